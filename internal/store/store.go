@@ -1,0 +1,180 @@
+// Package store opens Hearth's single SQLite database: one write connection,
+// a pool of readers, WAL journaling verified at open, and numbered embedded
+// migrations applied in one transaction.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"path"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// DB is Hearth's database. Writes go through W, a pool of exactly one
+// connection, so that SQLite's single-writer rule is enforced by Go rather
+// than discovered as SQLITE_BUSY; reads use R.
+type DB struct {
+	W    *sql.DB
+	R    *sql.DB
+	Path string
+}
+
+// Open opens (creating if needed) the database at file and migrates it to
+// the newest schema.
+func Open(ctx context.Context, file string) (*DB, error) {
+	w, err := openPool(file, 1)
+	if err != nil {
+		return nil, err
+	}
+	var mode string
+	if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open database %s: read journal mode: %w", file, err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		w.Close()
+		return nil, fmt.Errorf("open database %s: journal mode is %q, want wal", file, mode)
+	}
+	readers := max(4, runtime.NumCPU())
+	r, err := openPool(file, readers)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	db := &DB{W: w, R: r, Path: file}
+	if err := db.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("migrate database %s: %w", file, err)
+	}
+	return db, nil
+}
+
+func openPool(file string, conns int) (*sql.DB, error) {
+	q := url.Values{}
+	// busy_timeout first: the later pragmas may themselves need to wait.
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(ON)")
+	q.Set("_txlock", "immediate")
+	dsn := "file:" + (&url.URL{Path: file}).EscapedPath() + "?" + q.Encode()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", file, err)
+	}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	db.SetConnMaxLifetime(0)
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open database %s: %w", file, err)
+	}
+	return db, nil
+}
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	return errors.Join(db.R.Close(), db.W.Close())
+}
+
+// InTx runs fn in one write transaction, committing when fn returns nil and
+// rolling back otherwise.
+func (db *DB) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.W.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		return errors.Join(err, tx.Rollback())
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit transaction: %w", err)
+	}
+	return nil
+}
+
+// Migration is one numbered schema step.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// Migrations returns the embedded migrations in order. File names are
+// NNNN_name.sql; numbers must be unique and contiguous from 1.
+func Migrations() ([]Migration, error) {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var ms []Migration
+	for _, e := range entries {
+		name := e.Name()
+		num, _, ok := strings.Cut(name, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || !strings.HasSuffix(name, ".sql") {
+			return nil, fmt.Errorf("migration file %s: name must be NNNN_name.sql", name)
+		}
+		body, err := migrationFS.ReadFile(path.Join("migrations", name))
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, Migration{Version: v, Name: name, SQL: string(body)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
+	for i, m := range ms {
+		if m.Version != i+1 {
+			return nil, fmt.Errorf("migration %s: expected version %d", m.Name, i+1)
+		}
+	}
+	return ms, nil
+}
+
+func (db *DB) migrate(ctx context.Context) error {
+	ms, err := Migrations()
+	if err != nil {
+		return err
+	}
+	return db.applyMigrations(ctx, ms)
+}
+
+func (db *DB) applyMigrations(ctx context.Context, ms []Migration) error {
+	return db.InTx(ctx, func(tx *sql.Tx) error {
+		var current int
+		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		if current > len(ms) {
+			return fmt.Errorf("schema version %d is newer than this Hearth (knows %d)", current, len(ms))
+		}
+		for _, m := range ms[current:] {
+			if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+				return fmt.Errorf("apply %s: %w", m.Name, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(ms))); err != nil {
+			return fmt.Errorf("write schema version: %w", err)
+		}
+		return nil
+	})
+}
+
+// SchemaVersion reports the applied migration version.
+func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := db.R.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+	return v, err
+}
