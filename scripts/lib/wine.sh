@@ -1,0 +1,130 @@
+# shellcheck shell=bash
+# wine.sh: shared helpers for running Hearth's Windows binaries under Wine.
+# Source it from a bash script; it defines functions and changes nothing until
+# one of them is called.
+#
+# The Wine prefix is private to Hearth and cached per machine, so only the
+# first run pays for `wineboot`:
+#   HEARTH_WINE_PREFIX  prefix directory
+#                       (default: ${XDG_CACHE_HOME:-$HOME/.cache}/hearth-wine)
+#   HEARTH_WINE         wine64 loader (default: /usr/lib/wine/wine64, then PATH)
+
+hearth_wine_repo_root() {
+	(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+}
+
+# hearth_wine_env exports what every Wine invocation needs: the prefix, a
+# silent debug channel, no Mono/Gecko install prompts, no display.
+hearth_wine_env() {
+	local cache="${XDG_CACHE_HOME:-${HOME:?HOME or XDG_CACHE_HOME must be set}/.cache}"
+	export WINEPREFIX="${HEARTH_WINE_PREFIX:-$cache/hearth-wine}"
+	export WINEDEBUG="${WINEDEBUG:--all}"
+	export WINEDLLOVERRIDES="${WINEDLLOVERRIDES:-mscoree,mshtml=}"
+	export WINEARCH=win64
+	# Console programs need no X server; an inherited DISPLAY would only make
+	# Wine try to open windows.
+	unset DISPLAY WAYLAND_DISPLAY
+	if [[ -z "${HEARTH_WINE:-}" ]]; then
+		if [[ -x /usr/lib/wine/wine64 ]]; then
+			HEARTH_WINE=/usr/lib/wine/wine64
+		elif command -v wine64 >/dev/null 2>&1; then
+			HEARTH_WINE="$(command -v wine64)"
+		else
+			HEARTH_WINE=""
+		fi
+	fi
+	export HEARTH_WINE
+	export WINELOADER="${HEARTH_WINE}"
+	# wineserver lives beside the loader in Debian's layout.
+	if [[ -n "$HEARTH_WINE" && -x "$(dirname "$HEARTH_WINE")/wineserver" ]]; then
+		export WINESERVER="$(dirname "$HEARTH_WINE")/wineserver"
+	fi
+}
+
+# hearth_wine_install_packages installs wine64 and the mingw-w64 C compiler
+# with apt-get when either is missing. It waits for another apt/dpkg run to
+# finish instead of failing on the lock.
+hearth_wine_install_packages() {
+	local need=()
+	[[ -n "${HEARTH_WINE:-}" && -x "$HEARTH_WINE" ]] || need+=(wine64)
+	command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || need+=(gcc-mingw-w64-x86-64)
+	((${#need[@]} == 0)) && return 0
+
+	if ! command -v apt-get >/dev/null 2>&1; then
+		echo "wine: missing ${need[*]} and no apt-get to install them" >&2
+		return 1
+	fi
+	local sudo=()
+	if [[ "$(id -u)" != 0 ]]; then
+		command -v sudo >/dev/null 2>&1 || {
+			echo "wine: missing ${need[*]}; install them as root" >&2
+			return 1
+		}
+		sudo=(sudo)
+	fi
+	echo "wine: installing ${need[*]}" >&2
+	local apt_opts=(-o DPkg::Lock::Timeout=600 -y -q --no-install-recommends)
+	DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 -q update >&2
+	DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get "${apt_opts[@]}" install "${need[@]}" >&2
+	HEARTH_WINE=""
+	hearth_wine_env
+	[[ -x "$HEARTH_WINE" ]] || {
+		echo "wine: wine64 still not found after installing" >&2
+		return 1
+	}
+}
+
+# hearth_wine_setup makes the prefix ready: packages installed, prefix
+# initialised once with `wineboot -i`, and the ProcessPrng shim DLL present
+# in system32. It is idempotent and serialised with a lock, so parallel runs
+# on one machine share one prefix safely.
+hearth_wine_setup() {
+	hearth_wine_env
+	hearth_wine_install_packages
+
+	local root shim_src shim_def
+	root="$(hearth_wine_repo_root)"
+	shim_src="$root/scripts/wine/bcryptprimitives.c"
+	shim_def="$root/scripts/wine/bcryptprimitives.def"
+
+	mkdir -p "$(dirname "$WINEPREFIX")"
+	local lock="$WINEPREFIX.lock"
+	exec {hearth_wine_lock_fd}>"$lock"
+	flock "$hearth_wine_lock_fd"
+
+	local version stamp want
+	version="$("$HEARTH_WINE" --version 2>/dev/null || echo unknown)"
+	want="$version $(cat "$shim_src" "$shim_def" | sha256sum | cut -d' ' -f1)"
+	stamp="$WINEPREFIX/.hearth-ready"
+	if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+		flock -u "$hearth_wine_lock_fd"
+		exec {hearth_wine_lock_fd}>&-
+		return 0
+	fi
+
+	if [[ ! -f "$WINEPREFIX/system.reg" ]]; then
+		echo "wine: creating prefix (one time per machine)" >&2
+		"$HEARTH_WINE" wineboot -i >/dev/null 2>&1 || true
+		"$WINESERVER" -w
+		[[ -f "$WINEPREFIX/system.reg" ]] || {
+			echo "wine: wineboot did not create $WINEPREFIX" >&2
+			return 1
+		}
+	fi
+
+	local sys32="$WINEPREFIX/drive_c/windows/system32"
+	local tmp
+	tmp="$(mktemp -d)"
+	x86_64-w64-mingw32-gcc -shared -O2 -s -o "$tmp/bcryptprimitives.dll" \
+		"$shim_src" "$shim_def" -ladvapi32
+	install -m 0644 "$tmp/bcryptprimitives.dll" "$sys32/bcryptprimitives.dll"
+	rm -rf "$tmp"
+	# Wine's own (stub) builtin would win over a native DLL without this.
+	"$HEARTH_WINE" reg add 'HKCU\Software\Wine\DllOverrides' \
+		/v bcryptprimitives /t REG_SZ /d native,builtin /f >/dev/null 2>&1
+	"$WINESERVER" -w
+
+	echo "$want" >"$stamp"
+	flock -u "$hearth_wine_lock_fd"
+	exec {hearth_wine_lock_fd}>&-
+}
