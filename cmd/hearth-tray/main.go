@@ -1,0 +1,103 @@
+// Command hearth-tray is Hearth: the tray app on Windows and, with serve,
+// the headless server everywhere. main only turns run's error into an exit
+// code.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hearth-dev/hearth/internal/app"
+	"github.com/hearth-dev/hearth/internal/config"
+)
+
+// version is stamped at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintln(os.Stderr, "hearth-tray:", err)
+			os.Exit(2)
+		}
+		fmt.Fprintln(os.Stderr, "hearth-tray:", err)
+		os.Exit(1)
+	}
+}
+
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+const usage = `usage: hearth-tray <command> [flags]
+
+commands:
+  serve     run Hearth headless (MCP endpoint and control panel)
+  version   print the version
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return runTray(ctx, stdout, stderr)
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "hearth-tray", version)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	return usageError{fmt.Sprintf("unknown command %q\n%s", args[0], usage)}
+}
+
+// runTray is the no-argument entry point. The tray itself is Windows-only;
+// elsewhere (and until the tray lands) it behaves like serve.
+func runTray(ctx context.Context, stdout, stderr io.Writer) error {
+	return serve(ctx, nil, stdout, stderr)
+}
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	mcpAddr := fs.String("mcp-addr", "", "MCP listen address (default from config, 127.0.0.1:3000)")
+	panelAddr := fs.String("panel-addr", "", "control panel listen address (default from config, 127.0.0.1:3001)")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("serve: unexpected argument %q", fs.Arg(0))}
+	}
+	dataDir, err := config.DataDir()
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	a, err := app.Open(ctx, app.Options{
+		DataDir: dataDir, ConfigPath: config.Path(dataDir),
+		MCPAddr: *mcpAddr, PanelAddr: *panelAddr, Version: version, Log: log,
+	})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if err := a.Listen(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Hearth listening at %s\n", a.MCPURL())
+	fmt.Fprintf(stdout, "Control panel at %s\n", a.PanelURL())
+	return a.Serve(ctx)
+}

@@ -1,0 +1,193 @@
+// Package app wires Hearth's parts together and runs them: one app
+// context, dependencies passed as fields, and an explicit shutdown order
+// (stop accepting → cancel work → wait → close the database).
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/artifacts"
+	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/machine"
+	"github.com/hearth-dev/hearth/internal/mcpserver"
+	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/store"
+)
+
+// Options are the start-up inputs of serve.
+type Options struct {
+	DataDir    string
+	ConfigPath string
+	// MCPAddr and PanelAddr override the config when non-empty.
+	MCPAddr   string
+	PanelAddr string
+	Version   string
+	Log       *slog.Logger
+}
+
+// App is a running Hearth.
+type App struct {
+	Config     config.Config
+	DataDir    string
+	DB         *store.DB
+	Artifacts  *artifacts.Store
+	Registry   *primitive.Registry
+	Dispatcher *dispatch.Dispatcher
+	MCP        *mcpserver.Server
+	Log        *slog.Logger
+
+	mcpLn, panelLn net.Listener
+}
+
+// Open loads the config, opens the database and builds every part, but
+// serves nothing yet.
+func Open(ctx context.Context, opts Options) (*App, error) {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory %s: %w", opts.DataDir, err)
+	}
+	cfg, err := config.Load(opts.ConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	if opts.MCPAddr != "" {
+		cfg.MCPAddr = opts.MCPAddr
+	}
+	if opts.PanelAddr != "" {
+		cfg.PanelAddr = opts.PanelAddr
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	db, err := store.Open(ctx, filepath.Join(opts.DataDir, "hearth.db"))
+	if err != nil {
+		return nil, err
+	}
+	a := &App{Config: cfg, DataDir: opts.DataDir, DB: db, Log: log}
+	a.Artifacts = &artifacts.Store{DB: db, Dir: filepath.Join(opts.DataDir, "artifacts")}
+
+	m := machine.New(cfg.MaxConcurrentExec)
+	m.Artifacts = a.Artifacts
+	m.MaxOutputBytes = cfg.MaxOutputBytes
+	m.MaxCaptureBytes = cfg.MaxArtifactBytes
+	m.DefaultTimeout = time.Duration(cfg.ExecTimeoutMS) * time.Millisecond
+	m.MaxTimeout = time.Duration(cfg.MaxExecTimeoutMS) * time.Millisecond
+	m.Version = opts.Version
+	m.Status = a.status
+
+	var specs []*primitive.Spec
+	specs = append(specs, m.Specs()...)
+	specs = append(specs, a.Artifacts.Specs()...)
+	reg, err := primitive.NewRegistry(specs...)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.Registry = reg
+	a.Dispatcher = &dispatch.Dispatcher{
+		DB: db, Registry: reg, Artifacts: a.Artifacts, Log: log,
+		Budget:          time.Duration(cfg.DispatchInlineBudgetMS) * time.Millisecond,
+		MaxResultBytes:  cfg.MaxResultBytes,
+		MaxArrivals:     cfg.MaxArrivalsPerResponse,
+		MaxArrivalBytes: cfg.MaxArrivalBytes,
+		Gates:           []dispatch.Gate{a.policyGate},
+	}
+	a.MCP = &mcpserver.Server{Registry: reg, Dispatcher: a.Dispatcher, Log: log, Version: opts.Version, Disclosure: a.disclosure}
+	if err := a.MCP.Build(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// status is what host_info discloses about governance and capabilities.
+func (a *App) status() map[string]any {
+	unavailable := []string{}
+	if runtime.GOOS != "windows" {
+		unavailable = append(unavailable, "ui automation (Windows only)")
+	}
+	return map[string]any{
+		"policy_mode": a.Config.Policy.Mode,
+		"estop":       false,
+		"roots":       a.Config.Roots,
+		"unavailable": unavailable,
+		"data_dir":    a.DataDir,
+	}
+}
+
+func (a *App) disclosure() string {
+	s := fmt.Sprintf("Policy mode: %s.", a.Config.Policy.Mode)
+	if runtime.GOOS != "windows" {
+		s += " UI Automation is unavailable on this host."
+	}
+	return s
+}
+
+// policyGate enforces read-only mode: every non-read primitive is blocked.
+func (a *App) policyGate(_ context.Context, spec *primitive.Spec, _ string) error {
+	if a.Config.Policy.Mode == config.ModeReadOnly && spec.Risk != primitive.RiskRead {
+		return primitive.Blocked("read_only", "%s is a %s primitive and policy mode is read-only", spec.Name(), spec.Risk)
+	}
+	return nil
+}
+
+// Listen binds both loopback listeners.
+func (a *App) Listen() error {
+	var err error
+	if a.mcpLn, err = net.Listen("tcp", a.Config.MCPAddr); err != nil {
+		return fmt.Errorf("listen on mcp_addr %s: %w", a.Config.MCPAddr, err)
+	}
+	if a.panelLn, err = net.Listen("tcp", a.Config.PanelAddr); err != nil {
+		a.mcpLn.Close()
+		return fmt.Errorf("listen on panel_addr %s: %w", a.Config.PanelAddr, err)
+	}
+	return nil
+}
+
+// MCPURL is the endpoint's real URL once listening.
+func (a *App) MCPURL() string { return "http://" + a.mcpLn.Addr().String() + "/mcp" }
+
+// PanelURL is the control panel's URL once listening.
+func (a *App) PanelURL() string { return "http://" + a.panelLn.Addr().String() + "/" }
+
+// Serve runs until ctx is cancelled, then shuts down in order.
+func (a *App) Serve(ctx context.Context) error {
+	if err := a.Dispatcher.Start(ctx, a.Config.MaxConcurrentFutures); err != nil {
+		return err
+	}
+	mcpSrv := &http.Server{Handler: a.MCP.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	panelSrv := &http.Server{Handler: a.panelHandler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 2)
+	go func() { errc <- mcpSrv.Serve(a.mcpLn) }()
+	go func() { errc <- panelSrv.Serve(a.panelLn) }()
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+	}
+	// Stop accepting, then cancel work, then wait, then close the database.
+	shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	err := errors.Join(mcpSrv.Shutdown(shut), panelSrv.Shutdown(shut))
+	a.Dispatcher.Stop()
+	if errors.Is(serveErr, http.ErrServerClosed) {
+		serveErr = nil
+	}
+	return errors.Join(serveErr, err)
+}
+
+// Close releases the database.
+func (a *App) Close() error { return a.DB.Close() }

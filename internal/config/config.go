@@ -1,0 +1,338 @@
+// Package config loads and validates Hearth's config.json. A config file
+// with an unknown key or a bad value is refused with an error naming the key,
+// because a silently ignored typo in a safety setting is worse than a
+// refusal to start.
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// Policy modes (DESIGN §5).
+const (
+	ModeAsk      = "ask"
+	ModeTrusted  = "trusted"
+	ModeReadOnly = "read-only"
+)
+
+// Config is the whole of config.json. Field names are the JSON keys.
+type Config struct {
+	// Roots are the absolute directories the fs tool may touch.
+	Roots  []string `json:"roots"`
+	Policy Policy   `json:"policy"`
+
+	MCPAddr   string `json:"mcp_addr"`
+	PanelAddr string `json:"panel_addr"`
+
+	// DispatchInlineBudgetMS is how long a call may run before the caller
+	// gets {state:"pending", future_id} instead of the result.
+	DispatchInlineBudgetMS int `json:"dispatch_inline_budget_ms"`
+
+	// MaxOutputBytes bounds output returned inline; beyond it a preview and
+	// an artifact are returned.
+	MaxOutputBytes int `json:"max_output_bytes"`
+	// MaxArtifactBytes hard-caps what a single capture may store.
+	MaxArtifactBytes int64 `json:"max_artifact_bytes"`
+	// MaxResultBytes bounds a detached result's JSON in the mailbox; larger
+	// results spill to an artifact.
+	MaxResultBytes int `json:"max_result_bytes"`
+
+	ExecTimeoutMS     int `json:"exec_timeout_ms"`
+	MaxExecTimeoutMS  int `json:"max_exec_timeout_ms"`
+	MaxConcurrentExec int `json:"max_concurrent_exec"`
+	MaxConcurrentJobs int `json:"max_concurrent_jobs"`
+	// MaxConcurrentFutures caps generic (non-job) work running at once.
+	MaxConcurrentFutures int `json:"max_concurrent_futures"`
+
+	MaxArrivalsPerResponse int `json:"max_arrivals_per_response"`
+	MaxArrivalBytes        int `json:"max_arrival_bytes"`
+
+	RecipeMaxSteps int `json:"recipe_max_steps"`
+
+	Oracle Armable `json:"oracle"`
+	Wake   Armable `json:"wake"`
+}
+
+// Policy is the governance mode.
+type Policy struct {
+	Mode string `json:"mode"`
+}
+
+// Armable is a feature that is off until the operator arms it.
+type Armable struct {
+	Armed bool `json:"armed"`
+}
+
+// Default returns the configuration written on first run.
+func Default() Config {
+	home, _ := os.UserHomeDir()
+	var roots []string
+	if home != "" {
+		roots = []string{home}
+	}
+	return Config{
+		Roots:                  roots,
+		Policy:                 Policy{Mode: ModeAsk},
+		MCPAddr:                "127.0.0.1:3000",
+		PanelAddr:              "127.0.0.1:3001",
+		DispatchInlineBudgetMS: 100,
+		MaxOutputBytes:         16 << 10,
+		MaxArtifactBytes:       64 << 20,
+		MaxResultBytes:         64 << 10,
+		ExecTimeoutMS:          60_000,
+		MaxExecTimeoutMS:       3_600_000,
+		MaxConcurrentExec:      8,
+		MaxConcurrentJobs:      4,
+		MaxConcurrentFutures:   8,
+		MaxArrivalsPerResponse: 16,
+		MaxArrivalBytes:        64 << 10,
+		RecipeMaxSteps:         32,
+	}
+}
+
+// Error is a configuration problem tied to one key.
+type Error struct {
+	File string
+	Key  string
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Key == "" {
+		return fmt.Sprintf("config %s: %s", e.File, e.Msg)
+	}
+	return fmt.Sprintf("config %s: key %q: %s", e.File, e.Key, e.Msg)
+}
+
+// Load reads the config at path. When the file does not exist it is created
+// from Default (with its directory) and the defaults are returned.
+func Load(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		c := Default()
+		if err := Write(path, c); err != nil {
+			return Config{}, err
+		}
+		return c, nil
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("read config %s: %w", path, err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes and validates config bytes; name labels errors.
+func Parse(name string, data []byte) (Config, error) {
+	if err := checkKeys(name, data); err != nil {
+		return Config{}, err
+	}
+	c := Default()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return Config{}, &Error{File: name, Key: te.Field, Msg: fmt.Sprintf("must be %s, not a JSON %s", jsonKind(te.Type.Kind().String()), te.Value)}
+		}
+		return Config{}, &Error{File: name, Msg: err.Error()}
+	}
+	if dec.More() {
+		return Config{}, &Error{File: name, Msg: "trailing data after the JSON object"}
+	}
+	if err := c.Validate(); err != nil {
+		var ce *Error
+		if errors.As(err, &ce) {
+			ce.File = name
+		}
+		return Config{}, err
+	}
+	return c, nil
+}
+
+func jsonKind(k string) string {
+	switch {
+	case strings.HasPrefix(k, "int"), strings.HasPrefix(k, "uint"), strings.HasPrefix(k, "float"):
+		return "a number"
+	case k == "bool":
+		return "true or false"
+	case k == "slice":
+		return "an array"
+	case k == "struct", k == "map":
+		return "an object"
+	}
+	return "a " + k
+}
+
+// checkKeys walks the raw JSON against Config's shape so an unknown key is
+// reported with its full dotted path (encoding/json names only the leaf).
+func checkKeys(name string, data []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return &Error{File: name, Msg: "not a JSON object: " + err.Error()}
+	}
+	known := map[string]map[string]bool{
+		"policy": {"mode": true},
+		"oracle": {"armed": true},
+		"wake":   {"armed": true},
+	}
+	top := topKeys()
+	for k, v := range raw {
+		if !top[k] {
+			return &Error{File: name, Key: k, Msg: "unknown key"}
+		}
+		if sub, ok := known[k]; ok {
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(v, &m); err != nil {
+				return &Error{File: name, Key: k, Msg: "must be an object"}
+			}
+			for sk := range m {
+				if !sub[sk] {
+					return &Error{File: name, Key: k + "." + sk, Msg: "unknown key"}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func topKeys() map[string]bool {
+	b, _ := json.Marshal(Config{})
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(b, &m)
+	keys := make(map[string]bool, len(m))
+	for k := range m {
+		keys[k] = true
+	}
+	return keys
+}
+
+// Validate checks every value; the first problem is returned as *Error.
+func (c *Config) Validate() error {
+	for i, r := range c.Roots {
+		if !isAbs(r) {
+			return &Error{Key: fmt.Sprintf("roots[%d]", i), Msg: fmt.Sprintf("%q is not an absolute path", r)}
+		}
+	}
+	switch c.Policy.Mode {
+	case ModeAsk, ModeTrusted, ModeReadOnly:
+	default:
+		return &Error{Key: "policy.mode", Msg: fmt.Sprintf("%q is not one of ask, trusted, read-only", c.Policy.Mode)}
+	}
+	if err := loopbackAddr("mcp_addr", c.MCPAddr); err != nil {
+		return err
+	}
+	if err := loopbackAddr("panel_addr", c.PanelAddr); err != nil {
+		return err
+	}
+	ints := []struct {
+		key       string
+		v, lo, hi int64
+	}{
+		{"dispatch_inline_budget_ms", int64(c.DispatchInlineBudgetMS), 0, 60_000},
+		{"max_output_bytes", int64(c.MaxOutputBytes), 256, 16 << 20},
+		{"max_artifact_bytes", c.MaxArtifactBytes, 1024, 4 << 30},
+		{"max_result_bytes", int64(c.MaxResultBytes), 1024, 16 << 20},
+		{"exec_timeout_ms", int64(c.ExecTimeoutMS), 1, 24 * 3_600_000},
+		{"max_exec_timeout_ms", int64(c.MaxExecTimeoutMS), 1, 7 * 24 * 3_600_000},
+		{"max_concurrent_exec", int64(c.MaxConcurrentExec), 1, 256},
+		{"max_concurrent_jobs", int64(c.MaxConcurrentJobs), 1, 256},
+		{"max_concurrent_futures", int64(c.MaxConcurrentFutures), 1, 256},
+		{"max_arrivals_per_response", int64(c.MaxArrivalsPerResponse), 1, 1000},
+		{"max_arrival_bytes", int64(c.MaxArrivalBytes), 1024, 16 << 20},
+		{"recipe_max_steps", int64(c.RecipeMaxSteps), 1, 1000},
+	}
+	for _, f := range ints {
+		if f.v < f.lo || f.v > f.hi {
+			return &Error{Key: f.key, Msg: fmt.Sprintf("%d is out of range [%d, %d]", f.v, f.lo, f.hi)}
+		}
+	}
+	if c.ExecTimeoutMS > c.MaxExecTimeoutMS {
+		return &Error{Key: "exec_timeout_ms", Msg: "is larger than max_exec_timeout_ms"}
+	}
+	return nil
+}
+
+// isAbs accepts the host's absolute paths, and drive-letter paths on
+// Windows.
+func isAbs(p string) bool {
+	if filepath.IsAbs(p) {
+		return true
+	}
+	return runtime.GOOS == "windows" && len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/')
+}
+
+func loopbackAddr(key, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return &Error{Key: key, Msg: fmt.Sprintf("%q is not host:port", addr)}
+	}
+	if port == "" {
+		return &Error{Key: key, Msg: "port missing"}
+	}
+	ip := net.ParseIP(host)
+	if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return &Error{Key: key, Msg: fmt.Sprintf("%q is not a loopback address; Hearth binds only to 127.0.0.1, ::1 or localhost", host)}
+	}
+	return nil
+}
+
+// Write stores c at path (creating the directory), as indented JSON.
+func Write(path string, c Config) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("create config directory: %w", err)
+	}
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("write config %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write config %s: %w", path, err)
+	}
+	return nil
+}
+
+// DataDir returns Hearth's data directory: HEARTH_HOME, else
+// %LOCALAPPDATA%\Hearth on Windows, else $XDG_DATA_HOME/hearth or
+// ~/.local/share/hearth.
+func DataDir() (string, error) {
+	if h := os.Getenv("HEARTH_HOME"); h != "" {
+		return filepath.Abs(h)
+	}
+	if runtime.GOOS == "windows" {
+		if d := os.Getenv("LOCALAPPDATA"); d != "" {
+			return filepath.Join(d, "Hearth"), nil
+		}
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "hearth"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("find data directory: %w", err)
+	}
+	return filepath.Join(home, ".local", "share", "hearth"), nil
+}
+
+// Path returns the config file path: HEARTH_CONFIG, else config.json in
+// the data directory.
+func Path(dataDir string) string {
+	if p := os.Getenv("HEARTH_CONFIG"); p != "" {
+		return p
+	}
+	return filepath.Join(dataDir, "config.json")
+}

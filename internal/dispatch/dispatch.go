@@ -1,0 +1,415 @@
+// Package dispatch runs every primitive call through one path: gate,
+// future, inline budget race, outcome, mailbox arrival. A call that
+// finishes within the inline budget answers directly and leaves no durable
+// trace beyond its side effects; a slower or detached call becomes a
+// durable future whose terminal result is queued in its conversation's
+// mailbox and piggybacked on that conversation's later responses.
+package dispatch
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/artifacts"
+	"github.com/hearth-dev/hearth/internal/ids"
+	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/store"
+)
+
+// Gate decides, before anything runs, whether a call may proceed. It
+// returns a *primitive.Error (normally blocked) to refuse.
+type Gate func(ctx context.Context, spec *primitive.Spec, route string) error
+
+// Dispatcher owns futures and mailboxes.
+type Dispatcher struct {
+	DB        *store.DB
+	Registry  *primitive.Registry
+	Artifacts *artifacts.Store
+	Log       *slog.Logger
+	// Budget is the inline budget (dispatch_inline_budget_ms).
+	Budget time.Duration
+	// MaxResultBytes bounds a stored result; larger ones spill to an artifact.
+	MaxResultBytes int
+	// MaxArrivals and MaxArrivalBytes bound one response's arrivals.
+	MaxArrivals     int
+	MaxArrivalBytes int
+	// Gates run in order before every call.
+	Gates []Gate
+
+	ctx    context.Context // app context: running work outlives requests
+	cancel context.CancelFunc
+	slots  chan struct{} // generic future concurrency cap
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	wakers map[string][]chan struct{} // future id → waiters
+}
+
+// Start prepares the dispatcher: it settles futures left by a previous
+// process (interrupted running work becomes blocked with outcome unknown,
+// never replayed; queued work is started) and begins accepting calls.
+func (d *Dispatcher) Start(ctx context.Context, maxFutures int) error {
+	d.ctx, d.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	d.slots = make(chan struct{}, maxFutures)
+	d.wakers = map[string][]chan struct{}{}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	return d.recover(ctx)
+}
+
+// Stop cancels running work and waits for it to settle.
+func (d *Dispatcher) Stop() {
+	d.cancel()
+	d.wg.Wait()
+}
+
+// Request is one primitive call.
+type Request struct {
+	Route     string
+	Spec      *primitive.Spec
+	Input     json.RawMessage
+	Detach    bool
+	CommandID string
+}
+
+// Envelope is what every call answers. Arrivals are attached by the caller
+// (the MCP facade) so that errors carry them too.
+type Envelope struct {
+	State     string          `json:"state"`
+	Primitive string          `json:"primitive,omitempty"`
+	FutureID  string          `json:"future_id,omitempty"`
+	Result    any             `json:"result,omitempty"`
+	Error     *ErrorBody      `json:"error,omitempty"`
+	Artifact  *artifacts.Meta `json:"artifact,omitempty"`
+	Arrivals  []Arrival       `json:"arrivals,omitzero"`
+}
+
+// ErrorBody is the error part of an envelope.
+type ErrorBody struct {
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// IsError reports whether the envelope should set MCP isError.
+func (e *Envelope) IsError() bool { return e.Error != nil }
+
+// ErrorEnvelope renders err as an envelope.
+func ErrorEnvelope(prim string, err error) *Envelope {
+	pe := primitive.AsError(err)
+	return &Envelope{State: pe.State, Primitive: prim, Error: &ErrorBody{Code: pe.Code, Message: pe.Message, Details: pe.Details}}
+}
+
+func outcome(prim string, res any, err error) *Envelope {
+	if err != nil {
+		return ErrorEnvelope(prim, err)
+	}
+	return &Envelope{State: primitive.StateCompleted, Primitive: prim, Result: res}
+}
+
+// Call runs one request.
+func (d *Dispatcher) Call(ctx context.Context, req Request) *Envelope {
+	name := req.Spec.Name()
+	for _, g := range d.Gates {
+		if err := g(ctx, req.Spec, req.Route); err != nil {
+			return ErrorEnvelope(name, err)
+		}
+	}
+	call := &primitive.Call{Route: req.Route, CommandID: req.CommandID}
+	if req.Spec.Inline {
+		res, err := req.Spec.Run(ctx, call, req.Input)
+		return outcome(name, res, err)
+	}
+	if req.Detach {
+		f, err := d.newFuture(ctx, req, "queued")
+		if err != nil {
+			return ErrorEnvelope(name, err)
+		}
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			d.runQueued(f.id, req)
+		}()
+		return &Envelope{State: primitive.StatePending, Primitive: name, FutureID: f.id}
+	}
+
+	// Race the inline budget. The primitive runs on the app context so it
+	// survives the request when it goes pending.
+	call.FutureID = ids.New("fut")
+	done := make(chan *Envelope, 1)
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		res, err := runSafely(d.ctx, req.Spec, call, req.Input)
+		done <- outcome(name, res, err)
+	}()
+	timer := time.NewTimer(d.Budget)
+	defer timer.Stop()
+	select {
+	case env := <-done:
+		return env
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	f, err := d.insertFuture(ctx, call.FutureID, req, "running")
+	if err != nil {
+		// The work is running but cannot be made durable: wait for it
+		// rather than lose its result.
+		d.Log.Error("record pending future", "future", call.FutureID, "err", err)
+		return <-done
+	}
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		d.complete(f.id, req.Route, <-done)
+	}()
+	return &Envelope{State: primitive.StatePending, Primitive: name, FutureID: f.id}
+}
+
+func runSafely(ctx context.Context, spec *primitive.Spec, call *primitive.Call, input json.RawMessage) (res any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = primitive.Failed("internal", "%s panicked: %v", spec.Name(), p)
+		}
+	}()
+	return spec.Run(ctx, call, input)
+}
+
+type futureRow struct{ id string }
+
+func (d *Dispatcher) newFuture(ctx context.Context, req Request, state string) (futureRow, error) {
+	return d.insertFuture(ctx, ids.New("fut"), req, state)
+}
+
+func (d *Dispatcher) insertFuture(ctx context.Context, id string, req Request, state string) (futureRow, error) {
+	sum := sha256.Sum256(req.Input)
+	now := time.Now().UnixMilli()
+	var started any
+	if state == "running" {
+		started = now
+	}
+	_, err := d.DB.W.ExecContext(context.WithoutCancel(ctx), `INSERT INTO futures(id, route, primitive, input, input_sha256, state, detached, created_at, started_at)
+		VALUES (?,?,?,?,?,?,?,?,?)`, id, req.Route, req.Spec.Name(), string(req.Input), hex.EncodeToString(sum[:]), state, boolInt(req.Detach), now, started)
+	if err != nil {
+		return futureRow{}, fmt.Errorf("record future: %w", err)
+	}
+	return futureRow{id: id}, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// runQueued waits for a generic-future slot, claims the future (a queued
+// future cancelled meanwhile is not run), runs it and completes it.
+func (d *Dispatcher) runQueued(id string, req Request) {
+	select {
+	case d.slots <- struct{}{}:
+	case <-d.ctx.Done():
+		return // stays queued; the next start runs it
+	}
+	defer func() { <-d.slots }()
+	res, err := d.DB.W.ExecContext(d.ctx, `UPDATE futures SET state = 'running', started_at = ? WHERE id = ? AND state = 'queued'`, time.Now().UnixMilli(), id)
+	if err != nil {
+		d.Log.Error("claim future", "future", id, "err", err)
+		return
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return // cancelled before it started
+	}
+	call := &primitive.Call{Route: req.Route, FutureID: id, CommandID: req.CommandID}
+	out, rerr := runSafely(d.ctx, req.Spec, call, req.Input)
+	if d.ctx.Err() != nil && rerr != nil {
+		// Shutting down: leave it running; the next start settles it as
+		// unknown rather than recording a cancellation that Hearth caused.
+		return
+	}
+	d.complete(id, req.Route, outcome(req.Spec.Name(), out, rerr))
+}
+
+// complete records a future's terminal envelope and queues its arrival in
+// one transaction, spilling a large result to an artifact first.
+func (d *Dispatcher) complete(id, route string, env *Envelope) {
+	ctx := context.WithoutCancel(d.ctx)
+	env.FutureID = id
+	env.Arrivals = nil
+	payload, err := json.Marshal(env)
+	if err != nil {
+		payload, _ = json.Marshal(ErrorEnvelope(env.Primitive, fmt.Errorf("encode result: %v", err)))
+	}
+	if len(payload) > d.MaxResultBytes && d.Artifacts != nil {
+		meta, aerr := d.Artifacts.Put(ctx, route, id+".json", "application/json", env.Primitive, payload, false)
+		if aerr == nil {
+			spilled := &Envelope{State: env.State, Primitive: env.Primitive, FutureID: id, Error: env.Error, Artifact: &meta,
+				Result: map[string]any{"spilled": true, "note": "result larger than max_result_bytes; read it with artifact.read"}}
+			payload, _ = json.Marshal(spilled)
+		} else {
+			d.Log.Error("spill result", "future", id, "err", aerr)
+		}
+	}
+	now := time.Now().UnixMilli()
+	err = d.DB.InTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE futures SET state = ?, result = ?, finished_at = ? WHERE id = ? AND state IN ('queued','running')`,
+			futureState(env.State), string(payload), now, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil // already terminal (e.g. cancelled)
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO arrivals(route, future_id, payload, created_at) VALUES (?,?,?,?)`, route, id, string(payload), now)
+		return err
+	})
+	if err != nil {
+		d.Log.Error("complete future", "future", id, "err", err)
+	}
+	d.wake(id)
+}
+
+func futureState(envState string) string {
+	if envState == primitive.StateFailed {
+		return "failed"
+	}
+	return envState
+}
+
+// recover settles futures a previous process left behind.
+func (d *Dispatcher) recover(ctx context.Context) error {
+	rows, err := d.DB.R.QueryContext(ctx, `SELECT id, route, primitive FROM futures WHERE state = 'running'`)
+	if err != nil {
+		return fmt.Errorf("find interrupted futures: %w", err)
+	}
+	type fut struct{ id, route, prim string }
+	var interrupted []fut
+	for rows.Next() {
+		var f fut
+		if err := rows.Scan(&f.id, &f.route, &f.prim); err != nil {
+			rows.Close()
+			return err
+		}
+		interrupted = append(interrupted, f)
+	}
+	rows.Close()
+	for _, f := range interrupted {
+		env := &Envelope{State: primitive.StateBlocked, Primitive: f.prim, Error: &ErrorBody{Code: "unknown",
+			Message: "Hearth stopped while this call was running; it was not replayed. Re-read the state it may have changed before retrying."}}
+		d.complete(f.id, f.route, env)
+		if _, err := d.DB.W.ExecContext(ctx, `UPDATE futures SET outcome = 'unknown' WHERE id = ?`, f.id); err != nil {
+			return err
+		}
+	}
+	rows, err = d.DB.R.QueryContext(ctx, `SELECT id, route, primitive, input FROM futures WHERE state = 'queued' ORDER BY created_at`)
+	if err != nil {
+		return fmt.Errorf("find queued futures: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, route, prim, input string
+		if err := rows.Scan(&id, &route, &prim, &input); err != nil {
+			return err
+		}
+		spec, ok := d.Registry.Lookup(prim)
+		if !ok {
+			d.complete(id, route, ErrorEnvelope(prim, primitive.Blocked("unknown_primitive", "primitive %s no longer exists", prim)))
+			continue
+		}
+		req := Request{Route: route, Spec: spec, Input: json.RawMessage(input), Detach: true}
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			d.runQueued(id, req)
+		}()
+	}
+	return rows.Err()
+}
+
+// Future is a future's durable record as the task tool reports it.
+type Future struct {
+	ID         string          `json:"id"`
+	Primitive  string          `json:"primitive"`
+	State      string          `json:"state"`
+	Detached   bool            `json:"detached"`
+	Outcome    string          `json:"outcome,omitempty"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	CreatedAt  time.Time       `json:"created_at"`
+	FinishedAt *time.Time      `json:"finished_at,omitempty"`
+	route      string
+}
+
+// ErrNoFuture is returned for an unknown future or one of another
+// conversation (the two are indistinguishable on purpose).
+var ErrNoFuture = errors.New("no such future in this conversation")
+
+// GetFuture returns a future of route.
+func (d *Dispatcher) GetFuture(ctx context.Context, route, id string) (Future, error) {
+	var f Future
+	var det int
+	var outcome, result sql.NullString
+	var created int64
+	var finished sql.NullInt64
+	err := d.DB.R.QueryRowContext(ctx, `SELECT id, route, primitive, state, detached, outcome, result, created_at, finished_at FROM futures WHERE id = ?`, id).
+		Scan(&f.ID, &f.route, &f.Primitive, &f.State, &det, &outcome, &result, &created, &finished)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && f.route != route) {
+		return Future{}, fmt.Errorf("%w: %s", ErrNoFuture, id)
+	}
+	if err != nil {
+		return Future{}, err
+	}
+	f.Detached = det != 0
+	f.Outcome = outcome.String
+	if result.Valid {
+		f.Result = json.RawMessage(result.String)
+	}
+	f.CreatedAt = time.UnixMilli(created).UTC()
+	if finished.Valid {
+		t := time.UnixMilli(finished.Int64).UTC()
+		f.FinishedAt = &t
+	}
+	return f, nil
+}
+
+// Terminal reports whether a future state is final.
+func Terminal(state string) bool { return state != "queued" && state != "running" }
+
+// Watch returns a channel closed when future id next completes.
+func (d *Dispatcher) Watch(id string) (<-chan struct{}, func()) {
+	ch := make(chan struct{})
+	d.mu.Lock()
+	d.wakers[id] = append(d.wakers[id], ch)
+	d.mu.Unlock()
+	return ch, func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		ws := d.wakers[id]
+		for i, w := range ws {
+			if w == ch {
+				d.wakers[id] = append(ws[:i], ws[i+1:]...)
+				break
+			}
+		}
+		if len(d.wakers[id]) == 0 {
+			delete(d.wakers, id)
+		}
+	}
+}
+
+func (d *Dispatcher) wake(id string) {
+	d.mu.Lock()
+	ws := d.wakers[id]
+	delete(d.wakers, id)
+	d.mu.Unlock()
+	for _, w := range ws {
+		close(w)
+	}
+}

@@ -1,0 +1,33 @@
+// Package ids makes Hearth's identifiers: a short kind prefix plus 20
+// random base32 characters (100 bits), unguessable and safe in file names.
+package ids
+
+import (
+	"crypto/rand"
+	"encoding/base32"
+	"strings"
+)
+
+var enc = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// New returns prefix + "_" + 20 random characters.
+func New(prefix string) string {
+	var b [13]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never returns an error since Go 1.24
+	return prefix + "_" + enc.EncodeToString(b[:])[:20]
+}
+
+// Valid reports whether id looks like one made by New with prefix, so
+// identifiers can be used in file names without further escaping.
+func Valid(prefix, id string) bool {
+	rest, ok := strings.CutPrefix(id, prefix+"_")
+	if !ok || len(rest) != 20 {
+		return false
+	}
+	for _, c := range rest {
+		if !(c >= 'a' && c <= 'z' || c >= '2' && c <= '7') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,7 @@
+//go:build !windows
+
+package machine
+
+import "syscall"
+
+var sigterm = syscall.SIGTERM

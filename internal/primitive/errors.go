@@ -1,0 +1,64 @@
+package primitive
+
+import (
+	"errors"
+	"fmt"
+)
+
+// States every result carries (Hearth v0 seed, "Architecture and safety").
+// StateFailed is Hearth's addition for a call that could not run (bad input,
+// a missing file, a program that does not start); it always sets isError.
+const (
+	StateCompleted  = "completed"
+	StatePending    = "pending"
+	StateBlocked    = "blocked"
+	StateConflict   = "conflict"
+	StatePartial    = "partial"
+	StateCancelled  = "cancelled"
+	StateSuperseded = "superseded"
+	StateFailed     = "failed"
+)
+
+// Error is a primitive failure that carries the state the caller should
+// see, a stable code, and optional structured details.
+type Error struct {
+	State   string
+	Code    string
+	Message string
+	Details map[string]any
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Failed is a plain failure: the call did not do what was asked.
+func Failed(code, format string, args ...any) *Error {
+	return &Error{State: StateFailed, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Blocked means Hearth refused to run the call (policy, e-stop, an
+// unavailable capability, a failed dependency).
+func Blocked(reason, format string, args ...any) *Error {
+	return &Error{State: StateBlocked, Code: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// Conflict means the world was not as the caller asserted (a hash mismatch,
+// a patch that matched zero or several times).
+func Conflict(code, format string, args ...any) *Error {
+	return &Error{State: StateConflict, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// WithDetails attaches structured details and returns e.
+func (e *Error) WithDetails(d map[string]any) *Error {
+	e.Details = d
+	return e
+}
+
+// AsError converts any error into *Error, treating unknown errors as
+// failures with code "error".
+func AsError(err error) *Error {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return &Error{State: StateFailed, Code: "error", Message: err.Error()}
+}

@@ -1,0 +1,167 @@
+// Package primitive defines the closed registry of side-effect-bearing
+// operations Hearth can perform. Every MCP tool operation, scatter kind,
+// recipe step, durable job and operator-approved permit names one primitive
+// from this registry, so "closed world" is a property of the types rather
+// than of string checks spread around the code.
+package primitive
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Risk classifies what a primitive can do to the host (DESIGN §5).
+type Risk string
+
+// The risk classes.
+const (
+	RiskRead    Risk = "read"
+	RiskWrite   Risk = "write"
+	RiskExec    Risk = "exec"
+	RiskUI      Risk = "ui"
+	RiskKill    Risk = "kill"
+	RiskControl Risk = "control"
+)
+
+// Call is the per-call context a primitive runs with.
+type Call struct {
+	// Route is the hashed conversation route (never a raw client identifier).
+	Route string
+	// FutureID is set when the call has (or may get) a durable future.
+	FutureID string
+	// CommandID identifies the side-effecting command for replay detection.
+	CommandID string
+}
+
+// Spec describes one primitive: its name, input fields, risk and runner.
+type Spec struct {
+	// Tool and Operation give the MCP facade the primitive is reached through;
+	// Name is always Tool + "." + Operation.
+	Tool      string
+	Operation string
+	Risk      Risk
+	// Summary is one line for tool descriptions.
+	Summary string
+	Fields  []Field
+	// Inline marks primitives that always answer inline (no durable future
+	// even when slow), such as a bounded wait.
+	Inline bool
+	// Run executes the primitive on already validated input.
+	Run func(ctx context.Context, call *Call, input json.RawMessage) (any, error)
+}
+
+// Name returns "tool.operation".
+func (s *Spec) Name() string { return s.Tool + "." + s.Operation }
+
+// Typed builds a Run function from a typed runner: the validated input is
+// decoded into I before run is called.
+func Typed[I any](run func(ctx context.Context, call *Call, in I) (any, error)) func(context.Context, *Call, json.RawMessage) (any, error) {
+	return func(ctx context.Context, call *Call, raw json.RawMessage) (any, error) {
+		var in I
+		if len(raw) > 0 {
+			if err := json.Unmarshal(raw, &in); err != nil {
+				return nil, Failed("invalid_input", "decode input: %v", err)
+			}
+		}
+		return run(ctx, call, in)
+	}
+}
+
+// Registry is the closed set of primitives, built once at start-up.
+type Registry struct {
+	byName map[string]*Spec
+	order  []*Spec
+}
+
+// NewRegistry returns a registry of the given specs; a duplicate name or an
+// inconsistent spec is a programming error reported as an error.
+func NewRegistry(specs ...*Spec) (*Registry, error) {
+	r := &Registry{byName: map[string]*Spec{}}
+	for _, s := range specs {
+		if err := r.add(s); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func (r *Registry) add(s *Spec) error {
+	if s.Tool == "" || s.Operation == "" || s.Run == nil || s.Risk == "" {
+		return fmt.Errorf("primitive %q: tool, operation, risk and run are required", s.Name())
+	}
+	if _, dup := r.byName[s.Name()]; dup {
+		return fmt.Errorf("primitive %q registered twice", s.Name())
+	}
+	seen := map[string]bool{}
+	for _, f := range s.Fields {
+		if f.Name == "operation" || f.Name == "detach" || seen[f.Name] {
+			return fmt.Errorf("primitive %q: field %q duplicated or reserved", s.Name(), f.Name)
+		}
+		seen[f.Name] = true
+	}
+	r.byName[s.Name()] = s
+	r.order = append(r.order, s)
+	return nil
+}
+
+// Lookup returns the primitive called name.
+func (r *Registry) Lookup(name string) (*Spec, bool) {
+	s, ok := r.byName[name]
+	return s, ok
+}
+
+// All returns every primitive in registration order.
+func (r *Registry) All() []*Spec { return append([]*Spec(nil), r.order...) }
+
+// Tools returns the tool names in first-registration order.
+func (r *Registry) Tools() []string {
+	var tools []string
+	seen := map[string]bool{}
+	for _, s := range r.order {
+		if !seen[s.Tool] {
+			seen[s.Tool] = true
+			tools = append(tools, s.Tool)
+		}
+	}
+	return tools
+}
+
+// Operations returns the primitives of one tool in registration order.
+func (r *Registry) Operations(tool string) []*Spec {
+	var ops []*Spec
+	for _, s := range r.order {
+		if s.Tool == tool {
+			ops = append(ops, s)
+		}
+	}
+	return ops
+}
+
+// OperationNames lists a tool's operation names, for error messages.
+func (r *Registry) OperationNames(tool string) []string {
+	var names []string
+	for _, s := range r.Operations(tool) {
+		names = append(names, s.Operation)
+	}
+	return names
+}
+
+// fieldNames lists the accepted field names of s, sorted, for error text.
+func (s *Spec) fieldNames() string {
+	names := []string{}
+	for _, f := range s.Fields {
+		n := f.Name
+		if !f.Required {
+			n += "?"
+		}
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return "no fields besides operation and detach"
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,368 @@
+package primitive
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// JSON types a field may declare.
+const (
+	TString  = "string"
+	TInteger = "integer"
+	TNumber  = "number"
+	TBoolean = "boolean"
+	TArray   = "array"
+	TObject  = "object"
+)
+
+// Field is one input field of a primitive. Validation is strict: a value of
+// another type, an unknown nested key, or a missing required field is
+// rejected with an error that names the field.
+type Field struct {
+	Name     string
+	Type     string
+	Desc     string
+	Required bool
+	// Nullable accepts JSON null as a distinct value (e.g. expected_sha256).
+	Nullable bool
+	Enum     []string
+	// Min and Max bound integers and numbers, and array lengths.
+	Min, Max *float64
+	// Items describes array elements.
+	Items *Field
+	// Fields, for objects, is the strict set of keys; nil means a free-form
+	// object whose values must be of type Values (when set).
+	Fields []Field
+	Values string
+}
+
+// Bound returns a pointer for Field.Min/Max literals.
+func Bound(v float64) *float64 { return &v }
+
+// ValidationError names what was wrong with the input.
+type ValidationError struct {
+	Tool, Operation, Field, Msg string
+}
+
+func (e *ValidationError) Error() string {
+	where := e.Tool
+	if e.Operation != "" {
+		where += "." + e.Operation
+	}
+	if e.Field == "" {
+		return fmt.Sprintf("%s: %s", where, e.Msg)
+	}
+	return fmt.Sprintf("%s: field %q: %s", where, e.Field, e.Msg)
+}
+
+// Decode checks a tool call's arguments strictly and returns the primitive,
+// the input with operation and detach removed, and the detach flag.
+func (r *Registry) Decode(tool string, args json.RawMessage) (*Spec, json.RawMessage, bool, error) {
+	var obj map[string]json.RawMessage
+	if len(bytes.TrimSpace(args)) == 0 {
+		obj = map[string]json.RawMessage{}
+	} else if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
+		return nil, nil, false, &ValidationError{Tool: tool, Msg: "arguments must be a JSON object"}
+	}
+	opRaw, ok := obj["operation"]
+	if !ok {
+		return nil, nil, false, &ValidationError{Tool: tool, Field: "operation", Msg: fmt.Sprintf("required; one of %s", strings.Join(r.OperationNames(tool), ", "))}
+	}
+	var op string
+	if err := json.Unmarshal(opRaw, &op); err != nil {
+		return nil, nil, false, &ValidationError{Tool: tool, Field: "operation", Msg: "must be a string"}
+	}
+	spec, ok := r.Lookup(tool + "." + op)
+	if !ok {
+		return nil, nil, false, &ValidationError{Tool: tool, Field: "operation", Msg: fmt.Sprintf("unknown operation %q; one of %s", op, strings.Join(r.OperationNames(tool), ", "))}
+	}
+	delete(obj, "operation")
+	detach := false
+	if d, ok := obj["detach"]; ok {
+		if err := json.Unmarshal(d, &detach); err != nil {
+			return nil, nil, false, &ValidationError{Tool: tool, Operation: op, Field: "detach", Msg: "must be true or false"}
+		}
+		delete(obj, "detach")
+	}
+	if err := spec.ValidateObject(obj); err != nil {
+		return nil, nil, false, err
+	}
+	input, err := json.Marshal(obj)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return spec, input, detach, nil
+}
+
+// ValidateObject checks decoded top-level input fields against the spec.
+func (s *Spec) ValidateObject(obj map[string]json.RawMessage) error {
+	verr := func(field, format string, a ...any) error {
+		return &ValidationError{Tool: s.Tool, Operation: s.Operation, Field: field, Msg: fmt.Sprintf(format, a...)}
+	}
+	known := map[string]*Field{}
+	for i := range s.Fields {
+		known[s.Fields[i].Name] = &s.Fields[i]
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if known[k] == nil {
+			return verr(k, "unknown field for operation %q; it accepts: %s", s.Operation, s.fieldNames())
+		}
+	}
+	for _, f := range s.Fields {
+		v, ok := obj[f.Name]
+		if !ok {
+			if f.Required {
+				return verr(f.Name, "required for operation %q (%s)", s.Operation, f.Desc)
+			}
+			continue
+		}
+		if err := checkValue(&f, f.Name, v); err != nil {
+			return verr(err.path, "%s", err.msg)
+		}
+	}
+	return nil
+}
+
+type valueError struct{ path, msg string }
+
+func checkValue(f *Field, path string, raw json.RawMessage) *valueError {
+	raw = bytes.TrimSpace(raw)
+	if bytes.Equal(raw, []byte("null")) {
+		if f.Nullable {
+			return nil
+		}
+		return &valueError{path, fmt.Sprintf("must be %s, not null", typeText(f))}
+	}
+	switch f.Type {
+	case TString:
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return &valueError{path, "must be a string"}
+		}
+		if len(f.Enum) > 0 && !contains(f.Enum, s) {
+			return &valueError{path, fmt.Sprintf("%q is not one of %s", s, strings.Join(f.Enum, ", "))}
+		}
+	case TInteger, TNumber:
+		var n float64
+		if json.Unmarshal(raw, &n) != nil {
+			return &valueError{path, "must be " + typeText(f)}
+		}
+		if f.Type == TInteger && (n != math.Trunc(n) || math.IsInf(n, 0)) {
+			return &valueError{path, "must be an integer"}
+		}
+		if f.Min != nil && n < *f.Min {
+			return &valueError{path, fmt.Sprintf("must be at least %v", *f.Min)}
+		}
+		if f.Max != nil && n > *f.Max {
+			return &valueError{path, fmt.Sprintf("must be at most %v", *f.Max)}
+		}
+	case TBoolean:
+		var b bool
+		if json.Unmarshal(raw, &b) != nil {
+			return &valueError{path, "must be true or false"}
+		}
+	case TArray:
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return &valueError{path, "must be an array"}
+		}
+		if f.Min != nil && float64(len(items)) < *f.Min {
+			return &valueError{path, fmt.Sprintf("must have at least %v items", *f.Min)}
+		}
+		if f.Max != nil && float64(len(items)) > *f.Max {
+			return &valueError{path, fmt.Sprintf("must have at most %v items", *f.Max)}
+		}
+		if f.Items != nil {
+			for i, it := range items {
+				if err := checkValue(f.Items, fmt.Sprintf("%s[%d]", path, i), it); err != nil {
+					return err
+				}
+			}
+		}
+	case TObject:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil || obj == nil {
+			return &valueError{path, "must be an object"}
+		}
+		if f.Fields != nil {
+			known := map[string]*Field{}
+			for i := range f.Fields {
+				known[f.Fields[i].Name] = &f.Fields[i]
+			}
+			keys := make([]string, 0, len(obj))
+			for k := range obj {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				if known[k] == nil {
+					names := make([]string, 0, len(f.Fields))
+					for _, sf := range f.Fields {
+						names = append(names, sf.Name)
+					}
+					return &valueError{path + "." + k, "unknown key; accepted keys: " + strings.Join(names, ", ")}
+				}
+			}
+			for i := range f.Fields {
+				sf := &f.Fields[i]
+				v, ok := obj[sf.Name]
+				if !ok {
+					if sf.Required {
+						return &valueError{path + "." + sf.Name, "required"}
+					}
+					continue
+				}
+				if err := checkValue(sf, path+"."+sf.Name, v); err != nil {
+					return err
+				}
+			}
+		} else if f.Values != "" {
+			for k, v := range obj {
+				if err := checkValue(&Field{Type: f.Values}, path+"."+k, v); err != nil {
+					return err
+				}
+			}
+		}
+	default:
+		// Any JSON value.
+	}
+	return nil
+}
+
+func typeText(f *Field) string {
+	switch f.Type {
+	case TInteger:
+		return "an integer"
+	case TNumber:
+		return "a number"
+	case TArray:
+		return "an array"
+	case TObject:
+		return "an object"
+	case TBoolean:
+		return "true or false"
+	case TString:
+		return "a string"
+	}
+	return "a JSON value"
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// JSONSchema renders f as a JSON Schema fragment using only widely supported
+// keywords.
+func (f *Field) JSONSchema() map[string]any {
+	m := map[string]any{}
+	if f.Type != "" {
+		if f.Nullable {
+			m["type"] = []string{f.Type, "null"}
+		} else {
+			m["type"] = f.Type
+		}
+	}
+	if f.Desc != "" {
+		m["description"] = f.Desc
+	}
+	if len(f.Enum) > 0 {
+		m["enum"] = f.Enum
+	}
+	if f.Type == TArray && f.Items != nil {
+		m["items"] = f.Items.JSONSchema()
+	}
+	if f.Type == TObject {
+		if f.Fields != nil {
+			props := map[string]any{}
+			var req []string
+			for i := range f.Fields {
+				props[f.Fields[i].Name] = f.Fields[i].JSONSchema()
+				if f.Fields[i].Required {
+					req = append(req, f.Fields[i].Name)
+				}
+			}
+			m["properties"] = props
+			if len(req) > 0 {
+				m["required"] = req
+			}
+			m["additionalProperties"] = false
+		} else if f.Values != "" {
+			m["additionalProperties"] = map[string]any{"type": f.Values}
+		}
+	}
+	return m
+}
+
+// ToolSchema returns the flat advertised input schema of a tool: operation
+// as an enum, the union of every operation's fields as properties (each
+// description names the operations that take it), required ["operation"],
+// additionalProperties false, and no top-level combinator. Strictness per
+// operation is enforced by Decode, not by the advertised schema.
+func (r *Registry) ToolSchema(tool string) map[string]any {
+	ops := r.Operations(tool)
+	props := map[string]any{}
+	users := map[string][]string{}
+	first := map[string]*Field{}
+	var order []string
+	for _, s := range ops {
+		for i := range s.Fields {
+			f := &s.Fields[i]
+			if first[f.Name] == nil {
+				first[f.Name] = f
+				order = append(order, f.Name)
+			}
+			users[f.Name] = append(users[f.Name], s.Operation)
+		}
+	}
+	for _, name := range order {
+		sch := first[name].JSONSchema()
+		desc, _ := sch["description"].(string)
+		sch["description"] = "(" + strings.Join(users[name], ", ") + ") " + desc
+		props[name] = sch
+	}
+	props["operation"] = map[string]any{"type": "string", "enum": r.OperationNames(tool)}
+	props["detach"] = map[string]any{"type": "boolean", "description": "Return {state:\"pending\", future_id} at once; the result arrives on a later call."}
+	return map[string]any{
+		"type":                 "object",
+		"properties":           props,
+		"required":             []string{"operation"},
+		"additionalProperties": false,
+	}
+}
+
+// ToolDescription renders a compact per-operation field guide for a tool.
+func (r *Registry) ToolDescription(tool, intro string) string {
+	var b strings.Builder
+	b.WriteString(intro)
+	b.WriteString(" Operations:")
+	for _, s := range r.Operations(tool) {
+		fmt.Fprintf(&b, "\n- %s(%s): %s", s.Operation, s.fieldList(), s.Summary)
+	}
+	return b.String()
+}
+
+func (s *Spec) fieldList() string {
+	var parts []string
+	for _, f := range s.Fields {
+		n := f.Name
+		if !f.Required {
+			n += "?"
+		}
+		parts = append(parts, n)
+	}
+	return strings.Join(parts, ", ")
+}
