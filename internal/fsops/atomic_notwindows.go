@@ -1,0 +1,26 @@
+//go:build !windows
+
+package fsops
+
+import (
+	"os"
+	"syscall"
+)
+
+func transientErrnos() []syscall.Errno {
+	return []syscall.Errno{syscall.EPERM, syscall.EACCES, syscall.EBUSY}
+}
+
+// syncDir makes a rename or remove in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	serr := d.Sync()
+	cerr := d.Close()
+	if serr != nil {
+		return serr
+	}
+	return cerr
+}

@@ -1,0 +1,810 @@
+package fsops
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base32"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/store"
+)
+
+// Bounds of the mutating operations.
+const (
+	// DefaultInlinePriorMax is the largest prior content kept inside the
+	// receipt row; larger prior content is spilled to a file in SpillDir.
+	DefaultInlinePriorMax = 256 << 10
+	// MaxInMemory is the largest file read whole into memory: the largest
+	// file patch works on, and the largest prior content kept without
+	// streaming it to the spill directory.
+	MaxInMemory = 32 << 20
+	// MaxUndoPrior is the largest existing file write will replace: a
+	// larger one could not be given an undo copy at reasonable cost.
+	MaxUndoPrior = 256 << 20
+	// newFilePerm is the mode of a file fs creates (an existing file keeps
+	// its own).
+	newFilePerm = 0o644
+)
+
+// Engine runs the fs operations. DB, Roots and SpillDir are required (the
+// spill directory holds prior content of large files for undo, and should be
+// under Hearth's data directory, which Roots denies). Recover must be called
+// once before the first operation. An Engine is safe for concurrent use;
+// writes to one path are serialized, and must not be copied after first use.
+type Engine struct {
+	DB       *store.DB
+	Roots    Roots
+	SpillDir string
+	// Replacer does the atomic replaces; its zero value has the defaults.
+	Replacer Replacer
+	// InlinePriorMax overrides DefaultInlinePriorMax when positive.
+	InlinePriorMax int
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+
+	locks pathLocks
+}
+
+func (e *Engine) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+func (e *Engine) inlineMax() int {
+	if e.InlinePriorMax > 0 {
+		return e.InlinePriorMax
+	}
+	return DefaultInlinePriorMax
+}
+
+// WriteInput is the input of write. ExpectedSHA256 absent means no check,
+// null means the file must not exist, a hash means it must exist with it.
+type WriteInput struct {
+	Path           string `json:"path"`
+	Data           string `json:"data"`
+	Encoding       string `json:"encoding,omitempty"` // utf8 (default) or base64
+	ExpectedSHA256 Expect `json:"expected_sha256,omitzero"`
+}
+
+// PatchInput is the input of patch.
+type PatchInput struct {
+	Path           string        `json:"path"`
+	Replacements   []Replacement `json:"replacements"`
+	ExpectedSHA256 Expect        `json:"expected_sha256,omitzero"`
+}
+
+// UndoInput is the input of undo.
+type UndoInput struct {
+	ReceiptID string `json:"receipt_id"`
+}
+
+// MutationResult is what every write, patch and undo returns. SHA256 is the
+// file's new hash (null when the operation removed the file); a later undo
+// of ReceiptID conflicts unless the file still has it.
+type MutationResult struct {
+	Path            string  `json:"path"`
+	ReceiptID       string  `json:"receipt_id"`
+	SHA256          *string `json:"sha256"`
+	PreviousSHA256  *string `json:"previous_sha256"` // null when the file did not exist
+	Size            int64   `json:"size"`
+	Created         bool    `json:"created,omitempty"`
+	Deleted         bool    `json:"deleted,omitempty"`
+	ReplaceAttempts int     `json:"replace_attempts"`
+	// Warning is set when the change is in place but its durability across
+	// a power loss could not be confirmed.
+	Warning string `json:"warning,omitempty"`
+}
+
+// WriteResult is the output of write.
+type WriteResult struct {
+	MutationResult
+}
+
+// PatchResult is the output of patch. NormalizedLineEndings says an old
+// text was written with other line endings than the file's and was matched
+// (and applied) in the file's own.
+type PatchResult struct {
+	MutationResult
+	Replacements          int  `json:"replacements"`
+	NormalizedLineEndings bool `json:"normalized_line_endings"`
+}
+
+// UndoResult is the output of undo.
+type UndoResult struct {
+	MutationResult
+	UndoneReceiptID string `json:"undone_receipt_id"`
+}
+
+// Write replaces (or creates, with missing parent directories) a file with
+// in.Data, checking in.ExpectedSHA256 first. route is the conversation the
+// receipt is recorded for.
+func (e *Engine) Write(ctx context.Context, route string, in WriteInput) (WriteResult, error) {
+	enc, err := encoding(in.Encoding)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	data := []byte(in.Data)
+	if enc == EncodingBase64 {
+		if data, err = base64.StdEncoding.DecodeString(in.Data); err != nil {
+			return WriteResult{}, &InputError{Field: "data", Message: "not valid base64: " + err.Error()}
+		}
+	}
+	abs, err := e.Roots.Resolve(in.Path)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	res, err := e.mutate(ctx, mutation{route: route, op: "write", path: abs, expect: in.ExpectedSHA256, mkdir: true,
+		change: func(snapshot) ([]byte, error) { return data, nil }})
+	return WriteResult{res}, err
+}
+
+// Patch applies in.Replacements to an existing file (see applyPatch for the
+// matching rules), checking in.ExpectedSHA256 first.
+func (e *Engine) Patch(ctx context.Context, route string, in PatchInput) (PatchResult, error) {
+	if len(in.Replacements) == 0 {
+		return PatchResult{}, &InputError{Field: "replacements", Message: "give at least one {old, new} replacement"}
+	}
+	abs, err := e.Roots.Resolve(in.Path)
+	if err != nil {
+		return PatchResult{}, err
+	}
+	var normalized bool
+	res, err := e.mutate(ctx, mutation{route: route, op: "patch", path: abs, expect: in.ExpectedSHA256,
+		change: func(s snapshot) ([]byte, error) {
+			if !s.exists {
+				return nil, fmt.Errorf("patch %s: %w", abs, fs.ErrNotExist)
+			}
+			if s.data == nil && s.size > 0 {
+				return nil, fmt.Errorf("patch %s (%d bytes, at most %d): %w", abs, s.size, MaxInMemory, ErrTooLarge)
+			}
+			out, norm, err := applyPatch(s.data, in.Replacements)
+			if err != nil {
+				var ce *ConflictError
+				if errors.As(err, &ce) {
+					ce.Path, ce.Actual = abs, &s.sha
+				}
+				return nil, err
+			}
+			normalized = norm
+			return out, nil
+		}})
+	return PatchResult{MutationResult: res, Replacements: len(in.Replacements), NormalizedLineEndings: normalized}, err
+}
+
+// Undo reverts the change a receipt recorded: it restores the prior content,
+// or removes the file if the receipt's operation created it. It conflicts
+// unless the file's current hash is the receipt's post-hash (nobody changed
+// it since), and when the receipt was already undone. The undo gets a
+// receipt of its own, so it can be undone in turn.
+func (e *Engine) Undo(ctx context.Context, route string, in UndoInput) (UndoResult, error) {
+	if !validReceiptID(in.ReceiptID) {
+		return UndoResult{}, &InputError{Field: "receipt_id", Message: fmt.Sprintf("%q is not a receipt id (rcpt_…)", in.ReceiptID)}
+	}
+	orig, err := e.loadReceipt(ctx, in.ReceiptID)
+	if err != nil {
+		return UndoResult{}, err
+	}
+	abs, err := e.Roots.Resolve(orig.path)
+	if err != nil {
+		return UndoResult{}, err
+	}
+	res, err := e.mutate(ctx, mutation{route: route, op: "undo", path: abs, undoes: orig.id,
+		check: func(s snapshot) error {
+			// Reload under the path lock: a concurrent undo may have won.
+			cur, err := e.loadReceipt(ctx, orig.id)
+			if err != nil {
+				return err
+			}
+			conflict := func(reason, msg string) error {
+				ce := &ConflictError{Path: abs, Reason: reason, Replacement: -1, ReceiptID: cur.id, Message: msg}
+				if cur.post.Valid {
+					ce.Expected = cur.post.String
+				} else {
+					ce.Expected = "absent"
+				}
+				if s.exists {
+					ce.Actual = &s.sha
+				}
+				return ce
+			}
+			switch {
+			case cur.undoneBy.Valid:
+				return conflict(ReasonAlreadyUndone, fmt.Sprintf("receipt %s was already undone by %s", cur.id, cur.undoneBy.String))
+			case cur.state != "committed":
+				return conflict(ReasonIncomplete, fmt.Sprintf("receipt %s is %s: its change never completed, so there is nothing to undo", cur.id, cur.state))
+			case cur.post.Valid != s.exists || s.exists && s.sha != cur.post.String:
+				return conflict(ReasonChanged, "the file changed since that receipt; re-read it and write or patch it instead")
+			}
+			orig = cur
+			return nil
+		},
+		removeFile: !orig.existed,
+		changeReader: func(snapshot) (io.ReadCloser, error) {
+			return e.priorReader(ctx, orig)
+		}})
+	return UndoResult{MutationResult: res, UndoneReceiptID: orig.id}, err
+}
+
+// mutation describes one write, patch or undo for mutate.
+type mutation struct {
+	route, op, path string
+	expect          Expect
+	mkdir           bool
+	undoes          string
+	// check runs under the path lock before anything changes.
+	check func(snapshot) error
+	// change returns the new content, or changeReader streams it, or
+	// removeFile removes the file.
+	change       func(snapshot) ([]byte, error)
+	changeReader func(snapshot) (io.ReadCloser, error)
+	removeFile   bool
+}
+
+// snapshot is a file's state before a mutation: its hash and size, and its
+// content in data (up to MaxInMemory) or in spill (a file in the spill
+// directory).
+type snapshot struct {
+	exists bool
+	sha    string
+	size   int64
+	data   []byte
+	spill  string
+}
+
+// mutate is the one path of every write, patch and undo:
+//
+//  1. lock the path; snapshot the current file (hash, and its content for
+//     the receipt, spilled to SpillDir/<receipt>.prior when large);
+//  2. check the precondition (expected_sha256, or undo's checks);
+//  3. record the directory as touched and insert the receipt as 'pending';
+//  4. replace the file atomically (temporary file + fsync + rename + fsync
+//     of the directory), or remove it;
+//  5. mark the receipt 'committed' (for an undo, and the undone receipt
+//     undone, in the same transaction).
+//
+// A crash before 4 leaves the old file and a pending receipt (or none); a
+// crash between 4 and 5 leaves the new file and a pending receipt. Recover
+// settles pending receipts at start-up by the file's hash: committed when
+// the new content is there, void otherwise. A failed replace marks the
+// receipt void at once. The target is never a mix of old and new, and no
+// temporary or spill file outlives the next Recover.
+func (e *Engine) mutate(ctx context.Context, m mutation) (MutationResult, error) {
+	unlock := e.locks.lock(pathKey(m.path))
+	defer unlock()
+
+	id := newReceiptID()
+	snap, err := e.snapshot(m.path, id)
+	if err != nil {
+		return MutationResult{}, err
+	}
+	keep := false
+	defer func() {
+		if !keep && snap.spill != "" {
+			os.Remove(filepath.Join(e.SpillDir, snap.spill))
+		}
+	}()
+	if err := checkExpect(m.path, m.expect, snap); err != nil {
+		return MutationResult{}, err
+	}
+	if m.check != nil {
+		if err := m.check(snap); err != nil {
+			return MutationResult{}, err
+		}
+	}
+
+	var data []byte
+	var src io.ReadCloser
+	switch {
+	case m.change != nil:
+		if data, err = m.change(snap); err != nil {
+			return MutationResult{}, err
+		}
+	case m.removeFile:
+	default:
+		if src, err = m.changeReader(snap); err != nil {
+			return MutationResult{}, err
+		}
+		defer src.Close()
+	}
+	if m.mkdir {
+		if err := os.MkdirAll(filepath.Dir(m.path), 0o755); err != nil {
+			return MutationResult{}, fmt.Errorf("create directory for %s: %w", m.path, err)
+		}
+	}
+
+	// The post-hash must be known before the rename so a crash right after
+	// it can be settled; a streamed undo knows it from the undone receipt.
+	var post sql.NullString
+	switch {
+	case m.change != nil:
+		post = sql.NullString{String: hashBytes(data), Valid: true}
+	case src != nil:
+		r, err := e.loadReceipt(ctx, m.undoes)
+		if err != nil {
+			return MutationResult{}, err
+		}
+		post = r.pre
+	}
+
+	created := e.now().UnixMilli()
+	err = e.DB.InTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx,
+			`INSERT INTO fs_touched_dirs(dir, touched_at) VALUES (?, ?)
+			 ON CONFLICT(dir) DO UPDATE SET touched_at = excluded.touched_at`,
+			filepath.Dir(m.path), created); err != nil {
+			return err
+		}
+		var prior []byte
+		var priorFile sql.NullString
+		if snap.exists {
+			if snap.spill != "" {
+				priorFile = sql.NullString{String: snap.spill, Valid: true}
+			} else {
+				prior = snap.data
+				if prior == nil {
+					prior = []byte{}
+				}
+			}
+		}
+		_, err := tx.ExecContext(ctx,
+			`INSERT INTO fs_receipts(id, route, op, path, existed_before, pre_sha256, post_sha256,
+			   prior, prior_file, prior_size, undoes, state, created_at)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
+			id, m.route, m.op, m.path, snap.exists, nullIf(!snap.exists, snap.sha), post,
+			prior, priorFile, snap.size, nullIf(m.undoes == "", m.undoes), created)
+		return err
+	})
+	if err != nil {
+		return MutationResult{}, fmt.Errorf("record receipt for %s: %w", m.path, err)
+	}
+	keep = true // the pending receipt refers to the spill file now
+
+	var attempts int
+	switch {
+	case m.removeFile:
+		attempts, err = e.Replacer.RemoveFile(m.path)
+	case src != nil:
+		attempts, err = e.Replacer.WriteAtomicFrom(m.path, src, newFilePerm)
+	default:
+		attempts, err = e.Replacer.WriteAtomic(m.path, data, newFilePerm)
+	}
+	var warning string
+	if errors.Is(err, ErrNotDurable) {
+		warning, err = err.Error(), nil
+	}
+	if err != nil {
+		if verr := e.voidReceipt(ctx, id, snap.spill); verr != nil {
+			err = errors.Join(err, verr)
+		}
+		return MutationResult{}, err
+	}
+
+	err = e.DB.InTx(ctx, func(tx *sql.Tx) error {
+		return commitReceipt(ctx, tx, id, m.undoes, e.now().UnixMilli())
+	})
+	if err != nil {
+		return MutationResult{}, fmt.Errorf("%s was changed, but its receipt %s could not be committed (the next start settles it): %w", m.path, id, err)
+	}
+
+	res := MutationResult{
+		Path:            m.path,
+		ReceiptID:       id,
+		PreviousSHA256:  ptrIf(snap.exists, snap.sha),
+		Created:         !snap.exists && !m.removeFile,
+		Deleted:         m.removeFile,
+		ReplaceAttempts: attempts,
+		Warning:         warning,
+	}
+	if post.Valid {
+		res.SHA256 = &post.String
+	}
+	if !m.removeFile {
+		if info, err := os.Stat(m.path); err == nil {
+			res.Size = info.Size()
+		}
+	}
+	return res, nil
+}
+
+func checkExpect(path string, want Expect, s snapshot) error {
+	if !want.Set {
+		return nil
+	}
+	ce := &ConflictError{Path: path, Expected: want.String(), Replacement: -1}
+	if s.exists {
+		ce.Actual = &s.sha
+	}
+	switch {
+	case want.Null && s.exists:
+		ce.Reason, ce.Message = ReasonExists, "expected_sha256 is null (file must not exist), but the file exists"
+	case !want.Null && !s.exists:
+		ce.Reason, ce.Message = ReasonMissing, "expected_sha256 is set, but the file does not exist"
+	case !want.Null && s.sha != want.SHA:
+		ce.Reason, ce.Message = ReasonHashMismatch, "the file's sha256 is not expected_sha256; re-read it"
+	default:
+		return nil
+	}
+	return ce
+}
+
+// snapshot reads the state of path before a change, hashing it and keeping
+// its content: in memory up to the inline limit (and up to MaxInMemory, so
+// patch can work on it), spilled to SpillDir/<id>.prior beyond the inline
+// limit.
+func (e *Engine) snapshot(path, id string) (snapshot, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return snapshot{}, nil
+	}
+	if err != nil {
+		return snapshot{}, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return snapshot{}, fmt.Errorf("stat %s: %w", path, err)
+	}
+	if !info.Mode().IsRegular() {
+		return snapshot{}, &InputError{Field: "path", Message: fmt.Sprintf("%s is a %s, not a file", path, typeOf(info.Mode()))}
+	}
+	if info.Size() > MaxUndoPrior {
+		return snapshot{}, fmt.Errorf("%s is %d bytes, more than the %d Hearth keeps an undo copy of: %w",
+			path, info.Size(), MaxUndoPrior, ErrTooLarge)
+	}
+	s := snapshot{exists: true, size: info.Size()}
+	if info.Size() <= MaxInMemory {
+		if s.data, err = io.ReadAll(f); err != nil {
+			return snapshot{}, fmt.Errorf("read %s: %w", path, err)
+		}
+		s.size, s.sha = int64(len(s.data)), hashBytes(s.data)
+		if len(s.data) <= e.inlineMax() {
+			return s, nil
+		}
+		s.spill = id + ".prior"
+		if err := e.writeSpill(s.spill, func(w io.Writer) error { _, err := w.Write(s.data); return err }); err != nil {
+			return snapshot{}, err
+		}
+		return s, nil
+	}
+	s.spill = id + ".prior"
+	var n int64
+	err = e.writeSpill(s.spill, func(w io.Writer) error {
+		h := sha256.New()
+		n, err = io.Copy(io.MultiWriter(w, h), f)
+		s.sha = hex.EncodeToString(h.Sum(nil))
+		return err
+	})
+	if err != nil {
+		return snapshot{}, fmt.Errorf("keep undo copy of %s: %w", path, err)
+	}
+	s.size = n
+	return s, nil
+}
+
+// writeSpill writes one spill file durably.
+func (e *Engine) writeSpill(name string, fill func(io.Writer) error) error {
+	if e.SpillDir == "" {
+		return errors.New("fsops: Engine.SpillDir is not set")
+	}
+	if err := os.MkdirAll(e.SpillDir, 0o700); err != nil {
+		return fmt.Errorf("create spill directory: %w", err)
+	}
+	p := filepath.Join(e.SpillDir, name)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("create spill file: %w", err)
+	}
+	err = fill(f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(p)
+		return fmt.Errorf("write spill file %s: %w", name, err)
+	}
+	return nil
+}
+
+// receipt is one fs_receipts row, as undo needs it.
+type receipt struct {
+	id, path, state string
+	existed         bool
+	pre, post       sql.NullString
+	prior           []byte
+	priorFile       sql.NullString
+	undoneBy        sql.NullString
+}
+
+func (e *Engine) loadReceipt(ctx context.Context, id string) (receipt, error) {
+	r := receipt{id: id}
+	err := e.DB.R.QueryRowContext(ctx,
+		`SELECT path, state, existed_before, pre_sha256, post_sha256, prior, prior_file, undone_by
+		 FROM fs_receipts WHERE id = ?`, id).
+		Scan(&r.path, &r.state, &r.existed, &r.pre, &r.post, &r.prior, &r.priorFile, &r.undoneBy)
+	if errors.Is(err, sql.ErrNoRows) {
+		return receipt{}, fmt.Errorf("receipt %s: %w", id, ErrReceiptNotFound)
+	}
+	if err != nil {
+		return receipt{}, fmt.Errorf("load receipt %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// priorReader opens the content a receipt's operation replaced.
+func (e *Engine) priorReader(ctx context.Context, r receipt) (io.ReadCloser, error) {
+	if r.priorFile.Valid {
+		f, err := os.Open(filepath.Join(e.SpillDir, r.priorFile.String))
+		if err != nil {
+			return nil, fmt.Errorf("open undo copy of receipt %s: %w", r.id, err)
+		}
+		return f, nil
+	}
+	return io.NopCloser(strings.NewReader(string(r.prior))), nil
+}
+
+func (e *Engine) voidReceipt(ctx context.Context, id, spill string) error {
+	err := e.DB.InTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx,
+			`UPDATE fs_receipts SET state = 'void', prior = NULL, prior_file = NULL WHERE id = ?`, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("void receipt %s: %w", id, err)
+	}
+	if spill != "" {
+		os.Remove(filepath.Join(e.SpillDir, spill))
+	}
+	return nil
+}
+
+func commitReceipt(ctx context.Context, tx *sql.Tx, id, undoes string, at int64) error {
+	if _, err := tx.ExecContext(ctx,
+		`UPDATE fs_receipts SET state = 'committed', committed_at = ? WHERE id = ?`, at, id); err != nil {
+		return err
+	}
+	if undoes != "" {
+		if _, err := tx.ExecContext(ctx,
+			`UPDATE fs_receipts SET undone_at = ?, undone_by = ? WHERE id = ?`, at, id, undoes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RecoverReport says what Recover found.
+type RecoverReport struct {
+	Committed     int `json:"committed"`      // pending receipts whose change was in place
+	Voided        int `json:"voided"`         // pending receipts whose change was not
+	TempsRemoved  int `json:"temps_removed"`  // stale .hearth-tmp-* files
+	SpillsRemoved int `json:"spills_removed"` // spill files no receipt refers to
+}
+
+// Recover makes the state left by a crash consistent. Call it once at
+// start-up, before the first operation: it settles 'pending' receipts (by
+// the file's current hash: 'committed' if it is the post-hash, 'void'
+// otherwise), removes spill files that no live receipt refers to, and
+// removes stale temporary files from every directory fs has written in.
+func (e *Engine) Recover(ctx context.Context) (RecoverReport, error) {
+	var rep RecoverReport
+	type pending struct {
+		id, path, undoes string
+		post             sql.NullString
+	}
+	var ps []pending
+	rows, err := e.DB.R.QueryContext(ctx,
+		`SELECT id, path, COALESCE(undoes, ''), post_sha256 FROM fs_receipts WHERE state = 'pending'`)
+	if err != nil {
+		return rep, fmt.Errorf("recover fs receipts: %w", err)
+	}
+	for rows.Next() {
+		var p pending
+		if err := rows.Scan(&p.id, &p.path, &p.undoes, &p.post); err != nil {
+			rows.Close()
+			return rep, fmt.Errorf("recover fs receipts: %w", err)
+		}
+		ps = append(ps, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return rep, fmt.Errorf("recover fs receipts: %w", err)
+	}
+	for _, p := range ps {
+		sha, exists, err := fileHash(p.path)
+		if err != nil {
+			return rep, fmt.Errorf("recover fs receipt %s: %w", p.id, err)
+		}
+		inPlace := p.post.Valid == exists && (!exists || sha == p.post.String)
+		err = e.DB.InTx(ctx, func(tx *sql.Tx) error {
+			if inPlace {
+				return commitReceipt(ctx, tx, p.id, p.undoes, e.now().UnixMilli())
+			}
+			_, err := tx.ExecContext(ctx,
+				`UPDATE fs_receipts SET state = 'void', prior = NULL, prior_file = NULL WHERE id = ?`, p.id)
+			return err
+		})
+		if err != nil {
+			return rep, fmt.Errorf("settle fs receipt %s: %w", p.id, err)
+		}
+		if inPlace {
+			rep.Committed++
+		} else {
+			rep.Voided++
+		}
+	}
+
+	if e.SpillDir != "" {
+		n, err := e.removeOrphanSpills(ctx)
+		rep.SpillsRemoved = n
+		if err != nil {
+			return rep, err
+		}
+	}
+
+	var dirs []string
+	rows, err = e.DB.R.QueryContext(ctx, `SELECT dir FROM fs_touched_dirs`)
+	if err != nil {
+		return rep, fmt.Errorf("list touched directories: %w", err)
+	}
+	for rows.Next() {
+		var d string
+		if err := rows.Scan(&d); err != nil {
+			rows.Close()
+			return rep, fmt.Errorf("list touched directories: %w", err)
+		}
+		dirs = append(dirs, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return rep, fmt.Errorf("list touched directories: %w", err)
+	}
+	var errs []error
+	for _, d := range dirs {
+		if _, err := os.Stat(d); errors.Is(err, fs.ErrNotExist) {
+			if _, err := e.DB.W.ExecContext(ctx, `DELETE FROM fs_touched_dirs WHERE dir = ?`, d); err != nil {
+				errs = append(errs, fmt.Errorf("forget directory %s: %w", d, err))
+			}
+			continue
+		}
+		n, err := CleanStaleTemps(d)
+		rep.TempsRemoved += n
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return rep, errors.Join(errs...)
+}
+
+func (e *Engine) removeOrphanSpills(ctx context.Context) (int, error) {
+	des, err := os.ReadDir(e.SpillDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("list spill directory: %w", err)
+	}
+	removed := 0
+	for _, de := range des {
+		name := de.Name()
+		if !strings.HasSuffix(name, ".prior") || !de.Type().IsRegular() {
+			continue
+		}
+		var n int
+		if err := e.DB.R.QueryRowContext(ctx,
+			`SELECT COUNT(*) FROM fs_receipts WHERE prior_file = ?`, name).Scan(&n); err != nil {
+			return removed, fmt.Errorf("check spill file %s: %w", name, err)
+		}
+		if n == 0 {
+			if err := os.Remove(filepath.Join(e.SpillDir, name)); err == nil {
+				removed++
+			}
+		}
+	}
+	return removed, nil
+}
+
+// fileHash returns the SHA-256 of the file at p, or exists false.
+func fileHash(p string) (sha string, exists bool, err error) {
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	defer f.Close()
+	sha, err = hashReader(f)
+	return sha, err == nil, err
+}
+
+// pathLocks serializes mutations of one path (check, then replace) within
+// this process. Its zero value is ready to use.
+type pathLocks struct {
+	mu sync.Mutex
+	m  map[string]*pathLock
+}
+
+type pathLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+func (l *pathLocks) lock(key string) (unlock func()) {
+	l.mu.Lock()
+	if l.m == nil {
+		l.m = map[string]*pathLock{}
+	}
+	pl := l.m[key]
+	if pl == nil {
+		pl = &pathLock{}
+		l.m[key] = pl
+	}
+	pl.refs++
+	l.mu.Unlock()
+	pl.mu.Lock()
+	return func() {
+		pl.mu.Unlock()
+		l.mu.Lock()
+		pl.refs--
+		if pl.refs == 0 {
+			delete(l.m, key)
+		}
+		l.mu.Unlock()
+	}
+}
+
+// pathKey is the lock key of a resolved path: upper-cased where names
+// compare case-insensitively.
+func pathKey(p string) string {
+	if pathFold {
+		return strings.ToUpper(p)
+	}
+	return p
+}
+
+var receiptEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// newReceiptID returns "rcpt_" and 20 random base32 characters (100 bits).
+func newReceiptID() string {
+	var b [13]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails since Go 1.24
+	return "rcpt_" + receiptEncoding.EncodeToString(b[:])[:20]
+}
+
+func validReceiptID(id string) bool {
+	rest, ok := strings.CutPrefix(id, "rcpt_")
+	if !ok || len(rest) != 20 {
+		return false
+	}
+	for _, c := range rest {
+		if !(c >= 'a' && c <= 'z' || c >= '2' && c <= '7') {
+			return false
+		}
+	}
+	return true
+}
+
+func nullIf(null bool, s string) sql.NullString { return sql.NullString{String: s, Valid: !null} }
+
+func ptrIf(ok bool, s string) *string {
+	if !ok {
+		return nil
+	}
+	return &s
+}
