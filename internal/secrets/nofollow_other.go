@@ -1,0 +1,5 @@
+//go:build !unix && !windows
+
+package secrets
+
+const noFollow = 0
