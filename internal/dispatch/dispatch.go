@@ -242,34 +242,18 @@ func (d *Dispatcher) runQueued(id string, req Request) {
 // one transaction, spilling a large result to an artifact first.
 func (d *Dispatcher) complete(id, route string, env *Envelope) {
 	ctx := context.WithoutCancel(d.ctx)
-	env.FutureID = id
-	env.Arrivals = nil
-	payload, err := json.Marshal(env)
-	if err != nil {
-		payload, _ = json.Marshal(ErrorEnvelope(env.Primitive, fmt.Errorf("encode result: %v", err)))
-	}
-	if len(payload) > d.MaxResultBytes && d.Artifacts != nil {
-		meta, aerr := d.Artifacts.Put(ctx, route, id+".json", "application/json", env.Primitive, payload, false)
-		if aerr == nil {
-			spilled := &Envelope{State: env.State, Primitive: env.Primitive, FutureID: id, Error: env.Error, Artifact: &meta,
-				Result: map[string]any{"spilled": true, "note": "result larger than max_result_bytes; read it with artifact.read"}}
-			payload, _ = json.Marshal(spilled)
-		} else {
-			d.Log.Error("spill result", "future", id, "err", aerr)
-		}
-	}
-	now := time.Now().UnixMilli()
-	err = d.DB.InTx(ctx, func(tx *sql.Tx) error {
+	payload := d.ArrivalPayload(ctx, route, id, env)
+	now := time.Now()
+	err := d.DB.InTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE futures SET state = ?, result = ?, finished_at = ? WHERE id = ? AND state IN ('queued','running')`,
-			futureState(env.State), string(payload), now, id)
+			futureState(env.State), string(payload), now.UnixMilli(), id)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil // already terminal (e.g. cancelled)
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO arrivals(route, future_id, payload, created_at) VALUES (?,?,?,?)`, route, id, string(payload), now)
-		return err
+		return EnqueueArrival(ctx, tx, route, id, payload, now)
 	})
 	if err != nil {
 		d.Log.Error("complete future", "future", id, "err", err)

@@ -1,0 +1,48 @@
+package dispatch
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// ArrivalPayload encodes env, the terminal envelope of the work called id,
+// as the payload of an arrival for route. A payload larger than
+// MaxResultBytes is stored as an artifact and replaced by a short envelope
+// naming it. It may write an artifact, so it must not be called inside a
+// transaction (the single write connection would deadlock).
+func (d *Dispatcher) ArrivalPayload(ctx context.Context, route, id string, env *Envelope) []byte {
+	ctx = context.WithoutCancel(ctx)
+	env.FutureID = id
+	env.Arrivals = nil
+	payload, err := json.Marshal(env)
+	if err != nil {
+		payload, _ = json.Marshal(ErrorEnvelope(env.Primitive, fmt.Errorf("encode result: %v", err)))
+	}
+	if len(payload) > d.MaxResultBytes && d.Artifacts != nil {
+		meta, aerr := d.Artifacts.Put(ctx, route, id+".json", "application/json", env.Primitive, payload, false)
+		if aerr == nil {
+			spilled := &Envelope{State: env.State, Primitive: env.Primitive, FutureID: id, Error: env.Error, Artifact: &meta,
+				Result: map[string]any{"spilled": true, "note": "result larger than max_result_bytes; read it with artifact.read"}}
+			payload, _ = json.Marshal(spilled)
+		} else {
+			d.Log.Error("spill result", "future", id, "err", aerr)
+		}
+	}
+	return payload
+}
+
+// EnqueueArrival queues payload (from ArrivalPayload, or a small envelope
+// marshalled directly) in route's mailbox as part of tx, so that work
+// becomes terminal and its arrival exists in the same commit. It is the one
+// way anything reaches a conversation's mailbox.
+func EnqueueArrival(ctx context.Context, tx *sql.Tx, route, id string, payload []byte, at time.Time) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO arrivals(route, future_id, payload, created_at) VALUES (?,?,?,?)`,
+		route, id, string(payload), at.UnixMilli())
+	if err != nil {
+		return fmt.Errorf("queue arrival of %s: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package dispatch
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/primitive"
+)
+
+// ErrRunning is returned by CancelQueued for a future that is already
+// running: generic work may have side effects half done, so it is not
+// interrupted.
+var ErrRunning = errors.New("the future is already running and cannot be cancelled safely")
+
+// CancelQueued cancels a queued future of route atomically: the future
+// either is still queued and becomes cancelled (its runner then never
+// claims it), or it is left as it is. It returns the future as it is
+// afterwards; for a running one it also returns ErrRunning, and for an
+// unknown or foreign id ErrNoFuture.
+func (d *Dispatcher) CancelQueued(ctx context.Context, route, id string) (Future, error) {
+	f, err := d.GetFuture(ctx, route, id)
+	if err != nil {
+		return Future{}, err
+	}
+	if f.State == "queued" {
+		env, _ := json.Marshal(&Envelope{State: primitive.StateCancelled, Primitive: f.Primitive, FutureID: id,
+			Error: &ErrorBody{Code: "cancelled", Message: "cancelled by task.cancel before it started"}})
+		res, err := d.DB.W.ExecContext(context.WithoutCancel(ctx),
+			`UPDATE futures SET state = 'cancelled', result = ?, finished_at = ? WHERE id = ? AND route = ? AND state = 'queued'`,
+			string(env), time.Now().UnixMilli(), id, route)
+		if err != nil {
+			return Future{}, fmt.Errorf("cancel future %s: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			d.wake(id)
+		}
+		if f, err = d.GetFuture(ctx, route, id); err != nil {
+			return Future{}, err
+		}
+	}
+	if f.State == "running" {
+		return f, ErrRunning
+	}
+	return f, nil
+}
+
+// ListFutures returns route's futures, newest first, without their results.
+func (d *Dispatcher) ListFutures(ctx context.Context, route string, limit int) ([]Future, error) {
+	rows, err := d.DB.R.QueryContext(ctx, `SELECT id, primitive, state, detached, outcome, created_at, finished_at
+		FROM futures WHERE route = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`, route, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list futures: %w", err)
+	}
+	defer rows.Close()
+	out := []Future{}
+	for rows.Next() {
+		var f Future
+		var det int
+		var outcome sql.NullString
+		var created int64
+		var finished sql.NullInt64
+		if err := rows.Scan(&f.ID, &f.Primitive, &f.State, &det, &outcome, &created, &finished); err != nil {
+			return nil, fmt.Errorf("list futures: %w", err)
+		}
+		f.route = route
+		f.Detached = det != 0
+		f.Outcome = outcome.String
+		f.CreatedAt = time.UnixMilli(created).UTC()
+		if finished.Valid {
+			t := time.UnixMilli(finished.Int64).UTC()
+			f.FinishedAt = &t
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
