@@ -178,10 +178,20 @@ func (a *App) Serve(ctx context.Context) error {
 	case <-ctx.Done():
 	case serveErr = <-errc:
 	}
-	// Stop accepting, then cancel work, then wait, then close the database.
-	shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	// Stop accepting, give in-flight requests a moment (calls answer within
+	// the inline budget or go pending), then cancel work, wait, and close.
+	// A connection that never sent a request would hold Shutdown for five
+	// seconds, so after the grace period the servers are closed outright.
+	shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	err := errors.Join(mcpSrv.Shutdown(shut), panelSrv.Shutdown(shut))
+	var err error
+	for _, srv := range []*http.Server{mcpSrv, panelSrv} {
+		if serr := srv.Shutdown(shut); errors.Is(serr, context.DeadlineExceeded) {
+			err = errors.Join(err, srv.Close())
+		} else {
+			err = errors.Join(err, serr)
+		}
+	}
 	a.Dispatcher.Stop()
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		serveErr = nil

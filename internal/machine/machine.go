@@ -238,6 +238,15 @@ func (m *Machine) batch(ctx context.Context, call *primitive.Call, cmds []ExecIn
 
 const maxProcesses = 4000
 
+// Process is one process_list entry.
+type Process struct {
+	PID  int    `json:"pid"`
+	PPID int    `json:"ppid"`
+	Name string `json:"name"`
+	Exe  string `json:"exe,omitempty"`
+	User string `json:"user,omitempty"`
+}
+
 func (m *Machine) processList() (any, error) {
 	ps, err := proc.List()
 	if err != nil {
@@ -248,7 +257,11 @@ func (m *Machine) processList() (any, error) {
 	if truncated {
 		ps = ps[:maxProcesses]
 	}
-	return map[string]any{"processes": ps, "count": len(ps), "truncated": truncated, "self_pid": os.Getpid()}, nil
+	out := make([]Process, len(ps))
+	for i, p := range ps {
+		out[i] = Process{PID: p.PID, PPID: p.PPID, Name: p.Name, Exe: p.Exe, User: p.User}
+	}
+	return map[string]any{"processes": out, "count": len(out), "truncated": truncated, "self_pid": os.Getpid()}, nil
 }
 
 // ErrSelf refuses killing Hearth itself.

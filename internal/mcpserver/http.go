@@ -119,6 +119,14 @@ func (s *Server) fingerprint(next http.Handler) http.Handler {
 			http.Error(w, "Bad request body", http.StatusBadRequest)
 			return
 		}
+		if !json.Valid(body) {
+			// The SDK answers malformed JSON with a plain-text 400; a
+			// JSON-RPC client deserves a parse error it can read.
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: request body is not valid JSON"}}`)
+			return
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		var msg struct {
 			ID     json.RawMessage `json:"id"`

@@ -1,0 +1,328 @@
+// Package hearthtest starts real Hearth instances for tests: in-process on
+// loopback ports, or as a child serve process built from cmd/hearth-tray,
+// and talks to them with the real go-sdk MCP client.
+package hearthtest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hearth-dev/hearth/internal/app"
+	"github.com/hearth-dev/hearth/internal/config"
+)
+
+// Instance is an in-process Hearth.
+type Instance struct {
+	App  *app.App
+	URL  string
+	Home string
+	stop func()
+}
+
+// Start runs Hearth in-process with a fresh data directory. edit may
+// change the config before start (it is written to config.json, so the
+// real loading path is used).
+func Start(t testing.TB, edit func(*config.Config)) *Instance {
+	t.Helper()
+	home := t.TempDir()
+	return StartHome(t, home, edit)
+}
+
+// StartHome runs Hearth in-process on an existing data directory.
+func StartHome(t testing.TB, home string, edit func(*config.Config)) *Instance {
+	t.Helper()
+	cfgPath := filepath.Join(home, "config.json")
+	if _, err := os.Stat(cfgPath); os.IsNotExist(err) {
+		c := config.Default()
+		c.Roots = []string{home}
+		c.MCPAddr, c.PanelAddr = "127.0.0.1:0", "127.0.0.1:0"
+		if edit != nil {
+			edit(&c)
+		}
+		if err := config.Write(cfgPath, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := app.Open(ctx, app.Options{DataDir: home, ConfigPath: cfgPath, MCPAddr: "127.0.0.1:0", PanelAddr: "127.0.0.1:0", Version: "test"})
+	if err != nil {
+		cancel()
+		t.Fatalf("open hearth: %v", err)
+	}
+	if err := a.Listen(); err != nil {
+		cancel()
+		a.Close()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ctx) }()
+	in := &Instance{App: a, URL: a.MCPURL(), Home: home}
+	var once sync.Once
+	in.stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+			a.Close()
+		})
+	}
+	t.Cleanup(in.stop)
+	return in
+}
+
+// Stop shuts the instance down (also done at cleanup).
+func (in *Instance) Stop() { in.stop() }
+
+// Client is a go-sdk client session bound to one conversation.
+type Client struct {
+	t            testing.TB
+	Session      *mcp.ClientSession
+	Conversation string
+}
+
+// Connect opens a client session (protocol 2026-07-28 by default) that
+// sends _meta["hearth/conversation"] = conversation on every call (none
+// when conversation is "").
+func Connect(t testing.TB, url, conversation string) *Client {
+	t.Helper()
+	return ConnectVersion(t, url, conversation, "")
+}
+
+// ConnectVersion is Connect with an explicit protocol version.
+func ConnectVersion(t testing.TB, url, conversation, version string) *Client {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "hearth-test", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect %s: %v", url, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return &Client{t: t, Session: s, Conversation: conversation}
+}
+
+// Result is a decoded tool result.
+type Result struct {
+	IsError bool
+	Text    string
+	// Env is the structuredContent envelope.
+	Env map[string]any
+	Raw json.RawMessage
+}
+
+// State returns Env["state"].
+func (r *Result) State() string { s, _ := r.Env["state"].(string); return s }
+
+// Arrivals returns the envelope's arrivals.
+func (r *Result) Arrivals() []map[string]any {
+	var out []map[string]any
+	arr, _ := r.Env["arrivals"].([]any)
+	for _, a := range arr {
+		out = append(out, a.(map[string]any))
+	}
+	return out
+}
+
+// Get walks a dotted path ("result.stdout.text") in the envelope.
+func (r *Result) Get(path string) any { return Get(r.Env, path) }
+
+// Get walks a dotted path in decoded JSON; numeric parts index arrays.
+func Get(v any, path string) any {
+	for _, p := range strings.Split(path, ".") {
+		switch m := v.(type) {
+		case map[string]any:
+			v = m[p]
+		case []any:
+			var i int
+			if _, err := fmt.Sscanf(p, "%d", &i); err != nil || i < 0 || i >= len(m) {
+				return nil
+			}
+			v = m[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+// Call calls a tool and fails the test on a transport error.
+func (c *Client) Call(tool string, args map[string]any) *Result {
+	c.t.Helper()
+	r, err := c.TryCall(tool, args, nil)
+	if err != nil {
+		c.t.Fatalf("call %s %v: %v", tool, args, err)
+	}
+	return r
+}
+
+// TryCall calls a tool with extra _meta entries.
+func (c *Client) TryCall(tool string, args map[string]any, meta map[string]any) (*Result, error) {
+	m := mcp.Meta{}
+	if c.Conversation != "" {
+		m["hearth/conversation"] = c.Conversation
+	}
+	for k, v := range meta {
+		m[k] = v
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := c.Session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args, Meta: m})
+	if err != nil {
+		return nil, err
+	}
+	out := &Result{IsError: res.IsError}
+	for _, ct := range res.Content {
+		if tc, ok := ct.(*mcp.TextContent); ok {
+			out.Text += tc.Text
+		}
+	}
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return nil, err
+	}
+	out.Raw = raw
+	if err := json.Unmarshal(raw, &out.Env); err != nil {
+		return nil, fmt.Errorf("structuredContent is not an object: %s", raw)
+	}
+	return out, nil
+}
+
+var (
+	buildOnce sync.Once
+	buildPath string
+	buildErr  error
+)
+
+// Binary builds cmd/hearth-tray once per test process and returns its path.
+func Binary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "hearth-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildPath = filepath.Join(dir, "hearth-tray")
+		if runtime.GOOS == "windows" {
+			buildPath += ".exe"
+		}
+		cmd := exec.Command("go", "build", "-o", buildPath, "github.com/hearth-dev/hearth/cmd/hearth-tray")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return buildPath
+}
+
+// Process is a child serve process.
+type Process struct {
+	Cmd      *exec.Cmd
+	URL      string
+	PanelURL string
+	Home     string
+	Stderr   *strings.Builder
+	waitErr  chan error
+}
+
+// StartProcess starts `hearth-tray serve` on free loopback ports with
+// HEARTH_HOME=home and waits for its listening line.
+func StartProcess(t testing.TB, home string) *Process {
+	t.Helper()
+	bin := Binary(t)
+	cmd := exec.Command(bin, "serve", "--mcp-addr", "127.0.0.1:0", "--panel-addr", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "HEARTH_HOME="+home, "HEARTH_CONFIG=")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Process{Cmd: cmd, Home: home, Stderr: &strings.Builder{}, waitErr: make(chan error, 1)}
+	cmd.Stderr = &lockedWriter{w: p.Stderr}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 4)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		io.Copy(io.Discard, stdout)
+	}()
+	go func() { p.waitErr <- cmd.Wait() }()
+	t.Cleanup(func() { p.Kill() })
+	deadline := time.After(30 * time.Second)
+	for p.URL == "" || p.PanelURL == "" {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("serve exited before listening: %s", p.Stderr.String())
+			}
+			if u, ok := strings.CutPrefix(l, "Hearth listening at "); ok {
+				p.URL = u
+			}
+			if u, ok := strings.CutPrefix(l, "Control panel at "); ok {
+				p.PanelURL = u
+			}
+		case <-deadline:
+			t.Fatalf("serve did not print its address: %s", p.Stderr.String())
+		}
+	}
+	return p
+}
+
+// Kill SIGKILLs the process (no clean shutdown) and waits for it.
+func (p *Process) Kill() {
+	if p.Cmd.ProcessState == nil {
+		p.Cmd.Process.Kill()
+		select {
+		case <-p.waitErr:
+		case <-time.After(10 * time.Second):
+		}
+	}
+}
+
+// Interrupt asks the process to stop cleanly and returns its exit error.
+func (p *Process) Interrupt(t testing.TB) error {
+	t.Helper()
+	if err := p.Cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.waitErr:
+		return err
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not exit after interrupt")
+		return nil
+	}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
