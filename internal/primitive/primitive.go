@@ -102,6 +102,17 @@ func (r *Registry) add(s *Spec) error {
 		}
 		seen[f.Name] = true
 	}
+	// The advertised schema is flat, so a field name must mean one type
+	// across all operations of a tool.
+	for _, other := range r.Operations(s.Tool) {
+		for _, of := range other.Fields {
+			for _, f := range s.Fields {
+				if f.Name == of.Name && (f.Type != of.Type || f.Nullable != of.Nullable) {
+					return fmt.Errorf("primitive %q: field %q has type %s but %s declares %s", s.Name(), f.Name, f.Type, other.Name(), of.Type)
+				}
+			}
+		}
+	}
 	r.byName[s.Name()] = s
 	r.order = append(r.order, s)
 	return nil

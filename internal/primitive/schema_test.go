@@ -1,0 +1,104 @@
+package primitive
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func testRegistry(t *testing.T) *Registry {
+	noop := func(context.Context, *Call, json.RawMessage) (any, error) { return nil, nil }
+	r, err := NewRegistry(
+		&Spec{Tool: "t", Operation: "a", Risk: RiskRead, Run: noop, Fields: []Field{
+			{Name: "path", Type: TString, Required: true, Desc: "p"},
+			{Name: "n", Type: TInteger, Min: Bound(1), Max: Bound(5)},
+			{Name: "sha", Type: TString, Nullable: true},
+		}},
+		&Spec{Tool: "t", Operation: "b", Risk: RiskWrite, Run: noop, Fields: []Field{
+			{Name: "path", Type: TString},
+			{Name: "items", Type: TArray, Max: Bound(2), Items: &Field{Type: TObject, Fields: []Field{{Name: "old", Type: TString, Required: true}}}},
+			{Name: "env", Type: TObject, Values: TString},
+			{Name: "mode", Type: TString, Enum: []string{"x", "y"}},
+		}},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestDecode(t *testing.T) {
+	r := testRegistry(t)
+	cases := []struct {
+		args string
+		want string // "" = ok
+	}{
+		{`{"operation":"a","path":"/x"}`, ""},
+		{`{"operation":"a","path":"/x","sha":null,"detach":true}`, ""},
+		{`{"operation":"a"}`, `t.a: field "path": required`},
+		{`{"operation":"a","path":"/x","items":[]}`, `t.a: field "items": unknown field for operation "a"`},
+		{`{"operation":"a","path":1}`, `field "path": must be a string`},
+		{`{"operation":"a","path":"/x","n":1.5}`, `field "n": must be an integer`},
+		{`{"operation":"a","path":"/x","n":9}`, `field "n": must be at most 5`},
+		{`{"operation":"a","path":null}`, `field "path": must be a string, not null`},
+		{`{"operation":"b","items":[{"old":"a"},{"old":"b"},{"old":"c"}]}`, `"items": must have at most 2 items`},
+		{`{"operation":"b","items":[{"old":"a","new":1}]}`, `"items[0].new": unknown key`},
+		{`{"operation":"b","items":[{}]}`, `"items[0].old": required`},
+		{`{"operation":"b","env":{"A":1}}`, `"env.A": must be a string`},
+		{`{"operation":"b","mode":"z"}`, `"mode": "z" is not one of x, y`},
+		{`{"operation":"c"}`, `unknown operation "c"; one of a, b`},
+		{`{"path":"/x"}`, `field "operation": required`},
+		{`[1]`, `arguments must be a JSON object`},
+		{`{"operation":"a","path":"/x","detach":1}`, `field "detach"`},
+	}
+	for _, tc := range cases {
+		spec, input, _, err := r.Decode("t", json.RawMessage(tc.args))
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.args, err)
+			} else if strings.Contains(string(input), "operation") || strings.Contains(string(input), "detach") || spec.Operation == "" {
+				t.Errorf("%s: input %s keeps transport fields", tc.args, input)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestToolSchemaIsFlat(t *testing.T) {
+	r := testRegistry(t)
+	s := r.ToolSchema("t")
+	for _, k := range []string{"oneOf", "anyOf", "allOf"} {
+		if _, ok := s[k]; ok {
+			t.Fatalf("top-level %s", k)
+		}
+	}
+	props := s["properties"].(map[string]any)
+	if d := props["path"].(map[string]any)["description"].(string); !strings.HasPrefix(d, "(a, b)") {
+		t.Errorf("path description should name its operations: %q", d)
+	}
+	if _, ok := props["detach"]; !ok {
+		t.Error("detach missing")
+	}
+	if s["additionalProperties"] != false {
+		t.Error("additionalProperties must be false")
+	}
+}
+
+func TestRegistryRefusesDuplicates(t *testing.T) {
+	noop := func(context.Context, *Call, json.RawMessage) (any, error) { return nil, nil }
+	if _, err := NewRegistry(&Spec{Tool: "t", Operation: "a", Risk: RiskRead, Run: noop}, &Spec{Tool: "t", Operation: "a", Risk: RiskRead, Run: noop}); err == nil {
+		t.Error("duplicate primitive accepted")
+	}
+	if _, err := NewRegistry(&Spec{Tool: "t", Operation: "a", Risk: RiskRead, Run: noop, Fields: []Field{{Name: "detach", Type: TBoolean}}}); err == nil {
+		t.Error("reserved field accepted")
+	}
+	if _, err := NewRegistry(
+		&Spec{Tool: "t", Operation: "a", Risk: RiskRead, Run: noop, Fields: []Field{{Name: "x", Type: TString}}},
+		&Spec{Tool: "t", Operation: "b", Risk: RiskRead, Run: noop, Fields: []Field{{Name: "x", Type: TInteger}}}); err == nil {
+		t.Error("a field with two types in one tool accepted (the flat schema could not describe it)")
+	}
+}
