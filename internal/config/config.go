@@ -90,7 +90,7 @@ func Default() Config {
 		MaxResultBytes:         64 << 10,
 		ExecTimeoutMS:          60_000,
 		MaxExecTimeoutMS:       3_600_000,
-		MaxConcurrentExec:      8,
+		MaxConcurrentExec:      16,
 		MaxConcurrentJobs:      4,
 		MaxConcurrentFutures:   8,
 		MaxArrivalsPerResponse: 16,

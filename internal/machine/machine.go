@@ -280,12 +280,18 @@ func (m *Machine) processKill(pid int, signal string) (any, error) {
 	return map[string]any{"pid": pid, "signal": signal, "killed": true}, nil
 }
 
+// currentUser is looked up once: it reads the user database, and
+// host_info is the call a model makes most.
+var currentUser = sync.OnceValue(func() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return ""
+})
+
 func (m *Machine) hostInfo() map[string]any {
 	host, _ := os.Hostname()
-	uname := ""
-	if u, err := user.Current(); err == nil {
-		uname = u.Username
-	}
+	uname := currentUser()
 	info := map[string]any{
 		"hostname": host,
 		"os":       runtime.GOOS,
