@@ -174,6 +174,21 @@ func (d *Dispatcher) Call(ctx context.Context, req Request) *Envelope {
 	return &Envelope{State: primitive.StatePending, Primitive: name, FutureID: f.id}
 }
 
+// Invoke runs a request to completion on the caller's goroutine, through
+// the same gates, with no future and no inline budget. Recipe steps and
+// other sequential runners use it so that nothing bypasses governance.
+func (d *Dispatcher) Invoke(ctx context.Context, req Request, futureID string) *Envelope {
+	name := req.Spec.Name()
+	for _, g := range d.Gates {
+		if err := g(ctx, req.Spec, req.Route); err != nil {
+			return ErrorEnvelope(name, err)
+		}
+	}
+	call := &primitive.Call{Route: req.Route, FutureID: futureID, CommandID: req.CommandID}
+	res, err := runSafely(ctx, req.Spec, call, req.Input)
+	return outcome(name, res, err)
+}
+
 func runSafely(ctx context.Context, spec *primitive.Spec, call *primitive.Call, input json.RawMessage) (res any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
