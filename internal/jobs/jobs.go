@@ -1,0 +1,224 @@
+// Package jobs is Hearth's durable job queue, reached through the task
+// tool: executable jobs with delays, dependencies and an interruption rule,
+// kept in SQLite and run by a scheduler that sleeps until the next due time
+// or until something changes (a submit, a completion, a cancel) — there is
+// no polling loop, so an idle queue costs no CPU however many delayed jobs
+// it holds.
+//
+// The database is the source of truth. A job is queued, running, or
+// terminal (completed, failed, blocked, cancelled); every transition is one
+// transaction, and a terminal transition queues the job's arrival in its
+// conversation's mailbox in the same commit. A failed, cancelled or blocked
+// job blocks its queued dependents, transitively, with a reason naming the
+// dependency. At start-up, jobs that were running when Hearth stopped are
+// requeued, or — when submitted with on_interrupt "block" — become blocked
+// with outcome "unknown", because their side effects may be half done.
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/machine"
+	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/store"
+)
+
+// Job states.
+const (
+	StateQueued    = "queued"
+	StateRunning   = "running"
+	StateCompleted = "completed"
+	StateFailed    = "failed"
+	StateBlocked   = "blocked"
+	StateCancelled = "cancelled"
+)
+
+// Interruption rules (on_interrupt).
+const (
+	OnInterruptRequeue = "requeue"
+	OnInterruptBlock   = "block"
+)
+
+// OutcomeUnknown marks a job interrupted with on_interrupt "block": it may
+// have changed things before Hearth stopped, so it is neither replayed nor
+// reported as failed.
+const OutcomeUnknown = "unknown"
+
+// Terminal reports whether a job state is final.
+func Terminal(state string) bool { return state != StateQueued && state != StateRunning }
+
+// ErrNoJob is returned for an unknown job id or a job of another
+// conversation; the two are indistinguishable on purpose.
+var ErrNoJob = errors.New("no such job in this conversation")
+
+// ExecFunc runs one command with machine.exec's bounds: output beyond
+// max_output_bytes spills to an artifact, the timeout and a cancelled
+// context kill the whole process tree.
+type ExecFunc func(ctx context.Context, call *primitive.Call, in machine.ExecInput) (*machine.ExecResult, error)
+
+// Interruption describes a job found running at start-up.
+type Interruption struct {
+	JobID   string
+	Route   string
+	Command string
+	Attempt int
+	// Requeued is true for on_interrupt "requeue"; false means the job is
+	// now blocked with outcome unknown.
+	Requeued bool
+}
+
+// Queue is the job queue and its scheduler.
+type Queue struct {
+	DB *store.DB
+	// Dispatcher provides the mailbox (arrivals) and the generic futures
+	// that get/status/wait/cancel/list also report.
+	Dispatcher *dispatch.Dispatcher
+	Exec       ExecFunc
+	Log        *slog.Logger
+	// MaxConcurrent is max_concurrent_jobs.
+	MaxConcurrent int
+	// DefaultTimeout applies when a job gives no timeout_ms; MaxTimeout
+	// bounds the ones given.
+	DefaultTimeout time.Duration
+	MaxTimeout     time.Duration
+	// Interrupted, when set, is called inside the start-up transaction for
+	// every job that was running when Hearth stopped, so that the
+	// interruption can be journaled in the same commit.
+	Interrupted func(ctx context.Context, tx *sql.Tx, in Interruption) error
+
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wakeCh   chan struct{}
+	loopDone chan struct{}
+	wg       sync.WaitGroup
+
+	mu       sync.Mutex
+	running  map[string]*runningJob
+	watchers map[string][]chan struct{}
+}
+
+type runningJob struct {
+	cancel context.CancelFunc
+	// byCaller records that task.cancel, not a shutdown, ended the run.
+	byCaller atomic.Bool
+	done     chan struct{}
+}
+
+// Start settles jobs a previous process left running and starts the
+// scheduler. Work runs on a context detached from ctx and ends with Stop.
+func (q *Queue) Start(ctx context.Context) error {
+	if q.Log == nil {
+		q.Log = slog.New(slog.DiscardHandler)
+	}
+	if q.MaxConcurrent < 1 {
+		q.MaxConcurrent = 1
+	}
+	q.ctx, q.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	q.wakeCh = make(chan struct{}, 1)
+	q.loopDone = make(chan struct{})
+	q.running = map[string]*runningJob{}
+	q.watchers = map[string][]chan struct{}{}
+	if err := q.recover(ctx); err != nil {
+		q.cancel()
+		return err
+	}
+	go q.loop()
+	return nil
+}
+
+// Stop stops scheduling, kills running jobs' process trees and waits for
+// their runners. Those jobs stay running in the database, so the next Start
+// treats them as interrupted, exactly as after a crash.
+func (q *Queue) Stop() {
+	if q.cancel == nil {
+		return
+	}
+	q.cancel()
+	<-q.loopDone
+	q.wg.Wait()
+}
+
+// wake nudges the scheduler; it never blocks.
+func (q *Queue) wake() {
+	select {
+	case q.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+// watch returns a channel closed when job id next reaches a terminal state.
+func (q *Queue) watch(id string) (<-chan struct{}, func()) {
+	ch := make(chan struct{})
+	q.mu.Lock()
+	q.watchers[id] = append(q.watchers[id], ch)
+	q.mu.Unlock()
+	return ch, func() {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		ws := q.watchers[id]
+		for i, w := range ws {
+			if w == ch {
+				q.watchers[id] = append(ws[:i], ws[i+1:]...)
+				break
+			}
+		}
+		if len(q.watchers[id]) == 0 {
+			delete(q.watchers, id)
+		}
+	}
+}
+
+func (q *Queue) notify(ids []string) {
+	q.mu.Lock()
+	var chans []chan struct{}
+	for _, id := range ids {
+		chans = append(chans, q.watchers[id]...)
+		delete(q.watchers, id)
+	}
+	q.mu.Unlock()
+	for _, ch := range chans {
+		close(ch)
+	}
+}
+
+// Job is a job as the task tool reports it. Environment values are never
+// echoed back (they may hold credentials); only their names are.
+type Job struct {
+	ID            string          `json:"id"`
+	State         string          `json:"state"`
+	Command       string          `json:"command"`
+	Args          []string        `json:"args"`
+	Cwd           string          `json:"cwd,omitempty"`
+	EnvKeys       []string        `json:"env_keys,omitempty"`
+	TimeoutMS     int64           `json:"timeout_ms"`
+	RunAt         time.Time       `json:"run_at"`
+	Dependencies  []string        `json:"dependencies,omitempty"`
+	OnInterrupt   string          `json:"on_interrupt"`
+	Attempts      int             `json:"attempts"`
+	Interruptions int             `json:"interruptions,omitempty"`
+	ExitCode      *int            `json:"exit_code,omitempty"`
+	Reason        string          `json:"reason,omitempty"`
+	Outcome       string          `json:"outcome,omitempty"`
+	Result        json.RawMessage `json:"result,omitempty"`
+	CreatedAt     time.Time       `json:"created_at"`
+	StartedAt     *time.Time      `json:"started_at,omitempty"`
+	FinishedAt    *time.Time      `json:"finished_at,omitempty"`
+}
+
+func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+func msTimePtr(ms sql.NullInt64) *time.Time {
+	if !ms.Valid {
+		return nil
+	}
+	t := msTime(ms.Int64)
+	return &t
+}

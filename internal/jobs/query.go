@@ -1,0 +1,232 @@
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/ids"
+)
+
+// jobRow is a job with what is never shown: its route and environment.
+type jobRow struct {
+	Job
+	route string
+	env   map[string]string
+}
+
+func jobColsOf(alias string) string {
+	cols := []string{"id", "route", "command", "args", "cwd", "env", "timeout_ms", "run_at", "on_interrupt", "state", "attempts",
+		"interruptions", "exit_code", "result", "reason", "outcome", "created_at", "started_at", "finished_at"}
+	if alias != "" {
+		for i, c := range cols {
+			cols[i] = alias + "." + c
+		}
+	}
+	return strings.Join(cols, ", ")
+}
+
+var jobCols = jobColsOf("")
+
+func scanJob(sc interface{ Scan(...any) error }) (*jobRow, error) {
+	r := &jobRow{}
+	var args, env string
+	var runAt, created int64
+	var exit, started, finished sql.NullInt64
+	var result, outcome sql.NullString
+	if err := sc.Scan(&r.ID, &r.route, &r.Command, &args, &r.Cwd, &env, &r.TimeoutMS, &runAt, &r.OnInterrupt, &r.State, &r.Attempts,
+		&r.Interruptions, &exit, &result, &r.Reason, &outcome, &created, &started, &finished); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(args), &r.Args); err != nil {
+		return nil, fmt.Errorf("job %s: decode args: %w", r.ID, err)
+	}
+	if err := json.Unmarshal([]byte(env), &r.env); err != nil {
+		return nil, fmt.Errorf("job %s: decode env: %w", r.ID, err)
+	}
+	for k := range r.env {
+		r.EnvKeys = append(r.EnvKeys, k)
+	}
+	sort.Strings(r.EnvKeys)
+	r.RunAt, r.CreatedAt = msTime(runAt), msTime(created)
+	r.StartedAt, r.FinishedAt = msTimePtr(started), msTimePtr(finished)
+	if exit.Valid {
+		e := int(exit.Int64)
+		r.ExitCode = &e
+	}
+	if result.Valid {
+		r.Result = json.RawMessage(result.String)
+	}
+	r.Outcome = outcome.String
+	return r, nil
+}
+
+// view is the job as reported (no route, no environment values).
+func (r *jobRow) view() *Job {
+	j := r.Job
+	if j.Args == nil {
+		j.Args = []string{}
+	}
+	return &j
+}
+
+// Get returns job id of route.
+func (q *Queue) Get(ctx context.Context, route, id string) (*Job, error) {
+	if !ids.Valid("job", id) {
+		return nil, fmt.Errorf("%w: %s", ErrNoJob, id)
+	}
+	r, err := scanJob(q.DB.R.QueryRowContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && r.route != route) {
+		return nil, fmt.Errorf("%w: %s", ErrNoJob, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read job %s: %w", id, err)
+	}
+	rows, err := q.DB.R.QueryContext(ctx, `SELECT dep_id FROM job_deps WHERE job_id = ? ORDER BY rowid`, id)
+	if err != nil {
+		return nil, fmt.Errorf("read dependencies of %s: %w", id, err)
+	}
+	defer rows.Close()
+	r.Dependencies = []string{}
+	for rows.Next() {
+		var d string
+		if err := rows.Scan(&d); err != nil {
+			return nil, err
+		}
+		r.Dependencies = append(r.Dependencies, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return r.view(), nil
+}
+
+// Wait returns job id of route once it is terminal, or as it is when
+// timeout passes (timedOut true) or ctx ends. It blocks on a channel closed
+// by the job's terminal transition, never by polling.
+func (q *Queue) Wait(ctx context.Context, route, id string, timeout time.Duration) (job *Job, timedOut bool, err error) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		ch, stop := q.watch(id)
+		j, err := q.Get(ctx, route, id)
+		if err != nil || Terminal(j.State) {
+			stop()
+			return j, false, err
+		}
+		select {
+		case <-ch:
+			continue
+		case <-timer.C:
+			stop()
+			return j, true, nil
+		case <-ctx.Done():
+			stop()
+			return j, true, nil
+		}
+	}
+}
+
+// Cancel cancels job id of route. A queued job is cancelled atomically
+// (its dependents become blocked in the same transaction); a running job's
+// process tree is killed and Cancel waits, within ctx, for it to be
+// recorded. It returns the job afterwards and whether this call cancelled
+// it (false when it had already ended).
+func (q *Queue) Cancel(ctx context.Context, route, id string) (*Job, bool, error) {
+	j, err := q.Get(ctx, route, id)
+	if err != nil {
+		return nil, false, err
+	}
+	switch j.State {
+	case StateQueued:
+		now := time.Now()
+		var changed []string
+		err := q.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+			changed = changed[:0]
+			res, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', reason = 'cancelled by task.cancel before it started', finished_at = ?
+				WHERE id = ? AND route = ? AND state = 'queued'`, now.UnixMilli(), id, route)
+			if err != nil {
+				return fmt.Errorf("cancel job %s: %w", id, err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return nil // claimed meanwhile; handled below as running
+			}
+			changed = append(changed, id)
+			blocked, err := blockDependents(ctx, tx, id, StateCancelled, now)
+			changed = append(changed, blocked...)
+			return err
+		})
+		if err != nil {
+			return nil, false, err
+		}
+		q.notify(changed)
+		q.wake()
+		if len(changed) > 0 {
+			j, err = q.Get(ctx, route, id)
+			return j, err == nil, err
+		}
+		if j, err = q.Get(ctx, route, id); err != nil || j.State != StateRunning {
+			return j, false, err
+		}
+		fallthrough
+	case StateRunning:
+		q.mu.Lock()
+		rj := q.running[id]
+		q.mu.Unlock()
+		if rj != nil {
+			rj.byCaller.Store(true)
+			rj.cancel()
+			select {
+			case <-rj.done:
+			case <-ctx.Done():
+			}
+		}
+		j, err = q.Get(context.WithoutCancel(ctx), route, id)
+		if err != nil {
+			return nil, false, err
+		}
+		return j, j.State == StateCancelled, nil
+	}
+	return j, false, nil
+}
+
+// Summary is one line of task.list.
+type Summary struct {
+	Kind       string     `json:"kind"` // job or future
+	ID         string     `json:"id"`
+	State      string     `json:"state"`
+	Command    string     `json:"command,omitempty"`
+	Primitive  string     `json:"primitive,omitempty"`
+	Attempts   int        `json:"attempts,omitempty"`
+	ExitCode   *int       `json:"exit_code,omitempty"`
+	Reason     string     `json:"reason,omitempty"`
+	Outcome    string     `json:"outcome,omitempty"`
+	RunAt      *time.Time `json:"run_at,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+}
+
+// ListJobs returns route's newest jobs first, without results.
+func (q *Queue) ListJobs(ctx context.Context, route string, limit int) ([]Summary, error) {
+	rows, err := q.DB.R.QueryContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE route = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`, route, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	defer rows.Close()
+	out := []Summary{}
+	for rows.Next() {
+		r, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list jobs: %w", err)
+		}
+		runAt := r.RunAt
+		out = append(out, Summary{Kind: "job", ID: r.ID, State: r.State, Command: r.Command, Attempts: r.Attempts, ExitCode: r.ExitCode,
+			Reason: r.Reason, Outcome: r.Outcome, RunAt: &runAt, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt})
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,323 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/ids"
+	"github.com/hearth-dev/hearth/internal/primitive"
+)
+
+// MaxBatch bounds the jobs of one submit.
+const MaxBatch = 1000
+
+// MaxDelay bounds how far ahead a job may be scheduled.
+const MaxDelay = 366 * 24 * time.Hour
+
+// JobInput is one job as submitted.
+type JobInput struct {
+	Command   string            `json:"command"`
+	Args      []string          `json:"args"`
+	Cwd       string            `json:"cwd"`
+	Env       map[string]string `json:"env"`
+	TimeoutMS int64             `json:"timeout_ms"`
+	DelayMS   *int64            `json:"delay_ms"`
+	RunAt     string            `json:"run_at"`
+	// Dependencies holds job id strings and, within jobs[], integer
+	// indexes into the same batch.
+	Dependencies []json.RawMessage `json:"dependencies"`
+	OnInterrupt  string            `json:"on_interrupt"`
+}
+
+// Submitted is one accepted job.
+type Submitted struct {
+	ID     string    `json:"id"`
+	State  string    `json:"state"`
+	RunAt  time.Time `json:"run_at"`
+	Reason string    `json:"reason,omitempty"`
+}
+
+// planned is a validated job waiting to be inserted.
+type planned struct {
+	in        JobInput
+	id        string
+	field     string // "job" or "jobs[i]", for error text
+	timeoutMS int64
+	runAt     int64
+	extDeps   []string // job ids outside the batch
+	batchDeps []int    // indexes inside the batch
+}
+
+func invalid(field, format string, a ...any) error {
+	return primitive.Failed("invalid_input", "task.submit: field %q: %s", field, fmt.Sprintf(format, a...))
+}
+
+// Submit validates and queues jobs for route in one transaction: either all
+// are accepted or none. batch says the jobs came as jobs[] (integer
+// dependencies are batch indexes); otherwise there is exactly one, from job.
+func (q *Queue) Submit(ctx context.Context, route string, jobs []JobInput, batch bool) ([]Submitted, error) {
+	if len(jobs) == 0 {
+		return nil, primitive.Failed("invalid_input", "task.submit: give job (one object) or jobs (a non-empty array)")
+	}
+	if len(jobs) > MaxBatch {
+		return nil, invalid("jobs", "at most %d jobs per submit", MaxBatch)
+	}
+	now := time.Now()
+	plan := make([]*planned, len(jobs))
+	for i, in := range jobs {
+		field := "job"
+		if batch {
+			field = fmt.Sprintf("jobs[%d]", i)
+		}
+		p, err := q.validate(field, in, now, len(jobs), batch)
+		if err != nil {
+			return nil, err
+		}
+		p.id = ids.New("job")
+		plan[i] = p
+	}
+	order, err := topoOrder(plan)
+	if err != nil {
+		return nil, err
+	}
+
+	out := make([]Submitted, len(plan))
+	var blocked []string
+	err = q.DB.InTx(ctx, func(tx *sql.Tx) error {
+		blocked = blocked[:0]
+		// depState maps every dependency (outside and inside the batch) to
+		// its state as of this transaction, which holds the write lock, so
+		// no dependency can change state before the jobs are inserted.
+		depState := map[string]string{}
+		for _, p := range plan {
+			for _, d := range p.extDeps {
+				if _, seen := depState[d]; seen {
+					continue
+				}
+				var st, rt string
+				err := tx.QueryRowContext(ctx, `SELECT state, route FROM jobs WHERE id = ?`, d).Scan(&st, &rt)
+				if errors.Is(err, sql.ErrNoRows) || (err == nil && rt != route) {
+					return invalid(p.field+".dependencies", "unknown dependency %s: no such job in this conversation", d)
+				}
+				if err != nil {
+					return fmt.Errorf("read dependency %s: %w", d, err)
+				}
+				depState[d] = st
+			}
+		}
+		created := now.UnixMilli()
+		for _, i := range order {
+			p := plan[i]
+			deps := append([]string(nil), p.extDeps...)
+			for _, b := range p.batchDeps {
+				deps = append(deps, plan[b].id)
+			}
+			deps = dedupe(deps)
+			state, reason, waiting := StateQueued, "", 0
+			for _, d := range deps {
+				switch st := depState[d]; st {
+				case StateCompleted:
+				case StateFailed, StateCancelled, StateBlocked:
+					if state == StateQueued {
+						state, reason = StateBlocked, fmt.Sprintf("dependency %s %s", d, st)
+					}
+				default:
+					waiting++
+				}
+			}
+			args, _ := json.Marshal(nonNil(p.in.Args))
+			env, _ := json.Marshal(nonNilMap(p.in.Env))
+			onInt := p.in.OnInterrupt
+			if onInt == "" {
+				onInt = OnInterruptRequeue
+			}
+			var finished any
+			if state == StateBlocked {
+				finished = created
+				blocked = append(blocked, p.id)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO jobs(id, route, command, args, cwd, env, timeout_ms, run_at, on_interrupt, state, waiting, reason, created_at, finished_at)
+				VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, p.id, route, p.in.Command, string(args), p.in.Cwd, string(env), p.timeoutMS, p.runAt,
+				onInt, state, waiting, reason, created, finished); err != nil {
+				return fmt.Errorf("insert job: %w", err)
+			}
+			for _, d := range deps {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO job_deps(job_id, dep_id) VALUES (?,?)`, p.id, d); err != nil {
+					return fmt.Errorf("insert job dependency: %w", err)
+				}
+			}
+			depState[p.id] = state
+			out[i] = Submitted{ID: p.id, State: state, RunAt: msTime(p.runAt), Reason: reason}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	q.wake()
+	return out, nil
+}
+
+// validate checks one job and resolves its timeout, due time and
+// dependencies. Existence of dependencies outside the batch is checked in
+// the submit transaction.
+func (q *Queue) validate(field string, in JobInput, now time.Time, n int, batch bool) (*planned, error) {
+	p := &planned{in: in, field: field}
+	if strings.TrimSpace(in.Command) == "" {
+		return nil, invalid(field+".command", "must not be empty")
+	}
+	for k, v := range in.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return nil, invalid(field+".env", "invalid variable name %q", k)
+		}
+		if strings.ContainsRune(v, 0) {
+			return nil, invalid(field+".env."+k, "value contains NUL")
+		}
+	}
+	switch {
+	case in.TimeoutMS < 0:
+		return nil, invalid(field+".timeout_ms", "must be positive")
+	case in.TimeoutMS == 0:
+		p.timeoutMS = q.DefaultTimeout.Milliseconds()
+	case time.Duration(in.TimeoutMS)*time.Millisecond > q.MaxTimeout:
+		return nil, invalid(field+".timeout_ms", "%d exceeds max_exec_timeout_ms (%d)", in.TimeoutMS, q.MaxTimeout.Milliseconds())
+	default:
+		p.timeoutMS = in.TimeoutMS
+	}
+	switch in.OnInterrupt {
+	case "", OnInterruptRequeue, OnInterruptBlock:
+	default:
+		return nil, invalid(field+".on_interrupt", "%q is not one of requeue, block", in.OnInterrupt)
+	}
+	p.runAt = now.UnixMilli()
+	switch {
+	case in.DelayMS != nil && in.RunAt != "":
+		return nil, invalid(field+".run_at", "give delay_ms or run_at, not both")
+	case in.DelayMS != nil:
+		d := time.Duration(*in.DelayMS) * time.Millisecond
+		if *in.DelayMS < 0 || d > MaxDelay {
+			return nil, invalid(field+".delay_ms", "must be between 0 and %d", MaxDelay.Milliseconds())
+		}
+		p.runAt = now.Add(d).UnixMilli()
+	case in.RunAt != "":
+		t, err := time.Parse(time.RFC3339Nano, in.RunAt)
+		if err != nil {
+			return nil, invalid(field+".run_at", "%q is not an RFC 3339 time such as 2030-01-02T15:04:05Z", in.RunAt)
+		}
+		if t.Sub(now) > MaxDelay {
+			return nil, invalid(field+".run_at", "more than %d days ahead", int(MaxDelay.Hours()/24))
+		}
+		p.runAt = max(t.UnixMilli(), 0)
+	}
+	for i, raw := range in.Dependencies {
+		df := fmt.Sprintf("%s.dependencies[%d]", field, i)
+		raw = bytes.TrimSpace(raw)
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			if !ids.Valid("job", s) {
+				return nil, invalid(df, "%q is not a job id (job_…); futures cannot be dependencies", s)
+			}
+			p.extDeps = append(p.extDeps, s)
+			continue
+		}
+		var idx int
+		if json.Unmarshal(raw, &idx) != nil {
+			return nil, invalid(df, "must be a job id string or, in jobs[], an integer index into jobs")
+		}
+		if !batch {
+			return nil, invalid(df, "integer dependencies index into jobs[]; with job, name earlier jobs by id")
+		}
+		if idx < 0 || idx >= n {
+			return nil, invalid(df, "index %d is outside jobs[0..%d]", idx, n-1)
+		}
+		p.batchDeps = append(p.batchDeps, idx)
+	}
+	return p, nil
+}
+
+// topoOrder returns the batch in an order where every job follows its
+// batch dependencies, or an error naming the jobs on a cycle.
+func topoOrder(plan []*planned) ([]int, error) {
+	indeg := make([]int, len(plan))
+	users := make([][]int, len(plan))
+	for i, p := range plan {
+		for _, d := range dedupeInts(p.batchDeps) {
+			indeg[i]++
+			users[d] = append(users[d], i)
+		}
+	}
+	var order, ready []int
+	for i := range plan {
+		if indeg[i] == 0 {
+			ready = append(ready, i)
+		}
+	}
+	for len(ready) > 0 {
+		i := ready[0]
+		ready = ready[1:]
+		order = append(order, i)
+		for _, u := range users[i] {
+			if indeg[u]--; indeg[u] == 0 {
+				ready = append(ready, u)
+			}
+		}
+	}
+	if len(order) == len(plan) {
+		return order, nil
+	}
+	var cyc []string
+	for i := range plan {
+		if indeg[i] > 0 {
+			cyc = append(cyc, fmt.Sprintf("jobs[%d]", i))
+		}
+	}
+	if len(cyc) > 8 {
+		cyc = append(cyc[:8], "…")
+	}
+	return nil, invalid("jobs", "dependency cycle (jobs on it or waiting on it: %s); nothing was submitted", strings.Join(cyc, ", "))
+}
+
+func dedupe(s []string) []string {
+	seen := map[string]bool{}
+	out := s[:0]
+	for _, v := range s {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func dedupeInts(s []int) []int {
+	c := append([]int(nil), s...)
+	sort.Ints(c)
+	out := c[:0]
+	for i, v := range c {
+		if i == 0 || v != c[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func nonNilMap(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
