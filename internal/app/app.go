@@ -18,6 +18,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/artifacts"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/machine"
 	"github.com/hearth-dev/hearth/internal/mcpserver"
 	"github.com/hearth-dev/hearth/internal/primitive"
@@ -43,6 +44,7 @@ type App struct {
 	Artifacts  *artifacts.Store
 	Registry   *primitive.Registry
 	Dispatcher *dispatch.Dispatcher
+	Jobs       *jobs.Queue
 	MCP        *mcpserver.Server
 	Log        *slog.Logger
 
@@ -91,6 +93,8 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	var specs []*primitive.Spec
 	specs = append(specs, m.Specs()...)
 	specs = append(specs, a.Artifacts.Specs()...)
+	a.Jobs = a.newJobs(cfg)
+	specs = append(specs, a.Jobs.Specs()...)
 	reg, err := primitive.NewRegistry(specs...)
 	if err != nil {
 		db.Close()
@@ -105,6 +109,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		MaxArrivalBytes: cfg.MaxArrivalBytes,
 		Gates:           []dispatch.Gate{a.policyGate},
 	}
+	a.Jobs.Dispatcher = a.Dispatcher
 	a.MCP = &mcpserver.Server{Registry: reg, Dispatcher: a.Dispatcher, Log: log, Version: opts.Version, Disclosure: a.disclosure}
 	if err := a.MCP.Build(); err != nil {
 		db.Close()
@@ -168,6 +173,10 @@ func (a *App) Serve(ctx context.Context) error {
 	if err := a.Dispatcher.Start(ctx, a.Config.MaxConcurrentFutures); err != nil {
 		return err
 	}
+	if err := a.Jobs.Start(ctx); err != nil {
+		a.Dispatcher.Stop()
+		return err
+	}
 	mcpSrv := &http.Server{Handler: a.MCP.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	panelSrv := &http.Server{Handler: a.panelHandler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 2)
@@ -192,6 +201,7 @@ func (a *App) Serve(ctx context.Context) error {
 			err = errors.Join(err, serr)
 		}
 	}
+	a.Jobs.Stop()
 	a.Dispatcher.Stop()
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		serveErr = nil
