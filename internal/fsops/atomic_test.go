@@ -1,0 +1,198 @@
+package fsops
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// flakyRename fails with errno for the first fails calls, then renames.
+func flakyRename(fails int, errno error) func(string, string) error {
+	calls := 0
+	return func(oldpath, newpath string) error {
+		calls++
+		if calls <= fails {
+			return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: errno}
+		}
+		return os.Rename(oldpath, newpath)
+	}
+}
+
+func tempNames(t *testing.T, dir string) []string {
+	t.Helper()
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, de := range des {
+		if strings.HasPrefix(de.Name(), tempPrefix) {
+			out = append(out, de.Name())
+		}
+	}
+	return out
+}
+
+func TestWriteAtomicRetriesTransientErrors(t *testing.T) {
+	for _, errno := range transientErrnos() {
+		t.Run(errno.Error(), func(t *testing.T) {
+			dir := t.TempDir()
+			target := filepath.Join(dir, "f.txt")
+			if err := os.WriteFile(target, []byte("old"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var sleeps []time.Duration
+			r := Replacer{Rename: flakyRename(2, errno), Sleep: func(d time.Duration) { sleeps = append(sleeps, d) }}
+			attempts, err := r.WriteAtomic(target, []byte("new"), 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if attempts != 3 {
+				t.Fatalf("attempts = %d, want 3", attempts)
+			}
+			if want := []time.Duration{10 * time.Millisecond, 20 * time.Millisecond}; !equalDurations(sleeps, want) {
+				t.Fatalf("backoff %v, want %v", sleeps, want)
+			}
+			got, _ := os.ReadFile(target)
+			if string(got) != "new" {
+				t.Fatalf("content %q", got)
+			}
+			if info, _ := os.Stat(target); info.Mode().Perm() != 0o600 && os.PathSeparator == '/' {
+				t.Errorf("existing mode not kept: %v", info.Mode())
+			}
+			if n := tempNames(t, dir); len(n) != 0 {
+				t.Fatalf("temporary files left: %v", n)
+			}
+		})
+	}
+}
+
+func equalDurations(a, b []time.Duration) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestWriteAtomicGivesUp(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "f.txt")
+	if err := os.WriteFile(target, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	errno := transientErrnos()[0]
+	var sleeps []time.Duration
+	r := Replacer{Rename: flakyRename(100, errno), Sleep: func(d time.Duration) { sleeps = append(sleeps, d) },
+		BaseDelay: 100 * time.Millisecond}
+	attempts, err := r.WriteAtomic(target, []byte("new"), 0o644)
+	if !errors.Is(err, errno) {
+		t.Fatalf("err = %v, want %v", err, errno)
+	}
+	if attempts != 8 {
+		t.Fatalf("attempts = %d, want 8", attempts)
+	}
+	want := []time.Duration{100, 200, 400, 500, 500, 500, 500}
+	for i := range want {
+		want[i] *= time.Millisecond
+	}
+	if !equalDurations(sleeps, want) {
+		t.Fatalf("backoff %v, want %v (capped)", sleeps, want)
+	}
+	if got, _ := os.ReadFile(target); string(got) != "old" {
+		t.Fatalf("target changed to %q", got)
+	}
+	if n := tempNames(t, dir); len(n) != 0 {
+		t.Fatalf("temporary files left: %v", n)
+	}
+}
+
+func TestWriteAtomicPermanentErrorNotRetried(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "f.txt")
+	r := Replacer{Rename: flakyRename(100, syscall.ENOENT), Sleep: func(time.Duration) { t.Fatal("slept") }}
+	attempts, err := r.WriteAtomic(target, []byte("new"), 0o644)
+	if err == nil || attempts != 1 {
+		t.Fatalf("attempts %d, err %v; want one failed attempt", attempts, err)
+	}
+	if _, err := os.Stat(target); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("target created: %v", err)
+	}
+	if n := tempNames(t, dir); len(n) != 0 {
+		t.Fatalf("temporary files left: %v", n)
+	}
+}
+
+func TestWriteAtomicNewFile(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "new.bin")
+	attempts, err := WriteAtomic(target, []byte{0, 1, 2}, 0o640)
+	if err != nil || attempts != 1 {
+		t.Fatalf("attempts %d, err %v", attempts, err)
+	}
+	info, err := os.Stat(target)
+	if err != nil || info.Size() != 3 {
+		t.Fatalf("stat %v %v", info, err)
+	}
+	if os.PathSeparator == '/' && info.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v, want 0640", info.Mode())
+	}
+	if _, err := WriteAtomic(filepath.Join(dir, "missing", "x"), nil, 0o644); err == nil {
+		t.Fatal("write into a missing directory succeeded")
+	}
+}
+
+func TestRemoveFileRetries(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "f.txt")
+	if err := os.WriteFile(target, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	r := Replacer{Sleep: func(time.Duration) {}, Remove: func(p string) error {
+		calls++
+		if calls == 1 {
+			return &fs.PathError{Op: "remove", Path: p, Err: transientErrnos()[0]}
+		}
+		return os.Remove(p)
+	}}
+	attempts, err := r.RemoveFile(target)
+	if err != nil || attempts != 2 {
+		t.Fatalf("attempts %d, err %v", attempts, err)
+	}
+	if _, err := os.Stat(target); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal("file still there")
+	}
+}
+
+func TestCleanStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{tempPrefix + "1", tempPrefix + "2", "keep.txt", "x" + tempPrefix} {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, tempPrefix+"dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	n, err := CleanStaleTemps(dir)
+	if err != nil || n != 2 {
+		t.Fatalf("removed %d, err %v; want 2", n, err)
+	}
+	des, _ := os.ReadDir(dir)
+	if len(des) != 3 {
+		t.Fatalf("left %d entries, want keep.txt, x%s and the directory", len(des), tempPrefix)
+	}
+	if n, err := CleanStaleTemps(filepath.Join(dir, "missing")); n != 0 || err != nil {
+		t.Fatalf("missing dir: %d, %v", n, err)
+	}
+}
