@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
-	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/store"
 )
@@ -41,8 +40,11 @@ type Dispatcher struct {
 	// MaxArrivals and MaxArrivalBytes bound one response's arrivals.
 	MaxArrivals     int
 	MaxArrivalBytes int
-	// Gates run in order before every call.
+	// Gates run in order before every call (before the Governor).
 	Gates []Gate
+	// Gov, when set, governs every call: replay, admission, journaling.
+	Gov Governor
+	workState
 
 	ctx    context.Context // app context: running work outlives requests
 	cancel context.CancelFunc
@@ -86,6 +88,9 @@ type Envelope struct {
 	State     string          `json:"state"`
 	Primitive string          `json:"primitive,omitempty"`
 	FutureID  string          `json:"future_id,omitempty"`
+	PermitID  string          `json:"permit_id,omitempty"`
+	CommandID string          `json:"command_id,omitempty"`
+	Replayed  bool            `json:"replayed,omitempty"`
 	Result    any             `json:"result,omitempty"`
 	Error     *ErrorBody      `json:"error,omitempty"`
 	Artifact  *artifacts.Meta `json:"artifact,omitempty"`
@@ -115,41 +120,39 @@ func outcome(prim string, res any, err error) *Envelope {
 	return &Envelope{State: primitive.StateCompleted, Primitive: prim, Result: res}
 }
 
-// Call runs one request.
+// Call runs one request: gate, then either a detached future, or a race
+// of the inline budget after which the still-running call becomes a durable
+// future.
 func (d *Dispatcher) Call(ctx context.Context, req Request) *Envelope {
 	name := req.Spec.Name()
-	for _, g := range d.Gates {
-		if err := g(ctx, req.Spec, req.Route); err != nil {
-			return ErrorEnvelope(name, err)
-		}
+	a := NewAdmission(req, "")
+	if env := d.gate(ctx, a, true); env != nil {
+		return env
 	}
-	call := &primitive.Call{Route: req.Route, CommandID: req.CommandID}
 	if req.Spec.Inline {
-		res, err := req.Spec.Run(ctx, call, req.Input)
-		return outcome(name, res, err)
+		return d.execute(ctx, a)
 	}
 	if req.Detach {
-		f, err := d.newFuture(ctx, req, "queued")
-		if err != nil {
+		req.CommandID = a.CommandID
+		if _, err := d.insertFuture(ctx, a.FutureID, req, "queued"); err != nil {
 			return ErrorEnvelope(name, err)
 		}
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
-			d.runQueued(f.id, req)
+			d.runQueued(a.FutureID, req, false)
 		}()
-		return &Envelope{State: primitive.StatePending, Primitive: name, FutureID: f.id}
+		return &Envelope{State: primitive.StatePending, Primitive: name, FutureID: a.FutureID, CommandID: a.CommandID}
 	}
 
-	// Race the inline budget. The primitive runs on the app context so it
+	// Race the inline budget. The primitive runs on the work context so it
 	// survives the request when it goes pending.
-	call.FutureID = ids.New("fut")
 	done := make(chan *Envelope, 1)
+	work := d.workCtx()
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		res, err := runSafely(d.ctx, req.Spec, call, req.Input)
-		done <- outcome(name, res, err)
+		done <- d.execute(work, a)
 	}()
 	timer := time.NewTimer(d.Budget)
 	defer timer.Stop()
@@ -159,34 +162,31 @@ func (d *Dispatcher) Call(ctx context.Context, req Request) *Envelope {
 	case <-timer.C:
 	case <-ctx.Done():
 	}
-	f, err := d.insertFuture(ctx, call.FutureID, req, "running")
-	if err != nil {
+	req.CommandID = a.CommandID
+	if _, err := d.insertFuture(ctx, a.FutureID, req, "running"); err != nil {
 		// The work is running but cannot be made durable: wait for it
 		// rather than lose its result.
-		d.Log.Error("record pending future", "future", call.FutureID, "err", err)
+		d.Log.Error("record pending future", "future", a.FutureID, "err", err)
 		return <-done
 	}
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		d.complete(f.id, req.Route, <-done)
+		d.complete(a.FutureID, req.Route, <-done)
 	}()
-	return &Envelope{State: primitive.StatePending, Primitive: name, FutureID: f.id}
+	return &Envelope{State: primitive.StatePending, Primitive: name, FutureID: a.FutureID, CommandID: a.CommandID}
 }
 
 // Invoke runs a request to completion on the caller's goroutine, through
-// the same gates, with no future and no inline budget. Recipe steps and
-// other sequential runners use it so that nothing bypasses governance.
+// the same governance, with no inline budget. Recipe steps and other
+// sequential runners use it so that nothing bypasses governance; a call
+// that needs a permit is parked as a future (pending, with permit_id).
 func (d *Dispatcher) Invoke(ctx context.Context, req Request, futureID string) *Envelope {
-	name := req.Spec.Name()
-	for _, g := range d.Gates {
-		if err := g(ctx, req.Spec, req.Route); err != nil {
-			return ErrorEnvelope(name, err)
-		}
+	a := NewAdmission(req, futureID)
+	if env := d.gate(ctx, a, true); env != nil {
+		return env
 	}
-	call := &primitive.Call{Route: req.Route, FutureID: futureID, CommandID: req.CommandID}
-	res, err := runSafely(ctx, req.Spec, call, req.Input)
-	return outcome(name, res, err)
+	return d.execute(ctx, a)
 }
 
 func runSafely(ctx context.Context, spec *primitive.Spec, call *primitive.Call, input json.RawMessage) (res any, err error) {
@@ -200,10 +200,6 @@ func runSafely(ctx context.Context, spec *primitive.Spec, call *primitive.Call, 
 
 type futureRow struct{ id string }
 
-func (d *Dispatcher) newFuture(ctx context.Context, req Request, state string) (futureRow, error) {
-	return d.insertFuture(ctx, ids.New("fut"), req, state)
-}
-
 func (d *Dispatcher) insertFuture(ctx context.Context, id string, req Request, state string) (futureRow, error) {
 	sum := sha256.Sum256(req.Input)
 	now := time.Now().UnixMilli()
@@ -211,8 +207,8 @@ func (d *Dispatcher) insertFuture(ctx context.Context, id string, req Request, s
 	if state == "running" {
 		started = now
 	}
-	_, err := d.DB.W.ExecContext(context.WithoutCancel(ctx), `INSERT INTO futures(id, route, primitive, input, input_sha256, state, detached, created_at, started_at)
-		VALUES (?,?,?,?,?,?,?,?,?)`, id, req.Route, req.Spec.Name(), string(req.Input), hex.EncodeToString(sum[:]), state, boolInt(req.Detach), now, started)
+	_, err := d.DB.W.ExecContext(context.WithoutCancel(ctx), `INSERT INTO futures(id, route, primitive, input, input_sha256, state, detached, created_at, started_at, command_id)
+		VALUES (?,?,?,?,?,?,?,?,?,?)`, id, req.Route, req.Spec.Name(), string(req.Input), hex.EncodeToString(sum[:]), state, boolInt(req.Detach), now, started, req.CommandID)
 	if err != nil {
 		return futureRow{}, fmt.Errorf("record future: %w", err)
 	}
@@ -227,8 +223,10 @@ func boolInt(b bool) int {
 }
 
 // runQueued waits for a generic-future slot, claims the future (a queued
-// future cancelled meanwhile is not run), runs it and completes it.
-func (d *Dispatcher) runQueued(id string, req Request) {
+// future cancelled meanwhile is not run), admits it again (an e-stop may
+// have latched since it was queued), runs it and completes it. approved is
+// set when the operator approved a permit for exactly this input.
+func (d *Dispatcher) runQueued(id string, req Request, approved bool) {
 	select {
 	case d.slots <- struct{}{}:
 	case <-d.ctx.Done():
@@ -243,14 +241,84 @@ func (d *Dispatcher) runQueued(id string, req Request) {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return // cancelled before it started
 	}
-	call := &primitive.Call{Route: req.Route, FutureID: id, CommandID: req.CommandID}
-	out, rerr := runSafely(d.ctx, req.Spec, call, req.Input)
-	if d.ctx.Err() != nil && rerr != nil {
+	a := NewAdmission(req, id)
+	a.Approved = approved
+	if d.Gov != nil {
+		err := d.Gov.Admit(d.ctx, a)
+		if errors.Is(err, ErrPermitRequired) {
+			d.reparkForPermit(a)
+			return
+		}
+		if err != nil {
+			env := ErrorEnvelope(req.Spec.Name(), err)
+			env.CommandID = a.CommandID
+			d.complete(id, req.Route, env)
+			return
+		}
+	}
+	env := d.execute(d.workCtx(), a)
+	if d.ctx.Err() != nil && env.State != primitive.StateCompleted {
 		// Shutting down: leave it running; the next start settles it as
 		// unknown rather than recording a cancellation that Hearth caused.
 		return
 	}
-	d.complete(id, req.Route, outcome(req.Spec.Name(), out, rerr))
+	d.complete(id, req.Route, env)
+}
+
+// reparkForPermit turns a claimed future back into one awaiting a permit
+// (the policy changed while it was queued).
+func (d *Dispatcher) reparkForPermit(a *Admission) {
+	if _, err := d.DB.W.ExecContext(d.ctx, `UPDATE futures SET state = 'permit' WHERE id = ? AND state = 'running'`, a.FutureID); err != nil {
+		d.Log.Error("park future", "future", a.FutureID, "err", err)
+		return
+	}
+	if _, err := d.Gov.RequestPermit(d.ctx, a); err != nil {
+		d.complete(a.FutureID, a.Route, ErrorEnvelope(a.Spec.Name(), err))
+	}
+}
+
+// RunApproved runs a future parked for a permit, once: the stored
+// (journaled) input, for the stored conversation and primitive. It is
+// called by the operator route after approval, never by a tool.
+func (d *Dispatcher) RunApproved(ctx context.Context, futureID string) error {
+	var route, prim, input string
+	var cmd sql.NullString
+	err := d.DB.R.QueryRowContext(ctx, `SELECT route, primitive, input, command_id FROM futures WHERE id = ? AND state = 'permit'`, futureID).Scan(&route, &prim, &input, &cmd)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("future %s is not waiting for a permit", futureID)
+	}
+	if err != nil {
+		return err
+	}
+	spec, ok := d.Registry.Lookup(prim)
+	if !ok {
+		return fmt.Errorf("future %s: primitive %s no longer exists", futureID, prim)
+	}
+	res, err := d.DB.W.ExecContext(ctx, `UPDATE futures SET state = 'queued' WHERE id = ? AND state = 'permit'`, futureID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("future %s is not waiting for a permit", futureID)
+	}
+	req := Request{Route: route, Spec: spec, Input: json.RawMessage(input), Detach: true, CommandID: cmd.String}
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		d.runQueued(futureID, req, true)
+	}()
+	return nil
+}
+
+// Settle completes a non-terminal future with env (a denied or expired
+// permit). It is called by the operator route.
+func (d *Dispatcher) Settle(futureID string, env *Envelope) {
+	var route string
+	if err := d.DB.R.QueryRow(`SELECT route FROM futures WHERE id = ?`, futureID).Scan(&route); err != nil {
+		d.Log.Error("settle future", "future", futureID, "err", err)
+		return
+	}
+	d.complete(futureID, route, env)
 }
 
 // complete records a future's terminal envelope and queues its arrival in
@@ -260,7 +328,7 @@ func (d *Dispatcher) complete(id, route string, env *Envelope) {
 	payload := d.ArrivalPayload(ctx, route, id, env)
 	now := time.Now()
 	err := d.DB.InTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE futures SET state = ?, result = ?, finished_at = ? WHERE id = ? AND state IN ('queued','running')`,
+		res, err := tx.ExecContext(ctx, `UPDATE futures SET state = ?, result = ?, finished_at = ? WHERE id = ? AND state IN ('queued','running','permit','waiting')`,
 			futureState(env.State), string(payload), now.UnixMilli(), id)
 		if err != nil {
 			return err
@@ -308,14 +376,14 @@ func (d *Dispatcher) recover(ctx context.Context) error {
 			return err
 		}
 	}
-	rows, err = d.DB.R.QueryContext(ctx, `SELECT id, route, primitive, input FROM futures WHERE state = 'queued' ORDER BY created_at`)
+	rows, err = d.DB.R.QueryContext(ctx, `SELECT id, route, primitive, input, COALESCE(command_id, '') FROM futures WHERE state = 'queued' ORDER BY created_at`)
 	if err != nil {
 		return fmt.Errorf("find queued futures: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id, route, prim, input string
-		if err := rows.Scan(&id, &route, &prim, &input); err != nil {
+		var id, route, prim, input, cmd string
+		if err := rows.Scan(&id, &route, &prim, &input, &cmd); err != nil {
 			return err
 		}
 		spec, ok := d.Registry.Lookup(prim)
@@ -323,11 +391,11 @@ func (d *Dispatcher) recover(ctx context.Context) error {
 			d.complete(id, route, ErrorEnvelope(prim, primitive.Blocked("unknown_primitive", "primitive %s no longer exists", prim)))
 			continue
 		}
-		req := Request{Route: route, Spec: spec, Input: json.RawMessage(input), Detach: true}
+		req := Request{Route: route, Spec: spec, Input: json.RawMessage(input), Detach: true, CommandID: cmd}
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
-			d.runQueued(id, req)
+			d.runQueued(id, req, false)
 		}()
 	}
 	return rows.Err()

@@ -114,7 +114,7 @@ type Migration struct {
 }
 
 // Migrations returns the embedded migrations in order. File names are
-// NNNN_name.sql; numbers must be unique and contiguous from 1.
+// NNNN_name.sql; numbers must be unique and increasing.
 func Migrations() ([]Migration, error) {
 	entries, err := fs.ReadDir(migrationFS, "migrations")
 	if err != nil {
@@ -135,9 +135,9 @@ func Migrations() ([]Migration, error) {
 		ms = append(ms, Migration{Version: v, Name: name, SQL: string(body)})
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
-	for i, m := range ms {
-		if m.Version != i+1 {
-			return nil, fmt.Errorf("migration %s: expected version %d", m.Name, i+1)
+	for i := 1; i < len(ms); i++ {
+		if ms[i].Version == ms[i-1].Version {
+			return nil, fmt.Errorf("migrations %s and %s share version %d", ms[i-1].Name, ms[i].Name, ms[i].Version)
 		}
 	}
 	return ms, nil
@@ -157,15 +157,22 @@ func (db *DB) applyMigrations(ctx context.Context, ms []Migration) error {
 		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
 			return fmt.Errorf("read schema version: %w", err)
 		}
-		if current > len(ms) {
-			return fmt.Errorf("schema version %d is newer than this Hearth (knows %d)", current, len(ms))
+		newest := 0
+		if len(ms) > 0 {
+			newest = ms[len(ms)-1].Version
 		}
-		for _, m := range ms[current:] {
+		if current > newest {
+			return fmt.Errorf("schema version %d is newer than this Hearth (knows %d)", current, newest)
+		}
+		for _, m := range ms {
+			if m.Version <= current {
+				continue
+			}
 			if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 				return fmt.Errorf("apply %s: %w", m.Name, err)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(ms))); err != nil {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", newest)); err != nil {
 			return fmt.Errorf("write schema version: %w", err)
 		}
 		return nil

@@ -1,0 +1,174 @@
+package dispatch
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"sync"
+
+	"github.com/hearth-dev/hearth/internal/ids"
+	"github.com/hearth-dev/hearth/internal/primitive"
+)
+
+// ErrPermitRequired is returned by Governor.Admit when the call may run
+// only after the operator approves it.
+var ErrPermitRequired = errors.New("operator permit required")
+
+// Admission is one request as governance sees it: what would run, for whom,
+// under which command id, with which input digest.
+type Admission struct {
+	Spec      *primitive.Spec
+	Route     string
+	CommandID string
+	FutureID  string
+	Input     json.RawMessage
+	Digest    string
+	// Approved is set when the operator approved a permit for exactly this
+	// input; Admit then skips the permit requirement (but not the e-stop).
+	Approved bool
+}
+
+// SideEffecting reports whether the primitive is journaled.
+func (a *Admission) SideEffecting() bool { return a.Spec.Risk != primitive.RiskRead }
+
+// Governor is the governance choke point every call passes (DESIGN §5). The
+// dispatcher calls it in this order: Replay (command-id lookup), Admit
+// (e-stop, policy, UNKNOWN gate, permits), then Begin before the primitive
+// runs and Finish after. A Governor must never let a failure to journal
+// pass silently: Begin's error stops the call.
+type Governor interface {
+	// Replay returns the stored envelope of a command that already ran
+	// (or the pending envelope of one still running) when a.CommandID was
+	// seen with the same digest, a *primitive.Error conflict when it was
+	// seen with another, and nil for a new command.
+	Replay(ctx context.Context, a *Admission) (*Envelope, error)
+	// Admit returns nil to run, ErrPermitRequired to park the call for the
+	// operator, or a *primitive.Error (normally blocked) to refuse.
+	Admit(ctx context.Context, a *Admission) error
+	// RequestPermit records a permit request for a parked call and returns
+	// its id.
+	RequestPermit(ctx context.Context, a *Admission) (string, error)
+	// Begin journals the intent before a side-effecting primitive runs.
+	Begin(ctx context.Context, a *Admission) error
+	// Finish journals the outcome of a call Begin journaled.
+	Finish(ctx context.Context, a *Admission, env *Envelope)
+}
+
+// NewAdmission builds the admission of req, generating ids as needed.
+func NewAdmission(req Request, futureID string) *Admission {
+	sum := sha256.Sum256(req.Input)
+	a := &Admission{Spec: req.Spec, Route: req.Route, CommandID: req.CommandID, FutureID: futureID, Input: req.Input, Digest: hex.EncodeToString(sum[:])}
+	if a.FutureID == "" {
+		a.FutureID = ids.New("fut")
+	}
+	if a.CommandID == "" && a.SideEffecting() {
+		a.CommandID = ids.New("cmd")
+	}
+	return a
+}
+
+// gate runs replay and admission. It returns a non-nil envelope when the
+// call must not run now (replayed, refused or parked for a permit).
+func (d *Dispatcher) gate(ctx context.Context, a *Admission, park bool) *Envelope {
+	name := a.Spec.Name()
+	for _, g := range d.Gates {
+		if err := g(ctx, a.Spec, a.Route); err != nil {
+			return ErrorEnvelope(name, err)
+		}
+	}
+	if d.Gov == nil {
+		return nil
+	}
+	if a.SideEffecting() {
+		env, err := d.Gov.Replay(ctx, a)
+		if err != nil {
+			return ErrorEnvelope(name, err)
+		}
+		if env != nil {
+			return env
+		}
+	}
+	err := d.Gov.Admit(ctx, a)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrPermitRequired) && park:
+		return d.park(ctx, a)
+	case errors.Is(err, ErrPermitRequired):
+		return ErrorEnvelope(name, primitive.Blocked("permit_required", "%s needs an operator permit here and cannot wait for one", name))
+	}
+	env := ErrorEnvelope(name, err)
+	env.CommandID = a.CommandID
+	return env
+}
+
+// park stores the call as a future awaiting the operator's permit.
+func (d *Dispatcher) park(ctx context.Context, a *Admission) *Envelope {
+	name := a.Spec.Name()
+	req := Request{Route: a.Route, Spec: a.Spec, Input: a.Input, CommandID: a.CommandID}
+	if _, err := d.insertFuture(ctx, a.FutureID, req, "permit"); err != nil {
+		return ErrorEnvelope(name, err)
+	}
+	pid, err := d.Gov.RequestPermit(ctx, a)
+	if err != nil {
+		d.complete(a.FutureID, a.Route, ErrorEnvelope(name, err))
+		return ErrorEnvelope(name, err)
+	}
+	return &Envelope{State: primitive.StatePending, Primitive: name, FutureID: a.FutureID, PermitID: pid, CommandID: a.CommandID,
+		Result: map[string]any{"waiting_for": "operator permit", "permit_id": pid}}
+}
+
+// execute runs an admitted call, journaling it when it has side effects.
+func (d *Dispatcher) execute(ctx context.Context, a *Admission) *Envelope {
+	name := a.Spec.Name()
+	journaled := d.Gov != nil && a.SideEffecting()
+	if journaled {
+		if err := d.Gov.Begin(ctx, a); err != nil {
+			return ErrorEnvelope(name, err)
+		}
+	}
+	call := &primitive.Call{Route: a.Route, FutureID: a.FutureID, CommandID: a.CommandID}
+	res, err := runSafely(ctx, a.Spec, call, a.Input)
+	env := outcome(name, res, err)
+	if err != nil && ctx.Err() != nil && env.State == primitive.StateFailed {
+		env = ErrorEnvelope(name, primitive.Blocked("cancelled", "%s was stopped (%v) before it finished", name, context.Cause(ctx)))
+		env.State = primitive.StateCancelled
+	}
+	env.CommandID = a.CommandID
+	if journaled {
+		d.Gov.Finish(context.WithoutCancel(ctx), a, env)
+	}
+	return env
+}
+
+// ErrEStop is the cause of the work context's cancellation by an e-stop.
+var ErrEStop = errors.New("emergency stop")
+
+// workCtx returns the context running work derives from; CancelRunning
+// cancels it (killing process trees) and starts a fresh one.
+func (d *Dispatcher) workCtx() context.Context {
+	d.workMu.Lock()
+	defer d.workMu.Unlock()
+	if d.work == nil {
+		d.work, d.workCancel = context.WithCancelCause(d.ctx)
+	}
+	return d.work
+}
+
+// CancelRunning cancels every running primitive (an e-stop).
+func (d *Dispatcher) CancelRunning(cause error) {
+	d.workMu.Lock()
+	defer d.workMu.Unlock()
+	if d.workCancel != nil {
+		d.workCancel(cause)
+	}
+	d.work, d.workCancel = context.WithCancelCause(d.ctx)
+}
+
+type workState struct {
+	workMu     sync.Mutex
+	work       context.Context
+	workCancel context.CancelCauseFunc
+}
