@@ -301,7 +301,9 @@ func envKey(kv string) (string, bool) {
 // with a UTF-16LE BOM, as some Windows tools write, is decoded as UTF-16.
 // Output that is valid UTF-8 except for an incomplete sequence at the very
 // end — what a MaxCapture cut in the middle of a character produces — stays
-// UTF-8, the fragment replaced by U+FFFD. Anything else falls back to the
+// UTF-8, the fragment replaced by U+FFFD, provided there is evidence for
+// UTF-8 beyond one lone lead byte: "caf\xe9" is far more likely Latin-1 or
+// cp1252 "café" than a cut UTF-8 character. Anything else falls back to the
 // system's legacy code page on Windows and to Latin-1 elsewhere, which
 // cannot fail and is reported as "latin-1" so nobody mistakes the guess
 // for knowledge.
@@ -313,7 +315,7 @@ func Decode(b []byte) (text string, encoding string) {
 	if utf8.Valid(b) {
 		return string(b), "utf-8"
 	}
-	if head, ok := cutPartialRune(b); ok && utf8.Valid(head) {
+	if head, ok := cutPartialRune(b); ok && utf8.Valid(head) && (len(b)-len(head) > 1 || hasMultiByte(head)) {
 		return string(head) + "\uFFFD", "utf-8"
 	}
 	return decodeLegacy(b)
@@ -332,6 +334,15 @@ func cutPartialRune(b []byte) ([]byte, bool) {
 		}
 	}
 	return b, false
+}
+
+func hasMultiByte(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return true
+		}
+	}
+	return false
 }
 
 func decodeUTF16LE(b []byte) string {
