@@ -62,7 +62,7 @@ func VerifierKey(skey string) (string, error) {
 	if _, err := note.NewSigner(skey); err != nil {
 		return "", errors.New("ledger key is not a valid note signer key")
 	}
-	parts := strings.Split(skey, "+")
+	parts := strings.SplitN(skey, "+", 5)
 	key, err := base64.StdEncoding.DecodeString(parts[4])
 	if err != nil || len(key) != 1+ed25519.SeedSize || key[0] != 1 {
 		return "", errors.New("ledger key is not an Ed25519 note signer key")

@@ -24,8 +24,10 @@ package ledger
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -306,9 +308,9 @@ type checkpoint struct {
 // and parses its text. Errors say whether the signature or the text is at
 // fault.
 func openCheckpoint(signed []byte, vkey, keyDesc string) (checkpoint, error) {
-	v, err := note.NewVerifier(vkey)
+	v, err := newVerifier(vkey)
 	if err != nil {
-		return checkpoint{}, fmt.Errorf("public key: %v", err)
+		return checkpoint{}, err
 	}
 	n, err := note.Open(signed, note.VerifierList(v))
 	if err != nil {
@@ -320,7 +322,7 @@ func openCheckpoint(signed []byte, vkey, keyDesc string) (checkpoint, error) {
 		case errors.As(err, &invalid):
 			return checkpoint{}, errors.New("checkpoint signature: invalid (checkpoint text or signature altered)")
 		default:
-			return checkpoint{}, fmt.Errorf("checkpoint: %v", err)
+			return checkpoint{}, fmt.Errorf("checkpoint: signed note: %v", err)
 		}
 	}
 	cp, err := parseCheckpoint(n.Text)
@@ -331,6 +333,25 @@ func openCheckpoint(signed []byte, vkey, keyDesc string) (checkpoint, error) {
 		return checkpoint{}, fmt.Errorf("checkpoint origin %q is not the key's name %q", cp.origin, v.Name())
 	}
 	return cp, nil
+}
+
+// newVerifier parses an Ed25519 note verifier key, refusing any spelling
+// but the one note.NewEd25519VerifierKey writes (the key hash in lowercase
+// hex, the key in canonical base64), so that one key has one string.
+func newVerifier(vkey string) (note.Verifier, error) {
+	v, err := note.NewVerifier(vkey)
+	if err != nil {
+		return nil, fmt.Errorf("public key: %v", err)
+	}
+	parts := strings.SplitN(vkey, "+", 3)
+	key, err := base64.StdEncoding.DecodeString(parts[2])
+	if err != nil || len(key) != 1+ed25519.PublicKeySize || key[0] != 1 {
+		return nil, errors.New("public key: not an Ed25519 note verifier key")
+	}
+	if canon, err := note.NewEd25519VerifierKey(v.Name(), key[1:]); err != nil || canon != vkey {
+		return nil, errors.New("public key: not in canonical form")
+	}
+	return v, nil
 }
 
 // parseCheckpoint parses "<origin>\n<size>\n<base64 root>\n".
