@@ -5,11 +5,14 @@
 // client string is ever parsed as shell syntax), its output is captured up
 // to a hard cap without ever blocking the child, and a timeout or a
 // cancelled context kills the child together with everything it spawned.
-// On Unix the child leads its own process group; on Windows it runs in a
-// Job Object created with kill-on-close. Nothing a Run started outlives
-// Run, apart from Unix processes that deliberately left both the process
-// group and the process tree (setsid daemons); those cannot hold Run
-// hostage either, because the pipes are force-closed after a short grace.
+// On Windows the child runs in a Job Object created with kill-on-close,
+// and nothing it starts can outlive Run. On Unix the child leads its own
+// process group; a timeout kills that group plus any descendant that left
+// it (found by walking the process table), and a normal exit kills what
+// is left of the group. A Unix process that left the group (setsid) and
+// is no longer a descendant when the kill comes is beyond reach; it cannot
+// hold Run hostage either, because the pipes are force-closed after
+// PipeGrace.
 //
 // The package makes no policy decisions: which programs may run and which
 // processes may be killed is decided by the caller.
