@@ -18,6 +18,8 @@ import (
 	"github.com/hearth-dev/hearth/internal/artifacts"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/machine"
 	"github.com/hearth-dev/hearth/internal/mcpserver"
@@ -47,6 +49,10 @@ type App struct {
 	Jobs       *jobs.Queue
 	MCP        *mcpserver.Server
 	Log        *slog.Logger
+	Ledger     *ledger.Ledger
+	Gov        *govern.Governor
+	// Operator is the human operator's API (panel, CLI); no tool reaches it.
+	Operator *govern.Operator
 
 	mcpLn, panelLn net.Listener
 }
@@ -79,6 +85,11 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		return nil, err
 	}
 	a := &App{Config: cfg, DataDir: opts.DataDir, DB: db, Log: log}
+	if err := a.openLedger(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.Gov = a.newGovernor()
 	a.Artifacts = &artifacts.Store{DB: db, Dir: filepath.Join(opts.DataDir, "artifacts")}
 
 	m := machine.New(cfg.MaxConcurrentExec)
@@ -95,6 +106,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	specs = append(specs, a.Artifacts.Specs()...)
 	a.Jobs = a.newJobs(cfg)
 	specs = append(specs, a.Jobs.Specs()...)
+	specs = append(specs, a.Gov.Specs()...)
 	reg, err := primitive.NewRegistry(specs...)
 	if err != nil {
 		db.Close()
@@ -107,8 +119,8 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		MaxResultBytes:  cfg.MaxResultBytes,
 		MaxArrivals:     cfg.MaxArrivalsPerResponse,
 		MaxArrivalBytes: cfg.MaxArrivalBytes,
-		Gates:           []dispatch.Gate{a.policyGate},
 	}
+	a.connectGovernor()
 	a.Jobs.Dispatcher = a.Dispatcher
 	a.MCP = &mcpserver.Server{Registry: reg, Dispatcher: a.Dispatcher, Log: log, Version: opts.Version, Disclosure: a.disclosure}
 	if err := a.MCP.Build(); err != nil {
@@ -124,29 +136,19 @@ func (a *App) status() map[string]any {
 	if runtime.GOOS != "windows" {
 		unavailable = append(unavailable, "ui automation (Windows only)")
 	}
-	return map[string]any{
-		"policy_mode": a.Config.Policy.Mode,
-		"estop":       false,
-		"roots":       a.Config.Roots,
-		"unavailable": unavailable,
-		"data_dir":    a.DataDir,
-	}
+	out := a.governanceStatus(context.Background())
+	out["roots"] = a.Config.Roots
+	out["unavailable"] = unavailable
+	out["data_dir"] = a.DataDir
+	return out
 }
 
 func (a *App) disclosure() string {
-	s := fmt.Sprintf("Policy mode: %s.", a.Config.Policy.Mode)
+	s := fmt.Sprintf("Policy mode: %s (operator-controlled; machine.host_info reports the live mode and e-stop state).", a.Gov.Mode(context.Background()))
 	if runtime.GOOS != "windows" {
 		s += " UI Automation is unavailable on this host."
 	}
 	return s
-}
-
-// policyGate enforces read-only mode: every non-read primitive is blocked.
-func (a *App) policyGate(_ context.Context, spec *primitive.Spec, _ string) error {
-	if a.Config.Policy.Mode == config.ModeReadOnly && spec.Risk != primitive.RiskRead {
-		return primitive.Blocked("read_only", "%s is a %s primitive and policy mode is read-only", spec.Name(), spec.Risk)
-	}
-	return nil
 }
 
 // Listen binds both loopback listeners.
@@ -170,6 +172,10 @@ func (a *App) PanelURL() string { return "http://" + a.panelLn.Addr().String() +
 
 // Serve runs until ctx is cancelled, then shuts down in order.
 func (a *App) Serve(ctx context.Context) error {
+	if err := a.Gov.Recover(ctx); err != nil {
+		return err
+	}
+	defer a.Gov.Stop()
 	if err := a.Dispatcher.Start(ctx, a.Config.MaxConcurrentFutures); err != nil {
 		return err
 	}

@@ -73,6 +73,11 @@ func NewAdmission(req Request, futureID string) *Admission {
 // call must not run now (replayed, refused or parked for a permit).
 func (d *Dispatcher) gate(ctx context.Context, a *Admission, park bool) *Envelope {
 	name := a.Spec.Name()
+	if a.Spec.Precheck != nil {
+		if err := a.Spec.Precheck(a.Input); err != nil {
+			return ErrorEnvelope(name, err)
+		}
+	}
 	for _, g := range d.Gates {
 		if err := g(ctx, a.Spec, a.Route); err != nil {
 			return ErrorEnvelope(name, err)

@@ -6,6 +6,7 @@ package machine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -93,6 +94,15 @@ func (m *Machine) Specs() []*primitive.Spec {
 				{Name: "signal", Type: primitive.TString, Enum: []string{"TERM", "KILL"}, Desc: "TERM asks, KILL forces (default). On Windows both terminate."},
 			},
 			Summary: "kill a process; refuses Hearth's own pid.",
+			Precheck: func(raw json.RawMessage) error {
+				var in struct {
+					PID int `json:"pid"`
+				}
+				if json.Unmarshal(raw, &in) == nil && in.PID == os.Getpid() {
+					return primitive.Blocked("self", "machine.process_kill: pid %d is Hearth itself; %v", in.PID, ErrSelf)
+				}
+				return nil
+			},
 			Run: primitive.Typed(func(ctx context.Context, _ *primitive.Call, in struct {
 				PID    int    `json:"pid"`
 				Signal string `json:"signal"`

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
 
@@ -69,7 +70,7 @@ func BenchmarkExecTrue(b *testing.B) {
 	}
 	client := &http.Client{}
 	b.Run("hearth_exec", func(b *testing.B) {
-		in := hearthtest.Start(b, nil)
+		in := hearthtest.Start(b, func(c *config.Config) { c.Policy.Mode = config.ModeTrusted })
 		call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"machine","arguments":{"operation":"exec","command":"` + truePath + `"}}}`
 		b.ResetTimer()
 		for b.Loop() {

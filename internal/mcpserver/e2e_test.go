@@ -23,8 +23,12 @@ import (
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
 
+// trusted runs exec without permits (kill still needs one), so these tests
+// exercise the spine; governance has its own tests.
+func trusted(c *config.Config) { c.Policy.Mode = config.ModeTrusted }
+
 func TestDiscoverListTools(t *testing.T) {
-	in := hearthtest.Start(t, nil)
+	in := hearthtest.Start(t, trusted)
 	c := hearthtest.Connect(t, in.URL, "")
 	if got := c.Session.InitializeResult().ProtocolVersion; got != "2026-07-28" {
 		t.Fatalf("negotiated protocol %q, want 2026-07-28", got)
@@ -78,7 +82,7 @@ func TestDiscoverListTools(t *testing.T) {
 }
 
 func TestLegacyProtocolVersions(t *testing.T) {
-	in := hearthtest.Start(t, nil)
+	in := hearthtest.Start(t, trusted)
 	for _, v := range []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"} {
 		t.Run(v, func(t *testing.T) {
 			c := hearthtest.ConnectVersion(t, in.URL, "", v)
@@ -94,11 +98,11 @@ func TestLegacyProtocolVersions(t *testing.T) {
 }
 
 func TestMachineOperations(t *testing.T) {
-	in := hearthtest.Start(t, nil)
+	in := hearthtest.Start(t, trusted)
 	c := hearthtest.Connect(t, in.URL, "ops")
 
 	r := c.Call("machine", map[string]any{"operation": "host_info"})
-	if r.State() != "completed" || r.Get("result.pid") != float64(os.Getpid()) || r.Get("result.policy_mode") != "ask" {
+	if r.State() != "completed" || r.Get("result.pid") != float64(os.Getpid()) || r.Get("result.policy_mode") != "trusted" {
 		t.Fatalf("host_info: %s", r.Raw)
 	}
 	if !strings.Contains(r.Text, "machine.host_info: completed") {
@@ -137,8 +141,15 @@ func TestMachineOperations(t *testing.T) {
 	}
 	victim := startSleeper(t)
 	r = c.Call("machine", map[string]any{"operation": "process_kill", "pid": victim.Process.Pid})
-	if r.State() != "completed" {
-		t.Fatalf("process_kill: %s", r.Raw)
+	if r.State() != "pending" || r.Get("permit_id") == nil {
+		t.Fatalf("process_kill needs a permit even in trusted mode: %s", r.Raw)
+	}
+	if err := in.App.Operator.Approve(context.Background(), r.Get("permit_id").(string), "tester", nil); err != nil {
+		t.Fatal(err)
+	}
+	arr := waitArrival(t, c, r.Get("future_id").(string))
+	if hearthtest.Get(arr, "envelope.state") != "completed" {
+		t.Fatalf("approved process_kill: %v", arr)
 	}
 	if err := victim.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Fatalf("victim not killed: %v", err)
@@ -146,7 +157,7 @@ func TestMachineOperations(t *testing.T) {
 }
 
 func TestStrictValidationNamesFieldAndOperation(t *testing.T) {
-	in := hearthtest.Start(t, nil)
+	in := hearthtest.Start(t, trusted)
 	c := hearthtest.Connect(t, in.URL, "")
 	cases := []struct {
 		args map[string]any
@@ -219,7 +230,7 @@ func waitArrival(t *testing.T, c *hearthtest.Client, futureID string) map[string
 }
 
 func TestDetachedResultArrivesOnlyInItsConversation(t *testing.T) {
-	in := hearthtest.Start(t, nil)
+	in := hearthtest.Start(t, trusted)
 	a := hearthtest.Connect(t, in.URL, "conv-a")
 	b := hearthtest.Connect(t, in.URL, "conv-b")
 	r := a.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"from-a"}, "detach": true})
@@ -246,7 +257,7 @@ func TestDetachedResultArrivesOnlyInItsConversation(t *testing.T) {
 }
 
 func TestSlowCallGoesPendingAndArrivesInCompletionOrder(t *testing.T) {
-	in := hearthtest.Start(t, nil)
+	in := hearthtest.Start(t, trusted)
 	c := hearthtest.Connect(t, in.URL, "slow")
 	slow := c.Call("machine", map[string]any{"operation": "exec", "command": "sh", "args": []string{"-c", "sleep 0.8; echo slow"}})
 	fast := c.Call("machine", map[string]any{"operation": "exec", "command": "sh", "args": []string{"-c", "sleep 0.3; echo fast"}})
@@ -294,7 +305,7 @@ func rawCall(t *testing.T, url string, id int, conversation string) map[string]a
 }
 
 func TestRetriedRequestReofferedThenAcknowledged(t *testing.T) {
-	in := hearthtest.Start(t, nil)
+	in := hearthtest.Start(t, trusted)
 	c := hearthtest.Connect(t, in.URL, "retry")
 	r := c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"x"}, "detach": true})
 	fid := r.Get("future_id").(string)
@@ -344,7 +355,7 @@ func r0route(t *testing.T, in *hearthtest.Instance, fid string) string {
 }
 
 func TestHostileHTTP(t *testing.T) {
-	in := hearthtest.Start(t, nil)
+	in := hearthtest.Start(t, trusted)
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"machine","arguments":{"operation":"exec","command":"` + strings.Repeat("a", 5<<20) + `"}}}`
 	cases := []struct {
@@ -410,7 +421,7 @@ func TestHostileHTTP(t *testing.T) {
 }
 
 func TestExecTimeoutKillsTree(t *testing.T) {
-	in := hearthtest.Start(t, nil)
+	in := hearthtest.Start(t, trusted)
 	c := hearthtest.Connect(t, in.URL, "tree")
 	pidFile := filepath.Join(t.TempDir(), "grandchild.pid")
 	r := c.Call("machine", map[string]any{"operation": "exec", "command": "sh", "timeout_ms": 400,
@@ -439,7 +450,7 @@ func TestExecTimeoutKillsTree(t *testing.T) {
 }
 
 func TestLargeOutputSpillsAndReadsBackByRange(t *testing.T) {
-	in := hearthtest.Start(t, func(c *config.Config) { c.MaxOutputBytes = 1024 })
+	in := hearthtest.Start(t, func(c *config.Config) { c.MaxOutputBytes = 1024; c.Policy.Mode = config.ModeTrusted })
 	c := hearthtest.Connect(t, in.URL, "")
 	r := c.Call("machine", map[string]any{"operation": "exec", "command": "seq", "args": []string{"1", "20000"}})
 	if r.State() == "pending" {
@@ -495,7 +506,7 @@ func TestLargeOutputSpillsAndReadsBackByRange(t *testing.T) {
 }
 
 func TestBatchRunsConcurrently(t *testing.T) {
-	in := hearthtest.Start(t, nil)
+	in := hearthtest.Start(t, trusted)
 	c := hearthtest.Connect(t, in.URL, "batch")
 	cmds := make([]any, 16)
 	for i := range cmds {
@@ -526,7 +537,7 @@ func TestBatchRunsConcurrently(t *testing.T) {
 }
 
 func TestConcurrentConversationsIsolated(t *testing.T) {
-	in := hearthtest.Start(t, nil)
+	in := hearthtest.Start(t, trusted)
 	var wg sync.WaitGroup
 	for i := 0; i < 4; i++ {
 		conv := fmt.Sprintf("c%d", i)

@@ -49,6 +49,10 @@ type Spec struct {
 	// Inline marks primitives that always answer inline (no durable future
 	// even when slow), such as a bounded wait.
 	Inline bool
+	// Precheck, when set, refuses input that can never run (Hearth's own
+	// pid, a timeout over the ceiling) before governance asks the operator
+	// for a permit that could not help.
+	Precheck func(input json.RawMessage) error
 	// Run executes the primitive on already validated input.
 	Run func(ctx context.Context, call *Call, input json.RawMessage) (any, error)
 }

@@ -1,0 +1,113 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/jobs"
+	"github.com/hearth-dev/hearth/internal/ledger"
+	"github.com/hearth-dev/hearth/internal/machine"
+	"github.com/hearth-dev/hearth/internal/secrets"
+)
+
+// PermitTTL is how long a permit waits for the operator (DESIGN §5).
+const PermitTTL = 15 * time.Minute
+
+// openLedger opens the host ledger with its signing key, generated on
+// first run and kept DPAPI-protected on Windows (0600 file elsewhere).
+func (a *App) openLedger() error {
+	ks := secrets.ProtectedFileKeyStore{Path: filepath.Join(a.DataDir, "ledger.key")}
+	skey, _, err := ledger.LoadOrCreateKey(ks)
+	if err != nil {
+		return fmt.Errorf("ledger signing key: %w", err)
+	}
+	l, err := ledger.Open(a.DB, skey)
+	if err != nil {
+		return err
+	}
+	a.Ledger = l
+	return nil
+}
+
+// programsOf tells governance which programs an exec-class call would
+// start, for allow-rule matching.
+func programsOf() map[string]func(json.RawMessage) []govern.ProgramUse {
+	one := func(in machine.ExecInput) govern.ProgramUse { return govern.ProgramUse{Command: in.Command, Cwd: in.Cwd} }
+	return map[string]func(json.RawMessage) []govern.ProgramUse{
+		"machine.exec": func(raw json.RawMessage) []govern.ProgramUse {
+			var in machine.ExecInput
+			if json.Unmarshal(raw, &in) != nil {
+				return nil
+			}
+			return []govern.ProgramUse{one(in)}
+		},
+		"machine.batch": func(raw json.RawMessage) []govern.ProgramUse {
+			var in struct {
+				Commands []machine.ExecInput `json:"commands"`
+			}
+			if json.Unmarshal(raw, &in) != nil {
+				return nil
+			}
+			var out []govern.ProgramUse
+			for _, c := range in.Commands {
+				out = append(out, one(c))
+			}
+			return out
+		},
+		"task.submit": func(raw json.RawMessage) []govern.ProgramUse {
+			var in struct {
+				Job  *jobs.JobInput  `json:"job"`
+				Jobs []jobs.JobInput `json:"jobs"`
+			}
+			if json.Unmarshal(raw, &in) != nil {
+				return nil
+			}
+			var out []govern.ProgramUse
+			if in.Job != nil {
+				out = append(out, govern.ProgramUse{Command: in.Job.Command, Cwd: in.Job.Cwd})
+			}
+			for _, j := range in.Jobs {
+				out = append(out, govern.ProgramUse{Command: j.Command, Cwd: j.Cwd})
+			}
+			return out
+		},
+	}
+}
+
+// newGovernor builds the governor; hooks are connected once the
+// dispatcher and queue exist.
+func (a *App) newGovernor() *govern.Governor {
+	return &govern.Governor{
+		DB: a.DB, Ledger: a.Ledger, Log: a.Log,
+		DefaultMode: a.Config.Policy.Mode,
+		PermitTTL:   PermitTTL,
+		Programs:    programsOf(),
+	}
+}
+
+func (a *App) connectGovernor() {
+	g := a.Gov
+	g.Dispatcher = a.Dispatcher
+	a.Dispatcher.Gov = g
+	g.OnEStop = append(g.OnEStop, func() { a.Dispatcher.CancelRunning(dispatch.ErrEStop) })
+	a.Operator = &govern.Operator{G: g}
+}
+
+// governanceStatus is the governance part of host_info.
+func (a *App) governanceStatus(ctx context.Context) map[string]any {
+	st, err := a.Gov.EStop(ctx)
+	held, _ := a.Gov.QueueHeld(ctx)
+	out := map[string]any{"policy_mode": a.Gov.Mode(ctx), "estop": st.Latched, "queue_held": held}
+	if err != nil {
+		out["estop_error"] = err.Error()
+	}
+	if st.Latched {
+		out["estop_reason"] = st.Reason
+	}
+	return out
+}

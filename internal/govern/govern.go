@@ -1,0 +1,584 @@
+// Package govern is Hearth's governance (DESIGN §5): the e-stop latch, the
+// policy mode, operator allow-rules and permits, the UNKNOWN gate, command
+// ids and the journal that records every side effect in the host ledger
+// before it runs. The model reaches it only through the dispatcher's
+// Governor interface and two primitives (machine.estop, task.reconcile);
+// everything an operator decides goes through Operator, which no tool can
+// reach.
+package govern
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/ids"
+	"github.com/hearth-dev/hearth/internal/ledger"
+	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/store"
+)
+
+// ProgramUse is one program a call would start, for allow-rule matching.
+type ProgramUse struct {
+	Command string
+	Cwd     string
+}
+
+// Governor implements dispatch.Governor.
+type Governor struct {
+	DB     *store.DB
+	Ledger *ledger.Ledger
+	Log    *slog.Logger
+	// DefaultMode is the config's policy mode; an operator change stored in
+	// the database overrides it.
+	DefaultMode string
+	PermitTTL   time.Duration
+	Now         func() time.Time
+	// Programs extracts the programs an exec-class primitive would start,
+	// keyed by primitive name; a primitive without an extractor always needs
+	// a permit in ask mode.
+	Programs map[string]func(json.RawMessage) []ProgramUse
+	// Dispatcher is used to run approved permits and settle denied ones.
+	Dispatcher *dispatch.Dispatcher
+	// OnEStop runs after the latch is set (cancel running work, hold jobs).
+	OnEStop []func()
+	// OnQueueResume runs after the operator resumes the queue.
+	OnQueueResume []func()
+
+	mu    sync.Mutex
+	timer *time.Timer
+}
+
+func (g *Governor) now() time.Time {
+	if g.Now != nil {
+		return g.Now()
+	}
+	return time.Now()
+}
+
+// Setting keys.
+const (
+	keyEStop     = "estop"
+	keyQueueHeld = "queue_held"
+	keyPolicy    = "policy_mode"
+)
+
+// EStopState is the latch.
+type EStopState struct {
+	Latched bool      `json:"latched"`
+	Reason  string    `json:"reason,omitempty"`
+	By      string    `json:"by,omitempty"`
+	At      time.Time `json:"at,omitzero"`
+}
+
+func getSetting(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, key string, v any) (bool, error) {
+	var raw string
+	err := q.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read setting %s: %w", key, err)
+	}
+	return true, json.Unmarshal([]byte(raw), v)
+}
+
+func putSetting(ctx context.Context, tx *sql.Tx, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, string(b))
+	return err
+}
+
+// EStop reports the latch. It is read from the database on every check so
+// that an operator reset from another process (the CLI) takes effect.
+func (g *Governor) EStop(ctx context.Context) (EStopState, error) {
+	var s EStopState
+	_, err := getSetting(ctx, g.DB.R, keyEStop, &s)
+	return s, err
+}
+
+// QueueHeld reports whether the durable job queue is held.
+func (g *Governor) QueueHeld(ctx context.Context) (bool, error) {
+	var held bool
+	_, err := getSetting(ctx, g.DB.R, keyQueueHeld, &held)
+	return held, err
+}
+
+// Mode returns the effective policy mode.
+func (g *Governor) Mode(ctx context.Context) string {
+	var m string
+	if ok, err := getSetting(ctx, g.DB.R, keyPolicy, &m); ok && err == nil && m != "" {
+		return m
+	}
+	return g.DefaultMode
+}
+
+// Replay implements dispatch.Governor.
+func (g *Governor) Replay(ctx context.Context, a *dispatch.Admission) (*dispatch.Envelope, error) {
+	var route, prim, digest, futureID, state string
+	var envelope sql.NullString
+	err := g.DB.R.QueryRowContext(ctx, `SELECT route, primitive, input_sha256, future_id, state, envelope FROM commands WHERE command_id = ?`, a.CommandID).
+		Scan(&route, &prim, &digest, &futureID, &state, &envelope)
+	if errors.Is(err, sql.ErrNoRows) {
+		// A permit request registers the command before Begin does.
+		return g.replayPermit(ctx, a)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up command %s: %w", a.CommandID, err)
+	}
+	if route != a.Route || prim != a.Spec.Name() || digest != a.Digest {
+		return nil, primitive.Conflict("command_id_reused", "command id %s was already used with a different input or primitive; send a new command id", a.CommandID).
+			WithDetails(map[string]any{"command_id": a.CommandID})
+	}
+	if envelope.Valid {
+		var env dispatch.Envelope
+		if err := json.Unmarshal([]byte(envelope.String), &env); err != nil {
+			return nil, fmt.Errorf("decode stored outcome of %s: %w", a.CommandID, err)
+		}
+		env.Replayed = true
+		env.Arrivals = nil
+		return &env, nil
+	}
+	return &dispatch.Envelope{State: primitive.StatePending, Primitive: prim, FutureID: futureID, CommandID: a.CommandID, Replayed: true}, nil
+}
+
+func (g *Governor) replayPermit(ctx context.Context, a *dispatch.Admission) (*dispatch.Envelope, error) {
+	var route, prim, digest, futureID, pid, state string
+	err := g.DB.R.QueryRowContext(ctx, `SELECT route, primitive, input_sha256, future_id, id, state FROM permits WHERE command_id = ?`, a.CommandID).
+		Scan(&route, &prim, &digest, &futureID, &pid, &state)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if route != a.Route || prim != a.Spec.Name() || digest != a.Digest {
+		return nil, primitive.Conflict("command_id_reused", "command id %s is waiting for a permit with a different input; the permit covers only its journaled input", a.CommandID)
+	}
+	return &dispatch.Envelope{State: primitive.StatePending, Primitive: prim, FutureID: futureID, PermitID: pid, CommandID: a.CommandID, Replayed: true}, nil
+}
+
+// Admit implements dispatch.Governor.
+func (g *Governor) Admit(ctx context.Context, a *dispatch.Admission) error {
+	risk := a.Spec.Risk
+	if risk == primitive.RiskRead || risk == primitive.RiskControl {
+		return nil
+	}
+	es, err := g.EStop(ctx)
+	if err != nil {
+		return err
+	}
+	if es.Latched {
+		return primitive.Blocked("estop", "emergency stop is latched (%s); %s refused. Only the operator can reset it.", es.Reason, a.Spec.Name())
+	}
+	mode := g.Mode(ctx)
+	if mode == config.ModeReadOnly {
+		return primitive.Blocked("read_only", "policy mode is read-only; %s is a %s primitive", a.Spec.Name(), risk)
+	}
+	var open string
+	err = g.DB.R.QueryRowContext(ctx, `SELECT command_id FROM unknowns WHERE route = ? AND reconciled_at IS NULL ORDER BY created_at LIMIT 1`, a.Route).Scan(&open)
+	if err == nil {
+		return primitive.Blocked("unknown_open", "command %s has an UNKNOWN outcome; re-read the state it may have changed, then call task.reconcile {id: %q, observed}", open, open).
+			WithDetails(map[string]any{"command_id": open})
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("read unknown outcomes: %w", err)
+	}
+	if a.Approved {
+		return nil
+	}
+	need, err := g.needsPermit(ctx, mode, a)
+	if err != nil {
+		return err
+	}
+	if need {
+		return dispatch.ErrPermitRequired
+	}
+	return nil
+}
+
+func (g *Governor) needsPermit(ctx context.Context, mode string, a *dispatch.Admission) (bool, error) {
+	switch a.Spec.Risk {
+	case primitive.RiskKill:
+		return true, nil
+	case primitive.RiskExec:
+		if mode == config.ModeTrusted {
+			return false, nil
+		}
+		extract := g.Programs[a.Spec.Name()]
+		if extract == nil {
+			return true, nil
+		}
+		uses := extract(a.Input)
+		if len(uses) == 0 {
+			return true, nil
+		}
+		rules, err := g.Rules(ctx)
+		if err != nil {
+			return false, err
+		}
+		for _, u := range uses {
+			if !anyRuleAllows(rules, u) {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	return false, nil
+}
+
+// RequestPermit implements dispatch.Governor.
+func (g *Governor) RequestPermit(ctx context.Context, a *dispatch.Admission) (string, error) {
+	id := ids.New("pmt")
+	now := g.now()
+	exp := now.Add(g.PermitTTL)
+	err := g.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO permits(id, route, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at)
+			VALUES (?,?,?,?,?,?,?,'pending',?,?)`, id, a.Route, a.Spec.Name(), string(a.Input), a.Digest, a.FutureID, a.CommandID, now.UnixMilli(), exp.UnixMilli()); err != nil {
+			return err
+		}
+		_, err := g.Ledger.AppendTx(ctx, tx, "permit_requested", map[string]any{
+			"permit_id": id, "primitive": a.Spec.Name(), "route": a.Route, "input_sha256": a.Digest,
+			"command_id": a.CommandID, "future_id": a.FutureID, "expires_at": exp.UTC().Format(time.RFC3339),
+		})
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("request permit: %w", err)
+	}
+	g.armExpiry(exp)
+	return id, nil
+}
+
+// Begin implements dispatch.Governor: command row and intent entry commit
+// together, before the primitive runs.
+func (g *Governor) Begin(ctx context.Context, a *dispatch.Admission) error {
+	err := g.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO commands(command_id, route, primitive, input_sha256, future_id, state, created_at)
+			VALUES (?,?,?,?,?,'running',?) ON CONFLICT(command_id) DO NOTHING`, a.CommandID, a.Route, a.Spec.Name(), a.Digest, a.FutureID, g.now().UnixMilli())
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return primitive.Conflict("command_id_reused", "command id %s is already in use", a.CommandID)
+		}
+		_, err = g.Ledger.AppendTx(ctx, tx, "intent", map[string]any{
+			"command_id": a.CommandID, "primitive": a.Spec.Name(), "risk": string(a.Spec.Risk),
+			"route": a.Route, "input_sha256": a.Digest, "future_id": a.FutureID, "approved": a.Approved,
+		})
+		return err
+	})
+	if err != nil {
+		var pe *primitive.Error
+		if errors.As(err, &pe) {
+			return pe
+		}
+		return primitive.Failed("journal_failed", "could not journal the intent, so %s did not run: %v", a.Spec.Name(), err)
+	}
+	return nil
+}
+
+// outcomeKind maps an envelope to the ledger's outcome vocabulary.
+func outcomeKind(env *dispatch.Envelope) string {
+	switch {
+	case env.State == primitive.StateCompleted:
+		return "receipt"
+	case env.State == primitive.StateCancelled:
+		return "unknown"
+	case env.Error != nil && env.Error.Code == "unknown":
+		return "unknown"
+	}
+	return "tool_error"
+}
+
+// Finish implements dispatch.Governor.
+func (g *Governor) Finish(ctx context.Context, a *dispatch.Admission, env *dispatch.Envelope) {
+	stored := *env
+	stored.Arrivals = nil
+	b, _ := json.Marshal(&stored)
+	kind := outcomeKind(env)
+	err := g.DB.InTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE commands SET state = ?, envelope = ?, finished_at = ? WHERE command_id = ?`,
+			env.State, string(b), g.now().UnixMilli(), a.CommandID); err != nil {
+			return err
+		}
+		data := map[string]any{"command_id": a.CommandID, "outcome": kind, "state": env.State}
+		if env.Error != nil {
+			data["error_code"] = env.Error.Code
+		}
+		if kind == "unknown" {
+			if err := openUnknown(ctx, tx, a.CommandID, a.Route, a.Spec.Name(), g.now()); err != nil {
+				return err
+			}
+		}
+		_, err := g.Ledger.AppendTx(ctx, tx, "outcome", data)
+		return err
+	})
+	if err != nil {
+		g.Log.Error("journal outcome", "command", a.CommandID, "err", err)
+	}
+}
+
+func openUnknown(ctx context.Context, tx *sql.Tx, cmd, route, prim string, at time.Time) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO unknowns(command_id, route, primitive, created_at) VALUES (?,?,?,?) ON CONFLICT(command_id) DO NOTHING`,
+		cmd, route, prim, at.UnixMilli())
+	return err
+}
+
+// Recover settles what a previous process left: every command journaled as
+// running gets an `unknown` outcome and closes its conversation's gate;
+// pending permits get their expiry timer back.
+func (g *Governor) Recover(ctx context.Context) error {
+	rows, err := g.DB.R.QueryContext(ctx, `SELECT command_id, route, primitive FROM commands WHERE state = 'running'`)
+	if err != nil {
+		return fmt.Errorf("find interrupted commands: %w", err)
+	}
+	type cmd struct{ id, route, prim string }
+	var cmds []cmd
+	for rows.Next() {
+		var c cmd
+		if err := rows.Scan(&c.id, &c.route, &c.prim); err != nil {
+			rows.Close()
+			return err
+		}
+		cmds = append(cmds, c)
+	}
+	rows.Close()
+	for _, c := range cmds {
+		err := g.DB.InTx(ctx, func(tx *sql.Tx) error {
+			env := dispatch.Envelope{State: primitive.StateBlocked, Primitive: c.prim, CommandID: c.id,
+				Error: &dispatch.ErrorBody{Code: "unknown", Message: "Hearth stopped while this command was running; its outcome is unknown"}}
+			b, _ := json.Marshal(&env)
+			if _, err := tx.ExecContext(ctx, `UPDATE commands SET state = 'unknown', envelope = ?, finished_at = ? WHERE command_id = ?`, string(b), g.now().UnixMilli(), c.id); err != nil {
+				return err
+			}
+			if err := openUnknown(ctx, tx, c.id, c.route, c.prim, g.now()); err != nil {
+				return err
+			}
+			_, err := g.Ledger.AppendTx(ctx, tx, "outcome", map[string]any{"command_id": c.id, "outcome": "unknown", "state": "blocked", "interrupted": true})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("settle interrupted command %s: %w", c.id, err)
+		}
+	}
+	var next sql.NullInt64
+	if err := g.DB.R.QueryRowContext(ctx, `SELECT MIN(expires_at) FROM permits WHERE state = 'pending'`).Scan(&next); err != nil {
+		return err
+	}
+	if next.Valid {
+		g.armExpiry(time.UnixMilli(next.Int64))
+	}
+	return nil
+}
+
+// armExpiry makes sure a timer fires by at to expire pending permits: one
+// timer for the earliest expiry, no polling.
+func (g *Governor) armExpiry(at time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	d := max(at.Sub(g.now()), 0) + 10*time.Millisecond
+	if g.timer != nil {
+		g.timer.Stop()
+	}
+	g.timer = time.AfterFunc(d, func() {
+		if err := g.ExpirePermits(context.Background()); err != nil {
+			g.Log.Error("expire permits", "err", err)
+		}
+	})
+}
+
+// Stop stops the expiry timer.
+func (g *Governor) Stop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.timer != nil {
+		g.timer.Stop()
+	}
+}
+
+// ExpirePermits expires every pending permit past its expiry: the parked
+// call arrives as blocked. It re-arms the timer for the next one.
+func (g *Governor) ExpirePermits(ctx context.Context) error {
+	now := g.now()
+	rows, err := g.DB.R.QueryContext(ctx, `SELECT id, future_id, primitive FROM permits WHERE state = 'pending' AND expires_at <= ?`, now.UnixMilli())
+	if err != nil {
+		return err
+	}
+	type p struct{ id, fut, prim string }
+	var ps []p
+	for rows.Next() {
+		var x p
+		if err := rows.Scan(&x.id, &x.fut, &x.prim); err != nil {
+			rows.Close()
+			return err
+		}
+		ps = append(ps, x)
+	}
+	rows.Close()
+	for _, x := range ps {
+		changed, err := g.decide(ctx, x.id, "expired", "", "permit_expired", nil)
+		if err != nil {
+			return err
+		}
+		if changed && g.Dispatcher != nil {
+			g.Dispatcher.Settle(x.fut, dispatch.ErrorEnvelope(x.prim, primitive.Blocked("permit_expired", "the operator did not decide on permit %s before it expired", x.id)))
+		}
+	}
+	var next sql.NullInt64
+	if err := g.DB.R.QueryRowContext(ctx, `SELECT MIN(expires_at) FROM permits WHERE state = 'pending'`).Scan(&next); err != nil {
+		return err
+	}
+	if next.Valid {
+		g.armExpiry(time.UnixMilli(next.Int64))
+	}
+	return nil
+}
+
+// decide moves a pending permit to state and journals kind, atomically.
+// It reports false when the permit was no longer pending.
+func (g *Governor) decide(ctx context.Context, permitID, state, by, kind string, extra func(tx *sql.Tx) error) (bool, error) {
+	changed := false
+	err := g.DB.InTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE permits SET state = ?, decided_at = ?, decided_by = ? WHERE id = ? AND state = 'pending'`,
+			state, g.now().UnixMilli(), by, permitID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		changed = true
+		data := map[string]any{"permit_id": permitID}
+		if by != "" {
+			data["operator"] = by
+		}
+		if _, err := g.Ledger.AppendTx(ctx, tx, kind, data); err != nil {
+			return err
+		}
+		if extra != nil {
+			return extra(tx)
+		}
+		return nil
+	})
+	return changed, err
+}
+
+// interpreters are programs that run arbitrary code from their arguments;
+// an allow-rule for one is flagged to the operator.
+var interpreters = []string{"cmd", "powershell", "pwsh", "python", "python3", "py", "node", "wsl", "bash", "sh", "zsh", "perl", "ruby", "cscript", "wscript", "mshta"}
+
+// IsInterpreter reports whether program names a general interpreter.
+func IsInterpreter(program string) bool {
+	base := strings.ToLower(filepath.Base(strings.ReplaceAll(program, `\`, "/")))
+	base = strings.TrimSuffix(base, ".exe")
+	for _, i := range interpreters {
+		if base == i {
+			return true
+		}
+	}
+	return false
+}
+
+// Rule is an operator allow-rule: a program (absolute path, base name or
+// glob) and an optional working-directory root.
+type Rule struct {
+	ID          string    `json:"id"`
+	Program     string    `json:"program"`
+	CwdRoot     string    `json:"cwd_root,omitempty"`
+	Interpreter bool      `json:"interpreter"`
+	CreatedBy   string    `json:"created_by"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// Rules lists the allow-rules.
+func (g *Governor) Rules(ctx context.Context) ([]Rule, error) {
+	rows, err := g.DB.R.QueryContext(ctx, `SELECT id, program, cwd_root, interpreter, created_by, created_at FROM rules ORDER BY created_at`)
+	if err != nil {
+		return nil, fmt.Errorf("read rules: %w", err)
+	}
+	defer rows.Close()
+	var out []Rule
+	for rows.Next() {
+		var r Rule
+		var interp int
+		var at int64
+		if err := rows.Scan(&r.ID, &r.Program, &r.CwdRoot, &interp, &r.CreatedBy, &at); err != nil {
+			return nil, err
+		}
+		r.Interpreter = interp != 0
+		r.CreatedAt = time.UnixMilli(at).UTC()
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func foldPath(p string) string {
+	p = filepath.Clean(p)
+	if runtime.GOOS == "windows" {
+		return strings.ToLower(p)
+	}
+	return p
+}
+
+// ruleAllows reports whether r allows running u. The program is resolved
+// the way exec resolves it; a base-name rule matches the resolved file's
+// base name, a path or glob rule the resolved absolute path. A rule with a
+// cwd root requires an explicit cwd under that root.
+func ruleAllows(r Rule, u ProgramUse) bool {
+	prog := u.Command
+	if resolved, err := exec.LookPath(u.Command); err == nil {
+		if abs, err := filepath.Abs(resolved); err == nil {
+			prog = abs
+		}
+	}
+	pattern := r.Program
+	target := prog
+	if !strings.ContainsAny(pattern, `/\`) {
+		target = filepath.Base(prog)
+	}
+	if runtime.GOOS == "windows" {
+		pattern, target = strings.ToLower(pattern), strings.ToLower(target)
+		if filepath.Ext(pattern) == "" && filepath.Ext(target) == ".exe" {
+			target = strings.TrimSuffix(target, ".exe")
+		}
+	}
+	ok, err := filepath.Match(pattern, target)
+	if err != nil || !ok {
+		return false
+	}
+	if r.CwdRoot == "" {
+		return true
+	}
+	if u.Cwd == "" {
+		return false
+	}
+	root, cwd := foldPath(r.CwdRoot), foldPath(u.Cwd)
+	rel, err := filepath.Rel(root, cwd)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+func anyRuleAllows(rules []Rule, u ProgramUse) bool {
+	for _, r := range rules {
+		if ruleAllows(r, u) {
+			return true
+		}
+	}
+	return false
+}

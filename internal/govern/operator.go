@@ -1,0 +1,364 @@
+package govern
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/ids"
+	"github.com/hearth-dev/hearth/internal/primitive"
+)
+
+// Operator is the human operator's API: reset, queue resume, permits,
+// allow-rules, reconciliation and policy. The panel and the CLI call it;
+// no MCP tool, scatter kind or recipe step can reach it.
+type Operator struct {
+	G *Governor
+}
+
+func checkOperator(name string) error {
+	if strings.TrimSpace(name) == "" {
+		return errors.New("operator name is required")
+	}
+	return nil
+}
+
+// Latch sets the e-stop (also used by machine.estop with by "model").
+// Running work is cancelled and the queue is held.
+func (g *Governor) Latch(ctx context.Context, by, reason string) error {
+	if strings.TrimSpace(reason) == "" {
+		reason = "no reason given"
+	}
+	st := EStopState{Latched: true, Reason: reason, By: by, At: g.now().UTC()}
+	err := g.DB.InTx(ctx, func(tx *sql.Tx) error {
+		if err := putSetting(ctx, tx, keyEStop, st); err != nil {
+			return err
+		}
+		if err := putSetting(ctx, tx, keyQueueHeld, true); err != nil {
+			return err
+		}
+		_, err := g.Ledger.AppendTx(ctx, tx, "estop", map[string]any{"by": by, "reason": reason})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("latch e-stop: %w", err)
+	}
+	for _, f := range g.OnEStop {
+		f()
+	}
+	return nil
+}
+
+// EStop latches the emergency stop on the operator's behalf.
+func (o *Operator) EStop(ctx context.Context, operator, reason string) error {
+	if err := checkOperator(operator); err != nil {
+		return err
+	}
+	return o.G.Latch(ctx, "operator:"+operator, reason)
+}
+
+// Reset releases the e-stop latch and nothing else: a held queue stays held
+// until ResumeQueue.
+func (o *Operator) Reset(ctx context.Context, operator string) error {
+	if err := checkOperator(operator); err != nil {
+		return err
+	}
+	g := o.G
+	return g.DB.InTx(ctx, func(tx *sql.Tx) error {
+		var st EStopState
+		if _, err := getSetting(ctx, tx, keyEStop, &st); err != nil {
+			return err
+		}
+		if !st.Latched {
+			return errors.New("the e-stop is not latched")
+		}
+		if err := putSetting(ctx, tx, keyEStop, EStopState{}); err != nil {
+			return err
+		}
+		_, err := g.Ledger.AppendTx(ctx, tx, "reset", map[string]any{"operator": operator, "released_reason": st.Reason})
+		return err
+	})
+}
+
+// ResumeQueue releases a held job queue. Refused while the e-stop is latched.
+func (o *Operator) ResumeQueue(ctx context.Context, operator string) error {
+	if err := checkOperator(operator); err != nil {
+		return err
+	}
+	g := o.G
+	err := g.DB.InTx(ctx, func(tx *sql.Tx) error {
+		var st EStopState
+		if _, err := getSetting(ctx, tx, keyEStop, &st); err != nil {
+			return err
+		}
+		if st.Latched {
+			return errors.New("reset the e-stop before resuming the queue")
+		}
+		if err := putSetting(ctx, tx, keyQueueHeld, false); err != nil {
+			return err
+		}
+		_, err := g.Ledger.AppendTx(ctx, tx, "queue_resume", map[string]any{"operator": operator})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, f := range g.OnQueueResume {
+		f()
+	}
+	return nil
+}
+
+// Permit is a permit as the operator sees it: the exact input.
+type Permit struct {
+	ID        string    `json:"id"`
+	Primitive string    `json:"primitive"`
+	Input     string    `json:"input"`
+	Digest    string    `json:"input_sha256"`
+	FutureID  string    `json:"future_id"`
+	CommandID string    `json:"command_id"`
+	State     string    `json:"state"`
+	CreatedAt time.Time `json:"created_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+	// Programs are what an exec would start, for the "always allow" choice.
+	Programs []ProgramUse `json:"programs,omitempty"`
+}
+
+// Permits lists permits in state ("" for all), newest first.
+func (o *Operator) Permits(ctx context.Context, state string) ([]Permit, error) {
+	q := `SELECT id, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at FROM permits`
+	var args []any
+	if state != "" {
+		q += ` WHERE state = ?`
+		args = append(args, state)
+	}
+	rows, err := o.G.DB.R.QueryContext(ctx, q+` ORDER BY created_at DESC`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Permit
+	for rows.Next() {
+		var p Permit
+		var c, e int64
+		if err := rows.Scan(&p.ID, &p.Primitive, &p.Input, &p.Digest, &p.FutureID, &p.CommandID, &p.State, &c, &e); err != nil {
+			return nil, err
+		}
+		p.CreatedAt, p.ExpiresAt = time.UnixMilli(c).UTC(), time.UnixMilli(e).UTC()
+		if f := o.G.Programs[p.Primitive]; f != nil {
+			p.Programs = f([]byte(p.Input))
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// ErrExpired refuses approving an expired permit.
+var ErrExpired = errors.New("permit expired")
+
+// Approve approves a pending permit once: the parked future runs exactly
+// its journaled input. With always set, the rule is added in the same
+// transaction.
+func (o *Operator) Approve(ctx context.Context, permitID, operator string, always *Rule) error {
+	if err := checkOperator(operator); err != nil {
+		return err
+	}
+	g := o.G
+	var fut, prim string
+	var exp int64
+	err := g.DB.R.QueryRowContext(ctx, `SELECT future_id, primitive, expires_at FROM permits WHERE id = ? AND state = 'pending'`, permitID).Scan(&fut, &prim, &exp)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("permit %s is not pending (already decided, expired or unknown)", permitID)
+	}
+	if err != nil {
+		return err
+	}
+	if !g.now().Before(time.UnixMilli(exp)) {
+		if err := g.ExpirePermits(ctx); err != nil {
+			return err
+		}
+		return fmt.Errorf("permit %s: %w", permitID, ErrExpired)
+	}
+	changed, err := g.decide(ctx, permitID, "approved", operator, "permit_approved", func(tx *sql.Tx) error {
+		if always == nil {
+			return nil
+		}
+		_, err := g.addRuleTx(ctx, tx, operator, always.Program, always.CwdRoot)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !changed {
+		return fmt.Errorf("permit %s is not pending", permitID)
+	}
+	return g.Dispatcher.RunApproved(ctx, fut)
+}
+
+// Deny denies a pending permit; the parked call arrives as blocked.
+func (o *Operator) Deny(ctx context.Context, permitID, operator string) error {
+	if err := checkOperator(operator); err != nil {
+		return err
+	}
+	g := o.G
+	var fut, prim string
+	if err := g.DB.R.QueryRowContext(ctx, `SELECT future_id, primitive FROM permits WHERE id = ?`, permitID).Scan(&fut, &prim); err != nil {
+		return fmt.Errorf("permit %s: %w", permitID, err)
+	}
+	changed, err := g.decide(ctx, permitID, "denied", operator, "permit_denied", nil)
+	if err != nil {
+		return err
+	}
+	if !changed {
+		return fmt.Errorf("permit %s is not pending", permitID)
+	}
+	g.Dispatcher.Settle(fut, dispatch.ErrorEnvelope(prim, primitive.Blocked("permit_denied", "the operator denied permit %s", permitID)))
+	return nil
+}
+
+// AddRule adds an allow-rule. The returned rule says whether it allows a
+// general interpreter (the panel warns about those).
+func (o *Operator) AddRule(ctx context.Context, operator, program, cwdRoot string) (Rule, error) {
+	if err := checkOperator(operator); err != nil {
+		return Rule{}, err
+	}
+	var r Rule
+	err := o.G.DB.InTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		r, err = o.G.addRuleTx(ctx, tx, operator, program, cwdRoot)
+		return err
+	})
+	return r, err
+}
+
+func (g *Governor) addRuleTx(ctx context.Context, tx *sql.Tx, operator, program, cwdRoot string) (Rule, error) {
+	if strings.TrimSpace(program) == "" {
+		return Rule{}, errors.New("rule program is required")
+	}
+	if cwdRoot != "" && !isAbsPath(cwdRoot) {
+		return Rule{}, fmt.Errorf("rule cwd_root %q is not an absolute path", cwdRoot)
+	}
+	r := Rule{ID: ids.New("rul"), Program: program, CwdRoot: cwdRoot, Interpreter: IsInterpreter(program), CreatedBy: operator, CreatedAt: g.now().UTC()}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO rules(id, program, cwd_root, interpreter, created_by, created_at) VALUES (?,?,?,?,?,?)`,
+		r.ID, r.Program, r.CwdRoot, boolInt(r.Interpreter), r.CreatedBy, r.CreatedAt.UnixMilli()); err != nil {
+		return Rule{}, err
+	}
+	_, err := g.Ledger.AppendTx(ctx, tx, "rule_added", map[string]any{"rule_id": r.ID, "program": program, "cwd_root": cwdRoot, "interpreter": r.Interpreter, "operator": operator})
+	return r, err
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// RemoveRule removes an allow-rule.
+func (o *Operator) RemoveRule(ctx context.Context, operator, id string) error {
+	if err := checkOperator(operator); err != nil {
+		return err
+	}
+	return o.G.DB.InTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM rules WHERE id = ?`, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("no rule %s", id)
+		}
+		_, err = o.G.Ledger.AppendTx(ctx, tx, "rule_removed", map[string]any{"rule_id": id, "operator": operator})
+		return err
+	})
+}
+
+// Unknown is an open UNKNOWN outcome.
+type Unknown struct {
+	CommandID string    `json:"command_id"`
+	Primitive string    `json:"primitive"`
+	Route     string    `json:"route"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Unknowns lists open UNKNOWN outcomes (route "" for all).
+func (g *Governor) Unknowns(ctx context.Context, route string) ([]Unknown, error) {
+	q := `SELECT command_id, primitive, route, created_at FROM unknowns WHERE reconciled_at IS NULL`
+	var args []any
+	if route != "" {
+		q += ` AND route = ?`
+		args = append(args, route)
+	}
+	rows, err := g.DB.R.QueryContext(ctx, q+` ORDER BY created_at`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Unknown
+	for rows.Next() {
+		var u Unknown
+		var at int64
+		if err := rows.Scan(&u.CommandID, &u.Primitive, &u.Route, &at); err != nil {
+			return nil, err
+		}
+		u.CreatedAt = time.UnixMilli(at).UTC()
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
+// reconcile closes an open UNKNOWN of route (any route when route is "").
+func (g *Governor) reconcile(ctx context.Context, route, commandID, by, observed string) error {
+	return g.DB.InTx(ctx, func(tx *sql.Tx) error {
+		q := `UPDATE unknowns SET reconciled_at = ?, reconciled_by = ?, observed = ? WHERE command_id = ? AND reconciled_at IS NULL`
+		args := []any{g.now().UnixMilli(), by, observed, commandID}
+		if route != "" {
+			q += ` AND route = ?`
+			args = append(args, route)
+		}
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return primitive.Failed("not_found", "no open UNKNOWN outcome %s in this conversation", commandID)
+		}
+		// The observation is the model's or operator's text; only its
+		// length is journaled, never its content.
+		_, err = g.Ledger.AppendTx(ctx, tx, "reconcile", map[string]any{"command_id": commandID, "by": by, "observed_bytes": len(observed)})
+		return err
+	})
+}
+
+// Reconcile closes an UNKNOWN outcome on the operator's word.
+func (o *Operator) Reconcile(ctx context.Context, operator, commandID, observed string) error {
+	if err := checkOperator(operator); err != nil {
+		return err
+	}
+	return o.G.reconcile(ctx, "", commandID, "operator:"+operator, observed)
+}
+
+// SetPolicy changes the policy mode.
+func (o *Operator) SetPolicy(ctx context.Context, operator, mode string) error {
+	if err := checkOperator(operator); err != nil {
+		return err
+	}
+	switch mode {
+	case config.ModeAsk, config.ModeTrusted, config.ModeReadOnly:
+	default:
+		return fmt.Errorf("policy mode %q is not one of ask, trusted, read-only", mode)
+	}
+	g := o.G
+	from := g.Mode(ctx)
+	return g.DB.InTx(ctx, func(tx *sql.Tx) error {
+		if err := putSetting(ctx, tx, keyPolicy, mode); err != nil {
+			return err
+		}
+		_, err := g.Ledger.AppendTx(ctx, tx, "policy_change", map[string]any{"from": from, "to": mode, "operator": operator})
+		return err
+	})
+}
