@@ -71,7 +71,10 @@ func newEnv(t *testing.T, o envOpts) *env {
 
 // start builds a dispatcher and queue on e.db, as a fresh Hearth process
 // would, and starts them (recovering what a previous one left).
-func (e *env) start() {
+func (e *env) start() { e.startWith(nil) }
+
+// startWith is start with a chance to set queue fields before Start.
+func (e *env) startWith(edit func(*jobs.Queue)) {
 	t := e.t
 	arts := &artifacts.Store{DB: e.db, Dir: filepath.Join(e.dir, "artifacts")}
 	m := machine.New(e.opts.maxJobs)
@@ -89,6 +92,9 @@ func (e *env) start() {
 		t.Fatal(err)
 	}
 	e.reg, e.d.Registry = reg, reg
+	if edit != nil {
+		edit(e.q)
+	}
 	if err := e.d.Start(context.Background(), e.opts.maxFutures); err != nil {
 		t.Fatal(err)
 	}

@@ -93,6 +93,11 @@ type Queue struct {
 	// every job that was running when Hearth stopped, so that the
 	// interruption can be journaled in the same commit.
 	Interrupted func(ctx context.Context, tx *sql.Tx, in Interruption) error
+	// Held, when set, reports whether the operator holds the queue (the
+	// e-stop holds it until the operator resumes it). It is consulted before
+	// anything starts, so a hold survives a restart; Resume wakes the
+	// scheduler when it is released.
+	Held func(ctx context.Context) (bool, error)
 
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -103,13 +108,24 @@ type Queue struct {
 	mu       sync.Mutex
 	running  map[string]*runningJob
 	watchers map[string][]chan struct{}
+	// held is set by Hold and cleared by Resume. It is checked under mu
+	// where claimed jobs are registered, so a job either is registered
+	// before Hold (and killed by it) or is not started at all.
+	held bool
 }
 
 type runningJob struct {
 	cancel context.CancelFunc
-	// byCaller records that task.cancel, not a shutdown, ended the run.
-	byCaller atomic.Bool
-	done     chan struct{}
+	// why, when set, says who ended the run on purpose (task.cancel, the
+	// e-stop); a run killed without it was killed by a shutdown.
+	why  atomic.Pointer[string]
+	done chan struct{}
+}
+
+// stop kills the run's process tree, recording why.
+func (rj *runningJob) stop(why string) {
+	rj.why.CompareAndSwap(nil, &why)
+	rj.cancel()
 }
 
 // Start settles jobs a previous process left running and starts the
@@ -144,6 +160,30 @@ func (q *Queue) Stop() {
 	q.cancel()
 	<-q.loopDone
 	q.wg.Wait()
+}
+
+// Hold stops the queue from starting anything and kills the process tree
+// of every running job, which is recorded cancelled with reason (its
+// dependents become blocked). The e-stop calls it; only Resume releases it.
+func (q *Queue) Hold(reason string) {
+	q.mu.Lock()
+	q.held = true
+	var running []*runningJob
+	for _, rj := range q.running {
+		running = append(running, rj)
+	}
+	q.mu.Unlock()
+	for _, rj := range running {
+		rj.stop(reason)
+	}
+}
+
+// Resume releases a Hold and lets due jobs start.
+func (q *Queue) Resume() {
+	q.mu.Lock()
+	q.held = false
+	q.mu.Unlock()
+	q.wake()
 }
 
 // wake nudges the scheduler; it never blocks.

@@ -542,3 +542,55 @@ func scanMarker(t *testing.T, file string) map[string]int {
 	}
 	return out
 }
+
+// TestHoldAndResume is the e-stop's use of the queue: Hold kills running
+// jobs (recorded cancelled, dependents blocked) and starts nothing more
+// until Resume; a hold reported by Held (e.g. persisted across a restart)
+// is honoured as well.
+func TestHoldAndResume(t *testing.T) {
+	e := newEnv(t, envOpts{maxJobs: 2})
+	f := filepath.Join(t.TempDir(), "ran")
+	ids := e.submit(route,
+		sh("sleep 30"),
+		with(sh("true"), "dependencies", []any{0}),
+	)
+	e.waitState(route, ids[0], jobs.StateRunning)
+	e.q.Hold("cancelled by the e-stop")
+	killed := e.wait(route, ids[0])
+	if killed.State != jobs.StateCancelled || killed.Reason != "cancelled by the e-stop" {
+		t.Fatalf("running job under hold: %s %q", killed.State, killed.Reason)
+	}
+	if dep := e.wait(route, ids[1]); dep.State != jobs.StateBlocked {
+		t.Fatalf("dependent: %s", dep.State)
+	}
+	later := e.submit(route, appendLine("later", f))
+	time.Sleep(300 * time.Millisecond)
+	if j, _ := e.q.Get(context.Background(), route, later[0]); j.State != jobs.StateQueued {
+		t.Fatalf("held queue started a job: %s", j.State)
+	}
+	e.q.Resume()
+	if j := e.wait(route, later[0]); j.State != jobs.StateCompleted {
+		t.Fatalf("after resume: %s", j.State)
+	}
+
+	// A hold the queue learns from Held (the persisted setting).
+	var mu sync.Mutex
+	held := true
+	e.q.Stop()
+	e.d.Stop()
+	e.startWith(func(q *jobs.Queue) {
+		q.Held = func(context.Context) (bool, error) { mu.Lock(); defer mu.Unlock(); return held, nil }
+	})
+	next := e.submit(route, appendLine("next", f))
+	time.Sleep(300 * time.Millisecond)
+	if j, _ := e.q.Get(context.Background(), route, next[0]); j.State != jobs.StateQueued {
+		t.Fatalf("queue held by setting started a job: %s", j.State)
+	}
+	mu.Lock()
+	held = false
+	mu.Unlock()
+	e.q.Resume()
+	if j := e.wait(route, next[0]); j.State != jobs.StateCompleted {
+		t.Fatalf("after the setting cleared: %s", j.State)
+	}
+}

@@ -179,8 +179,7 @@ func (q *Queue) Cancel(ctx context.Context, route, id string) (*Job, bool, error
 		rj := q.running[id]
 		q.mu.Unlock()
 		if rj != nil {
-			rj.byCaller.Store(true)
-			rj.cancel()
+			rj.stop("cancelled by task.cancel while running; its process tree was killed")
 			select {
 			case <-rj.done:
 			case <-ctx.Done():

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -51,8 +52,17 @@ func (q *Queue) loop() {
 // next not-yet-due runnable job is due (zero when there is none).
 func (q *Queue) schedule() (time.Time, error) {
 	q.mu.Lock()
-	free := q.MaxConcurrent - len(q.running)
+	free, held := q.MaxConcurrent-len(q.running), q.held
 	q.mu.Unlock()
+	if !held && q.Held != nil {
+		var err error
+		if held, err = q.Held(q.ctx); err != nil {
+			return time.Time{}, fmt.Errorf("read queue hold: %w", err)
+		}
+	}
+	if held {
+		return time.Time{}, nil // Resume wakes the loop
+	}
 	now := time.Now().UnixMilli()
 	if free > 0 {
 		started, err := q.claim(now, free)
@@ -124,21 +134,32 @@ func (q *Queue) claim(now int64, n int) ([]startable, error) {
 				return fmt.Errorf("claim job %s: %w", r.ID, err)
 			}
 			r.State, r.Attempts, r.StartedAt = StateRunning, r.Attempts+1, &started
+		}
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		if q.held {
+			return errHeld
+		}
+		for _, r := range due {
 			ctx, cancel := context.WithCancel(q.ctx)
 			rj := &runningJob{cancel: cancel, done: make(chan struct{})}
-			q.mu.Lock()
 			q.running[r.ID] = rj
-			q.mu.Unlock()
 			out = append(out, startable{job: r, rj: rj, ctx: ctx})
 		}
 		return nil
 	})
+	if errors.Is(err, errHeld) {
+		return nil, nil
+	}
 	if err != nil {
 		unregister()
 		return nil, err
 	}
 	return out, nil
 }
+
+// errHeld aborts a claim that raced with Hold.
+var errHeld = errors.New("queue held")
 
 // run executes one claimed job and records its outcome. When Hearth is
 // shutting down and the run was killed for that reason, nothing is
@@ -157,16 +178,16 @@ func (q *Queue) run(j *jobRow, rj *runningJob, ctx context.Context) {
 	in := machine.ExecInput{Command: j.Command, Args: j.Args, Cwd: j.Cwd, Env: j.env, TimeoutMS: j.TimeoutMS}
 	res, err := q.execSafely(ctx, &primitive.Call{Route: j.route, FutureID: j.ID}, in)
 	killed := err != nil || res.Cancelled
-	byCaller := rj.byCaller.Load()
-	if killed && !byCaller && q.ctx.Err() != nil {
+	why := rj.why.Load()
+	if killed && why == nil && q.ctx.Err() != nil {
 		return
 	}
 	var state, code, reason string
 	var exit *int
 	var result json.RawMessage
 	switch {
-	case killed && byCaller:
-		state, code, reason = StateCancelled, "cancelled", "cancelled by task.cancel while running; its process tree was killed"
+	case killed && why != nil:
+		state, code, reason = StateCancelled, "cancelled", *why
 	case err != nil:
 		pe := primitive.AsError(err)
 		state, code, reason = StateFailed, pe.Code, pe.Message
