@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/hearth-dev/hearth/internal/ids"
@@ -137,9 +138,11 @@ func (d *Dispatcher) execute(ctx context.Context, a *Admission) *Envelope {
 	call := &primitive.Call{Route: a.Route, FutureID: a.FutureID, CommandID: a.CommandID}
 	res, err := runSafely(ctx, a.Spec, call, a.Input)
 	env := outcome(name, res, err)
-	if err != nil && ctx.Err() != nil && env.State == primitive.StateFailed {
-		env = ErrorEnvelope(name, primitive.Blocked("cancelled", "%s was stopped (%v) before it finished", name, context.Cause(ctx)))
+	if ctx.Err() != nil {
+		// The work context was cancelled (an e-stop or shutdown) while the
+		// primitive ran: whatever it returned, it did not finish on its own.
 		env.State = primitive.StateCancelled
+		env.Error = &ErrorBody{Code: "cancelled", Message: fmt.Sprintf("%s was stopped (%v) before it finished", name, context.Cause(ctx))}
 	}
 	env.CommandID = a.CommandID
 	if journaled {

@@ -17,7 +17,7 @@ func isAbsPath(p string) bool {
 // task.reconcile (close an UNKNOWN outcome after re-reading state).
 func (g *Governor) Specs() []*primitive.Spec {
 	return []*primitive.Spec{
-		{Tool: "machine", Operation: "estop", Risk: primitive.RiskControl,
+		{Tool: "machine", Operation: "estop", Risk: primitive.RiskControl, Inline: true,
 			Summary: "emergency stop: refuse every non-read call and kill running work until the human operator resets it. Always allowed.",
 			Fields:  []primitive.Field{{Name: "reason", Type: primitive.TString, Desc: "Why the stop was triggered (shown to the operator)."}},
 			Run: primitive.Typed(func(ctx context.Context, _ *primitive.Call, in struct {
@@ -28,7 +28,7 @@ func (g *Governor) Specs() []*primitive.Spec {
 				}
 				return map[string]any{"latched": true, "reason": in.Reason, "reset": "only the operator can reset it (control panel or `hearth-tray safety reset`)"}, nil
 			})},
-		{Tool: "task", Operation: "reconcile", Risk: primitive.RiskControl,
+		{Tool: "task", Operation: "reconcile", Risk: primitive.RiskControl, Inline: true,
 			Summary: "close an UNKNOWN outcome (command id) after re-reading the state it may have changed; reopens this conversation's gate.",
 			Fields: []primitive.Field{
 				{Name: "id", Type: primitive.TString, Required: true, Desc: "Job, future or command id (get/status/wait/cancel: job_… or fut_…; reconcile: cmd_… from the blocked result)."},

@@ -1,0 +1,83 @@
+package govern_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/hearthtest"
+	"github.com/hearth-dev/hearth/internal/ledger"
+	"github.com/hearth-dev/hearth/internal/store"
+)
+
+func verifyLedger(t *testing.T, home string) ledger.Report {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(home, "hearth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rep, err := ledger.VerifyDB(context.Background(), db)
+	if err != nil {
+		t.Fatalf("ledger does not verify: %v", err)
+	}
+	return rep
+}
+
+// TestCrashBetweenIntentAndOutcome SIGKILLs a real serve while a journaled
+// exec runs: on restart the command is UNKNOWN, the conversation's gate is
+// closed until task.reconcile, and the ledger verifies throughout.
+func TestCrashBetweenIntentAndOutcome(t *testing.T) {
+	home := t.TempDir()
+	c0 := config.Default()
+	c0.Policy.Mode = config.ModeTrusted
+	if err := config.Write(filepath.Join(home, "config.json"), c0); err != nil {
+		t.Fatal(err)
+	}
+	p := hearthtest.StartProcess(t, home)
+	c := hearthtest.Connect(t, p.URL, "crash")
+	r := c.Call("machine", map[string]any{"operation": "exec", "command": "sleep", "args": []string{"30"}})
+	if r.State() != "pending" {
+		t.Fatalf("%s", r.Raw)
+	}
+	cmd := r.Get("command_id").(string)
+	p.Kill()
+	before := verifyLedger(t, home)
+
+	p2 := hearthtest.StartProcess(t, home)
+	c2 := hearthtest.Connect(t, p2.URL, "crash")
+	other := hearthtest.Connect(t, p2.URL, "other")
+	r = c2.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"after"}})
+	if r.State() != "blocked" || r.Get("error.code") != "unknown_open" || r.Get("error.details.command_id") != cmd {
+		t.Fatalf("gate must be closed naming %s: %s", cmd, r.Raw)
+	}
+	if r := other.Call("machine", map[string]any{"operation": "exec", "command": "echo"}); r.State() != "completed" {
+		t.Fatalf("another conversation is not gated: %s", r.Raw)
+	}
+	if r := c2.Call("machine", map[string]any{"operation": "host_info"}); r.State() != "completed" {
+		t.Fatalf("reads stay open: %s", r.Raw)
+	}
+	r = c2.Call("task", map[string]any{"operation": "reconcile", "id": cmd, "observed": "the sleep is gone; nothing to undo"})
+	if r.State() != "completed" {
+		t.Fatalf("reconcile: %s", r.Raw)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r = c2.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"after"}})
+		if r.State() == "completed" || time.Now().After(deadline) {
+			break
+		}
+	}
+	if r.Get("result.stdout.text") != "after\n" {
+		t.Fatalf("gate must reopen after reconcile: %s", r.Raw)
+	}
+	if err := p2.Interrupt(t); err != nil {
+		t.Fatal(err)
+	}
+	after := verifyLedger(t, home)
+	if after.Entries <= before.Entries {
+		t.Fatalf("ledger did not grow: %d → %d", before.Entries, after.Entries)
+	}
+}
