@@ -37,7 +37,9 @@ func (a *App) openLedger() error {
 // programsOf tells governance which programs an exec-class call would
 // start, for allow-rule matching.
 func programsOf() map[string]func(json.RawMessage) []govern.ProgramUse {
-	one := func(in machine.ExecInput) govern.ProgramUse { return govern.ProgramUse{Command: in.Command, Cwd: in.Cwd} }
+	one := func(in machine.ExecInput) govern.ProgramUse {
+		return govern.ProgramUse{Command: in.Command, Cwd: in.Cwd}
+	}
 	return map[string]func(json.RawMessage) []govern.ProgramUse{
 		"machine.exec": func(raw json.RawMessage) []govern.ProgramUse {
 			var in machine.ExecInput
