@@ -44,6 +44,12 @@ const usage = `usage: hearth-tray <command> [flags]
 
 commands:
   serve     run Hearth headless (MCP endpoint and control panel)
+  ledger verify [--key VKEY] [BUNDLE]
+            verify an evidence bundle offline, or the live database
+  ledger export --out FILE
+            write a signed evidence bundle
+  safety status | reset --operator NAME
+            show the e-stop; release it (interactive terminal only)
   version   print the version
 `
 
@@ -54,6 +60,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], stdout, stderr)
+	case "ledger":
+		return ledgerCmd(ctx, args[1:], stdout, stderr)
+	case "safety":
+		return safetyCmd(ctx, args[1:], os.Stdin, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "hearth-tray", version)
 		return nil

@@ -209,6 +209,11 @@ func (a *App) Serve(ctx context.Context) error {
 	}
 	a.Jobs.Stop()
 	a.Dispatcher.Stop()
+	// Sign a checkpoint of everything journaled, so evidence verifies
+	// offline up to the last entry of this run.
+	if _, cerr := a.Ledger.Checkpoint(context.WithoutCancel(ctx)); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		serveErr = nil
 	}

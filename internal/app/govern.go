@@ -4,8 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"time"
+
+	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/store"
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/govern"
@@ -113,3 +117,36 @@ func (a *App) governanceStatus(ctx context.Context) map[string]any {
 	}
 	return out
 }
+
+// Offline is the governance side of Hearth opened without serving: for the
+// operator's CLI (safety reset, ledger export/verify) while serve may be
+// running in another process. SQLite serializes the two writers, and the
+// running serve reads the e-stop latch from the database on every check.
+type Offline struct {
+	DB       *store.DB
+	Ledger   *ledger.Ledger
+	Gov      *govern.Governor
+	Operator *govern.Operator
+}
+
+// OpenOffline opens the database, ledger and governor of dataDir.
+func OpenOffline(ctx context.Context, dataDir, configPath string) (*Offline, error) {
+	cfg, err := config.Load(configPath)
+	if err != nil {
+		return nil, err
+	}
+	db, err := store.Open(ctx, filepath.Join(dataDir, "hearth.db"))
+	if err != nil {
+		return nil, err
+	}
+	a := &App{Config: cfg, DataDir: dataDir, DB: db, Log: slog.New(slog.DiscardHandler)}
+	if err := a.openLedger(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	g := a.newGovernor()
+	return &Offline{DB: db, Ledger: a.Ledger, Gov: g, Operator: &govern.Operator{G: g}}, nil
+}
+
+// Close closes the database.
+func (o *Offline) Close() error { return o.DB.Close() }

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/hearth-dev/hearth/internal/app"
+	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/ledger"
+)
+
+func openOffline(ctx context.Context) (*app.Offline, error) {
+	dataDir, err := config.DataDir()
+	if err != nil {
+		return nil, err
+	}
+	return app.OpenOffline(ctx, dataDir, config.Path(dataDir))
+}
+
+// ledgerCmd implements `ledger verify [BUNDLE]` and `ledger export --out FILE`.
+func ledgerCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usageError{"ledger: want verify [BUNDLE] or export --out FILE"}
+	}
+	switch args[0] {
+	case "verify":
+		fs := flag.NewFlagSet("ledger verify", flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		key := fs.String("key", "", "expected public key (note verifier key) of the bundle")
+		if err := fs.Parse(args[1:]); err != nil {
+			return usageError{err.Error()}
+		}
+		var opts []ledger.VerifyOption
+		if *key != "" {
+			opts = append(opts, ledger.ExpectKey(*key))
+		}
+		if fs.NArg() > 1 {
+			return usageError{"ledger verify: at most one bundle file"}
+		}
+		var rep ledger.Report
+		var err error
+		if fs.NArg() == 1 {
+			f, ferr := os.Open(fs.Arg(0))
+			if ferr != nil {
+				return ferr
+			}
+			defer f.Close()
+			rep, err = ledger.VerifyBundle(f, opts...)
+		} else {
+			off, oerr := openOffline(ctx)
+			if oerr != nil {
+				return oerr
+			}
+			defer off.Close()
+			rep, err = ledger.VerifyDB(ctx, off.DB, opts...)
+		}
+		if err != nil {
+			return fmt.Errorf("ledger verification failed: %w", err)
+		}
+		fmt.Fprintf(stdout, "ledger OK: %d entries, checkpoint %d signed by %s, root %s\n", rep.Entries, rep.CheckpointSize, rep.Origin, rep.RootHash)
+		return nil
+	case "export":
+		fs := flag.NewFlagSet("ledger export", flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		out := fs.String("out", "", "bundle file to write")
+		since := fs.Int64("since", -1, "prove consistency from this checkpoint size (default: the previous export)")
+		if err := fs.Parse(args[1:]); err != nil {
+			return usageError{err.Error()}
+		}
+		if *out == "" {
+			return usageError{"ledger export: --out FILE is required"}
+		}
+		off, err := openOffline(ctx)
+		if err != nil {
+			return err
+		}
+		defer off.Close()
+		tmp := *out + ".tmp"
+		f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+		if err != nil {
+			return err
+		}
+		if err := off.Ledger.Export(ctx, f, *since); err != nil {
+			f.Close()
+			os.Remove(tmp)
+			return err
+		}
+		if err := errors.Join(f.Sync(), f.Close()); err != nil {
+			os.Remove(tmp)
+			return err
+		}
+		if err := os.Rename(tmp, *out); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", *out)
+		return nil
+	}
+	return usageError{fmt.Sprintf("ledger: unknown subcommand %q", args[0])}
+}
+
+// isTerminal reports whether f is an interactive terminal.
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// safetyCmd implements `safety reset --operator NAME` and `safety status`.
+// Reset requires an interactive terminal and typing "reset": a guard
+// against accidental or scripted use (a model driving a shell through
+// machine.exec has no terminal), not authentication.
+func safetyCmd(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usageError{"safety: want status, or reset --operator NAME"}
+	}
+	switch args[0] {
+	case "status":
+		off, err := openOffline(ctx)
+		if err != nil {
+			return err
+		}
+		defer off.Close()
+		st, err := off.Gov.EStop(ctx)
+		if err != nil {
+			return err
+		}
+		held, _ := off.Gov.QueueHeld(ctx)
+		if st.Latched {
+			fmt.Fprintf(stdout, "e-stop LATCHED by %s at %s: %s\n", st.By, st.At.Format("2006-01-02 15:04:05Z07:00"), st.Reason)
+		} else {
+			fmt.Fprintln(stdout, "e-stop released")
+		}
+		fmt.Fprintf(stdout, "queue held: %v\npolicy mode: %s\n", held, off.Gov.Mode(ctx))
+		return nil
+	case "reset":
+		fs := flag.NewFlagSet("safety reset", flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		operator := fs.String("operator", "", "your name, recorded in the ledger")
+		if err := fs.Parse(args[1:]); err != nil {
+			return usageError{err.Error()}
+		}
+		if strings.TrimSpace(*operator) == "" {
+			return usageError{"safety reset: --operator NAME is required"}
+		}
+		if !isTerminal(stdin) {
+			return errors.New("safety reset needs an interactive terminal: run it yourself in a console")
+		}
+		fmt.Fprint(stdout, "Type reset to release the emergency stop: ")
+		line, err := bufio.NewReader(stdin).ReadString('\n')
+		if err != nil && line == "" {
+			return fmt.Errorf("read confirmation: %w", err)
+		}
+		if strings.TrimSpace(line) != "reset" {
+			return errors.New("not confirmed; the e-stop stays latched")
+		}
+		off, err := openOffline(ctx)
+		if err != nil {
+			return err
+		}
+		defer off.Close()
+		if err := off.Operator.Reset(ctx, *operator); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "e-stop released. The job queue stays held until you resume it in the control panel.")
+		return nil
+	}
+	return usageError{fmt.Sprintf("safety: unknown subcommand %q", args[0])}
+}
