@@ -43,17 +43,12 @@ func bulkAppend(ctx context.Context, db *store.DB, now func() time.Time, n int, 
 			if err != nil {
 				return err
 			}
-			prev := w.prev
-			e := newEntry(int64(i)+1, now(), kind, prev, body)
+			e := newEntry(int64(i)+1, now(), kind, w.prev, body)
 			_, stored, err := w.add(e.Seq, e.Raw)
 			if err != nil {
 				return err
 			}
-			sum, err := hex.DecodeString(w.prev)
-			if err != nil {
-				return err
-			}
-			if _, err := insEntry.ExecContext(ctx, e.Seq, e.Kind, e.Time.UnixMilli(), e.Raw, sum); err != nil {
+			if _, err := insEntry.ExecContext(ctx, e.Seq, e.Kind, e.Time.UnixMilli(), e.Raw, w.last[:]); err != nil {
 				return err
 			}
 			for _, h := range stored {

@@ -315,6 +315,7 @@ func VerifyBundle(r io.Reader, opts ...VerifyOption) (Report, error) {
 			if old.size != c.OldSize || old.root != oldRoot {
 				return rep, fmt.Errorf("consistency: old checkpoint is for size %d root %s, not size %d root %s", old.size, old.root, c.OldSize, oldRoot)
 			}
+			rep.Checkpoints++
 		}
 	}
 

@@ -161,52 +161,52 @@ func validKind(kind string) bool {
 // ParseEntry parses an entry's canonical bytes, refusing bytes that are
 // not exactly the canonical form of a well-formed entry.
 func ParseEntry(raw []byte) (Entry, error) {
-	c, err := Canonical(json.RawMessage(raw))
+	members, err := checkCanonical(raw)
 	if err != nil {
 		return Entry{}, err
 	}
-	if !bytes.Equal(c, raw) {
-		return Entry{}, errors.New("not in canonical form")
+	// Canonical members are sorted, so a well-formed entry has exactly
+	// these keys in this order.
+	want := [...]string{"data", "kind", "prev", "seq", "ts"}
+	if len(raw) == 0 || raw[0] != '{' || len(members) != len(want) {
+		return Entry{}, errors.New("want an object with fields data, kind, prev, seq, ts")
 	}
-	var f map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &f); err != nil {
-		return Entry{}, errors.New("not a JSON object")
-	}
-	for k := range f {
-		switch k {
-		case "seq", "ts", "kind", "prev", "data":
-		default:
-			return Entry{}, fmt.Errorf("unexpected field %q", k)
+	for i, m := range members {
+		if m.key != want[i] {
+			return Entry{}, fmt.Errorf("unexpected field %q", m.key)
 		}
 	}
-	if len(f) != 5 {
-		return Entry{}, errors.New("want fields seq, ts, kind, prev, data")
-	}
-	var (
-		e  = Entry{Raw: raw, Data: f["data"]}
-		ts string
-	)
-	seq, err := strconv.ParseInt(string(f["seq"]), 10, 64)
-	if err != nil || seq < 1 {
-		return Entry{}, fmt.Errorf("seq %s is not a positive integer", f["seq"])
-	}
-	e.Seq = seq
-	if json.Unmarshal(f["ts"], &ts) != nil {
-		return Entry{}, errors.New("ts is not a string")
-	}
-	if e.Time, err = time.Parse(TimeLayout, ts); err != nil || e.Time.Format(TimeLayout) != ts {
-		return Entry{}, fmt.Errorf("ts %q is not RFC 3339 UTC with milliseconds", ts)
-	}
-	if json.Unmarshal(f["kind"], &e.Kind) != nil || !validKind(e.Kind) {
-		return Entry{}, fmt.Errorf("kind %s is not a lowercase name", f["kind"])
-	}
-	if json.Unmarshal(f["prev"], &e.Prev) != nil || !isHexHash(e.Prev) {
-		return Entry{}, errors.New("prev is not 64 lowercase hex digits")
-	}
-	if len(e.Data) == 0 || e.Data[0] != '{' {
+	data, kind, prev, seq, ts := members[0].val, members[1].val, members[2].val, members[3].val, members[4].val
+	e := Entry{Raw: raw, Data: data}
+	if data[0] != '{' {
 		return Entry{}, errors.New("data is not a JSON object")
 	}
+	if e.Kind, err = plainString(kind); err != nil || !validKind(e.Kind) {
+		return Entry{}, fmt.Errorf("kind %s is not a lowercase name", kind)
+	}
+	if e.Prev, err = plainString(prev); err != nil || !isHexHash(e.Prev) {
+		return Entry{}, errors.New("prev is not 64 lowercase hex digits")
+	}
+	if e.Seq, err = strconv.ParseInt(string(seq), 10, 64); err != nil || e.Seq < 1 {
+		return Entry{}, fmt.Errorf("seq %s is not a positive integer", seq)
+	}
+	t, err := plainString(ts)
+	if err == nil {
+		e.Time, err = time.Parse(TimeLayout, t)
+	}
+	if err != nil || e.Time.Format(TimeLayout) != t {
+		return Entry{}, fmt.Errorf("ts %s is not RFC 3339 UTC with milliseconds", ts)
+	}
 	return e, nil
+}
+
+// plainString returns the content of a canonical JSON string with no
+// escapes, which is all that kind, prev and ts may be.
+func plainString(v []byte) (string, error) {
+	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v[1:len(v)-1], '\\') >= 0 {
+		return "", errors.New("not a plain string")
+	}
+	return string(v[1 : len(v)-1]), nil
 }
 
 func isHexHash(s string) bool {

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -74,6 +75,28 @@ func FuzzVerifyBundle(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if _, err := VerifyBundle(bytes.NewReader(data)); err == nil && !refs[bundleContent(t, data)] {
 			t.Fatalf("a changed bundle verified:\n%s", data)
+		}
+	})
+}
+
+// FuzzCheckCanonical holds checkCanonical, the fast check verification
+// uses, to Canonical: an input passes exactly when Canonical accepts it
+// and returns it unchanged.
+func FuzzCheckCanonical(f *testing.F) {
+	for _, s := range []string{
+		`{"data":{"a":[1,-2,0.5,1e+21,"x\n\u0001"]},"kind":"intent","prev":"00","seq":1,"ts":"t"}`,
+		`{"b":1,"a":2}`, `{"a":1,"a":2}`, `{"a" :1}`, `[1.0,-0,1E5,1e-07]`, `"\u00e9\/\u001F"`,
+		"\"\xff\"", `"é"`, `{"\u0001":1,"\"":2}`, `{"\"":2,"\u0001":1}`, `{"":{"":[[]]}}`, `01`, `-`, `1.`, `true `,
+		`123456789012345678901234567890`, `1e400`, `"\ud800"`, `{}`, `[]`, `null`, `"\b\t\n\f\r"`, `"\u0008"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, err := checkCanonical(data)
+		c, cerr := Canonical(json.RawMessage(data))
+		want := cerr == nil && bytes.Equal(c, data)
+		if (err == nil) != want {
+			t.Fatalf("checkCanonical(%q) = %v; Canonical = %q, %v", data, err, c, cerr)
 		}
 	})
 }

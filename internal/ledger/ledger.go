@@ -229,6 +229,9 @@ func (l *Ledger) Size(ctx context.Context) (int64, error) {
 
 // Tail returns the last n entries, oldest first.
 func (l *Ledger) Tail(ctx context.Context, n int) ([]Entry, error) {
+	if n <= 0 {
+		return nil, nil
+	}
 	rows, err := l.db.R.QueryContext(ctx,
 		`SELECT body FROM (SELECT seq, body FROM ledger_entries ORDER BY seq DESC LIMIT ?) ORDER BY seq`, n)
 	if err != nil {

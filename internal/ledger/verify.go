@@ -45,7 +45,8 @@ func ExpectKey(vkey string) VerifyOption {
 // prev link, and folds its leaf hash into the frontier of the Merkle tree.
 type walker struct {
 	n     int64       // entries accepted
-	prev  string      // hex hash of the last accepted entry
+	last  [32]byte    // SHA-256 of the last accepted entry
+	prev  string      // last in hex: the next entry's prev
 	stack []tlog.Hash // roots of the complete subtrees, largest first
 }
 
@@ -65,8 +66,8 @@ func (w *walker) add(pos int64, raw []byte) (Entry, []tlog.Hash, error) {
 	if e.Prev != w.prev {
 		return Entry{}, nil, fmt.Errorf("entry seq %d: prev hash mismatch", e.Seq)
 	}
-	sum := sha256.Sum256(raw)
-	w.prev = hex.EncodeToString(sum[:])
+	w.last = sha256.Sum256(raw)
+	w.prev = hex.EncodeToString(w.last[:])
 	leaf := tlog.RecordHash(raw)
 	stored := []tlog.Hash{leaf}
 	w.stack = append(w.stack, leaf)
@@ -165,7 +166,7 @@ func verifyDB(ctx context.Context, tx *sql.Tx, cfg verifyConfig, rep *Report) er
 		if err != nil {
 			return err
 		}
-		if want := sha256.Sum256(body); !bytes.Equal(sum, want[:]) {
+		if !bytes.Equal(sum, w.last[:]) {
 			return fmt.Errorf("entry seq %d: stored hash does not match its bytes", e.Seq)
 		}
 		for _, h := range stored {
