@@ -104,7 +104,7 @@ hearth_wine_setup() {
 
 	if [[ ! -f "$WINEPREFIX/system.reg" ]]; then
 		echo "wine: creating prefix (one time per machine)" >&2
-		"$HEARTH_WINE" wineboot -i >/dev/null 2>&1 || true
+		"$HEARTH_WINE" wineboot -i </dev/null >/dev/null 2>&1 || true
 		"$WINESERVER" -w
 		[[ -f "$WINEPREFIX/system.reg" ]] || {
 			echo "wine: wineboot did not create $WINEPREFIX" >&2
@@ -121,10 +121,70 @@ hearth_wine_setup() {
 	rm -rf "$tmp"
 	# Wine's own (stub) builtin would win over a native DLL without this.
 	"$HEARTH_WINE" reg add 'HKCU\Software\Wine\DllOverrides' \
-		/v bcryptprimitives /t REG_SZ /d native,builtin /f >/dev/null 2>&1
+		/v bcryptprimitives /t REG_SZ /d native,builtin /f </dev/null >/dev/null 2>&1
 	"$WINESERVER" -w
 
 	echo "$want" >"$stamp"
 	flock -u "$hearth_wine_lock_fd"
 	exec {hearth_wine_lock_fd}>&-
+}
+
+# hearth_wine_go_overlay prints the path of a `go build -overlay` file that
+# makes Go's os.RemoveAll work under Wine 8, or nothing when the Go in use
+# needs none.
+#
+# Since Go 1.25, os.RemoveAll (and so every t.TempDir cleanup) on Windows
+# deletes through NtSetInformationFile(FileDispositionInformationEx) and
+# falls back to the old call only for the status codes real Windows returns
+# when the class is unsupported. Wine 8 answers STATUS_NOT_IMPLEMENTED
+# instead, so every removal fails with "Invalid function". The overlay adds
+# that status to the fallback list in a copy of the standard library file;
+# on real Windows the call succeeds and the fallback is never reached, so the
+# tested behaviour is unchanged. It is only used for binaries run under Wine,
+# never for release builds.
+hearth_wine_go_overlay() {
+	local goroot gover src dir patched
+	goroot="$(go env GOROOT)"
+	gover="$(go env GOVERSION)"
+	src="$goroot/src/internal/syscall/windows/at_windows.go"
+	if [[ ! -f "$src" ]] || ! grep -q 'FileDispositionInformationEx' "$src"; then
+		return 0 # this Go does not delete that way
+	fi
+	if grep -q 'STATUS_NOT_IMPLEMENTED\|0xC0000002' "$src"; then
+		return 0 # already falls back on Wine's answer
+	fi
+	hearth_wine_env
+	dir="$WINEPREFIX-go/$gover"
+	patched="$dir/at_windows.go"
+	mkdir -p "$dir"
+	sed 's|^\(\t*\)STATUS_NOT_SUPPORTED:\(.*\)$|\1STATUS_NOT_SUPPORTED,\2\n\1NTStatus(0xC0000002): // STATUS_NOT_IMPLEMENTED, as Wine 8 answers|' \
+		"$src" >"$patched.tmp"
+	if [[ "$(grep -c 'NTStatus(0xC0000002)' "$patched.tmp")" != 1 ]]; then
+		rm -f "$patched.tmp"
+		echo "wine: cannot patch Deleteat in $gover's $src; update hearth_wine_go_overlay in scripts/lib/wine.sh" >&2
+		return 1
+	fi
+	mv "$patched.tmp" "$patched"
+	printf '{"Replace":{"%s":"%s"}}\n' "$src" "$patched" >"$dir/overlay.json"
+	echo "$dir/overlay.json"
+}
+
+# hearth_wine_session makes sure a wineserver and Wine's background
+# processes (services.exe, winedevice.exe, …) are running for the prefix,
+# started with their standard streams on /dev/null.
+#
+# Without this, the first Windows program run starts them itself and they
+# inherit its stdout and stderr. Whoever reads that program's output through
+# a pipe (go test, $(...), a CI log) then waits until they exit, which is
+# seconds to minutes after the program itself has finished. The server is
+# kept HEARTH_WINE_PERSIST seconds (default 30) after the last Wine process
+# exits, so consecutive test binaries share one warm session.
+hearth_wine_session() {
+	local rc=0
+	"$WINESERVER" -p"${HEARTH_WINE_PERSIST:-30}" </dev/null >/dev/null 2>&1 || rc=$?
+	# rc 2: a server was already running, and with it the background
+	# processes. Otherwise ours is new: boot the session detached.
+	if ((rc != 2)); then
+		"$HEARTH_WINE" wineboot </dev/null >/dev/null 2>&1 || true
+	fi
 }
