@@ -267,14 +267,15 @@ func splitComponents(p string, isSep func(byte) bool) []string {
 
 func isPlatformSep(c byte) bool { return os.IsPathSeparator(c) }
 
-// realPath resolves symlinks in the longest existing prefix of the clean
-// absolute path p and appends the rest unchanged. A component that exists
-// only as a dangling symlink is refused: where it points cannot be checked.
+// realPath resolves symlinks (and on Windows junctions) in the longest
+// existing prefix of the clean absolute path p and appends the rest
+// unchanged. A component that exists only as a dangling link is refused:
+// where it points cannot be checked.
 func realPath(p string) (string, error) {
 	var tail []string
 	cur := p
 	for {
-		resolved, err := filepath.EvalSymlinks(cur)
+		resolved, err := evalExisting(cur)
 		if err == nil {
 			for i := len(tail) - 1; i >= 0; i-- {
 				resolved = filepath.Join(resolved, tail[i])

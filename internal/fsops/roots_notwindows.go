@@ -2,7 +2,10 @@
 
 package fsops
 
-import "errors"
+import (
+	"errors"
+	"path/filepath"
+)
 
 // pathFold: names compare byte for byte.
 const pathFold = false
@@ -15,3 +18,6 @@ func platformPathProblem(string) (Rule, string) { return "", "" }
 const hasShortNames = false
 
 func longPathName(string) (string, error) { return "", errors.ErrUnsupported }
+
+// evalExisting returns the real path of an existing path.
+func evalExisting(p string) (string, error) { return filepath.EvalSymlinks(p) }

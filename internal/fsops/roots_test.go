@@ -3,6 +3,7 @@ package fsops
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -22,6 +23,7 @@ import (
 type fixture struct {
 	base, root, outside, data string
 	roots                     Roots
+	links                     bool // the symlinks exist (not under Wine)
 }
 
 func newFixture(t testing.TB, dir string) fixture {
@@ -47,10 +49,10 @@ func newFixture(t testing.TB, dir string) fixture {
 			t.Fatal(err)
 		}
 	}
-	symlinkOrSkip(t, filepath.Join(fx.root, "sub"), filepath.Join(fx.root, "link_in"))
-	symlinkOrSkip(t, fx.outside, filepath.Join(fx.root, "link_out"))
-	symlinkOrSkip(t, filepath.Join(fx.outside, "missing"), filepath.Join(fx.root, "dangling"))
-	symlinkOrSkip(t, fx.root, filepath.Join(base, "rootlink"))
+	fx.links = trySymlink(filepath.Join(fx.root, "sub"), filepath.Join(fx.root, "link_in")) &&
+		trySymlink(fx.outside, filepath.Join(fx.root, "link_out")) &&
+		trySymlink(filepath.Join(fx.outside, "missing"), filepath.Join(fx.root, "dangling")) &&
+		trySymlink(fx.root, filepath.Join(base, "rootlink"))
 	fx.roots, err = NewRoots([]string{fx.root}, []string{fx.data})
 	if err != nil {
 		t.Fatal(err)
@@ -58,10 +60,20 @@ func newFixture(t testing.TB, dir string) fixture {
 	return fx
 }
 
+// trySymlink makes a symlink and reports whether it really is one: Windows
+// without developer mode refuses, and Wine reports success without one.
+func trySymlink(target, link string) bool {
+	if err := os.Symlink(target, link); err != nil {
+		return false
+	}
+	info, err := os.Lstat(link)
+	return err == nil && info.Mode()&os.ModeSymlink != 0
+}
+
 func symlinkOrSkip(t testing.TB, target, link string) {
 	t.Helper()
-	if err := os.Symlink(target, link); err != nil {
-		t.Skipf("cannot create symlinks here: %v", err)
+	if !trySymlink(target, link) {
+		t.Skipf("symlinks cannot be made here (%s)", link)
 	}
 }
 
@@ -98,7 +110,7 @@ func TestResolve(t *testing.T) {
 		{"dot-dot raw escape", fx.root + "/../outside/secret.txt", "", RuleParentRef},
 		{"dot-dot staying inside", fx.root + "/sub/../sub/a.txt", "", RuleParentRef},
 		{"outside", j(fx.outside, "secret.txt"), "", RuleOutsideRoots},
-		{"filesystem root", "/", "", RuleOutsideRoots},
+		{"filesystem root", filepath.VolumeName(fx.base) + string(filepath.Separator), "", RuleOutsideRoots},
 		{"sibling with root as name prefix", fx.root + "2/x", "", RuleOutsideRoots},
 		{"symlink leaving root", j(fx.root, "link_out", "secret.txt"), "", RuleSymlinkEscape},
 		{"new file through leaving symlink", j(fx.root, "link_out", "new.txt"), "", RuleSymlinkEscape},
@@ -112,6 +124,9 @@ func TestResolve(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if !fx.links && (strings.Contains(tt.path, "link") || strings.Contains(tt.path, "dangling")) {
+				t.Skip("symlinks cannot be made here")
+			}
 			got, err := fx.roots.Resolve(tt.path)
 			if tt.rule != "" {
 				if r := ruleOf(err); r != tt.rule {
@@ -317,17 +332,69 @@ func TestResolveShortNameRule(t *testing.T) {
 	}
 }
 
-func TestResolveCaseInsensitiveRoots(t *testing.T) {
+// TestResolveWindows runs Resolve itself with the Windows rules (on
+// Windows, and under Wine in scripts/test-windows).
+func TestResolveWindows(t *testing.T) {
 	if runtime.GOOS != "windows" {
-		t.Skip("case-insensitive comparison is Windows behaviour; hasPathPrefix covers the rule everywhere")
+		t.Skip("Windows rules; windowsPathProblem and hasPathPrefix cover them everywhere")
 	}
 	fx := newFixture(t, t.TempDir())
+	a := filepath.Join(fx.root, "sub", "a.txt")
 	got, err := fx.roots.Resolve(strings.ToUpper(fx.root) + `\SUB\A.TXT`)
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || !strings.EqualFold(got, a) {
+		t.Fatalf("case-insensitive root: %q, %v", got, err)
 	}
-	if !strings.EqualFold(got, filepath.Join(fx.root, "sub", "a.txt")) {
-		t.Fatalf("got %q", got)
+	got, err = fx.roots.Resolve(strings.ReplaceAll(a, `\`, "/"))
+	if err != nil || !strings.EqualFold(got, a) {
+		t.Fatalf("forward slashes: %q, %v", got, err)
+	}
+	vol := filepath.VolumeName(fx.root)
+	tests := []struct {
+		path string
+		rule Rule
+	}{
+		{a + ":hidden", RuleStream},
+		{a + "::$DATA", RuleStream},
+		{filepath.Join(fx.root, "sub", "NUL"), RuleReservedName},
+		{filepath.Join(fx.root, "sub", "com1.txt"), RuleReservedName},
+		{filepath.Join(fx.root, "sub", "CON"), RuleReservedName},
+		{a + ".", RuleTrailingDot},
+		{a + " ", RuleTrailingDot},
+		{`\\?\` + a, RuleVerbatim},
+		{`\\.\` + a, RuleDevice},
+		{`\\localhost\` + strings.TrimSuffix(vol, ":") + `$` + strings.TrimPrefix(a, vol), RuleUNC},
+		{strings.TrimPrefix(a, vol), RuleNotAbsolute},
+		{vol + "relative.txt", RuleNotAbsolute},
+		{filepath.Join(fx.data, "hearth.db"), RuleDenied},
+		{strings.ToUpper(filepath.Join(fx.data, "hearth.db")), RuleDenied},
+		{filepath.Join(fx.outside, "secret.txt"), RuleOutsideRoots},
+	}
+	for _, tt := range tests {
+		if _, err := fx.roots.Resolve(tt.path); ruleOf(err) != tt.rule {
+			t.Errorf("Resolve(%q) = %v, want %s", tt.path, err, tt.rule)
+		}
+	}
+}
+
+// TestResolveJunction checks that a junction (a mount point, which
+// filepath.EvalSymlinks no longer follows) cannot lead out of a root.
+func TestResolveJunction(t *testing.T) {
+	if runtime.GOOS != "windows" {
+		t.Skip("junctions are Windows reparse points")
+	}
+	fx := newFixture(t, t.TempDir())
+	link := filepath.Join(fx.root, "junction_out")
+	out, err := exec.Command("cmd", "/c", "mklink", "/J", link, fx.outside).CombinedOutput()
+	if err != nil {
+		t.Skipf("cannot make a junction here: %v: %s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(link, "secret.txt")); err != nil {
+		t.Skipf("the junction does not work here: %v", err)
+	}
+	for _, p := range []string{filepath.Join(link, "secret.txt"), filepath.Join(link, "new.txt"), link} {
+		if _, err := fx.roots.Resolve(p); ruleOf(err) != RuleSymlinkEscape {
+			t.Errorf("Resolve(%q) = %v, want %s", p, err, RuleSymlinkEscape)
+		}
 	}
 }
 
