@@ -41,8 +41,8 @@ const (
 // Engine runs the fs operations. DB, Roots and SpillDir are required (the
 // spill directory holds prior content of large files for undo, and should be
 // under Hearth's data directory, which Roots denies). Recover must be called
-// once before the first operation. An Engine is safe for concurrent use;
-// writes to one path are serialized, and must not be copied after first use.
+// once before the first operation. An Engine is safe for concurrent use
+// (mutations of one path are serialized) and must not be copied once used.
 type Engine struct {
 	DB       *store.DB
 	Roots    Roots
@@ -601,6 +601,8 @@ type RecoverReport struct {
 // the file's current hash: 'committed' if it is the post-hash, 'void'
 // otherwise), removes spill files that no live receipt refers to, and
 // removes stale temporary files from every directory fs has written in.
+// Errors of that last sweep are joined into the returned error, with the
+// report still filled in; the caller may log them and go on.
 func (e *Engine) Recover(ctx context.Context) (RecoverReport, error) {
 	var rep RecoverReport
 	type pending struct {
@@ -626,11 +628,10 @@ func (e *Engine) Recover(ctx context.Context) (RecoverReport, error) {
 		return rep, fmt.Errorf("recover fs receipts: %w", err)
 	}
 	for _, p := range ps {
+		// A file that cannot be read now counts as not in place: the
+		// receipt becomes void (not undoable) rather than blocking start-up.
 		sha, exists, err := fileHash(p.path)
-		if err != nil {
-			return rep, fmt.Errorf("recover fs receipt %s: %w", p.id, err)
-		}
-		inPlace := p.post.Valid == exists && (!exists || sha == p.post.String)
+		inPlace := err == nil && p.post.Valid == exists && (!exists || sha == p.post.String)
 		err = e.DB.InTx(ctx, func(tx *sql.Tx) error {
 			if inPlace {
 				return commitReceipt(ctx, tx, p.id, p.undoes, e.now().UnixMilli())

@@ -220,13 +220,20 @@ func TestPatchConflicts(t *testing.T) {
 	if ce.Replacement != 1 || ce.Matches != 2 || ce.Path != p || ce.Actual == nil || !strings.Contains(ce.Message, "replacement 1") {
 		t.Fatalf("conflict %+v", ce)
 	}
+	b, _ := json.Marshal(ce)
+	if !strings.Contains(string(b), `"replacement":1,"matches":2`) {
+		t.Fatalf("conflict JSON %s", b)
+	}
 	_, err = env.e.Patch(ctx, "r", PatchInput{Path: p, Replacements: []Replacement{{"zzz", "y"}}})
 	if ce := conflictOf(t, err, ReasonMatchCount); ce.Replacement != 0 || ce.Matches != 0 {
 		t.Fatalf("conflict %+v", ce)
 	}
 	wrong, _ := ExpectSHA(strings.Repeat("00", 32))
 	_, err = env.e.Patch(ctx, "r", PatchInput{Path: p, Replacements: []Replacement{{"b", "B"}}, ExpectedSHA256: wrong})
-	conflictOf(t, err, ReasonHashMismatch)
+	ce = conflictOf(t, err, ReasonHashMismatch)
+	if b, _ := json.Marshal(ce); strings.Contains(string(b), "replacement") || !strings.Contains(string(b), `"current_sha256":"`) {
+		t.Fatalf("conflict JSON %s", b)
+	}
 	if got := mustRead(t, p); got != "a b a\n" {
 		t.Fatalf("conflicts changed the file: %q", got)
 	}

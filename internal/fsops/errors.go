@@ -1,6 +1,7 @@
 package fsops
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -33,6 +34,20 @@ type ConflictError struct {
 	Matches     int     `json:"matches"`
 	ReceiptID   string  `json:"receipt_id,omitempty"`
 	Message     string  `json:"message"`
+}
+
+// MarshalJSON leaves out replacement and matches when the conflict is not
+// about one replacement of a patch.
+func (e *ConflictError) MarshalJSON() ([]byte, error) {
+	type plain ConflictError
+	if e.Replacement >= 0 {
+		return json.Marshal((*plain)(e))
+	}
+	return json.Marshal(struct {
+		*plain
+		Replacement *int `json:"replacement,omitempty"`
+		Matches     *int `json:"matches,omitempty"`
+	}{plain: (*plain)(e)})
 }
 
 func (e *ConflictError) Error() string {

@@ -92,6 +92,9 @@ func (e *Engine) List(ctx context.Context, in ListInput) (ListResult, error) {
 	if err != nil {
 		return ListResult{}, err
 	}
+	if info, err := os.Stat(abs); err == nil && !info.IsDir() {
+		return ListResult{}, &InputError{Field: "path", Message: fmt.Sprintf("%s is a %s, not a directory; use read or stat", abs, typeOf(info.Mode()))}
+	}
 	des, err := os.ReadDir(abs)
 	if err != nil {
 		return ListResult{}, fmt.Errorf("list %s: %w", abs, err)

@@ -53,6 +53,9 @@ func TestList(t *testing.T) {
 	if err != nil || len(res.Entries) != 2 || !res.Truncated || res.Total != total {
 		t.Fatalf("limited list %+v, %v", res, err)
 	}
+	if _, err := env.e.List(ctx, ListInput{Path: filepath.Join(dir, "a.txt")}); !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("list of a file: %v", err)
+	}
 	if _, err := env.e.List(ctx, ListInput{Path: dir, Limit: -1}); !errors.Is(err, ErrInvalidInput) {
 		t.Fatalf("negative limit: %v", err)
 	}

@@ -1,8 +1,3 @@
-// Package fsops is the engine of the fs tool: path containment under the
-// configured roots, atomic replace with bounded retries, the list, read,
-// stat, search, write, patch and undo operations, and durable undo receipts.
-// It knows nothing about MCP; the tool facade decodes input into the *Input
-// types here and renders the *Result types and typed errors.
 package fsops
 
 import (
