@@ -342,6 +342,7 @@ func (d *Dispatcher) complete(id, route string, env *Envelope) {
 		d.Log.Error("complete future", "future", id, "err", err)
 	}
 	d.wake(id)
+	d.releaseDependents(id)
 }
 
 func futureState(envState string) string {
@@ -398,6 +399,7 @@ func (d *Dispatcher) recover(ctx context.Context) error {
 			d.runQueued(id, req, false)
 		}()
 	}
+	d.recoverWaiting()
 	return rows.Err()
 }
 

@@ -1,0 +1,606 @@
+package dispatch
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/primitive"
+)
+
+// This file holds dependent futures: a future that runs only after other
+// futures of its conversation settled, with exact reference objects
+//
+//	{"$future": "<future id>", "$path": "result.field"}
+//
+// in its input replaced by values from their stored envelopes. run.scatter
+// builds its DAG on it. Dependencies are durable (table future_deps): a
+// waiting future is released when a dependency completes (the hook in
+// complete), when one settles otherwise (a watcher on Watch, e.g. a
+// cancellation), and at start-up (the hook in recover).
+
+// StateWaiting is the state of a future whose dependencies have not all
+// settled yet.
+const StateWaiting = "waiting"
+
+// MaxRefResultBytes bounds a spilled dependency result read back from its
+// artifact to resolve a reference.
+const MaxRefResultBytes = 16 << 20
+
+type nestedKey struct{}
+
+// WithNested marks ctx as belonging to work started by another call (a
+// scatter item, a recipe step), so that observers of top-level calls can
+// tell the two apart.
+func WithNested(ctx context.Context) context.Context {
+	return context.WithValue(ctx, nestedKey{}, true)
+}
+
+// Nested reports whether ctx was marked by WithNested.
+func Nested(ctx context.Context) bool {
+	v, _ := ctx.Value(nestedKey{}).(bool)
+	return v
+}
+
+// Settled reports whether a future state is final for its dependents:
+// anything but queued, running, waiting for a permit, or waiting for its
+// own dependencies.
+func Settled(state string) bool {
+	switch state {
+	case "queued", "running", "permit", StateWaiting:
+		return false
+	}
+	return true
+}
+
+// Ref is an exact future reference: Future is a future id (string) or,
+// before a scatter converts it, a batch index (json.Number).
+type Ref struct {
+	Future any
+	Path   string
+}
+
+// ID returns the referenced future id, or "" when Future is not a string.
+func (r Ref) ID() string { s, _ := r.Future.(string); return s }
+
+// RefError is a malformed reference object at a position of an input.
+type RefError struct{ At, Msg string }
+
+func (e *RefError) Error() string { return e.At + ": " + e.Msg }
+
+// DecodeJSON decodes data keeping numbers as json.Number, so that a value
+// re-encoded after MapRefs is byte-for-byte the number it was.
+func DecodeJSON(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("trailing data after the JSON value")
+	}
+	return v, nil
+}
+
+// MapRefs walks v (decoded by DecodeJSON) and replaces every exact
+// reference object by fn's result; at is the position of v ("" for the
+// root, then "path", "args[1]", "job.env.X"). An object with a "$future"
+// or "$path" key that is not an exact reference is a *RefError.
+func MapRefs(v any, at string, fn func(at string, r Ref) (any, error)) (any, error) {
+	switch t := v.(type) {
+	case map[string]any:
+		_, hasF := t["$future"]
+		_, hasP := t["$path"]
+		if hasF || hasP {
+			r, err := parseRef(t, at)
+			if err != nil {
+				return nil, err
+			}
+			return fn(at, r)
+		}
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		out := make(map[string]any, len(t))
+		for _, k := range keys {
+			sub := k
+			if at != "" {
+				sub = at + "." + k
+			}
+			nv, err := MapRefs(t[k], sub, fn)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = nv
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			nv, err := MapRefs(e, fmt.Sprintf("%s[%d]", at, i), fn)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = nv
+		}
+		return out, nil
+	}
+	return v, nil
+}
+
+func parseRef(m map[string]any, at string) (Ref, error) {
+	bad := func(msg string) (Ref, error) {
+		if at == "" {
+			at = "input"
+		}
+		return Ref{}, &RefError{At: at, Msg: msg + `; a future reference is exactly {"$future": index-or-future-id, "$path": "result.field"}`}
+	}
+	if len(m) != 2 {
+		return bad("a future reference has exactly the keys $future and $path")
+	}
+	p, ok := m["$path"].(string)
+	if !ok {
+		return bad("$path must be a string")
+	}
+	if err := checkPath(p); err != nil {
+		return bad(err.Error())
+	}
+	switch f := m["$future"].(type) {
+	case string:
+		if f == "" {
+			return bad("$future must not be empty")
+		}
+		return Ref{Future: f, Path: p}, nil
+	case json.Number:
+		return Ref{Future: f, Path: p}, nil
+	case float64:
+		return Ref{Future: json.Number(strconv.FormatFloat(f, 'f', -1, 64)), Path: p}, nil
+	}
+	return bad("$future must be a batch index or a future id")
+}
+
+func checkPath(p string) error {
+	if p == "" {
+		return errors.New("$path must not be empty")
+	}
+	for _, seg := range strings.Split(p, ".") {
+		if seg == "" {
+			return fmt.Errorf("$path %q has an empty segment", p)
+		}
+	}
+	return nil
+}
+
+// Lookup returns the value at a dotted path in decoded JSON (numeric
+// segments index arrays).
+func Lookup(v any, path string) (any, bool) {
+	for _, seg := range strings.Split(path, ".") {
+		switch t := v.(type) {
+		case map[string]any:
+			nv, ok := t[seg]
+			if !ok {
+				return nil, false
+			}
+			v = nv
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(t) {
+				return nil, false
+			}
+			v = t[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// Enqueue stores req as a durable future at once and returns its id. With
+// no dependencies (deps plus the future ids its input references) it is
+// queued and started like a detached call. Otherwise it waits until every
+// dependency settled; then it is blocked (dependency_failed) if one did
+// not complete, or its references are replaced by values from the
+// dependencies' envelopes, the input is validated strictly, and it runs.
+// A dependency that is unknown or belongs to another conversation, a
+// malformed reference, or a refusal by the gates or the governor makes the
+// future blocked at once. The error is only for a failure to record it.
+func (d *Dispatcher) Enqueue(ctx context.Context, req Request, deps []string) (string, error) {
+	name := req.Spec.Name()
+	a := NewAdmission(req, "")
+	req.CommandID = a.CommandID
+	req.Detach = true
+	id := a.FutureID
+
+	refusal := d.checkDeps(ctx, req, &deps)
+	if refusal == nil {
+		refusal = d.admitLater(ctx, a)
+	}
+	if refusal != nil {
+		refusal.Primitive = name
+		refusal.CommandID = a.CommandID
+		return id, d.insertSettled(ctx, id, req, refusal)
+	}
+	if len(deps) == 0 {
+		if _, err := d.insertFuture(ctx, id, req, "queued"); err != nil {
+			return "", err
+		}
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			d.runQueued(id, req, false)
+		}()
+		return id, nil
+	}
+	wctx := context.WithoutCancel(ctx)
+	err := d.DB.InTx(wctx, func(tx *sql.Tx) error {
+		if err := insertFutureTx(wctx, tx, id, req, StateWaiting, "", 0); err != nil {
+			return err
+		}
+		for _, dep := range deps {
+			if _, err := tx.ExecContext(wctx, `INSERT OR IGNORE INTO future_deps(future_id, dep_id) VALUES (?,?)`, id, dep); err != nil {
+				return fmt.Errorf("record dependency: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	// A dependency may have settled before this future existed, when its
+	// completion hook could not see it.
+	if !d.tryRelease(id) {
+		d.watchDeps(id, deps)
+	}
+	return id, nil
+}
+
+// checkDeps adds the future ids referenced by req.Input to deps
+// (deduplicated) and refuses a malformed or index reference, or a
+// dependency that is not a future of req.Route.
+func (d *Dispatcher) checkDeps(ctx context.Context, req Request, deps *[]string) *Envelope {
+	v, err := DecodeJSON(req.Input)
+	if err != nil {
+		return ErrorEnvelope("", primitive.Failed("invalid_input", "input is not JSON: %v", err))
+	}
+	all := append([]string(nil), *deps...)
+	_, err = MapRefs(v, "", func(at string, r Ref) (any, error) {
+		if r.ID() == "" {
+			return nil, &RefError{At: at, Msg: fmt.Sprintf("$future %v is an unresolved batch index; only run.scatter resolves indexes", r.Future)}
+		}
+		all = append(all, r.ID())
+		return nil, nil
+	})
+	if err != nil {
+		return ErrorEnvelope("", primitive.Blocked("bad_reference", "%v", err))
+	}
+	seen := map[string]bool{}
+	out := all[:0]
+	for _, dep := range all {
+		if seen[dep] {
+			continue
+		}
+		seen[dep] = true
+		var route string
+		err := d.DB.R.QueryRowContext(ctx, `SELECT route FROM futures WHERE id = ?`, dep).Scan(&route)
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && route != req.Route) {
+			return ErrorEnvelope("", primitive.Blocked("unknown_dependency", "dependency %s is not a future of this conversation", dep).
+				WithDetails(map[string]any{"dependency": dep}))
+		}
+		if err != nil {
+			return ErrorEnvelope("", primitive.Failed("internal", "read dependency %s: %v", dep, err))
+		}
+		out = append(out, dep)
+	}
+	*deps = out
+	return nil
+}
+
+// admitLater runs the gates and asks the governor whether the call may run
+// at all. A permit requirement is not decided here: the future is admitted
+// again when it starts (runQueued), and parked for the operator then, with
+// the input it will really run (references resolved).
+func (d *Dispatcher) admitLater(ctx context.Context, a *Admission) *Envelope {
+	for _, g := range d.Gates {
+		if err := g(ctx, a.Spec, a.Route); err != nil {
+			return ErrorEnvelope(a.Spec.Name(), err)
+		}
+	}
+	if d.Gov == nil {
+		return nil
+	}
+	err := d.Gov.Admit(ctx, a)
+	if err == nil || errors.Is(err, ErrPermitRequired) {
+		return nil
+	}
+	return ErrorEnvelope(a.Spec.Name(), err)
+}
+
+func insertFutureTx(ctx context.Context, tx *sql.Tx, id string, req Request, state, result string, finished int64) error {
+	sum := sha256.Sum256(req.Input)
+	now := time.Now().UnixMilli()
+	var res, fin any
+	if result != "" {
+		res, fin = result, finished
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO futures(id, route, primitive, input, input_sha256, state, detached, created_at, result, finished_at, command_id)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?)`, id, req.Route, req.Spec.Name(), string(req.Input), hex.EncodeToString(sum[:]), state, boolInt(req.Detach), now, res, fin, req.CommandID)
+	if err != nil {
+		return fmt.Errorf("record future: %w", err)
+	}
+	return nil
+}
+
+// insertSettled records a future refused at submit, terminal from the
+// start, together with its arrival.
+func (d *Dispatcher) insertSettled(ctx context.Context, id string, req Request, env *Envelope) error {
+	ctx = context.WithoutCancel(ctx)
+	payload := d.ArrivalPayload(ctx, req.Route, id, env)
+	now := time.Now()
+	return d.DB.InTx(ctx, func(tx *sql.Tx) error {
+		if err := insertFutureTx(ctx, tx, id, req, futureState(env.State), string(payload), now.UnixMilli()); err != nil {
+			return err
+		}
+		return EnqueueArrival(ctx, tx, req.Route, id, payload, now)
+	})
+}
+
+// releaseDependents releases the waiting futures that depend on id. It is
+// called when id settles.
+func (d *Dispatcher) releaseDependents(id string) {
+	rows, err := d.DB.R.QueryContext(d.ctx, `SELECT fd.future_id FROM future_deps fd JOIN futures f ON f.id = fd.future_id
+		WHERE fd.dep_id = ? AND f.state = 'waiting'`, id)
+	if err != nil {
+		if d.ctx.Err() == nil {
+			d.Log.Error("find dependents", "future", id, "err", err)
+		}
+		return
+	}
+	var waiting []string
+	for rows.Next() {
+		var w string
+		if rows.Scan(&w) == nil {
+			waiting = append(waiting, w)
+		}
+	}
+	rows.Close()
+	for _, w := range waiting {
+		d.tryRelease(w)
+	}
+}
+
+// recoverWaiting is called at start-up: waiting futures whose dependencies
+// all settled are released; the others keep waiting.
+func (d *Dispatcher) recoverWaiting() {
+	rows, err := d.DB.R.QueryContext(d.ctx, `SELECT id FROM futures WHERE state = 'waiting' ORDER BY created_at`)
+	if err != nil {
+		d.Log.Error("find waiting futures", "err", err)
+		return
+	}
+	var waiting []string
+	for rows.Next() {
+		var w string
+		if rows.Scan(&w) == nil {
+			waiting = append(waiting, w)
+		}
+	}
+	rows.Close()
+	for _, w := range waiting {
+		if d.tryRelease(w) {
+			continue
+		}
+		deps, _, err := d.depStates(w)
+		if err != nil {
+			d.Log.Error("read dependencies", "future", w, "err", err)
+			continue
+		}
+		ids := make([]string, len(deps))
+		for i, dep := range deps {
+			ids[i] = dep.id
+		}
+		d.watchDeps(w, ids)
+	}
+}
+
+// watchDeps waits, in the background, for every dependency of id to
+// settle and then tries to release id. It covers settlements that do not
+// pass through complete (a queued future cancelled by task.cancel).
+func (d *Dispatcher) watchDeps(id string, deps []string) {
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		for _, dep := range deps {
+			for {
+				ch, stop := d.Watch(dep)
+				var state string
+				err := d.DB.R.QueryRowContext(d.ctx, `SELECT state FROM futures WHERE id = ?`, dep).Scan(&state)
+				if err != nil || Settled(state) {
+					stop()
+					break
+				}
+				select {
+				case <-ch:
+				case <-d.ctx.Done():
+					stop()
+					return
+				}
+			}
+		}
+		d.tryRelease(id)
+	}()
+}
+
+type depState struct {
+	id, state string
+	result    sql.NullString
+}
+
+func (d *Dispatcher) depStates(id string) ([]depState, bool, error) {
+	rows, err := d.DB.R.QueryContext(d.ctx, `SELECT f.id, f.state, f.result FROM future_deps fd JOIN futures f ON f.id = fd.dep_id
+		WHERE fd.future_id = ? ORDER BY f.created_at, f.id`, id)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rows.Close()
+	var out []depState
+	all := true
+	for rows.Next() {
+		var s depState
+		if err := rows.Scan(&s.id, &s.state, &s.result); err != nil {
+			return nil, false, err
+		}
+		all = all && Settled(s.state)
+		out = append(out, s)
+	}
+	return out, all, rows.Err()
+}
+
+// tryRelease settles or starts the waiting future id when all its
+// dependencies settled. It reports whether id is no longer waiting.
+// Concurrent calls are safe: only one moves the future out of waiting.
+func (d *Dispatcher) tryRelease(id string) bool {
+	var route, prim, input string
+	var cmd sql.NullString
+	var state string
+	err := d.DB.R.QueryRowContext(d.ctx, `SELECT route, primitive, input, command_id, state FROM futures WHERE id = ?`, id).
+		Scan(&route, &prim, &input, &cmd, &state)
+	if err != nil {
+		if d.ctx.Err() == nil {
+			d.Log.Error("read waiting future", "future", id, "err", err)
+		}
+		return false
+	}
+	if state != StateWaiting {
+		return true
+	}
+	deps, all, err := d.depStates(id)
+	if err != nil {
+		d.Log.Error("read dependencies", "future", id, "err", err)
+		return false
+	}
+	if !all {
+		return false
+	}
+	blocked := func(e *primitive.Error) bool {
+		env := ErrorEnvelope(prim, e)
+		env.CommandID = cmd.String
+		d.complete(id, route, env)
+		return true
+	}
+	spec, ok := d.Registry.Lookup(prim)
+	if !ok {
+		return blocked(primitive.Blocked("unknown_primitive", "primitive %s no longer exists", prim))
+	}
+	envs := map[string]any{}
+	for _, dep := range deps {
+		if dep.state != primitive.StateCompleted {
+			return blocked(primitive.Blocked("dependency_failed", "dependency %s ended %s, so this call did not run", dep.id, dep.state).
+				WithDetails(map[string]any{"dependency": dep.id, "dependency_state": dep.state}))
+		}
+		env, err := d.storedEnvelope(dep)
+		if err != nil {
+			return blocked(primitive.Blocked("dependency_unreadable", "the result of dependency %s cannot be read: %v", dep.id, err).
+				WithDetails(map[string]any{"dependency": dep.id}))
+		}
+		envs[dep.id] = env
+	}
+	v, err := DecodeJSON([]byte(input))
+	if err != nil {
+		return blocked(primitive.Failed("invalid_input", "%s: stored input is not JSON: %v", prim, err))
+	}
+	var missing *primitive.Error
+	resolved, err := MapRefs(v, "", func(at string, r Ref) (any, error) {
+		env, ok := envs[r.ID()]
+		if !ok {
+			missing = primitive.Blocked("bad_reference", "%s: $future %v is not a dependency of this call", at, r.Future)
+			return nil, missing
+		}
+		val, ok := Lookup(env, r.Path)
+		if !ok {
+			missing = primitive.Blocked("missing_path", "%s: $path %q is not in the result of %s", at, r.Path, r.ID()).
+				WithDetails(map[string]any{"dependency": r.ID(), "path": r.Path, "field": at})
+			return nil, missing
+		}
+		return val, nil
+	})
+	if err != nil {
+		if missing == nil {
+			missing = primitive.Blocked("bad_reference", "%v", err)
+		}
+		return blocked(missing)
+	}
+	raw, err := json.Marshal(resolved)
+	if err != nil {
+		return blocked(primitive.Failed("invalid_input", "%s: encode resolved input: %v", prim, err))
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return blocked(primitive.Failed("invalid_input", "%s: resolved input is not an object", prim))
+	}
+	if err := spec.ValidateObject(obj); err != nil {
+		return blocked(primitive.Failed("invalid_input", "after resolving references: %v", err))
+	}
+	sum := sha256.Sum256(raw)
+	res, err := d.DB.W.ExecContext(context.WithoutCancel(d.ctx), `UPDATE futures SET state = 'queued', input = ?, input_sha256 = ? WHERE id = ? AND state = 'waiting'`,
+		string(raw), hex.EncodeToString(sum[:]), id)
+	if err != nil {
+		d.Log.Error("release future", "future", id, "err", err)
+		return false
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return true // another release won
+	}
+	req := Request{Route: route, Spec: spec, Input: raw, Detach: true, CommandID: cmd.String}
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		d.runQueued(id, req, false)
+	}()
+	return true
+}
+
+// storedEnvelope decodes a completed dependency's envelope, reading it
+// back from its artifact when it was spilled.
+func (d *Dispatcher) storedEnvelope(dep depState) (any, error) {
+	if !dep.result.Valid {
+		return nil, errors.New("no stored result")
+	}
+	env, err := DecodeJSON([]byte(dep.result.String))
+	if err != nil {
+		return nil, err
+	}
+	spilled, _ := Lookup(env, "result.spilled")
+	artID, _ := Lookup(env, "artifact.id")
+	id, _ := artID.(string)
+	if spilled != true || id == "" || d.Artifacts == nil {
+		return env, nil
+	}
+	meta, err := d.Artifacts.Metadata(d.ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if meta.Size > MaxRefResultBytes {
+		return nil, fmt.Errorf("spilled result is %d bytes, more than %d", meta.Size, MaxRefResultBytes)
+	}
+	chunk, err := d.Artifacts.ReadRange(d.ctx, id, 0, int(meta.Size), "base64")
+	if err != nil {
+		return nil, err
+	}
+	full, err := base64.StdEncoding.DecodeString(chunk.Data)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeJSON(full)
+}
