@@ -24,6 +24,8 @@ import (
 	"github.com/hearth-dev/hearth/internal/machine"
 	"github.com/hearth-dev/hearth/internal/mcpserver"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/recipes"
+	"github.com/hearth-dev/hearth/internal/runs"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -53,6 +55,8 @@ type App struct {
 	Gov        *govern.Governor
 	// Operator is the human operator's API (panel, CLI); no tool reaches it.
 	Operator *govern.Operator
+	Runs     *runs.Service
+	Recipes  *recipes.Book
 
 	mcpLn, panelLn net.Listener
 }
@@ -107,7 +111,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	a.Jobs = a.newJobs(cfg)
 	specs = append(specs, a.Jobs.Specs()...)
 	specs = append(specs, a.Gov.Specs()...)
-	reg, err := primitive.NewRegistry(specs...)
+	reg, err := a.newRegistry(specs)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -121,6 +125,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		MaxArrivalBytes: cfg.MaxArrivalBytes,
 	}
 	a.connectGovernor()
+	a.connectRuns()
 	a.Jobs.Dispatcher = a.Dispatcher
 	a.MCP = &mcpserver.Server{Registry: reg, Dispatcher: a.Dispatcher, Log: log, Version: opts.Version, Disclosure: a.disclosure}
 	if err := a.MCP.Build(); err != nil {
@@ -183,6 +188,7 @@ func (a *App) Serve(ctx context.Context) error {
 		a.Dispatcher.Stop()
 		return err
 	}
+	a.Runs.Start(ctx)
 	mcpSrv := &http.Server{Handler: a.MCP.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	panelSrv := &http.Server{Handler: a.panelHandler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 2)
@@ -208,6 +214,7 @@ func (a *App) Serve(ctx context.Context) error {
 		}
 	}
 	a.Jobs.Stop()
+	a.Runs.Stop()
 	a.Dispatcher.Stop()
 	// Sign a checkpoint of everything journaled, so evidence verifies
 	// offline up to the last entry of this run.

@@ -1,0 +1,164 @@
+package runs
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/store"
+)
+
+// Event kinds written to the log.
+const (
+	KindRunCreated        = "run.created"
+	KindRunCheckpoint     = "run.checkpoint"
+	KindRunClosed         = "run.closed"
+	KindContinuationAdded = "continuation.scheduled"
+	KindContinuationDue   = "continuation.due"
+	KindScatter           = "scatter.submitted"
+	KindRecipeCreated     = "recipe.created"
+	KindRecipeDeleted     = "recipe.deleted"
+	KindRecipeRun         = "recipe.run"
+	// KindCall records one top-level primitive call of a conversation, for
+	// recipe.suggest; run.events does not list these.
+	KindCall = "call"
+)
+
+// HistoryKeep is how many call records a conversation keeps.
+const HistoryKeep = 1000
+
+// Events is the append-only event log (table events).
+type Events struct {
+	DB  *store.DB
+	Log *slog.Logger
+}
+
+// Event is one log entry as run.events reports it.
+type Event struct {
+	Seq      int64           `json:"seq"`
+	At       time.Time       `json:"at"`
+	Kind     string          `json:"kind"`
+	EntityID string          `json:"entity_id,omitempty"`
+	Data     json.RawMessage `json:"data,omitempty"`
+}
+
+// Append writes one event outside any transaction. route is "" for an
+// event every conversation may read.
+func (e *Events) Append(ctx context.Context, route, kind, entity string, data any) error {
+	return e.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+		return AppendTx(ctx, tx, route, kind, entity, data)
+	})
+}
+
+// AppendTx writes one event as part of tx.
+func AppendTx(ctx context.Context, tx *sql.Tx, route, kind, entity string, data any) error {
+	b := []byte("{}")
+	if data != nil {
+		var err error
+		if b, err = json.Marshal(data); err != nil {
+			return fmt.Errorf("encode %s event: %w", kind, err)
+		}
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO events(at, route, kind, entity_id, data) VALUES (?,?,?,?,?)`,
+		time.Now().UnixMilli(), route, kind, entity, string(b))
+	if err != nil {
+		return fmt.Errorf("append %s event: %w", kind, err)
+	}
+	return nil
+}
+
+// List returns the newest limit events route may read (its own and the
+// shared ones, without call history), oldest first; entity, when set,
+// keeps only that entity's events.
+func (e *Events) List(ctx context.Context, route, entity string, limit int) ([]Event, error) {
+	q := `SELECT seq, at, kind, entity_id, data FROM events WHERE kind <> 'call' AND (route = '' OR route = ?)`
+	args := []any{route}
+	if entity != "" {
+		q += ` AND entity_id = ?`
+		args = append(args, entity)
+	}
+	q += ` ORDER BY seq DESC LIMIT ?`
+	args = append(args, limit)
+	rows, err := e.DB.R.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	defer rows.Close()
+	out := []Event{}
+	for rows.Next() {
+		var ev Event
+		var at int64
+		var data string
+		if err := rows.Scan(&ev.Seq, &at, &ev.Kind, &ev.EntityID, &data); err != nil {
+			return nil, fmt.Errorf("list events: %w", err)
+		}
+		ev.At = time.UnixMilli(at).UTC()
+		if data != "{}" {
+			ev.Data = json.RawMessage(data)
+		}
+		out = append(out, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, nil
+}
+
+// Observe is a dispatch gate that never refuses: it records the primitive
+// of every top-level call of a conversation (not scatter items or recipe
+// steps, which run with a nested context, and not anonymous request-scoped
+// routes, which have no later call) as that conversation's history. A
+// failure to record is logged, never allowed to stop the call.
+func (e *Events) Observe(ctx context.Context, spec *primitive.Spec, route string) error {
+	if route == "" || strings.HasPrefix(route, dispatch.AnonymousPrefix) || dispatch.Nested(ctx) {
+		return nil
+	}
+	err := e.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO events(at, route, kind, entity_id) VALUES (?,?,?,?)`,
+			time.Now().UnixMilli(), route, KindCall, spec.Name())
+		if err != nil {
+			return err
+		}
+		// Trim the history now and then, not on every call.
+		if seq, _ := res.LastInsertId(); seq%64 == 0 {
+			_, err = tx.ExecContext(ctx, `DELETE FROM events WHERE kind = 'call' AND route = ? AND seq <= (
+				SELECT seq FROM events WHERE kind = 'call' AND route = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)`, route, route, HistoryKeep)
+		}
+		return err
+	})
+	if err != nil && e.Log != nil {
+		e.Log.Error("record call history", "primitive", spec.Name(), "err", err)
+	}
+	return nil
+}
+
+// History returns route's most recent top-level primitive calls, oldest
+// first, at most n.
+func (e *Events) History(ctx context.Context, route string, n int) ([]string, error) {
+	rows, err := e.DB.R.QueryContext(ctx, `SELECT entity_id FROM events WHERE kind = 'call' AND route = ? ORDER BY seq DESC LIMIT ?`, route, n)
+	if err != nil {
+		return nil, fmt.Errorf("read call history: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, fmt.Errorf("read call history: %w", err)
+		}
+		out = append(out, p)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,552 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/ids"
+	"github.com/hearth-dev/hearth/internal/primitive"
+)
+
+// MaxScatter bounds the calls of one scatter.
+const MaxScatter = 100
+
+// ScatterKinds is the closed allow-list of primitives a scatter item may
+// name, in advertised order. Only those registered become kinds. Nothing
+// that kills, controls the host or fans out further (machine.batch,
+// machine.process_kill, machine.estop, run.scatter) is here, and no tool
+// name can ever be a kind.
+var ScatterKinds = []string{
+	"machine.host_info", "machine.exec", "machine.process_list",
+	"fs.stat", "fs.read", "fs.list", "fs.search", "fs.write", "fs.patch",
+	"artifact.list", "artifact.metadata", "artifact.read", "artifact.range", "artifact.search",
+	"ui.snapshot", "ui.query", "ui.action",
+	"recipe.run",
+	"task.get", "task.status", "task.list",
+	"run.get", "run.list", "run.events",
+}
+
+// scatterExcluded are fields of an allowed kind a scatter item may not
+// use: a scatter drives UI only semantically, never with fallback input.
+var scatterExcluded = map[string][]string{
+	"ui.action": {"allow_fallback"},
+}
+
+type kindSpec struct {
+	spec     *primitive.Spec
+	excluded []string
+}
+
+// Item keys that are not fields of the kind's primitive.
+const (
+	keyKind = "kind"
+	keyDeps = "dependencies"
+)
+
+// ScatterSpec builds the run.scatter primitive from the registry of every
+// other primitive: the kind enum and the union of the kinds' fields are
+// fixed at start-up.
+func (s *Service) ScatterSpec(reg *primitive.Registry) (*primitive.Spec, error) {
+	s.kinds = map[string]*kindSpec{}
+	s.kindNames = nil
+	type union struct {
+		f     primitive.Field
+		kinds []string
+		types []string
+	}
+	var order []string
+	fields := map[string]*union{}
+	for _, name := range ScatterKinds {
+		spec, ok := reg.Lookup(name)
+		if !ok {
+			continue
+		}
+		if spec.Risk == primitive.RiskKill || spec.Risk == primitive.RiskControl {
+			return nil, fmt.Errorf("scatter kind %s has risk %s", name, spec.Risk)
+		}
+		k := &kindSpec{spec: spec, excluded: scatterExcluded[name]}
+		s.kinds[name] = k
+		s.kindNames = append(s.kindNames, name)
+		for _, f := range spec.Fields {
+			if slices.Contains(k.excluded, f.Name) {
+				continue
+			}
+			if f.Name == keyKind || f.Name == keyDeps {
+				return nil, fmt.Errorf("scatter kind %s has a field named %q, which a scatter item uses itself", name, f.Name)
+			}
+			u := fields[f.Name]
+			if u == nil {
+				u = &union{f: primitive.Field{Name: f.Name}}
+				fields[f.Name] = u
+				order = append(order, f.Name)
+			}
+			u.f.Nullable = u.f.Nullable || f.Nullable
+			u.kinds = append(u.kinds, name)
+			if t := typeName(&f); !slices.Contains(u.types, t) {
+				u.types = append(u.types, t)
+			}
+		}
+	}
+	if len(s.kindNames) == 0 {
+		return nil, errors.New("no scatter kind is registered")
+	}
+	items := []primitive.Field{
+		{Name: keyKind, Type: primitive.TString, Required: true, Enum: s.kindNames, Desc: "The primitive to call (tool.operation)."},
+		{Name: keyDeps, Type: primitive.TArray, Max: primitive.Bound(MaxScatter),
+			Items: &primitive.Field{Desc: "Index into calls[] or a future id (fut_...) of this conversation."},
+			Desc:  "Calls that must complete first: indexes into calls[] or future ids (fut_...) of this conversation. If one does not complete, this call is blocked."},
+	}
+	for _, name := range order {
+		u := fields[name]
+		// Typed strictly per kind at submit; advertised untyped because any
+		// field may instead be a $future reference object.
+		u.f.Desc = strings.Join(u.types, " | ") + " or $future ref. " + kindGroups(u.kinds, s.kindNames)
+		items = append(items, u.f)
+	}
+	return &primitive.Spec{Tool: "run", Operation: "scatter", Risk: primitive.RiskRead, Inline: true,
+		Summary: "run up to 100 primitive calls as durable futures at once; answers {state, futures:[{index, future_id, kind}]} immediately; each result arrives in this conversation's mailbox in completion order. Each call is governed as its own primitive.",
+		Fields: []primitive.Field{{Name: "calls", Type: primitive.TArray, Required: true, Min: primitive.Bound(1), Max: primitive.Bound(MaxScatter),
+			Desc: `Calls {kind, ...that primitive's fields (see its tool), dependencies?}. Any field value may be {"$future": index-or-future-id, "$path": "result.field"}: it adds the dependency and is replaced by that call's value once it completed.`,
+			Items: &primitive.Field{Type: primitive.TObject, Fields: items}}},
+		Run: primitive.Typed(s.scatter),
+	}, nil
+}
+
+// Kinds returns the scatter kind names, in advertised order.
+func (s *Service) Kinds() []string { return append([]string(nil), s.kindNames...) }
+
+func typeName(f *primitive.Field) string {
+	t := f.Type
+	switch {
+	case t == "":
+		t = "any"
+	case t == primitive.TArray && f.Items != nil && f.Items.Type != "" && f.Items.Type != primitive.TObject:
+		t = f.Items.Type + "[]"
+	}
+	if f.Nullable {
+		t += "|null"
+	}
+	return t
+}
+
+// kindGroups names the kinds using a field compactly: "fs.*" when every
+// registered kind of that tool uses it.
+func kindGroups(using, all []string) string {
+	byTool := map[string][]string{}
+	var tools []string
+	for _, k := range all {
+		tool, _, _ := strings.Cut(k, ".")
+		if _, ok := byTool[tool]; !ok {
+			tools = append(tools, tool)
+		}
+		byTool[tool] = append(byTool[tool], k)
+	}
+	var parts []string
+	for _, tool := range tools {
+		var mine []string
+		for _, k := range byTool[tool] {
+			if slices.Contains(using, k) {
+				mine = append(mine, k)
+			}
+		}
+		switch {
+		case len(mine) == 0:
+		case len(mine) == len(byTool[tool]) && len(mine) > 1:
+			parts = append(parts, tool+".*")
+		default:
+			parts = append(parts, mine...)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ScatterFuture is one submitted call.
+type ScatterFuture struct {
+	Index    int    `json:"index"`
+	FutureID string `json:"future_id"`
+	Kind     string `json:"kind"`
+	State    string `json:"state"`
+}
+
+type plannedCall struct {
+	index   int
+	kind    string
+	spec    *primitive.Spec
+	fields  map[string]any
+	idxDeps []int
+	idDeps  []string
+}
+
+var futureIDPattern = regexp.MustCompile(`^fut_[a-z2-7]{20}$`)
+
+func scatterErr(i int, field, format string, a ...any) error {
+	where := fmt.Sprintf("calls[%d]", i)
+	if field != "" {
+		where += "." + field
+	}
+	return primitive.Failed("invalid_input", "run.scatter: %s: %s", where, fmt.Sprintf(format, a...))
+}
+
+func (s *Service) scatter(ctx context.Context, call *primitive.Call, in struct {
+	Calls []json.RawMessage `json:"calls"`
+}) (any, error) {
+	if s.Dispatcher == nil {
+		return nil, primitive.Blocked("unavailable", "run.scatter: the dispatcher is not running")
+	}
+	plan := make([]*plannedCall, len(in.Calls))
+	for i, raw := range in.Calls {
+		p, err := s.planCall(i, len(in.Calls), raw)
+		if err != nil {
+			return nil, err
+		}
+		plan[i] = p
+	}
+	order, err := topoOrder(plan)
+	if err != nil {
+		return nil, err
+	}
+	futureIDs := make([]string, len(plan))
+	nctx := dispatch.WithNested(ctx)
+	for _, i := range order {
+		p := plan[i]
+		deps := append([]string(nil), p.idDeps...)
+		for _, j := range p.idxDeps {
+			deps = append(deps, futureIDs[j])
+		}
+		resolved, err := dispatch.MapRefs(anyMap(p.fields), "", func(_ string, r dispatch.Ref) (any, error) {
+			id := r.ID()
+			if id == "" {
+				j, _ := refIndex(r.Future)
+				id = futureIDs[j]
+			}
+			return map[string]any{"$future": id, "$path": r.Path}, nil
+		})
+		if err != nil {
+			return nil, scatterErr(i, "", "%v", err)
+		}
+		input, err := json.Marshal(resolved)
+		if err != nil {
+			return nil, scatterErr(i, "", "encode input: %v", err)
+		}
+		id, err := s.Dispatcher.Enqueue(nctx, dispatch.Request{Route: call.Route, Spec: p.spec, Input: input, Detach: true}, deps)
+		if err != nil {
+			return nil, primitive.Failed("internal", "run.scatter: record calls[%d] (earlier calls were submitted: %v): %v", i, nonEmpty(futureIDs), err)
+		}
+		futureIDs[i] = id
+	}
+	scatterID := ids.New("sct")
+	out := make([]ScatterFuture, len(plan))
+	state := primitive.StateCompleted
+	for i, p := range plan {
+		out[i] = ScatterFuture{Index: i, FutureID: futureIDs[i], Kind: p.kind}
+		if f, err := s.Dispatcher.GetFuture(ctx, call.Route, futureIDs[i]); err == nil {
+			out[i].State = f.State
+			if !dispatch.Settled(f.State) {
+				state = primitive.StatePending
+			}
+		}
+	}
+	summary := make([]map[string]any, len(out))
+	for i, f := range out {
+		summary[i] = map[string]any{"index": f.Index, "future_id": f.FutureID, "kind": f.Kind}
+	}
+	if err := s.Events.Append(ctx, call.Route, KindScatter, scatterID, map[string]any{"futures": summary}); err != nil {
+		s.Log.Error("record scatter event", "err", err)
+	}
+	res := map[string]any{"state": state, "scatter_id": scatterID, "futures": out}
+	if call.Route == "" || strings.HasPrefix(call.Route, dispatch.AnonymousPrefix) {
+		res["note"] = `this call has no conversation identity, so results cannot arrive later; send _meta["hearth/conversation"] (or use a client that sends openai/session)`
+	}
+	return res, nil
+}
+
+func nonEmpty(l []string) []string {
+	var out []string
+	for _, s := range l {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func anyMap(m map[string]any) any { return m }
+
+func refIndex(f any) (int, bool) {
+	n, ok := f.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	i, err := n.Int64()
+	if err != nil {
+		return 0, false
+	}
+	return int(i), true
+}
+
+// planCall validates one item strictly against its kind: every field must
+// be one of that primitive's fields with its type, except that any value
+// may be a $future reference (typed when it resolves).
+func (s *Service) planCall(i, n int, raw json.RawMessage) (*plannedCall, error) {
+	v, err := dispatch.DecodeJSON(raw)
+	if err != nil {
+		return nil, scatterErr(i, "", "not JSON: %v", err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, scatterErr(i, "", "must be an object {kind, ...fields}")
+	}
+	kind, _ := m[keyKind].(string)
+	k := s.kinds[kind]
+	if k == nil {
+		return nil, scatterErr(i, keyKind, "%q is not a scatter kind; one of %s", kind, strings.Join(s.kindNames, ", "))
+	}
+	p := &plannedCall{index: i, kind: kind, spec: k.spec, fields: map[string]any{}}
+	if d, ok := m[keyDeps]; ok {
+		list, ok := d.([]any)
+		if !ok {
+			return nil, scatterErr(i, keyDeps, "must be an array of indexes and future ids")
+		}
+		for j, e := range list {
+			if err := p.addDep(i, n, fmt.Sprintf("%s[%d]", keyDeps, j), e); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for key, val := range m {
+		if key == keyKind || key == keyDeps {
+			continue
+		}
+		if slices.Contains(k.excluded, key) {
+			return nil, scatterErr(i, key, "not accepted in a scatter (kind %s is driven semantically only)", kind)
+		}
+		p.fields[key] = val
+	}
+	// Validate with each reference replaced by a value of the type its
+	// position expects, so the primitive's own strict rules apply to the
+	// rest.
+	probe, err := dispatch.MapRefs(anyMap(p.fields), "", func(at string, r dispatch.Ref) (any, error) {
+		if id := r.ID(); id != "" {
+			if err := p.addDep(i, n, at+".$future", id); err != nil {
+				return nil, err
+			}
+		} else if err := p.addDep(i, n, at+".$future", r.Future); err != nil {
+			return nil, err
+		}
+		return placeholder(fieldAt(k.spec, at)), nil
+	})
+	if err != nil {
+		var re *dispatch.RefError
+		if errors.As(err, &re) {
+			return nil, scatterErr(i, re.At, "%s", re.Msg)
+		}
+		return nil, err
+	}
+	b, err := json.Marshal(probe)
+	if err != nil {
+		return nil, scatterErr(i, "", "encode: %v", err)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return nil, scatterErr(i, "", "must be an object")
+	}
+	if err := k.spec.ValidateObject(obj); err != nil {
+		var ve *primitive.ValidationError
+		if errors.As(err, &ve) {
+			msg := strings.ReplaceAll(ve.Msg, fmt.Sprintf("operation %q", k.spec.Operation), "kind "+kind)
+			return nil, scatterErr(i, ve.Field, "%s (kind %s)", msg, kind)
+		}
+		return nil, scatterErr(i, "", "%v", err)
+	}
+	return p, nil
+}
+
+// addDep records a dependency given by index or future id.
+func (p *plannedCall) addDep(i, n int, at string, e any) error {
+	switch t := e.(type) {
+	case json.Number:
+		j, ok := refIndex(t)
+		if !ok || j < 0 || j >= n {
+			return scatterErr(i, at, "index %s is not a call of this scatter (0..%d)", t, n-1)
+		}
+		if j == i {
+			return scatterErr(i, at, "a call cannot depend on itself")
+		}
+		if !slices.Contains(p.idxDeps, j) {
+			p.idxDeps = append(p.idxDeps, j)
+		}
+		return nil
+	case string:
+		if !futureIDPattern.MatchString(t) {
+			return scatterErr(i, at, "%q is neither an index into calls[] nor a future id (fut_...)", t)
+		}
+		if !slices.Contains(p.idDeps, t) {
+			p.idDeps = append(p.idDeps, t)
+		}
+		return nil
+	}
+	return scatterErr(i, at, "must be an index into calls[] or a future id (fut_...)")
+}
+
+// topoOrder orders calls so that each comes after the calls it depends on
+// by index, refusing a cycle.
+func topoOrder(plan []*plannedCall) ([]int, error) {
+	n := len(plan)
+	indeg := make([]int, n)
+	out := make([][]int, n)
+	for i, p := range plan {
+		for _, j := range p.idxDeps {
+			indeg[i]++
+			out[j] = append(out[j], i)
+		}
+	}
+	var queue, order []int
+	for i := range n {
+		if indeg[i] == 0 {
+			queue = append(queue, i)
+		}
+	}
+	for len(queue) > 0 {
+		i := queue[0]
+		queue = queue[1:]
+		order = append(order, i)
+		for _, k := range out[i] {
+			if indeg[k]--; indeg[k] == 0 {
+				queue = append(queue, k)
+			}
+		}
+	}
+	if len(order) < n {
+		var cyc []string
+		first := -1
+		for i := range n {
+			if indeg[i] > 0 {
+				cyc = append(cyc, fmt.Sprint(i))
+				if first < 0 {
+					first = i
+				}
+			}
+		}
+		return nil, scatterErr(first, keyDeps, "dependency cycle among calls %s", strings.Join(cyc, ", "))
+	}
+	return order, nil
+}
+
+// fieldAt finds the field a value position ("path", "args[1]",
+// "job.env.X") of spec's input belongs to, or nil.
+func fieldAt(spec *primitive.Spec, at string) *primitive.Field {
+	var cur *primitive.Field
+	for _, tok := range splitPath(at) {
+		switch {
+		case strings.HasPrefix(tok, "["):
+			if cur == nil || cur.Type != primitive.TArray || cur.Items == nil {
+				return nil
+			}
+			cur = cur.Items
+		case cur == nil:
+			cur = findField(spec.Fields, tok)
+			if cur == nil {
+				return nil
+			}
+		default:
+			if cur.Type != primitive.TObject {
+				return nil
+			}
+			if cur.Fields == nil {
+				if cur.Values == "" {
+					return &primitive.Field{}
+				}
+				cur = &primitive.Field{Type: cur.Values}
+				continue
+			}
+			if cur = findField(cur.Fields, tok); cur == nil {
+				return nil
+			}
+		}
+	}
+	return cur
+}
+
+func findField(fs []primitive.Field, name string) *primitive.Field {
+	for i := range fs {
+		if fs[i].Name == name {
+			return &fs[i]
+		}
+	}
+	return nil
+}
+
+// splitPath splits "a.b[2].c" into "a", "b", "[2]", "c".
+func splitPath(at string) []string {
+	var out []string
+	for _, part := range strings.Split(at, ".") {
+		for part != "" {
+			k := strings.IndexByte(part[1:], '[')
+			if part[0] == '[' {
+				end := strings.IndexByte(part, ']')
+				if end < 0 {
+					end = len(part) - 1
+				}
+				out = append(out, part[:end+1])
+				part = part[end+1:]
+				continue
+			}
+			if k < 0 {
+				out = append(out, part)
+				break
+			}
+			out = append(out, part[:k+1])
+			part = part[k+1:]
+		}
+	}
+	return out
+}
+
+// placeholder returns a value that passes f's validation, standing in for
+// a reference until it resolves; for an unknown position it returns null,
+// so the validation reports the field itself.
+func placeholder(f *primitive.Field) any {
+	if f == nil || f.Nullable {
+		return nil
+	}
+	switch f.Type {
+	case primitive.TString:
+		if len(f.Enum) > 0 {
+			return f.Enum[0]
+		}
+		return "$future"
+	case primitive.TInteger, primitive.TNumber:
+		switch {
+		case f.Min != nil:
+			return *f.Min
+		case f.Max != nil && *f.Max < 0:
+			return *f.Max
+		}
+		return 0
+	case primitive.TBoolean:
+		return false
+	case primitive.TArray:
+		items := []any{}
+		if f.Min != nil {
+			for range int(*f.Min) {
+				items = append(items, placeholder(f.Items))
+			}
+		}
+		return items
+	case primitive.TObject:
+		obj := map[string]any{}
+		for i := range f.Fields {
+			if f.Fields[i].Required {
+				obj[f.Fields[i].Name] = placeholder(&f.Fields[i])
+			}
+		}
+		return obj
+	}
+	return "$future"
+}
