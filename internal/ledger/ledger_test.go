@@ -1,10 +1,13 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"io/fs"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -167,7 +170,7 @@ func TestAppendTxRollback(t *testing.T) {
 
 func TestAppendRefusesForbiddenKeys(t *testing.T) {
 	ctx := context.Background()
-	l, _ := newTestLedger(t)
+	l, db := newTestLedger(t)
 	cases := []struct {
 		data any
 		key  string
@@ -203,6 +206,24 @@ func TestAppendRefusesForbiddenKeys(t *testing.T) {
 	}
 	if _, err := l.Append(ctx, KindTunnelKeySet, map[string]any{"key_sha256": sha256Hex(9), "route_sha256": sha256Hex(8)}); err != nil {
 		t.Fatalf("digest keys refused: %v", err)
+	}
+
+	// None of the refused values reached the database or an export.
+	bundle := exportBundle(t, l, 0)
+	var files [][]byte
+	for _, f := range []string{db.Path, db.Path + "-wal"} {
+		b, err := os.ReadFile(f)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+		files = append(files, b)
+	}
+	for _, secret := range []string{"sess_123", "v1/abc", "sk-live", "hunter2"} {
+		for i, b := range append(files, bundle) {
+			if bytes.Contains(b, []byte(secret)) {
+				t.Errorf("%q found in %s", secret, []string{"database", "WAL", "bundle"}[i])
+			}
+		}
 	}
 }
 
