@@ -54,7 +54,8 @@ type Engine struct {
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 
-	locks pathLocks
+	locks  pathLocks
+	hashes hashCache
 }
 
 func (e *Engine) now() time.Time {

@@ -186,7 +186,7 @@ func (e *Engine) Read(ctx context.Context, in ReadInput) (ReadResult, error) {
 	res.Length = len(buf)
 	res.EOF = in.Offset+int64(len(buf)) >= size
 	if size <= MaxHashSize {
-		sum, err := hashReader(io.NewSectionReader(f, 0, size))
+		sum, err := e.hashes.sum(abs, info, io.NewSectionReader(f, 0, size))
 		if err != nil {
 			return ReadResult{}, fmt.Errorf("hash %s: %w", abs, err)
 		}
@@ -251,7 +251,10 @@ func (e *Engine) Stat(ctx context.Context, in StatInput) (StatResult, error) {
 			return StatResult{}, fmt.Errorf("stat %s: %w", abs, err)
 		}
 		defer f.Close()
-		if res.SHA256, err = hashReader(f); err != nil {
+		if info, err = f.Stat(); err != nil {
+			return StatResult{}, fmt.Errorf("stat %s: %w", abs, err)
+		}
+		if res.SHA256, err = e.hashes.sum(abs, info, f); err != nil {
 			return StatResult{}, fmt.Errorf("hash %s: %w", abs, err)
 		}
 	}

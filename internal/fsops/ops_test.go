@@ -117,6 +117,33 @@ func TestRead(t *testing.T) {
 	}
 }
 
+func TestReadHashFollowsChanges(t *testing.T) {
+	env := newTestEngine(t)
+	ctx := context.Background()
+	p := env.path("paged.txt")
+	writeFiles(t, map[string]string{p: "page one page two"})
+	first, err := env.e.Read(ctx, ReadInput{Path: p, Limit: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := env.e.Read(ctx, ReadInput{Path: p, Offset: 8, Limit: 8})
+	if err != nil || second.SHA256 != first.SHA256 || first.SHA256 != hashBytes([]byte("page one page two")) {
+		t.Fatalf("paged hashes %q %q (%v)", first.SHA256, second.SHA256, err)
+	}
+	w, err := env.e.Write(ctx, "r", WriteInput{Path: p, Data: "rewritten"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	third, err := env.e.Read(ctx, ReadInput{Path: p, Limit: 8})
+	if err != nil || third.SHA256 != *w.SHA256 {
+		t.Fatalf("hash after a write %q, want %q (%v)", third.SHA256, *w.SHA256, err)
+	}
+	st, err := env.e.Stat(ctx, StatInput{Path: p})
+	if err != nil || st.SHA256 != *w.SHA256 {
+		t.Fatalf("stat hash after a write %q, want %q (%v)", st.SHA256, *w.SHA256, err)
+	}
+}
+
 func TestStat(t *testing.T) {
 	env := newTestEngine(t)
 	ctx := context.Background()
