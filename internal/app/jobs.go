@@ -1,6 +1,8 @@
 package app
 
 import (
+	"context"
+	"database/sql"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/config"
@@ -8,11 +10,20 @@ import (
 	"github.com/hearth-dev/hearth/internal/machine"
 )
 
+// estopJobReason is what a job killed by the e-stop reports.
+const estopJobReason = "cancelled by the e-stop; its process tree was killed"
+
 // newJobs builds the durable job queue. Jobs run through their own
 // machine.Machine, with the same output bounds and spill rules as
 // machine.exec but with max_concurrent_jobs slots, so queued work never
 // takes the slots of interactive exec calls (and vice versa). Its
 // Dispatcher is set once the dispatcher exists.
+//
+// Governance: the queue starts nothing while the operator holds it (the
+// hold is read from the database, so it survives a restart); the e-stop
+// kills running jobs and holds the queue; the operator's resume releases
+// it; every job found interrupted at start-up is journaled in the ledger in
+// the same transaction that requeues or blocks it.
 func (a *App) newJobs(cfg config.Config) *jobs.Queue {
 	m := machine.New(cfg.MaxConcurrentJobs)
 	m.Artifacts = a.Artifacts
@@ -20,12 +31,32 @@ func (a *App) newJobs(cfg config.Config) *jobs.Queue {
 	m.MaxCaptureBytes = cfg.MaxArtifactBytes
 	m.DefaultTimeout = time.Duration(cfg.ExecTimeoutMS) * time.Millisecond
 	m.MaxTimeout = time.Duration(cfg.MaxExecTimeoutMS) * time.Millisecond
-	return &jobs.Queue{
+	q := &jobs.Queue{
 		DB:             a.DB,
 		Exec:           m.Exec,
 		Log:            a.Log,
 		MaxConcurrent:  cfg.MaxConcurrentJobs,
 		DefaultTimeout: m.DefaultTimeout,
 		MaxTimeout:     m.MaxTimeout,
+		Held:           a.Gov.QueueHeld,
+		Interrupted:    a.journalInterruption,
 	}
+	a.Gov.OnEStop = append(a.Gov.OnEStop, func() { q.Hold(estopJobReason) })
+	a.Gov.OnQueueResume = append(a.Gov.OnQueueResume, q.Resume)
+	return q
+}
+
+// journalInterruption records in the ledger that a job was running when
+// Hearth stopped: its run's outcome is unknown, and the job was requeued
+// or (on_interrupt "block") blocked.
+func (a *App) journalInterruption(ctx context.Context, tx *sql.Tx, in jobs.Interruption) error {
+	action := "blocked"
+	if in.Requeued {
+		action = "requeued"
+	}
+	_, err := a.Ledger.AppendTx(ctx, tx, "outcome", map[string]any{
+		"job_id": in.JobID, "primitive": "task.submit", "route": in.Route, "attempt": in.Attempt,
+		"outcome": "unknown", "interrupted": true, "action": action,
+	})
+	return err
 }

@@ -140,8 +140,14 @@ func (q *Queue) Start(ctx context.Context) error {
 	q.ctx, q.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	q.wakeCh = make(chan struct{}, 1)
 	q.loopDone = make(chan struct{})
-	q.running = map[string]*runningJob{}
-	q.watchers = map[string][]chan struct{}{}
+	q.mu.Lock()
+	if q.running == nil {
+		q.running = map[string]*runningJob{}
+	}
+	if q.watchers == nil {
+		q.watchers = map[string][]chan struct{}{}
+	}
+	q.mu.Unlock()
 	if err := q.recover(ctx); err != nil {
 		q.cancel()
 		return err
@@ -198,6 +204,9 @@ func (q *Queue) wake() {
 func (q *Queue) watch(id string) (<-chan struct{}, func()) {
 	ch := make(chan struct{})
 	q.mu.Lock()
+	if q.watchers == nil {
+		q.watchers = map[string][]chan struct{}{}
+	}
 	q.watchers[id] = append(q.watchers[id], ch)
 	q.mu.Unlock()
 	return ch, func() {
