@@ -18,6 +18,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/artifacts"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/fsops"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/ledger"
@@ -52,6 +53,7 @@ type App struct {
 	MCP        *mcpserver.Server
 	Log        *slog.Logger
 	Ledger     *ledger.Ledger
+	FS         *fsops.Engine
 	Gov        *govern.Governor
 	// Operator is the human operator's API (panel, CLI); no tool reaches it.
 	Operator *govern.Operator
@@ -105,8 +107,16 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	m.Version = opts.Version
 	m.Status = a.status
 
+	roots, err := fsops.NewRoots(cfg.Roots, []string{opts.DataDir})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("config key \"roots\": %w", err)
+	}
+	a.FS = &fsops.Engine{DB: db, Roots: roots, SpillDir: filepath.Join(opts.DataDir, "receipts")}
+
 	var specs []*primitive.Spec
 	specs = append(specs, m.Specs()...)
+	specs = append(specs, a.FS.Specs()...)
 	specs = append(specs, a.Artifacts.Specs()...)
 	a.Jobs = a.newJobs(cfg)
 	specs = append(specs, a.Jobs.Specs()...)
@@ -179,6 +189,9 @@ func (a *App) PanelURL() string { return "http://" + a.panelLn.Addr().String() +
 func (a *App) Serve(ctx context.Context) error {
 	if err := a.Gov.Recover(ctx); err != nil {
 		return err
+	}
+	if _, err := a.FS.Recover(ctx); err != nil {
+		return fmt.Errorf("recover fs receipts: %w", err)
 	}
 	defer a.Gov.Stop()
 	if err := a.Dispatcher.Start(ctx, a.Config.MaxConcurrentFutures); err != nil {

@@ -29,6 +29,9 @@ type Instance struct {
 	App  *app.App
 	URL  string
 	Home string
+	// Root is the fs root the default config allows (outside Home: the
+	// data directory itself is never reachable through fs).
+	Root string
 	stop func()
 }
 
@@ -45,9 +48,14 @@ func Start(t testing.TB, edit func(*config.Config)) *Instance {
 func StartHome(t testing.TB, home string, edit func(*config.Config)) *Instance {
 	t.Helper()
 	cfgPath := filepath.Join(home, "config.json")
+	root := filepath.Join(filepath.Dir(home), filepath.Base(home)+"-files")
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
 	if _, err := os.Stat(cfgPath); os.IsNotExist(err) {
 		c := config.Default()
-		c.Roots = []string{home}
+		c.Roots = []string{root}
 		c.MCPAddr, c.PanelAddr = "127.0.0.1:0", "127.0.0.1:0"
 		if edit != nil {
 			edit(&c)
@@ -69,7 +77,7 @@ func StartHome(t testing.TB, home string, edit func(*config.Config)) *Instance {
 	}
 	done := make(chan error, 1)
 	go func() { done <- a.Serve(ctx) }()
-	in := &Instance{App: a, URL: a.MCPURL(), Home: home}
+	in := &Instance{App: a, URL: a.MCPURL(), Home: home, Root: root}
 	var once sync.Once
 	in.stop = func() {
 		once.Do(func() {

@@ -1,0 +1,89 @@
+package fsops
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+
+	"github.com/hearth-dev/hearth/internal/primitive"
+)
+
+// The fs tool's field descriptions are shared by every operation that
+// takes the field, because the advertised schema is one flat object.
+var (
+	fPath     = primitive.Field{Name: "path", Type: primitive.TString, Required: true, Desc: "Absolute path under a configured root (search: the directory to search)."}
+	fLimit    = primitive.Field{Name: "limit", Type: primitive.TInteger, Min: primitive.Bound(1), Desc: "list: max entries; read: max bytes; search: max matches."}
+	fEncoding = primitive.Field{Name: "encoding", Type: primitive.TString, Enum: []string{"utf8", "base64"}, Desc: "utf8 (default) or base64 (read output / write data)."}
+	fExpect   = primitive.Field{Name: "expected_sha256", Type: primitive.TString, Nullable: true, Desc: "write/patch precondition: the file's current sha256 (hex), or null to assert it does not exist."}
+)
+
+// mapErr turns the engine's errors into results a model can act on.
+func mapErr(op string, err error) error {
+	var ce *ConflictError
+	var ie *InputError
+	var contain *ContainmentError
+	switch {
+	case errors.As(err, &ce):
+		return (&primitive.Error{State: primitive.StateConflict, Code: ce.Reason, Message: "fs." + op + ": " + ce.Message}).WithDetails(map[string]any{
+			"path": ce.Path, "reason": ce.Reason, "expected_sha256": ce.Expected, "current_sha256": ce.Actual,
+			"replacement": ce.Replacement, "matches": ce.Matches, "receipt_id": ce.ReceiptID})
+	case errors.As(err, &ie):
+		return primitive.Failed("invalid_input", "fs.%s: field %q: %s", op, ie.Field, ie.Message)
+	case errors.As(err, &contain):
+		return primitive.Blocked("outside_roots", "fs.%s: %v", op, err).WithDetails(map[string]any{"rule": string(contain.Rule), "path": contain.Path})
+	case errors.Is(err, ErrReceiptNotFound):
+		return primitive.Failed("not_found", "fs.%s: %v", op, err)
+	case errors.Is(err, ErrTooLarge):
+		return primitive.Failed("too_large", "fs.%s: %v", op, err)
+	case errors.Is(err, fs.ErrNotExist):
+		return primitive.Failed("not_found", "fs.%s: %v", op, err)
+	}
+	return primitive.Failed("fs_error", "fs.%s failed: %v", op, err)
+}
+
+func run[I any, O any](op string, f func(context.Context, *primitive.Call, I) (O, error)) func(context.Context, *primitive.Call, I) (any, error) {
+	return func(ctx context.Context, call *primitive.Call, in I) (any, error) {
+		out, err := f(ctx, call, in)
+		if err != nil {
+			return nil, mapErr(op, err)
+		}
+		return out, nil
+	}
+}
+
+// Specs returns the fs tool's primitives.
+func (e *Engine) Specs() []*primitive.Spec {
+	route := func(c *primitive.Call) string { return c.Route }
+	return []*primitive.Spec{
+		{Tool: "fs", Operation: "list", Risk: primitive.RiskRead, Summary: "directory entries (name, type, size, mtime).",
+			Fields: []primitive.Field{fPath, fLimit},
+			Run: primitive.Typed(run("list", func(ctx context.Context, _ *primitive.Call, in ListInput) (ListResult, error) { return e.List(ctx, in) }))},
+		{Tool: "fs", Operation: "read", Risk: primitive.RiskRead, Summary: "file content from offset (bounded); reports size, eof and the file's sha256.",
+			Fields: []primitive.Field{fPath,
+				{Name: "offset", Type: primitive.TInteger, Min: primitive.Bound(0), Desc: "read: byte offset (default 0)."}, fLimit, fEncoding},
+			Run: primitive.Typed(run("read", func(ctx context.Context, _ *primitive.Call, in ReadInput) (ReadResult, error) { return e.Read(ctx, in) }))},
+		{Tool: "fs", Operation: "search", Risk: primitive.RiskRead, Summary: "find query in file names and contents under path (skips symlinks and files over 2 MB; bounded).",
+			Fields: []primitive.Field{fPath,
+				{Name: "query", Type: primitive.TString, Required: true, Desc: "search: substring to find (case-sensitive)."}, fLimit,
+				{Name: "max_entries", Type: primitive.TInteger, Min: primitive.Bound(1), Desc: "search: max directory entries to visit."}},
+			Run: primitive.Typed(run("search", func(ctx context.Context, _ *primitive.Call, in SearchInput) (SearchResult, error) { return e.Search(ctx, in) }))},
+		{Tool: "fs", Operation: "stat", Risk: primitive.RiskRead, Summary: "type, size, mtime, sha256; exists:false for a missing path.",
+			Fields: []primitive.Field{fPath},
+			Run: primitive.Typed(run("stat", func(ctx context.Context, _ *primitive.Call, in StatInput) (StatResult, error) { return e.Stat(ctx, in) }))},
+		{Tool: "fs", Operation: "write", Risk: primitive.RiskWrite, Summary: "replace or create a file atomically; returns receipt_id (for undo) and the new sha256.",
+			Fields: []primitive.Field{fPath,
+				{Name: "data", Type: primitive.TString, Required: true, Desc: "write: the whole new content (text, or base64 with encoding)."}, fEncoding, fExpect},
+			Run: primitive.Typed(run("write", func(ctx context.Context, c *primitive.Call, in WriteInput) (WriteResult, error) { return e.Write(ctx, route(c), in) }))},
+		{Tool: "fs", Operation: "patch", Risk: primitive.RiskWrite, Summary: "apply replacements in order; each old must occur exactly once (else conflict naming it); keeps CRLF and BOM.",
+			Fields: []primitive.Field{fPath,
+				{Name: "replacements", Type: primitive.TArray, Required: true, Min: primitive.Bound(1), Desc: "patch: [{old, new}], applied in order.",
+					Items: &primitive.Field{Type: primitive.TObject, Fields: []primitive.Field{
+						{Name: "old", Type: primitive.TString, Required: true, Desc: "Exact text that must occur once."},
+						{Name: "new", Type: primitive.TString, Required: true, Desc: "Replacement text."}}}},
+				fExpect},
+			Run: primitive.Typed(run("patch", func(ctx context.Context, c *primitive.Call, in PatchInput) (PatchResult, error) { return e.Patch(ctx, route(c), in) }))},
+		{Tool: "fs", Operation: "undo", Risk: primitive.RiskWrite, Summary: "restore the content before a receipt; conflicts if the file changed since.",
+			Fields: []primitive.Field{{Name: "receipt_id", Type: primitive.TString, Required: true, Desc: "undo: receipt id from write, patch or undo."}},
+			Run: primitive.Typed(run("undo", func(ctx context.Context, c *primitive.Call, in UndoInput) (UndoResult, error) { return e.Undo(ctx, route(c), in) }))},
+	}
+}
