@@ -57,7 +57,7 @@ func (e *Engine) Specs() []*primitive.Spec {
 	return []*primitive.Spec{
 		{Tool: "fs", Operation: "list", Risk: primitive.RiskRead, Summary: "directory entries (name, type, size, mtime).",
 			Fields: []primitive.Field{fPath, fLimit},
-			Run: primitive.Typed(run("list", func(ctx context.Context, _ *primitive.Call, in ListInput) (ListResult, error) { return e.List(ctx, in) }))},
+			Run:    primitive.Typed(run("list", func(ctx context.Context, _ *primitive.Call, in ListInput) (ListResult, error) { return e.List(ctx, in) }))},
 		{Tool: "fs", Operation: "read", Risk: primitive.RiskRead, Summary: "file content from offset (bounded); reports size, eof and the file's sha256.",
 			Fields: []primitive.Field{fPath,
 				{Name: "offset", Type: primitive.TInteger, Min: primitive.Bound(0), Desc: "read: byte offset (default 0)."}, fLimit, fEncoding},
@@ -66,14 +66,18 @@ func (e *Engine) Specs() []*primitive.Spec {
 			Fields: []primitive.Field{fPath,
 				{Name: "query", Type: primitive.TString, Required: true, Desc: "search: substring to find (case-sensitive)."}, fLimit,
 				{Name: "max_entries", Type: primitive.TInteger, Min: primitive.Bound(1), Desc: "search: max directory entries to visit."}},
-			Run: primitive.Typed(run("search", func(ctx context.Context, _ *primitive.Call, in SearchInput) (SearchResult, error) { return e.Search(ctx, in) }))},
+			Run: primitive.Typed(run("search", func(ctx context.Context, _ *primitive.Call, in SearchInput) (SearchResult, error) {
+				return e.Search(ctx, in)
+			}))},
 		{Tool: "fs", Operation: "stat", Risk: primitive.RiskRead, Summary: "type, size, mtime, sha256; exists:false for a missing path.",
 			Fields: []primitive.Field{fPath},
-			Run: primitive.Typed(run("stat", func(ctx context.Context, _ *primitive.Call, in StatInput) (StatResult, error) { return e.Stat(ctx, in) }))},
+			Run:    primitive.Typed(run("stat", func(ctx context.Context, _ *primitive.Call, in StatInput) (StatResult, error) { return e.Stat(ctx, in) }))},
 		{Tool: "fs", Operation: "write", Risk: primitive.RiskWrite, Summary: "replace or create a file atomically; returns receipt_id (for undo) and the new sha256.",
 			Fields: []primitive.Field{fPath,
 				{Name: "data", Type: primitive.TString, Required: true, Desc: "write: the whole new content (text, or base64 with encoding)."}, fEncoding, fExpect},
-			Run: primitive.Typed(run("write", func(ctx context.Context, c *primitive.Call, in WriteInput) (WriteResult, error) { return e.Write(ctx, route(c), in) }))},
+			Run: primitive.Typed(run("write", func(ctx context.Context, c *primitive.Call, in WriteInput) (WriteResult, error) {
+				return e.Write(ctx, route(c), in)
+			}))},
 		{Tool: "fs", Operation: "patch", Risk: primitive.RiskWrite, Summary: "apply replacements in order; each old must occur exactly once (else conflict naming it); keeps CRLF and BOM.",
 			Fields: []primitive.Field{fPath,
 				{Name: "replacements", Type: primitive.TArray, Required: true, Min: primitive.Bound(1), Desc: "patch: [{old, new}], applied in order.",
@@ -81,9 +85,13 @@ func (e *Engine) Specs() []*primitive.Spec {
 						{Name: "old", Type: primitive.TString, Required: true, Desc: "Exact text that must occur once."},
 						{Name: "new", Type: primitive.TString, Required: true, Desc: "Replacement text."}}}},
 				fExpect},
-			Run: primitive.Typed(run("patch", func(ctx context.Context, c *primitive.Call, in PatchInput) (PatchResult, error) { return e.Patch(ctx, route(c), in) }))},
+			Run: primitive.Typed(run("patch", func(ctx context.Context, c *primitive.Call, in PatchInput) (PatchResult, error) {
+				return e.Patch(ctx, route(c), in)
+			}))},
 		{Tool: "fs", Operation: "undo", Risk: primitive.RiskWrite, Summary: "restore the content before a receipt; conflicts if the file changed since.",
 			Fields: []primitive.Field{{Name: "receipt_id", Type: primitive.TString, Required: true, Desc: "undo: receipt id from write, patch or undo."}},
-			Run: primitive.Typed(run("undo", func(ctx context.Context, c *primitive.Call, in UndoInput) (UndoResult, error) { return e.Undo(ctx, route(c), in) }))},
+			Run: primitive.Typed(run("undo", func(ctx context.Context, c *primitive.Call, in UndoInput) (UndoResult, error) {
+				return e.Undo(ctx, route(c), in)
+			}))},
 	}
 }
