@@ -309,3 +309,29 @@ func bundleContent(t testing.TB, data []byte) string {
 	}
 	return bun.PublicKey + "\x00" + bun.Checkpoint + "\x00" + strings.Join(bun.Entries, "\x00")
 }
+
+// TestExportSampledInclusion exports a ledger just past InclusionAll, whose
+// bundle carries a sample of inclusion proofs.
+func TestExportSampledInclusion(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("builds 100,001 entries: minutes under -race, skipped with -short")
+	}
+	ctx := context.Background()
+	db := openTestDB(t)
+	skey, vkey := testKey(t, "a")
+	l, err := Open(db, skey, WithClock(testClock()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = InclusionAll + 1
+	if err := bulkAppend(ctx, db, testClock(), n, benchData); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := VerifyBundle(bytes.NewReader(exportBundle(t, l, 0)), ExpectKey(vkey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Entries != n || rep.InclusionProofs != (n+1)/2 {
+		t.Fatalf("report = %+v, want %d entries and %d proofs", rep, n, (n+1)/2)
+	}
+}
