@@ -169,12 +169,21 @@ func (d *Dispatcher) Call(ctx context.Context, req Request) *Envelope {
 		d.Log.Error("record pending future", "future", a.FutureID, "err", err)
 		return <-done
 	}
+	if ifl, ok := d.Gov.(inFlightJournal); ok && a.SideEffecting() {
+		ifl.InFlight(ctx, a)
+	}
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
 		d.complete(a.FutureID, req.Route, <-done)
 	}()
 	return &Envelope{State: primitive.StatePending, Primitive: name, FutureID: a.FutureID, CommandID: a.CommandID}
+}
+
+// inFlightJournal is implemented by a Governor that journals calls which
+// outlived the inline budget (outcome in_flight) before their final outcome.
+type inFlightJournal interface {
+	InFlight(ctx context.Context, a *Admission)
 }
 
 // Invoke runs a request to completion on the caller's goroutine, through

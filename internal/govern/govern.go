@@ -335,6 +335,14 @@ func (g *Governor) Finish(ctx context.Context, a *dispatch.Admission, env *dispa
 	}
 }
 
+// InFlight journals that a command outlived the inline budget and is still
+// running (outcome in_flight); its final outcome follows.
+func (g *Governor) InFlight(ctx context.Context, a *dispatch.Admission) {
+	if _, err := g.Ledger.Append(context.WithoutCancel(ctx), "outcome", map[string]any{"command_id": a.CommandID, "outcome": "in_flight", "future_id": a.FutureID}); err != nil {
+		g.Log.Error("journal in_flight", "command", a.CommandID, "err", err)
+	}
+}
+
 func openUnknown(ctx context.Context, tx *sql.Tx, cmd, route, prim string, at time.Time) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO unknowns(command_id, route, primitive, created_at) VALUES (?,?,?,?) ON CONFLICT(command_id) DO NOTHING`,
 		cmd, route, prim, at.UnixMilli())
