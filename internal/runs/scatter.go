@@ -112,7 +112,7 @@ func (s *Service) ScatterSpec(reg *primitive.Registry) (*primitive.Spec, error) 
 	return &primitive.Spec{Tool: "run", Operation: "scatter", Risk: primitive.RiskRead, Inline: true,
 		Summary: "run up to 100 primitive calls as durable futures at once; answers {state, futures:[{index, future_id, kind}]} immediately; each result arrives in this conversation's mailbox in completion order. Each call is governed as its own primitive.",
 		Fields: []primitive.Field{{Name: "calls", Type: primitive.TArray, Required: true, Min: primitive.Bound(1), Max: primitive.Bound(MaxScatter),
-			Desc: `Calls {kind, ...that primitive's fields (see its tool), dependencies?}. Any field value may be {"$future": index-or-future-id, "$path": "result.field"}: it adds the dependency and is replaced by that call's value once it completed.`,
+			Desc:  `Calls {kind, ...that primitive's fields (see its tool), dependencies?}. Any field value may be {"$future": index-or-future-id, "$path": "result.field"}: it adds the dependency and is replaced by that call's value once it completed.`,
 			Items: &primitive.Field{Type: primitive.TObject, Fields: items}}},
 		Run: primitive.Typed(s.scatter),
 	}, nil

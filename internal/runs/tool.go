@@ -81,7 +81,7 @@ func (s *Service) Specs() []*primitive.Spec {
 				return s.Close(ctx, in.ID, in.Summary)
 			})},
 		{Tool: "run", Operation: "events", Risk: primitive.RiskRead, Inline: true,
-			Fields: []primitive.Field{limit, {Name: "entity_id", Type: primitive.TString, Desc: "Only events of this run, recipe or scatter id."}},
+			Fields:  []primitive.Field{limit, {Name: "entity_id", Type: primitive.TString, Desc: "Only events of this run, recipe or scatter id."}},
 			Summary: "the append-only event log (runs, continuations, recipes, this conversation's scatters), oldest first.",
 			Run: primitive.Typed(func(ctx context.Context, call *primitive.Call, in eventsInput) (any, error) {
 				if in.Limit == 0 {
