@@ -194,6 +194,16 @@ func BenchmarkFS64K(b *testing.B) {
 			post(writeCall)
 		}
 	})
+	// The same write with governance (journal-before-dispatch in the host
+	// ledger) switched off, to measure what the ledger adds.
+	b.Run("hearth_write_unjournaled", func(b *testing.B) {
+		gov := in.App.Dispatcher.Gov
+		in.App.Dispatcher.Gov = nil
+		defer func() { in.App.Dispatcher.Gov = gov }()
+		for b.Loop() {
+			post(writeCall)
+		}
+	})
 	b.Run("atomic_write", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := fsops.WriteAtomic(file, []byte(data), 0o600); err != nil {
