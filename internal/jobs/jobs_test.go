@@ -64,7 +64,7 @@ func TestDiamond(t *testing.T) {
 	// b and c sleep so that d starting early would be visible.
 	ids := e.submit(route,
 		appendLine("a", f),
-		with(sh(`sleep 0.3; echo "$0" >> "$1"`, "b", f), "dependencies", []any{0}),
+		with(sh(`sleep 0.8; echo "$0" >> "$1"`, "b", f), "dependencies", []any{0}),
 		with(sh(`sleep 0.1; echo "$0" >> "$1"`, "c", f), "dependencies", []any{0}),
 		with(appendLine("d", f), "dependencies", []any{1, 2}),
 	)
