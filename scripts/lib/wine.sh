@@ -119,7 +119,8 @@ hearth_wine_setup() {
 		"$shim_src" "$shim_def" -ladvapi32
 	install -m 0644 "$tmp/bcryptprimitives.dll" "$sys32/bcryptprimitives.dll"
 	rm -rf "$tmp"
-	# Wine's own (stub) builtin would win over a native DLL without this.
+	# Wine 8 has no builtin of that name; should a later Wine ship one, the
+	# native shim still wins, so every Wine behaves the same.
 	"$HEARTH_WINE" reg add 'HKCU\Software\Wine\DllOverrides' \
 		/v bcryptprimitives /t REG_SZ /d native,builtin /f </dev/null >/dev/null 2>&1
 	"$WINESERVER" -w
