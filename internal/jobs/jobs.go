@@ -13,6 +13,24 @@
 // dependency. At start-up, jobs that were running when Hearth stopped are
 // requeued, or — when submitted with on_interrupt "block" — become blocked
 // with outcome "unknown", because their side effects may be half done.
+//
+// Decisions worth knowing:
+//   - attempts counts starts; interruptions counts the starts Hearth
+//     stopped under. A job that completed after one interruption shows
+//     attempts 2, interruptions 1.
+//   - task.wait returns when the job (or future) is terminal, or with
+//     timed_out true when its bound passes; it never returns for
+//     queued → running.
+//   - Every terminal transition queues an arrival (envelope primitive
+//     "task.submit", future_id = the job id), except a queued job the
+//     caller cancelled: the cancel's answer already says so.
+//   - Environment values are stored (a queued job needs them after a
+//     restart) but never reported back; only their names are.
+//   - A graceful stop kills running jobs and leaves them running in the
+//     database, so a stop is an interruption exactly like a crash.
+//   - Hold (the e-stop) kills running jobs, recording them cancelled, and
+//     starts nothing until Resume; a reset of the e-stop alone does not
+//     restart the queue.
 package jobs
 
 import (
