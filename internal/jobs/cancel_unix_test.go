@@ -50,4 +50,3 @@ func TestCancelRunningJobKillsTree(t *testing.T) {
 		t.Fatalf("dependent of a cancelled job: %s", dep.State)
 	}
 }
-

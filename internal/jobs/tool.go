@@ -83,7 +83,7 @@ func (q *Queue) Specs() []*primitive.Spec {
 			Summary: "cancel a queued job or future atomically, or kill a running job's process tree; running generic futures cannot be cancelled safely.",
 			Run:     primitive.Typed(q.cancelOp)},
 		{Tool: "task", Operation: "list", Risk: primitive.RiskRead, Inline: true,
-			Fields: []primitive.Field{{Name: "limit", Type: primitive.TInteger, Min: primitive.Bound(1), Max: primitive.Bound(MaxList), Desc: "Most items (default 20)."}},
+			Fields:  []primitive.Field{{Name: "limit", Type: primitive.TInteger, Min: primitive.Bound(1), Max: primitive.Bound(MaxList), Desc: "Most items (default 20)."}},
 			Summary: "this conversation's jobs and futures, newest first.",
 			Run:     primitive.Typed(q.listOp)},
 	}
