@@ -16,6 +16,8 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/instance"
+	"github.com/hearth-dev/hearth/internal/winconsole"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=...".
@@ -54,6 +56,11 @@ commands:
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		// hearth-tray.exe is a GUI-subsystem program: a subcommand typed in
+		// a terminal writes to that terminal; a double-click shows nothing.
+		winconsole.AttachParent()
+	}
 	if len(args) == 0 {
 		return runTray(ctx, stdout, stderr)
 	}
@@ -95,6 +102,21 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	lock, err := instance.Acquire("hearth", dataDir)
+	if errors.Is(err, instance.ErrAlreadyRunning) {
+		// One Hearth per user and data directory: a second start points at
+		// the first and succeeds.
+		if info, ierr := instance.ReadInfo(dataDir); ierr == nil {
+			fmt.Fprintf(stdout, "Hearth is already running (pid %d) at %s\nControl panel at %s\n", info.PID, info.MCPURL, info.PanelURL)
+		} else {
+			fmt.Fprintln(stdout, "Hearth is already running for this data directory")
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	a, err := app.Open(ctx, app.Options{
 		DataDir: dataDir, ConfigPath: config.Path(dataDir),
@@ -105,6 +127,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer a.Close()
 	if err := a.Listen(); err != nil {
+		return err
+	}
+	if err := instance.WriteInfo(dataDir, instance.Info{PID: os.Getpid(), MCPURL: a.MCPURL(), PanelURL: a.PanelURL()}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "Hearth listening at %s\n", a.MCPURL())

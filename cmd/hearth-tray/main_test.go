@@ -24,6 +24,15 @@ func runCLI(t *testing.T, home string, stdin string, args ...string) (string, er
 	return out.String(), err
 }
 
+func TestSecondServeReportsTheFirst(t *testing.T) {
+	home := t.TempDir()
+	p := hearthtest.StartProcess(t, home)
+	out, err := runCLI(t, home, "", "serve", "--mcp-addr", "127.0.0.1:0", "--panel-addr", "127.0.0.1:0")
+	if err != nil || !strings.Contains(out, "already running") || !strings.Contains(out, p.PanelURL) {
+		t.Fatalf("second serve: %v %q (first at %s)", err, out, p.PanelURL)
+	}
+}
+
 func TestUnknownCommandIsUsageError(t *testing.T) {
 	var out, errb bytes.Buffer
 	err := run(context.Background(), []string{"fly"}, &out, &errb)
