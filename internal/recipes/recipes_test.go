@@ -2,6 +2,7 @@ package recipes_test
 
 import (
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +29,15 @@ func exec(command string, args ...any) map[string]any {
 	return map[string]any{"primitive": "machine.exec", "input": input}
 }
 
+// needsPOSIX skips a test that runs POSIX programs (sh, echo, printf)
+// through machine.exec.
+func needsPOSIX(t *testing.T) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("runs POSIX programs")
+	}
+}
+
 func errMsg(r *hearthtest.Result) string { s, _ := r.Get("error.message").(string); return s }
 
 // TestSubstitutionCannotInject: a parameter value replaces text inside one
@@ -35,6 +45,7 @@ func errMsg(r *hearthtest.Result) string { s, _ := r.Get("error.message").(strin
 // field or choose the primitive, and placeholders are refused where they
 // could do more (keys, primitive names, typed fields).
 func TestSubstitutionCannotInject(t *testing.T) {
+	needsPOSIX(t)
 	in := hearthtest.Start(t, trusted)
 	c := hearthtest.Connect(t, in.URL, "inject")
 	r := recipe(c, "create", map[string]any{"name": "echo-one", "description": "print one argument",
@@ -108,6 +119,7 @@ func TestSubstitutionCannotInject(t *testing.T) {
 // TestRunStopsTracesAndCounts: steps run in order and stop at the first
 // failure (a non-zero exit counts); each run is traced and counted.
 func TestRunStopsTracesAndCounts(t *testing.T) {
+	needsPOSIX(t)
 	in := hearthtest.Start(t, func(c *config.Config) { trusted(c); c.RecipeMaxSteps = 3 })
 	c := hearthtest.Connect(t, in.URL, "runs")
 	r := recipe(c, "create", map[string]any{"name": "too-long", "steps": []any{exec("true"), exec("true"), exec("true"), exec("true")}})
@@ -181,6 +193,7 @@ func TestRunStopsTracesAndCounts(t *testing.T) {
 // and the recipe waits for it, then continues with exactly that input's
 // result; in read-only mode the recipe is refused.
 func TestRecipeStepsAreGoverned(t *testing.T) {
+	needsPOSIX(t)
 	in := hearthtest.Start(t, nil)
 	c := hearthtest.Connect(t, in.URL, "gov")
 	if r := recipe(c, "create", map[string]any{"name": "g", "steps": []any{exec("echo", "${x}"), exec("echo", "second")}}); r.IsError {
@@ -236,6 +249,7 @@ func TestRecipeStepsAreGoverned(t *testing.T) {
 // TestSuggestFindsRepeatedPattern: a sequence repeated three times is
 // suggested with its count; nothing is created.
 func TestSuggestFindsRepeatedPattern(t *testing.T) {
+	needsPOSIX(t)
 	in := hearthtest.Start(t, trusted)
 	c := hearthtest.Connect(t, in.URL, "suggest")
 	for i := 0; i < 3; i++ {
@@ -288,6 +302,7 @@ func toStrings(v any) []string {
 // TestRecipeRunAsScatterKind: recipe.run is a scatter kind, with its
 // parameters from another call's result.
 func TestRecipeRunAsScatterKind(t *testing.T) {
+	needsPOSIX(t)
 	in := hearthtest.Start(t, trusted)
 	c := hearthtest.Connect(t, in.URL, "scatter-recipe")
 	if r := recipe(c, "create", map[string]any{"name": "say", "steps": []any{exec("echo", "hearth ${v}")}}); r.IsError {

@@ -1,6 +1,7 @@
 package runs_test
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -85,4 +86,13 @@ func byID(as []arrival) map[string]arrival {
 // mcpRoute is the stored route of a hearth/conversation.
 func mcpRoute(conv string) string {
 	return mcpserver.Route(map[string]any{"hearth/conversation": conv})
+}
+
+// needsPOSIX skips a test that runs POSIX programs (sh, echo, printf,
+// sleep) through machine.exec.
+func needsPOSIX(t *testing.T) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("runs POSIX programs")
+	}
 }

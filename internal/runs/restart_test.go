@@ -17,6 +17,7 @@ import (
 // dependents are blocked; queued calls and waiting calls whose
 // dependencies complete run after the restart.
 func TestScatterSurvivesRestart(t *testing.T) {
+	needsPOSIX(t)
 	if testing.Short() {
 		t.Skip("builds and runs a serve process")
 	}

@@ -2,6 +2,7 @@ package runs_test
 
 import (
 	"os"
+	"runtime"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -150,7 +151,7 @@ func TestContinuations(t *testing.T) {
 		!slices.Contains(argv, any("--dry-run")) || s.Get("result.command.dry_run") != true {
 		t.Fatalf("dry-run status: %s", s.Raw)
 	}
-	if text, _ := s.Get("result.command.text").(string); !strings.Contains(text, `'check "it'\''s" $(done); next'`) {
+	if text, _ := s.Get("result.command.text").(string); runtime.GOOS != "windows" && !strings.Contains(text, `'check "it'\''s" $(done); next'`) {
 		t.Errorf("command text must quote the prompt as one argument: %q", text)
 	}
 	s = runOp(c, "continuation_status", map[string]any{"id": noTarget})

@@ -59,6 +59,7 @@ func TestScatterSeedExample(t *testing.T) {
 // into another's field: host_info's hearth version becomes an exec argv
 // element.
 func TestScatterReferenceAcrossKinds(t *testing.T) {
+	needsPOSIX(t)
 	in := hearthtest.Start(t, trusted)
 	c := hearthtest.Connect(t, in.URL, "kinds")
 	r := scatter(c,
@@ -81,6 +82,7 @@ func TestScatterReferenceAcrossKinds(t *testing.T) {
 // arrive in completion order (a slow independent call after faster later
 // ones; every dependent after its dependencies).
 func TestScatterDAG(t *testing.T) {
+	needsPOSIX(t)
 	in := hearthtest.Start(t, trusted)
 	c := hearthtest.Connect(t, in.URL, "dag")
 	x := c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"xval"}, "detach": true})
@@ -246,6 +248,7 @@ func TestScatterRejectsNamingTheProblem(t *testing.T) {
 // unknown one blocks the call at submit; a missing $path blocks it when it
 // would run; a value of the wrong type fails it naming the field.
 func TestScatterBlockedReferences(t *testing.T) {
+	needsPOSIX(t)
 	in := hearthtest.Start(t, trusted)
 	a := hearthtest.Connect(t, in.URL, "conv-a")
 	b := hearthtest.Connect(t, in.URL, "conv-b")
@@ -288,6 +291,7 @@ func TestScatterBlockedReferences(t *testing.T) {
 // TestScatterTaskCancelReleasesDependents: a queued dependency cancelled
 // with task.cancel blocks its dependents instead of leaving them waiting.
 func TestScatterTaskCancelReleasesDependents(t *testing.T) {
+	needsPOSIX(t)
 	in := hearthtest.Start(t, func(c *config.Config) { trusted(c); c.MaxConcurrentFutures = 1 })
 	c := hearthtest.Connect(t, in.URL, "cancel")
 	r := scatter(c,
