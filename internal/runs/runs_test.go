@@ -2,8 +2,8 @@ package runs_test
 
 import (
 	"os"
-	"runtime"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
