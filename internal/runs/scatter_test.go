@@ -330,3 +330,46 @@ func TestScatterTaskCancelReleasesDependents(t *testing.T) {
 		t.Fatalf("dependent of a cancelled call: %v", got[ids[2]].Env)
 	}
 }
+
+// TestScatterItemsNeedPermits: in ask mode each exec item is parked for
+// the operator like any exec call; a dependent's permit shows the input it
+// will really run (its reference resolved), and approval runs exactly that.
+func TestScatterItemsNeedPermits(t *testing.T) {
+	needsPOSIX(t)
+	in := hearthtest.Start(t, nil)
+	c := hearthtest.Connect(t, in.URL, "ask")
+	r := scatter(c,
+		map[string]any{"kind": "machine.exec", "command": "echo", "args": []string{"first"}},
+		map[string]any{"kind": "machine.exec", "command": "printf", "args": []any{"got %s", ref(0, "result.stdout.text")}},
+		map[string]any{"kind": "machine.host_info", "dependencies": []any{1}},
+	)
+	ids := futureIDs(t, r)
+	ctx := t.Context()
+	var inputs []string
+	seen := []*hearthtest.Result{r}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(inputs) < 2 && time.Now().Before(deadline) {
+		ps, err := in.App.Operator.Permits(ctx, "pending")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			inputs = append(inputs, p.Input)
+			if err := in.App.Operator.Approve(ctx, p.ID, "tester", nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		seen = append(seen, c.Call("artifact", map[string]any{"operation": "list"}))
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(inputs) != 2 || strings.Contains(inputs[1], "$future") || !strings.Contains(inputs[1], `first\n`) {
+		t.Fatalf("permits: %q", inputs)
+	}
+	got := byID(collect(t, c, ids, seen...))
+	if out := hearthtest.Get(got[ids[1]].Env, "result.stdout.text"); out != "got first\n" {
+		t.Fatalf("approved dependent: %v", got[ids[1]].Env)
+	}
+	if hearthtest.Get(got[ids[2]].Env, "state") != "completed" {
+		t.Fatalf("read-only item after the approved ones: %v", got[ids[2]].Env)
+	}
+}
