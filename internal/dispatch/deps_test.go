@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/artifacts"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/store"
 )
@@ -354,5 +355,32 @@ func TestMapRefsAndLookup(t *testing.T) {
 	}
 	if _, ok := Lookup(env, "result.list.1.p"); ok {
 		t.Fatal("Lookup past the end")
+	}
+}
+
+// TestReferenceIntoSpilledResult: a dependency whose result spilled to an
+// artifact is read back to resolve the reference.
+func TestReferenceIntoSpilledResult(t *testing.T) {
+	f := newDepsFixture(t)
+	d := &Dispatcher{DB: f.db, Registry: f.reg, Budget: 100 * time.Millisecond, MaxResultBytes: 256, MaxArrivals: 100, MaxArrivalBytes: 1 << 20,
+		Artifacts: &artifacts.Store{DB: f.db, Dir: filepath.Join(t.TempDir(), "artifacts")}}
+	if err := d.Start(context.Background(), 2); err != nil {
+		t.Fatal(err)
+	}
+	defer d.Stop()
+	big := strings.Repeat("x", 1000) + "-end"
+	a := enqueue(t, d, "echo", `{"text":"`+big+`"}`)
+	if _, env := settle(t, d, a); env["artifact"] == nil {
+		t.Fatalf("the dependency's result did not spill: %v", env)
+	}
+	b := enqueue(t, d, "echo", `{"text":{"$future":"`+a+`","$path":"result.text"}}`)
+	fb, env := settle(t, d, b)
+	if fb.State != "completed" {
+		t.Fatalf("dependent of a spilled result: %v", env)
+	}
+	var input string
+	f.db.R.QueryRow(`SELECT input FROM futures WHERE id = ?`, b).Scan(&input)
+	if !strings.Contains(input, "-end") {
+		t.Fatalf("resolved from the spilled envelope: %s", input)
 	}
 }

@@ -1,10 +1,14 @@
 package runs
 
 import (
+	"context"
 	"encoding/json"
+	"path/filepath"
 	"testing"
 
+	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/store"
 )
 
 func TestCommandTextQuoting(t *testing.T) {
@@ -68,4 +72,32 @@ func TestFieldAtAndPlaceholder(t *testing.T) {
 func toJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+func TestCallHistoryIsBounded(t *testing.T) {
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ev := &Events{DB: db}
+	spec := &primitive.Spec{Tool: "t", Operation: "x"}
+	ctx := context.Background()
+	for range HistoryKeep + 200 {
+		ev.Observe(ctx, spec, "r:one")
+	}
+	ev.Observe(dispatch.WithNested(ctx), spec, "r:one")
+	ev.Observe(ctx, spec, dispatch.AnonymousPrefix+"req")
+	h, err := ev.History(ctx, "r:one", 5000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h) < HistoryKeep || len(h) > HistoryKeep+64 {
+		t.Fatalf("history holds %d calls, want about %d", len(h), HistoryKeep)
+	}
+	var n int
+	db.R.QueryRow(`SELECT COUNT(*) FROM events WHERE route <> 'r:one'`).Scan(&n)
+	if n != 0 {
+		t.Fatalf("anonymous route recorded")
+	}
 }
