@@ -2,12 +2,17 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
+	"encoding/json"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/machine"
+	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
 // estopJobReason is what a job killed by the e-stop reports.
@@ -33,7 +38,7 @@ func (a *App) newJobs(cfg config.Config) *jobs.Queue {
 	m.MaxTimeout = time.Duration(cfg.MaxExecTimeoutMS) * time.Millisecond
 	q := &jobs.Queue{
 		DB:             a.DB,
-		Exec:           m.Exec,
+		Exec:           a.journaledExec(m.Exec),
 		Log:            a.Log,
 		MaxConcurrent:  cfg.MaxConcurrentJobs,
 		DefaultTimeout: m.DefaultTimeout,
@@ -53,10 +58,43 @@ func (a *App) journalInterruption(ctx context.Context, tx *sql.Tx, in jobs.Inter
 	action := "blocked"
 	if in.Requeued {
 		action = "requeued"
+	} else if err := govern.OpenUnknownTx(ctx, tx, in.JobID, in.Route, "task.submit", time.Now()); err != nil {
+		// A blocked interrupted run closes its conversation's gate until
+		// task.reconcile {id: job id} (or the operator) settles it.
+		return err
 	}
 	_, err := a.Ledger.AppendTx(ctx, tx, "outcome", map[string]any{
 		"job_id": in.JobID, "primitive": "task.submit", "route": in.Route, "attempt": in.Attempt,
 		"outcome": "unknown", "interrupted": true, "action": action,
 	})
 	return err
+}
+
+// journaledExec wraps the job runner so each run of a durable job is
+// journaled like any other side effect: intent before the process starts,
+// outcome after. A journal failure stops the run.
+func (a *App) journaledExec(run jobs.ExecFunc) jobs.ExecFunc {
+	return func(ctx context.Context, call *primitive.Call, in machine.ExecInput) (*machine.ExecResult, error) {
+		raw, _ := json.Marshal(in)
+		sum := sha256.Sum256(raw)
+		if _, err := a.Ledger.Append(context.WithoutCancel(ctx), "intent", map[string]any{
+			"job_id": call.FutureID, "primitive": "task.submit", "risk": "exec", "route": call.Route, "input_sha256": hex.EncodeToString(sum[:]),
+		}); err != nil {
+			return nil, primitive.Failed("journal_failed", "could not journal the job run, so it did not start: %v", err)
+		}
+		res, err := run(ctx, call, in)
+		data := map[string]any{"job_id": call.FutureID, "outcome": "receipt"}
+		switch {
+		case err != nil:
+			data["outcome"], data["error_code"] = "tool_error", primitive.AsError(err).Code
+		case res.Cancelled || res.TimedOut:
+			data["outcome"], data["timed_out"], data["cancelled"] = "tool_error", res.TimedOut, res.Cancelled
+		default:
+			data["exit_code"] = res.ExitCode
+		}
+		if _, jerr := a.Ledger.Append(context.WithoutCancel(ctx), "outcome", data); jerr != nil {
+			a.Log.Error("journal job outcome", "job", call.FutureID, "err", jerr)
+		}
+		return res, err
+	}
 }

@@ -43,6 +43,21 @@ func TestCrashBetweenIntentAndOutcome(t *testing.T) {
 		t.Fatalf("%s", r.Raw)
 	}
 	cmd := r.Get("command_id").(string)
+	j := c.Call("task", map[string]any{"operation": "submit", "job": map[string]any{"command": "sleep", "args": []string{"30"}, "on_interrupt": "block"}})
+	jobID, _ := hearthtest.Get(j.Env, "result.jobs.0.id").(string)
+	if jobID == "" {
+		t.Fatalf("submit: %s", j.Raw)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		g := c.Call("task", map[string]any{"operation": "get", "id": jobID})
+		if g.Get("result.job.state") == "running" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job did not start: %s", g.Raw)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	p.Kill()
 	before := verifyLedger(t, home)
 
@@ -62,6 +77,14 @@ func TestCrashBetweenIntentAndOutcome(t *testing.T) {
 	r = c2.Call("task", map[string]any{"operation": "reconcile", "id": cmd, "observed": "the sleep is gone; nothing to undo"})
 	if r.State() != "completed" {
 		t.Fatalf("reconcile: %s", r.Raw)
+	}
+	// The interrupted job (on_interrupt "block") also closed the gate.
+	r = c2.Call("machine", map[string]any{"operation": "exec", "command": "echo"})
+	if r.Get("error.code") != "unknown_open" || r.Get("error.details.command_id") != jobID {
+		t.Fatalf("a blocked interrupted job must close the gate naming %s: %s", jobID, r.Raw)
+	}
+	if r := c2.Call("task", map[string]any{"operation": "reconcile", "id": jobID, "observed": "job did not finish"}); r.State() != "completed" {
+		t.Fatalf("reconcile job: %s", r.Raw)
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {

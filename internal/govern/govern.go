@@ -343,6 +343,13 @@ func (g *Governor) InFlight(ctx context.Context, a *dispatch.Admission) {
 	}
 }
 
+// OpenUnknownTx records, inside tx, an UNKNOWN outcome for id (a command
+// or job id) that closes route's gate until it is reconciled. The job
+// queue calls it for a run interrupted with on_interrupt "block".
+func OpenUnknownTx(ctx context.Context, tx *sql.Tx, id, route, prim string, at time.Time) error {
+	return openUnknown(ctx, tx, id, route, prim, at)
+}
+
 func openUnknown(ctx context.Context, tx *sql.Tx, cmd, route, prim string, at time.Time) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO unknowns(command_id, route, primitive, created_at) VALUES (?,?,?,?) ON CONFLICT(command_id) DO NOTHING`,
 		cmd, route, prim, at.UnixMilli())
