@@ -106,14 +106,14 @@ func (a *App) connectGovernor() {
 
 // governanceStatus is the governance part of host_info.
 func (a *App) governanceStatus(ctx context.Context) map[string]any {
-	st, err := a.Gov.EStop(ctx)
-	held, _ := a.Gov.QueueHeld(ctx)
-	out := map[string]any{"policy_mode": a.Gov.Mode(ctx), "estop": st.Latched, "queue_held": held}
+	st, err := a.Gov.Status(ctx)
+	out := map[string]any{"policy_mode": st.Mode, "estop": st.EStop.Latched, "queue_held": st.QueueHeld}
 	if err != nil {
-		out["estop_error"] = err.Error()
+		out["governance_error"] = "could not read the governance state"
+		a.Log.Error("read governance state", "err", err)
 	}
-	if st.Latched {
-		out["estop_reason"] = st.Reason
+	if st.EStop.Latched {
+		out["estop_reason"] = st.EStop.Reason
 	}
 	return out
 }

@@ -37,21 +37,22 @@ func (d *Dispatcher) Deliver(ctx context.Context, route, fp string) ([]Arrival, 
 		return []Arrival{}, nil
 	}
 	ctx = context.WithoutCancel(ctx)
-	// Fast path without a write: nothing offered before and nothing waiting.
+	// Fast path, one read and no write: nothing offered before and nothing
+	// waiting beyond what was acknowledged.
 	var acked, offered int64
 	var offeredFP string
-	err := d.DB.R.QueryRowContext(ctx, `SELECT acked_seq, offered_seq, offered_fp FROM cursors WHERE route = ?`, route).Scan(&acked, &offered, &offeredFP)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("read mailbox cursor: %w", err)
+	var waiting int
+	stmt, err := d.DB.ReadStmt(ctx, `SELECT COALESCE(c.acked_seq, 0), COALESCE(c.offered_seq, 0),
+			EXISTS(SELECT 1 FROM arrivals a WHERE a.route = ?1 AND a.seq > COALESCE(c.acked_seq, 0))
+		FROM (SELECT 1) LEFT JOIN cursors c ON c.route = ?1`)
+	if err != nil {
+		return nil, err
 	}
-	if offered == acked {
-		var waiting int
-		if err := d.DB.R.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM arrivals WHERE route = ? AND seq > ?)`, route, acked).Scan(&waiting); err != nil {
-			return nil, fmt.Errorf("read mailbox: %w", err)
-		}
-		if waiting == 0 {
-			return []Arrival{}, nil
-		}
+	if err := stmt.QueryRowContext(ctx, route).Scan(&acked, &offered, &waiting); err != nil {
+		return nil, fmt.Errorf("read mailbox: %w", err)
+	}
+	if offered == acked && waiting == 0 {
+		return []Arrival{}, nil
 	}
 	var out []Arrival
 	err = d.DB.InTx(ctx, func(tx *sql.Tx) error {

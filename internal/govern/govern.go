@@ -105,6 +105,48 @@ func putSetting(ctx context.Context, tx *sql.Tx, key string, v any) error {
 	return err
 }
 
+// Status is the operator-controlled state, read in one query.
+type Status struct {
+	EStop     EStopState
+	QueueHeld bool
+	Mode      string
+}
+
+// Status reads the e-stop latch, the queue hold and the policy mode.
+func (g *Governor) Status(ctx context.Context) (Status, error) {
+	st := Status{Mode: g.DefaultMode}
+	stmt, err := g.DB.ReadStmt(ctx, `SELECT key, value FROM settings WHERE key IN (?, ?, ?)`)
+	if err != nil {
+		return st, err
+	}
+	rows, err := stmt.QueryContext(ctx, keyEStop, keyQueueHeld, keyPolicy)
+	if err != nil {
+		return st, fmt.Errorf("read settings: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return st, err
+		}
+		switch k {
+		case keyEStop:
+			err = json.Unmarshal([]byte(v), &st.EStop)
+		case keyQueueHeld:
+			err = json.Unmarshal([]byte(v), &st.QueueHeld)
+		case keyPolicy:
+			var m string
+			if err = json.Unmarshal([]byte(v), &m); err == nil && m != "" {
+				st.Mode = m
+			}
+		}
+		if err != nil {
+			return st, fmt.Errorf("decode setting %s: %w", k, err)
+		}
+	}
+	return st, rows.Err()
+}
+
 // EStop reports the latch. It is read from the database on every check so
 // that an operator reset from another process (the CLI) takes effect.
 func (g *Governor) EStop(ctx context.Context) (EStopState, error) {
@@ -180,19 +222,23 @@ func (g *Governor) Admit(ctx context.Context, a *dispatch.Admission) error {
 	if risk == primitive.RiskRead || risk == primitive.RiskControl {
 		return nil
 	}
-	es, err := g.EStop(ctx)
+	st, err := g.Status(ctx)
 	if err != nil {
 		return err
 	}
-	if es.Latched {
-		return primitive.Blocked("estop", "emergency stop is latched (%s); %s refused. Only the operator can reset it.", es.Reason, a.Spec.Name())
+	if st.EStop.Latched {
+		return primitive.Blocked("estop", "emergency stop is latched (%s); %s refused. Only the operator can reset it.", st.EStop.Reason, a.Spec.Name())
 	}
-	mode := g.Mode(ctx)
+	mode := st.Mode
 	if mode == config.ModeReadOnly {
 		return primitive.Blocked("read_only", "policy mode is read-only; %s is a %s primitive", a.Spec.Name(), risk)
 	}
 	var open string
-	err = g.DB.R.QueryRowContext(ctx, `SELECT command_id FROM unknowns WHERE route = ? AND reconciled_at IS NULL ORDER BY created_at LIMIT 1`, a.Route).Scan(&open)
+	openStmt, err := g.DB.ReadStmt(ctx, `SELECT command_id FROM unknowns WHERE route = ? AND reconciled_at IS NULL ORDER BY created_at LIMIT 1`)
+	if err != nil {
+		return err
+	}
+	err = openStmt.QueryRowContext(ctx, a.Route).Scan(&open)
 	if err == nil {
 		return primitive.Blocked("unknown_open", "command %s has an UNKNOWN outcome; re-read the state it may have changed, then call task.reconcile {id: %q, observed}", open, open).
 			WithDetails(map[string]any{"command_id": open})

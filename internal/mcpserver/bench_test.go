@@ -1,12 +1,16 @@
 package mcpserver_test
 
 import (
+	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
@@ -45,6 +49,21 @@ func BenchmarkRoundTrip(b *testing.B) {
 		b.ResetTimer()
 		for b.Loop() {
 			post(b, client, in.URL, hostInfoCall)
+		}
+	})
+	// The go-sdk alone: the same stateless JSON handler with one trivial
+	// tool, no Hearth. This is the floor Hearth's own work sits on.
+	b.Run("sdk_bare_tool", func(b *testing.B) {
+		srv := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+		srv.AddTool(&mcp.Tool{Name: "machine", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}, StructuredContent: json.RawMessage(`{"state":"completed"}`)}, nil
+		})
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+		ts := httptest.NewServer(h)
+		defer ts.Close()
+		b.ResetTimer()
+		for b.Loop() {
+			post(b, client, ts.URL, hostInfoCall)
 		}
 	})
 	b.Run("bare_echo", func(b *testing.B) {

@@ -119,15 +119,6 @@ func (s *Server) fingerprint(next http.Handler) http.Handler {
 			http.Error(w, "Bad request body", http.StatusBadRequest)
 			return
 		}
-		if !json.Valid(body) {
-			// The SDK answers malformed JSON with a plain-text 400; a
-			// JSON-RPC client deserves a parse error it can read.
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadRequest)
-			io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: request body is not valid JSON"}}`)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
 		var msg struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
@@ -136,7 +127,18 @@ func (s *Server) fingerprint(next http.Handler) http.Handler {
 				Arguments json.RawMessage `json:"arguments"`
 			} `json:"params"`
 		}
-		if json.Unmarshal(body, &msg) == nil && len(msg.ID) > 0 && msg.Method == "tools/call" {
+		err = json.Unmarshal(body, &msg)
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) || errors.Is(err, io.ErrUnexpectedEOF) {
+			// The SDK answers malformed JSON with a plain-text 400; a
+			// JSON-RPC client deserves a parse error it can read.
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: request body is not valid JSON"}}`)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if err == nil && len(msg.ID) > 0 && msg.Method == "tools/call" {
 			h := sha256.New()
 			h.Write(msg.ID)
 			h.Write([]byte{0})

@@ -342,6 +342,7 @@ func windowsQuote(s string) string {
 // Start settles continuations as they fall due until Stop.
 func (s *Service) Start(ctx context.Context) {
 	ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	s.Events.startRecorder(ctx, &s.wg)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()

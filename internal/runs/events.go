@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
@@ -37,7 +38,24 @@ const HistoryKeep = 1000
 type Events struct {
 	DB  *store.DB
 	Log *slog.Logger
+
+	// Call history is advisory (it feeds recipe.suggest), so Observe hands
+	// it to a background recorder instead of writing on the caller's path;
+	// without a running recorder Observe writes synchronously.
+	mu      sync.Mutex
+	pending []callRec
+	kick    chan struct{}
+	running bool
 }
+
+type callRec struct {
+	at         int64
+	route, sig string
+}
+
+// maxPendingCalls bounds the recorder's backlog; beyond it calls are not
+// recorded (and the drop is logged).
+const maxPendingCalls = 4096
 
 // Event is one log entry as run.events reports it.
 type Event struct {
@@ -122,23 +140,84 @@ func (e *Events) Observe(ctx context.Context, spec *primitive.Spec, route string
 	if route == "" || strings.HasPrefix(route, dispatch.AnonymousPrefix) || dispatch.Nested(ctx) {
 		return nil
 	}
-	err := e.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO events(at, route, kind, entity_id) VALUES (?,?,?,?)`,
-			time.Now().UnixMilli(), route, KindCall, spec.Name())
-		if err != nil {
-			return err
+	rec := callRec{at: time.Now().UnixMilli(), route: route, sig: spec.Name()}
+	e.mu.Lock()
+	if e.running {
+		if len(e.pending) < maxPendingCalls {
+			e.pending = append(e.pending, rec)
+		} else if e.Log != nil {
+			e.Log.Warn("call history backlog full; call not recorded", "primitive", rec.sig)
 		}
-		// Trim the history now and then, not on every call.
-		if seq, _ := res.LastInsertId(); seq%64 == 0 {
-			_, err = tx.ExecContext(ctx, `DELETE FROM events WHERE kind = 'call' AND route = ? AND seq <= (
-				SELECT seq FROM events WHERE kind = 'call' AND route = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)`, route, route, HistoryKeep)
+		e.mu.Unlock()
+		select {
+		case e.kick <- struct{}{}:
+		default:
 		}
-		return err
+		return nil
+	}
+	e.mu.Unlock()
+	e.record(context.WithoutCancel(ctx), []callRec{rec})
+	return nil
+}
+
+// record writes calls in one transaction and trims each route's history
+// now and then.
+func (e *Events) record(ctx context.Context, recs []callRec) {
+	err := e.DB.InTx(ctx, func(tx *sql.Tx) error {
+		for _, r := range recs {
+			res, err := tx.ExecContext(ctx, `INSERT INTO events(at, route, kind, entity_id) VALUES (?,?,?,?)`, r.at, r.route, KindCall, r.sig)
+			if err != nil {
+				return err
+			}
+			if seq, _ := res.LastInsertId(); seq%64 == 0 {
+				if _, err = tx.ExecContext(ctx, `DELETE FROM events WHERE kind = 'call' AND route = ? AND seq <= (
+					SELECT seq FROM events WHERE kind = 'call' AND route = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)`, r.route, r.route, HistoryKeep); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	})
 	if err != nil && e.Log != nil {
-		e.Log.Error("record call history", "primitive", spec.Name(), "err", err)
+		e.Log.Error("record call history", "calls", len(recs), "err", err)
 	}
-	return nil
+}
+
+// runRecorder writes observed calls in the background until ctx ends,
+// then flushes what is pending.
+func (e *Events) runRecorder(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+		case <-e.kick:
+		}
+		e.mu.Lock()
+		batch := e.pending
+		e.pending = nil
+		if ctx.Err() != nil {
+			e.running = false
+		}
+		e.mu.Unlock()
+		if len(batch) > 0 {
+			e.record(context.WithoutCancel(ctx), batch)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// startRecorder begins background recording (Service.Start calls it).
+func (e *Events) startRecorder(ctx context.Context, wg *sync.WaitGroup) {
+	e.mu.Lock()
+	e.kick = make(chan struct{}, 1)
+	e.running = true
+	e.mu.Unlock()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		e.runRecorder(ctx)
+	}()
 }
 
 // History returns route's most recent top-level primitive calls, oldest

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -30,6 +31,29 @@ type DB struct {
 	W    *sql.DB
 	R    *sql.DB
 	Path string
+
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt
+}
+
+// ReadStmt returns a prepared statement on the reader pool for query,
+// prepared once and reused: hot read paths (every call's governance check
+// and mailbox look-up) then skip SQLite's parse and plan.
+func (db *DB) ReadStmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	db.stmtMu.Lock()
+	defer db.stmtMu.Unlock()
+	if st, ok := db.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := db.R.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
+	if db.stmts == nil {
+		db.stmts = map[string]*sql.Stmt{}
+	}
+	db.stmts[query] = st
+	return st, nil
 }
 
 // Open opens (creating if needed) the database at file and migrates it to
@@ -85,9 +109,16 @@ func openPool(file string, conns int) (*sql.DB, error) {
 	return db, nil
 }
 
-// Close closes both pools.
+// Close closes the prepared statements and both pools.
 func (db *DB) Close() error {
-	return errors.Join(db.R.Close(), db.W.Close())
+	db.stmtMu.Lock()
+	var errs []error
+	for _, st := range db.stmts {
+		errs = append(errs, st.Close())
+	}
+	db.stmts = nil
+	db.stmtMu.Unlock()
+	return errors.Join(append(errs, db.R.Close(), db.W.Close())...)
 }
 
 // InTx runs fn in one write transaction, committing when fn returns nil and
