@@ -458,7 +458,7 @@ func (d *Dispatcher) GetFuture(ctx context.Context, route, id string) (Future, e
 }
 
 // Terminal reports whether a future state is final.
-func Terminal(state string) bool { return state != "queued" && state != "running" }
+func Terminal(state string) bool { return Settled(state) }
 
 // Watch returns a channel closed when future id next completes.
 func (d *Dispatcher) Watch(id string) (<-chan struct{}, func()) {

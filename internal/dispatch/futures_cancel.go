@@ -16,8 +16,9 @@ import (
 // interrupted.
 var ErrRunning = errors.New("the future is already running and cannot be cancelled safely")
 
-// CancelQueued cancels a queued future of route atomically: the future
-// either is still queued and becomes cancelled (its runner then never
+// CancelQueued cancels a future of route that has not started (queued,
+// waiting on dependencies, or parked for a permit) atomically: the future
+// either has still not started and becomes cancelled (its runner then never
 // claims it), or it is left as it is. It returns the future as it is
 // afterwards; for a running one it also returns ErrRunning, and for an
 // unknown or foreign id ErrNoFuture.
@@ -26,11 +27,11 @@ func (d *Dispatcher) CancelQueued(ctx context.Context, route, id string) (Future
 	if err != nil {
 		return Future{}, err
 	}
-	if f.State == "queued" {
+	if f.State == "queued" || f.State == StateWaiting || f.State == "permit" {
 		env, _ := json.Marshal(&Envelope{State: primitive.StateCancelled, Primitive: f.Primitive, FutureID: id,
 			Error: &ErrorBody{Code: "cancelled", Message: "cancelled by task.cancel before it started"}})
 		res, err := d.DB.W.ExecContext(context.WithoutCancel(ctx),
-			`UPDATE futures SET state = 'cancelled', result = ?, finished_at = ? WHERE id = ? AND route = ? AND state = 'queued'`,
+			`UPDATE futures SET state = 'cancelled', result = ?, finished_at = ? WHERE id = ? AND route = ? AND state IN ('queued', 'waiting', 'permit')`,
 			string(env), time.Now().UnixMilli(), id, route)
 		if err != nil {
 			return Future{}, fmt.Errorf("cancel future %s: %w", id, err)
