@@ -38,6 +38,58 @@ type Field struct {
 	// object whose values must be of type Values (when set).
 	Fields []Field
 	Values string
+	// OrRef accepts, instead of a value, an exact future reference
+	// {"$future": index-or-id, "$path": "result.field"} (scatter items);
+	// it is advertised as a nested anyOf of the type and the reference.
+	OrRef bool
+}
+
+// refSchema is the advertised shape of a future reference.
+var refSchema = map[string]any{
+	"type":                 "object",
+	"properties":           map[string]any{"$future": map[string]any{"type": []string{"integer", "string"}}, "$path": map[string]any{"type": "string"}},
+	"required":             []string{"$future"},
+	"additionalProperties": false,
+}
+
+// withRef returns f, or a copy of it accepting future references when the
+// enclosing field does (a reference may stand for any nested value).
+func withRef(f *Field, orRef bool) *Field {
+	if !orRef || f.OrRef {
+		return f
+	}
+	c := *f
+	c.OrRef = true
+	return &c
+}
+
+// isRef reports whether raw is an exact future reference object.
+func isRef(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return false
+	}
+	f, ok := m["$future"]
+	if !ok {
+		return false
+	}
+	for k := range m {
+		if k != "$future" && k != "$path" {
+			return false
+		}
+	}
+	var n float64
+	var id string
+	if json.Unmarshal(f, &n) != nil && json.Unmarshal(f, &id) != nil {
+		return false
+	}
+	if p, ok := m["$path"]; ok {
+		var path string
+		if json.Unmarshal(p, &path) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // Bound returns a pointer for Field.Min/Max literals.
@@ -136,6 +188,12 @@ type valueError struct{ path, msg string }
 
 func checkValue(f *Field, path string, raw json.RawMessage) *valueError {
 	raw = bytes.TrimSpace(raw)
+	if f.OrRef && len(raw) > 0 && raw[0] == '{' && bytes.Contains(raw, []byte(`"$future"`)) {
+		if isRef(raw) {
+			return nil
+		}
+		return &valueError{path, `a future reference must be exactly {"$future": index-or-future-id, "$path": "result.field"}`}
+	}
 	if bytes.Equal(raw, []byte("null")) {
 		if f.Nullable {
 			return nil
@@ -182,8 +240,9 @@ func checkValue(f *Field, path string, raw json.RawMessage) *valueError {
 			return &valueError{path, fmt.Sprintf("must have at most %v items", *f.Max)}
 		}
 		if f.Items != nil {
+			itemSpec := withRef(f.Items, f.OrRef)
 			for i, it := range items {
-				if err := checkValue(f.Items, fmt.Sprintf("%s[%d]", path, i), it); err != nil {
+				if err := checkValue(itemSpec, fmt.Sprintf("%s[%d]", path, i), it); err != nil {
 					return err
 				}
 			}
@@ -213,7 +272,7 @@ func checkValue(f *Field, path string, raw json.RawMessage) *valueError {
 				}
 			}
 			for i := range f.Fields {
-				sf := &f.Fields[i]
+				sf := withRef(&f.Fields[i], f.OrRef)
 				v, ok := obj[sf.Name]
 				if !ok {
 					if sf.Required {
@@ -227,7 +286,7 @@ func checkValue(f *Field, path string, raw json.RawMessage) *valueError {
 			}
 		} else if f.Values != "" {
 			for k, v := range obj {
-				if err := checkValue(&Field{Type: f.Values}, path+"."+k, v); err != nil {
+				if err := checkValue(&Field{Type: f.Values, OrRef: f.OrRef}, path+"."+k, v); err != nil {
 					return err
 				}
 			}
@@ -268,6 +327,18 @@ func contains(list []string, s string) bool {
 // JSONSchema renders f as a JSON Schema fragment using only widely supported
 // keywords.
 func (f *Field) JSONSchema() map[string]any {
+	if f.OrRef {
+		typed := *f
+		typed.OrRef, typed.Desc = false, ""
+		if typed.Type == TArray && typed.Items != nil && !typed.Items.OrRef && typed.Items.Type != TObject {
+			typed.Items = withRef(typed.Items, true)
+		}
+		out := map[string]any{"anyOf": []any{typed.JSONSchema(), refSchema}}
+		if f.Desc != "" {
+			out["description"] = f.Desc
+		}
+		return out
+	}
 	m := map[string]any{}
 	if f.Type != "" {
 		if f.Nullable {

@@ -102,3 +102,28 @@ func TestRegistryRefusesDuplicates(t *testing.T) {
 		t.Error("a field with two types in one tool accepted (the flat schema could not describe it)")
 	}
 }
+
+func TestOrRefAcceptsExactReferences(t *testing.T) {
+	f := &Field{Name: "args", Type: TArray, Items: &Field{Type: TString}, OrRef: true}
+	ok := []string{`["a"]`, `{"$future":0,"$path":"result.x"}`, `["a",{"$future":"fut_x"}]`}
+	bad := map[string]string{
+		`[1]`:                           "must be a string",
+		`{"$future":0,"x":1}`:           "exactly",
+		`{"$future":true}`:              "exactly",
+		`["a",{"$future":0,"$path":2}]`: "exactly",
+	}
+	for _, v := range ok {
+		if err := checkValue(f, "args", json.RawMessage(v)); err != nil {
+			t.Errorf("%s: %v", v, err.msg)
+		}
+	}
+	for v, want := range bad {
+		if err := checkValue(f, "args", json.RawMessage(v)); err == nil || !strings.Contains(err.msg, want) {
+			t.Errorf("%s: got %v, want %q", v, err, want)
+		}
+	}
+	sch := f.JSONSchema()
+	if _, ok := sch["anyOf"]; !ok {
+		t.Fatalf("an OrRef field is advertised as anyOf: %v", sch)
+	}
+}

@@ -59,6 +59,7 @@ func (s *Service) ScatterSpec(reg *primitive.Registry) (*primitive.Spec, error) 
 		f     primitive.Field
 		kinds []string
 		types []string
+		first *primitive.Field
 	}
 	var order []string
 	fields := map[string]*union{}
@@ -82,7 +83,7 @@ func (s *Service) ScatterSpec(reg *primitive.Registry) (*primitive.Spec, error) 
 			}
 			u := fields[f.Name]
 			if u == nil {
-				u = &union{f: primitive.Field{Name: f.Name}}
+				u = &union{f: primitive.Field{Name: f.Name}, first: &f}
 				fields[f.Name] = u
 				order = append(order, f.Name)
 			}
@@ -104,8 +105,15 @@ func (s *Service) ScatterSpec(reg *primitive.Registry) (*primitive.Spec, error) 
 	}
 	for _, name := range order {
 		u := fields[name]
-		// Typed strictly per kind at submit; advertised untyped because any
-		// field may instead be a $future reference object.
+		// Typed strictly per kind at submit. A field every kind types alike
+		// is advertised as that type or a $future reference (nested anyOf);
+		// one whose type differs between kinds is advertised untyped.
+		if len(u.types) == 1 && u.first != nil && u.first.Type != "" {
+			typed := *u.first
+			typed.Required, typed.OrRef, typed.Desc = false, true, kindGroups(u.kinds, s.kindNames)+": "+u.first.Desc
+			items = append(items, typed)
+			continue
+		}
 		u.f.Desc = strings.Join(u.types, " | ") + " or $future ref. " + kindGroups(u.kinds, s.kindNames)
 		items = append(items, u.f)
 	}
