@@ -1,3 +1,5 @@
+//go:build !windows
+
 package govern_test
 
 import "github.com/hearth-dev/hearth/internal/govern"
