@@ -554,3 +554,22 @@ func TestConcurrentConversationsIsolated(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestLargeDetachedResultSpillsToArtifact(t *testing.T) {
+	in := hearthtest.Start(t, func(c *config.Config) { c.Policy.Mode = config.ModeTrusted; c.MaxResultBytes = 1024 })
+	c := hearthtest.Connect(t, in.URL, "spill")
+	r := c.Call("machine", map[string]any{"operation": "exec", "command": "seq", "args": []string{"1", "2000"}, "detach": true})
+	arr := waitArrival(t, c, r.Get("future_id").(string))
+	id, _ := hearthtest.Get(arr, "envelope.artifact.id").(string)
+	if id == "" || hearthtest.Get(arr, "envelope.result.spilled") != true || hearthtest.Get(arr, "envelope.state") != "completed" {
+		t.Fatalf("a result over max_result_bytes must arrive as an artifact: %v", arr)
+	}
+	rr := c.Call("artifact", map[string]any{"operation": "read", "id": id, "limit": 1 << 20})
+	var full map[string]any
+	if err := json.Unmarshal([]byte(rr.Get("result.data").(string)), &full); err != nil {
+		t.Fatalf("spilled result is not the JSON envelope: %v", err)
+	}
+	if !strings.HasPrefix(hearthtest.Get(full, "result.stdout.text").(string), "1\n2\n3\n") {
+		t.Fatalf("spilled envelope: %v", full)
+	}
+}
