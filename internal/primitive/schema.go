@@ -63,6 +63,17 @@ func withRef(f *Field, orRef bool) *Field {
 	return &c
 }
 
+// hasFutureKey reports whether raw is an object with a top-level "$future"
+// key (a reference, well formed or not).
+func hasFutureKey(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return false
+	}
+	_, ok := m["$future"]
+	return ok
+}
+
 // isRef reports whether raw is an exact future reference object.
 func isRef(raw json.RawMessage) bool {
 	var m map[string]json.RawMessage
@@ -188,7 +199,7 @@ type valueError struct{ path, msg string }
 
 func checkValue(f *Field, path string, raw json.RawMessage) *valueError {
 	raw = bytes.TrimSpace(raw)
-	if f.OrRef && len(raw) > 0 && raw[0] == '{' && bytes.Contains(raw, []byte(`"$future"`)) {
+	if f.OrRef && len(raw) > 0 && raw[0] == '{' && hasFutureKey(raw) {
 		if isRef(raw) {
 			return nil
 		}

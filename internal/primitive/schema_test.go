@@ -127,3 +127,10 @@ func TestOrRefAcceptsExactReferences(t *testing.T) {
 		t.Fatalf("an OrRef field is advertised as anyOf: %v", sch)
 	}
 }
+
+func TestOrRefLeavesNestedReferencesInFreeObjects(t *testing.T) {
+	f := &Field{Name: "params", Type: TObject, OrRef: true}
+	if err := checkValue(f, "params", json.RawMessage(`{"x":{"$future":0,"$path":"result.y"}}`)); err != nil {
+		t.Fatalf("a reference nested in a free-form object is resolved later, not refused: %v", err.msg)
+	}
+}
