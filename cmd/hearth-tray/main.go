@@ -46,6 +46,8 @@ const usage = `usage: hearth-tray <command> [flags]
 
 commands:
   serve     run Hearth headless (MCP endpoint and control panel)
+  mcp-config [--json]
+            connector rows for tunnel-client, Claude Code, VS Code, any client
   ledger verify [--key VKEY] [BUNDLE]
             verify an evidence bundle offline, or the live database
   ledger export --out FILE
@@ -67,6 +69,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], stdout, stderr)
+	case "mcp-config":
+		return mcpConfigCmd(args[1:], stdout, stderr)
 	case "ledger":
 		return ledgerCmd(ctx, args[1:], stdout, stderr)
 	case "safety":

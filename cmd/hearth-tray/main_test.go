@@ -113,3 +113,19 @@ func TestSafetyResetAndLedgerCLI(t *testing.T) {
 		t.Fatalf("a tampered bundle must fail: %v %s", err, out)
 	}
 }
+
+func TestMCPConfigUsesTheRunningAddress(t *testing.T) {
+	home := t.TempDir()
+	out, err := runCLI(t, home, "", "mcp-config", "--json")
+	if err != nil || !strings.Contains(out, `"url": "http://127.0.0.1:3000/mcp"`) || !strings.Contains(out, `"running": false`) {
+		t.Fatalf("configured address: %v %s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(home, "config.json")); err == nil {
+		t.Fatal("mcp-config must not write a config")
+	}
+	p := hearthtest.StartProcess(t, home)
+	out, err = runCLI(t, home, "", "mcp-config")
+	if err != nil || !strings.Contains(out, "--mcp-server-url "+p.URL) || !strings.Contains(out, "(running)") {
+		t.Fatalf("running address %s: %v %s", p.URL, err, out)
+	}
+}
