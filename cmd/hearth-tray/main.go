@@ -16,6 +16,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/demo"
 	"github.com/hearth-dev/hearth/internal/instance"
 	"github.com/hearth-dev/hearth/internal/winconsole"
 )
@@ -54,10 +55,15 @@ commands:
             write a signed evidence bundle
   safety status | reset --operator NAME
             show the e-stop; release it (interactive terminal only)
+  demo [--out demo-report.json] [--keep]
+            run the end-to-end demonstration on a temporary data directory
   version   print the version
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if handled, err := demo.Child(args, stdout); handled {
+		return err
+	}
 	if len(args) > 0 {
 		// hearth-tray.exe is a GUI-subsystem program: a subcommand typed in
 		// a terminal writes to that terminal; a double-click shows nothing.
@@ -75,6 +81,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return ledgerCmd(ctx, args[1:], stdout, stderr)
 	case "safety":
 		return safetyCmd(ctx, args[1:], os.Stdin, stdout, stderr)
+	case "demo":
+		return demoCmd(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "hearth-tray", version)
 		return nil

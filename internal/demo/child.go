@@ -1,0 +1,90 @@
+package demo
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ChildEnv switches the demo program into its child role: when it is "1",
+// Child interprets the arguments as one small job and does nothing else.
+// The demo runs itself (os.Executable) as the program behind every exec,
+// job and recipe step, so it needs no shell and no POSIX tools and runs
+// the same on Windows.
+const ChildEnv = "HEARTH_DEMO_CHILD"
+
+// childEnv is the environment an exec, job or recipe step passes to make
+// the child role active.
+func childEnv() map[string]string { return map[string]string{ChildEnv: "1"} }
+
+// Child runs the child role when ChildEnv is "1" and reports whether it
+// did. Programs that the demo may run as its child (hearth-tray, the demo
+// test binary) call it before anything else. The jobs are:
+//
+//	lines N              print N numbered lines (see childLines)
+//	echo WORD...         print the words and a newline
+//	sleep-echo MS WORD...  wait MS milliseconds, then echo
+//	append FILE LINE     append LINE and a newline to FILE
+func Child(args []string, stdout io.Writer) (handled bool, err error) {
+	if os.Getenv(ChildEnv) != "1" {
+		return false, nil
+	}
+	return true, runChild(args, stdout)
+}
+
+func runChild(args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("demo child: no job given")
+	}
+	switch op, rest := args[0], args[1:]; op {
+	case "lines":
+		if len(rest) != 1 {
+			return errors.New("demo child: lines N")
+		}
+		n, err := strconv.Atoi(rest[0])
+		if err != nil || n < 0 {
+			return fmt.Errorf("demo child: lines: bad count %q", rest[0])
+		}
+		_, err = io.WriteString(stdout, childLines(n))
+		return err
+	case "echo":
+		_, err := fmt.Fprintln(stdout, strings.Join(rest, " "))
+		return err
+	case "sleep-echo":
+		if len(rest) < 1 {
+			return errors.New("demo child: sleep-echo MS WORD...")
+		}
+		ms, err := strconv.Atoi(rest[0])
+		if err != nil || ms < 0 {
+			return fmt.Errorf("demo child: sleep-echo: bad delay %q", rest[0])
+		}
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+		_, err = fmt.Fprintln(stdout, strings.Join(rest[1:], " "))
+		return err
+	case "append":
+		if len(rest) != 2 {
+			return errors.New("demo child: append FILE LINE")
+		}
+		f, err := os.OpenFile(rest[0], os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return fmt.Errorf("demo child: %w", err)
+		}
+		_, err = fmt.Fprintln(f, rest[1])
+		return errors.Join(err, f.Close())
+	}
+	return fmt.Errorf("demo child: unknown job %q", args[0])
+}
+
+// childLines is exactly what `lines n` prints, so the demo can compare an
+// artifact read back by range with what the child wrote.
+func childLines(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "hearth demo line %05d of %05d\n", i, n)
+	}
+	return b.String()
+}
