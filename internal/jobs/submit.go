@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/dag"
 	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
@@ -245,38 +246,17 @@ func (q *Queue) validate(field string, in JobInput, now time.Time, n int, batch 
 // topoOrder returns the batch in an order where every job follows its
 // batch dependencies, or an error naming the jobs on a cycle.
 func topoOrder(plan []*planned) ([]int, error) {
-	indeg := make([]int, len(plan))
-	users := make([][]int, len(plan))
+	deps := make([][]int, len(plan))
 	for i, p := range plan {
-		for _, d := range dedupeInts(p.batchDeps) {
-			indeg[i]++
-			users[d] = append(users[d], i)
-		}
+		deps[i] = p.batchDeps
 	}
-	var order, ready []int
-	for i := range plan {
-		if indeg[i] == 0 {
-			ready = append(ready, i)
-		}
-	}
-	for len(ready) > 0 {
-		i := ready[0]
-		ready = ready[1:]
-		order = append(order, i)
-		for _, u := range users[i] {
-			if indeg[u]--; indeg[u] == 0 {
-				ready = append(ready, u)
-			}
-		}
-	}
-	if len(order) == len(plan) {
+	order, stuck := dag.Order(deps)
+	if stuck == nil {
 		return order, nil
 	}
 	var cyc []string
-	for i := range plan {
-		if indeg[i] > 0 {
-			cyc = append(cyc, fmt.Sprintf("jobs[%d]", i))
-		}
+	for _, i := range stuck {
+		cyc = append(cyc, fmt.Sprintf("jobs[%d]", i))
 	}
 	if len(cyc) > 8 {
 		cyc = append(cyc[:8], "…")

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hearth-dev/hearth/internal/dag"
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/primitive"
@@ -405,45 +406,19 @@ func (p *plannedCall) addDep(i, n int, at string, e any) error {
 // topoOrder orders calls so that each comes after the calls it depends on
 // by index, refusing a cycle.
 func topoOrder(plan []*plannedCall) ([]int, error) {
-	n := len(plan)
-	indeg := make([]int, n)
-	out := make([][]int, n)
+	deps := make([][]int, len(plan))
 	for i, p := range plan {
-		for _, j := range p.idxDeps {
-			indeg[i]++
-			out[j] = append(out[j], i)
-		}
+		deps[i] = p.idxDeps
 	}
-	var queue, order []int
-	for i := range n {
-		if indeg[i] == 0 {
-			queue = append(queue, i)
-		}
+	order, stuck := dag.Order(deps)
+	if stuck == nil {
+		return order, nil
 	}
-	for len(queue) > 0 {
-		i := queue[0]
-		queue = queue[1:]
-		order = append(order, i)
-		for _, k := range out[i] {
-			if indeg[k]--; indeg[k] == 0 {
-				queue = append(queue, k)
-			}
-		}
+	var cyc []string
+	for _, i := range stuck {
+		cyc = append(cyc, fmt.Sprint(i))
 	}
-	if len(order) < n {
-		var cyc []string
-		first := -1
-		for i := range n {
-			if indeg[i] > 0 {
-				cyc = append(cyc, fmt.Sprint(i))
-				if first < 0 {
-					first = i
-				}
-			}
-		}
-		return nil, scatterErr(first, keyDeps, "dependency cycle among calls %s", strings.Join(cyc, ", "))
-	}
-	return order, nil
+	return nil, scatterErr(stuck[0], keyDeps, "dependency cycle among calls %s", strings.Join(cyc, ", "))
 }
 
 // fieldAt finds the field a value position ("path", "args[1]",
