@@ -2,10 +2,8 @@ package fsops
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
-	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -18,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -780,27 +779,10 @@ func pathKey(p string) string {
 	return p
 }
 
-var receiptEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
-
 // newReceiptID returns "rcpt_" and 20 random base32 characters (100 bits).
-func newReceiptID() string {
-	var b [13]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails since Go 1.24
-	return "rcpt_" + receiptEncoding.EncodeToString(b[:])[:20]
-}
+func newReceiptID() string { return ids.New("rcpt") }
 
-func validReceiptID(id string) bool {
-	rest, ok := strings.CutPrefix(id, "rcpt_")
-	if !ok || len(rest) != 20 {
-		return false
-	}
-	for _, c := range rest {
-		if !(c >= 'a' && c <= 'z' || c >= '2' && c <= '7') {
-			return false
-		}
-	}
-	return true
-}
+func validReceiptID(id string) bool { return ids.Valid("rcpt", id) }
 
 func nullIf(null bool, s string) sql.NullString { return sql.NullString{String: s, Valid: !null} }
 
