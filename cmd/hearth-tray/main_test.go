@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
 
@@ -50,11 +49,7 @@ func TestUnknownCommandIsUsageError(t *testing.T) {
 // verifies offline, and a tampered bundle fails.
 func TestSafetyResetAndLedgerCLI(t *testing.T) {
 	home := t.TempDir()
-	c0 := config.Default()
-	c0.Policy.Mode = config.ModeTrusted
-	if err := config.Write(filepath.Join(home, "config.json"), c0); err != nil {
-		t.Fatal(err)
-	}
+	hearthtest.WriteConfig(t, home, hearthtest.Trusted)
 	p := hearthtest.StartProcess(t, home)
 	c := hearthtest.Connect(t, p.URL, "cli")
 	if r := c.Call("machine", map[string]any{"operation": "estop", "reason": "cli test"}); r.State() != "completed" {

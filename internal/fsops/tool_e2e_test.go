@@ -102,11 +102,7 @@ func TestFSConflictAndUndoOverMCP(t *testing.T) {
 // versions written and no temporary file is left.
 func TestFSCrashMidWriteStream(t *testing.T) {
 	home, work := t.TempDir(), t.TempDir()
-	cfg := config.Default()
-	cfg.Roots = []string{work}
-	if err := config.Write(filepath.Join(home, "config.json"), cfg); err != nil {
-		t.Fatal(err)
-	}
+	hearthtest.WriteConfig(t, home, func(c *config.Config) { c.Roots = []string{work} })
 	p := hearthtest.StartProcess(t, home)
 	version := func(file, v int) string { return strings.Repeat(fmt.Sprintf("file %d version %d|", file, v), 3000) }
 	var wg sync.WaitGroup

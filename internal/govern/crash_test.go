@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/store"
@@ -33,11 +32,7 @@ func verifyLedger(t *testing.T, home string) ledger.Report {
 // closed until task.reconcile, and the ledger verifies throughout.
 func TestCrashBetweenIntentAndOutcome(t *testing.T) {
 	home := t.TempDir()
-	c0 := config.Default()
-	c0.Policy.Mode = config.ModeTrusted
-	if err := config.Write(filepath.Join(home, "config.json"), c0); err != nil {
-		t.Fatal(err)
-	}
+	hearthtest.WriteConfig(t, home, hearthtest.Trusted)
 	p := hearthtest.StartProcess(t, home)
 	c := hearthtest.Connect(t, p.URL, "crash")
 	r := c.Call("machine", map[string]any{"operation": "exec", "command": "sleep", "args": []string{"30"}})

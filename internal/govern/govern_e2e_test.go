@@ -89,7 +89,7 @@ func countRuns(in *hearthtest.Instance) map[string]*atomic.Int64 {
 }
 
 func TestEStopBlocksEveryNonReadPrimitive(t *testing.T) {
-	in := hearthtest.Start(t, func(c *config.Config) { c.Policy.Mode = config.ModeTrusted })
+	in := hearthtest.Start(t, hearthtest.Trusted)
 	counts := countRuns(in)
 	c := hearthtest.Connect(t, in.URL, "estop")
 	marker := filepath.Join(in.Home, "touched")
@@ -150,7 +150,7 @@ func TestEStopBlocksEveryNonReadPrimitive(t *testing.T) {
 }
 
 func TestEStopKillsRunningWork(t *testing.T) {
-	in := hearthtest.Start(t, func(c *config.Config) { c.Policy.Mode = config.ModeTrusted })
+	in := hearthtest.Start(t, hearthtest.Trusted)
 	c := hearthtest.Connect(t, in.URL, "kill")
 	r := c.Call("machine", map[string]any{"operation": "exec", "command": "sleep", "args": []string{"30"}})
 	if r.State() != "pending" {
@@ -349,7 +349,7 @@ func TestReadOnlyModeRefusesNonRead(t *testing.T) {
 }
 
 func TestSecretsAndRawIDsNeverPersisted(t *testing.T) {
-	in := hearthtest.Start(t, func(c *config.Config) { c.Policy.Mode = config.ModeTrusted })
+	in := hearthtest.Start(t, hearthtest.Trusted)
 	const session = "sess-RAW-OPENAI-7f3a9c"
 	const conv = "conv-RAW-LOCAL-55e1"
 	c := hearthtest.Connect(t, in.URL, conv)

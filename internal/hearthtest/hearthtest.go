@@ -244,6 +244,22 @@ func Binary(t testing.TB) string {
 	return buildPath
 }
 
+// WriteConfig writes home's config.json: the defaults, changed by edit.
+func WriteConfig(t testing.TB, home string, edit func(*config.Config)) {
+	t.Helper()
+	c := config.Default()
+	if edit != nil {
+		edit(&c)
+	}
+	if err := config.Write(filepath.Join(home, "config.json"), c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Trusted sets the trusted policy mode (exec without permits), for tests
+// of everything but governance.
+func Trusted(c *config.Config) { c.Policy.Mode = config.ModeTrusted }
+
 // Process is a child serve process.
 type Process struct {
 	Cmd      *exec.Cmd

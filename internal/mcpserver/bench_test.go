@@ -14,7 +14,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
 
@@ -91,7 +90,7 @@ func BenchmarkExecTrue(b *testing.B) {
 	}
 	client := &http.Client{}
 	b.Run("hearth_exec", func(b *testing.B) {
-		in := hearthtest.Start(b, func(c *config.Config) { c.Policy.Mode = config.ModeTrusted })
+		in := hearthtest.Start(b, hearthtest.Trusted)
 		call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"machine","arguments":{"operation":"exec","command":"` + truePath + `"}}}`
 		b.ResetTimer()
 		for b.Loop() {

@@ -27,7 +27,7 @@ import (
 
 // trusted runs exec without permits (kill still needs one), so these tests
 // exercise the spine; governance has its own tests.
-func trusted(c *config.Config) { c.Policy.Mode = config.ModeTrusted }
+var trusted = hearthtest.Trusted
 
 func TestDiscoverListTools(t *testing.T) {
 	in := hearthtest.Start(t, trusted)

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
 
@@ -17,11 +16,7 @@ import (
 // outcome unknown instead of being replayed.
 func TestPendingFutureSurvivesRestart(t *testing.T) {
 	home := t.TempDir()
-	c0 := config.Default()
-	c0.Policy.Mode = config.ModeTrusted
-	if err := config.Write(home+"/config.json", c0); err != nil {
-		t.Fatal(err)
-	}
+	hearthtest.WriteConfig(t, home, hearthtest.Trusted)
 	p := hearthtest.StartProcess(t, home)
 	c := hearthtest.Connect(t, p.URL, "durable")
 	done := c.Call("machine", map[string]any{"operation": "exec", "command": "sh", "args": []string{"-c", "sleep 0.2; echo survived"}, "detach": true})
