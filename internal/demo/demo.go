@@ -112,6 +112,7 @@ type Evidence struct {
 
 // StepNames lists the steps in the order they run.
 func StepNames() []string {
+	steps := allSteps()
 	names := make([]string, len(steps))
 	for i, s := range steps {
 		names[i] = s.name
@@ -139,11 +140,10 @@ type demo struct {
 	exe     string // the demo program, run as the child
 	cfgPath string
 
-	inst *instance
+	inst *instance // the running Hearth; nil while stopped
 	c    *client
-	// restarts counts how many times Hearth was started.
-	starts int
-	// shared between steps
+
+	// Filled in by steps for the report.
 	evidence *Evidence
 	protocol string
 }
@@ -175,7 +175,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		PolicyMode: config.ModeAsk, StartedAt: time.Now().UTC().Truncate(time.Millisecond),
 	}
 	fmt.Fprintf(opts.Stdout, "Hearth demo %s (%s, %s/%s): %d steps, policy %q, one MCP client\n",
-		opts.Version, rep.GoVersion, rep.OS, rep.Arch, len(steps), config.ModeAsk)
+		opts.Version, rep.GoVersion, rep.OS, rep.Arch, len(allSteps()), config.ModeAsk)
 	start := time.Now()
 	runErr := d.runSteps(ctx, rep)
 	if serr := d.stop(); serr != nil && runErr == nil {
@@ -192,9 +192,9 @@ func Run(ctx context.Context, opts Options) (err error) {
 	}
 	if rep.OK {
 		fmt.Fprintf(opts.Stdout, "all %d steps held in %.1f s; report %s, evidence %s\n",
-			rep.Totals.Passed, float64(rep.Totals.MS)/1000, opts.Out, filepath.Join(d.outDir, EvidenceName))
+			rep.Totals.Passed, float64(rep.Totals.MS)/1000, filepath.Clean(opts.Out), filepath.Join(d.outDir, EvidenceName))
 	} else {
-		fmt.Fprintf(opts.Stdout, "FAILED: %s; report %s\n", rep.Failure, opts.Out)
+		fmt.Fprintf(opts.Stdout, "FAILED: %s; report %s\n", rep.Failure, filepath.Clean(opts.Out))
 	}
 	return runErr
 }
@@ -254,6 +254,7 @@ func (d *demo) cleanup() {
 // runSteps runs every step in order and stops at the first that fails;
 // the rest are reported as not run.
 func (d *demo) runSteps(ctx context.Context, rep *Report) error {
+	steps := allSteps()
 	var failed error
 	for i, s := range steps {
 		if failed != nil {
@@ -355,7 +356,6 @@ func (d *demo) start(ctx context.Context) error {
 	in := &instance{app: a, cancel: cancel, done: make(chan error, 1)}
 	go func() { in.done <- a.Serve(actx) }()
 	d.inst = in
-	d.starts++
 	return d.c.connect(ctx, a.MCPURL())
 }
 

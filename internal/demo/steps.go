@@ -38,22 +38,24 @@ type step struct {
 	run  func(d *demo, ctx context.Context) (string, error)
 }
 
-// steps are DESIGN §9 in order. Each returns a one-line detail for the
+// allSteps are DESIGN §9 in order. Each returns a one-line detail for the
 // report, or an error saying what did not hold.
-var steps = []step{
-	{"discover_tools", (*demo).discoverTools},
-	{"host_info", (*demo).hostInfo},
-	{"operator_allow_rule", (*demo).allowRule},
-	{"exec_spill_range", (*demo).execSpill},
-	{"fs_patch_conflict_undo", (*demo).fsPatchUndo},
-	{"scatter_future_ref", (*demo).scatter},
-	{"jobs_across_restart", (*demo).jobsAcrossRestart},
-	{"detached_arrival", (*demo).detached},
-	{"recipe_run", (*demo).recipe},
-	{"permit_approved", (*demo).permit},
-	{"estop_reset_resume", (*demo).estop},
-	{"command_id_replay", (*demo).replay},
-	{"evidence_export_verify", (*demo).evidenceStep},
+func allSteps() []step {
+	return []step{
+		{"discover_tools", (*demo).discoverTools},
+		{"host_info", (*demo).hostInfo},
+		{"operator_allow_rule", (*demo).allowRule},
+		{"exec_spill_range", (*demo).execSpill},
+		{"fs_patch_conflict_undo", (*demo).fsPatchUndo},
+		{"scatter_future_ref", (*demo).scatter},
+		{"jobs_across_restart", (*demo).jobsAcrossRestart},
+		{"detached_arrival", (*demo).detached},
+		{"recipe_run", (*demo).recipe},
+		{"permit_approved", (*demo).permit},
+		{"estop_reset_resume", (*demo).estop},
+		{"command_id_replay", (*demo).replay},
+		{"evidence_export_verify", (*demo).evidenceStep},
+	}
 }
 
 // exec is machine.exec of the demo program in its child role.
