@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
@@ -145,12 +146,24 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	return a, nil
 }
 
+// unavailable lists what this host or build cannot do, so that nothing
+// pretends to work (DESIGN §5, mode disclosure).
+func (a *App) unavailable() []string {
+	var out []string
+	if _, ok := a.Registry.Lookup("ui.snapshot"); !ok {
+		if runtime.GOOS == "windows" {
+			out = append(out, "ui automation (the ui tool is not part of this build yet)")
+		} else {
+			out = append(out, "ui automation (Windows only)")
+		}
+	}
+	out = append(out, "secure mcp tunnel supervision (run tunnel-client yourself; see mcp-config)")
+	return out
+}
+
 // status is what host_info discloses about governance and capabilities.
 func (a *App) status() map[string]any {
-	unavailable := []string{}
-	if runtime.GOOS != "windows" {
-		unavailable = append(unavailable, "ui automation (Windows only)")
-	}
+	unavailable := a.unavailable()
 	out := a.governanceStatus(context.Background())
 	out["roots"] = a.Config.Roots
 	out["unavailable"] = unavailable
@@ -160,8 +173,8 @@ func (a *App) status() map[string]any {
 
 func (a *App) disclosure() string {
 	s := fmt.Sprintf("Policy mode: %s (operator-controlled; machine.host_info reports the live mode and e-stop state).", a.Gov.Mode(context.Background()))
-	if runtime.GOOS != "windows" {
-		s += " UI Automation is unavailable on this host."
+	if u := a.unavailable(); len(u) > 0 {
+		s += " Unavailable here: " + strings.Join(u, "; ") + "."
 	}
 	return s
 }
