@@ -144,7 +144,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := instance.WriteInfo(dataDir, instance.Info{PID: os.Getpid(), MCPURL: a.MCPURL(), PanelURL: a.PanelURL()}); err != nil {
 		return err
 	}
+	login, err := a.NewLoginURL()
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "Hearth listening at %s\n", a.MCPURL())
-	fmt.Fprintf(stdout, "Control panel at %s\n", a.PanelURL())
+	// A one-time login URL (valid once, for 10 minutes): whoever opens it
+	// first gets the control panel session.
+	fmt.Fprintf(stdout, "Control panel at %s\n", login)
 	return a.Serve(ctx)
 }

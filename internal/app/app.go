@@ -29,6 +29,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/recipes"
 	"github.com/hearth-dev/hearth/internal/runs"
 	"github.com/hearth-dev/hearth/internal/store"
+	"github.com/hearth-dev/hearth/web"
 )
 
 // Options are the start-up inputs of serve.
@@ -61,6 +62,7 @@ type App struct {
 	Runs     *runs.Service
 	Recipes  *recipes.Book
 
+	panel          *web.Panel
 	mcpLn, panelLn net.Listener
 }
 
@@ -140,6 +142,10 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	a.Jobs.Dispatcher = a.Dispatcher
 	a.MCP = &mcpserver.Server{Registry: reg, Dispatcher: a.Dispatcher, Log: log, Version: opts.Version, Disclosure: a.disclosure}
 	if err := a.MCP.Build(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := a.buildPanel(); err != nil {
 		db.Close()
 		return nil, err
 	}

@@ -1,45 +1,38 @@
 package app
 
 import (
-	"html/template"
 	"net/http"
-	"strings"
+
+	"github.com/hearth-dev/hearth/web"
 )
 
-var statusPage = template.Must(template.New("status").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Hearth</title></head>
-<body><main>
-<h1>Hearth</h1>
-<dl>
-<dt>MCP endpoint</dt><dd data-testid="mcp-url">{{.MCP}}</dd>
-<dt>Policy mode</dt><dd data-testid="policy-mode">{{.Mode}}</dd>
-</dl>
-</main></body></html>`))
-
-// panelHandler serves the read-only status page of the control panel on
-// its own loopback listener; foreign Host headers are refused.
-func (a *App) panelHandler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; frame-ancestors 'none'")
-		w.Header().Set("X-Frame-Options", "DENY")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		data := struct{ MCP, Mode string }{a.MCPURL(), a.Config.Policy.Mode}
-		if err := statusPage.Execute(w, data); err != nil {
-			a.Log.Error("render status page", "err", err)
-		}
-	})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := r.Host
-		if i := strings.LastIndexByte(host, ':'); i > 0 && !strings.HasSuffix(host, "]") {
-			host = host[:i]
-		}
-		host = strings.Trim(host, "[]")
-		if host != "localhost" && host != "127.0.0.1" && host != "::1" {
-			http.Error(w, "Forbidden: Host must be a loopback address", http.StatusForbidden)
-			return
-		}
-		mux.ServeHTTP(w, r)
-	})
+// buildPanel builds the control panel (web) over the operator's API and
+// the read side of every part; it is served on its own loopback listener,
+// never on the MCP one.
+func (a *App) buildPanel() error {
+	p, err := web.New(a.PanelDeps())
+	if err != nil {
+		return err
+	}
+	a.panel = p
+	return nil
 }
+
+// PanelDeps are the parts the control panel drives (tests build a panel
+// of their own over them, with a clock they move).
+func (a *App) PanelDeps() web.Deps {
+	return web.Deps{
+		Gov: a.Gov, Operator: a.Operator, Ledger: a.Ledger, DB: a.DB,
+		Jobs: a.Jobs, Dispatcher: a.Dispatcher, Runs: a.Runs, Recipes: a.Recipes,
+		MCPURL: a.MCPURL, Log: a.Log,
+	}
+}
+
+// panelHandler is the control panel's router: loopback Host only, a
+// session from a one-time login URL, CSRF-checked POSTs (see package web).
+func (a *App) panelHandler() http.Handler { return a.panel.Handler() }
+
+// NewLoginURL mints a one-time control panel login URL (valid once, for
+// 10 minutes) on the listening panel address: serve prints one at start,
+// and the tray mints a fresh one for each "Open control panel".
+func (a *App) NewLoginURL() (string, error) { return a.panel.NewLoginURL(a.PanelURL()) }

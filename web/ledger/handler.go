@@ -1,0 +1,138 @@
+// Package ledger is the control panel's Ledger page: the newest entries
+// of the host ledger, verification of the live database, and export of an
+// evidence bundle that verifies offline (hearth-tray ledger verify FILE).
+package ledger
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	hledger "github.com/hearth-dev/hearth/internal/ledger"
+	"github.com/hearth-dev/hearth/internal/store"
+	"github.com/hearth-dev/hearth/web/ui"
+)
+
+// TailSize is how many entries the page shows.
+const TailSize = 50
+
+// Handler serves the Ledger page, Verify and Export.
+type Handler struct {
+	Kit    *ui.Kit
+	Ledger *hledger.Ledger
+	DB     *store.DB
+	// Now names export files (nil: time.Now).
+	Now func() time.Time
+}
+
+// Mount adds the page's routes. Verify and Export are POSTs: both sign a
+// checkpoint, and Export records itself so the next export can prove
+// consistency from it.
+func (h *Handler) Mount(r chi.Router) {
+	r.Get("/ledger", h.page)
+	r.Post("/ledger/verify", h.verify)
+	r.Post("/ledger/export", h.export)
+}
+
+// Entry is one ledger entry as the page shows it.
+type Entry struct {
+	Seq  int64
+	Time time.Time
+	Kind string
+	Data string
+	Hash string
+}
+
+// Verification is the outcome of Verify.
+type Verification struct {
+	Report hledger.Report
+	// Failure says where verification failed ("" when it passed).
+	Failure string
+}
+
+// View is what the page shows.
+type View struct {
+	Size    int64
+	Entries []Entry
+	// Verified is set after Verify.
+	Verified *Verification
+}
+
+func (h *Handler) load(r *http.Request) (View, error) {
+	size, err := h.Ledger.Size(r.Context())
+	if err != nil {
+		return View{}, err
+	}
+	tail, err := h.Ledger.Tail(r.Context(), TailSize)
+	if err != nil {
+		return View{}, err
+	}
+	v := View{Size: size}
+	for _, e := range slices.Backward(tail) {
+		data := string(e.Data)
+		var buf bytes.Buffer
+		if json.Indent(&buf, e.Data, "", "  ") == nil {
+			data = buf.String()
+		}
+		v.Entries = append(v.Entries, Entry{Seq: e.Seq, Time: e.Time, Kind: e.Kind, Data: data, Hash: e.Hash()})
+	}
+	return v, nil
+}
+
+func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
+	v, err := h.load(r)
+	if err != nil {
+		h.Kit.Fail(w, r, "read ledger", err)
+		return
+	}
+	h.Kit.Render(w, r, http.StatusOK, Page(h.Kit.Chrome(r, "Ledger", "ledger"), v))
+}
+
+// verify signs a checkpoint of everything journaled so far, then verifies
+// the live database against this Hearth's public key and shows the report
+// on the page. A verification failure is the answer the operator asked
+// for, so its message (which says where the ledger breaks) is shown, and
+// logged as well.
+func (h *Handler) verify(w http.ResponseWriter, r *http.Request) {
+	if _, err := h.Ledger.Checkpoint(r.Context()); err != nil {
+		h.Kit.Fail(w, r, "sign checkpoint before verify", err)
+		return
+	}
+	rep, verr := hledger.VerifyDB(r.Context(), h.DB, hledger.ExpectKey(h.Ledger.PublicKey()))
+	v, err := h.load(r)
+	if err != nil {
+		h.Kit.Fail(w, r, "read ledger", err)
+		return
+	}
+	v.Verified = &Verification{Report: rep}
+	if verr != nil {
+		h.Kit.Log.Error("panel: ledger verification failed", "err", verr)
+		v.Verified.Failure = verr.Error()
+	}
+	h.Kit.Render(w, r, http.StatusOK, Page(h.Kit.Chrome(r, "Ledger", "ledger"), v))
+}
+
+// export answers the evidence bundle as a download. It is built in
+// memory first, so a failure becomes the error page rather than a
+// truncated file.
+func (h *Handler) export(w http.ResponseWriter, r *http.Request) {
+	var buf bytes.Buffer
+	if err := h.Ledger.Export(r.Context(), &buf, hledger.SinceLastExport); err != nil {
+		h.Kit.Fail(w, r, "export ledger", err)
+		return
+	}
+	now := time.Now
+	if h.Now != nil {
+		now = h.Now
+	}
+	name := "hearth-evidence-" + now().Format("20060102-150405") + ".json"
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		h.Kit.Log.Debug("panel: write evidence bundle", "err", err)
+	}
+}

@@ -1,0 +1,319 @@
+// Package web is Hearth's local control panel (DESIGN §6): where the human
+// operator decides (permits, e-stop and reset, UNKNOWN reconciliation,
+// policy) and watches (status, tasks, ledger, recipes and runs). It is
+// served on its own loopback listener, never through the MCP endpoint or
+// the tunnel, so no tool of the model can reach it.
+//
+// Access: serve prints (and the tray opens) a one-time login URL; its
+// token opens a session kept in memory and named by an HttpOnly,
+// SameSite=Strict cookie. Every request must name a loopback Host; every
+// page carries a strict CSP and no inline script or style; every
+// state-changing request is a POST that passes Go's cross-origin
+// protection and carries the session's CSRF token. GET never changes
+// Hearth's state.
+//
+// Each page is a feature folder (web/<feature>: handler.go, view.templ and
+// the generated view_templ.go); this file is the router and middleware.
+package web
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/hearth-dev/hearth/assets"
+	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/jobs"
+	hledger "github.com/hearth-dev/hearth/internal/ledger"
+	hrecipes "github.com/hearth-dev/hearth/internal/recipes"
+	"github.com/hearth-dev/hearth/internal/runs"
+	"github.com/hearth-dev/hearth/internal/store"
+	"github.com/hearth-dev/hearth/web/ledger"
+	"github.com/hearth-dev/hearth/web/permits"
+	"github.com/hearth-dev/hearth/web/recipes"
+	"github.com/hearth-dev/hearth/web/safety"
+	"github.com/hearth-dev/hearth/web/session"
+	"github.com/hearth-dev/hearth/web/status"
+	"github.com/hearth-dev/hearth/web/tasks"
+	"github.com/hearth-dev/hearth/web/ui"
+)
+
+// CSP is the Content-Security-Policy of every response: scripts, styles
+// and requests only from the panel itself, no inline code, no framing.
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// maxForm bounds a posted form.
+const maxForm = 64 << 10
+
+// Deps are the parts of Hearth the panel drives.
+type Deps struct {
+	Gov        *govern.Governor
+	Operator   *govern.Operator
+	Ledger     *hledger.Ledger
+	DB         *store.DB
+	Jobs       *jobs.Queue
+	Dispatcher *dispatch.Dispatcher
+	Runs       *runs.Service
+	Recipes    *hrecipes.Book
+	// MCPURL is the MCP endpoint's address, for the Status page.
+	MCPURL func() string
+	Log    *slog.Logger
+	// Now is the sessions' clock (nil: time.Now); tests move it.
+	Now func() time.Time
+}
+
+// Panel is the control panel: its sessions and its router.
+type Panel struct {
+	deps     Deps
+	log      *slog.Logger
+	sessions *session.Store
+	handler  http.Handler
+}
+
+// New builds the panel.
+func New(d Deps) (*Panel, error) {
+	log := d.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	p := &Panel{deps: d, log: log, sessions: session.NewStore(d.Now)}
+	h, err := p.routes()
+	if err != nil {
+		return nil, err
+	}
+	p.handler = h
+	return p, nil
+}
+
+// Handler is the panel's HTTP handler.
+func (p *Panel) Handler() http.Handler { return p.handler }
+
+// NewLoginURL mints a one-time login token and returns the URL that
+// redeems it, on base (the panel's "http://host:port/" address).
+func (p *Panel) NewLoginURL(base string) (string, error) {
+	tok, err := p.sessions.NewLoginToken()
+	if err != nil {
+		return "", fmt.Errorf("mint control panel login token: %w", err)
+	}
+	return strings.TrimSuffix(base, "/") + "/login?token=" + url.QueryEscape(tok), nil
+}
+
+func (p *Panel) routes() (http.Handler, error) {
+	static, err := assets.Static()
+	if err != nil {
+		return nil, fmt.Errorf("control panel static files: %w", err)
+	}
+	icon, err := assets.Icon("hearth-32.png")
+	if err != nil {
+		return nil, fmt.Errorf("control panel icon: %w", err)
+	}
+	kit := &ui.Kit{Chrome: p.chrome, Log: p.log}
+	d := p.deps
+
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ui.WriteProblem(w, r, p.log, http.StatusForbidden, ui.ProblemCrossOrigin)
+	}))
+
+	r := chi.NewRouter()
+	r.Use(p.recoverer, p.loopbackHost, securityHeaders, cop.Handler)
+
+	// Public: the login and the static files (htmx, CSS, icon), which the
+	// 401 page needs too.
+	r.Get("/login", p.login)
+	fileServer := http.StripPrefix("/static/", http.FileServerFS(static))
+	r.Get("/static/icon.png", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "max-age=3600")
+		w.Header().Set("Content-Type", "image/png")
+		if _, err := w.Write(icon); err != nil {
+			p.log.Debug("panel: write icon", "err", err)
+		}
+	})
+	r.Get("/static/{file}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "max-age=3600")
+		fileServer.ServeHTTP(w, r)
+	})
+
+	r.Group(func(r chi.Router) {
+		r.Use(p.requireSession, p.checkCSRF)
+		(&status.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Ledger: d.Ledger, MCPURL: d.MCPURL}).Mount(r)
+		(&permits.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator}).Mount(r)
+		(&safety.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator}).Mount(r)
+		(&tasks.Handler{Kit: kit, Jobs: d.Jobs, Dispatcher: d.Dispatcher}).Mount(r)
+		(&ledger.Handler{Kit: kit, Ledger: d.Ledger, DB: d.DB}).Mount(r)
+		(&recipes.Handler{Kit: kit, Recipes: d.Recipes, Runs: d.Runs}).Mount(r)
+		r.Post("/logout", p.logout)
+	})
+	// Unknown paths and wrong methods also need a session, so that they
+	// tell a stranger nothing about the routes.
+	r.NotFound(p.requireSession(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ui.WriteProblem(w, r, p.log, http.StatusNotFound, ui.ProblemNotFound)
+	})).ServeHTTP)
+	r.MethodNotAllowed(p.requireSession(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ui.WriteProblem(w, r, p.log, http.StatusMethodNotAllowed, ui.ProblemMethod)
+	})).ServeHTTP)
+	return r, nil
+}
+
+// chrome builds the page chrome for the request's session: its CSRF
+// token, remembered operator name and pending message, and the e-stop
+// banner and pending-permit count every page shows.
+func (p *Panel) chrome(r *http.Request, title, active string) ui.Chrome {
+	sess := session.FromContext(r.Context())
+	c := ui.Chrome{Title: title, Active: active, CSRF: sess.CSRFToken(), Operator: sess.Operator()}
+	if f, ok := sess.PopFlash(); ok {
+		c.Flash = &f
+	}
+	if st, err := p.deps.Gov.EStop(r.Context()); err != nil {
+		p.log.Error("panel: read e-stop for the banner", "err", err)
+	} else if st.Latched {
+		c.EStop, c.EStopReason = true, st.Reason
+	}
+	if pending, err := p.deps.Operator.Permits(r.Context(), "pending"); err != nil {
+		p.log.Error("panel: count pending permits", "err", err)
+	} else {
+		c.Pending = len(pending)
+	}
+	return c
+}
+
+// login redeems a one-time token: a valid one opens a session and
+// redirects to the Status page; anything else is the 401 page.
+func (p *Panel) login(w http.ResponseWriter, r *http.Request) {
+	_, cookie, ok := p.sessions.Redeem(r.URL.Query().Get("token"))
+	if !ok {
+		ui.WriteProblem(w, r, p.log, http.StatusUnauthorized, ui.ProblemUnauthorized)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: session.CookieName, Value: cookie, Path: "/",
+		HttpOnly: true, SameSite: http.SameSiteStrictMode,
+	})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+func (p *Panel) logout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(session.CookieName); err == nil {
+		p.sessions.End(c.Value)
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: session.CookieName, Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode,
+	})
+	ui.WriteProblem(w, r, p.log, http.StatusOK, ui.Problem{Title: "Signed out", TestID: "signed-out", Login: true,
+		Text: "This browser is signed out of the control panel."})
+}
+
+// requireSession answers 401 unless the request carries a live session
+// cookie, and puts the session in the request's context.
+func (p *Panel) requireSession(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := r.Cookie(session.CookieName)
+		if err != nil {
+			ui.WriteProblem(w, r, p.log, http.StatusUnauthorized, ui.ProblemUnauthorized)
+			return
+		}
+		sess, ok := p.sessions.Lookup(c.Value)
+		if !ok {
+			ui.WriteProblem(w, r, p.log, http.StatusUnauthorized, ui.ProblemUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(session.NewContext(r.Context(), sess)))
+	})
+}
+
+// safeMethod reports whether a request's method cannot change state.
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// checkCSRF refuses a state-changing request unless it carries the
+// session's CSRF token, in the csrf form field or the X-CSRF-Token header
+// (htmx sends it from the body's hx-headers). It runs after the
+// cross-origin check, as a second, independent guard.
+func (p *Panel) checkCSRF(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if safeMethod(r.Method) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+		if err := r.ParseForm(); err != nil {
+			ui.WriteProblem(w, r, p.log, http.StatusBadRequest, ui.ProblemBadForm)
+			return
+		}
+		tok := r.PostForm.Get("csrf")
+		if tok == "" {
+			tok = r.Header.Get("X-CSRF-Token")
+		}
+		if !session.FromContext(r.Context()).CheckCSRF(tok) {
+			ui.WriteProblem(w, r, p.log, http.StatusForbidden, ui.ProblemCSRF)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// LoopbackHost reports whether a request's Host names this computer:
+// 127.0.0.1, ::1 or localhost, with any port. Anything else (another
+// name that resolves here, as in DNS rebinding) is refused.
+func LoopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1]
+	}
+	switch strings.ToLower(host) {
+	case "localhost", "127.0.0.1", "::1":
+		return true
+	}
+	return false
+}
+
+func (p *Panel) loopbackHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !LoopbackHost(r.Host) {
+			ui.WriteProblem(w, r, p.log, http.StatusForbidden, ui.ProblemBadHost)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// securityHeaders sets the headers of every response; pages are never
+// cached (static files override Cache-Control).
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", CSP)
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// recoverer turns a panic in a handler into the generic error page; the
+// panic goes to the log, never to the browser.
+func (p *Panel) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				p.log.Error("panel: handler panic", "method", r.Method, "path", r.URL.Path, "panic", v)
+				ui.WriteProblem(w, r, p.log, http.StatusInternalServerError, ui.ProblemInternal)
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,249 @@
+// Package session holds the control panel's access state in memory: the
+// one-time login tokens that the tray or serve hand out, and the browser
+// sessions they open. Nothing here is persisted: a restart of Hearth logs
+// every browser out, and a new login URL is needed.
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"sync"
+	"time"
+)
+
+const (
+	// CookieName is the session cookie.
+	CookieName = "hearth_session"
+	// LoginTTL is how long a one-time login token is valid.
+	LoginTTL = 10 * time.Minute
+	// IdleTimeout ends a session that has made no request for this long.
+	IdleTimeout = 12 * time.Hour
+	// maxPendingLogins bounds the unredeemed tokens kept; minting more
+	// drops the oldest.
+	maxPendingLogins = 32
+	tokenBytes       = 32
+)
+
+// Flash is a one-shot message shown on the next page of a session: the
+// outcome of the form the operator just posted.
+type Flash struct {
+	Error bool
+	Text  string
+}
+
+// Session is one logged-in browser.
+type Session struct {
+	csrf []byte
+
+	mu       sync.Mutex
+	operator string
+	flash    *Flash
+	lastSeen time.Time
+}
+
+// CSRFToken is the session's anti-forgery token, sent back in a hidden
+// form field or the X-CSRF-Token header of every state-changing request.
+func (s *Session) CSRFToken() string { return string(s.csrf) }
+
+// CheckCSRF reports whether token is the session's anti-forgery token
+// (constant-time).
+func (s *Session) CheckCSRF(token string) bool {
+	return token != "" && subtle.ConstantTimeCompare([]byte(token), s.csrf) == 1
+}
+
+// Operator is the operator name last used in this session ("" before the
+// first action): forms are prefilled with it.
+func (s *Session) Operator() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.operator
+}
+
+// SetOperator remembers the operator name of a successful action.
+func (s *Session) SetOperator(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.operator = name
+}
+
+// SetFlash stores the message for the next page.
+func (s *Session) SetFlash(f Flash) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.flash = &f
+}
+
+// PopFlash returns and clears the pending message.
+func (s *Session) PopFlash() (Flash, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.flash == nil {
+		return Flash{}, false
+	}
+	f := *s.flash
+	s.flash = nil
+	return f, true
+}
+
+type login struct {
+	token   []byte
+	expires time.Time
+}
+
+// Store mints login tokens and keeps sessions. The zero value is not
+// usable; call NewStore.
+type Store struct {
+	now func() time.Time
+
+	mu     sync.Mutex
+	logins []login
+	// sessions are keyed by the hex SHA-256 of the cookie value, so a map
+	// lookup's timing says nothing about the value itself.
+	sessions map[string]*Session
+}
+
+// NewStore returns an empty store; now is its clock (nil: time.Now).
+func NewStore(now func() time.Time) *Store {
+	if now == nil {
+		now = time.Now
+	}
+	return &Store{now: now, sessions: map[string]*Session{}}
+}
+
+func randomToken() (string, error) {
+	b := make([]byte, tokenBytes)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+func key(cookie string) string {
+	h := sha256.Sum256([]byte(cookie))
+	return hex.EncodeToString(h[:])
+}
+
+// NewLoginToken mints a random one-time login token, valid for LoginTTL.
+func (s *Store) NewLoginToken() (string, error) {
+	tok, err := randomToken()
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pruneLocked()
+	if len(s.logins) >= maxPendingLogins {
+		s.logins = s.logins[1:]
+	}
+	s.logins = append(s.logins, login{token: []byte(tok), expires: s.now().Add(LoginTTL)})
+	return tok, nil
+}
+
+// Redeem consumes a login token: a valid, unexpired token opens a new
+// session and returns it with its cookie value. A token works once; every
+// pending token is compared in constant time.
+func (s *Store) Redeem(token string) (*Session, string, bool) {
+	if token == "" {
+		return nil, "", false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	match := -1
+	for i, l := range s.logins {
+		if subtle.ConstantTimeCompare([]byte(token), l.token) == 1 {
+			match = i
+		}
+	}
+	if match < 0 {
+		return nil, "", false
+	}
+	l := s.logins[match]
+	s.logins = append(s.logins[:match], s.logins[match+1:]...)
+	if !now.Before(l.expires) {
+		return nil, "", false
+	}
+	cookie, err := randomToken()
+	if err != nil {
+		return nil, "", false
+	}
+	csrf, err := randomToken()
+	if err != nil {
+		return nil, "", false
+	}
+	sess := &Session{csrf: []byte(csrf), lastSeen: now}
+	s.pruneLocked()
+	s.sessions[key(cookie)] = sess
+	return sess, cookie, true
+}
+
+// Lookup returns the live session of a cookie value and marks it used.
+func (s *Store) Lookup(cookie string) (*Session, bool) {
+	if cookie == "" {
+		return nil, false
+	}
+	k := key(cookie)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess, ok := s.sessions[k]
+	if !ok {
+		return nil, false
+	}
+	now := s.now()
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if now.Sub(sess.lastSeen) >= IdleTimeout {
+		delete(s.sessions, k)
+		return nil, false
+	}
+	sess.lastSeen = now
+	return sess, true
+}
+
+// End ends the session of a cookie value.
+func (s *Store) End(cookie string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.sessions, key(cookie))
+}
+
+// pruneLocked drops expired login tokens and idle sessions.
+func (s *Store) pruneLocked() {
+	now := s.now()
+	live := s.logins[:0]
+	for _, l := range s.logins {
+		if now.Before(l.expires) {
+			live = append(live, l)
+		}
+	}
+	s.logins = live
+	for k, sess := range s.sessions {
+		sess.mu.Lock()
+		idle := now.Sub(sess.lastSeen) >= IdleTimeout
+		sess.mu.Unlock()
+		if idle {
+			delete(s.sessions, k)
+		}
+	}
+}
+
+type ctxKey struct{}
+
+// NewContext returns ctx carrying the request's session.
+func NewContext(ctx context.Context, s *Session) context.Context {
+	return context.WithValue(ctx, ctxKey{}, s)
+}
+
+// FromContext returns the request's session; the panel's middleware puts
+// it there for every route behind the login. Outside those routes it
+// returns an empty session with no CSRF token (which no token matches).
+func FromContext(ctx context.Context) *Session {
+	if s, ok := ctx.Value(ctxKey{}).(*Session); ok {
+		return s
+	}
+	return &Session{}
+}

@@ -1,0 +1,214 @@
+// Package ui is what every control-panel page shares: the page chrome
+// (layout, navigation, e-stop banner, one-shot messages), form fields
+// every action needs (CSRF token, operator name), and the handler helpers
+// that render pages, redirect back after a POST and turn internal errors
+// into a generic page (the error itself goes to the log, never to the
+// browser).
+package ui
+
+import (
+	"bytes"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"github.com/hearth-dev/hearth/web/session"
+)
+
+// Chrome is what the layout shows around a page.
+type Chrome struct {
+	// Title is the page's h1 and title.
+	Title string
+	// Active is the navigation key of the page (see Nav).
+	Active string
+	// CSRF is the session's anti-forgery token for the page's forms.
+	CSRF string
+	// Operator prefills every operator-name field.
+	Operator string
+	Flash    *session.Flash
+	// EStop and EStopReason put a banner on every page while latched.
+	EStop       bool
+	EStopReason string
+	// Pending is the number of permits waiting for the operator.
+	Pending int
+}
+
+// NavItem is one entry of the navigation.
+type NavItem struct{ Key, Label, Href string }
+
+// Nav lists the pages in navigation order.
+var Nav = []NavItem{
+	{"status", "Status", "/"},
+	{"permits", "Permits", "/permits"},
+	{"tasks", "Tasks", "/tasks"},
+	{"safety", "Safety", "/safety"},
+	{"ledger", "Ledger", "/ledger"},
+	{"recipes", "Recipes and runs", "/recipes"},
+}
+
+// HTMXConfig is htmx's configuration, read from a meta tag (no inline
+// script): no eval (so no hx-on handlers or js: values), no injected
+// indicator styles (both would break the CSP), no requests to other
+// origins, and no page snapshots in localStorage.
+const HTMXConfig = `{"allowEval":false,"allowScriptTags":false,"includeIndicatorStyles":false,"selfRequestsOnly":true,"historyCacheSize":0,"refreshOnHistoryMiss":true}`
+
+// CSRFHeaders is the hx-headers value that sends the CSRF token with
+// every htmx request.
+func CSRFHeaders(token string) string {
+	return `{"X-CSRF-Token":"` + token + `"}`
+}
+
+// When formats a time for the operator, in the machine's local zone.
+func When(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.Local().Format("2006-01-02 15:04:05")
+}
+
+// WhenPtr is When for an optional time.
+func WhenPtr(t *time.Time) string {
+	if t == nil {
+		return "—"
+	}
+	return When(*t)
+}
+
+// Short abbreviates a long identifier or hash for a table cell.
+func Short(s string) string {
+	if len(s) <= 12 {
+		return s
+	}
+	return s[:12] + "…"
+}
+
+// Kit is injected into every feature's handler.
+type Kit struct {
+	// Chrome builds the chrome of a page for the request's session.
+	Chrome func(r *http.Request, title, active string) Chrome
+	Log    *slog.Logger
+}
+
+// Render writes a page. It renders into memory first, so a failing
+// component becomes the generic error page rather than half a page.
+func (k *Kit) Render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
+	var buf bytes.Buffer
+	if err := c.Render(r.Context(), &buf); err != nil {
+		k.Fail(w, r, "render page", err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		k.Log.Debug("panel: write response", "path", r.URL.Path, "err", err)
+	}
+}
+
+// Fail logs an internal error with what was being done and answers the
+// generic error page: the browser never sees the error's text.
+func (k *Kit) Fail(w http.ResponseWriter, r *http.Request, what string, err error) {
+	k.Log.Error("panel: "+what, "method", r.Method, "path", r.URL.Path, "err", err)
+	WriteProblem(w, r, k.Log, http.StatusInternalServerError, ProblemInternal)
+}
+
+// Back stores a message for the next page and redirects there with 303,
+// so that reloading the page does not post the form again.
+func (k *Kit) Back(w http.ResponseWriter, r *http.Request, to string, f session.Flash) {
+	session.FromContext(r.Context()).SetFlash(f)
+	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
+// Refuse is Back with an error message for the operator.
+func (k *Kit) Refuse(w http.ResponseWriter, r *http.Request, to, text string) {
+	k.Back(w, r, to, session.Flash{Error: true, Text: text})
+}
+
+// Done remembers the operator name of a successful action and goes back
+// with a confirmation.
+func (k *Kit) Done(w http.ResponseWriter, r *http.Request, to, operator, text string) {
+	session.FromContext(r.Context()).SetOperator(operator)
+	k.Back(w, r, to, session.Flash{Text: text})
+}
+
+// MaxOperatorName bounds the operator-name field.
+const MaxOperatorName = 100
+
+// OperatorName returns the posted operator name, or false (after
+// redirecting to back with a message) when it is missing.
+func (k *Kit) OperatorName(w http.ResponseWriter, r *http.Request, back string) (string, bool) {
+	name := strings.TrimSpace(r.PostFormValue("operator"))
+	if name == "" {
+		k.Refuse(w, r, back, "Enter your name in the operator field: every operator action is recorded in the ledger under it.")
+		return "", false
+	}
+	if len(name) > MaxOperatorName {
+		k.Refuse(w, r, back, "The operator name is too long (at most 100 characters).")
+		return "", false
+	}
+	return name, true
+}
+
+// Problem is a page without the panel's chrome: a refusal or an error.
+type Problem struct {
+	Title  string
+	Text   string
+	TestID string
+	// Login adds the way back in: the tray or the printed login URL.
+	Login bool
+}
+
+// The problem pages the panel answers with.
+var (
+	ProblemInternal = Problem{Title: "Something went wrong", TestID: "error-internal",
+		Text: "Hearth could not complete this request. The details are in Hearth's log. Go back and try again."}
+	ProblemUnauthorized = Problem{Title: "Open the control panel from Hearth", TestID: "unauthorized", Login: true,
+		Text: "This browser is not signed in to the control panel, or its sign-in has expired."}
+	ProblemBadHost = Problem{Title: "Forbidden", TestID: "forbidden-host",
+		Text: "The control panel answers only on this computer's loopback address (127.0.0.1, ::1 or localhost)."}
+	ProblemCrossOrigin = Problem{Title: "Forbidden", TestID: "forbidden-origin",
+		Text: "This request came from another site, so it was refused. Use the control panel's own pages."}
+	ProblemCSRF = Problem{Title: "The form has expired", TestID: "forbidden-csrf",
+		Text: "This form's security token is missing or out of date. Reload the page and try again."}
+	ProblemNotFound = Problem{Title: "Not found", TestID: "not-found",
+		Text: "There is no such page in the control panel."}
+	ProblemMethod = Problem{Title: "Method not allowed", TestID: "method-not-allowed",
+		Text: "This address does not accept that kind of request. Actions are sent by the buttons on the panel's pages."}
+	ProblemBadForm = Problem{Title: "Bad request", TestID: "bad-request",
+		Text: "The form could not be read. Reload the page and try again."}
+)
+
+// WriteProblem answers a problem page with status.
+func WriteProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger, status int, p Problem) {
+	var buf bytes.Buffer
+	if err := ProblemPage(p).Render(r.Context(), &buf); err != nil {
+		log.Error("panel: render problem page", "err", err)
+		http.Error(w, p.Title, status)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		log.Debug("panel: write response", "path", r.URL.Path, "err", err)
+	}
+}
+
+// Until says how long until t, in whole minutes, for expiry times.
+func Until(t time.Time) string {
+	d := time.Until(t)
+	switch {
+	case d <= 0:
+		return "expired"
+	case d < time.Minute:
+		return "in less than a minute"
+	case d < 2*time.Minute:
+		return "in 1 minute"
+	}
+	return "in " + strconv.Itoa(int(d/time.Minute)) + " minutes"
+}
+
+// Itoa is strconv.Itoa, for views.
+func Itoa(n int) string { return strconv.Itoa(n) }
