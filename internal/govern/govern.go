@@ -260,6 +260,11 @@ func (g *Governor) Admit(ctx context.Context, a *dispatch.Admission) error {
 }
 
 func (g *Governor) needsPermit(ctx context.Context, mode string, a *dispatch.Admission) (bool, error) {
+	// A primitive may declare inputs that need a permit in every mode that
+	// runs anything (read-only was refused above): UI fallback input.
+	if a.Spec.NeedsPermit != nil && a.Spec.NeedsPermit(a.Input) {
+		return true, nil
+	}
 	switch a.Spec.Risk {
 	case primitive.RiskKill:
 		return true, nil

@@ -53,6 +53,12 @@ type Spec struct {
 	// pid, a timeout over the ceiling) before governance asks the operator
 	// for a permit that could not help.
 	Precheck func(input json.RawMessage) error
+	// NeedsPermit, when set, reports whether this input needs an operator
+	// permit in the ask and trusted modes whatever the primitive's risk
+	// class would otherwise require: UI fallback input (ui.action click or
+	// key with allow_fallback) is such an input, semantic UI actions are not
+	// (DESIGN §5). It sees validated input and must not fail.
+	NeedsPermit func(input json.RawMessage) bool
 	// Run executes the primitive on already validated input.
 	Run func(ctx context.Context, call *Call, input json.RawMessage) (any, error)
 }
