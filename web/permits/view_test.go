@@ -1,0 +1,80 @@
+package permits
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/web/ui"
+)
+
+func render(t *testing.T, v View) string {
+	t.Helper()
+	var b strings.Builder
+	c := ui.Chrome{Title: "Permits", Active: "permits", CSRF: "tok123", Operator: "Ada", Pending: len(v.Pending)}
+	if err := Page(c, v).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func permit(program string) govern.Permit {
+	return govern.Permit{
+		ID: "pmt_1", Primitive: "machine.exec", Digest: strings.Repeat("ab", 32),
+		Input:     `{"command":"` + program + `","args":["-c","echo <hi>"],"cwd":"/srv/app"}`,
+		CreatedAt: time.Now(), ExpiresAt: time.Now().Add(15 * time.Minute),
+		Programs:  []govern.ProgramUse{{Command: program, Cwd: "/srv/app"}},
+	}
+}
+
+func TestPermitView(t *testing.T) {
+	html := render(t, View{Pending: []Item{NewItem(permit("git"))}})
+	for _, want := range []string{
+		`data-testid="permit" data-permit-id="pmt_1"`,
+		`data-testid="permit-primitive">machine.exec<`,
+		`data-testid="permit-sha256">` + strings.Repeat("ab", 32) + `<`,
+		"&#34;command&#34;: &#34;git&#34;,\n  &#34;args&#34;", // pretty-printed, escaped
+		"echo &lt;hi&gt;",
+		`data-testid="permit-expires"`, "in 14 minutes",
+		`data-testid="permit-programs"`,
+		`action="/permits/pmt_1/approve"`, `formaction="/permits/pmt_1/deny"`,
+		`data-testid="approve-once"`, `data-testid="approve-always"`, `data-testid="deny"`,
+		`name="program" value="git"`, `name="cwd_root" value="/srv/app"`,
+		`name="csrf" value="tok123"`, `name="operator" value="Ada" required`,
+		`data-testid="rules-empty"`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+	if strings.Contains(html, `data-testid="interpreter-warning"`) {
+		t.Error("git is not an interpreter, but the page warns")
+	}
+	if strings.Count(html, "<h1") != 1 {
+		t.Error("not exactly one h1")
+	}
+}
+
+func TestInterpreterWarning(t *testing.T) {
+	for _, p := range []string{"powershell.exe", `C:\Windows\System32\cmd.exe`, "/usr/bin/python3", "bash"} {
+		html := render(t, View{Pending: []Item{NewItem(permit(p))}})
+		if !strings.Contains(html, `data-testid="interpreter-warning"`) {
+			t.Errorf("%s: no interpreter warning", p)
+		}
+	}
+	html := render(t, View{Rules: []govern.Rule{
+		{ID: "rul_1", Program: "pwsh", Interpreter: true, CreatedBy: "Ada", CreatedAt: time.Now()},
+		{ID: "rul_2", Program: "git", CwdRoot: `D:\src`, CreatedBy: "Ada", CreatedAt: time.Now()},
+	}})
+	if strings.Count(html, `data-testid="rule-interpreter"`) != 1 || strings.Count(html, `data-testid="rule-remove"`) != 2 {
+		t.Errorf("rules table:\n%s", html)
+	}
+	if !strings.Contains(html, `action="/permits/rules/rul_2/remove"`) || !strings.Contains(html, `D:\src`) {
+		t.Error("rule row lacks its remove form or cwd root")
+	}
+	if !strings.Contains(html, `data-testid="permits-empty"`) {
+		t.Error("no empty-state for pending permits")
+	}
+}

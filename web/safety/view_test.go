@@ -1,0 +1,60 @@
+package safety
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/web/ui"
+)
+
+func render(t *testing.T, v View) string {
+	t.Helper()
+	var b strings.Builder
+	if err := Page(ui.Chrome{Title: "Safety", Active: "safety", CSRF: "tok", Operator: "Ada"}, v).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestReleasedOffersEStop(t *testing.T) {
+	html := render(t, View{Status: govern.Status{Mode: "ask"}})
+	for _, want := range []string{`data-testid="estop-form"`, `data-testid="estop-reason"`, `data-testid="estop-button"`,
+		`data-testid="unknowns-empty"`, `data-testid="policy-current">ask<`, `<option value="ask" selected>`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+	for _, absent := range []string{`data-testid="reset-form"`, `data-testid="resume-form"`} {
+		if strings.Contains(html, absent) {
+			t.Errorf("unexpected %q", absent)
+		}
+	}
+}
+
+func TestLatchedOffersTypedReset(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	html := render(t, View{
+		Status:   govern.Status{Mode: "trusted", QueueHeld: true, EStop: govern.EStopState{Latched: true, Reason: "smoke <seen>", By: "model", At: at}},
+		Unknowns: []govern.Unknown{{CommandID: "cmd_9", Primitive: "fs.write", Route: strings.Repeat("f", 64), CreatedAt: at}},
+	})
+	for _, want := range []string{`data-testid="reset-form"`, `data-testid="reset-confirm"`, `name="confirm" required`,
+		`data-testid="reset-button"`, "smoke &lt;seen&gt;", "Reset the e-stop before resuming the queue",
+		`data-testid="unknown" data-command-id="cmd_9"`, `name="command_id" value="cmd_9"`, `data-testid="reconcile-observed"`,
+		`<option value="trusted" selected>`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+	for _, absent := range []string{`data-testid="estop-form"`, `data-testid="resume-form"`} {
+		if strings.Contains(html, absent) {
+			t.Errorf("unexpected %q", absent)
+		}
+	}
+	released := render(t, View{Status: govern.Status{Mode: "ask", QueueHeld: true}})
+	if !strings.Contains(released, `data-testid="resume-form"`) {
+		t.Error("a held queue after reset offers no resume")
+	}
+}

@@ -1,0 +1,52 @@
+package session
+
+import (
+	"testing"
+	"time"
+)
+
+func TestStore(t *testing.T) {
+	now := time.Now()
+	s := NewStore(func() time.Time { return now })
+	tok, err := s.NewLoginToken()
+	if err != nil || len(tok) != 43 {
+		t.Fatalf("token %q %v", tok, err)
+	}
+	sess, cookie, ok := s.Redeem(tok)
+	if !ok || cookie == "" || cookie == tok || len(sess.CSRFToken()) != 43 {
+		t.Fatal("redeem")
+	}
+	if _, _, ok := s.Redeem(tok); ok {
+		t.Fatal("a token worked twice")
+	}
+	if got, ok := s.Lookup(cookie); !ok || got != sess {
+		t.Fatal("lookup")
+	}
+	if !sess.CheckCSRF(sess.CSRFToken()) || sess.CheckCSRF("") || sess.CheckCSRF(sess.CSRFToken()+"x") {
+		t.Fatal("CSRF check")
+	}
+	if (&Session{}).CheckCSRF("") {
+		t.Fatal("an empty token matched a session without one")
+	}
+	sess.SetFlash(Flash{Text: "hi"})
+	if f, ok := sess.PopFlash(); !ok || f.Text != "hi" {
+		t.Fatal("flash")
+	}
+	if _, ok := sess.PopFlash(); ok {
+		t.Fatal("flash shown twice")
+	}
+	// Only the newest maxPendingLogins tokens are kept.
+	first, _ := s.NewLoginToken()
+	for range maxPendingLogins {
+		if _, err := s.NewLoginToken(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, ok := s.Redeem(first); ok {
+		t.Fatal("the oldest token survived the cap")
+	}
+	now = now.Add(IdleTimeout)
+	if _, ok := s.Lookup(cookie); ok {
+		t.Fatal("an idle session survived")
+	}
+}
