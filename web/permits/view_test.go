@@ -25,7 +25,7 @@ func permit(program string) govern.Permit {
 		ID: "pmt_1", Primitive: "machine.exec", Digest: strings.Repeat("ab", 32),
 		Input:     `{"command":"` + program + `","args":["-c","echo <hi>"],"cwd":"/srv/app"}`,
 		CreatedAt: time.Now(), ExpiresAt: time.Now().Add(15 * time.Minute),
-		Programs:  []govern.ProgramUse{{Command: program, Cwd: "/srv/app"}},
+		Programs: []govern.ProgramUse{{Command: program, Cwd: "/srv/app"}},
 	}
 }
 
