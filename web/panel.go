@@ -212,7 +212,9 @@ func (p *Panel) logout(w http.ResponseWriter, r *http.Request) {
 }
 
 // requireSession answers 401 unless the request carries a live session
-// cookie, and puts the session in the request's context.
+// cookie, and puts the session in the request's context. The live
+// fragments that htmx polls (/status/live, /tasks/live) do not count as
+// activity, so an open but unattended tab still ends after IdleTimeout.
 func (p *Panel) requireSession(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := r.Cookie(session.CookieName)
@@ -220,7 +222,7 @@ func (p *Panel) requireSession(next http.Handler) http.Handler {
 			ui.WriteProblem(w, r, p.log, http.StatusUnauthorized, ui.ProblemUnauthorized)
 			return
 		}
-		sess, ok := p.sessions.Lookup(c.Value)
+		sess, ok := p.sessions.Lookup(c.Value, !strings.HasSuffix(r.URL.Path, "/live"))
 		if !ok {
 			ui.WriteProblem(w, r, p.log, http.StatusUnauthorized, ui.ProblemUnauthorized)
 			return

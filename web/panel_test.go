@@ -89,6 +89,27 @@ func TestHostileRequests(t *testing.T) {
 	}
 }
 
+// TestServePrintsOneTimeLoginURL runs the real serve: its second line is
+// a login URL that works once.
+func TestServePrintsOneTimeLoginURL(t *testing.T) {
+	p := hearthtest.StartProcess(t, t.TempDir())
+	u, err := url.Parse(p.PanelURL)
+	if err != nil || u.Path != "/login" || len(u.Query().Get("token")) != 43 || u.Hostname() != "127.0.0.1" {
+		t.Fatalf("printed panel URL %q", p.PanelURL)
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for i, want := range []int{http.StatusSeeOther, http.StatusUnauthorized} {
+		res, err := client.Get(p.PanelURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Fatalf("use %d of the printed URL: %d, want %d", i+1, res.StatusCode, want)
+		}
+	}
+}
+
 func TestLoopbackHostsAccepted(t *testing.T) {
 	f := newFixture(t, nil)
 	b := f.login(t)
@@ -167,7 +188,12 @@ func TestLoginToken(t *testing.T) {
 		f.get(t, b, "/")
 		f.clock.Advance(11 * time.Hour)
 		f.get(t, b, "/")
-		f.clock.Advance(12*time.Hour + time.Second)
+		// An open tab's polling is not the operator's activity.
+		for range 2 {
+			f.clock.Advance(5 * time.Hour)
+			f.get(t, b, "/tasks/live")
+		}
+		f.clock.Advance(2*time.Hour + time.Second)
 		if r := f.do(t, req{method: "GET", path: "/", b: b}); r.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("idle session: %d", r.StatusCode)
 		}

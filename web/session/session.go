@@ -181,8 +181,10 @@ func (s *Store) Redeem(token string) (*Session, string, bool) {
 	return sess, cookie, true
 }
 
-// Lookup returns the live session of a cookie value and marks it used.
-func (s *Store) Lookup(cookie string) (*Session, bool) {
+// Lookup returns the live session of a cookie value; touch marks it used
+// (a request the operator made, rather than a page's own polling, which
+// must not keep a forgotten tab signed in forever).
+func (s *Store) Lookup(cookie string, touch bool) (*Session, bool) {
 	if cookie == "" {
 		return nil, false
 	}
@@ -200,7 +202,9 @@ func (s *Store) Lookup(cookie string) (*Session, bool) {
 		delete(s.sessions, k)
 		return nil, false
 	}
-	sess.lastSeen = now
+	if touch {
+		sess.lastSeen = now
+	}
 	return sess, true
 }
 

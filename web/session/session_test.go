@@ -19,7 +19,7 @@ func TestStore(t *testing.T) {
 	if _, _, ok := s.Redeem(tok); ok {
 		t.Fatal("a token worked twice")
 	}
-	if got, ok := s.Lookup(cookie); !ok || got != sess {
+	if got, ok := s.Lookup(cookie, true); !ok || got != sess {
 		t.Fatal("lookup")
 	}
 	if !sess.CheckCSRF(sess.CSRFToken()) || sess.CheckCSRF("") || sess.CheckCSRF(sess.CSRFToken()+"x") {
@@ -45,8 +45,12 @@ func TestStore(t *testing.T) {
 	if _, _, ok := s.Redeem(first); ok {
 		t.Fatal("the oldest token survived the cap")
 	}
-	now = now.Add(IdleTimeout)
-	if _, ok := s.Lookup(cookie); ok {
+	now = now.Add(IdleTimeout / 2)
+	if _, ok := s.Lookup(cookie, false); !ok {
+		t.Fatal("session ended early")
+	}
+	now = now.Add(IdleTimeout / 2)
+	if _, ok := s.Lookup(cookie, true); ok {
 		t.Fatal("an idle session survived")
 	}
 }
