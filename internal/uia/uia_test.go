@@ -1,0 +1,606 @@
+package uia
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/primitive"
+)
+
+func str(s string) *string { return &s }
+func num(n int) *int       { return &n }
+
+func el(ct, name, id string, kids ...*FakeElement) *FakeElement {
+	return &FakeElement{Props: Props{ControlType: ct, Name: name, AutomationID: id, Enabled: true, ProcessID: 100,
+		Bounds: Bounds{X: 10, Y: 10, W: 50, H: 20}}, Children: kids}
+}
+
+func with(e *FakeElement, edit func(p *Props)) *FakeElement { edit(&e.Props); return e }
+
+// notepad is a small desktop: one app window (pid 100, hwnd 7) with a
+// toolbar of two "OK" buttons, an edit box and a disabled button, and a
+// second app (pid 200, hwnd 9).
+func notepad() *FakeProvider {
+	button := func(name, id string) *FakeElement {
+		return with(el("Button", name, id), func(p *Props) { p.Patterns = []string{"InvokePattern"} })
+	}
+	edit := with(el("Edit", "Text", "body"), func(p *Props) { p.Patterns = []string{"ValuePattern"}; p.Value = str("hello") })
+	disabled := with(button("Print", "print"), func(p *Props) { p.Enabled = false })
+	win := with(el("Window", "Untitled - Notepad", "",
+		el("ToolBar", "Tools", "tools", button("OK", "ok1"), button("ok", "ok2"), disabled),
+		edit,
+	), func(p *Props) { p.HWND = 7 })
+	other := with(el("Window", "Other", "", button("Go", "go")), func(p *Props) { p.HWND = 9; p.ProcessID = 200 })
+	other.Children[0].ProcessID = 200
+	desk := with(el("Pane", "Desktop", "", win, other), func(p *Props) { p.ProcessID = 4 })
+	return &FakeProvider{Desktop: desk}
+}
+
+func newService(t *testing.T, p Provider) *Service {
+	s := &Service{Provider: p}
+	t.Cleanup(s.Close)
+	return s
+}
+
+func code(err error) string {
+	var pe *primitive.Error
+	if errors.As(err, &pe) {
+		return pe.State + "/" + pe.Code
+	}
+	return fmt.Sprintf("not a primitive error: %v", err)
+}
+
+func TestSnapshotNormalizesAndNumbersBreadthFirst(t *testing.T) {
+	f := notepad()
+	f.Desktop.Children[0].Children[1].Password = true
+	long := strings.Repeat("x", 300)
+	f.Desktop.Children[1].Name = "  Other\n\twindow " + long
+	f.Desktop.Children[1].ControlType = "ControlType.window"
+	f.Desktop.Children[1].Bounds = Bounds{X: -5, Y: 0, W: -1, H: 3}
+	f.Desktop.Children[1].Patterns = []string{"WindowPattern", "ExpandCollapsePattern", "window"}
+	s := newService(t, f)
+	res, err := s.Snapshot(t.Context(), Input{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Roots) != 1 || res.Roots[0].Locator != "n1" || res.NodeCount != 9 || res.Truncated {
+		t.Fatalf("snapshot: %+v", res)
+	}
+	win, other := res.Roots[0].Children[0], res.Roots[0].Children[1]
+	if win.Locator != "n2" || other.Locator != "n3" || win.Children[0].Locator != "n4" || win.Children[0].Children[0].Locator != "n7" {
+		t.Fatalf("locators are not breadth-first: %s %s %s %s", win.Locator, other.Locator, win.Children[0].Locator, win.Children[0].Children[0].Locator)
+	}
+	if win.HWND != 7 || win.ControlType != "Window" || !win.Enabled {
+		t.Fatalf("window: %+v", win)
+	}
+	if other.ControlType != "Window" || other.Bounds.W != 0 || other.Bounds.X != -5 {
+		t.Fatalf("normalized: %+v", other)
+	}
+	if want := "Other window " + strings.Repeat("x", DefaultMaxText-14) + "…"; other.Name != want {
+		t.Fatalf("name %q, want %q", other.Name, want)
+	}
+	if strings.Join(other.Patterns, ",") != "expand_collapse,window" {
+		t.Fatalf("patterns %v", other.Patterns)
+	}
+	edit := win.Children[1]
+	if edit.Value != nil || edit.ControlType != "Edit" {
+		t.Fatalf("a password field's value must not be reported: %+v", edit)
+	}
+	b, _ := json.Marshal(res)
+	for _, key := range []string{`"locator"`, `"automation_id"`, `"class_name"`, `"control_type"`, `"process_id"`, `"offscreen"`, `"focused"`, `"bounds"`, `"patterns"`, `"truncated":false`} {
+		if !strings.Contains(string(b), key) {
+			t.Errorf("snapshot JSON lacks %s", key)
+		}
+	}
+	if f.Outstanding() != 0 {
+		t.Fatalf("%d element references not released", f.Outstanding())
+	}
+}
+
+func chain(depth int) *FakeElement {
+	leaf := el("Text", fmt.Sprintf("level %d", depth), "")
+	for i := depth - 1; i >= 0; i-- {
+		leaf = el("Group", fmt.Sprintf("level %d", i), "", leaf)
+	}
+	return leaf
+}
+
+func TestBoundsAndTruncation(t *testing.T) {
+	t.Run("depth", func(t *testing.T) {
+		f := &FakeProvider{Desktop: chain(20)}
+		s := newService(t, f)
+		res, err := s.Snapshot(t.Context(), Input{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.NodeCount != DefaultMaxDepth+1 || res.MaxDepth != DefaultMaxDepth || !res.Truncated || res.TruncatedBy[0] != "max_depth" {
+			t.Fatalf("default depth: %+v", res.Truncation)
+		}
+		n := res.Roots[0]
+		for n.Children != nil {
+			n = n.Children[0]
+		}
+		if !n.ChildrenTruncated || n.Name != "level 6" {
+			t.Fatalf("the deepest node must say its children were cut: %+v", n)
+		}
+		res, _ = s.Snapshot(t.Context(), Input{MaxDepth: num(40)})
+		if res.NodeCount != MaxDepth+1 || res.MaxDepth != MaxDepth {
+			t.Fatalf("max_depth is capped at %d: %+v", MaxDepth, res.Truncation)
+		}
+		res, _ = s.Snapshot(t.Context(), Input{MaxDepth: num(0)})
+		if res.NodeCount != 1 || !res.Roots[0].ChildrenTruncated {
+			t.Fatalf("max_depth 0 reads the roots only: %+v", res.Truncation)
+		}
+		// A leaf at the depth bound is not marked.
+		res, _ = newService(t, &FakeProvider{Desktop: chain(5)}).Snapshot(t.Context(), Input{MaxDepth: num(5)})
+		if res.Truncated || res.NodeCount != 6 {
+			t.Fatalf("a tree within the bounds is not truncated: %+v", res.Truncation)
+		}
+	})
+	t.Run("nodes", func(t *testing.T) {
+		var kids []*FakeElement
+		for i := range 30 {
+			kids = append(kids, el("ListItem", fmt.Sprintf("item %d", i), "", el("Text", "inner", "")))
+		}
+		f := &FakeProvider{Desktop: el("List", "list", "", kids...)}
+		s := newService(t, f)
+		res, err := s.Snapshot(t.Context(), Input{MaxNodes: num(10)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.NodeCount != 10 || !res.Truncated || res.TruncatedBy[0] != "max_nodes" || !res.Roots[0].ChildrenTruncated || len(res.Roots[0].Children) != 9 {
+			t.Fatalf("max_nodes: %+v, root %d children", res.Truncation, len(res.Roots[0].Children))
+		}
+		if res.UnexpandedFrom != "n2" {
+			t.Fatalf("breadth-first: the first item's children are the first unread: %q", res.UnexpandedFrom)
+		}
+		res, _ = s.Snapshot(t.Context(), Input{MaxNodes: num(45)})
+		if res.NodeCount != 45 || res.UnexpandedFrom != "n16" {
+			t.Fatalf("max_nodes 45: %+v", res.Truncation)
+		}
+		res, _ = s.Snapshot(t.Context(), Input{MaxNodes: num(1_000_000)})
+		if res.MaxNodes != MaxNodes || res.Truncated || res.NodeCount != 61 {
+			t.Fatalf("max_nodes capped, whole tree read: %+v", res.Truncation)
+		}
+		if f.Outstanding() != 0 {
+			t.Fatalf("%d references not released", f.Outstanding())
+		}
+	})
+	t.Run("deadline", func(t *testing.T) {
+		f := &FakeProvider{Desktop: chain(12), CallDelay: 5 * time.Millisecond}
+		s := &Service{Provider: f, Deadline: 40 * time.Millisecond}
+		t.Cleanup(s.Close)
+		res, err := s.Snapshot(t.Context(), Input{MaxDepth: num(12)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Truncated || res.TruncatedBy[0] != "deadline" || res.NodeCount >= 13 || res.UnexpandedFrom == "" {
+			t.Fatalf("deadline: %+v", res.Truncation)
+		}
+	})
+	t.Run("vanished", func(t *testing.T) {
+		f := notepad()
+		f.Desktop.Children[1].Gone = true
+		s := newService(t, f)
+		res, err := s.Snapshot(t.Context(), Input{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Skipped != 1 || len(res.Roots[0].Children) != 1 {
+			t.Fatalf("a vanished element is skipped and counted: %+v", res.Truncation)
+		}
+	})
+}
+
+func locators(n *Node, out map[string]string) {
+	out[n.AutomationID+"/"+n.Name] = n.Locator
+	for _, c := range n.Children {
+		locators(c, out)
+	}
+}
+
+func TestLocatorsStableWithinASnapshot(t *testing.T) {
+	f := notepad()
+	s := newService(t, f)
+	a, _ := s.Snapshot(t.Context(), Input{})
+	b, _ := s.Snapshot(t.Context(), Input{})
+	la, lb := map[string]string{}, map[string]string{}
+	locators(a.Roots[0], la)
+	locators(b.Roots[0], lb)
+	if fmt.Sprint(la) != fmt.Sprint(lb) {
+		t.Fatalf("same UI, same bounds, different locators:\n%v\n%v", la, lb)
+	}
+	q, err := s.Query(t.Context(), Input{Target: &Target{AutomationID: str("body")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.MatchCount != 1 || q.Matches[0].Locator != la["body/Text"] || q.Matches[0].Parent != la["/Untitled - Notepad"] || q.Matches[0].Depth != 2 {
+		t.Fatalf("query locators differ from the snapshot's: %+v vs %v", q.Matches, la)
+	}
+	// Scoped to hwnd 7 the window is the root: locators are per answer.
+	h, _ := s.Snapshot(t.Context(), Input{HWND: 7})
+	if h.Roots[0].Locator != "n1" || h.Roots[0].HWND != 7 {
+		t.Fatalf("hwnd root: %+v", h.Roots[0])
+	}
+}
+
+func TestQueryMatchesExactly(t *testing.T) {
+	s := newService(t, notepad())
+	cases := []struct {
+		target Target
+		want   int
+	}{
+		{Target{Name: str("ok")}, 2},                                   // name: any case
+		{Target{Name: str("OK"), ControlType: str("button")}, 2},       // control type: canonical
+		{Target{AutomationID: str("OK1")}, 0},                          // automation id: exact case
+		{Target{AutomationID: str("ok1")}, 1},                          //
+		{Target{Name: str("O")}, 0},                                    // no substring match
+		{Target{ControlType: str("ControlType.Button")}, 4},            //
+		{Target{ControlType: str("Button"), Name: str("Print")}, 1},    //
+		{Target{AutomationID: str("go"), ControlType: str("Edit")}, 0}, // all fields must match
+	}
+	for _, tc := range cases {
+		q, err := s.Query(t.Context(), Input{Target: &tc.target})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.MatchCount != tc.want || len(q.Matches) != tc.want {
+			t.Errorf("target %+v: %d matches, want %d", tc.target, q.MatchCount, tc.want)
+		}
+	}
+	if _, err := s.Query(t.Context(), Input{Target: &Target{}}); code(err) != "failed/invalid_input" || !strings.Contains(err.Error(), `"target"`) {
+		t.Fatalf("empty target: %v", err)
+	}
+}
+
+func TestActionNeedsExactlyOneMatch(t *testing.T) {
+	f := notepad()
+	s := newService(t, f)
+	_, err := s.Action(t.Context(), Input{Action: ActInvoke, Target: &Target{Name: str("OK")}})
+	var pe *primitive.Error
+	if !errors.As(err, &pe) || pe.State != primitive.StateConflict || pe.Code != "ambiguous_target" {
+		t.Fatalf("two matches: %v", err)
+	}
+	cands, _ := pe.Details["candidates"].([]map[string]any)
+	if len(cands) != 2 || cands[0]["locator"] != "n7" || cands[1]["locator"] != "n8" || !strings.Contains(pe.Message, "n7, n8") {
+		t.Fatalf("the conflict must list the candidates' locators: %s %v", pe.Message, pe.Details)
+	}
+	_, err = s.Action(t.Context(), Input{Action: ActInvoke, Target: &Target{Name: str("Cancel")}})
+	if code(err) != "conflict/no_match" {
+		t.Fatalf("no match: %v", err)
+	}
+	_, err = s.Action(t.Context(), Input{Action: ActInvoke, Target: &Target{Name: str("Cancel")}, MaxDepth: num(1)})
+	if code(err) != "conflict/no_match" || !strings.Contains(err.Error(), "max_depth") {
+		t.Fatalf("no match within cut bounds must say so: %v", err)
+	}
+	if len(f.Actions()) != 0 {
+		t.Fatalf("nothing may be done on a conflict: %v", f.Actions())
+	}
+}
+
+func TestSemanticActions(t *testing.T) {
+	f := notepad()
+	s := newService(t, f)
+	res, err := s.Action(t.Context(), Input{Action: ActInvoke, Target: &Target{AutomationID: str("ok1")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Element.Locator != "n7" || res.Fallback || res.Element.Name != "OK" {
+		t.Fatalf("invoke: %+v", res)
+	}
+	res, err = s.Action(t.Context(), Input{Action: ActSetValue, Value: str("new text"), Target: &Target{AutomationID: str("body")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ValueAfter == nil || *res.ValueAfter != "new text" || *res.Element.Value != "hello" {
+		t.Fatalf("set_value: %+v", res)
+	}
+	if _, err := s.Action(t.Context(), Input{Action: ActFocus, Target: &Target{AutomationID: str("body")}}); err != nil {
+		t.Fatal(err)
+	}
+	got := f.Actions()
+	if len(got) != 3 || got[0] != (FakeAction{Action: "invoke", AutomationID: "ok1"}) || got[1].Value != "new text" || got[2].Action != "focus" {
+		t.Fatalf("actions: %+v", got)
+	}
+	// Refusals that send nothing.
+	for _, tc := range []struct {
+		in   Input
+		want string
+	}{
+		{Input{Action: ActInvoke, Target: &Target{AutomationID: str("body")}}, "conflict/pattern_unsupported"},
+		{Input{Action: ActSetValue, Value: str("x"), Target: &Target{AutomationID: str("ok1")}}, "conflict/pattern_unsupported"},
+		{Input{Action: ActInvoke, Target: &Target{AutomationID: str("print")}}, "conflict/element_disabled"},
+		{Input{Action: ActInvoke, HWND: 12345, Target: &Target{AutomationID: str("ok1")}}, "failed/not_found"},
+	} {
+		if _, err := s.Action(t.Context(), tc.in); code(err) != tc.want {
+			t.Errorf("%+v: %v, want %s", tc.in, err, tc.want)
+		}
+	}
+	if len(f.Actions()) != 3 {
+		t.Fatalf("a refused action ran: %+v", f.Actions())
+	}
+}
+
+func TestFallbackPolicy(t *testing.T) {
+	f := notepad()
+	s := newService(t, f)
+	ok1 := &Target{AutomationID: str("ok1")}
+	cases := []struct {
+		name  string
+		in    Input
+		want  string
+		field string
+	}{
+		{"click without opt-in", Input{Action: ActClick, HWND: 7, Target: ok1}, "blocked/fallback_refused", `"allow_fallback"`},
+		{"key without opt-in", Input{Action: ActKey, VirtualKey: num(13), ProcessID: 100, Target: ok1}, "blocked/fallback_refused", `"allow_fallback"`},
+		{"click unscoped", Input{Action: ActClick, AllowFallback: true, Target: ok1}, "blocked/fallback_refused", `"hwnd"`},
+		{"key unscoped", Input{Action: ActKey, VirtualKey: num(13), AllowFallback: true, Target: ok1}, "blocked/fallback_refused", `"process_id"`},
+		{"key without virtual_key", Input{Action: ActKey, AllowFallback: true, HWND: 7, Target: ok1}, "failed/invalid_input", `"virtual_key"`},
+		{"virtual_key with click", Input{Action: ActClick, VirtualKey: num(13), AllowFallback: true, HWND: 7, Target: ok1}, "failed/invalid_input", `"virtual_key"`},
+		{"value with invoke", Input{Action: ActInvoke, Value: str("x"), Target: ok1}, "failed/invalid_input", `"value"`},
+		{"set_value without value", Input{Action: ActSetValue, Target: ok1}, "failed/invalid_input", `"value"`},
+		{"two roots", Input{Action: ActInvoke, HWND: 7, ProcessID: 100, Target: ok1}, "failed/invalid_input", `"process_id"`},
+		{"fallback without target", Input{Action: ActClick, AllowFallback: true, HWND: 7, Target: &Target{}}, "failed/invalid_input", `"target"`},
+	}
+	for _, tc := range cases {
+		_, err := s.Action(t.Context(), tc.in)
+		if code(err) != tc.want || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("%s: %v, want %s naming %s", tc.name, err, tc.want, tc.field)
+		}
+		if NeedsPermit(&tc.in) != (tc.in.AllowFallback && IsFallback(tc.in.Action)) {
+			t.Errorf("%s: NeedsPermit", tc.name)
+		}
+	}
+	if len(f.Actions()) != 0 {
+		t.Fatalf("refused fallback sent input: %+v", f.Actions())
+	}
+	res, err := s.Action(t.Context(), Input{Action: ActClick, AllowFallback: true, HWND: 7, Target: ok1})
+	if err != nil || !res.Fallback {
+		t.Fatalf("scoped, opted-in click: %+v %v", res, err)
+	}
+	if _, err := s.Action(t.Context(), Input{Action: ActKey, VirtualKey: num(13), AllowFallback: true, ProcessID: 100, Target: &Target{AutomationID: str("body")}}); err != nil {
+		t.Fatal(err)
+	}
+	got := f.Actions()
+	if len(got) != 2 || got[0].Scope != (Scope{HWND: 7}) || got[1].VirtualKey != 13 || got[1].Scope != (Scope{ProcessID: 100}) {
+		t.Fatalf("fallback input must carry its scope: %+v", got)
+	}
+	// The target must lie under the scope: process 100 has no "go".
+	if _, err := s.Action(t.Context(), Input{Action: ActClick, AllowFallback: true, ProcessID: 100, Target: &Target{AutomationID: str("go")}}); code(err) != "conflict/no_match" {
+		t.Fatalf("target outside the scope: %v", err)
+	}
+	f.NotForeground = true
+	if _, err := s.Action(t.Context(), Input{Action: ActClick, AllowFallback: true, HWND: 7, Target: ok1}); code(err) != "blocked/not_foreground" {
+		t.Fatalf("window not in the foreground: %v", err)
+	}
+	if len(f.Actions()) != 2 {
+		t.Fatalf("input sent although the window was not in front: %+v", f.Actions())
+	}
+	// Invoke is semantic: allow_fallback does not make it need a permit.
+	if NeedsPermit(&Input{Action: ActInvoke, AllowFallback: true}) {
+		t.Fatal("semantic invoke must not need a permit")
+	}
+}
+
+func TestElevatedTargetIsBlocked(t *testing.T) {
+	f := notepad()
+	f.ElevatedPIDs = map[int]bool{200: true}
+	s := newService(t, f)
+	for _, in := range []Input{
+		{Action: ActInvoke, Target: &Target{AutomationID: str("go")}},
+		{Action: ActFocus, Target: &Target{AutomationID: str("go")}},
+		{Action: ActClick, AllowFallback: true, ProcessID: 200, Target: &Target{AutomationID: str("go")}},
+	} {
+		_, err := s.Action(t.Context(), in)
+		var pe *primitive.Error
+		if !errors.As(err, &pe) || pe.State != "blocked" || pe.Code != "elevated" || pe.Details["reason"] != "elevated target" {
+			t.Fatalf("%s on an elevated process: %v", in.Action, err)
+		}
+	}
+	if len(f.Actions()) != 0 {
+		t.Fatalf("input reached an elevated process: %+v", f.Actions())
+	}
+	// Reading it is not input.
+	if _, err := s.Query(t.Context(), Input{ProcessID: 200, Target: &Target{AutomationID: str("go")}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNoInteractiveDesktopIsBlocked(t *testing.T) {
+	f := notepad()
+	f.NoDesktop = errors.New("the workstation is locked")
+	s := newService(t, f)
+	_, err1 := s.Snapshot(t.Context(), Input{})
+	_, err2 := s.Action(t.Context(), Input{Action: ActInvoke, Target: &Target{AutomationID: str("ok1")}})
+	for _, err := range []error{err1, err2} {
+		if code(err) != "blocked/no_interactive_desktop" || !strings.Contains(err.Error(), "locked") {
+			t.Fatalf("no desktop: %v", err)
+		}
+	}
+	if len(f.Actions()) != 0 {
+		t.Fatal("input sent without an interactive desktop")
+	}
+}
+
+func TestUnavailableProvider(t *testing.T) {
+	f := &FakeProvider{OpenErr: errors.New(Unavailable)}
+	s := newService(t, f)
+	_, err := s.Snapshot(t.Context(), Input{})
+	var pe *primitive.Error
+	if !errors.As(err, &pe) || pe.State != "blocked" || pe.Code != "unavailable" || pe.Details["reason"] != Unavailable {
+		t.Fatalf("unavailable: %v", err)
+	}
+	if err := s.Available(t.Context()); err == nil || err.Error() != Unavailable {
+		t.Fatalf("Available: %v", err)
+	}
+	if err := newService(t, notepad()).Available(t.Context()); err != nil {
+		t.Fatalf("Available with a working provider: %v", err)
+	}
+}
+
+// TestSerialized runs many calls at once: the provider never sees two at
+// a time, every reference is released, and a full queue answers busy.
+func TestSerialized(t *testing.T) {
+	f := notepad()
+	f.CallDelay = 100 * time.Microsecond
+	s := &Service{Provider: f, QueueSize: 64}
+	t.Cleanup(s.Close)
+	var wg sync.WaitGroup
+	errs := make(chan error, 48)
+	for i := range 48 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			switch i % 3 {
+			case 0:
+				_, err = s.Snapshot(context.Background(), Input{})
+			case 1:
+				_, err = s.Query(context.Background(), Input{Target: &Target{Name: str("ok")}})
+			default:
+				_, err = s.Action(context.Background(), Input{Action: ActInvoke, Target: &Target{AutomationID: str("ok2")}})
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f.Overlaps() != 0 {
+		t.Fatalf("%d provider calls overlapped", f.Overlaps())
+	}
+	if f.Outstanding() != 0 || len(f.Actions()) != 16 || f.Opens() != 1 {
+		t.Fatalf("outstanding %d, actions %d, opens %d", f.Outstanding(), len(f.Actions()), f.Opens())
+	}
+
+	slow := notepad()
+	slow.CallDelay = 20 * time.Millisecond
+	b := &Service{Provider: slow, QueueSize: 1}
+	t.Cleanup(b.Close)
+	results := make(chan error, 3)
+	for range 3 {
+		go func() { _, err := b.Snapshot(context.Background(), Input{MaxNodes: num(2)}); results <- err }()
+		time.Sleep(5 * time.Millisecond)
+	}
+	busy := 0
+	for range 3 {
+		if err := <-results; code(err) == "blocked/busy" {
+			busy++
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if busy == 0 {
+		t.Fatal("a full queue must answer busy")
+	}
+}
+
+func TestCancelledCallSendsNothing(t *testing.T) {
+	f := notepad()
+	f.CallDelay = 10 * time.Millisecond
+	s := newService(t, f)
+	// Occupy the worker, then queue an action whose context ends first.
+	busy := make(chan error, 1)
+	go func() { _, err := s.Snapshot(context.Background(), Input{}); busy <- err }()
+	time.Sleep(5 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err := s.Action(ctx, Input{Action: ActInvoke, Target: &Target{AutomationID: str("ok1")}})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("cancelled: %v", err)
+	}
+	if err := <-busy; err != nil {
+		t.Fatal(err)
+	}
+	// The worker reaches the action after the snapshot and skips it.
+	if _, err := s.Snapshot(context.Background(), Input{MaxNodes: num(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Actions()) != 0 {
+		t.Fatalf("a cancelled action ran later: %+v", f.Actions())
+	}
+}
+
+func TestWorkerStopsWhenIdle(t *testing.T) {
+	f := notepad()
+	s := &Service{Provider: f, IdleExit: 20 * time.Millisecond}
+	t.Cleanup(s.Close)
+	if _, err := s.Snapshot(t.Context(), Input{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if _, err := s.Snapshot(t.Context(), Input{}); err != nil {
+		t.Fatal(err)
+	}
+	if f.Opens() != 2 {
+		t.Fatalf("an idle worker closes its provider and a new call opens it again: %d opens", f.Opens())
+	}
+	s.Close()
+	if _, err := s.Snapshot(t.Context(), Input{}); code(err) != "blocked/unavailable" {
+		t.Fatalf("after Close: %v", err)
+	}
+}
+
+// TestSchema checks the advertised fields through the registry's strict
+// decoding, so that errors name the field.
+func TestSchema(t *testing.T) {
+	s := newService(t, notepad())
+	reg, err := primitive.NewRegistry(s.Specs()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args string
+		want string
+	}{
+		{`{"operation":"snapshot","max_depth":13}`, `"max_depth": must be at most 12`},
+		{`{"operation":"snapshot","max_nodes":5001}`, `"max_nodes": must be at most 5000`},
+		{`{"operation":"snapshot","target":{"name":"x"}}`, `"target": unknown field`},
+		{`{"operation":"query"}`, `"target": required`},
+		{`{"operation":"query","target":{"title":"x"}}`, `"target.title": unknown key`},
+		{`{"operation":"action","target":{"name":"x"}}`, `"action": required`},
+		{`{"operation":"action","target":{"name":"x"},"action":"drag"}`, `"drag" is not one of invoke, focus, set_value, click, key`},
+		{`{"operation":"action","target":{"name":"x"},"action":"key","virtual_key":300}`, `"virtual_key": must be at most 254`},
+		{`{"operation":"action","target":{"name":"x"},"action":"click","allow_fallback":"yes"}`, `"allow_fallback": must be true or false`},
+		{`{"operation":"snapshot","hwnd":-1}`, `"hwnd": must be at least 1`},
+	} {
+		_, _, _, err := reg.Decode("ui", json.RawMessage(tc.args))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	sch, _ := json.Marshal(reg.ToolSchema("ui"))
+	t.Logf("ui schema: %d bytes; description: %d bytes", len(sch), len(reg.ToolDescription("ui", "")))
+	spec, _ := reg.Lookup("ui.action")
+	if spec.Risk != primitive.RiskUI || spec.NeedsPermit == nil {
+		t.Fatal("ui.action must be risk ui with a NeedsPermit hook")
+	}
+	for raw, want := range map[string]bool{
+		`{"action":"click","allow_fallback":true,"hwnd":7,"target":{"name":"x"}}`: true,
+		`{"action":"key","allow_fallback":true,"hwnd":7,"virtual_key":13}`:        true,
+		`{"action":"invoke","allow_fallback":true,"target":{"name":"x"}}`:         false,
+		`{"action":"set_value","value":"x","target":{"name":"x"}}`:                false,
+	} {
+		if spec.NeedsPermit(json.RawMessage(raw)) != want {
+			t.Errorf("NeedsPermit(%s) != %v", raw, want)
+		}
+	}
+	// Precheck refuses what no permit could make run, and lets sample
+	// input through to governance (an e-stop must answer estop).
+	if err := spec.Precheck(json.RawMessage(`{"action":"click","target":{"name":"x"}}`)); code(err) != "blocked/fallback_refused" {
+		t.Fatalf("precheck: %v", err)
+	}
+	if err := spec.Precheck(json.RawMessage(`{"action":"invoke","target":{}}`)); err != nil {
+		t.Fatalf("precheck of sample input: %v", err)
+	}
+}
