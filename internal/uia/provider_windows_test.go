@@ -1,0 +1,148 @@
+package uia
+
+import (
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
+)
+
+// These tests run the Windows provider for real (under Wine in CI, where
+// UI Automation itself may not work): whatever the host offers, every
+// call must answer completed or a clean refusal naming its reason, never
+// hang, panic or send input.
+
+func TestWindowsInputLayout(t *testing.T) {
+	want := uintptr(28)
+	if unsafe.Sizeof(uintptr(0)) == 8 {
+		want = 40
+	}
+	if got := unsafe.Sizeof(mouseEvent{}); got != want {
+		t.Fatalf("INPUT is %d bytes, Windows expects %d", got, want)
+	}
+}
+
+func TestWindowsBSTRRoundTrip(t *testing.T) {
+	for _, s := range []string{"", "Save as…", "a\x00b", strings.Repeat("ü", 300)} {
+		b, err := newBSTR(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := bstr(b)
+		if want, _, _ := strings.Cut(s, "\x00"); got != want {
+			t.Errorf("BSTR round trip of %q: %q", s, got)
+		}
+	}
+}
+
+func TestWindowsElevation(t *testing.T) {
+	p := &winProvider{}
+	if el, err := p.Elevated(os.Getpid()); err != nil || el {
+		t.Fatalf("Hearth itself is never more elevated than Hearth: %v %v", el, err)
+	}
+	if _, err := p.Elevated(0); err == nil {
+		t.Fatal("process id 0 cannot be checked")
+	}
+	self, err := tokenElevated(windows.GetCurrentProcessToken())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The token reading itself, whatever Hearth's own elevation.
+	if own, err := processElevated(os.Getpid()); err != nil || own != self {
+		t.Fatalf("own process read through its pid: elevated=%v (token says %v) err=%v", own, self, err)
+	}
+	if _, err := processElevated(0x7ffffff0); err == nil {
+		t.Fatal("a process that does not exist must be an error, not an answer")
+	}
+	el, err := p.Elevated(0x7ffffff0)
+	t.Logf("Hearth elevated=%v; a missing process: elevated=%v err=%v", self, el, err)
+	if el {
+		t.Fatal("a process that does not exist must not count as elevated")
+	}
+}
+
+func TestWindowsDesktopCheck(t *testing.T) {
+	err := (&winProvider{}).InteractiveDesktop()
+	t.Logf("interactive desktop: %v (nil means available)", err)
+}
+
+func TestWindowsProviderAnswersCleanly(t *testing.T) {
+	s := &Service{Provider: DefaultProvider(), Deadline: 5 * time.Second}
+	t.Cleanup(s.Close)
+	avail := s.Available(t.Context())
+	t.Logf("ui automation on this host (%s/%s): available=%v", runtime.GOOS, runtime.GOARCH, avail == nil)
+	if avail != nil {
+		t.Logf("reason: %v", avail)
+		if !strings.HasPrefix(avail.Error(), Unavailable) {
+			t.Fatalf("the reason must start with %q: %v", Unavailable, avail)
+		}
+	}
+	res, err := s.Snapshot(t.Context(), Input{MaxDepth: num(2), MaxNodes: num(40)})
+	switch {
+	case err == nil:
+		t.Logf("desktop snapshot: %d nodes, truncated_by %v, root %q (%s)", res.NodeCount, res.TruncatedBy, res.Roots[0].Name, res.Roots[0].ControlType)
+	default:
+		c := code(err)
+		if c != "blocked/unavailable" && c != "blocked/no_interactive_desktop" && c != "failed/provider_failed" {
+			t.Fatalf("snapshot: %v (%s)", err, c)
+		}
+		t.Logf("desktop snapshot refused cleanly: %s: %v", c, err)
+	}
+	if _, err := s.Snapshot(t.Context(), Input{HWND: 0x7ffffff0}); err == nil {
+		t.Fatal("a window that does not exist cannot be walked")
+	} else {
+		t.Logf("missing hwnd: %s: %v", code(err), err)
+	}
+	// Fallback rules are decided before the provider is asked anything.
+	_, err = s.Action(t.Context(), Input{Action: ActClick, AllowFallback: true, Target: &Target{Name: str("OK")}})
+	if code(err) != "blocked/fallback_refused" {
+		t.Fatalf("unscoped click: %v", err)
+	}
+}
+
+// TestWindowsFallbackPlumbing exercises what fallback input uses around UI
+// Automation — foreground, hit testing and SendInput with Windows' INPUT
+// layout — on a window of its own. It needs a display (under Wine: an X
+// server), and skips without one.
+func TestWindowsFallbackPlumbing(t *testing.T) {
+	createWindow := moduser32.NewProc("CreateWindowExW")
+	destroyWindow := moduser32.NewProc("DestroyWindow")
+	getWindowRect := moduser32.NewProc("GetWindowRect")
+	class, _ := windows.UTF16PtrFromString("STATIC")
+	title, _ := windows.UTF16PtrFromString("hearth uia test")
+	const wsVisible, wsCaption = 0x10000000, 0x00C00000
+	h, _, err := createWindow.Call(0, uintptr(unsafe.Pointer(class)), uintptr(unsafe.Pointer(title)), wsVisible|wsCaption, 40, 40, 240, 120, 0, 0, 0, 0)
+	if h == 0 {
+		t.Skipf("no window can be created here (no display): %v", err)
+	}
+	defer destroyWindow.Call(h)
+	hwnd := windows.HWND(h)
+	p := &winProvider{}
+	if err := p.foreground(hwnd); err != nil {
+		t.Fatalf("bring the test window to the front: %v", err)
+	}
+	var rc rect
+	getWindowRect.Call(h, uintptr(unsafe.Pointer(&rc)))
+	x, y := rc.left+(rc.right-rc.left)/2, rc.top+(rc.bottom-rc.top)/2
+	if hit := windowFromPoint(x, y); !within(hit, hwnd) || ancestor(hit) != hwnd {
+		t.Fatalf("hit test at (%d, %d) found %#x, not the window %#x", x, y, hit, h)
+	}
+	if within(hwnd, windows.HWND(0x7ffffff0)) {
+		t.Fatal("within must not match an unrelated handle")
+	}
+	const vkShift = 0x10
+	if err := sendInput([]keyEvent{
+		{typ: inputKeyboard, ki: keybdInput{vk: vkShift}},
+		{typ: inputKeyboard, ki: keybdInput{vk: vkShift, flags: keyUp}},
+	}); err != nil {
+		t.Fatalf("SendInput rejected the keyboard INPUT layout: %v", err)
+	}
+	const mouseMove = 0x0001
+	if err := sendInput([]mouseEvent{{typ: inputMouse, mi: mouseInput{flags: mouseMove}}}); err != nil {
+		t.Fatalf("SendInput rejected the mouse INPUT layout: %v", err)
+	}
+}
