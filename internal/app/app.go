@@ -29,6 +29,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/recipes"
 	"github.com/hearth-dev/hearth/internal/runs"
 	"github.com/hearth-dev/hearth/internal/store"
+	"github.com/hearth-dev/hearth/internal/uia"
 	"github.com/hearth-dev/hearth/web"
 )
 
@@ -41,6 +42,9 @@ type Options struct {
 	PanelAddr string
 	Version   string
 	Log       *slog.Logger
+	// UIProvider replaces this host's UI Automation (tests inject a
+	// uia.FakeProvider); nil uses uia.DefaultProvider.
+	UIProvider uia.Provider
 }
 
 // App is a running Hearth.
@@ -61,6 +65,8 @@ type App struct {
 	Operator *govern.Operator
 	Runs     *runs.Service
 	Recipes  *recipes.Book
+	// UI runs the ui tool's work on its one serialized worker.
+	UI *uia.Service
 
 	panel          *web.Panel
 	mcpLn, panelLn net.Listener
@@ -123,6 +129,11 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	specs = append(specs, a.Artifacts.Specs()...)
 	a.Jobs = a.newJobs(cfg)
 	specs = append(specs, a.Jobs.Specs()...)
+	a.UI = &uia.Service{Provider: opts.UIProvider, Log: log}
+	if a.UI.Provider == nil {
+		a.UI.Provider = uia.DefaultProvider()
+	}
+	specs = append(specs, a.UI.Specs()...)
 	specs = append(specs, a.Gov.Specs()...)
 	reg, err := a.newRegistry(specs)
 	if err != nil {
@@ -156,12 +167,12 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 // pretends to work (DESIGN §5, mode disclosure).
 func (a *App) unavailable() []string {
 	var out []string
-	if _, ok := a.Registry.Lookup("ui.snapshot"); !ok {
+	if err := a.uiAvailable(); err != nil {
+		reason := "Windows only"
 		if runtime.GOOS == "windows" {
-			out = append(out, "ui automation (the ui tool is not part of this build yet)")
-		} else {
-			out = append(out, "ui automation (Windows only)")
+			reason = strings.TrimPrefix(err.Error(), uia.Unavailable+": ")
 		}
+		out = append(out, "ui automation ("+reason+")")
 	}
 	out = append(out, "secure mcp tunnel supervision (run tunnel-client yourself; see mcp-config)")
 	return out
@@ -173,8 +184,21 @@ func (a *App) status() map[string]any {
 	out := a.governanceStatus(context.Background())
 	out["roots"] = a.Config.Roots
 	out["unavailable"] = unavailable
+	ui := map[string]any{"available": true}
+	if err := a.uiAvailable(); err != nil {
+		ui = map[string]any{"available": false, "reason": err.Error()}
+	}
+	out["ui_automation"] = ui
 	out["data_dir"] = a.DataDir
 	return out
+}
+
+// uiAvailable reports whether UI Automation works on this host (probed
+// once, on the ui worker).
+func (a *App) uiAvailable() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return a.UI.Available(ctx)
 }
 
 func (a *App) disclosure() string {
@@ -248,6 +272,7 @@ func (a *App) Serve(ctx context.Context) error {
 	a.Jobs.Stop()
 	a.Runs.Stop()
 	a.Dispatcher.Stop()
+	a.UI.Close()
 	// Sign a checkpoint of everything journaled, so evidence verifies
 	// offline up to the last entry of this run.
 	if _, cerr := a.Ledger.Checkpoint(context.WithoutCancel(ctx)); cerr != nil {

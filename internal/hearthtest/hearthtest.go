@@ -44,8 +44,20 @@ func Start(t testing.TB, edit func(*config.Config)) *Instance {
 	return StartHome(t, home, edit)
 }
 
+// StartWith is Start with the app's options changed by opts (e.g. a fake
+// UI Automation provider) before Hearth opens.
+func StartWith(t testing.TB, edit func(*config.Config), opts func(*app.Options)) *Instance {
+	t.Helper()
+	return startHome(t, t.TempDir(), edit, opts)
+}
+
 // StartHome runs Hearth in-process on an existing data directory.
 func StartHome(t testing.TB, home string, edit func(*config.Config)) *Instance {
+	t.Helper()
+	return startHome(t, home, edit, nil)
+}
+
+func startHome(t testing.TB, home string, edit func(*config.Config), opts func(*app.Options)) *Instance {
 	t.Helper()
 	cfgPath := filepath.Join(home, "config.json")
 	root := filepath.Join(filepath.Dir(home), filepath.Base(home)+"-files")
@@ -65,7 +77,11 @@ func StartHome(t testing.TB, home string, edit func(*config.Config)) *Instance {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.Open(ctx, app.Options{DataDir: home, ConfigPath: cfgPath, MCPAddr: "127.0.0.1:0", PanelAddr: "127.0.0.1:0", Version: "test"})
+	o := app.Options{DataDir: home, ConfigPath: cfgPath, MCPAddr: "127.0.0.1:0", PanelAddr: "127.0.0.1:0", Version: "test"}
+	if opts != nil {
+		opts(&o)
+	}
+	a, err := app.Open(ctx, o)
 	if err != nil {
 		cancel()
 		t.Fatalf("open hearth: %v", err)
