@@ -60,6 +60,8 @@ type Config struct {
 
 	Oracle Armable `json:"oracle"`
 	Wake   Armable `json:"wake"`
+
+	Tunnel Tunnel `json:"tunnel"`
 }
 
 // Policy is the governance mode.
@@ -70,6 +72,25 @@ type Policy struct {
 // Armable is a feature that is off until the operator arms it.
 type Armable struct {
 	Armed bool `json:"armed"`
+}
+
+// DefaultTunnelProfile is the tunnel-client profile Hearth creates and runs.
+const DefaultTunnelProfile = "hearth-local"
+
+// Tunnel configures the supervised tunnel-client (OpenAI's Secure MCP
+// Tunnel, DESIGN §7). The runtime key is deliberately not here: it lives in
+// the secrets store and nowhere else.
+type Tunnel struct {
+	// ClientPath is the tunnel-client executable; "" finds it beside
+	// hearth-tray, then on PATH.
+	ClientPath string `json:"client_path"`
+	// TunnelID is the tunnel's ID from the OpenAI Platform (tunnel_…);
+	// "" means the tunnel is not set up yet.
+	TunnelID string `json:"tunnel_id"`
+	// Profile is the tunnel-client profile to init and run.
+	Profile string `json:"profile"`
+	// Autostart starts the tunnel with Hearth.
+	Autostart bool `json:"autostart"`
 }
 
 // Default returns the configuration written on first run.
@@ -96,6 +117,7 @@ func Default() Config {
 		MaxArrivalsPerResponse: 16,
 		MaxArrivalBytes:        64 << 10,
 		RecipeMaxSteps:         32,
+		Tunnel:                 Tunnel{Profile: DefaultTunnelProfile},
 	}
 }
 
@@ -183,6 +205,7 @@ func checkKeys(name string, data []byte) error {
 		"policy": {"mode": true},
 		"oracle": {"armed": true},
 		"wake":   {"armed": true},
+		"tunnel": {"client_path": true, "tunnel_id": true, "profile": true, "autostart": true},
 	}
 	top := topKeys()
 	for k, v := range raw {
@@ -258,7 +281,41 @@ func (c *Config) Validate() error {
 	if c.ExecTimeoutMS > c.MaxExecTimeoutMS {
 		return &Error{Key: "exec_timeout_ms", Msg: "is larger than max_exec_timeout_ms"}
 	}
+	return c.Tunnel.Validate()
+}
+
+// Validate checks the tunnel settings; problems name their "tunnel.…" key.
+// The tunnel ID and the profile become tunnel-client arguments, so neither
+// may start with '-' (it would read as a flag) or hold anything but plain
+// name characters.
+func (t Tunnel) Validate() error {
+	if t.ClientPath != "" && !isAbs(t.ClientPath) {
+		return &Error{Key: "tunnel.client_path", Msg: fmt.Sprintf("%q is not an absolute path", t.ClientPath)}
+	}
+	if t.TunnelID != "" {
+		if rest, ok := strings.CutPrefix(t.TunnelID, "tunnel_"); !ok || !plainName(rest, 120) {
+			return &Error{Key: "tunnel.tunnel_id", Msg: fmt.Sprintf("%q is not a tunnel ID (tunnel_ followed by letters and digits, as the OpenAI Platform shows it)", t.TunnelID)}
+		}
+	}
+	if !plainName(t.Profile, 128) || t.Profile[0] == '-' || t.Profile[0] == '.' {
+		return &Error{Key: "tunnel.profile", Msg: fmt.Sprintf("%q is not a profile name (1 to 128 letters, digits, '.', '_' or '-', not starting with '-' or '.')", t.Profile)}
+	}
 	return nil
+}
+
+// plainName reports whether s is 1 to max ASCII letters, digits, '.', '_'
+// or '-'.
+func plainName(s string, max int) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for _, c := range []byte(s) {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // isAbs accepts the host's absolute paths, and drive-letter paths on

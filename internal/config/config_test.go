@@ -82,3 +82,58 @@ func TestDataDirAndPath(t *testing.T) {
 		t.Fatal(p)
 	}
 }
+
+func TestTunnelDefaultsAndRefusals(t *testing.T) {
+	c, err := Parse("config.json", []byte(`{"tunnel": {"tunnel_id": "tunnel_0123456789abcdef0123456789abcdef"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Tunnel.Profile != DefaultTunnelProfile || c.Tunnel.Autostart || c.Tunnel.ClientPath != "" {
+		t.Errorf("tunnel defaults not kept beside a partial object: %+v", c.Tunnel)
+	}
+	if c.Tunnel.TunnelID != "tunnel_0123456789abcdef0123456789abcdef" {
+		t.Errorf("tunnel_id = %q", c.Tunnel.TunnelID)
+	}
+	if d := Default().Tunnel; d != (Tunnel{Profile: "hearth-local"}) {
+		t.Errorf("default tunnel = %+v", d)
+	}
+	cases := []struct{ json, key string }{
+		{`{"tunnel": {"key": "sk-123"}}`, `"tunnel.key"`},
+		{`{"tunnel": {"autostart": "yes"}}`, `"tunnel.autostart"`},
+		{`{"tunnel": {"client_path": "tunnel-client"}}`, `"tunnel.client_path"`},
+		{`{"tunnel": {"tunnel_id": "--help"}}`, `"tunnel.tunnel_id"`},
+		{`{"tunnel": {"tunnel_id": "tunnel_a b"}}`, `"tunnel.tunnel_id"`},
+		{`{"tunnel": {"tunnel_id": "0123"}}`, `"tunnel.tunnel_id"`},
+		{`{"tunnel": {"profile": ""}}`, `"tunnel.profile"`},
+		{`{"tunnel": {"profile": "-x"}}`, `"tunnel.profile"`},
+		{`{"tunnel": {"profile": "../up"}}`, `"tunnel.profile"`},
+		{`{"tunnel": []}`, `"tunnel"`},
+	}
+	for _, tc := range cases {
+		_, err := Parse("config.json", []byte(tc.json))
+		var ce *Error
+		if !errors.As(err, &ce) {
+			t.Errorf("%s: want *Error, got %v", tc.json, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.key) {
+			t.Errorf("%s: error %q does not name %s", tc.json, err, tc.key)
+		}
+	}
+}
+
+func TestTunnelRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.json")
+	c := Default()
+	c.Tunnel = Tunnel{ClientPath: filepath.Join(t.TempDir(), "tunnel-client"), TunnelID: "tunnel_abc", Profile: "mine", Autostart: true}
+	if err := Write(path, c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Tunnel != c.Tunnel {
+		t.Errorf("tunnel after round trip = %+v, want %+v", got.Tunnel, c.Tunnel)
+	}
+}

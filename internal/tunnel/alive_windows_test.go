@@ -1,0 +1,14 @@
+package tunnel
+
+import "golang.org/x/sys/windows"
+
+// alive reports whether pid names a process that has not exited.
+func alive(pid int) bool {
+	h, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(pid))
+	if err != nil {
+		return false
+	}
+	defer windows.CloseHandle(h)
+	ev, err := windows.WaitForSingleObject(h, 0)
+	return err == nil && ev == uint32(windows.WAIT_TIMEOUT)
+}

@@ -1,0 +1,313 @@
+package tunnel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/proc"
+	"github.com/hearth-dev/hearth/internal/secrets"
+)
+
+// maxErrorLine bounds Status.LastError.
+const maxErrorLine = 300
+
+// supervise runs the child again and again until ctx ends, the key goes
+// away, or a crash loop. Backoff doubles from backoffMin to backoffMax and
+// starts over after a child that ran healthyAfter; loopFailures exits
+// within loopWindow end the supervision in crash_loop.
+func (s *Supervisor) supervise(ctx context.Context, r *run, cfg config.Tunnel, path string, logf *rotatingLog) {
+	defer close(r.done)
+	defer logf.Close()
+	defer func() {
+		if ctx.Err() != nil {
+			s.setState(r, StateStopped, "stopped")
+			s.note(logf, "stopped")
+		}
+		s.mu.Lock()
+		if s.run == r {
+			s.run = nil
+		}
+		s.mu.Unlock()
+	}()
+
+	delay := s.t.backoffMin
+	var failures []time.Time
+	restarts := 0
+	for {
+		key, err := s.readKey()
+		if err != nil {
+			reason := "no tunnel runtime key yet (enter it on the Setup page)"
+			if !errors.Is(err, secrets.ErrNotFound) {
+				reason = "the tunnel runtime key cannot be read from the secrets store"
+				s.log.Warn("tunnel: read key", "err", err)
+			}
+			s.setState(r, StateNotConfigured, reason)
+			s.note(logf, "not starting tunnel-client: "+reason)
+			return
+		}
+		started := time.Now()
+		res := s.runOnce(ctx, r, cfg, path, key, logf)
+		if ctx.Err() != nil {
+			return
+		}
+		if res.restart {
+			s.note(logf, "restarting tunnel-client on request")
+			delay = s.t.backoffMin
+			continue
+		}
+		now := time.Now()
+		if now.Sub(started) >= s.t.healthyAfter {
+			delay = s.t.backoffMin
+		}
+		failures = append(recent(failures, now, s.t.loopWindow), now)
+		s.update(r, func(st *Status) {
+			if st.LastError == "" || !res.sawError {
+				st.LastError = res.desc
+			}
+		})
+		if len(failures) >= s.t.loopFailures {
+			reason := fmt.Sprintf("tunnel-client exited %d times within %s; not restarting it until it is started again (see the tunnel log)",
+				len(failures), s.t.loopWindow)
+			s.setState(r, StateCrashLoop, reason)
+			s.note(logf, "crash loop: "+reason)
+			s.log.Error("tunnel: crash loop; not restarting", "exits", len(failures), "window", s.t.loopWindow, "last", res.desc)
+			return
+		}
+		s.setState(r, StateBackoff, fmt.Sprintf("tunnel-client %s; restarting in %s", res.summary, delay))
+		s.note(logf, fmt.Sprintf("tunnel-client %s; restarting in %s", res.desc, delay))
+		s.log.Warn("tunnel: tunnel-client exited; restarting", "exit", res.desc, "in", delay)
+		timer := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-r.restart:
+			timer.Stop()
+			delay = s.t.backoffMin
+		case <-timer.C:
+			delay = min(2*delay, s.t.backoffMax)
+		}
+		restarts++
+		s.update(r, func(st *Status) { st.Restarts = restarts })
+	}
+}
+
+// recent returns the times within window before now.
+func recent(ts []time.Time, now time.Time, window time.Duration) []time.Time {
+	out := ts[:0]
+	for _, t := range ts {
+		if now.Sub(t) < window {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (s *Supervisor) readKey() (string, error) {
+	if s.secrets == nil {
+		return "", secrets.ErrNotFound
+	}
+	b, err := s.secrets.Get(KeyName)
+	if err != nil {
+		return "", err
+	}
+	if len(b) == 0 {
+		return "", secrets.ErrNotFound
+	}
+	return string(b), nil
+}
+
+// note writes one of Hearth's own lines into the tunnel log.
+func (s *Supervisor) note(logf *rotatingLog, msg string) {
+	if err := logf.WriteLine(stamp(time.Now()) + " hearth: " + msg); err != nil && !errors.Is(err, os.ErrClosed) {
+		s.log.Warn("tunnel: write log", "err", err)
+	}
+}
+
+// runResult is how one child run ended.
+type runResult struct {
+	// desc says how it ended, for the log and LastError ("exited with
+	// status 3 after 1.2s"); summary is the same without child-provided
+	// detail, for Status.Reason.
+	desc, summary string
+	// sawError: the child printed an error line this run.
+	sawError bool
+	// restart: it was stopped by Restart, not by itself.
+	restart bool
+}
+
+// runOnce starts one child and waits for it, watching its readiness
+// meanwhile.
+func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, path, key string, logf *rotatingLog) runResult {
+	urlFile := s.healthURLFile()
+	// A URL left by an earlier child would point the readiness probe at a
+	// port nobody (or someone else) listens on.
+	if err := os.Remove(urlFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		s.log.Warn("tunnel: remove old health URL file", "err", err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	fail := func(what string, err error) runResult {
+		msg := redact(fmt.Sprintf("%s: %v", what, err), key)
+		s.note(logf, msg)
+		s.log.Error("tunnel: "+what, "err", redact(err.Error(), key))
+		s.update(r, func(st *Status) { st.LastError = truncate(msg, maxErrorLine) })
+		return runResult{desc: msg, summary: "could not be started", sawError: true}
+	}
+	env, err := proc.Environ(map[string]string{EnvKey: key})
+	if err != nil {
+		return fail("prepare tunnel-client environment", err)
+	}
+	tree, err := proc.NewTree()
+	if err != nil {
+		return fail("start tunnel-client", err)
+	}
+	defer tree.Close()
+
+	args := []string{"run", "--profile", cfg.Profile,
+		// An ephemeral port: the profile's default (127.0.0.1:8080) is
+		// often taken, and the URL file tells Hearth the real one.
+		"--health.listen-addr", "127.0.0.1:0",
+		"--health.url-file", urlFile}
+	cmd := exec.CommandContext(runCtx, path, args...)
+	cmd.Env = env
+	cmd.Dir = s.dataDir
+	cmd.SysProcAttr = tree.SysProcAttr()
+	// The read end is the child's stdin; Hearth never writes, and the
+	// child sees EOF when Hearth closes it or dies.
+	if _, err := cmd.StdinPipe(); err != nil {
+		return fail("start tunnel-client", err)
+	}
+
+	var mu sync.Mutex
+	var lastStderr string
+	sawError := false
+	emit := func(stream string) func(string) {
+		return func(line string) {
+			if err := logf.WriteLine(stamp(time.Now()) + " " + stream + ": " + line); err != nil {
+				s.log.Warn("tunnel: write log", "err", err)
+			}
+			if strings.TrimSpace(line) == "" {
+				return
+			}
+			mu.Lock()
+			if stream == "stderr" {
+				lastStderr = line
+			}
+			isErr := errorLine(line)
+			if isErr {
+				sawError = true
+			}
+			mu.Unlock()
+			if isErr {
+				s.update(r, func(st *Status) { st.LastError = truncate(line, maxErrorLine) })
+			}
+		}
+	}
+	stdout := &lineWriter{key: key, emit: emit("stdout")}
+	stderr := &lineWriter{key: key, emit: emit("stderr")}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.Cancel = func() error {
+		err := tree.Interrupt()
+		if err == nil || errors.Is(err, os.ErrProcessDone) {
+			return err
+		}
+		s.note(logf, fmt.Sprintf("graceful stop failed (%v); killing tunnel-client", err))
+		return tree.Kill()
+	}
+	// After the graceful signal the child has stopGrace to exit before
+	// exec kills it (and the tree's exit sweep takes what it left).
+	cmd.WaitDelay = s.t.stopGrace
+
+	if err := cmd.Start(); err != nil {
+		return fail("start tunnel-client", err)
+	}
+	if err := tree.Started(cmd); err != nil {
+		return fail("contain tunnel-client", err)
+	}
+	started := time.Now()
+	pid := cmd.Process.Pid
+	s.update(r, func(st *Status) {
+		st.State, st.Reason, st.PID = StateStarting, "waiting for tunnel-client to report ready", pid
+	})
+	s.note(logf, fmt.Sprintf("started %s (pid %d) %s", path, pid, strings.Join(args, " ")))
+	s.log.Info("tunnel: tunnel-client started", "pid", pid)
+
+	restarted := make(chan bool, 1)
+	healthDone := make(chan struct{})
+	go func() {
+		defer close(healthDone)
+		s.watchHealth(runCtx, r, urlFile, key, started)
+	}()
+	go func() {
+		select {
+		case <-r.restart:
+			restarted <- true
+			cancel()
+		case <-runCtx.Done():
+			restarted <- false
+		}
+	}()
+
+	waitErr := cmd.Wait()
+	ran := time.Since(started).Round(100 * time.Millisecond)
+	cancel()
+	<-healthDone
+	restart := <-restarted
+	stdout.Flush()
+	stderr.Flush()
+
+	res := runResult{restart: restart}
+	state := cmd.ProcessState
+	switch {
+	case state == nil:
+		res.summary = "ended"
+		res.desc = fmt.Sprintf("ended: %v", waitErr)
+	case state.Exited():
+		res.summary = fmt.Sprintf("exited with status %d", state.ExitCode())
+		res.desc = fmt.Sprintf("exited with status %d after %s", state.ExitCode(), ran)
+	default:
+		res.summary = "was killed"
+		res.desc = fmt.Sprintf("ended (%s) after %s", state, ran)
+	}
+	mu.Lock()
+	res.sawError = sawError
+	if !sawError && lastStderr != "" && (state == nil || state.ExitCode() != 0) {
+		res.desc += ": " + truncate(lastStderr, maxErrorLine)
+	}
+	mu.Unlock()
+	if ctx.Err() == nil && !restart {
+		s.note(logf, "tunnel-client "+res.desc)
+	} else {
+		s.note(logf, fmt.Sprintf("tunnel-client (pid %d) stopped after %s", pid, ran))
+	}
+	return res
+}
+
+// errorLine reports whether a line of tunnel-client output looks like an
+// error report.
+func errorLine(line string) bool {
+	l := strings.ToLower(line)
+	for _, w := range []string{"level=error", `"level":"error"`, "error:", "fatal", "panic:", "failed"} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}

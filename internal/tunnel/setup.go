@@ -1,0 +1,221 @@
+package tunnel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/proc"
+	"github.com/hearth-dev/hearth/internal/secrets"
+)
+
+// maxSetupOutput bounds what Init and Doctor keep of each output stream.
+const maxSetupOutput = 64 << 10
+
+// minKeyLen is the shortest runtime key SetKey accepts; anything shorter
+// is a paste gone wrong, and KeyHint's last four characters must not be
+// most of the key.
+const minKeyLen = 12
+
+// CommandResult is the outcome of a setup command (init, doctor).
+type CommandResult struct {
+	// Args is the argv after the program; it never holds the key.
+	Args     []string `json:"args"`
+	ExitCode int      `json:"exit_code"`
+	// Stdout and Stderr are the decoded output, key redacted, each cut at
+	// 64 KiB (Truncated).
+	Stdout    string        `json:"stdout"`
+	Stderr    string        `json:"stderr"`
+	Truncated bool          `json:"truncated,omitempty"`
+	TimedOut  bool          `json:"timed_out,omitempty"`
+	Duration  time.Duration `json:"duration_ns"`
+}
+
+// OK reports whether the command ran to a zero exit.
+func (r CommandResult) OK() bool { return r.ExitCode == 0 && !r.TimedOut }
+
+// Init creates the tunnel-client profile for Hearth:
+//
+//	tunnel-client init --sample sample_mcp_remote_no_auth --profile <profile>
+//	  --tunnel-id <tunnelID> --mcp-server-url <mcpURL>
+//
+// mcpURL is Hearth's MCP endpoint (App.MCPURL). On success the tunnel ID
+// becomes tunnel.tunnel_id (persisted like SetConfig). tunnel-client
+// refuses to overwrite an existing profile; its message says so in the
+// result. The error is non-nil only when nothing could be run.
+func (s *Supervisor) Init(ctx context.Context, tunnelID, mcpURL string) (CommandResult, error) {
+	cfg := s.Config()
+	next := cfg
+	next.TunnelID = strings.TrimSpace(tunnelID)
+	if next.TunnelID == "" {
+		return CommandResult{}, &config.Error{Key: "tunnel.tunnel_id", Msg: "is empty"}
+	}
+	if err := next.Validate(); err != nil {
+		return CommandResult{}, err
+	}
+	if err := checkMCPURL(mcpURL); err != nil {
+		return CommandResult{}, err
+	}
+	res, err := s.setupCommand(ctx, cfg, "init", "--sample", "sample_mcp_remote_no_auth",
+		"--profile", cfg.Profile, "--tunnel-id", next.TunnelID, "--mcp-server-url", mcpURL)
+	if err != nil || !res.OK() || next == cfg {
+		return res, err
+	}
+	return res, s.SetConfig(next)
+}
+
+// Doctor runs `tunnel-client doctor --profile <profile> --explain`.
+func (s *Supervisor) Doctor(ctx context.Context) (CommandResult, error) {
+	cfg := s.Config()
+	return s.setupCommand(ctx, cfg, "doctor", "--profile", cfg.Profile, "--explain")
+}
+
+// setupCommand runs tunnel-client with args, bounded by setupTimeout and
+// ctx, with the key (when there is one) in its environment only.
+func (s *Supervisor) setupCommand(ctx context.Context, cfg config.Tunnel, args ...string) (CommandResult, error) {
+	path, err := s.findClient(cfg)
+	if err != nil {
+		return CommandResult{}, err
+	}
+	key, err := s.readKey()
+	if err != nil && !errors.Is(err, secrets.ErrNotFound) {
+		return CommandResult{}, errors.New("the tunnel runtime key cannot be read from the secrets store")
+	}
+	var env map[string]string
+	if key != "" {
+		env = map[string]string{EnvKey: key}
+	}
+	res, err := proc.Run(ctx, proc.Spec{
+		Command: path, Args: args, Dir: s.dataDir, Env: env,
+		Timeout: s.t.setupTimeout, MaxCapture: maxSetupOutput,
+	})
+	if err != nil {
+		return CommandResult{}, fmt.Errorf("run tunnel-client %s: %s", args[0], redact(err.Error(), key))
+	}
+	stdout, _ := proc.Decode(res.Stdout)
+	stderr, _ := proc.Decode(res.Stderr)
+	out := CommandResult{
+		Args:      args,
+		ExitCode:  res.ExitCode,
+		Stdout:    redact(stdout, key),
+		Stderr:    redact(stderr, key),
+		Truncated: res.StdoutTruncated || res.StderrTruncated,
+		TimedOut:  res.TimedOut,
+		Duration:  res.Duration,
+	}
+	s.log.Info("tunnel: setup command", "cmd", args[0], "exit", res.ExitCode, "timed_out", res.TimedOut)
+	return out, nil
+}
+
+// checkMCPURL accepts an absolute http(s) URL without credentials.
+func checkMCPURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return fmt.Errorf("MCP server URL %q is not an http(s) URL", raw)
+	}
+	return nil
+}
+
+// SetKey stores the tunnel runtime key (surrounding white space removed)
+// and records tunnel_key_set in the ledger with only its last four
+// characters. A running tunnel-client is restarted so that the new key
+// takes effect. Errors never quote the key.
+func (s *Supervisor) SetKey(key string) error {
+	key = strings.TrimSpace(key)
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	if err := s.secrets.Set(KeyName, []byte(key)); err != nil {
+		return fmt.Errorf("store the tunnel runtime key: %w", err)
+	}
+	if s.journal != nil {
+		if _, err := s.journal.Append(context.Background(), KindKeySet, map[string]any{"last4": key[len(key)-4:]}); err != nil {
+			return fmt.Errorf("the tunnel runtime key was stored but not recorded in the ledger: %w", err)
+		}
+	}
+	s.log.Info("tunnel: runtime key set")
+	if !s.Restart() {
+		s.Check("")
+	}
+	return nil
+}
+
+// checkKey refuses what cannot be a runtime key, without quoting it.
+func checkKey(key string) error {
+	switch {
+	case key == "":
+		return errors.New("the tunnel runtime key is empty")
+	case len(key) < minKeyLen:
+		return fmt.Errorf("the tunnel runtime key is too short (%d characters; runtime keys are much longer)", len(key))
+	case len(key) > secrets.MaxSecretSize:
+		return fmt.Errorf("the tunnel runtime key is too long (%d bytes; at most %d)", len(key), secrets.MaxSecretSize)
+	}
+	for _, c := range key {
+		if unicode.IsSpace(c) || unicode.IsControl(c) || c > unicode.MaxASCII {
+			return errors.New("the tunnel runtime key contains spaces or characters a runtime key does not have; paste it again")
+		}
+	}
+	return nil
+}
+
+// ClearKey stops the tunnel, deletes the key and records
+// tunnel_key_cleared. Clearing an absent key does nothing.
+func (s *Supervisor) ClearKey() error {
+	ok, err := s.KeyPresent()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return nil
+	}
+	s.Stop()
+	if err := s.secrets.Delete(KeyName); err != nil && !errors.Is(err, secrets.ErrNotFound) {
+		return fmt.Errorf("delete the tunnel runtime key: %w", err)
+	}
+	if s.journal != nil {
+		if _, err := s.journal.Append(context.Background(), KindKeyCleared, nil); err != nil {
+			return fmt.Errorf("the tunnel runtime key was deleted but not recorded in the ledger: %w", err)
+		}
+	}
+	s.log.Info("tunnel: runtime key cleared")
+	s.Check("")
+	return nil
+}
+
+// KeyPresent reports whether a runtime key is stored, without reading it
+// where the platform allows.
+func (s *Supervisor) KeyPresent() (bool, error) {
+	if s.secrets == nil {
+		return false, nil
+	}
+	ok, err := s.secrets.Present(KeyName)
+	if err != nil {
+		return false, fmt.Errorf("read the secrets store: %w", err)
+	}
+	return ok, nil
+}
+
+// KeyHint returns "…" and the key's last four characters, or "" when no
+// key is stored (or it cannot be read). It is all Hearth ever shows of
+// the key.
+func (s *Supervisor) KeyHint() string {
+	if s.secrets == nil {
+		return ""
+	}
+	key, err := s.readKey()
+	if err != nil {
+		if !errors.Is(err, secrets.ErrNotFound) {
+			s.log.Warn("tunnel: read key for its hint", "err", err)
+		}
+		return ""
+	}
+	if len(key) < minKeyLen {
+		return "…"
+	}
+	return "…" + key[len(key)-4:]
+}

@@ -1,0 +1,124 @@
+package tunnel
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
+)
+
+// These tests run the Windows containment for real (under Wine in CI:
+// scripts/test-windows ./internal/tunnel/). There is no go command there
+// to build testdata/faketunnel, so the test binary itself plays a minimal
+// tunnel-client (selfFake).
+
+var procIsProcessInJob = windows.NewLazySystemDLL("kernel32.dll").NewProc("IsProcessInJob")
+
+// selfClient makes the test binary the tunnel-client of this test.
+func selfClient(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(selfFakeEnv, "1")
+	return exe
+}
+
+// inJob reports whether pid runs inside some Job Object.
+func inJob(t *testing.T, pid int) bool {
+	t.Helper()
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_INFORMATION, false, uint32(pid))
+	if err != nil {
+		t.Fatalf("open process %d: %v", pid, err)
+	}
+	defer windows.CloseHandle(h)
+	var result int32
+	if r, _, err := procIsProcessInJob.Call(uintptr(h), 0, uintptr(unsafe.Pointer(&result))); r == 0 {
+		t.Fatalf("IsProcessInJob: %v", err)
+	}
+	return result != 0
+}
+
+func TestWindowsReadyInJobAndStop(t *testing.T) {
+	key := testKey(t)
+	s, _, logs := newSupervisor(t, selfClient(t), testTunnelID, key)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := waitFor(t, s, "ready", 60*time.Second, stateIs(StateReady))
+	if !inJob(t, st.PID) {
+		t.Error("tunnel-client does not run in a Job Object")
+	}
+	started := time.Now()
+	s.Stop()
+	stopped := time.Since(started)
+	waitDead(t, st.PID, "tunnel-client")
+	log := readLog(s)
+	if !strings.Contains(log, "key_set=true") {
+		t.Errorf("the child did not get the key in its environment:\n%s", log)
+	}
+	switch {
+	case strings.Contains(log, "self fake: graceful stop"):
+		t.Logf("graceful stop through CTRL_BREAK_EVENT took %s", stopped)
+	case strings.Contains(log, "graceful stop failed"):
+		// Wine's console support may not deliver the event to a process
+		// attached to another console; the kill after it still stops the
+		// child, which is what this test must prove.
+		t.Logf("CTRL_BREAK_EVENT could not be delivered here; killed instead:\n%s", log)
+	default:
+		t.Logf("the child was killed after the grace period (%s)", stopped)
+	}
+	scanForKey(t, s.dataDir, key)
+	if strings.Contains(logs.String(), key) {
+		t.Error("Hearth's own log holds the key")
+	}
+}
+
+func TestWindowsStopKillsHangingTree(t *testing.T) {
+	childPID := filepath.Join(t.TempDir(), "child.pid")
+	client := selfClient(t)
+	t.Setenv("FAKE_TUNNEL_HANG_ON_STOP", "1")
+	t.Setenv("FAKE_TUNNEL_CHILD_PID", childPID)
+	s, _, _ := newSupervisor(t, client, testTunnelID, testKey(t))
+	s.t.stopGrace = time.Second
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := waitFor(t, s, "ready", 60*time.Second, stateIs(StateReady))
+	b, err := os.ReadFile(childPID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grandchild, err := strconv.Atoi(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !alive(grandchild) || !inJob(t, grandchild) {
+		t.Fatal("the grandchild is not running inside the job")
+	}
+	s.Stop()
+	waitDead(t, st.PID, "tunnel-client")
+	waitDead(t, grandchild, "tunnel-client's child")
+}
+
+// TestWindowsDiesWithHearth: the self fake ignores stdin, so only the Job
+// Object's kill-on-close can end it when its Hearth is killed outright.
+func TestWindowsDiesWithHearth(t *testing.T) {
+	client := selfClient(t)
+	helper, pid := startHelper(t, client)
+	if !alive(pid) || !inJob(t, pid) {
+		t.Fatal("tunnel-client is not running inside a job")
+	}
+	if err := helper.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	helper.Wait()
+	waitDead(t, pid, "tunnel-client of a killed Hearth")
+}

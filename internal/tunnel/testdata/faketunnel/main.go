@@ -1,0 +1,227 @@
+// Command faketunnel is a fake tunnel-client for the tunnel package's
+// tests. It mimics the CLI surface Hearth uses (init, doctor, run with
+// --health.url-file) and never prints CONTROL_PLANE_API_KEY's value,
+// only whether it is set, unless FAKE_TUNNEL_LEAK_KEY asks it to
+// misbehave so that redaction can be tested.
+//
+// Behaviour is chosen through the environment:
+//
+//	FAKE_TUNNEL_CRASH_AFTER=<duration>  run: exit 3 after that long
+//	FAKE_TUNNEL_HANG_ON_STOP=1          run: ignore SIGTERM/CTRL_BREAK
+//	FAKE_TUNNEL_UNHEALTHY=1             run: /readyz answers 503
+//	FAKE_TUNNEL_LEAK_KEY=1              print the key (a misbehaving client)
+//	FAKE_TUNNEL_STARTS=<file>           run: append "start <pid>" per start
+//	FAKE_TUNNEL_CHILD_PID=<file>        run: start a grandchild, write its pid
+//	FAKE_TUNNEL_SPAM=<n>                run: print n lines of 100 bytes
+//	FAKE_TUNNEL_EXIT_ON_EOF=1           run: exit when stdin reaches EOF
+//	FAKE_TUNNEL_HANG=1                  init/doctor: never finish
+//	FAKE_TUNNEL_PROFILE_DIR=<dir>       init: where profiles are written
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+const keyVar = "CONTROL_PLANE_API_KEY"
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: faketunnel init|doctor|run|sleep")
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "init":
+		err = initCmd(os.Args[2:])
+	case "doctor":
+		err = doctorCmd(os.Args[2:])
+	case "run":
+		err = runCmd(os.Args[2:])
+	case "sleep":
+		time.Sleep(time.Hour)
+	default:
+		err = fmt.Errorf("unknown command %q", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+func keyStatus() string {
+	if os.Getenv(keyVar) != "" {
+		return "key_set=true"
+	}
+	return "key_set=false"
+}
+
+func leak() {
+	if os.Getenv("FAKE_TUNNEL_LEAK_KEY") == "1" {
+		fmt.Fprintf(os.Stderr, "error: control plane refused key %s\n", os.Getenv(keyVar))
+	}
+}
+
+func hang() {
+	if os.Getenv("FAKE_TUNNEL_HANG") == "1" {
+		time.Sleep(time.Hour)
+	}
+}
+
+func initCmd(args []string) error {
+	fs := flag.NewFlagSet("init", flag.ContinueOnError)
+	sample := fs.String("sample", "", "")
+	profile := fs.String("profile", "", "")
+	tunnelID := fs.String("tunnel-id", "", "")
+	mcpURL := fs.String("mcp-server-url", "", "")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	hang()
+	leak()
+	if *tunnelID == "" || *profile == "" || *mcpURL == "" || *sample == "" {
+		return fmt.Errorf("init needs --sample, --profile, --tunnel-id and --mcp-server-url")
+	}
+	dir := os.Getenv("FAKE_TUNNEL_PROFILE_DIR")
+	if dir == "" {
+		dir = "."
+	}
+	path := filepath.Join(dir, *profile+".yaml")
+	if _, err := os.Stat(path); err == nil {
+		return fmt.Errorf("profile %s already exists (use --force)", *profile)
+	}
+	body := fmt.Sprintf("sample: %s\ntunnel_id: %s\nmcp_server_url: %s\n", *sample, *tunnelID, *mcpURL)
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		return err
+	}
+	fmt.Printf("Created profile %s (%s)\n", *profile, keyStatus())
+	return nil
+}
+
+func doctorCmd(args []string) error {
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	profile := fs.String("profile", "", "")
+	explain := fs.Bool("explain", false, "")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	hang()
+	leak()
+	fmt.Printf("doctor: profile %s explain=%v %s\n", *profile, *explain, keyStatus())
+	if os.Getenv(keyVar) == "" {
+		return fmt.Errorf("%s is not set", keyVar)
+	}
+	return nil
+}
+
+func runCmd(args []string) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	profile := fs.String("profile", "", "")
+	listen := fs.String("health.listen-addr", "127.0.0.1:8080", "")
+	urlFile := fs.String("health.url-file", "", "")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	fmt.Printf("fake tunnel: run profile=%s pid=%d %s argv=%q\n", *profile, os.Getpid(), keyStatus(), os.Args)
+	if f := os.Getenv("FAKE_TUNNEL_STARTS"); f != "" {
+		if err := appendLine(f, "start "+strconv.Itoa(os.Getpid())); err != nil {
+			return err
+		}
+	}
+	if f := os.Getenv("FAKE_TUNNEL_CHILD_PID"); f != "" {
+		child := exec.Command(os.Args[0], "sleep")
+		if err := child.Start(); err != nil {
+			return err
+		}
+		if err := os.WriteFile(f, []byte(strconv.Itoa(child.Process.Pid)), 0o600); err != nil {
+			return err
+		}
+	}
+	if n, _ := strconv.Atoi(os.Getenv("FAKE_TUNNEL_SPAM")); n > 0 {
+		line := strings.Repeat("x", 90)
+		for i := range n {
+			fmt.Printf("spam %06d %s\n", i, line)
+		}
+	}
+	leak()
+
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	unhealthy := os.Getenv("FAKE_TUNNEL_UNHEALTHY") == "1"
+	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/readyz" && unhealthy:
+			http.Error(w, "not ready: control plane unreachable", http.StatusServiceUnavailable)
+		case r.URL.Path == "/readyz" || r.URL.Path == "/healthz":
+			fmt.Fprintln(w, "ok")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	if *urlFile != "" {
+		tmp := *urlFile + ".tmp"
+		if err := os.WriteFile(tmp, []byte("http://"+ln.Addr().String()+"\n"), 0o600); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, *urlFile); err != nil {
+			return err
+		}
+	}
+
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+	eof := make(chan struct{})
+	if os.Getenv("FAKE_TUNNEL_EXIT_ON_EOF") == "1" {
+		go func() {
+			_, _ = io.Copy(io.Discard, os.Stdin)
+			close(eof)
+		}()
+	}
+	var crash <-chan time.Time
+	if d, err := time.ParseDuration(os.Getenv("FAKE_TUNNEL_CRASH_AFTER")); err == nil {
+		crash = time.After(d)
+	}
+	for {
+		select {
+		case <-stop:
+			if os.Getenv("FAKE_TUNNEL_HANG_ON_STOP") == "1" {
+				fmt.Println("fake tunnel: ignoring the stop signal")
+				continue
+			}
+			fmt.Println("fake tunnel: graceful stop")
+			if *urlFile != "" {
+				os.Remove(*urlFile)
+			}
+			return nil
+		case <-eof:
+			fmt.Println("fake tunnel: stdin closed")
+			return nil
+		case <-crash:
+			fmt.Fprintln(os.Stderr, `time=now level=ERROR msg="fake tunnel: control plane rejected the connection"`)
+			os.Exit(3)
+		}
+	}
+}
+
+func appendLine(path, line string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = fmt.Fprintln(f, line)
+	return err
+}

@@ -1,0 +1,493 @@
+// Package tunnel supervises OpenAI's tunnel-client, the program that
+// connects ChatGPT to Hearth's MCP endpoint through the Secure MCP Tunnel
+// (DESIGN §7).
+//
+// Supervisor runs `tunnel-client run --profile <profile>` as a child of
+// Hearth: contained so that it dies with Hearth (a kill-on-close Job
+// Object on Windows, a process group elsewhere; see proc.Tree), with no
+// console window, stdin a pipe (the child sees EOF when Hearth dies), and
+// its output captured line by line into a rotated log. It restarts the
+// child with exponential backoff, gives up after a crash loop and says
+// so, and reports readiness from tunnel-client's own /readyz.
+//
+// The tunnel runtime key lives in the secrets store (KeyName). It is read
+// into memory only to start a child and passed only as
+// CONTROL_PLANE_API_KEY in that child's environment: never in argv, never
+// in a log, the database or a file Hearth writes. Every line Hearth keeps
+// from the child, and every setup command's output, has the key replaced
+// by Redacted in case tunnel-client ever printed it.
+package tunnel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/ledger"
+	"github.com/hearth-dev/hearth/internal/secrets"
+)
+
+// State is where the tunnel is in its life.
+type State string
+
+// States. Only starting, ready and unhealthy have a child running.
+const (
+	// StateNotConfigured: no runtime key, no tunnel ID or no tunnel-client
+	// program; Status.Reason says which.
+	StateNotConfigured State = "not_configured"
+	// StateStopped: configured but not running (never started, or Stop).
+	StateStopped State = "stopped"
+	// StateStarting: the child runs and has not reported ready yet.
+	StateStarting State = "starting"
+	// StateReady: the child's /readyz answers 2xx.
+	StateReady State = "ready"
+	// StateUnhealthy: the child runs but /readyz fails (after having been
+	// ready, or for longer than the start grace).
+	StateUnhealthy State = "unhealthy"
+	// StateBackoff: the child exited; it is restarted after a delay.
+	StateBackoff State = "backoff"
+	// StateCrashLoop: the child exited too often in too short a time;
+	// Hearth stopped restarting it until someone starts it again.
+	StateCrashLoop State = "crash_loop"
+)
+
+// KeyName is the name of the tunnel runtime key in the secrets store (in
+// Windows Credential Manager it shows up as "Hearth/tunnel-key").
+const KeyName = "tunnel-key"
+
+// EnvKey is the environment variable tunnel-client reads its runtime key
+// from.
+const EnvKey = "CONTROL_PLANE_API_KEY"
+
+// Ledger entry kinds for changes of the key (the entries carry at most its
+// last four characters).
+const (
+	KindKeySet     = ledger.KindTunnelKeySet
+	KindKeyCleared = "tunnel_key_cleared"
+)
+
+// ErrNotConfigured is returned by Start when the tunnel cannot run yet;
+// the error (and Status.Reason) says what is missing.
+var ErrNotConfigured = errors.New("secure mcp tunnel not configured")
+
+// Status is the tunnel's state for the panel, the tray and host_info.
+type Status struct {
+	State State `json:"state"`
+	// Reason explains State in a sentence written by Hearth (never child
+	// output, never a path), fit for host_info.
+	Reason string `json:"reason,omitempty"`
+	// PID is the running child's process id, 0 when none runs.
+	PID int `json:"pid,omitempty"`
+	// Restarts counts automatic restarts since the last Start.
+	Restarts int `json:"restarts"`
+	// LastError is the last error line tunnel-client printed (or how it
+	// last ended), with the key redacted. It is for the operator's panel,
+	// not for host_info: it may name local paths.
+	LastError string `json:"last_error,omitempty"`
+	// Since is when State last changed.
+	Since time.Time `json:"since"`
+}
+
+// Journal records key changes; *ledger.Ledger is one.
+type Journal interface {
+	Append(ctx context.Context, kind string, data any) (ledger.Entry, error)
+}
+
+// Options are a Supervisor's dependencies.
+type Options struct {
+	// Config is the tunnel section of config.json.
+	Config config.Tunnel
+	// ConfigPath is config.json, where SetConfig persists changes; ""
+	// keeps them in memory only.
+	ConfigPath string
+	// DataDir holds logs/tunnel.log and the health URL file.
+	DataDir string
+	Secrets secrets.Store
+	Journal Journal
+	Log     *slog.Logger
+}
+
+// timing holds the supervisor's delays and limits (tests shorten them).
+type timing struct {
+	backoffMin, backoffMax time.Duration
+	// healthyAfter: a child that ran this long resets the backoff.
+	healthyAfter time.Duration
+	// loopFailures exits within loopWindow make a crash loop.
+	loopFailures int
+	loopWindow   time.Duration
+	// pollMin..pollMax: readiness polls start fast and settle at pollMax.
+	pollMin, pollMax time.Duration
+	probeTimeout     time.Duration
+	// startGrace: how long a new child may fail /readyz and still be
+	// "starting" rather than "unhealthy".
+	startGrace time.Duration
+	// stopGrace: how long a child has to exit after the graceful signal
+	// before it is killed.
+	stopGrace time.Duration
+	// setupTimeout bounds init and doctor.
+	setupTimeout time.Duration
+	logMax       int64
+	logKeep      int
+}
+
+func defaultTiming() timing {
+	return timing{
+		backoffMin: time.Second, backoffMax: time.Minute,
+		healthyAfter: time.Minute,
+		loopFailures: 5, loopWindow: 5 * time.Minute,
+		pollMin: 250 * time.Millisecond, pollMax: 5 * time.Second, probeTimeout: 2 * time.Second,
+		startGrace:   time.Minute,
+		stopGrace:    5 * time.Second,
+		setupTimeout: time.Minute,
+		logMax:       1 << 20, logKeep: 3,
+	}
+}
+
+// Supervisor runs and watches one tunnel-client. Its methods are safe for
+// concurrent use.
+type Supervisor struct {
+	dataDir    string
+	configPath string
+	secrets    secrets.Store
+	journal    Journal
+	log        *slog.Logger
+	t          timing
+	// exeDir is where hearth-tray lives, searched for tunnel-client; ""
+	// means the directory of os.Executable.
+	exeDir string
+
+	// life serializes Start, Stop and SetConfig, so that a Stop waiting for
+	// the child to exit cannot interleave with a Start.
+	life sync.Mutex
+
+	mu        sync.Mutex
+	cfg       config.Tunnel
+	status    Status
+	run       *run
+	onChange  func(Status)
+	version   uint64
+	notifying bool
+}
+
+// run is one supervision, from Start until Stop or a terminal state.
+type run struct {
+	cancel  context.CancelFunc
+	done    chan struct{}
+	restart chan struct{}
+}
+
+// New returns a stopped Supervisor.
+func New(o Options) *Supervisor {
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if o.Config.Profile == "" {
+		o.Config.Profile = config.DefaultTunnelProfile
+	}
+	return &Supervisor{
+		dataDir: o.DataDir, configPath: o.ConfigPath,
+		secrets: o.Secrets, journal: o.Journal, log: log,
+		t:      defaultTiming(),
+		cfg:    o.Config,
+		status: Status{State: StateStopped, Reason: "not started", Since: time.Now()},
+	}
+}
+
+// Status returns the current status.
+func (s *Supervisor) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status
+}
+
+// Config returns the tunnel settings in effect (SetConfig changes them).
+func (s *Supervisor) Config() config.Tunnel {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg
+}
+
+// LogPath is the tunnel log; older parts are LogPath()+".1", ".2".
+func (s *Supervisor) LogPath() string { return filepath.Join(s.dataDir, "logs", "tunnel.log") }
+
+func (s *Supervisor) healthURLFile() string { return filepath.Join(s.dataDir, "tunnel-health.url") }
+
+// SetOnChange registers fn to be called after the status changes (the
+// tray's icon, the panel's live view). fn runs on a goroutine of its own,
+// one call at a time, and receives the status current when it runs, so a
+// slow fn sees fewer, never stale, updates; it may call any method.
+func (s *Supervisor) SetOnChange(fn func(Status)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onChange = fn
+}
+
+// update changes the status under the lock if r is still the current
+// supervision (nil: only when none runs), then notifies.
+func (s *Supervisor) update(r *run, change func(st *Status)) {
+	s.mu.Lock()
+	if s.run != r {
+		s.mu.Unlock()
+		return
+	}
+	old := s.status
+	change(&s.status)
+	if s.status.State != old.State {
+		s.status.Since = time.Now()
+	}
+	if s.status == old {
+		s.mu.Unlock()
+		return
+	}
+	s.version++
+	start := !s.notifying && s.onChange != nil
+	if start {
+		s.notifying = true
+	}
+	s.mu.Unlock()
+	if start {
+		go s.notify()
+	}
+}
+
+// notify delivers status changes to onChange until it has caught up.
+func (s *Supervisor) notify() {
+	for {
+		s.mu.Lock()
+		st, v, fn := s.status, s.version, s.onChange
+		s.mu.Unlock()
+		if fn != nil {
+			fn(st)
+		}
+		s.mu.Lock()
+		if s.version == v || s.onChange == nil {
+			s.notifying = false
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (s *Supervisor) setState(r *run, state State, reason string) {
+	s.update(r, func(st *Status) {
+		st.State, st.Reason = state, reason
+		if state != StateStarting && state != StateReady && state != StateUnhealthy {
+			st.PID = 0
+		}
+	})
+}
+
+// Start begins supervising tunnel-client, unless it is already supervised.
+// It fails with ErrNotConfigured (saying what is missing) when there is no
+// runtime key, no tunnel ID or no tunnel-client program.
+//
+// ctx bounds the supervision: when it ends the child is stopped as by
+// Stop. Pass the application's context, not a request's. Start after a
+// crash loop begins afresh.
+func (s *Supervisor) Start(ctx context.Context) error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	s.mu.Lock()
+	if s.run != nil {
+		s.mu.Unlock()
+		return nil
+	}
+	cfg := s.cfg
+	s.mu.Unlock()
+
+	path, missing := s.check(cfg)
+	if len(missing) > 0 {
+		reason := strings.Join(missing, "; ")
+		s.setState(nil, StateNotConfigured, reason)
+		return fmt.Errorf("%w: %s", ErrNotConfigured, reason)
+	}
+	logf, err := openRotatingLog(s.LogPath(), s.t.logMax, s.t.logKeep)
+	if err != nil {
+		s.setState(nil, StateStopped, "cannot open the tunnel log")
+		return fmt.Errorf("start tunnel: %w", err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	r := &run{cancel: cancel, done: make(chan struct{}), restart: make(chan struct{}, 1)}
+	s.mu.Lock()
+	s.run = r
+	s.mu.Unlock()
+	s.update(r, func(st *Status) {
+		*st = Status{State: StateStarting, Reason: "starting tunnel-client", Since: st.Since}
+	})
+	go s.supervise(rctx, r, cfg, path, logf)
+	return nil
+}
+
+// Stop stops the child (graceful signal, then a kill after a grace period)
+// and waits for it. It is a no-op when nothing is supervised.
+func (s *Supervisor) Stop() {
+	s.life.Lock()
+	defer s.life.Unlock()
+	s.stop()
+}
+
+func (s *Supervisor) stop() {
+	s.mu.Lock()
+	r := s.run
+	s.mu.Unlock()
+	if r == nil {
+		return
+	}
+	r.cancel()
+	<-r.done
+}
+
+// Restart makes a running tunnel-client exit gracefully and starts it again
+// at once (a new key takes effect this way); it does not count as a crash.
+// It reports whether a supervision was running to be restarted.
+func (s *Supervisor) Restart() bool {
+	s.mu.Lock()
+	r := s.run
+	s.mu.Unlock()
+	if r == nil {
+		return false
+	}
+	select {
+	case r.restart <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// Running reports whether a supervision is active (a child runs or is
+// about to be restarted).
+func (s *Supervisor) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.run != nil
+}
+
+// Check re-evaluates the configuration while nothing is supervised:
+// not_configured (with what is missing), or stopped with reason when
+// everything is in place (a crash_loop is kept: it needs a Start). It is
+// what Serve calls when autostart is off, and what SetKey, ClearKey and
+// SetConfig call.
+func (s *Supervisor) Check(reason string) {
+	s.mu.Lock()
+	cfg := s.cfg
+	s.mu.Unlock()
+	_, missing := s.check(cfg)
+	s.update(nil, func(st *Status) {
+		switch {
+		case len(missing) > 0:
+			st.State, st.Reason = StateNotConfigured, strings.Join(missing, "; ")
+		case st.State == StateNotConfigured:
+			if reason == "" {
+				reason = "configured; not started"
+			}
+			st.State, st.Reason = StateStopped, reason
+		case st.State == StateStopped && reason != "":
+			st.Reason = reason
+		}
+	})
+}
+
+// check reports the tunnel-client to run, or what is missing.
+func (s *Supervisor) check(cfg config.Tunnel) (path string, missing []string) {
+	if cfg.TunnelID == "" {
+		missing = append(missing, "no tunnel ID yet (enter it on the Setup page, or set tunnel.tunnel_id)")
+	}
+	if ok, err := s.KeyPresent(); err != nil {
+		missing = append(missing, "the tunnel runtime key cannot be read from the secrets store")
+		s.log.Warn("tunnel: read key presence", "err", err)
+	} else if !ok {
+		missing = append(missing, "no tunnel runtime key yet (enter it on the Setup page)")
+	}
+	path, err := s.findClient(cfg)
+	if err != nil {
+		missing = append(missing, err.Error())
+	}
+	return path, missing
+}
+
+// ClientPath returns the tunnel-client Hearth would run, or why there is
+// none.
+func (s *Supervisor) ClientPath() (string, error) { return s.findClient(s.Config()) }
+
+// clientName is tunnel-client's file name on this OS.
+func clientName() string {
+	if runtime.GOOS == "windows" {
+		return "tunnel-client.exe"
+	}
+	return "tunnel-client"
+}
+
+// findClient looks for tunnel-client: tunnel.client_path if set (and only
+// there), else beside the Hearth executable, else on PATH (never in the
+// current directory).
+func (s *Supervisor) findClient(cfg config.Tunnel) (string, error) {
+	if cfg.ClientPath != "" {
+		if isFile(cfg.ClientPath) {
+			return cfg.ClientPath, nil
+		}
+		return "", errors.New("tunnel.client_path does not name a tunnel-client program")
+	}
+	dir := s.exeDir
+	if dir == "" {
+		if exe, err := os.Executable(); err == nil {
+			dir = filepath.Dir(exe)
+		}
+	}
+	if dir != "" {
+		if p := filepath.Join(dir, clientName()); isFile(p) {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath(clientName()); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs, nil
+		}
+	}
+	return "", fmt.Errorf("%s not found (set tunnel.client_path, put it beside hearth-tray, or on PATH)", clientName())
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// SetConfig validates t, writes it to config.json (re-read first, so other
+// edits to the file are kept) and makes it the settings of the next start.
+// A running tunnel-client keeps running with the old settings; Restart or
+// Stop and Start apply the new ones.
+func (s *Supervisor) SetConfig(t config.Tunnel) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	s.life.Lock()
+	defer s.life.Unlock()
+	if s.configPath != "" {
+		c, err := config.Load(s.configPath)
+		if err != nil {
+			return err
+		}
+		c.Tunnel = t
+		if err := c.Validate(); err != nil {
+			return err
+		}
+		if err := config.Write(s.configPath, c); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	s.cfg = t
+	s.mu.Unlock()
+	s.Check("")
+	return nil
+}
