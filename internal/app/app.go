@@ -29,6 +29,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/recipes"
 	"github.com/hearth-dev/hearth/internal/runs"
 	"github.com/hearth-dev/hearth/internal/store"
+	"github.com/hearth-dev/hearth/internal/tunnel"
 	"github.com/hearth-dev/hearth/internal/uia"
 	"github.com/hearth-dev/hearth/web"
 )
@@ -65,10 +66,13 @@ type App struct {
 	Operator *govern.Operator
 	Runs     *runs.Service
 	Recipes  *recipes.Book
+	// Tunnel supervises tunnel-client (DESIGN §7); see StartTunnel.
+	Tunnel *tunnel.Supervisor
 	// UI runs the ui tool's work on its one serialized worker.
 	UI *uia.Service
 
 	panel          *web.Panel
+	tunnelServe    tunnelServe
 	mcpLn, panelLn net.Listener
 }
 
@@ -101,6 +105,10 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	}
 	a := &App{Config: cfg, DataDir: opts.DataDir, DB: db, Log: log}
 	if err := a.openLedger(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := a.openTunnel(opts.ConfigPath); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -174,7 +182,6 @@ func (a *App) unavailable() []string {
 		}
 		out = append(out, "ui automation ("+reason+")")
 	}
-	out = append(out, "secure mcp tunnel supervision (run tunnel-client yourself; see mcp-config)")
 	return out
 }
 
@@ -184,6 +191,7 @@ func (a *App) status() map[string]any {
 	out := a.governanceStatus(context.Background())
 	out["roots"] = a.Config.Roots
 	out["unavailable"] = unavailable
+	out["tunnel"] = a.tunnelStatus()
 	ui := map[string]any{"available": true}
 	if err := a.uiAvailable(); err != nil {
 		ui = map[string]any{"available": false, "reason": err.Error()}
@@ -250,11 +258,15 @@ func (a *App) Serve(ctx context.Context) error {
 	errc := make(chan error, 2)
 	go func() { errc <- mcpSrv.Serve(a.mcpLn) }()
 	go func() { errc <- panelSrv.Serve(a.panelLn) }()
+	a.startTunnel(ctx)
 	var serveErr error
 	select {
 	case <-ctx.Done():
 	case serveErr = <-errc:
 	}
+	// The tunnel goes first, so that no remote request arrives while the
+	// local servers drain.
+	a.Tunnel.Stop()
 	// Stop accepting, give in-flight requests a moment (calls answer within
 	// the inline budget or go pending), then cancel work, wait, and close.
 	// A connection that never sent a request would hold Shutdown for five

@@ -1,0 +1,72 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/hearth-dev/hearth/internal/secrets"
+	"github.com/hearth-dev/hearth/internal/tunnel"
+)
+
+// tunnelServe remembers Serve's context, under which the tunnel runs
+// whoever starts it: autostart, the control panel or the tray.
+type tunnelServe struct {
+	mu  sync.Mutex
+	ctx context.Context
+}
+
+// openTunnel builds the tunnel supervisor over the secrets store (Windows
+// Credential Manager; a 0600 development file elsewhere). Nothing starts
+// until Serve.
+func (a *App) openTunnel(configPath string) error {
+	store, err := secrets.Open(a.DataDir)
+	if err != nil {
+		return fmt.Errorf("open secrets store: %w", err)
+	}
+	a.Tunnel = tunnel.New(tunnel.Options{
+		Config: a.Config.Tunnel, ConfigPath: configPath, DataDir: a.DataDir,
+		Secrets: store, Journal: a.Ledger, Log: a.Log,
+	})
+	return nil
+}
+
+// startTunnel is Serve's tunnel step, once the MCP endpoint listens:
+// start tunnel-client when tunnel.autostart is on, else only report
+// whether it could run (not_configured says what is missing).
+func (a *App) startTunnel(ctx context.Context) {
+	a.tunnelServe.mu.Lock()
+	a.tunnelServe.ctx = ctx
+	a.tunnelServe.mu.Unlock()
+	if !a.Tunnel.Config().Autostart {
+		a.Tunnel.Check("not started: tunnel.autostart is off (start it from the control panel)")
+		return
+	}
+	if err := a.Tunnel.Start(ctx); err != nil {
+		a.Log.Warn("secure mcp tunnel not started", "err", err)
+	}
+}
+
+// StartTunnel starts tunnel-client under Serve's context, so that it runs
+// until Hearth shuts down or StopTunnel (the control panel's and the
+// tray's "Start tunnel"; a request's context would end it at once).
+func (a *App) StartTunnel() error {
+	a.tunnelServe.mu.Lock()
+	ctx := a.tunnelServe.ctx
+	a.tunnelServe.mu.Unlock()
+	if ctx == nil || ctx.Err() != nil {
+		return errors.New("start tunnel: Hearth is not serving")
+	}
+	return a.Tunnel.Start(ctx)
+}
+
+// StopTunnel stops tunnel-client and waits for it.
+func (a *App) StopTunnel() { a.Tunnel.Stop() }
+
+// tunnelStatus is what host_info discloses about the tunnel: its state and
+// Hearth's reason, never tunnel-client's own output.
+func (a *App) tunnelStatus() map[string]any {
+	st := a.Tunnel.Status()
+	return map[string]any{"state": string(st.State), "reason": st.Reason}
+}
