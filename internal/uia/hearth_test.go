@@ -71,6 +71,15 @@ func TestUnavailableHostAnswersBlocked(t *testing.T) {
 			t.Fatalf("reason %q, want %q: %s", reason, uia.Unavailable, r.Raw)
 		}
 	}
+	// Fallback input is refused at once: the operator is not asked for a
+	// permit that could not make it run.
+	r := c.Call("ui", map[string]any{"operation": "action", "action": "click", "allow_fallback": true, "hwnd": 7, "target": map[string]any{"name": "OK"}})
+	if r.State() != "blocked" || r.Get("error.code") != "unavailable" {
+		t.Fatalf("fallback click here: %s", r.Raw)
+	}
+	if ps, _ := in.App.Operator.Permits(t.Context(), "pending"); len(ps) != 0 {
+		t.Fatalf("a permit was asked for input this host cannot send: %+v", ps)
+	}
 	h := c.Call("machine", map[string]any{"operation": "host_info"})
 	if h.Get("result.ui_automation.available") != false || !strings.HasPrefix(h.Get("result.ui_automation.reason").(string), uia.Unavailable) {
 		t.Fatalf("host_info: %v", h.Get("result.ui_automation"))

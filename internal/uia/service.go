@@ -47,6 +47,8 @@ type Service struct {
 	openErr   error
 	wg        sync.WaitGroup
 
+	// probeMu serializes probes; probed and probeErr (under mu) keep the
+	// answer of Available.
 	probeMu  sync.Mutex
 	probed   bool
 	probeErr error
@@ -95,6 +97,13 @@ func (s *Service) do(ctx context.Context, fn func(Provider) error) error {
 	if s.closed {
 		s.mu.Unlock()
 		return primitive.Blocked("unavailable", "ui automation is shut down")
+	}
+	if s.probed && s.probeErr != nil {
+		// What host_info and the tool descriptions disclose holds for
+		// every call: a host found without UI Automation keeps answering so.
+		err := s.probeErr
+		s.mu.Unlock()
+		return unavailable(err)
 	}
 	select {
 	case s.jobs <- j:
@@ -209,12 +218,16 @@ func (s *Service) Close() {
 
 // Available reports whether UI Automation works on this host: nil, or an
 // error whose text is the reason. The first call opens the provider on the
-// worker; the answer is kept (an answer cut short by ctx is not).
+// worker; the answer is kept (an answer cut short by ctx is not), and once
+// it is "unavailable" every call answers blocked with it.
 func (s *Service) Available(ctx context.Context) error {
 	s.probeMu.Lock()
 	defer s.probeMu.Unlock()
-	if s.probed {
-		return s.probeErr
+	s.mu.Lock()
+	probed, probeErr := s.probed, s.probeErr
+	s.mu.Unlock()
+	if probed {
+		return probeErr
 	}
 	err := s.do(ctx, func(Provider) error { return nil })
 	if ctx.Err() != nil {
@@ -233,6 +246,16 @@ func (s *Service) Available(ctx context.Context) error {
 	} else if err != nil && errors.As(err, &pe) {
 		err = errors.New(pe.Message)
 	}
+	s.mu.Lock()
 	s.probed, s.probeErr = true, err
+	s.mu.Unlock()
 	return err
+}
+
+// refusesAll reports whether Available found UI Automation missing, so
+// that every call is refused without reaching the provider.
+func (s *Service) refusesAll() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.probed && s.probeErr != nil
 }

@@ -69,9 +69,11 @@ func (s *Service) Specs() []*primitive.Spec {
 			},
 			NeedsPermit: func(raw json.RawMessage) bool {
 				// Input that does not decode is refused later; until then
-				// it is treated as fallback input (fail closed).
+				// it is treated as fallback input (fail closed). On a host
+				// found without UI Automation no input can be sent, and the
+				// operator is not asked about a call that will be refused.
 				in, ok := decode(raw)
-				return !ok || NeedsPermit(in)
+				return !ok || NeedsPermit(in) && !s.refusesAll()
 			},
 			Run: primitive.Typed(func(ctx context.Context, _ *primitive.Call, in Input) (any, error) {
 				return s.Action(ctx, in)

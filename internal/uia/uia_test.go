@@ -439,6 +439,19 @@ func TestUnavailableProvider(t *testing.T) {
 	if err := s.Available(t.Context()); err == nil || err.Error() != Unavailable {
 		t.Fatalf("Available: %v", err)
 	}
+	// Once found missing, calls are refused without reaching the provider,
+	// and fallback input asks the operator for no permit it cannot use.
+	calls := f.Calls()
+	if _, err := s.Action(t.Context(), Input{Action: ActInvoke, Target: &Target{Name: str("OK")}}); code(err) != "blocked/unavailable" {
+		t.Fatalf("action on a host without UI Automation: %v", err)
+	}
+	if f.Calls() != calls {
+		t.Fatal("a call reached the provider after it was found unavailable")
+	}
+	spec := s.Specs()[2]
+	if spec.NeedsPermit(json.RawMessage(`{"action":"click","allow_fallback":true,"hwnd":7,"target":{"name":"OK"}}`)) {
+		t.Fatal("no permit is asked for input that cannot be sent on this host")
+	}
 	if err := newService(t, notepad()).Available(t.Context()); err != nil {
 		t.Fatalf("Available with a working provider: %v", err)
 	}
