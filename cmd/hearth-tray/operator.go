@@ -58,6 +58,11 @@ func ledgerCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				return oerr
 			}
 			defer off.Close()
+			if *key == "" {
+				// Pin the live check to this installation's own signing key,
+				// so a ledger rewritten and re-signed with another key fails.
+				opts = append(opts, ledger.ExpectKey(off.Ledger.PublicKey()))
+			}
 			rep, err = ledger.VerifyDB(ctx, off.DB, opts...)
 		}
 		if err != nil {

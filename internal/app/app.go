@@ -74,6 +74,7 @@ type App struct {
 	panel          *web.Panel
 	tunnelServe    tunnelServe
 	mcpLn, panelLn net.Listener
+	ready          chan struct{}
 }
 
 // Open loads the config, opens the database and builds every part, but
@@ -103,7 +104,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, DataDir: opts.DataDir, DB: db, Log: log}
+	a := &App{Config: cfg, DataDir: opts.DataDir, DB: db, Log: log, ready: make(chan struct{})}
 	if err := a.openLedger(); err != nil {
 		db.Close()
 		return nil, err
@@ -124,7 +125,9 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	m.Version = opts.Version
 	m.Status = a.status
 
-	roots, err := fsops.NewRoots(cfg.Roots, []string{opts.DataDir})
+	// The data directory and the config file are never reachable through
+	// fs, even under a root: the model must not rewrite its own policy.
+	roots, err := fsops.NewRoots(cfg.Roots, []string{opts.DataDir, opts.ConfigPath})
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("config key \"roots\": %w", err)
@@ -230,6 +233,10 @@ func (a *App) Listen() error {
 	return nil
 }
 
+// Ready is closed once Serve has recovered the previous run's state and
+// serves requests.
+func (a *App) Ready() <-chan struct{} { return a.ready }
+
 // MCPURL is the endpoint's real URL once listening.
 func (a *App) MCPURL() string { return "http://" + a.mcpLn.Addr().String() + "/mcp" }
 
@@ -255,9 +262,13 @@ func (a *App) Serve(ctx context.Context) error {
 	a.Runs.Start(ctx)
 	mcpSrv := &http.Server{Handler: a.MCP.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	panelSrv := &http.Server{Handler: a.panelHandler(), ReadHeaderTimeout: 10 * time.Second}
+	cpCtx, stopCheckpoints := context.WithCancel(ctx)
+	defer stopCheckpoints()
+	checkpointsDone := a.startCheckpoints(cpCtx)
 	errc := make(chan error, 2)
 	go func() { errc <- mcpSrv.Serve(a.mcpLn) }()
 	go func() { errc <- panelSrv.Serve(a.panelLn) }()
+	close(a.ready)
 	a.startTunnel(ctx)
 	var serveErr error
 	select {
@@ -285,6 +296,8 @@ func (a *App) Serve(ctx context.Context) error {
 	a.Runs.Stop()
 	a.Dispatcher.Stop()
 	a.UI.Close()
+	stopCheckpoints()
+	<-checkpointsDone
 	// Sign a checkpoint of everything journaled, so evidence verifies
 	// offline up to the last entry of this run.
 	if _, cerr := a.Ledger.Checkpoint(context.WithoutCancel(ctx)); cerr != nil {
@@ -298,3 +311,30 @@ func (a *App) Serve(ctx context.Context) error {
 
 // Close releases the database.
 func (a *App) Close() error { return a.DB.Close() }
+
+// CheckpointEvery is how often a running Hearth signs a ledger checkpoint
+// when entries were appended since the last one, so that evidence of a
+// run that ends in a crash is signed up to at most this long before it.
+const CheckpointEvery = 5 * time.Minute
+
+// startCheckpoints signs a checkpoint every CheckpointEvery until ctx
+// ends; the returned channel closes when it has stopped.
+func (a *App) startCheckpoints(ctx context.Context) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(CheckpointEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if _, err := a.Ledger.Checkpoint(ctx); err != nil && ctx.Err() == nil {
+					a.Log.Error("sign ledger checkpoint", "err", err)
+				}
+			}
+		}
+	}()
+	return done
+}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/config"
@@ -42,7 +44,7 @@ func (a *App) openLedger() error {
 // start, for allow-rule matching.
 func programsOf() map[string]func(json.RawMessage) []govern.ProgramUse {
 	one := func(in machine.ExecInput) govern.ProgramUse {
-		return govern.ProgramUse{Command: in.Command, Cwd: in.Cwd}
+		return govern.ProgramUse{Command: in.Command, Cwd: in.Cwd, EnvKeys: slices.Collect(maps.Keys(in.Env))}
 	}
 	return map[string]func(json.RawMessage) []govern.ProgramUse{
 		"machine.exec": func(raw json.RawMessage) []govern.ProgramUse {
@@ -75,10 +77,10 @@ func programsOf() map[string]func(json.RawMessage) []govern.ProgramUse {
 			}
 			var out []govern.ProgramUse
 			if in.Job != nil {
-				out = append(out, govern.ProgramUse{Command: in.Job.Command, Cwd: in.Job.Cwd})
+				out = append(out, govern.ProgramUse{Command: in.Job.Command, Cwd: in.Job.Cwd, EnvKeys: slices.Collect(maps.Keys(in.Job.Env))})
 			}
 			for _, j := range in.Jobs {
-				out = append(out, govern.ProgramUse{Command: j.Command, Cwd: j.Cwd})
+				out = append(out, govern.ProgramUse{Command: j.Command, Cwd: j.Cwd, EnvKeys: slices.Collect(maps.Keys(j.Env))})
 			}
 			return out
 		},

@@ -77,10 +77,8 @@ func (a *App) journaledExec(run jobs.ExecFunc) jobs.ExecFunc {
 	return func(ctx context.Context, call *primitive.Call, in machine.ExecInput) (*machine.ExecResult, error) {
 		raw, _ := json.Marshal(in)
 		sum := sha256.Sum256(raw)
-		if _, err := a.Ledger.Append(context.WithoutCancel(ctx), "intent", map[string]any{
-			"job_id": call.FutureID, "primitive": "task.submit", "risk": "exec", "route": call.Route, "input_sha256": hex.EncodeToString(sum[:]),
-		}); err != nil {
-			return nil, primitive.Failed("journal_failed", "could not journal the job run, so it did not start: %v", err)
+		if err := a.Gov.BeginJob(ctx, call.Route, call.FutureID, hex.EncodeToString(sum[:])); err != nil {
+			return nil, err
 		}
 		res, err := run(ctx, call, in)
 		data := map[string]any{"job_id": call.FutureID, "outcome": "receipt"}

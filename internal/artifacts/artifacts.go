@@ -15,12 +15,17 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/store"
 )
+
+// AnonymousPrefix marks request-scoped routes (dispatch.AnonymousPrefix;
+// repeated here because dispatch imports this package).
+const AnonymousPrefix = "anon:"
 
 // ErrNotFound is returned for an unknown artifact id.
 var ErrNotFound = errors.New("artifact not found")
@@ -104,9 +109,17 @@ func (s *Store) Metadata(ctx context.Context, id string) (Meta, error) {
 	return m, err
 }
 
-// List returns the newest artifacts first.
-func (s *Store) List(ctx context.Context, limit int) ([]Meta, error) {
-	rows, err := s.DB.R.QueryContext(ctx, `SELECT `+metaCols+` FROM artifacts ORDER BY created_at DESC, id LIMIT ?`, limit)
+// List returns route's newest artifacts first. Request-scoped (anonymous)
+// routes see the artifacts of every anonymous request: a local client
+// without a conversation id reads back a spill on its next request. Reads
+// by id are not scoped: an id is an unguessable 100-bit capability that
+// only the call which made the artifact was told.
+func (s *Store) List(ctx context.Context, route string, limit int) ([]Meta, error) {
+	where, arg := `route = ?`, route
+	if strings.HasPrefix(route, AnonymousPrefix) {
+		where, arg = `route LIKE ?`, AnonymousPrefix+"%"
+	}
+	rows, err := s.DB.R.QueryContext(ctx, `SELECT `+metaCols+` FROM artifacts WHERE `+where+` ORDER BY created_at DESC, id LIMIT ?`, arg, limit)
 	if err != nil {
 		return nil, err
 	}

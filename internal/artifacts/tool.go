@@ -51,15 +51,15 @@ func (s *Store) Specs() []*primitive.Spec {
 		return c, nil
 	})
 	return []*primitive.Spec{
-		{Tool: "artifact", Operation: "list", Risk: primitive.RiskRead, Summary: "newest artifacts first.",
+		{Tool: "artifact", Operation: "list", Risk: primitive.RiskRead, Summary: "this conversation's artifacts, newest first.",
 			Fields: []primitive.Field{{Name: "limit", Type: primitive.TInteger, Min: primitive.Bound(1), Max: primitive.Bound(500), Desc: limitDesc}},
-			Run: primitive.Typed(func(ctx context.Context, _ *primitive.Call, in struct {
+			Run: primitive.Typed(func(ctx context.Context, call *primitive.Call, in struct {
 				Limit int `json:"limit"`
 			}) (any, error) {
 				if in.Limit == 0 {
 					in.Limit = 50
 				}
-				ms, err := s.List(ctx, in.Limit)
+				ms, err := s.List(ctx, call.Route, in.Limit)
 				if err != nil {
 					return nil, primitive.Failed("list_failed", "%v", err)
 				}

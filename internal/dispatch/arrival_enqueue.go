@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -39,6 +40,9 @@ func (d *Dispatcher) ArrivalPayload(ctx context.Context, route, id string, env *
 // becomes terminal and its arrival exists in the same commit. It is the one
 // way anything reaches a conversation's mailbox.
 func EnqueueArrival(ctx context.Context, tx *sql.Tx, route, id string, payload []byte, at time.Time) error {
+	if strings.HasPrefix(route, AnonymousPrefix) {
+		return nil // a request-scoped route has no later request to deliver to
+	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO arrivals(route, future_id, payload, created_at) VALUES (?,?,?,?)`,
 		route, id, string(payload), at.UnixMilli())
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -58,7 +59,9 @@ type Dispatcher struct {
 // process (interrupted running work becomes blocked with outcome unknown,
 // never replayed; queued work is started) and begins accepting calls.
 func (d *Dispatcher) Start(ctx context.Context, maxFutures int) error {
+	d.workMu.Lock()
 	d.ctx, d.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	d.workMu.Unlock()
 	d.slots = make(chan struct{}, maxFutures)
 	d.wakers = map[string][]chan struct{}{}
 	if d.Log == nil {
@@ -130,7 +133,20 @@ func (d *Dispatcher) Call(ctx context.Context, req Request) *Envelope {
 		return env
 	}
 	if req.Spec.Inline {
+		if a.SideEffecting() {
+			// A client that hangs up must not turn a committed side effect
+			// (a submit, an e-stop) into a "cancelled" outcome.
+			ctx = context.WithoutCancel(ctx)
+		}
 		return d.execute(ctx, a)
+	}
+	if strings.HasPrefix(req.Route, AnonymousPrefix) {
+		// Without a conversation nothing can arrive later, so the call is
+		// answered when it finishes (bounded by its own timeout).
+		if req.Detach {
+			return ErrorEnvelope(name, primitive.Failed("invalid_input", "detach: a detached result can only arrive in a conversation; send _meta[\"hearth/conversation\"] (or drop detach)"))
+		}
+		return d.execute(d.workCtx(), a)
 	}
 	if req.Detach {
 		req.CommandID = a.CommandID
@@ -236,12 +252,17 @@ func boolInt(b bool) int {
 // have latched since it was queued), runs it and completes it. approved is
 // set when the operator approved a permit for exactly this input.
 func (d *Dispatcher) runQueued(id string, req Request, approved bool) {
-	select {
-	case d.slots <- struct{}{}:
-	case <-d.ctx.Done():
-		return // stays queued; the next start runs it
+	// Operator-approved work does not wait for a generic slot: the caller
+	// that parked it (a recipe step, a scatter item) may itself hold one,
+	// and approvals are bounded by the operator's own clicks.
+	if !approved {
+		select {
+		case d.slots <- struct{}{}:
+		case <-d.ctx.Done():
+			return // stays queued; the next start runs it
+		}
+		defer func() { <-d.slots }()
 	}
-	defer func() { <-d.slots }()
 	res, err := d.DB.W.ExecContext(d.ctx, `UPDATE futures SET state = 'running', started_at = ? WHERE id = ? AND state = 'queued'`, time.Now().UnixMilli(), id)
 	if err != nil {
 		d.Log.Error("claim future", "future", id, "err", err)

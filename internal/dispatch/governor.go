@@ -169,6 +169,9 @@ func (d *Dispatcher) workCtx() context.Context {
 func (d *Dispatcher) CancelRunning(cause error) {
 	d.workMu.Lock()
 	defer d.workMu.Unlock()
+	if d.ctx == nil {
+		return // not started: nothing runs yet
+	}
 	if d.workCancel != nil {
 		d.workCancel(cause)
 	}

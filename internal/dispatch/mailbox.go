@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/hearth-dev/hearth/internal/artifacts"
 )
 
 // Arrival is a terminal future result delivered to its conversation. Seq
@@ -21,7 +23,7 @@ type Arrival struct {
 
 // AnonymousPrefix marks request-scoped routes: they have no later request,
 // so they have no mailbox.
-const AnonymousPrefix = "anon:"
+const AnonymousPrefix = artifacts.AnonymousPrefix
 
 // Deliver returns the arrivals to piggyback on a response to the request
 // with fingerprint fp in route.

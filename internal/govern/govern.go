@@ -33,7 +33,15 @@ import (
 type ProgramUse struct {
 	Command string
 	Cwd     string
+	// EnvKeys are the environment variables the call sets.
+	EnvKeys []string `json:",omitempty"`
 }
+
+// loaderEnv are variables that make any program load or run other code;
+// an allow-rule never covers a call that sets one.
+var loaderEnv = []string{"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH",
+	"DYLD_FRAMEWORK_PATH", "PYTHONPATH", "PYTHONSTARTUP", "NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "BASH_ENV", "ENV",
+	"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_EXEC_PATH", "GIT_SSH_COMMAND", "COMSPEC", "PATHEXT"}
 
 // Governor implements dispatch.Governor.
 type Governor struct {
@@ -202,7 +210,7 @@ func (g *Governor) Replay(ctx context.Context, a *dispatch.Admission) (*dispatch
 
 func (g *Governor) replayPermit(ctx context.Context, a *dispatch.Admission) (*dispatch.Envelope, error) {
 	var route, prim, digest, futureID, pid, state string
-	err := g.DB.R.QueryRowContext(ctx, `SELECT route, primitive, input_sha256, future_id, id, state FROM permits WHERE command_id = ?`, a.CommandID).
+	err := g.DB.R.QueryRowContext(ctx, `SELECT route, primitive, input_sha256, future_id, id, state FROM permits WHERE command_id = ? ORDER BY created_at DESC LIMIT 1`, a.CommandID).
 		Scan(&route, &prim, &digest, &futureID, &pid, &state)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -212,6 +220,16 @@ func (g *Governor) replayPermit(ctx context.Context, a *dispatch.Admission) (*di
 	}
 	if route != a.Route || prim != a.Spec.Name() || digest != a.Digest {
 		return nil, primitive.Conflict("command_id_reused", "command id %s is waiting for a permit with a different input; the permit covers only its journaled input", a.CommandID)
+	}
+	// A denied or expired permit (or an approved call that has finished)
+	// has a terminal future: replay its outcome rather than "pending".
+	var result sql.NullString
+	if err := g.DB.R.QueryRowContext(ctx, `SELECT result FROM futures WHERE id = ?`, futureID).Scan(&result); err == nil && result.Valid {
+		var env dispatch.Envelope
+		if json.Unmarshal([]byte(result.String), &env) == nil {
+			env.Replayed, env.Arrivals, env.PermitID, env.CommandID = true, nil, pid, a.CommandID
+			return &env, nil
+		}
 	}
 	return &dispatch.Envelope{State: primitive.StatePending, Primitive: prim, FutureID: futureID, PermitID: pid, CommandID: a.CommandID, Replayed: true}, nil
 }
@@ -233,12 +251,18 @@ func (g *Governor) Admit(ctx context.Context, a *dispatch.Admission) error {
 	if mode == config.ModeReadOnly {
 		return primitive.Blocked("read_only", "policy mode is read-only; %s is a %s primitive", a.Spec.Name(), risk)
 	}
+	// Request-scoped (anonymous) calls share one gate: a client cannot step
+	// around an open UNKNOWN by dropping its conversation id.
 	var open string
-	openStmt, err := g.DB.ReadStmt(ctx, `SELECT command_id FROM unknowns WHERE route = ? AND reconciled_at IS NULL ORDER BY created_at LIMIT 1`)
+	q, arg := `SELECT command_id FROM unknowns WHERE route = ? AND reconciled_at IS NULL ORDER BY created_at LIMIT 1`, a.Route
+	if strings.HasPrefix(a.Route, dispatch.AnonymousPrefix) {
+		q, arg = `SELECT command_id FROM unknowns WHERE route LIKE ? AND reconciled_at IS NULL ORDER BY created_at LIMIT 1`, dispatch.AnonymousPrefix+"%"
+	}
+	openStmt, err := g.DB.ReadStmt(ctx, q)
 	if err != nil {
 		return err
 	}
-	err = openStmt.QueryRowContext(ctx, a.Route).Scan(&open)
+	err = openStmt.QueryRowContext(ctx, arg).Scan(&open)
 	if err == nil {
 		return primitive.Blocked("unknown_open", "command %s has an UNKNOWN outcome; re-read the state it may have changed, then call task.reconcile {id: %q, observed}", open, open).
 			WithDetails(map[string]any{"command_id": open})
@@ -318,9 +342,22 @@ func (g *Governor) RequestPermit(ctx context.Context, a *dispatch.Admission) (st
 }
 
 // Begin implements dispatch.Governor: command row and intent entry commit
-// together, before the primitive runs.
+// together, before the primitive runs. The e-stop latch is read again in
+// this write transaction: Latch writes through the same single writer, so
+// a call either begins before the latch (and its work context is then
+// cancelled by the e-stop) or is refused here — an e-stop that lands
+// between Admit and Begin cannot let a call run unstopped.
 func (g *Governor) Begin(ctx context.Context, a *dispatch.Admission) error {
 	err := g.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+		if a.Spec.Risk != primitive.RiskControl {
+			var st EStopState
+			if _, err := getSetting(ctx, tx, keyEStop, &st); err != nil {
+				return err
+			}
+			if st.Latched {
+				return primitive.Blocked("estop", "emergency stop is latched (%s); %s refused. Only the operator can reset it.", st.Reason, a.Spec.Name())
+			}
+		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO commands(command_id, route, primitive, input_sha256, future_id, state, created_at)
 			VALUES (?,?,?,?,?,'running',?) ON CONFLICT(command_id) DO NOTHING`, a.CommandID, a.Route, a.Spec.Name(), a.Digest, a.FutureID, g.now().UnixMilli())
 		if err != nil {
@@ -341,6 +378,48 @@ func (g *Governor) Begin(ctx context.Context, a *dispatch.Admission) error {
 			return pe
 		}
 		return primitive.Failed("journal_failed", "could not journal the intent, so %s did not run: %v", a.Spec.Name(), err)
+	}
+	return nil
+}
+
+// BeginJob admits one run of a durable job and journals its intent, in one
+// write transaction. The submit was admitted (and, where needed, permitted)
+// when the job was queued; a run may start much later, so what the
+// operator can have changed since is checked again here: the e-stop and
+// read-only mode. The UNKNOWN gate is not: it refuses new calls of a
+// conversation, while jobs it had already queued — including ones requeued
+// after an interruption — keep the queue's semantics (DESIGN §5). A refusal
+// is a blocked *primitive.Error and nothing is journaled.
+func (g *Governor) BeginJob(ctx context.Context, route, jobID, digest string) error {
+	err := g.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+		var es EStopState
+		if _, err := getSetting(ctx, tx, keyEStop, &es); err != nil {
+			return err
+		}
+		if es.Latched {
+			return primitive.Blocked("estop", "emergency stop is latched (%s); job %s not started", es.Reason, jobID)
+		}
+		mode := g.DefaultMode
+		var m string
+		if ok, err := getSetting(ctx, tx, keyPolicy, &m); err != nil {
+			return err
+		} else if ok && m != "" {
+			mode = m
+		}
+		if mode == config.ModeReadOnly {
+			return primitive.Blocked("read_only", "policy mode is read-only; job %s not started", jobID)
+		}
+		_, err := g.Ledger.AppendTx(ctx, tx, "intent", map[string]any{
+			"job_id": jobID, "primitive": "task.submit", "risk": string(primitive.RiskExec), "route": route, "input_sha256": digest,
+		})
+		return err
+	})
+	var pe *primitive.Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	if err != nil {
+		return primitive.Failed("journal_failed", "could not journal the job run, so it did not start: %v", err)
 	}
 	return nil
 }
@@ -608,6 +687,18 @@ func foldPath(p string) string {
 // base name, a path or glob rule the resolved absolute path. A rule with a
 // cwd root requires an explicit cwd under that root.
 func ruleAllows(r Rule, u ProgramUse) bool {
+	for _, k := range u.EnvKeys {
+		for _, bad := range loaderEnv {
+			if strings.EqualFold(k, bad) || strings.HasPrefix(strings.ToUpper(k), "GIT_CONFIG_") {
+				return false
+			}
+		}
+	}
+	// A base-name rule ("git") covers only a command resolved through
+	// PATH, never a path the caller chose ("./git", "C:\\tmp\\git.exe").
+	if !strings.ContainsAny(r.Program, `/\`) && strings.ContainsAny(u.Command, `/\`) {
+		return false
+	}
 	prog := u.Command
 	if resolved, err := exec.LookPath(u.Command); err == nil {
 		if abs, err := filepath.Abs(resolved); err == nil {

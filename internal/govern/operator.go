@@ -316,7 +316,11 @@ func (g *Governor) reconcile(ctx context.Context, route, commandID, by, observed
 	return g.DB.InTx(ctx, func(tx *sql.Tx) error {
 		q := `UPDATE unknowns SET reconciled_at = ?, reconciled_by = ?, observed = ? WHERE command_id = ? AND reconciled_at IS NULL`
 		args := []any{g.now().UnixMilli(), by, observed, commandID}
-		if route != "" {
+		switch {
+		case strings.HasPrefix(route, dispatch.AnonymousPrefix):
+			q += ` AND route LIKE ?`
+			args = append(args, dispatch.AnonymousPrefix+"%")
+		case route != "":
 			q += ` AND route = ?`
 			args = append(args, route)
 		}

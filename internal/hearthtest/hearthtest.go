@@ -93,6 +93,13 @@ func startHome(t testing.TB, home string, edit func(*config.Config), opts func(*
 	}
 	done := make(chan error, 1)
 	go func() { done <- a.Serve(ctx) }()
+	select {
+	case <-a.Ready():
+	case err := <-done:
+		cancel()
+		a.Close()
+		t.Fatalf("serve: %v", err)
+	}
 	in := &Instance{App: a, URL: a.MCPURL(), Home: home, Root: root}
 	var once sync.Once
 	in.stop = func() {

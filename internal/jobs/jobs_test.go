@@ -462,8 +462,15 @@ func TestRestartRecovery(t *testing.T) {
 	)
 	e.waitState(route, ids[0], jobs.StateRunning)
 	e.waitState(route, ids[1], jobs.StateRunning)
-	for len(readLines(t, runs)) < 2 {
-		time.Sleep(10 * time.Millisecond)
+	// Both children have written their line (the file appears with the
+	// first write, shortly after the jobs are marked running).
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if b, err := os.ReadFile(runs); err == nil && len(strings.Fields(string(b))) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the running jobs never wrote their lines")
+		}
 	}
 	e.restart()
 

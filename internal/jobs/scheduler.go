@@ -191,6 +191,9 @@ func (q *Queue) run(j *jobRow, rj *runningJob, ctx context.Context) {
 	case err != nil:
 		pe := primitive.AsError(err)
 		state, code, reason = StateFailed, pe.Code, pe.Message
+		if pe.State == primitive.StateBlocked {
+			state = StateBlocked // refused by governance at run time
+		}
 	case res.TimedOut:
 		state, code, reason = StateFailed, "timed_out", fmt.Sprintf("timed out after %d ms; its process tree was killed", j.TimeoutMS)
 	case res.ExitCode != 0:

@@ -143,6 +143,9 @@ func (s *Server) handle(tool string) mcp.ToolHandler {
 		route := Route(meta)
 		var env *dispatch.Envelope
 		spec, input, detach, err := s.Registry.Decode(tool, req.Params.Arguments)
+		if err == nil && CommandID(meta) != "" && strings.HasPrefix(route, dispatch.AnonymousPrefix) {
+			err = fmt.Errorf(`_meta["hearth/command_id"]: a command id is remembered per conversation; send _meta["hearth/conversation"] with it`)
+		}
 		if err != nil {
 			env = dispatch.ErrorEnvelope(tool, primitive.Failed("invalid_input", "%s", err.Error()))
 		} else {
