@@ -255,6 +255,10 @@ func (a *App) Serve(ctx context.Context) error {
 	if err := a.Dispatcher.Start(ctx, a.Config.MaxConcurrentFutures); err != nil {
 		return err
 	}
+	if err := a.Gov.SettleParked(ctx); err != nil {
+		a.Dispatcher.Stop()
+		return err
+	}
 	if err := a.Jobs.Start(ctx); err != nil {
 		a.Dispatcher.Stop()
 		return err

@@ -102,6 +102,7 @@ func (a *App) connectGovernor() {
 	g := a.Gov
 	g.Dispatcher = a.Dispatcher
 	a.Dispatcher.Gov = g
+	a.Dispatcher.OnCancelParked = g.CancelPermitsOf
 	g.OnEStop = append(g.OnEStop, func() { a.Dispatcher.CancelRunning(dispatch.ErrEStop) })
 	a.Operator = &govern.Operator{G: g}
 }

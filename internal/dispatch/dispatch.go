@@ -45,6 +45,9 @@ type Dispatcher struct {
 	Gates []Gate
 	// Gov, when set, governs every call: replay, admission, journaling.
 	Gov Governor
+	// OnCancelParked, when set, is told about a future cancelled while it
+	// was parked for a permit (governance withdraws the permit).
+	OnCancelParked func(ctx context.Context, futureID string)
 	workState
 
 	ctx    context.Context // app context: running work outlives requests
@@ -196,6 +199,12 @@ func (d *Dispatcher) Call(ctx context.Context, req Request) *Envelope {
 	return &Envelope{State: primitive.StatePending, Primitive: name, FutureID: a.FutureID, CommandID: a.CommandID}
 }
 
+// approvalChecker is implemented by a Governor that knows whether the
+// operator approved a permit for a future (so a restart does not ask again).
+type approvalChecker interface {
+	ApprovedFuture(ctx context.Context, futureID string) bool
+}
+
 // inFlightJournal is implemented by a Governor that journals calls which
 // outlived the inline budget (outcome in_flight) before their final outcome.
 type inFlightJournal interface {
@@ -307,15 +316,31 @@ func (d *Dispatcher) reparkForPermit(a *Admission) {
 	}
 }
 
-// RunApproved runs a future parked for a permit, once: the stored
+// ReleaseApprovedTx moves a future parked for a permit to queued, inside
+// tx, the operator's approval transaction: the approval and the release
+// commit together, so a crash cannot leave an approved call parked. It
+// fails when the future is no longer parked (cancelled meanwhile).
+func ReleaseApprovedTx(ctx context.Context, tx *sql.Tx, futureID string) error {
+	res, err := tx.ExecContext(ctx, `UPDATE futures SET state = 'queued' WHERE id = ? AND state = 'permit'`, futureID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("future %s is not waiting for a permit (cancelled or settled)", futureID)
+	}
+	return nil
+}
+
+// RunApproved runs a released (queued, approved) future once: the stored
 // (journaled) input, for the stored conversation and primitive. It is
-// called by the operator route after approval, never by a tool.
+// called by the operator route after approval, and at start-up for
+// approved futures a previous process had not run; never by a tool.
 func (d *Dispatcher) RunApproved(ctx context.Context, futureID string) error {
 	var route, prim, input string
 	var cmd sql.NullString
-	err := d.DB.R.QueryRowContext(ctx, `SELECT route, primitive, input, command_id FROM futures WHERE id = ? AND state = 'permit'`, futureID).Scan(&route, &prim, &input, &cmd)
+	err := d.DB.R.QueryRowContext(ctx, `SELECT route, primitive, input, command_id FROM futures WHERE id = ? AND state = 'queued'`, futureID).Scan(&route, &prim, &input, &cmd)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("future %s is not waiting for a permit", futureID)
+		return fmt.Errorf("future %s is not queued", futureID)
 	}
 	if err != nil {
 		return err
@@ -323,13 +348,6 @@ func (d *Dispatcher) RunApproved(ctx context.Context, futureID string) error {
 	spec, ok := d.Registry.Lookup(prim)
 	if !ok {
 		return fmt.Errorf("future %s: primitive %s no longer exists", futureID, prim)
-	}
-	res, err := d.DB.W.ExecContext(ctx, `UPDATE futures SET state = 'queued' WHERE id = ? AND state = 'permit'`, futureID)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("future %s is not waiting for a permit", futureID)
 	}
 	req := Request{Route: route, Spec: spec, Input: json.RawMessage(input), Detach: true, CommandID: cmd.String}
 	d.wg.Add(1)
@@ -423,10 +441,14 @@ func (d *Dispatcher) recover(ctx context.Context) error {
 			continue
 		}
 		req := Request{Route: route, Spec: spec, Input: json.RawMessage(input), Detach: true, CommandID: cmd}
+		approved := false
+		if ac, ok := d.Gov.(approvalChecker); ok {
+			approved = ac.ApprovedFuture(ctx, id)
+		}
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
-			d.runQueued(id, req, false)
+			d.runQueued(id, req, approved)
 		}()
 	}
 	d.recoverWaiting()

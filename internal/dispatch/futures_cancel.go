@@ -37,6 +37,9 @@ func (d *Dispatcher) CancelQueued(ctx context.Context, route, id string) (Future
 			return Future{}, fmt.Errorf("cancel future %s: %w", id, err)
 		}
 		if n, _ := res.RowsAffected(); n > 0 {
+			if f.State == "permit" && d.OnCancelParked != nil {
+				d.OnCancelParked(ctx, id)
+			}
 			d.wake(id)
 		}
 		if f, err = d.GetFuture(ctx, route, id); err != nil {

@@ -486,6 +486,85 @@ func openUnknown(ctx context.Context, tx *sql.Tx, cmd, route, prim string, at ti
 	return err
 }
 
+// ApprovedFuture reports whether the operator approved a permit for
+// futureID (dispatch asks at start-up for queued futures).
+func (g *Governor) ApprovedFuture(ctx context.Context, futureID string) bool {
+	var n int
+	err := g.DB.R.QueryRowContext(ctx, `SELECT count(*) FROM permits WHERE future_id = ? AND state = 'approved'`, futureID).Scan(&n)
+	return err == nil && n > 0
+}
+
+// CancelPermitsOf withdraws the pending permit of a future that was
+// cancelled before the operator decided (task.cancel of a parked call).
+func (g *Governor) CancelPermitsOf(ctx context.Context, futureID string) {
+	err := g.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM permits WHERE future_id = ? AND state = 'pending'`, futureID)
+		if err != nil {
+			return err
+		}
+		var pids []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			pids = append(pids, id)
+		}
+		rows.Close()
+		for _, id := range pids {
+			if _, err := tx.ExecContext(ctx, `UPDATE permits SET state = 'cancelled', decided_at = ? WHERE id = ?`, g.now().UnixMilli(), id); err != nil {
+				return err
+			}
+			if _, err := g.Ledger.AppendTx(ctx, tx, "permit_cancelled", map[string]any{"permit_id": id, "future_id": futureID}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		g.Log.Error("withdraw permits", "future", futureID, "err", err)
+	}
+}
+
+// SettleParked settles futures a previous process left parked without a
+// pending permit: a permit denied or expired just before a crash (the call
+// arrives as blocked), or a parking interrupted before its permit was
+// recorded. It runs once the dispatcher has started.
+func (g *Governor) SettleParked(ctx context.Context) error {
+	rows, err := g.DB.R.QueryContext(ctx, `SELECT f.id, f.primitive, COALESCE((SELECT p.state FROM permits p WHERE p.future_id = f.id ORDER BY p.created_at DESC LIMIT 1), '')
+		FROM futures f WHERE f.state = 'permit'`)
+	if err != nil {
+		return fmt.Errorf("find parked futures: %w", err)
+	}
+	type parked struct{ id, prim, permit string }
+	var ps []parked
+	for rows.Next() {
+		var p parked
+		if err := rows.Scan(&p.id, &p.prim, &p.permit); err != nil {
+			rows.Close()
+			return err
+		}
+		ps = append(ps, p)
+	}
+	rows.Close()
+	for _, p := range ps {
+		var why *primitive.Error
+		switch p.permit {
+		case "pending":
+			continue
+		case "denied":
+			why = primitive.Blocked("permit_denied", "the operator denied the permit for this call")
+		case "expired":
+			why = primitive.Blocked("permit_expired", "the operator did not decide on the permit for this call before it expired")
+		default:
+			why = primitive.Blocked("permit_lost", "Hearth stopped before this call's permit request was recorded; nothing ran. Call again to ask the operator.")
+		}
+		g.Dispatcher.Settle(p.id, dispatch.ErrorEnvelope(p.prim, why))
+	}
+	return nil
+}
+
 // Recover settles what a previous process left: every command journaled as
 // running gets an `unknown` outcome and closes its conversation's gate;
 // pending permits get their expiry timer back.

@@ -185,6 +185,9 @@ func (o *Operator) Approve(ctx context.Context, permitID, operator string, alway
 		return fmt.Errorf("permit %s: %w", permitID, ErrExpired)
 	}
 	changed, err := g.decide(ctx, permitID, "approved", operator, "permit_approved", func(tx *sql.Tx) error {
+		if err := dispatch.ReleaseApprovedTx(ctx, tx, fut); err != nil {
+			return err
+		}
 		if always == nil {
 			return nil
 		}

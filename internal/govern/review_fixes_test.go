@@ -153,3 +153,22 @@ func TestAnonymousCallsAreAnsweredWhenDone(t *testing.T) {
 		t.Fatalf("a command id without a conversation: %v %s", err, r2.Raw)
 	}
 }
+
+// TestCancellingAParkedCallWithdrawsItsPermit: task.cancel of a call
+// waiting for the operator withdraws the permit (journaled), so the
+// operator is not left with a permit that can no longer run anything.
+func TestCancellingAParkedCallWithdrawsItsPermit(t *testing.T) {
+	in := hearthtest.Start(t, nil)
+	c := hearthtest.Connect(t, in.URL, "cancel-parked")
+	r := c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"never"}})
+	pid, fid := r.Get("permit_id").(string), r.Get("future_id").(string)
+	if x := c.Call("task", map[string]any{"operation": "cancel", "id": fid}); x.IsError {
+		t.Fatalf("cancel: %s", x.Raw)
+	}
+	if ps, _ := in.App.Operator.Permits(bg, "pending"); len(ps) != 0 {
+		t.Fatalf("the permit of a cancelled call is still pending: %+v", ps)
+	}
+	if err := in.App.Operator.Approve(bg, pid, "alice", nil); err == nil {
+		t.Fatal("approving a withdrawn permit must fail")
+	}
+}
