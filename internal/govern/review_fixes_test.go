@@ -172,3 +172,13 @@ func TestCancellingAParkedCallWithdrawsItsPermit(t *testing.T) {
 		t.Fatal("approving a withdrawn permit must fail")
 	}
 }
+
+func TestScatterAllRefusedIsBlocked(t *testing.T) {
+	in := hearthtest.Start(t, hearthtest.Trusted)
+	c := hearthtest.Connect(t, in.URL, "scatter-estop")
+	c.Call("machine", map[string]any{"operation": "estop", "reason": "t"})
+	r := c.Call("run", map[string]any{"operation": "scatter", "calls": []any{map[string]any{"kind": "machine.exec", "command": "echo"}}})
+	if !r.IsError || r.State() != "blocked" || r.Get("error.code") != "all_refused" {
+		t.Fatalf("a scatter whose every call is refused must not read as completed: %s", r.Raw)
+	}
+}

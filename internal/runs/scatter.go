@@ -252,12 +252,15 @@ func (s *Service) scatter(ctx context.Context, call *primitive.Call, in struct {
 	scatterID := ids.New("sct")
 	out := make([]ScatterFuture, len(plan))
 	state := primitive.StateCompleted
+	refused := 0
 	for i, p := range plan {
 		out[i] = ScatterFuture{Index: i, FutureID: futureIDs[i], Kind: p.kind}
 		if f, err := s.Dispatcher.GetFuture(ctx, call.Route, futureIDs[i]); err == nil {
 			out[i].State = f.State
 			if !dispatch.Settled(f.State) {
 				state = primitive.StatePending
+			} else if f.State != primitive.StateCompleted {
+				refused++
 			}
 		}
 	}
@@ -269,6 +272,12 @@ func (s *Service) scatter(ctx context.Context, call *primitive.Call, in struct {
 		s.Log.Error("record scatter event", "err", err)
 	}
 	res := map[string]any{"state": state, "scatter_id": scatterID, "futures": out}
+	if refused == len(plan) {
+		// Nothing will run (e.g. under the e-stop): say so at the top level
+		// instead of a "completed" the model might read as success.
+		return nil, primitive.Blocked("all_refused", "run.scatter: every call was refused when it was submitted; see futures[].state and their arrivals").
+			WithDetails(res)
+	}
 	if call.Route == "" || strings.HasPrefix(call.Route, dispatch.AnonymousPrefix) {
 		res["note"] = `this call has no conversation identity, so results cannot arrive later; send _meta["hearth/conversation"] (or use a client that sends openai/session)`
 	}
