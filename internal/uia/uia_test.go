@@ -500,13 +500,13 @@ func TestSerialized(t *testing.T) {
 	slow.CallDelay = 20 * time.Millisecond
 	b := &Service{Provider: slow, QueueSize: 1}
 	t.Cleanup(b.Close)
-	results := make(chan error, 3)
-	for range 3 {
+	results := make(chan error, 6)
+	for range 6 {
 		go func() { _, err := b.Snapshot(context.Background(), Input{MaxNodes: num(2)}); results <- err }()
 		time.Sleep(5 * time.Millisecond)
 	}
 	busy := 0
-	for range 3 {
+	for range 6 {
 		if err := <-results; code(err) == "blocked/busy" {
 			busy++
 		} else if err != nil {
