@@ -19,7 +19,9 @@ func TestStaticFiles(t *testing.T) {
 	if sum := sha256.Sum256(js); hex.EncodeToString(sum[:]) != HTMXSHA256 {
 		t.Errorf("htmx.min.js is not the vendored htmx %s (sha256 %x)", HTMXVersion, sum)
 	}
-	if _, err := fs.ReadFile(st, "panel.css"); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"panel.css", "setup.js"} {
+		if _, err := fs.ReadFile(st, name); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -35,11 +35,13 @@ import (
 	hrecipes "github.com/hearth-dev/hearth/internal/recipes"
 	"github.com/hearth-dev/hearth/internal/runs"
 	"github.com/hearth-dev/hearth/internal/store"
+	"github.com/hearth-dev/hearth/internal/tunnel"
 	"github.com/hearth-dev/hearth/web/ledger"
 	"github.com/hearth-dev/hearth/web/permits"
 	"github.com/hearth-dev/hearth/web/recipes"
 	"github.com/hearth-dev/hearth/web/safety"
 	"github.com/hearth-dev/hearth/web/session"
+	"github.com/hearth-dev/hearth/web/setup"
 	"github.com/hearth-dev/hearth/web/status"
 	"github.com/hearth-dev/hearth/web/tasks"
 	"github.com/hearth-dev/hearth/web/ui"
@@ -62,11 +64,23 @@ type Deps struct {
 	Dispatcher *dispatch.Dispatcher
 	Runs       *runs.Service
 	Recipes    *hrecipes.Book
-	// MCPURL is the MCP endpoint's address, for the Status page.
+	// MCPURL is the MCP endpoint's address, for the Status page and the
+	// Setup page's tunnel-client init.
 	MCPURL func() string
 	Log    *slog.Logger
 	// Now is the sessions' clock (nil: time.Now); tests move it.
 	Now func() time.Time
+
+	// Tunnel supervises tunnel-client, for the Setup page.
+	Tunnel *tunnel.Supervisor
+	// StartTunnel and StopTunnel start and stop tunnel-client under
+	// Hearth's own lifetime (App.StartTunnel, App.StopTunnel), never a
+	// request's.
+	StartTunnel func() error
+	StopTunnel  func()
+	// StartAtLogon reports whether Hearth starts when the user logs on;
+	// nil where that is not available (the Setup page says so).
+	StartAtLogon func() (bool, error)
 }
 
 // Panel is the control panel: its sessions and its router.
@@ -144,6 +158,8 @@ func (p *Panel) routes() (http.Handler, error) {
 	r.Group(func(r chi.Router) {
 		r.Use(p.requireSession, p.checkCSRF)
 		(&status.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Ledger: d.Ledger, MCPURL: d.MCPURL}).Mount(r)
+		(&setup.Handler{Kit: kit, Tunnel: d.Tunnel, MCPURL: d.MCPURL, Start: d.StartTunnel, Stop: d.StopTunnel,
+			StartAtLogon: d.StartAtLogon}).Mount(r)
 		(&permits.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator}).Mount(r)
 		(&safety.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator}).Mount(r)
 		(&tasks.Handler{Kit: kit, Jobs: d.Jobs, Dispatcher: d.Dispatcher}).Mount(r)
@@ -213,8 +229,9 @@ func (p *Panel) logout(w http.ResponseWriter, r *http.Request) {
 
 // requireSession answers 401 unless the request carries a live session
 // cookie, and puts the session in the request's context. The live
-// fragments that htmx polls (/status/live, /tasks/live) do not count as
-// activity, so an open but unattended tab still ends after IdleTimeout.
+// fragments that htmx polls (/status/live, /tasks/live, /setup/live) do
+// not count as activity, so an open but unattended tab still ends after
+// IdleTimeout.
 func (p *Panel) requireSession(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := r.Cookie(session.CookieName)

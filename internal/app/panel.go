@@ -25,6 +25,7 @@ func (a *App) PanelDeps() web.Deps {
 		Gov: a.Gov, Operator: a.Operator, Ledger: a.Ledger, DB: a.DB,
 		Jobs: a.Jobs, Dispatcher: a.Dispatcher, Runs: a.Runs, Recipes: a.Recipes,
 		MCPURL: a.MCPURL, Log: a.Log,
+		Tunnel: a.Tunnel, StartTunnel: a.StartTunnel, StopTunnel: a.StopTunnel,
 	}
 }
 

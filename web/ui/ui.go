@@ -43,6 +43,7 @@ type NavItem struct{ Key, Label, Href string }
 // Nav lists the pages in navigation order.
 var Nav = []NavItem{
 	{"status", "Status", "/"},
+	{"setup", "Setup", "/setup"},
 	{"permits", "Permits", "/permits"},
 	{"tasks", "Tasks", "/tasks"},
 	{"safety", "Safety", "/safety"},

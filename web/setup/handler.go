@@ -1,0 +1,458 @@
+// Package setup is the control panel's Setup page (DESIGN §6, §7): where
+// the operator connects Hearth to ChatGPT through OpenAI's Secure MCP
+// Tunnel once: the tunnel runtime key, the tunnel ID and tunnel-client's
+// init and doctor, starting and stopping tunnel-client, and whether it
+// starts with Hearth. The tunnel's state is refreshed every 2 s by htmx;
+// every action is a plain form POST that redirects back with a one-shot
+// message, so the page works without JavaScript.
+//
+// The runtime key goes from the posted form straight to
+// tunnel.Supervisor.SetKey. No response, redirect, message, log line or
+// session ever holds it: after saving, the page shows only KeyHint (its
+// last four characters), and a refused key is never echoed back. A
+// rejected tunnel ID is not echoed either, in case the key was pasted
+// into the wrong field.
+package setup
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/hearth-dev/hearth/internal/tunnel"
+	"github.com/hearth-dev/hearth/web/session"
+	"github.com/hearth-dev/hearth/web/ui"
+)
+
+// ClientReleases is where tunnel-client is downloaded from.
+const ClientReleases = "https://github.com/openai/tunnel-client/releases/latest"
+
+// maxTunnelID bounds the tunnel ID's hex part (config allows 120
+// characters after "tunnel_").
+const maxTunnelID = 120
+
+// Handler serves the Setup page and its actions. Every field but
+// StartAtLogon is required.
+type Handler struct {
+	Kit    *ui.Kit
+	Tunnel *tunnel.Supervisor
+	// MCPURL is Hearth's MCP endpoint, which init writes into the
+	// tunnel-client profile.
+	MCPURL func() string
+	// Start and Stop run tunnel-client under Hearth's own lifetime (a
+	// request's context would end it with the request).
+	Start func() error
+	Stop  func()
+	// StartAtLogon reports whether Hearth starts at logon; nil where that
+	// is not available.
+	StartAtLogon func() (bool, error)
+
+	outcomes outcomes
+}
+
+// Mount adds the page's routes.
+func (h *Handler) Mount(r chi.Router) {
+	r.Get("/setup", h.page)
+	r.Get("/setup/live", h.live)
+	r.Post("/setup/key", h.saveKey)
+	r.Post("/setup/key/clear", h.clearKey)
+	r.Post("/setup/init", h.runInit)
+	r.Post("/setup/doctor", h.runDoctor)
+	r.Post("/setup/start", h.start)
+	r.Post("/setup/stop", h.stop)
+	r.Post("/setup/restart", h.restart)
+	r.Post("/setup/autostart", h.autostart)
+}
+
+// Client is where tunnel-client is, or how to put it there.
+type Client struct {
+	// Path is the program Hearth runs; "" when none was found.
+	Path string
+	// Configured is tunnel.client_path ("" when unset).
+	Configured string
+	// Name and HearthName are the program names on this OS.
+	Name, HearthName string
+}
+
+// Logon is whether Hearth starts when the user logs on.
+type Logon struct {
+	// Available is false where Hearth cannot manage that (no install).
+	Available bool
+	On        bool
+	// Unknown: the state could not be read.
+	Unknown bool
+}
+
+// Result is the outcome of a tunnel-client setup command, output
+// redacted by the supervisor.
+type Result struct {
+	// Command is "init" or "doctor".
+	Command string
+	tunnel.CommandResult
+}
+
+// View is what the page shows.
+type View struct {
+	Status tunnel.Status
+	// Running: a supervision is active (a child runs or restarts soon).
+	Running bool
+	// KeyPresent and KeyHint ("…abcd") describe the stored key; KeyUnread
+	// says the secrets store could not be read.
+	KeyPresent bool
+	KeyHint    string
+	KeyUnread  bool
+	// DevStore: the key is kept in the unencrypted development fallback
+	// (every OS but Windows).
+	DevStore  bool
+	TunnelID  string
+	Profile   string
+	Autostart bool
+	MCPURL    string
+	Client    Client
+	LogPath   string
+	Logon     Logon
+	// Result is the last setup command's, shown once after it ran.
+	Result *Result
+	// KeySaved is set once after the key was saved: the page offers to
+	// clear the clipboard.
+	KeySaved bool
+}
+
+func (h *Handler) load(r *http.Request) View {
+	cfg := h.Tunnel.Config()
+	v := View{
+		Status: h.Tunnel.Status(), Running: h.Tunnel.Running(),
+		DevStore: runtime.GOOS != "windows",
+		TunnelID: cfg.TunnelID, Profile: cfg.Profile, Autostart: cfg.Autostart,
+		MCPURL: h.MCPURL(), LogPath: h.Tunnel.LogPath(),
+		Client: Client{Configured: cfg.ClientPath, Name: "tunnel-client", HearthName: "hearth-tray"},
+	}
+	if runtime.GOOS == "windows" {
+		v.Client.Name, v.Client.HearthName = "tunnel-client.exe", "hearth-tray.exe"
+	}
+	if p, err := h.Tunnel.ClientPath(); err == nil {
+		v.Client.Path = p
+	}
+	present, err := h.Tunnel.KeyPresent()
+	if err != nil {
+		h.Kit.Log.Error("panel: read tunnel key presence", "err", err)
+		v.KeyUnread = true
+	}
+	if present {
+		v.KeyPresent, v.KeyHint = true, h.Tunnel.KeyHint()
+	}
+	if h.StartAtLogon != nil {
+		on, err := h.StartAtLogon()
+		if err != nil {
+			h.Kit.Log.Error("panel: read start at logon", "err", err)
+		}
+		v.Logon = Logon{Available: true, On: on, Unknown: err != nil}
+	}
+	return v
+}
+
+func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
+	v := h.load(r)
+	if o, ok := h.outcomes.pop(session.FromContext(r.Context())); ok {
+		v.Result, v.KeySaved = o.result, o.keySaved
+	}
+	h.Kit.Render(w, r, http.StatusOK, Page(h.Kit.Chrome(r, "Setup", "setup"), v))
+}
+
+func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
+	h.Kit.Render(w, r, http.StatusOK, State(h.load(r)))
+}
+
+const back = "/setup"
+
+// ok goes back with a confirmation.
+func (h *Handler) ok(w http.ResponseWriter, r *http.Request, text string) {
+	h.Kit.Back(w, r, back, session.Flash{Text: text})
+}
+
+// failed logs an internal error and goes back saying where the details
+// are; the error's text never reaches the browser.
+func (h *Handler) failed(w http.ResponseWriter, r *http.Request, what string, err error, text string) {
+	h.Kit.Log.Error("panel: "+what, "err", err)
+	h.Kit.Refuse(w, r, back, text+" The details are in Hearth's log.")
+}
+
+// saveKey stores the posted runtime key. SetKey's own refusals (empty,
+// too short, stray characters) are plain errors written never to quote
+// the key, and are shown; a failure of the store or the ledger wraps its
+// cause and goes to the log instead.
+func (h *Handler) saveKey(w http.ResponseWriter, r *http.Request) {
+	key := r.PostFormValue("key")
+	if strings.TrimSpace(key) == "" {
+		h.Kit.Refuse(w, r, back, "Runtime key: paste the key into the field before saving.")
+		return
+	}
+	if err := h.Tunnel.SetKey(key); err != nil {
+		if errors.Unwrap(err) == nil {
+			h.Kit.Refuse(w, r, back, "Runtime key not saved: "+err.Error()+".")
+			return
+		}
+		h.failed(w, r, "save tunnel runtime key", err, "Hearth could not save the runtime key.")
+		return
+	}
+	h.outcomes.put(session.FromContext(r.Context()), outcome{keySaved: true})
+	text := "Runtime key saved (it ends in " + strings.TrimPrefix(h.Tunnel.KeyHint(), "…") + ")."
+	if h.Tunnel.Running() {
+		text += " tunnel-client is restarting with it."
+	}
+	h.ok(w, r, text)
+}
+
+func (h *Handler) clearKey(w http.ResponseWriter, r *http.Request) {
+	present, err := h.Tunnel.KeyPresent()
+	if err != nil {
+		h.failed(w, r, "read tunnel key presence", err, "Hearth could not read its secrets store.")
+		return
+	}
+	if !present {
+		h.Kit.Refuse(w, r, back, "There is no runtime key to clear.")
+		return
+	}
+	if err := h.Tunnel.ClearKey(); err != nil {
+		h.failed(w, r, "clear tunnel runtime key", err, "Hearth could not clear the runtime key.")
+		return
+	}
+	h.ok(w, r, "Runtime key cleared. The tunnel is stopped until you save a new key and start it.")
+}
+
+// ValidTunnelID reports whether id has the shape of a tunnel ID:
+// "tunnel_" followed by hexadecimal digits.
+func ValidTunnelID(id string) bool {
+	hex, ok := strings.CutPrefix(id, "tunnel_")
+	if !ok || hex == "" || len(hex) > maxTunnelID {
+		return false
+	}
+	for _, c := range hex {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// runInit runs tunnel-client init with the posted tunnel ID; a successful
+// init saves the ID as tunnel.tunnel_id.
+func (h *Handler) runInit(w http.ResponseWriter, r *http.Request) {
+	id := strings.TrimSpace(r.PostFormValue("tunnel_id"))
+	switch {
+	case id == "":
+		h.Kit.Refuse(w, r, back, "Tunnel ID: enter the tunnel ID from the OpenAI Platform's tunnel settings.")
+		return
+	case !ValidTunnelID(id):
+		// Not quoted: it may be the runtime key, pasted in the wrong field.
+		h.Kit.Refuse(w, r, back, "Tunnel ID: that is not a tunnel ID. A tunnel ID is tunnel_ followed by digits and the letters a to f; copy it from the OpenAI Platform's tunnel settings.")
+		return
+	}
+	if !h.clientFound(w, r, "init") {
+		return
+	}
+	res, err := h.Tunnel.Init(r.Context(), id, h.MCPURL())
+	if err != nil && res.Args == nil {
+		h.failed(w, r, "run tunnel-client init", err, "tunnel-client init could not run.")
+		return
+	}
+	h.outcomes.put(session.FromContext(r.Context()), outcome{result: &Result{Command: "init", CommandResult: res}})
+	switch {
+	case err != nil:
+		h.failed(w, r, "save tunnel ID after init", err, "tunnel-client init succeeded, but Hearth could not save the tunnel ID in its config.json.")
+	case !res.OK():
+		h.Kit.Refuse(w, r, back, "tunnel-client init failed: "+outcomeText(res)+". Its output is below.")
+	case h.Tunnel.Running():
+		h.ok(w, r, "tunnel-client init succeeded and the tunnel ID is saved. Restart the tunnel to use it.")
+	default:
+		h.ok(w, r, "tunnel-client init succeeded and the tunnel ID is saved. Run doctor to check the setup, then start the tunnel.")
+	}
+}
+
+func (h *Handler) runDoctor(w http.ResponseWriter, r *http.Request) {
+	if !h.clientFound(w, r, "doctor") {
+		return
+	}
+	res, err := h.Tunnel.Doctor(r.Context())
+	if err != nil {
+		h.failed(w, r, "run tunnel-client doctor", err, "tunnel-client doctor could not run.")
+		return
+	}
+	h.outcomes.put(session.FromContext(r.Context()), outcome{result: &Result{Command: "doctor", CommandResult: res}})
+	if !res.OK() {
+		h.Kit.Refuse(w, r, back, "tunnel-client doctor found problems ("+outcomeText(res)+"). Its output is below.")
+		return
+	}
+	h.ok(w, r, "tunnel-client doctor finished without problems. Its output is below.")
+}
+
+// clientFound goes back with how to install tunnel-client when Hearth
+// cannot find it.
+func (h *Handler) clientFound(w http.ResponseWriter, r *http.Request, cmd string) bool {
+	if _, err := h.Tunnel.ClientPath(); err != nil {
+		h.Kit.Refuse(w, r, back, "tunnel-client "+cmd+" did not run: Hearth cannot find tunnel-client. See \"tunnel-client program\" below for where to put it.")
+		return false
+	}
+	return true
+}
+
+// outcomeText says how a setup command ended.
+func outcomeText(res tunnel.CommandResult) string {
+	if res.TimedOut {
+		return "it did not finish in time and was stopped"
+	}
+	return fmt.Sprintf("exit code %d", res.ExitCode)
+}
+
+func (h *Handler) start(w http.ResponseWriter, r *http.Request) {
+	if h.Tunnel.Running() {
+		h.Kit.Refuse(w, r, back, "The tunnel is already running.")
+		return
+	}
+	if err := h.Start(); err != nil {
+		if errors.Is(err, tunnel.ErrNotConfigured) {
+			h.Kit.Refuse(w, r, back, "The tunnel cannot start yet: "+h.Tunnel.Status().Reason+".")
+			return
+		}
+		h.failed(w, r, "start tunnel", err, "Hearth could not start the tunnel.")
+		return
+	}
+	h.ok(w, r, "Tunnel starting. Its state above turns to ready once tunnel-client is connected.")
+}
+
+func (h *Handler) stop(w http.ResponseWriter, r *http.Request) {
+	if !h.Tunnel.Running() {
+		h.Kit.Refuse(w, r, back, "The tunnel is not running.")
+		return
+	}
+	h.Stop()
+	h.ok(w, r, "Tunnel stopped.")
+}
+
+func (h *Handler) restart(w http.ResponseWriter, r *http.Request) {
+	if !h.Tunnel.Restart() {
+		h.Kit.Refuse(w, r, back, "The tunnel is not running; start it instead.")
+		return
+	}
+	h.ok(w, r, "tunnel-client is restarting.")
+}
+
+// autostart sets tunnel.autostart from the checkbox (absent: off).
+func (h *Handler) autostart(w http.ResponseWriter, r *http.Request) {
+	on := r.PostFormValue("autostart") == "on"
+	cfg := h.Tunnel.Config()
+	cfg.Autostart = on
+	if err := h.Tunnel.SetConfig(cfg); err != nil {
+		h.failed(w, r, "set tunnel.autostart", err, "Hearth could not save the setting.")
+		return
+	}
+	if on {
+		h.ok(w, r, "Hearth will start the tunnel whenever it starts.")
+		return
+	}
+	h.ok(w, r, "Hearth will not start the tunnel by itself; start it here when you need it.")
+}
+
+// outcome is what an action leaves for the next page of its session.
+type outcome struct {
+	result   *Result
+	keySaved bool
+	at       time.Time
+	seq      uint64
+}
+
+// Bounds of the one-shot outcomes kept.
+const (
+	maxOutcomes = 16
+	outcomeTTL  = 10 * time.Minute
+)
+
+// outcomes holds each session's outcome of its last action until its
+// next page: a command's output is too large for a flash message. It
+// keeps a few, for a few minutes, in memory only.
+type outcomes struct {
+	mu  sync.Mutex
+	m   map[*session.Session]outcome
+	seq uint64
+}
+
+func (o *outcomes) put(s *session.Session, v outcome) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.m == nil {
+		o.m = map[*session.Session]outcome{}
+	}
+	now := time.Now()
+	var oldest *session.Session
+	for k, e := range o.m {
+		if now.Sub(e.at) > outcomeTTL {
+			delete(o.m, k)
+		} else if oldest == nil || e.seq < o.m[oldest].seq {
+			oldest = k
+		}
+	}
+	if _, ok := o.m[s]; !ok && len(o.m) >= maxOutcomes {
+		delete(o.m, oldest)
+	}
+	o.seq++
+	v.at, v.seq = now, o.seq
+	o.m[s] = v
+}
+
+func (o *outcomes) pop(s *session.Session) (outcome, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	v, ok := o.m[s]
+	delete(o.m, s)
+	if !ok || time.Since(v.at) > outcomeTTL {
+		return outcome{}, false
+	}
+	return v, true
+}
+
+// StateLabel is a tunnel state in words.
+func StateLabel(s tunnel.State) string {
+	switch s {
+	case tunnel.StateNotConfigured:
+		return "Not set up"
+	case tunnel.StateStopped:
+		return "Stopped"
+	case tunnel.StateStarting:
+		return "Starting"
+	case tunnel.StateReady:
+		return "Ready"
+	case tunnel.StateUnhealthy:
+		return "Running, not connected"
+	case tunnel.StateBackoff:
+		return "Exited; restarting soon"
+	case tunnel.StateCrashLoop:
+		return "Stopped after repeated crashes"
+	}
+	return string(s)
+}
+
+// commandLine is the command a result came from; its arguments never
+// hold the key.
+func commandLine(r Result) string {
+	return strings.Join(append([]string{"tunnel-client"}, r.Args...), " ")
+}
+
+func took(d time.Duration) string {
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(100 * time.Millisecond).String()
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(nothing)"
+	}
+	return s
+}
