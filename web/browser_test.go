@@ -57,7 +57,8 @@ func watchConsole(ctx context.Context) func() []string {
 // TestBrowserOperatorFlow drives the panel in headless Chromium as an
 // operator would: log in through the one-time URL, approve a permit a real
 // MCP client is waiting on, latch the e-stop and see a call refused, reset
-// it by typing "reset" and see calls work again. Set
+// it by typing "reset" and see calls work again, and save the tunnel
+// runtime key on the Setup page. Set
 // HEARTH_PANEL_SCREENSHOT to a file path to keep a screenshot of the
 // Permits page.
 func TestBrowserOperatorFlow(t *testing.T) {
@@ -187,6 +188,32 @@ func TestBrowserOperatorFlow(t *testing.T) {
 		t.Fatalf("detached call: %s", r.Raw)
 	}
 	run("live task row", chromedp.WaitVisible(css(`[data-task-id="`+id+`"]`)))
+
+	// Setup: the runtime key typed into the password field is saved, and
+	// afterwards the page shows only its last four characters; the
+	// clipboard button is there (its script ran under the CSP).
+	key := "sk-browser-" + strings.Repeat("0123456789", 3) + "wxyz"
+	run("save the runtime key",
+		chromedp.Navigate(base+"setup"),
+		chromedp.WaitVisible(css(`[data-testid="key-input"]`)),
+		chromedp.SendKeys(css(`#tunnel-key`), key),
+		chromedp.Click(css(`[data-testid="key-save"]`)),
+		chromedp.WaitVisible(css(`[data-testid="key-hint"]`)),
+		chromedp.WaitVisible(css(`[data-testid="clear-clipboard"]`)),
+		chromedp.Click(css(`[data-testid="clear-clipboard"]`)),
+	)
+	if hint := get("read the key hint", chromedp.Text(css(`[data-testid="key-hint"]`))); hint != "…wxyz" {
+		t.Errorf("key hint %q, want …wxyz", hint)
+	}
+	if v := get("read the key field", chromedp.Value(css(`#tunnel-key`))); v != "" {
+		t.Error("the key field is filled in after saving")
+	}
+	if html := get("read the setup page", chromedp.OuterHTML(css(`html`))); strings.Contains(html, key) || strings.Contains(html, "0123456789wxyz") {
+		t.Error("the Setup page holds the key")
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("clipboard-status").textContent !== ""`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Errorf("the clipboard button did not answer: %v", err)
+	}
 
 	if p := problems(); len(p) > 0 {
 		t.Errorf("the browser reported errors (CSP violations show here):\n%s", strings.Join(p, "\n"))

@@ -27,6 +27,7 @@ func TestHostileRequests(t *testing.T) {
 	b := f.login(t)
 	other := f.login(t)
 	estop := url.Values{"operator": {"mallory"}, "reason": {"forged"}}
+	setKey := url.Values{"key": {"sk-forged-0123456789abcdef"}}
 	cases := []struct {
 		name string
 		r    req
@@ -53,6 +54,13 @@ func TestHostileRequests(t *testing.T) {
 		{"GET on a POST route", req{method: "GET", path: "/safety/estop?operator=mallory&reason=forged", b: b}, 405},
 		{"GET on export", req{method: "GET", path: "/ledger/export", b: b}, 405},
 		{"PUT", req{method: "PUT", path: "/safety/estop", b: b}, 405},
+		{"foreign Host on the setup key", req{method: "POST", path: "/setup/key", b: b, host: "evil.example", form: setKey}, 403},
+		{"no session on the setup key", req{method: "POST", path: "/setup/key", form: setKey, csrf: b.csrf}, 401},
+		{"foreign Origin on the setup key", req{method: "POST", path: "/setup/key", b: b, form: setKey, origin: "http://evil.example"}, 403},
+		{"missing CSRF token on the setup key", req{method: "POST", path: "/setup/key", b: b, form: setKey, csrf: "-"}, 403},
+		{"GET on the setup key", req{method: "GET", path: "/setup/key?" + setKey.Encode(), b: b}, 405},
+		{"missing CSRF token on tunnel start", req{method: "POST", path: "/setup/start", b: b, csrf: "-"}, 403},
+		{"no session on the setup fragment", req{method: "GET", path: "/setup/live"}, 401},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,6 +70,9 @@ func TestHostileRequests(t *testing.T) {
 			}
 			if f.latched(t) {
 				t.Fatal("a refused request latched the e-stop")
+			}
+			if ok, _ := f.in.App.Tunnel.KeyPresent(); ok {
+				t.Fatal("a refused request stored a tunnel runtime key")
 			}
 			if tc.want == 401 && !strings.Contains(r.body, "tray") || tc.want == 401 && !strings.Contains(r.body, "Control panel at") {
 				t.Errorf("401 page does not say how to get in: %s", r.body)
@@ -244,8 +255,8 @@ func TestPagesHeadersAndMarkup(t *testing.T) {
 		"Referrer-Policy":         "no-referrer",
 		"Cache-Control":           "no-store",
 	}
-	pages := []string{"/", "/permits", "/safety", "/tasks", "/ledger", "/recipes"}
-	for _, p := range append(pages, "/status/live", "/tasks/live", "/nope") {
+	pages := []string{"/", "/setup", "/permits", "/safety", "/tasks", "/ledger", "/recipes"}
+	for _, p := range append(pages, "/status/live", "/tasks/live", "/setup/live", "/nope") {
 		r := f.do(t, req{method: "GET", path: p, b: b})
 		for k, v := range wantHeaders {
 			if got := r.Header.Get(k); got != v {
