@@ -157,7 +157,11 @@ func (p *Panel) routes() (http.Handler, error) {
 
 	r.Group(func(r chi.Router) {
 		r.Use(p.requireSession, p.checkCSRF)
-		(&status.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Ledger: d.Ledger, MCPURL: d.MCPURL}).Mount(r)
+		st := &status.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Ledger: d.Ledger, MCPURL: d.MCPURL}
+		if d.Tunnel != nil {
+			st.Tunnel = func() (string, string) { s := d.Tunnel.Status(); return string(s.State), s.Reason }
+		}
+		st.Mount(r)
 		(&setup.Handler{Kit: kit, Tunnel: d.Tunnel, MCPURL: d.MCPURL, Start: d.StartTunnel, Stop: d.StopTunnel,
 			StartAtLogon: d.StartAtLogon}).Mount(r)
 		(&permits.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator}).Mount(r)

@@ -22,6 +22,8 @@ type Handler struct {
 	Ledger   *ledger.Ledger
 	// MCPURL is the MCP endpoint's address.
 	MCPURL func() string
+	// Tunnel, when set, reports the tunnel-client supervisor's state.
+	Tunnel func() (state, reason string)
 }
 
 // Mount adds the page's routes.
@@ -39,6 +41,8 @@ type View struct {
 	PendingPermits int
 	OpenUnknowns   int
 	LedgerSize     int64
+	TunnelState    string
+	TunnelReason   string
 }
 
 func (h *Handler) load(ctx context.Context) (View, error) {
@@ -58,10 +62,14 @@ func (h *Handler) load(ctx context.Context) (View, error) {
 	if err != nil {
 		return View{}, err
 	}
-	return View{
+	v := View{
 		MCPURL: h.MCPURL(), Mode: st.Mode, EStop: st.EStop, QueueHeld: st.QueueHeld,
 		PendingPermits: len(pending), OpenUnknowns: len(unknowns), LedgerSize: size,
-	}, nil
+	}
+	if h.Tunnel != nil {
+		v.TunnelState, v.TunnelReason = h.Tunnel()
+	}
+	return v, nil
 }
 
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {

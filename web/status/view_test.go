@@ -12,7 +12,7 @@ import (
 func TestStatusView(t *testing.T) {
 	var b strings.Builder
 	v := View{MCPURL: "http://127.0.0.1:3000/mcp", Mode: "read-only", EStop: govern.EStopState{Latched: true, Reason: "stop", By: "operator:Ada"},
-		QueueHeld: true, PendingPermits: 3, OpenUnknowns: 2, LedgerSize: 42}
+		QueueHeld: true, PendingPermits: 3, OpenUnknowns: 2, LedgerSize: 42, TunnelState: "not_configured", TunnelReason: "no runtime key"}
 	c := ui.Chrome{Title: "Status", Active: "status", EStop: true, EStopReason: "stop", Pending: 3}
 	if err := Page(c, v).Render(context.Background(), &b); err != nil {
 		t.Fatal(err)
@@ -21,7 +21,7 @@ func TestStatusView(t *testing.T) {
 	for _, want := range []string{
 		`data-testid="status-mcp-url">http://127.0.0.1:3000/mcp<`, `data-testid="status-policy-mode">read-only<`,
 		`data-testid="status-estop"><span class="state-on">Latched</span>: stop`, `data-testid="status-queue"><span class="state-on">Held`,
-		`data-testid="status-pending-permits">3<`, `data-testid="status-unknowns">2<`, `data-testid="status-ledger-size">42<`,
+		`data-testid="status-pending-permits">3<`, `no runtime key`, `data-testid="status-tunnel"`, `data-testid="status-unknowns">2<`, `data-testid="status-ledger-size">42<`,
 		`hx-get="/status/live" hx-trigger="every 2s"`, `data-testid="estop-banner"`, `data-testid="nav-pending-count"`,
 		`data-testid="nav-status" aria-current="page"`,
 	} {
