@@ -1,0 +1,96 @@
+package autostart
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// ExeName is the installed program's file name.
+const ExeName = "hearth-tray.exe"
+
+// ShortcutName is the Start-menu shortcut's file name.
+const ShortcutName = "Hearth.lnk"
+
+// ErrInUse is returned by CopyExe when the target cannot be replaced,
+// which on Windows means a program runs from it.
+var ErrInUse = errors.New("the installed hearth-tray.exe is in use")
+
+// ProgramDir is the per-user install directory,
+// %LOCALAPPDATA%\Programs\Hearth: Windows' place for programs installed
+// for one user, writable without elevation.
+func ProgramDir() (string, error) {
+	d := os.Getenv("LOCALAPPDATA")
+	if d == "" {
+		return "", errors.New("LOCALAPPDATA is not set")
+	}
+	return filepath.Join(d, "Programs", "Hearth"), nil
+}
+
+// ShortcutPath is the Start-menu shortcut,
+// %APPDATA%\Microsoft\Windows\Start Menu\Programs\Hearth.lnk.
+func ShortcutPath() (string, error) {
+	d := os.Getenv("APPDATA")
+	if d == "" {
+		return "", errors.New("APPDATA is not set")
+	}
+	return filepath.Join(d, "Microsoft", "Windows", "Start Menu", "Programs", ShortcutName), nil
+}
+
+// SameFile reports whether a and b are the same existing file.
+func SameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// CopyExe copies the program src to dst atomically: into a temporary file
+// beside dst, flushed to disk, then renamed over dst, so that dst is
+// always either the old or the new program, never half of one. When dst
+// cannot be replaced because it is in use (a running hearth-tray on
+// Windows) the error matches ErrInUse.
+func CopyExe(src, dst string) (err error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("copy %s: %w", src, err)
+	}
+	defer in.Close()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(dst), err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".hearth-tray-*.tmp")
+	if err != nil {
+		return fmt.Errorf("copy to %s: %w", filepath.Dir(dst), err)
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(tmp.Name())
+		}
+	}()
+	_, err = io.Copy(tmp, in)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o755)
+	}
+	if err != nil {
+		return fmt.Errorf("copy %s to %s: %w", src, dst, err)
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return fmt.Errorf("%w: cannot replace %s (%v)", ErrInUse, dst, err)
+		}
+		return fmt.Errorf("install %s: %w", dst, err)
+	}
+	return nil
+}
