@@ -3,6 +3,7 @@ module github.com/hearth-dev/hearth
 go 1.26.8
 
 require (
+	fyne.io/systray v1.12.2
 	github.com/a-h/templ v0.3.1118
 	github.com/chromedp/chromedp v0.23.1
 	github.com/danieljoos/wincred v1.2.3
@@ -24,6 +25,7 @@ require (
 	github.com/fatih/color v1.19.0 // indirect
 	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	github.com/godbus/dbus/v5 v5.1.0 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/mattn/go-colorable v0.1.16 // indirect

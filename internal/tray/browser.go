@@ -1,0 +1,16 @@
+package tray
+
+import (
+	"fmt"
+	"net/url"
+)
+
+// checkBrowsable accepts only what the tray ever opens: an http URL on a
+// loopback host (the control panel). Nothing else reaches the shell.
+func checkBrowsable(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "http" || !loopbackHost(u.Host) || u.User != nil {
+		return fmt.Errorf("refusing to open %q: not a loopback http URL", raw)
+	}
+	return nil
+}

@@ -1,0 +1,273 @@
+package tray
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The control endpoint lets a second start of hearth-tray reach the running
+// tray: a double-click while Hearth runs asks it to open the control panel,
+// and `uninstall` asks it to quit.
+//
+// Design: the tray listens on a loopback port of its own (127.0.0.1:0, not
+// the panel's listener, so the panel's session and CSRF rules stay as they
+// are) and writes ControlFile — the address, its pid and a fresh 256-bit
+// secret — into the data directory, created 0600 (on Windows the data
+// directory under %LOCALAPPDATA% is private to the user by its inherited
+// ACL). A caller must present the secret as a bearer token; it is compared
+// in constant time. The endpoint accepts exactly two requests, POST /open
+// and POST /quit, from a loopback Host and without an Origin header (no
+// browser page can drive it), and answers 204 with no body.
+//
+// "open" never hands out a login URL: the running tray mints one and opens
+// it in the browser itself. Whoever can read the data directory can
+// therefore make the panel open on the user's screen or stop Hearth, which
+// that user's programs could do anyway (taskkill), but never obtain a panel
+// session. The file is removed at shutdown; a stale one left by a crash
+// points at a closed port and a secret nobody accepts any more.
+
+// ControlFile is the name of the control endpoint's file in the data
+// directory.
+const ControlFile = "tray-control.json"
+
+// Requests the control endpoint accepts.
+const (
+	ReqOpen = "open"
+	ReqQuit = "quit"
+)
+
+// ErrNoTray is returned by Ask when no running tray answers for the data
+// directory.
+var ErrNoTray = errors.New("no running Hearth tray answers for this data directory")
+
+type controlInfo struct {
+	PID    int    `json:"pid"`
+	Addr   string `json:"addr"`
+	Secret string `json:"secret"`
+}
+
+// Control serves the control endpoint of a running tray.
+type Control struct {
+	// Open opens the control panel in the browser (Tray.OpenPanel).
+	Open func() error
+	// Quit begins Hearth's shutdown without waiting for it.
+	Quit func()
+	Log  *slog.Logger
+
+	dataDir string
+	secret  string
+	ln      net.Listener
+	srv     *http.Server
+	once    sync.Once
+}
+
+// Listen binds 127.0.0.1:0 and publishes the endpoint in dataDir's
+// ControlFile. Serve it with Serve; Close removes the file.
+func (c *Control) Listen(dataDir string) error {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return fmt.Errorf("tray control secret: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("tray control listener: %w", err)
+	}
+	c.dataDir, c.secret, c.ln = dataDir, hex.EncodeToString(b[:]), ln
+	c.srv = &http.Server{Handler: c, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second}
+	info := controlInfo{PID: os.Getpid(), Addr: ln.Addr().String(), Secret: c.secret}
+	if err := writePrivate(filepath.Join(dataDir, ControlFile), info); err != nil {
+		ln.Close()
+		return err
+	}
+	return nil
+}
+
+// Addr is the endpoint's address.
+func (c *Control) Addr() string { return c.ln.Addr().String() }
+
+// Serve answers requests until Close.
+func (c *Control) Serve() error {
+	if err := c.srv.Serve(c.ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Close stops the endpoint and removes ControlFile if it is still this
+// process's. It is safe to call more than once.
+func (c *Control) Close() error {
+	var err error
+	c.once.Do(func() {
+		err = c.srv.Close()
+		path := filepath.Join(c.dataDir, ControlFile)
+		if info, rerr := readControl(c.dataDir); rerr == nil && info.Secret == c.secret {
+			if rerr := os.Remove(path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+				err = errors.Join(err, fmt.Errorf("remove %s: %w", ControlFile, rerr))
+			}
+		}
+	})
+	return err
+}
+
+// ServeHTTP is the endpoint: see the design note above.
+func (c *Control) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case !loopbackHost(r.Host):
+		http.Error(w, "forbidden host", http.StatusForbidden)
+		return
+	case r.Header.Get("Origin") != "":
+		http.Error(w, "forbidden origin", http.StatusForbidden)
+		return
+	case !c.authorized(r):
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	case r.Method != http.MethodPost:
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	switch r.URL.Path {
+	case "/" + ReqOpen:
+		if err := c.Open(); err != nil {
+			c.log().Error("tray control: open the control panel", "err", err)
+			http.Error(w, "could not open the control panel", http.StatusInternalServerError)
+			return
+		}
+	case "/" + ReqQuit:
+		c.Quit()
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (c *Control) authorized(r *http.Request) bool {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(tok), []byte(c.secret)) == 1
+}
+
+func (c *Control) log() *slog.Logger {
+	if c.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.Log
+}
+
+// loopbackHost reports whether a request's Host names this machine's
+// loopback interface (an IP literal, or localhost), with any port.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// Ask sends req (ReqOpen or ReqQuit) to the running tray of dataDir. It
+// returns ErrNoTray (wrapped) when there is no ControlFile or nothing
+// answers at its address.
+func Ask(ctx context.Context, dataDir, req string) error {
+	info, err := readControl(dataDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w (no %s)", ErrNoTray, ControlFile)
+	}
+	if err != nil {
+		return err
+	}
+	if !loopbackHost(info.Addr) {
+		return fmt.Errorf("%s: address %q is not loopback", ControlFile, info.Addr)
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+info.Addr+"/"+req, nil)
+	if err != nil {
+		return err
+	}
+	hreq.Header.Set("Authorization", "Bearer "+info.Secret)
+	client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}, Timeout: 10 * time.Second}
+	resp, err := client.Do(hreq)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "dial" {
+			return fmt.Errorf("%w (pid %d does not answer)", ErrNoTray, info.PID)
+		}
+		return fmt.Errorf("ask the running Hearth to %s: %w", req, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("ask the running Hearth to %s: %s", req, resp.Status)
+	}
+	return nil
+}
+
+// AskWait is Ask, retried while the tray may still be starting: until it
+// answers, ctx ends or wait has passed. It gives up at once on an answer
+// that is not "no tray".
+func AskWait(ctx context.Context, dataDir, req string, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		err := Ask(ctx, dataDir, req)
+		if !errors.Is(err, ErrNoTray) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func readControl(dataDir string) (controlInfo, error) {
+	var info controlInfo
+	b, err := os.ReadFile(filepath.Join(dataDir, ControlFile))
+	if err != nil {
+		return info, fmt.Errorf("read tray control file: %w", err)
+	}
+	if err := json.Unmarshal(b, &info); err != nil {
+		return info, fmt.Errorf("read tray control file: %w", err)
+	}
+	return info, nil
+}
+
+// writePrivate writes v as JSON to path through a temporary file (which
+// os.CreateTemp creates 0600) and a rename, so that a reader sees the old
+// or the new content.
+func writePrivate(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".tray-control-*.json")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}

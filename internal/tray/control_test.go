@@ -1,0 +1,182 @@
+package tray
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+type fakeActions struct{ opens, quits atomic.Int32 }
+
+func startControl(t *testing.T, dir string) (*Control, *fakeActions) {
+	t.Helper()
+	f := &fakeActions{}
+	c := &Control{
+		Open: func() error { f.opens.Add(1); return nil },
+		Quit: func() { f.quits.Add(1) },
+	}
+	if err := c.Listen(dir); err != nil {
+		t.Fatal(err)
+	}
+	go c.Serve()
+	t.Cleanup(func() { c.Close() })
+	return c, f
+}
+
+func TestControlAskOpenAndQuit(t *testing.T) {
+	dir := t.TempDir()
+	c, f := startControl(t, dir)
+	ctx := context.Background()
+	if err := Ask(ctx, dir, ReqOpen); err != nil {
+		t.Fatal(err)
+	}
+	if err := Ask(ctx, dir, ReqQuit); err != nil {
+		t.Fatal(err)
+	}
+	if f.opens.Load() != 1 || f.quits.Load() != 1 {
+		t.Fatalf("opens %d quits %d", f.opens.Load(), f.quits.Load())
+	}
+	if runtime.GOOS != "windows" {
+		fi, err := os.Stat(filepath.Join(dir, ControlFile))
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("control file must be 0600: %v %v", fi.Mode(), err)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ControlFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Close must remove the control file: %v", err)
+	}
+	if err := Ask(ctx, dir, ReqOpen); !errors.Is(err, ErrNoTray) {
+		t.Fatalf("after Close: %v, want ErrNoTray", err)
+	}
+}
+
+// TestControlStaleFile: a file left by a crashed tray points at a closed
+// port: no tray, not an error of another kind.
+func TestControlStaleFile(t *testing.T) {
+	dir := t.TempDir()
+	c, _ := startControl(t, dir)
+	stale, err := os.ReadFile(filepath.Join(dir, ControlFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if err := os.WriteFile(filepath.Join(dir, ControlFile), stale, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Ask(context.Background(), dir, ReqQuit); !errors.Is(err, ErrNoTray) {
+		t.Fatalf("stale control file: %v, want ErrNoTray", err)
+	}
+	start := time.Now()
+	if err := AskWait(context.Background(), dir, ReqQuit, 500*time.Millisecond); !errors.Is(err, ErrNoTray) {
+		t.Fatalf("AskWait: %v", err)
+	}
+	if time.Since(start) < 400*time.Millisecond {
+		t.Fatal("AskWait must keep asking until its wait has passed")
+	}
+}
+
+// TestControlAskWaitForStartingTray: a second start asks before the first
+// has published its endpoint.
+func TestControlAskWaitForStartingTray(t *testing.T) {
+	dir := t.TempDir()
+	f := &fakeActions{}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		c := &Control{Open: func() error { f.opens.Add(1); return nil }, Quit: func() {}}
+		if err := c.Listen(dir); err != nil {
+			t.Error(err)
+			return
+		}
+		t.Cleanup(func() { c.Close() })
+		c.Serve()
+	}()
+	if err := AskWait(context.Background(), dir, ReqOpen, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if f.opens.Load() != 1 {
+		t.Fatal("open not delivered")
+	}
+}
+
+// TestControlRefusesHostileRequests: the endpoint acts only on an
+// authorized POST from a loopback Host without an Origin.
+func TestControlRefusesHostileRequests(t *testing.T) {
+	dir := t.TempDir()
+	c, f := startControl(t, dir)
+	info, err := readControl(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + c.Addr()
+	for _, tc := range []struct {
+		name   string
+		method string
+		path   string
+		host   string
+		origin string
+		token  string
+		want   int
+	}{
+		{"valid", http.MethodPost, "/open", "", "", info.Secret, http.StatusNoContent},
+		{"no token", http.MethodPost, "/open", "", "", "", http.StatusUnauthorized},
+		{"wrong token", http.MethodPost, "/quit", "", "", info.Secret[:len(info.Secret)-1] + "0", http.StatusUnauthorized},
+		{"foreign host", http.MethodPost, "/quit", "evil.example:80", "", info.Secret, http.StatusForbidden},
+		{"rebinding host", http.MethodPost, "/quit", "127.0.0.1.nip.io", "", info.Secret, http.StatusForbidden},
+		{"browser origin", http.MethodPost, "/quit", "", "http://127.0.0.1:3001", info.Secret, http.StatusForbidden},
+		{"GET", http.MethodGet, "/quit", "", "", info.Secret, http.StatusMethodNotAllowed},
+		{"unknown path", http.MethodPost, "/login", "", "", info.Secret, http.StatusNotFound},
+		{"localhost host", http.MethodPost, "/open", "localhost", "", info.Secret, http.StatusNoContent},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequest(tc.method, base+tc.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.host != "" {
+				req.Host = tc.host
+			}
+			if tc.origin != "" {
+				req.Header.Set("Origin", tc.origin)
+			}
+			if tc.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tc.token)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tc.want)
+			}
+		})
+	}
+	if f.quits.Load() != 0 || f.opens.Load() != 2 {
+		t.Fatalf("only the two valid requests may act: opens %d quits %d", f.opens.Load(), f.quits.Load())
+	}
+}
+
+func TestCheckBrowsable(t *testing.T) {
+	for raw, ok := range map[string]bool{
+		"http://127.0.0.1:3001/login?token=abc": true,
+		"http://[::1]:3001/":                    true,
+		"https://127.0.0.1:3001/":               false,
+		"http://example.com/":                   false,
+		"file:///C:/Windows/System32/calc.exe":  false,
+		`C:\Windows\System32\calc.exe`:          false,
+		"http://user@127.0.0.1:3001/":           false,
+	} {
+		if err := checkBrowsable(raw); (err == nil) != ok {
+			t.Errorf("%s: %v", raw, err)
+		}
+	}
+}

@@ -1,0 +1,209 @@
+package tray
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hearth-dev/hearth/assets"
+	"github.com/hearth-dev/hearth/internal/tunnel"
+)
+
+// Snapshot is what the tray knows about the running Hearth at one moment.
+type Snapshot struct {
+	// StatusErr is set when the governance state could not be read; the
+	// tray then says so instead of claiming "ready".
+	StatusErr   bool
+	EStop       bool
+	EStopReason string
+	// Pending counts permits waiting for the operator.
+	Pending int
+	Tunnel  tunnel.Status
+	// Autostart is the "Start at logon" state.
+	Autostart AutostartState
+	// LastError is the tray's own last failed action, shown in the tooltip
+	// until the next action succeeds.
+	LastError string
+}
+
+// AutostartState is what the tray knows of the logon task.
+type AutostartState struct {
+	// Known is false when the task could not be queried (or not yet).
+	Known   bool
+	Enabled bool
+}
+
+// Action is what clicking a menu item does.
+type Action int
+
+// Actions.
+const (
+	ActNone Action = iota
+	ActOpenPanel
+	ActEStop
+	ActStartTunnel
+	ActStopTunnel
+	ActEnableAutostart
+	ActDisableAutostart
+	ActQuit
+)
+
+// Item names a menu entry.
+type Item int
+
+// Menu entries, top to bottom.
+const (
+	ItemOpenPanel Item = iota
+	ItemPermits
+	ItemEStop
+	ItemTunnel
+	ItemAutostart
+	ItemQuit
+	numItems
+)
+
+// Entry is one menu entry as shown.
+type Entry struct {
+	Title   string
+	Tooltip string
+	// Checkbox entries show Checked; others never do.
+	Checkbox bool
+	Checked  bool
+	Disabled bool
+	Action   Action
+}
+
+// View is everything the notification-area icon shows: which icon, its
+// tooltip, and each menu entry. Two equal Views look the same, so the UI
+// is touched only when the View changes.
+type View struct {
+	Icon    string
+	Tooltip string
+	Entries [numItems]Entry
+}
+
+// maxTooltip is the longest tooltip Windows shows (NOTIFYICONDATAW.szTip
+// holds 128 UTF-16 units including the terminating NUL); Render keeps to
+// it in runes, which is never more UTF-16 units than the BMP-only text
+// the tray writes.
+const maxTooltip = 127
+
+// Render turns a snapshot into what the tray shows. The icon follows
+// DESIGN §7's order of urgency: e-stop latched, then a permit waiting,
+// then the tunnel down (anything but ready: ChatGPT cannot reach Hearth),
+// then ready.
+func Render(s Snapshot) View {
+	var v View
+	var headline string
+	switch {
+	case s.EStop:
+		v.Icon = assets.TrayStoppedIcon
+		headline = "E-STOP is on"
+		if s.EStopReason != "" {
+			// A long reason must not push the tunnel line out.
+			headline += ": " + clip(s.EStopReason, 60)
+		}
+	case s.Pending > 0:
+		v.Icon = assets.TrayPermitIcon
+		headline = plural(s.Pending, "permit waits", "permits wait") + " for you"
+	case s.StatusErr:
+		v.Icon = assets.TrayDownIcon
+		headline = "cannot read its state (see the control panel)"
+	case s.Tunnel.State != tunnel.StateReady:
+		v.Icon = assets.TrayDownIcon
+		headline = "ChatGPT cannot reach it"
+	default:
+		v.Icon = assets.TrayReadyIcon
+		headline = "ready"
+	}
+	lines := []string{"Hearth: " + headline, "Tunnel: " + tunnelPhrase(s.Tunnel.State)}
+	if s.LastError != "" {
+		lines = append(lines, s.LastError)
+	}
+	v.Tooltip = clip(strings.Join(lines, "\n"), maxTooltip)
+
+	v.Entries[ItemOpenPanel] = Entry{Title: "Open control panel", Action: ActOpenPanel}
+	v.Entries[ItemPermits] = Entry{
+		Title:   fmt.Sprintf("Pending permits (%d)", s.Pending),
+		Tooltip: "Approve or deny what waits for you, in the control panel",
+		Action:  ActOpenPanel,
+	}
+	if s.EStop {
+		v.Entries[ItemEStop] = Entry{
+			Title:   "Emergency stop is on: reset in the control panel",
+			Tooltip: "Only you can reset it, in the control panel's Safety page",
+			Action:  ActOpenPanel,
+		}
+	} else {
+		v.Entries[ItemEStop] = Entry{
+			Title:   "Emergency stop",
+			Tooltip: "Stop all running work now and refuse every change until you reset it",
+			Action:  ActEStop,
+		}
+	}
+	v.Entries[ItemTunnel] = tunnelEntry(s.Tunnel.State)
+	v.Entries[ItemAutostart] = Entry{
+		Title: "Start at logon", Checkbox: true,
+		Checked:  s.Autostart.Known && s.Autostart.Enabled,
+		Disabled: !s.Autostart.Known,
+		Tooltip:  "Start Hearth when you log on, and restart it within a minute if it stops",
+		Action:   ActEnableAutostart,
+	}
+	if s.Autostart.Known && s.Autostart.Enabled {
+		v.Entries[ItemAutostart].Action = ActDisableAutostart
+	}
+	v.Entries[ItemQuit] = Entry{Title: "Quit Hearth", Tooltip: "Stop Hearth until you start it again (or the next logon)", Action: ActQuit}
+	return v
+}
+
+// tunnelEntry is the tunnel's menu entry: its action follows the state,
+// its title names both.
+func tunnelEntry(st tunnel.State) Entry {
+	switch st {
+	case tunnel.StateNotConfigured:
+		return Entry{Title: "Set up the tunnel…", Tooltip: "Enter the tunnel key and ID in the control panel", Action: ActOpenPanel}
+	case tunnel.StateStarting, tunnel.StateReady, tunnel.StateUnhealthy, tunnel.StateBackoff:
+		return Entry{Title: "Stop tunnel (" + tunnelPhrase(st) + ")", Tooltip: "Disconnect ChatGPT from Hearth", Action: ActStopTunnel}
+	default:
+		return Entry{Title: "Start tunnel (" + tunnelPhrase(st) + ")", Tooltip: "Connect ChatGPT to Hearth through the Secure MCP Tunnel", Action: ActStartTunnel}
+	}
+}
+
+// tunnelPhrase says a tunnel state in words.
+func tunnelPhrase(st tunnel.State) string {
+	switch st {
+	case tunnel.StateNotConfigured:
+		return "not set up"
+	case tunnel.StateStopped:
+		return "stopped"
+	case tunnel.StateStarting:
+		return "starting"
+	case tunnel.StateReady:
+		return "ready"
+	case tunnel.StateUnhealthy:
+		return "not answering"
+	case tunnel.StateBackoff:
+		return "restarting"
+	case tunnel.StateCrashLoop:
+		return "crashed repeatedly"
+	case "":
+		return "unknown"
+	}
+	return string(st)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// clip shortens s to at most max runes, marking a cut with an ellipsis.
+func clip(s string, max int) string {
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max-1]) + "…"
+}
