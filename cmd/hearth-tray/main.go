@@ -43,10 +43,18 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
-const usage = `usage: hearth-tray <command> [flags]
+const usage = `usage: hearth-tray [<command> [flags]]
+
+With no command: Hearth with its tray icon (Windows; elsewhere as serve).
 
 commands:
   serve     run Hearth headless (MCP endpoint and control panel)
+  ensure    start Hearth detached unless it already runs (the logon task)
+  install   install for this user (Windows): program, logon task,
+            Start-menu shortcut; then start it
+  uninstall [--purge]
+            remove what install made and stop Hearth; --purge also
+            deletes the data directory and the stored tunnel key
   mcp-config [--json]
             connector rows for tunnel-client, Claude Code, VS Code, any client
   ledger verify [--key VKEY] [BUNDLE]
@@ -75,6 +83,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], stdout, stderr)
+	case "ensure":
+		return ensureCmd(ctx, args[1:], stdout, stderr)
+	case "install":
+		return installCmd(ctx, args[1:], stdout, stderr)
+	case "uninstall":
+		return uninstallCmd(ctx, args[1:], stdout, stderr)
 	case "mcp-config":
 		return mcpConfigCmd(args[1:], stdout, stderr)
 	case "ledger":
@@ -91,12 +105,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	return usageError{fmt.Sprintf("unknown command %q\n%s", args[0], usage)}
-}
-
-// runTray is the no-argument entry point. The tray itself is Windows-only;
-// elsewhere (and until the tray lands) it behaves like serve.
-func runTray(ctx context.Context, stdout, stderr io.Writer) error {
-	return serve(ctx, nil, stdout, stderr)
 }
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/windows"
+
+	"github.com/hearth-dev/hearth/internal/app"
+	"github.com/hearth-dev/hearth/internal/autostart"
+	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/instance"
+	"github.com/hearth-dev/hearth/internal/tray"
+	"github.com/hearth-dev/hearth/internal/tunnel"
+)
+
+// Tray timings.
+const (
+	// openRunningWait: how long a second start keeps asking a first one
+	// that may still be starting to open its panel.
+	openRunningWait = 15 * time.Second
+	// endSessionWait bounds the shutdown at logoff: Windows ends a process
+	// that takes much longer to answer WM_ENDSESSION.
+	endSessionWait = 4 * time.Second
+	trayLogMax     = 1 << 20
+)
+
+// runTray is the no-argument entry point on Windows: Hearth with its
+// notification-area icon. Errors are shown in a message box unless the
+// logon task started it (then only the tray log has them).
+func runTray(ctx context.Context, stdout, stderr io.Writer) error {
+	quiet := os.Getenv(startedByEnv) == "ensure"
+	// Not passed on to what Hearth runs.
+	os.Unsetenv(startedByEnv)
+	err := trayMain(ctx, quiet)
+	if err != nil && !quiet {
+		messageBox("Hearth could not start", err.Error())
+	}
+	return err
+}
+
+func trayMain(ctx context.Context, quiet bool) error {
+	dataDir, err := config.DataDir()
+	if err != nil {
+		return err
+	}
+	lock, err := instance.Acquire("hearth", dataDir)
+	if errors.Is(err, instance.ErrAlreadyRunning) {
+		if quiet {
+			return nil
+		}
+		return openRunning(ctx, dataDir)
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+
+	logf, err := openTrayLog(dataDir)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	log := slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// fyne.io/systray reports its failures through the standard logger.
+	slog.SetDefault(log)
+
+	cfgPath := config.Path(dataDir)
+	_, statErr := os.Stat(cfgPath)
+	firstRun := errors.Is(statErr, fs.ErrNotExist)
+	a, err := app.Open(ctx, app.Options{DataDir: dataDir, ConfigPath: cfgPath, Version: version, Log: log})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if err := a.Listen(); err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find this program: %w", err)
+	}
+
+	quitc := make(chan struct{})
+	var quitOnce sync.Once
+	quit := func() { quitOnce.Do(func() { close(quitc) }) }
+	t := &tray.Tray{
+		Hearth:    tray.FromApp(a),
+		Autostart: tray.Autostart{Enabled: autostart.Enabled, Enable: autostart.Enable, Disable: autostart.Disable},
+		Exe:       exe, Browse: tray.OpenURL, Quit: quit, Log: log,
+	}
+	// The control endpoint is published before instance.json, so that a
+	// second start that sees instance.json finds it too.
+	ctl := &tray.Control{Open: t.OpenPanel, Quit: quit, Log: log}
+	if err := ctl.Listen(dataDir); err != nil {
+		return err
+	}
+	defer ctl.Close()
+	if err := instance.WriteInfo(dataDir, instance.Info{PID: os.Getpid(), MCPURL: a.MCPURL(), PanelURL: a.PanelURL()}); err != nil {
+		return err
+	}
+
+	serveCtx, stopServe := context.WithCancel(ctx)
+	defer stopServe()
+	serveErrc := make(chan error, 1)
+	go func() { serveErrc <- a.Serve(serveCtx) }()
+	go func() {
+		if err := ctl.Serve(); err != nil {
+			log.Error("tray control endpoint", "err", err)
+		}
+	}()
+	select {
+	case <-a.Ready():
+	case err := <-serveErrc:
+		return err
+	}
+	log.Info("hearth started", "pid", os.Getpid(), "mcp", a.MCPURL(), "panel", a.PanelURL(), "first_run", firstRun)
+	a.Tunnel.SetOnChange(func(tunnel.Status) { t.Poke() })
+	if firstRun {
+		if err := t.OpenPanel(); err != nil {
+			log.Error("first run: open the control panel", "err", err)
+		}
+	}
+
+	// Shutdown, in order, whatever asks for it (the menu's Quit, the
+	// control endpoint, logoff, a signal, or Serve ending by itself): the
+	// icon goes first, then the control endpoint, the tray's refreshes and
+	// the tunnel's notifications, then Hearth (Serve's own order: tunnel,
+	// listeners, work, checkpoint); the database and the instance lock
+	// are released last, by the deferred calls above.
+	trayCtx, stopTray := context.WithCancel(context.Background())
+	defer stopTray()
+	stopIcon := make(chan struct{})
+	done := make(chan struct{})
+	var serveErr error
+	go func() {
+		defer close(done)
+		served := false
+		select {
+		case <-quitc:
+		case <-ctx.Done():
+		case serveErr = <-serveErrc:
+			served = true
+		}
+		log.Info("hearth stopping")
+		close(stopIcon)
+		if err := ctl.Close(); err != nil {
+			log.Warn("close the tray control endpoint", "err", err)
+		}
+		stopTray()
+		a.Tunnel.SetOnChange(nil)
+		stopServe()
+		if !served {
+			serveErr = <-serveErrc
+		}
+		log.Info("hearth stopped", "err", serveErr)
+	}()
+	endSession := func() {
+		quit()
+		select {
+		case <-done:
+		case <-time.After(endSessionWait):
+		}
+	}
+	if err := tray.RunIcon(trayCtx, t, stopIcon, endSession); err != nil {
+		// No notification area (no interactive desktop): Hearth keeps
+		// serving; ensure and the control endpoint still reach it.
+		log.Warn("no tray icon; Hearth runs without it", "err", err)
+		<-stopIcon
+	}
+	<-done
+	return serveErr
+}
+
+// openRunning is a second start's answer: ask the running tray to open its
+// control panel. A headless serve has no tray to ask; then its panel's
+// address is opened, whose page says how to sign in.
+func openRunning(ctx context.Context, dataDir string) error {
+	err := tray.AskWait(ctx, dataDir, tray.ReqOpen, openRunningWait)
+	if !errors.Is(err, tray.ErrNoTray) {
+		return err
+	}
+	info, ierr := instance.ReadInfo(dataDir)
+	if ierr != nil {
+		return fmt.Errorf("Hearth is already running but cannot be reached: %w", err)
+	}
+	return tray.OpenURL(info.PanelURL)
+}
+
+// openTrayLog opens <data>/logs/tray.log for appending, first moving a log
+// over trayLogMax aside to tray.log.1.
+func openTrayLog(dataDir string) (*os.File, error) {
+	dir := filepath.Join(dataDir, "logs")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create log directory: %w", err)
+	}
+	path := filepath.Join(dir, "tray.log")
+	if fi, err := os.Stat(path); err == nil && fi.Size() > trayLogMax {
+		os.Rename(path, path+".1")
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open tray log: %w", err)
+	}
+	return f, nil
+}
+
+// messageBox shows an error to the user at the screen: a GUI program that
+// fails silently looks like a double-click that did nothing.
+func messageBox(title, text string) {
+	t, err := windows.UTF16PtrFromString(title)
+	if err != nil {
+		return
+	}
+	m, err := windows.UTF16PtrFromString(text)
+	if err != nil {
+		return
+	}
+	windows.MessageBox(0, m, t, windows.MB_OK|windows.MB_ICONERROR)
+}
