@@ -3,10 +3,11 @@ package autostart
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/hearth-dev/hearth/internal/fsops"
 )
 
 // ExeName is the installed program's file name.
@@ -50,12 +51,13 @@ func SameFile(a, b string) bool {
 	return err == nil && os.SameFile(fa, fb)
 }
 
-// CopyExe copies the program src to dst atomically: into a temporary file
-// beside dst, flushed to disk, then renamed over dst, so that dst is
+// CopyExe copies the program src to dst atomically (fsops.WriteAtomicFrom:
+// a temporary file beside dst, flushed to disk, renamed over dst, the
+// rename retried briefly while a scanner holds the new file), so that dst is
 // always either the old or the new program, never half of one. When dst
 // cannot be replaced because it is in use (a running hearth-tray on
 // Windows) the error matches ErrInUse.
-func CopyExe(src, dst string) (err error) {
+func CopyExe(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return fmt.Errorf("copy %s: %w", src, err)
@@ -64,32 +66,11 @@ func CopyExe(src, dst string) (err error) {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(dst), err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".hearth-tray-*.tmp")
-	if err != nil {
-		return fmt.Errorf("copy to %s: %w", filepath.Dir(dst), err)
+	_, err = fsops.Replacer{}.WriteAtomicFrom(dst, in, 0o755)
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("%w: %w", ErrInUse, err)
 	}
-	defer func() {
-		if err != nil {
-			os.Remove(tmp.Name())
-		}
-	}()
-	_, err = io.Copy(tmp, in)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o755)
-	}
-	if err != nil {
-		return fmt.Errorf("copy %s to %s: %w", src, dst, err)
-	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
-		if errors.Is(err, fs.ErrPermission) {
-			return fmt.Errorf("%w: cannot replace %s (%v)", ErrInUse, dst, err)
-		}
+	if err != nil && !errors.Is(err, fsops.ErrNotDurable) {
 		return fmt.Errorf("install %s: %w", dst, err)
 	}
 	return nil

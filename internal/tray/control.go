@@ -16,6 +16,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hearth-dev/hearth/internal/fsops"
+	"github.com/hearth-dev/hearth/web"
 )
 
 // The control endpoint lets a second start of hearth-tray reach the running
@@ -87,10 +90,13 @@ func (c *Control) Listen(dataDir string) error {
 	}
 	c.dataDir, c.secret, c.ln = dataDir, hex.EncodeToString(b[:]), ln
 	c.srv = &http.Server{Handler: c, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second}
-	info := controlInfo{PID: os.Getpid(), Addr: ln.Addr().String(), Secret: c.secret}
-	if err := writePrivate(filepath.Join(dataDir, ControlFile), info); err != nil {
+	data, err := json.Marshal(controlInfo{PID: os.Getpid(), Addr: ln.Addr().String(), Secret: c.secret})
+	if err == nil {
+		_, err = fsops.WriteAtomic(filepath.Join(dataDir, ControlFile), data, 0o600)
+	}
+	if err != nil && !errors.Is(err, fsops.ErrNotDurable) {
 		ln.Close()
-		return err
+		return fmt.Errorf("publish the tray control endpoint: %w", err)
 	}
 	return nil
 }
@@ -125,7 +131,7 @@ func (c *Control) Close() error {
 // ServeHTTP is the endpoint: see the design note above.
 func (c *Control) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
-	case !loopbackHost(r.Host):
+	case !web.LoopbackHost(r.Host):
 		http.Error(w, "forbidden host", http.StatusForbidden)
 		return
 	case r.Header.Get("Origin") != "":
@@ -167,19 +173,6 @@ func (c *Control) log() *slog.Logger {
 	return c.Log
 }
 
-// loopbackHost reports whether a request's Host names this machine's
-// loopback interface (an IP literal, or localhost), with any port.
-func loopbackHost(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
-}
-
 // Ask sends req (ReqOpen or ReqQuit) to the running tray of dataDir. It
 // returns ErrNoTray (wrapped) when there is no ControlFile or nothing
 // answers at its address.
@@ -191,7 +184,7 @@ func Ask(ctx context.Context, dataDir, req string) error {
 	if err != nil {
 		return err
 	}
-	if !loopbackHost(info.Addr) {
+	if !web.LoopbackHost(info.Addr) {
 		return fmt.Errorf("%s: address %q is not loopback", ControlFile, info.Addr)
 	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+info.Addr+"/"+req, nil)
@@ -243,31 +236,4 @@ func readControl(dataDir string) (controlInfo, error) {
 		return info, fmt.Errorf("read tray control file: %w", err)
 	}
 	return info, nil
-}
-
-// writePrivate writes v as JSON to path through a temporary file (which
-// os.CreateTemp creates 0600) and a rename, so that a reader sees the old
-// or the new content.
-func writePrivate(path string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tray-control-*.json")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	return nil
 }
