@@ -2,7 +2,9 @@ package app
 
 import (
 	"net/http"
+	"runtime"
 
+	"github.com/hearth-dev/hearth/internal/autostart"
 	"github.com/hearth-dev/hearth/web"
 )
 
@@ -21,12 +23,18 @@ func (a *App) buildPanel() error {
 // PanelDeps are the parts the control panel drives (tests build a panel
 // of their own over them, with a clock they move).
 func (a *App) PanelDeps() web.Deps {
-	return web.Deps{
+	d := web.Deps{
 		Gov: a.Gov, Operator: a.Operator, Ledger: a.Ledger, DB: a.DB,
 		Jobs: a.Jobs, Dispatcher: a.Dispatcher, Runs: a.Runs, Recipes: a.Recipes,
 		MCPURL: a.MCPURL, Log: a.Log,
 		Tunnel: a.Tunnel, StartTunnel: a.StartTunnel, StopTunnel: a.StopTunnel,
 	}
+	if runtime.GOOS == "windows" {
+		// The logon task exists only on Windows; elsewhere the Setup page
+		// says where start-at-logon is available instead.
+		d.StartAtLogon = autostart.Enabled
+	}
+	return d
 }
 
 // panelHandler is the control panel's router: loopback Host only, a
