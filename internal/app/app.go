@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
+	"github.com/hearth-dev/hearth/internal/autostart"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/fsops"
@@ -127,7 +128,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 
 	// The data directory and the config file are never reachable through
 	// fs, even under a root: the model must not rewrite its own policy.
-	roots, err := fsops.NewRoots(cfg.Roots, []string{opts.DataDir, opts.ConfigPath})
+	roots, err := fsops.NewRoots(cfg.Roots, deniedPaths(opts))
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("config key \"roots\": %w", err)
@@ -341,4 +342,22 @@ func (a *App) startCheckpoints(ctx context.Context) <-chan struct{} {
 		}
 	}()
 	return done
+}
+
+// deniedPaths are never reachable through fs, even under a root: the data
+// directory and the config file (the model must not rewrite its own
+// policy), the running executable and the tunnel-client Hearth would start
+// from beside it, and the per-user install directory — so the model
+// cannot plant a tunnel-client (which is handed the runtime key) or
+// replace hearth-tray itself.
+func deniedPaths(opts Options) []string {
+	denied := []string{opts.DataDir, opts.ConfigPath}
+	if exe, err := os.Executable(); err == nil {
+		dir := filepath.Dir(exe)
+		denied = append(denied, exe, filepath.Join(dir, "tunnel-client"), filepath.Join(dir, "tunnel-client.exe"))
+	}
+	if dir, err := autostart.ProgramDir(); err == nil {
+		denied = append(denied, dir)
+	}
+	return denied
 }

@@ -182,3 +182,34 @@ func TestScatterAllRefusedIsBlocked(t *testing.T) {
 		t.Fatalf("a scatter whose every call is refused must not read as completed: %s", r.Raw)
 	}
 }
+
+// TestHearthsOwnProgramsAreNotReachableThroughFS: the model cannot plant a
+// tunnel-client beside the running executable (Hearth would hand it the
+// runtime key) nor replace the executable.
+func TestHearthsOwnProgramsAreNotReachableThroughFS(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	home := t.TempDir()
+	dir := filepath.Dir(exe)
+	c := config.Default()
+	c.Roots = []string{dir}
+	cfgPath := filepath.Join(home, "config.json")
+	if err := config.Write(cfgPath, c); err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.Open(context.Background(), app.Options{DataDir: home, ConfigPath: cfgPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	for _, p := range []string{exe, filepath.Join(dir, "tunnel-client"), filepath.Join(dir, "tunnel-client.exe")} {
+		if _, err := a.FS.Roots.Resolve(p); err == nil {
+			t.Errorf("%s must be refused by fs containment", filepath.Base(p))
+		}
+	}
+	if _, err := a.FS.Roots.Resolve(filepath.Join(dir, "notes.txt")); err != nil {
+		t.Errorf("the rest of the directory stays reachable: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package tray
 
 import (
 	"fmt"
+	"strings"
 
 	"golang.org/x/sys/windows"
 )
@@ -21,7 +22,12 @@ func OpenURL(raw string) error {
 		return err
 	}
 	if err := windows.ShellExecute(0, verb, file, nil, nil, windows.SW_SHOWNORMAL); err != nil {
-		return fmt.Errorf("open %s in the browser: %w", raw, err)
+		// The URL carries a one-time login token: name only its address.
+		shown := raw
+		if i := strings.IndexByte(shown, '?'); i >= 0 {
+			shown = shown[:i]
+		}
+		return fmt.Errorf("open %s in the browser: %w", shown, err)
 	}
 	return nil
 }

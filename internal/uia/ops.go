@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -325,6 +326,9 @@ func ambiguous(in *Input, found []*walked, w *walk) error {
 // Windows would not deliver, before anything is sent.
 func (s *Service) admissible(p Provider, in *Input, e *walked) error {
 	n := e.node
+	if err := operatorSurface(e); err != nil {
+		return err
+	}
 	if !n.Enabled {
 		return primitive.Conflict("element_disabled", "ui.action: %s (%s %q) is disabled; nothing was done", n.Locator, n.ControlType, n.Name)
 	}
@@ -375,4 +379,29 @@ func (s *Service) act(p Provider, in *Input, e *walked) error {
 		return primitive.Conflict("pattern_unsupported", "ui.action: %s: %v", e.node.Locator, err)
 	}
 	return primitive.Failed("action_failed", "ui.action %s on %s: %v", in.Action, e.node.Locator, err)
+}
+
+// PanelTitle ends the <title> of every control panel page; browsers put
+// the page title in their window and document names.
+const PanelTitle = "Hearth control panel"
+
+// operatorSurface refuses any action on Hearth's own operator surfaces: an
+// element of Hearth's process (the tray), or one inside a window or
+// document showing the control panel. The model must never reach an
+// operator decision (approve, reset, resume, policy) by driving the UI the
+// operator uses — semantic actions need no permit, so this is a refusal,
+// not a permit.
+func operatorSurface(e *walked) error {
+	self := os.Getpid()
+	for a := e; a != nil; a = a.parent {
+		if a.node.ProcessID == self {
+			return primitive.Blocked("operator_surface", "ui.action: %s belongs to Hearth itself; the model cannot drive Hearth's own UI", e.node.Locator).
+				WithDetails(map[string]any{"reason": "operator surface"})
+		}
+		if strings.Contains(a.node.Name, PanelTitle) {
+			return primitive.Blocked("operator_surface", "ui.action: %s is inside the Hearth control panel; operator decisions are the operator's, never the model's", e.node.Locator).
+				WithDetails(map[string]any{"reason": "operator surface"})
+		}
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -615,5 +616,26 @@ func TestSchema(t *testing.T) {
 	}
 	if err := spec.Precheck(json.RawMessage(`{"action":"invoke","target":{}}`)); err != nil {
 		t.Fatalf("precheck of sample input: %v", err)
+	}
+}
+
+// TestOperatorSurfacesRefused: the model cannot drive the control panel
+// in a browser (semantic actions need no permit) nor Hearth's own UI.
+func TestOperatorSurfacesRefused(t *testing.T) {
+	approve := with(el("Button", "Approve once", "approve"), func(p *Props) { p.Patterns = []string{"InvokePattern"}; p.ProcessID = 300 })
+	doc := with(el("Document", "Permits · Hearth control panel", "", approve), func(p *Props) { p.ProcessID = 300 })
+	browser := with(el("Window", "Permits · Hearth control panel - Browser", "", doc), func(p *Props) { p.HWND = 11; p.ProcessID = 300 })
+	self := with(el("Button", "Quit", "quit"), func(p *Props) { p.Patterns = []string{"InvokePattern"}; p.ProcessID = os.Getpid() })
+	desk := with(el("Pane", "Desktop", "", browser, self), func(p *Props) { p.ProcessID = 4 })
+	f := &FakeProvider{Desktop: desk}
+	s := newService(t, f)
+	for _, name := range []string{"Approve once", "Quit"} {
+		_, err := s.Action(t.Context(), Input{Action: ActInvoke, Target: &Target{Name: str(name)}})
+		if code(err) != "blocked/operator_surface" {
+			t.Errorf("%s: %v", name, code(err))
+		}
+	}
+	if n := len(f.Actions()); n != 0 {
+		t.Fatalf("%d actions reached the provider", n)
 	}
 }
