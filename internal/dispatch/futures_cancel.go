@@ -54,10 +54,16 @@ func (d *Dispatcher) CancelQueued(ctx context.Context, route, id string) (Future
 
 // ListFutures returns route's futures, newest first, without their results.
 func (d *Dispatcher) ListFutures(ctx context.Context, route string, limit int) ([]Future, error) {
-	rows, err := d.DB.R.QueryContext(ctx, `SELECT id, primitive, state, detached, outcome, created_at, finished_at
-		FROM futures WHERE route = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`, route, limit)
+	return d.listFutures(ctx, "list futures", `WHERE route = ?`, route, limit)
+}
+
+// listFutures reads futures matching where (args, then the limit), newest
+// first, without their results.
+func (d *Dispatcher) listFutures(ctx context.Context, what, where string, args ...any) ([]Future, error) {
+	rows, err := d.DB.R.QueryContext(ctx, `SELECT id, route, primitive, state, detached, outcome, created_at, finished_at
+		FROM futures `+where+` ORDER BY created_at DESC, rowid DESC LIMIT ?`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list futures: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer rows.Close()
 	out := []Future{}
@@ -67,10 +73,9 @@ func (d *Dispatcher) ListFutures(ctx context.Context, route string, limit int) (
 		var outcome sql.NullString
 		var created int64
 		var finished sql.NullInt64
-		if err := rows.Scan(&f.ID, &f.Primitive, &f.State, &det, &outcome, &created, &finished); err != nil {
-			return nil, fmt.Errorf("list futures: %w", err)
+		if err := rows.Scan(&f.ID, &f.route, &f.Primitive, &f.State, &det, &outcome, &created, &finished); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
-		f.route = route
 		f.Detached = det != 0
 		f.Outcome = outcome.String
 		f.CreatedAt = time.UnixMilli(created).UTC()
