@@ -15,17 +15,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/hearth-dev/hearth/internal/ids"
+	hroute "github.com/hearth-dev/hearth/internal/route"
 	"github.com/hearth-dev/hearth/internal/store"
 )
-
-// AnonymousPrefix marks request-scoped routes (dispatch.AnonymousPrefix;
-// repeated here because dispatch imports this package).
-const AnonymousPrefix = "anon:"
 
 // ErrNotFound is returned for an unknown artifact id.
 var ErrNotFound = errors.New("artifact not found")
@@ -115,10 +111,7 @@ func (s *Store) Metadata(ctx context.Context, id string) (Meta, error) {
 // by id are not scoped: an id is an unguessable 100-bit capability that
 // only the call which made the artifact was told.
 func (s *Store) List(ctx context.Context, route string, limit int) ([]Meta, error) {
-	where, arg := `route = ?`, route
-	if strings.HasPrefix(route, AnonymousPrefix) {
-		where, arg = `route LIKE ?`, AnonymousPrefix+"%"
-	}
+	where, arg := hroute.Match("route", route)
 	rows, err := s.DB.R.QueryContext(ctx, `SELECT `+metaCols+` FROM artifacts WHERE `+where+` ORDER BY created_at DESC, id LIMIT ?`, arg, limit)
 	if err != nil {
 		return nil, err

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/artifacts"
+	"github.com/hearth-dev/hearth/internal/route"
 )
 
 // Arrival is a terminal future result delivered to its conversation. Seq
@@ -23,7 +23,7 @@ type Arrival struct {
 
 // AnonymousPrefix marks request-scoped routes: they have no later request,
 // so they have no mailbox.
-const AnonymousPrefix = artifacts.AnonymousPrefix
+const AnonymousPrefix = route.AnonymousPrefix
 
 // Deliver returns the arrivals to piggyback on a response to the request
 // with fingerprint fp in route.

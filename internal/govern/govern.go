@@ -26,6 +26,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/route"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -254,11 +255,8 @@ func (g *Governor) Admit(ctx context.Context, a *dispatch.Admission) error {
 	// Request-scoped (anonymous) calls share one gate: a client cannot step
 	// around an open UNKNOWN by dropping its conversation id.
 	var open string
-	q, arg := `SELECT command_id FROM unknowns WHERE route = ? AND reconciled_at IS NULL ORDER BY created_at LIMIT 1`, a.Route
-	if strings.HasPrefix(a.Route, dispatch.AnonymousPrefix) {
-		q, arg = `SELECT command_id FROM unknowns WHERE route LIKE ? AND reconciled_at IS NULL ORDER BY created_at LIMIT 1`, dispatch.AnonymousPrefix+"%"
-	}
-	openStmt, err := g.DB.ReadStmt(ctx, q)
+	cond, arg := route.Match("route", a.Route)
+	openStmt, err := g.DB.ReadStmt(ctx, `SELECT command_id FROM unknowns WHERE `+cond+` AND reconciled_at IS NULL ORDER BY created_at LIMIT 1`)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	hroute "github.com/hearth-dev/hearth/internal/route"
 )
 
 // Operator is the human operator's API: reset, queue resume, permits,
@@ -314,18 +315,16 @@ func (g *Governor) Unknowns(ctx context.Context, route string) ([]Unknown, error
 	return out, rows.Err()
 }
 
-// reconcile closes an open UNKNOWN of route (any route when route is "").
-func (g *Governor) reconcile(ctx context.Context, route, commandID, by, observed string) error {
+// reconcile closes an open UNKNOWN in scope (a route, by route.Match; any
+// route when scope is "").
+func (g *Governor) reconcile(ctx context.Context, scope, commandID, by, observed string) error {
 	return g.DB.InTx(ctx, func(tx *sql.Tx) error {
 		q := `UPDATE unknowns SET reconciled_at = ?, reconciled_by = ?, observed = ? WHERE command_id = ? AND reconciled_at IS NULL`
 		args := []any{g.now().UnixMilli(), by, observed, commandID}
-		switch {
-		case strings.HasPrefix(route, dispatch.AnonymousPrefix):
-			q += ` AND route LIKE ?`
-			args = append(args, dispatch.AnonymousPrefix+"%")
-		case route != "":
-			q += ` AND route = ?`
-			args = append(args, route)
+		if scope != "" {
+			cond, arg := hroute.Match("route", scope)
+			q += ` AND ` + cond
+			args = append(args, arg)
 		}
 		res, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {
