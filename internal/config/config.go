@@ -81,9 +81,16 @@ const DefaultTunnelProfile = "hearth-local"
 // Tunnel, DESIGN §7). The runtime key is deliberately not here: it lives in
 // the secrets store and nowhere else.
 type Tunnel struct {
-	// ClientPath is the tunnel-client executable; "" finds it beside
-	// hearth-tray, then on PATH.
+	// ClientPath is the tunnel-client executable. With ClientSHA256 it is
+	// the pin Hearth runs and nothing else; without it, it only tells the
+	// Setup page's "pin" where to look first ("" looks beside hearth-tray,
+	// then on PATH).
 	ClientPath string `json:"client_path"`
+	// ClientSHA256 is the lowercase hex SHA-256 of ClientPath, recorded
+	// when the operator pins tunnel-client on the Setup page. Hearth starts
+	// ClientPath only while its content still has this hash; "" means
+	// nothing is pinned and the tunnel is not set up.
+	ClientSHA256 string `json:"client_sha256"`
 	// TunnelID is the tunnel's ID from the OpenAI Platform (tunnel_…);
 	// "" means the tunnel is not set up yet.
 	TunnelID string `json:"tunnel_id"`
@@ -205,7 +212,7 @@ func checkKeys(name string, data []byte) error {
 		"policy": {"mode": true},
 		"oracle": {"armed": true},
 		"wake":   {"armed": true},
-		"tunnel": {"client_path": true, "tunnel_id": true, "profile": true, "autostart": true},
+		"tunnel": {"client_path": true, "client_sha256": true, "tunnel_id": true, "profile": true, "autostart": true},
 	}
 	top := topKeys()
 	for k, v := range raw {
@@ -292,6 +299,14 @@ func (t Tunnel) Validate() error {
 	if t.ClientPath != "" && !isAbs(t.ClientPath) {
 		return &Error{Key: "tunnel.client_path", Msg: fmt.Sprintf("%q is not an absolute path", t.ClientPath)}
 	}
+	if t.ClientSHA256 != "" {
+		if !isSHA256(t.ClientSHA256) {
+			return &Error{Key: "tunnel.client_sha256", Msg: fmt.Sprintf("%q is not a SHA-256 (64 lowercase hexadecimal digits)", t.ClientSHA256)}
+		}
+		if t.ClientPath == "" {
+			return &Error{Key: "tunnel.client_sha256", Msg: "is set but tunnel.client_path is empty (a pin needs both; pin tunnel-client on the Setup page)"}
+		}
+	}
 	if t.TunnelID != "" {
 		if rest, ok := strings.CutPrefix(t.TunnelID, "tunnel_"); !ok || !plainName(rest, 120) {
 			return &Error{Key: "tunnel.tunnel_id", Msg: fmt.Sprintf("%q is not a tunnel ID (tunnel_ followed by letters and digits, as the OpenAI Platform shows it)", t.TunnelID)}
@@ -301,6 +316,19 @@ func (t Tunnel) Validate() error {
 		return &Error{Key: "tunnel.profile", Msg: fmt.Sprintf("%q is not a profile name (1 to 128 letters, digits, '.', '_' or '-', not starting with '-' or '.')", t.Profile)}
 	}
 	return nil
+}
+
+// isSHA256 reports whether s is a SHA-256 in lowercase hex.
+func isSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // plainName reports whether s is 1 to max ASCII letters, digits, '.', '_'

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -97,10 +98,14 @@ func TestTunnelDefaultsAndRefusals(t *testing.T) {
 	if d := Default().Tunnel; d != (Tunnel{Profile: "hearth-local"}) {
 		t.Errorf("default tunnel = %+v", d)
 	}
+	absClient := strconv.Quote(filepath.Join(t.TempDir(), "tunnel-client"))
 	cases := []struct{ json, key string }{
 		{`{"tunnel": {"key": "sk-123"}}`, `"tunnel.key"`},
 		{`{"tunnel": {"autostart": "yes"}}`, `"tunnel.autostart"`},
 		{`{"tunnel": {"client_path": "tunnel-client"}}`, `"tunnel.client_path"`},
+		{`{"tunnel": {"client_sha256": "abc"}}`, `"tunnel.client_sha256"`},
+		{`{"tunnel": {"client_path": ` + absClient + `, "client_sha256": "` + strings.Repeat("A", 64) + `"}}`, `"tunnel.client_sha256"`},
+		{`{"tunnel": {"client_sha256": "` + strings.Repeat("a", 64) + `"}}`, `"tunnel.client_sha256"`},
 		{`{"tunnel": {"tunnel_id": "--help"}}`, `"tunnel.tunnel_id"`},
 		{`{"tunnel": {"tunnel_id": "tunnel_a b"}}`, `"tunnel.tunnel_id"`},
 		{`{"tunnel": {"tunnel_id": "0123"}}`, `"tunnel.tunnel_id"`},
@@ -125,7 +130,8 @@ func TestTunnelDefaultsAndRefusals(t *testing.T) {
 func TestTunnelRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.json")
 	c := Default()
-	c.Tunnel = Tunnel{ClientPath: filepath.Join(t.TempDir(), "tunnel-client"), TunnelID: "tunnel_abc", Profile: "mine", Autostart: true}
+	c.Tunnel = Tunnel{ClientPath: filepath.Join(t.TempDir(), "tunnel-client"), ClientSHA256: strings.Repeat("0f", 32),
+		TunnelID: "tunnel_abc", Profile: "mine", Autostart: true}
 	if err := Write(path, c); err != nil {
 		t.Fatal(err)
 	}
