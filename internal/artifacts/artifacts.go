@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -93,12 +94,27 @@ func scanMeta(sc interface{ Scan(...any) error }) (Meta, error) {
 	return m, nil
 }
 
-// Metadata returns one artifact's metadata.
+// Metadata returns one artifact's metadata, whichever conversation made
+// it. It serves operator paths (panel, CLI) and Hearth's own bookkeeping;
+// everything done on behalf of the model goes through In.
 func (s *Store) Metadata(ctx context.Context, id string) (Meta, error) {
+	return s.metadata(ctx, id, "", false)
+}
+
+// metadata looks id up, within route's scope when scoped. An artifact of
+// another conversation is reported exactly like a nonexistent one, so
+// that an id leaked from one conversation proves nothing in another.
+func (s *Store) metadata(ctx context.Context, id, route string, scoped bool) (Meta, error) {
 	if !ids.Valid("art", id) {
 		return Meta{}, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
-	m, err := scanMeta(s.DB.R.QueryRowContext(ctx, `SELECT `+metaCols+` FROM artifacts WHERE id = ?`, id))
+	q, args := `SELECT `+metaCols+` FROM artifacts WHERE id = ?`, []any{id}
+	if scoped {
+		where, arg := hroute.Match("route", route)
+		q += ` AND ` + where
+		args = append(args, arg)
+	}
+	m, err := scanMeta(s.DB.R.QueryRowContext(ctx, q, args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Meta{}, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
@@ -107,9 +123,7 @@ func (s *Store) Metadata(ctx context.Context, id string) (Meta, error) {
 
 // List returns route's newest artifacts first. Request-scoped (anonymous)
 // routes see the artifacts of every anonymous request: a local client
-// without a conversation id reads back a spill on its next request. Reads
-// by id are not scoped: an id is an unguessable 100-bit capability that
-// only the call which made the artifact was told.
+// without a conversation id reads back a spill on its next request.
 func (s *Store) List(ctx context.Context, route string, limit int) ([]Meta, error) {
 	where, arg := hroute.Match("route", route)
 	rows, err := s.DB.R.QueryContext(ctx, `SELECT `+metaCols+` FROM artifacts WHERE `+where+` ORDER BY created_at DESC, id LIMIT ?`, arg, limit)
@@ -128,6 +142,52 @@ func (s *Store) List(ctx context.Context, route string, limit int) ([]Meta, erro
 	return out, rows.Err()
 }
 
+// Scope is the artifact store as one conversation sees it: only the
+// artifacts List(route) shows exist (internal/route.Match decides, so an
+// anonymous request sees every anonymous request's artifacts). An id is an
+// unguessable capability, but it can leak through a shared transcript;
+// the scope makes a leaked id useless elsewhere.
+type Scope struct {
+	s     *Store
+	route string
+}
+
+// In returns the store scoped to route, the calling conversation. Every
+// model-facing read by id goes through it.
+func (s *Store) In(route string) Scope { return Scope{s: s, route: route} }
+
+// Metadata is Store.Metadata within the scope: another conversation's
+// artifact is ErrNotFound.
+func (sc Scope) Metadata(ctx context.Context, id string) (Meta, error) {
+	return sc.s.metadata(ctx, id, sc.route, true)
+}
+
+// ReadRange is Store.ReadRange within the scope.
+func (sc Scope) ReadRange(ctx context.Context, id string, offset int64, limit int, encoding string) (Chunk, error) {
+	m, err := sc.Metadata(ctx, id)
+	if err != nil {
+		return Chunk{}, err
+	}
+	return sc.s.readRange(m, offset, limit, encoding)
+}
+
+// Search is Store.Search within the scope.
+func (sc Scope) Search(ctx context.Context, id, query string, limit int) ([]Match, bool, error) {
+	if query == "" {
+		return nil, false, errors.New("query must not be empty")
+	}
+	m, err := sc.Metadata(ctx, id)
+	if err != nil {
+		return nil, false, err
+	}
+	return sc.s.search(m, query, limit)
+}
+
+// List is Store.List for the scope's route.
+func (sc Scope) List(ctx context.Context, limit int) ([]Meta, error) {
+	return sc.s.List(ctx, sc.route, limit)
+}
+
 // Chunk is a range read.
 type Chunk struct {
 	ID         string `json:"id"`
@@ -142,16 +202,24 @@ type Chunk struct {
 
 // ReadRange returns up to limit bytes at offset, as UTF-8 text (a range
 // cut inside a multi-byte character is shortened to a whole character) or
-// base64.
+// base64. Like Metadata it is not scoped to a conversation.
 func (s *Store) ReadRange(ctx context.Context, id string, offset int64, limit int, encoding string) (Chunk, error) {
 	m, err := s.Metadata(ctx, id)
 	if err != nil {
 		return Chunk{}, err
 	}
+	return s.readRange(m, offset, limit, encoding)
+}
+
+func (s *Store) readRange(m Meta, offset int64, limit int, encoding string) (Chunk, error) {
+	id := m.ID
 	if offset < 0 || offset > m.Size {
 		return Chunk{}, fmt.Errorf("offset %d is outside the artifact (size %d)", offset, m.Size)
 	}
 	f, err := os.Open(filepath.Join(s.Dir, m.ID+".bin"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Chunk{}, fmt.Errorf("%w: %q", ErrNotFound, id) // pruned since the look-up
+	}
 	if err != nil {
 		return Chunk{}, fmt.Errorf("open artifact %s: %w", id, err)
 	}
@@ -190,7 +258,8 @@ type Match struct {
 	Text   string `json:"text"`
 }
 
-// Search finds query in an artifact, returning up to limit matching lines.
+// Search finds query in an artifact, returning up to limit matching
+// lines. Like Metadata it is not scoped to a conversation.
 func (s *Store) Search(ctx context.Context, id, query string, limit int) ([]Match, bool, error) {
 	if query == "" {
 		return nil, false, errors.New("query must not be empty")
@@ -199,7 +268,15 @@ func (s *Store) Search(ctx context.Context, id, query string, limit int) ([]Matc
 	if err != nil {
 		return nil, false, err
 	}
+	return s.search(m, query, limit)
+}
+
+func (s *Store) search(m Meta, query string, limit int) ([]Match, bool, error) {
+	id := m.ID
 	data, err := os.ReadFile(filepath.Join(s.Dir, m.ID+".bin"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, fmt.Errorf("%w: %q", ErrNotFound, id) // pruned since the look-up
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("read artifact %s: %w", id, err)
 	}

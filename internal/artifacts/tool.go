@@ -38,13 +38,16 @@ func notFound(err error) error {
 	return primitive.Failed("read_failed", "%v", err)
 }
 
-// Specs returns the artifact tool's primitives (all read-only).
+// Specs returns the artifact tool's primitives (all read-only). Every
+// operation sees only the calling conversation's artifacts (Store.In):
+// whether it is reached as a tool call, a scatter kind, a recipe step or
+// an approved permit, the dispatcher hands it the caller's route.
 func (s *Store) Specs() []*primitive.Spec {
-	read := primitive.Typed(func(ctx context.Context, _ *primitive.Call, in rangeInput) (any, error) {
+	read := primitive.Typed(func(ctx context.Context, call *primitive.Call, in rangeInput) (any, error) {
 		if in.Limit == 0 {
 			in.Limit = 64 << 10
 		}
-		c, err := s.ReadRange(ctx, in.ID, in.Offset, in.Limit, in.Encoding)
+		c, err := s.In(call.Route).ReadRange(ctx, in.ID, in.Offset, in.Limit, in.Encoding)
 		if err != nil {
 			return nil, notFound(err)
 		}
@@ -59,7 +62,7 @@ func (s *Store) Specs() []*primitive.Spec {
 				if in.Limit == 0 {
 					in.Limit = 50
 				}
-				ms, err := s.List(ctx, call.Route, in.Limit)
+				ms, err := s.In(call.Route).List(ctx, in.Limit)
 				if err != nil {
 					return nil, primitive.Failed("list_failed", "%v", err)
 				}
@@ -67,10 +70,10 @@ func (s *Store) Specs() []*primitive.Spec {
 			})},
 		{Tool: "artifact", Operation: "metadata", Risk: primitive.RiskRead, Summary: "size, sha256, mime, source, truncated.",
 			Fields: []primitive.Field{idField()},
-			Run: primitive.Typed(func(ctx context.Context, _ *primitive.Call, in struct {
+			Run: primitive.Typed(func(ctx context.Context, call *primitive.Call, in struct {
 				ID string `json:"id"`
 			}) (any, error) {
-				m, err := s.Metadata(ctx, in.ID)
+				m, err := s.In(call.Route).Metadata(ctx, in.ID)
 				if err != nil {
 					return nil, notFound(err)
 				}
@@ -84,7 +87,7 @@ func (s *Store) Specs() []*primitive.Spec {
 			Fields: []primitive.Field{idField(),
 				{Name: "query", Type: primitive.TString, Required: true, Desc: "Substring to find."},
 				{Name: "limit", Type: primitive.TInteger, Min: primitive.Bound(1), Max: primitive.Bound(MaxRead), Desc: limitDesc}},
-			Run: primitive.Typed(func(ctx context.Context, _ *primitive.Call, in struct {
+			Run: primitive.Typed(func(ctx context.Context, call *primitive.Call, in struct {
 				ID    string `json:"id"`
 				Query string `json:"query"`
 				Limit int    `json:"limit"`
@@ -92,7 +95,7 @@ func (s *Store) Specs() []*primitive.Spec {
 				if in.Limit == 0 {
 					in.Limit = 50
 				}
-				ms, more, err := s.Search(ctx, in.ID, in.Query, in.Limit)
+				ms, more, err := s.In(call.Route).Search(ctx, in.ID, in.Query, in.Limit)
 				if err != nil {
 					return nil, notFound(err)
 				}
