@@ -58,6 +58,15 @@ type Config struct {
 
 	RecipeMaxSteps int `json:"recipe_max_steps"`
 
+	// ArtifactRetentionDays is how long an artifact is kept; older ones
+	// are pruned unless something alive still refers to them. 0 keeps
+	// artifacts forever.
+	ArtifactRetentionDays int `json:"artifact_retention_days"`
+	// ReceiptRetentionDays is how long an fs undo receipt (and its copy of
+	// the prior content) is kept; an older receipt can no longer be undone.
+	// 0 keeps receipts forever.
+	ReceiptRetentionDays int `json:"receipt_retention_days"`
+
 	Oracle Armable `json:"oracle"`
 	Wake   Armable `json:"wake"`
 
@@ -124,9 +133,15 @@ func Default() Config {
 		MaxArrivalsPerResponse: 16,
 		MaxArrivalBytes:        64 << 10,
 		RecipeMaxSteps:         32,
+		ArtifactRetentionDays:  30,
+		ReceiptRetentionDays:   30,
 		Tunnel:                 Tunnel{Profile: DefaultTunnelProfile},
 	}
 }
+
+// MaxRetentionDays bounds artifact_retention_days and
+// receipt_retention_days (about a hundred years; 0 already means forever).
+const MaxRetentionDays = 36500
 
 // Error is a configuration problem tied to one key.
 type Error struct {
@@ -279,6 +294,8 @@ func (c *Config) Validate() error {
 		{"max_arrivals_per_response", int64(c.MaxArrivalsPerResponse), 1, 1000},
 		{"max_arrival_bytes", int64(c.MaxArrivalBytes), 1024, 16 << 20},
 		{"recipe_max_steps", int64(c.RecipeMaxSteps), 1, 1000},
+		{"artifact_retention_days", int64(c.ArtifactRetentionDays), 0, MaxRetentionDays},
+		{"receipt_retention_days", int64(c.ReceiptRetentionDays), 0, MaxRetentionDays},
 	}
 	for _, f := range ints {
 		if f.v < f.lo || f.v > f.hi {

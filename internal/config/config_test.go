@@ -143,3 +143,30 @@ func TestTunnelRoundTrip(t *testing.T) {
 		t.Errorf("tunnel after round trip = %+v, want %+v", got.Tunnel, c.Tunnel)
 	}
 }
+
+func TestRetentionKeys(t *testing.T) {
+	d := Default()
+	if d.ArtifactRetentionDays != 30 || d.ReceiptRetentionDays != 30 {
+		t.Fatalf("retention defaults: %d, %d", d.ArtifactRetentionDays, d.ReceiptRetentionDays)
+	}
+	c, err := Parse("c", []byte(`{"artifact_retention_days": 0, "receipt_retention_days": 7}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ArtifactRetentionDays != 0 || c.ReceiptRetentionDays != 7 {
+		t.Fatalf("0 (keep forever) and 7 must be kept: %+v", c)
+	}
+	for _, tc := range []struct{ json, key string }{
+		{`{"artifact_retention_days": -1}`, `"artifact_retention_days"`},
+		{`{"receipt_retention_days": -5}`, `"receipt_retention_days"`},
+		{`{"receipt_retention_days": 36501}`, `"receipt_retention_days"`},
+		{`{"artifact_retention_days": "30"}`, `"artifact_retention_days"`},
+		{`{"artifact_retention_days": 1.5}`, `"artifact_retention_days"`},
+	} {
+		_, err := Parse("config.json", []byte(tc.json))
+		var ce *Error
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.key) {
+			t.Errorf("%s: error %v does not name %s", tc.json, err, tc.key)
+		}
+	}
+}
