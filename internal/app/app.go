@@ -231,6 +231,8 @@ func (a *App) Listen() error {
 		a.mcpLn.Close()
 		return fmt.Errorf("listen on panel_addr %s: %w", a.Config.PanelAddr, err)
 	}
+	// ui.action refuses a browser window titled with the panel's address.
+	a.UI.SetPanelAddr(a.panelLn.Addr().String())
 	return nil
 }
 

@@ -40,6 +40,8 @@ type FakeProvider struct {
 	ElevatedPIDs map[int]bool
 	// NotForeground makes fallback input fail with ErrNotForeground.
 	NotForeground bool
+	// TopLevelErr, when set, is what TopLevel returns.
+	TopLevelErr error
 	// CallDelay makes every call take at least this long, to widen any
 	// window in which two calls could overlap.
 	CallDelay time.Duration
@@ -201,6 +203,47 @@ func (f *FakeProvider) Release(Ref) {
 	f.mu.Lock()
 	f.outstanding--
 	f.mu.Unlock()
+}
+
+// TopLevel finds the element whose HWND is hwnd and returns the top-level
+// window it lies in: the child of Desktop on its path (the Desktop itself
+// when hwnd is the Desktop's).
+func (f *FakeProvider) TopLevel(hwnd uint64) (Window, error) {
+	defer f.enter()()
+	if f.TopLevelErr != nil {
+		return Window{}, f.TopLevelErr
+	}
+	if f.Desktop == nil || hwnd == 0 {
+		return Window{}, fmt.Errorf("hwnd %d is not a window: %w", hwnd, ErrNotFound)
+	}
+	var find func(e *FakeElement) bool
+	find = func(e *FakeElement) bool {
+		if e.HWND == hwnd {
+			return true
+		}
+		for _, c := range e.Children {
+			if find(c) {
+				return true
+			}
+		}
+		return false
+	}
+	top := f.Desktop
+	if f.Desktop.HWND != hwnd {
+		top = nil
+		for _, w := range f.Desktop.Children {
+			if find(w) {
+				top = w
+				break
+			}
+		}
+	}
+	if top == nil {
+		return Window{}, fmt.Errorf("hwnd %d is not a window: %w", hwnd, ErrNotFound)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return Window{HWND: top.HWND, Title: top.Name, ProcessID: top.ProcessID}, nil
 }
 
 func (f *FakeProvider) Elevated(pid int) (bool, error) {

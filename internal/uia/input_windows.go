@@ -25,6 +25,7 @@ var (
 	procSetCursorPos              = moduser32.NewProc("SetCursorPos")
 	procSendInput                 = moduser32.NewProc("SendInput")
 	procMapVirtualKeyW            = moduser32.NewProc("MapVirtualKeyW")
+	procInternalGetWindowText     = moduser32.NewProc("InternalGetWindowText")
 )
 
 const (
@@ -131,6 +132,37 @@ func processElevated(pid int) (bool, error) {
 func ancestor(h windows.HWND) windows.HWND {
 	r, _, _ := procGetAncestor.Call(uintptr(h), gaRoot)
 	return windows.HWND(r)
+}
+
+// maxTitle bounds the title TopLevel reads, in UTF-16 units; the panel's
+// title ends every page title, well inside it.
+const maxTitle = 2048
+
+// TopLevel resolves hwnd to its top-level window with GetAncestor(GA_ROOT)
+// and reads that window's owner and title. The title comes from
+// InternalGetWindowText, which reads the window's stored text: unlike
+// GetWindowText it never sends WM_GETTEXT, which a hung window (or one of
+// Hearth's own, whose thread may be busy) would leave unanswered.
+func (p *winProvider) TopLevel(hwnd uint64) (Window, error) {
+	h := windows.HWND(uintptr(hwnd))
+	if hwnd == 0 || !windows.IsWindow(h) {
+		return Window{}, fmt.Errorf("hwnd %d is not a window: %w", hwnd, ErrNotFound)
+	}
+	top := ancestor(h)
+	if top == 0 {
+		// The desktop window has no root above it.
+		top = h
+	}
+	var pid uint32
+	if _, err := windows.GetWindowThreadProcessId(top, &pid); err != nil {
+		if !windows.IsWindow(top) {
+			return Window{}, fmt.Errorf("window %d vanished: %w", uintptr(top), ErrNotFound)
+		}
+		return Window{}, fmt.Errorf("find the process of window %d: %w", uintptr(top), err)
+	}
+	buf := make([]uint16, maxTitle)
+	n, _, _ := procInternalGetWindowText.Call(uintptr(top), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+	return Window{HWND: uint64(top), Title: windows.UTF16ToString(buf[:min(int(n), len(buf))]), ProcessID: int(pid)}, nil
 }
 
 func windowFromPoint(x, y int32) windows.HWND {

@@ -21,6 +21,7 @@ func (noProvider) Roots(Scope) ([]Ref, error)             { return nil, errNoUIA
 func (noProvider) Children(Ref, int) ([]Ref, bool, error) { return nil, false, errNoUIA }
 func (noProvider) Props(Ref) (Props, error)               { return Props{}, errNoUIA }
 func (noProvider) Release(Ref)                            {}
+func (noProvider) TopLevel(uint64) (Window, error)        { return Window{}, errNoUIA }
 func (noProvider) Elevated(int) (bool, error)             { return false, errNoUIA }
 func (noProvider) Invoke(Ref) error                       { return errNoUIA }
 func (noProvider) Focus(Ref) error                        { return errNoUIA }

@@ -1,6 +1,7 @@
 package uia
 
 import (
+	"errors"
 	"os"
 	"runtime"
 	"strings"
@@ -144,5 +145,77 @@ func TestWindowsFallbackPlumbing(t *testing.T) {
 	const mouseMove = 0x0001
 	if err := sendInput([]mouseEvent{{typ: inputMouse, mi: mouseInput{flags: mouseMove}}}); err != nil {
 		t.Fatalf("SendInput rejected the mouse INPUT layout: %v", err)
+	}
+}
+
+// TestWindowsOperatorSurfaceChildWindow: a real top-level window titled
+// as the control panel, and a WS_CHILD window inside it. The child's own
+// title says nothing; its top-level window (GetAncestor(GA_ROOT)) does,
+// and the check refuses the child. It needs only user32 (which works under
+// Wine, where UI Automation does not).
+func TestWindowsOperatorSurfaceChildWindow(t *testing.T) {
+	createWindow := moduser32.NewProc("CreateWindowExW")
+	destroyWindow := moduser32.NewProc("DestroyWindow")
+	class, _ := windows.UTF16PtrFromString("STATIC")
+	create := func(title string, style, parent uintptr) uintptr {
+		t.Helper()
+		name, _ := windows.UTF16PtrFromString(title)
+		h, _, err := createWindow.Call(0, uintptr(unsafe.Pointer(class)), uintptr(unsafe.Pointer(name)), style, 0, 0, 200, 100, parent, 0, 0, 0)
+		if h == 0 {
+			t.Skipf("no window can be created here: %v", err)
+		}
+		t.Cleanup(func() { destroyWindow.Call(h) })
+		return h
+	}
+	const wsChild, wsOverlapped = 0x40000000, 0
+	// Windows belong to the thread that created them; keep this one.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	top := create("Permits · "+PanelTitle+" - Browser", wsOverlapped, 0)
+	child := create("Chrome Legacy Window", wsChild, top)
+	inner := create("", wsChild, child)
+
+	p := &winProvider{}
+	for _, h := range []uintptr{child, inner} {
+		w, err := p.TopLevel(uint64(h))
+		if err != nil {
+			t.Fatalf("TopLevel(%#x): %v", h, err)
+		}
+		if w.HWND != uint64(top) || !strings.Contains(w.Title, PanelTitle) || w.ProcessID != os.Getpid() {
+			t.Fatalf("TopLevel(%#x) = %+v; want hwnd %#x titled as the panel, pid %d", h, w, top, os.Getpid())
+		}
+		err = (&Service{}).checkWindow(p, "n1", uint64(h))
+		if code(err) != "blocked/operator_surface" || !strings.Contains(err.Error(), "control panel") {
+			t.Fatalf("child window %#x of the panel: %v (%s)", h, err, code(err))
+		}
+	}
+
+	// A window of Hearth's own process under an ordinary title is refused
+	// as Hearth's own UI.
+	plain := create("Untitled - Notepad", wsOverlapped, 0)
+	plainChild := create("", wsChild, plain)
+	if err := (&Service{}).checkWindow(p, "n1", uint64(plainChild)); code(err) != "blocked/operator_surface" || !strings.Contains(err.Error(), "Hearth itself") {
+		t.Fatalf("child of Hearth's own window: %v (%s)", err, code(err))
+	}
+
+	// A handle that is no window is reported as gone, not as safe.
+	if _, err := p.TopLevel(0x7ffffff0); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("TopLevel of no window: %v", err)
+	}
+	if err := (&Service{}).checkWindow(p, "n1", 0x7ffffff0); code(err) != "conflict/element_gone" {
+		t.Fatalf("check of no window: %v (%s)", err, code(err))
+	}
+
+	// The desktop window is its own root and belongs to another process.
+	desk := windows.GetDesktopWindow()
+	w, err := p.TopLevel(uint64(desk))
+	if err != nil {
+		t.Fatalf("TopLevel(desktop): %v", err)
+	}
+	t.Logf("desktop window: %+v", w)
+	if w.ProcessID != os.Getpid() {
+		if err := (&Service{}).checkWindow(p, "n1", uint64(desk)); err != nil {
+			t.Fatalf("the desktop is no operator surface: %v", err)
+		}
 	}
 }

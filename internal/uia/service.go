@@ -42,6 +42,8 @@ type Service struct {
 	mu       sync.Mutex
 	running  bool
 	closed   bool
+	// panelAddr is the control panel's host:port (SetPanelAddr).
+	panelAddr string
 	// openKnown and openErr: how the running worker's provider opened.
 	openKnown bool
 	openErr   error

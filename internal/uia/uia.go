@@ -77,6 +77,13 @@ type Props struct {
 	Password bool
 }
 
+// Window is a top-level window as the operator-surface check sees it.
+type Window struct {
+	HWND      uint64
+	Title     string
+	ProcessID int
+}
+
 // Provider is the host's UI Automation. The Service calls every method
 // from its one worker goroutine, which is locked to an OS thread, and
 // never two at once.
@@ -99,6 +106,12 @@ type Provider interface {
 	Children(r Ref, limit int) ([]Ref, bool, error)
 	Props(r Ref) (Props, error)
 	Release(r Ref)
+	// TopLevel returns the top-level window that window hwnd belongs to
+	// (on Windows GetAncestor(hwnd, GA_ROOT)): its handle, its title and
+	// the process that owns it. It reads the title without sending the
+	// window a message, so a hung window cannot stall the worker. A handle
+	// that is not a window is ErrNotFound.
+	TopLevel(hwnd uint64) (Window, error)
 	// Elevated reports whether process pid runs with more privilege than
 	// Hearth (Windows would drop or refuse Hearth's input to it); an error
 	// means it could not tell.

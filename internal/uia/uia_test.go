@@ -639,3 +639,77 @@ func TestOperatorSurfacesRefused(t *testing.T) {
 		t.Fatalf("%d actions reached the provider", n)
 	}
 }
+
+// browserWithPanel is a browser (pid 300) showing the control panel: a
+// titled top-level window (hwnd 11) whose inner render widget (hwnd 12)
+// holds the page. A walk scoped to hwnd 12 never sees the title.
+func browserWithPanel(title string) *FakeProvider {
+	approve := with(el("Button", "Approve once", "approve"), func(p *Props) { p.Patterns = []string{"InvokePattern"}; p.ProcessID = 300 })
+	doc := with(el("Document", "", "", approve), func(p *Props) { p.ProcessID = 300 })
+	widget := with(el("Pane", "", "", doc), func(p *Props) { p.HWND = 12; p.ProcessID = 300 })
+	browser := with(el("Window", title, "", widget), func(p *Props) { p.HWND = 11; p.ProcessID = 300 })
+	desk := with(el("Pane", "Desktop", "", browser), func(p *Props) { p.ProcessID = 4 })
+	return &FakeProvider{Desktop: desk}
+}
+
+// TestOperatorSurfaceThroughInnerWindow: scoping the action to an inner
+// child window of the browser does not hide the control panel — the
+// child's top-level window is checked.
+func TestOperatorSurfaceThroughInnerWindow(t *testing.T) {
+	f := browserWithPanel("Permits · Hearth control panel - Browser")
+	s := newService(t, f)
+	_, err := s.Action(t.Context(), Input{Action: ActInvoke, HWND: 12, Target: &Target{AutomationID: str("approve")}})
+	if code(err) != "blocked/operator_surface" || !strings.Contains(err.Error(), "control panel") {
+		t.Fatalf("inner window of the panel's browser: %v (%s)", err, code(err))
+	}
+	if n := len(f.Actions()); n != 0 {
+		t.Fatalf("%d actions reached the provider", n)
+	}
+	// The same page under another title is an ordinary window.
+	f = browserWithPanel("Some shop - Browser")
+	s = newService(t, f)
+	if _, err := s.Action(t.Context(), Input{Action: ActInvoke, HWND: 12, Target: &Target{AutomationID: str("approve")}}); err != nil {
+		t.Fatalf("an ordinary page: %v", err)
+	}
+	if n := len(f.Actions()); n != 1 {
+		t.Fatalf("%d actions, want 1", n)
+	}
+}
+
+// TestOperatorSurfaceByPanelAddress: while a panel page loads, browsers
+// title the window with its URL; once the Service knows the panel's
+// address, that title is refused too.
+func TestOperatorSurfaceByPanelAddress(t *testing.T) {
+	in := Input{Action: ActInvoke, HWND: 12, Target: &Target{AutomationID: str("approve")}}
+	for _, title := range []string{"127.0.0.1:3901/permits - Browser", "localhost:3901/ - Browser"} {
+		f := browserWithPanel(title)
+		s := newService(t, f)
+		if _, err := s.Action(t.Context(), in); err != nil {
+			t.Fatalf("%q before the address is known: %v", title, err)
+		}
+		s.SetPanelAddr("127.0.0.1:3901")
+		if _, err := s.Action(t.Context(), in); code(err) != "blocked/operator_surface" {
+			t.Fatalf("%q: %v (%s)", title, err, code(err))
+		}
+	}
+}
+
+// TestOperatorSurfaceUnresolvedWindow: a window whose top-level window
+// cannot be resolved is refused, never assumed safe.
+func TestOperatorSurfaceUnresolvedWindow(t *testing.T) {
+	f := browserWithPanel("Some shop - Browser")
+	f.TopLevelErr = errors.New("access denied")
+	s := newService(t, f)
+	_, err := s.Action(t.Context(), Input{Action: ActInvoke, HWND: 12, Target: &Target{AutomationID: str("approve")}})
+	if code(err) != "blocked/operator_surface" || !strings.Contains(err.Error(), "access denied") {
+		t.Fatalf("unresolved top-level window: %v (%s)", err, code(err))
+	}
+	f.TopLevelErr = fmt.Errorf("gone: %w", ErrNotFound)
+	_, err = s.Action(t.Context(), Input{Action: ActInvoke, HWND: 12, Target: &Target{AutomationID: str("approve")}})
+	if code(err) != "conflict/element_gone" {
+		t.Fatalf("vanished window: %v (%s)", err, code(err))
+	}
+	if n := len(f.Actions()); n != 0 {
+		t.Fatalf("%d actions reached the provider", n)
+	}
+}
