@@ -9,6 +9,7 @@
 //	*ConflictError    (errors.Is ErrConflict)     state "conflict"
 //	*InputError       (errors.Is ErrInvalidInput) a field the operation cannot accept
 //	ErrReceiptNotFound, ErrTooLarge, fs.ErrNotExist (wrapped)
+//	*ExpiredReceiptError (errors.Is ErrReceiptExpired) undo of a receipt retention pruned
 //	anything else: an internal failure, not to be shown verbatim
 //
 // Decisions a user of the tool should know:

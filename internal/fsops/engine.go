@@ -539,6 +539,9 @@ func (e *Engine) loadReceipt(ctx context.Context, id string) (receipt, error) {
 		 FROM fs_receipts WHERE id = ?`, id).
 		Scan(&r.path, &r.state, &r.existed, &r.pre, &r.post, &r.prior, &r.priorFile, &r.undoneBy)
 	if errors.Is(err, sql.ErrNoRows) {
+		if xerr := e.expiredReceipt(ctx, id); xerr != nil {
+			return receipt{}, xerr
+		}
 		return receipt{}, fmt.Errorf("receipt %s: %w", id, ErrReceiptNotFound)
 	}
 	if err != nil {

@@ -31,6 +31,8 @@ func mapErr(op string, err error) error {
 		return primitive.Failed("invalid_input", "fs.%s: field %q: %s", op, ie.Field, ie.Message)
 	case errors.As(err, &contain):
 		return primitive.Blocked("outside_roots", "fs.%s: %v", op, err).WithDetails(map[string]any{"rule": string(contain.Rule), "path": contain.Path})
+	case errors.Is(err, ErrReceiptExpired):
+		return primitive.Failed("expired", "fs.%s: %v", op, err)
 	case errors.Is(err, ErrReceiptNotFound):
 		return primitive.Failed("not_found", "fs.%s: %v", op, err)
 	case errors.Is(err, ErrTooLarge):
