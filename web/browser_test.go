@@ -215,6 +215,17 @@ func TestBrowserOperatorFlow(t *testing.T) {
 		t.Errorf("the clipboard button did not answer: %v", err)
 	}
 
+	// A login link with next (the tray's "Pending permits") lands on
+	// that page.
+	toPermits, err := in.App.NewLoginURLTo("/permits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run("log in to the Permits page", chromedp.Navigate(toPermits), chromedp.WaitVisible(css(`[data-testid="permits-empty"]`)))
+	if loc := get("read the address", chromedp.Location()); loc != base+"permits" {
+		t.Errorf("the login link with next=/permits landed on %s", loc)
+	}
+
 	if p := problems(); len(p) > 0 {
 		t.Errorf("the browser reported errors (CSP violations show here):\n%s", strings.Join(p, "\n"))
 	}

@@ -110,13 +110,34 @@ func New(d Deps) (*Panel, error) {
 func (p *Panel) Handler() http.Handler { return p.handler }
 
 // NewLoginURL mints a one-time login token and returns the URL that
-// redeems it, on base (the panel's "http://host:port/" address).
+// redeems it on the panel at base (the listener's "http://host:port/"
+// address); the login lands on the Status page, or on the page this
+// browser last asked for without a session in the last NextTTL.
 func (p *Panel) NewLoginURL(base string) (string, error) {
+	return p.loginURL(base, "")
+}
+
+// NewLoginURLTo is NewLoginURL for a login that lands on next, a panel
+// path such as "/permits" (see session.ValidateNext); a next that is not
+// a panel path is refused with an error naming it, and no token is
+// minted.
+func (p *Panel) NewLoginURLTo(base, next string) (string, error) {
+	if err := session.ValidateNext(next); err != nil {
+		return "", fmt.Errorf("control panel login URL: %w", err)
+	}
+	return p.loginURL(base, next)
+}
+
+func (p *Panel) loginURL(base, next string) (string, error) {
 	tok, err := p.sessions.NewLoginToken()
 	if err != nil {
 		return "", fmt.Errorf("mint control panel login token: %w", err)
 	}
-	return strings.TrimSuffix(base, "/") + "/login?token=" + url.QueryEscape(tok), nil
+	u := strings.TrimSuffix(base, "/") + "/login?token=" + url.QueryEscape(tok)
+	if next != "" {
+		u += "&next=" + url.QueryEscape(next)
+	}
+	return u, nil
 }
 
 func (p *Panel) routes() (http.Handler, error) {
@@ -156,7 +177,7 @@ func (p *Panel) routes() (http.Handler, error) {
 	})
 
 	r.Group(func(r chi.Router) {
-		r.Use(p.requireSession, p.checkCSRF)
+		r.Use(p.requireSession(true), p.checkCSRF)
 		st := &status.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Ledger: d.Ledger, MCPURL: d.MCPURL}
 		if d.Tunnel != nil {
 			st.Tunnel = func() (string, string) { s := d.Tunnel.Status(); return string(s.State), s.Reason }
@@ -173,10 +194,10 @@ func (p *Panel) routes() (http.Handler, error) {
 	})
 	// Unknown paths and wrong methods also need a session, so that they
 	// tell a stranger nothing about the routes.
-	r.NotFound(p.requireSession(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	r.NotFound(p.requireSession(false)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ui.WriteProblem(w, r, p.log, http.StatusNotFound, ui.ProblemNotFound)
 	})).ServeHTTP)
-	r.MethodNotAllowed(p.requireSession(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	r.MethodNotAllowed(p.requireSession(false)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ui.WriteProblem(w, r, p.log, http.StatusMethodNotAllowed, ui.ProblemMethod)
 	})).ServeHTTP)
 	return r, nil
@@ -205,18 +226,71 @@ func (p *Panel) chrome(r *http.Request, title, active string) ui.Chrome {
 }
 
 // login redeems a one-time token: a valid one opens a session and
-// redirects to the Status page; anything else is the 401 page.
+// redirects to the page the login was for, anything else is the 401
+// page. That page is the link's next parameter when it is a panel path
+// (session.ValidateNext), else the Status page; a link without next lands
+// on the page this browser last asked for without a session (the next
+// cookie requireSession sets), else the Status page. A bad next never
+// fails the login.
 func (p *Panel) login(w http.ResponseWriter, r *http.Request) {
+	next, given := "/", false
+	if raw := r.URL.Query().Get("next"); raw != "" {
+		if err := session.ValidateNext(raw); err != nil {
+			p.log.Warn("panel: login link's next is not a panel path; landing on the Status page", "err", err)
+		} else {
+			next, given = raw, true
+		}
+	} else if c, err := r.Cookie(session.NextCookieName); err == nil {
+		if v, ok := session.NextFromCookie(c.Value); ok {
+			next = v
+		}
+	}
 	_, cookie, ok := p.sessions.Redeem(r.URL.Query().Get("token"))
 	if !ok {
+		// An expired link still says where its user was going: the
+		// fresh one from the tray lands there.
+		if given {
+			rememberNext(w, next)
+		}
 		ui.WriteProblem(w, r, p.log, http.StatusUnauthorized, ui.ProblemUnauthorized)
 		return
+	}
+	if _, err := r.Cookie(session.NextCookieName); err == nil {
+		http.SetCookie(w, &http.Cookie{
+			Name: session.NextCookieName, Value: "", Path: "/login", MaxAge: -1,
+			HttpOnly: true, SameSite: http.SameSiteLaxMode,
+		})
 	}
 	http.SetCookie(w, &http.Cookie{
 		Name: session.CookieName, Value: cookie, Path: "/",
 		HttpOnly: true, SameSite: http.SameSiteStrictMode,
 	})
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// rememberNext sets the next cookie: for NextTTL, the next login without
+// a next parameter lands on next. It is sent only to /login, and is Lax
+// rather than Strict because the tray opens the login link from outside
+// the browser; it holds nothing but a panel path, checked again when
+// read.
+func rememberNext(w http.ResponseWriter, next string) {
+	http.SetCookie(w, &http.Cookie{
+		Name: session.NextCookieName, Value: session.NextCookieValue(next), Path: "/login",
+		MaxAge: session.NextMaxAge, HttpOnly: true, SameSite: http.SameSiteLaxMode,
+	})
+}
+
+// pageNavigation reports whether r is the browser opening a panel page
+// (worth remembering as the next login's landing page), rather than
+// htmx polling a live fragment or the browser fetching a resource.
+func pageNavigation(r *http.Request) bool {
+	if r.Method != http.MethodGet || r.Header.Get("HX-Request") != "" || strings.HasSuffix(r.URL.Path, "/live") {
+		return false
+	}
+	if d := r.Header.Get("Sec-Fetch-Dest"); d != "" && d != "document" {
+		return false
+	}
+	return session.ValidateNext(r.URL.RequestURI()) == nil
 }
 
 func (p *Panel) logout(w http.ResponseWriter, r *http.Request) {
@@ -235,21 +309,28 @@ func (p *Panel) logout(w http.ResponseWriter, r *http.Request) {
 // cookie, and puts the session in the request's context. The live
 // fragments that htmx polls (/status/live, /tasks/live, /setup/live) do
 // not count as activity, so an open but unattended tab still ends after
-// IdleTimeout.
-func (p *Panel) requireSession(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := r.Cookie(session.CookieName)
-		if err != nil {
-			ui.WriteProblem(w, r, p.log, http.StatusUnauthorized, ui.ProblemUnauthorized)
-			return
-		}
-		sess, ok := p.sessions.Lookup(c.Value, !strings.HasSuffix(r.URL.Path, "/live"))
-		if !ok {
-			ui.WriteProblem(w, r, p.log, http.StatusUnauthorized, ui.ProblemUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r.WithContext(session.NewContext(r.Context(), sess)))
-	})
+// IdleTimeout. With remember (the panel's own routes, not unknown paths),
+// a refused page navigation is remembered in the next cookie, so that the
+// login the operator fetches from the tray lands on that page.
+func (p *Panel) requireSession(remember bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var sess *session.Session
+			c, err := r.Cookie(session.CookieName)
+			ok := err == nil
+			if ok {
+				sess, ok = p.sessions.Lookup(c.Value, !strings.HasSuffix(r.URL.Path, "/live"))
+			}
+			if !ok {
+				if remember && pageNavigation(r) {
+					rememberNext(w, r.URL.RequestURI())
+				}
+				ui.WriteProblem(w, r, p.log, http.StatusUnauthorized, ui.ProblemUnauthorized)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(session.NewContext(r.Context(), sess)))
+		})
+	}
 }
 
 // safeMethod reports whether a request's method cannot change state.

@@ -45,3 +45,10 @@ func (a *App) panelHandler() http.Handler { return a.panel.Handler() }
 // 10 minutes) on the listening panel address: serve prints one at start,
 // and the tray mints a fresh one for each "Open control panel".
 func (a *App) NewLoginURL() (string, error) { return a.panel.NewLoginURL(a.PanelURL()) }
+
+// NewLoginURLTo is NewLoginURL for a login that lands on next, a control
+// panel path such as "/permits" (the tray's "Pending permits"); a next
+// that is not a panel path is an error naming it.
+func (a *App) NewLoginURLTo(next string) (string, error) {
+	return a.panel.NewLoginURLTo(a.PanelURL(), next)
+}
