@@ -27,8 +27,9 @@ const estopJobReason = "cancelled by the e-stop; its process tree was killed"
 // Governance: the queue starts nothing while the operator holds it (the
 // hold is read from the database, so it survives a restart); the e-stop
 // kills running jobs and holds the queue; the operator's resume releases
-// it; every job found interrupted at start-up is journaled in the ledger in
-// the same transaction that requeues or blocks it.
+// it; every run is journaled (intent before it starts, outcome in the
+// transaction that records its end), and every job found interrupted at
+// start-up is journaled in the same transaction that requeues or blocks it.
 func (a *App) newJobs(cfg config.Config) *jobs.Queue {
 	m := machine.New(cfg.MaxConcurrentJobs)
 	m.Artifacts = a.Artifacts
@@ -38,7 +39,9 @@ func (a *App) newJobs(cfg config.Config) *jobs.Queue {
 	m.MaxTimeout = time.Duration(cfg.MaxExecTimeoutMS) * time.Millisecond
 	q := &jobs.Queue{
 		DB:             a.DB,
-		Exec:           a.journaledExec(m.Exec),
+		Exec:           m.Exec,
+		BeginRun:       a.beginJobRun,
+		EndRun:         a.journalJobEnd,
 		Log:            a.Log,
 		MaxConcurrent:  cfg.MaxConcurrentJobs,
 		DefaultTimeout: m.DefaultTimeout,
@@ -70,29 +73,28 @@ func (a *App) journalInterruption(ctx context.Context, tx *sql.Tx, in jobs.Inter
 	return err
 }
 
-// journaledExec wraps the job runner so each run of a durable job is
-// journaled like any other side effect: intent before the process starts,
-// outcome after. A journal failure stops the run.
-func (a *App) journaledExec(run jobs.ExecFunc) jobs.ExecFunc {
-	return func(ctx context.Context, call *primitive.Call, in machine.ExecInput) (*machine.ExecResult, error) {
-		raw, _ := json.Marshal(in)
-		sum := sha256.Sum256(raw)
-		if err := a.Gov.BeginJob(ctx, call.Route, call.FutureID, hex.EncodeToString(sum[:])); err != nil {
-			return nil, err
-		}
-		res, err := run(ctx, call, in)
-		data := map[string]any{"job_id": call.FutureID, "outcome": "receipt"}
-		switch {
-		case err != nil:
-			data["outcome"], data["error_code"] = "tool_error", primitive.AsError(err).Code
-		case res.Cancelled || res.TimedOut:
-			data["outcome"], data["timed_out"], data["cancelled"] = "tool_error", res.TimedOut, res.Cancelled
-		default:
-			data["exit_code"] = res.ExitCode
-		}
-		if _, jerr := a.Ledger.Append(context.WithoutCancel(ctx), "outcome", data); jerr != nil {
-			a.Log.Error("journal job outcome", "job", call.FutureID, "err", jerr)
-		}
-		return res, err
+// beginJobRun journals a run of a durable job like any other side effect,
+// before its process starts; a journal failure (or an e-stop, read-only
+// mode) refuses the run.
+func (a *App) beginJobRun(ctx context.Context, call *primitive.Call, in machine.ExecInput) error {
+	raw, _ := json.Marshal(in)
+	sum := sha256.Sum256(raw)
+	return a.Gov.BeginJob(ctx, call.Route, call.FutureID, hex.EncodeToString(sum[:]))
+}
+
+// journalJobEnd journals the outcome of a run beginJobRun journaled, inside
+// the transaction that records the job's terminal state.
+func (a *App) journalJobEnd(ctx context.Context, tx *sql.Tx, end jobs.RunEnd) error {
+	data := map[string]any{"job_id": end.JobID, "outcome": "receipt"}
+	res, err := end.Result, end.Err
+	switch {
+	case err != nil:
+		data["outcome"], data["error_code"] = "tool_error", primitive.AsError(err).Code
+	case res.Cancelled || res.TimedOut:
+		data["outcome"], data["timed_out"], data["cancelled"] = "tool_error", res.TimedOut, res.Cancelled
+	default:
+		data["exit_code"] = res.ExitCode
 	}
+	_, err = a.Ledger.AppendTx(ctx, tx, "outcome", data)
+	return err
 }

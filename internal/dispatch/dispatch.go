@@ -48,6 +48,11 @@ type Dispatcher struct {
 	// OnCancelParked, when set, is told about a future cancelled while it
 	// was parked for a permit (governance withdraws the permit).
 	OnCancelParked func(ctx context.Context, futureID string)
+	// AfterFinishHook, when set, is called inside the transaction that
+	// journals a call's outcome, after Governor.Finish and before the call's
+	// future is completed. It is a seam for crash tests (which kill the
+	// process there); production leaves it nil.
+	AfterFinishHook func(a *Admission)
 	workState
 
 	ctx    context.Context // app context: running work outlives requests
@@ -141,7 +146,7 @@ func (d *Dispatcher) Call(ctx context.Context, req Request) *Envelope {
 			// (a submit, an e-stop) into a "cancelled" outcome.
 			ctx = context.WithoutCancel(ctx)
 		}
-		return d.execute(ctx, a)
+		return d.execute(ctx, a, &callLink{})
 	}
 	if strings.HasPrefix(req.Route, AnonymousPrefix) {
 		// Without a conversation nothing can arrive later, so the call is
@@ -149,7 +154,7 @@ func (d *Dispatcher) Call(ctx context.Context, req Request) *Envelope {
 		if req.Detach {
 			return ErrorEnvelope(name, primitive.Failed("invalid_input", "detach: a detached result can only arrive in a conversation; send _meta[\"hearth/conversation\"] (or drop detach)"))
 		}
-		return d.execute(d.workCtx(), a)
+		return d.execute(d.workCtx(), a, &callLink{})
 	}
 	if req.Detach {
 		req.CommandID = a.CommandID
@@ -165,13 +170,15 @@ func (d *Dispatcher) Call(ctx context.Context, req Request) *Envelope {
 	}
 
 	// Race the inline budget. The primitive runs on the work context so it
-	// survives the request when it goes pending.
+	// survives the request when it goes pending; then the runner completes
+	// the future in the transaction that journals the outcome.
 	done := make(chan *Envelope, 1)
 	work := d.workCtx()
+	link := &callLink{}
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		done <- d.execute(work, a)
+		done <- d.execute(work, a, link)
 	}()
 	timer := time.NewTimer(d.Budget)
 	defer timer.Stop()
@@ -182,20 +189,21 @@ func (d *Dispatcher) Call(ctx context.Context, req Request) *Envelope {
 	case <-ctx.Done():
 	}
 	req.CommandID = a.CommandID
-	if _, err := d.insertFuture(ctx, a.FutureID, req, "running"); err != nil {
+	link.mu.Lock()
+	if link.recorded {
+		// It finished as the budget ran out: answer inline.
+		link.mu.Unlock()
+		return <-done
+	}
+	if err := d.insertRunning(ctx, a, req); err != nil {
+		link.mu.Unlock()
 		// The work is running but cannot be made durable: wait for it
 		// rather than lose its result.
 		d.Log.Error("record pending future", "future", a.FutureID, "err", err)
 		return <-done
 	}
-	if ifl, ok := d.Gov.(inFlightJournal); ok && a.SideEffecting() {
-		ifl.InFlight(ctx, a)
-	}
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		d.complete(a.FutureID, req.Route, <-done)
-	}()
+	link.future = true
+	link.mu.Unlock()
 	return &Envelope{State: primitive.StatePending, Primitive: name, FutureID: a.FutureID, CommandID: a.CommandID}
 }
 
@@ -205,10 +213,28 @@ type approvalChecker interface {
 	ApprovedFuture(ctx context.Context, futureID string) bool
 }
 
-// inFlightJournal is implemented by a Governor that journals calls which
-// outlived the inline budget (outcome in_flight) before their final outcome.
+// inFlightJournal is implemented by a Governor that journals, inside tx,
+// calls which outlived the inline budget (outcome in_flight) before their
+// final outcome.
 type inFlightJournal interface {
-	InFlight(ctx context.Context, a *Admission)
+	InFlight(ctx context.Context, tx *sql.Tx, a *Admission) error
+}
+
+// insertRunning records a call that outlived the inline budget as a running
+// future, journaling it as in flight in the same transaction.
+func (d *Dispatcher) insertRunning(ctx context.Context, a *Admission, req Request) error {
+	ctx = context.WithoutCancel(ctx)
+	ifl, journal := d.Gov.(inFlightJournal)
+	journal = journal && a.SideEffecting()
+	return d.DB.InTx(ctx, func(tx *sql.Tx) error {
+		if err := insertRunningTx(ctx, tx, a.FutureID, req); err != nil {
+			return err
+		}
+		if journal {
+			return ifl.InFlight(ctx, tx, a)
+		}
+		return nil
+	})
 }
 
 // Invoke runs a request to completion on the caller's goroutine, through
@@ -220,7 +246,7 @@ func (d *Dispatcher) Invoke(ctx context.Context, req Request, futureID string) *
 	if env := d.gate(ctx, a, true); env != nil {
 		return env
 	}
-	return d.execute(ctx, a)
+	return d.execute(ctx, a, &callLink{})
 }
 
 func runSafely(ctx context.Context, spec *primitive.Spec, call *primitive.Call, input json.RawMessage) (res any, err error) {
@@ -236,17 +262,23 @@ type futureRow struct{ id string }
 
 func (d *Dispatcher) insertFuture(ctx context.Context, id string, req Request, state string) (futureRow, error) {
 	sum := sha256.Sum256(req.Input)
-	now := time.Now().UnixMilli()
-	var started any
-	if state == "running" {
-		started = now
-	}
-	_, err := d.DB.W.ExecContext(context.WithoutCancel(ctx), `INSERT INTO futures(id, route, primitive, input, input_sha256, state, detached, created_at, started_at, command_id)
-		VALUES (?,?,?,?,?,?,?,?,?,?)`, id, req.Route, req.Spec.Name(), string(req.Input), hex.EncodeToString(sum[:]), state, boolInt(req.Detach), now, started, req.CommandID)
+	_, err := d.DB.W.ExecContext(context.WithoutCancel(ctx), `INSERT INTO futures(id, route, primitive, input, input_sha256, state, detached, created_at, command_id)
+		VALUES (?,?,?,?,?,?,?,?,?)`, id, req.Route, req.Spec.Name(), string(req.Input), hex.EncodeToString(sum[:]), state, boolInt(req.Detach), time.Now().UnixMilli(), req.CommandID)
 	if err != nil {
 		return futureRow{}, fmt.Errorf("record future: %w", err)
 	}
 	return futureRow{id: id}, nil
+}
+
+func insertRunningTx(ctx context.Context, tx *sql.Tx, id string, req Request) error {
+	sum := sha256.Sum256(req.Input)
+	now := time.Now().UnixMilli()
+	_, err := tx.ExecContext(ctx, `INSERT INTO futures(id, route, primitive, input, input_sha256, state, detached, created_at, started_at, command_id)
+		VALUES (?,?,?,?,?,'running',?,?,?,?)`, id, req.Route, req.Spec.Name(), string(req.Input), hex.EncodeToString(sum[:]), boolInt(req.Detach), now, now, req.CommandID)
+	if err != nil {
+		return fmt.Errorf("record future: %w", err)
+	}
+	return nil
 }
 
 func boolInt(b bool) int {
@@ -295,13 +327,9 @@ func (d *Dispatcher) runQueued(id string, req Request, approved bool) {
 			return
 		}
 	}
-	env := d.execute(d.workCtx(), a)
-	if d.ctx.Err() != nil && env.State != primitive.StateCompleted {
-		// Shutting down: leave it running; the next start settles it as
-		// unknown rather than recording a cancellation that Hearth caused.
-		return
-	}
-	d.complete(id, req.Route, env)
+	// execute completes the future in the transaction that journals the
+	// outcome (and, when shutting down, leaves it for the next start).
+	d.execute(d.workCtx(), a, &callLink{future: true})
 }
 
 // reparkForPermit turns a claimed future back into one awaiting a permit
@@ -376,15 +404,7 @@ func (d *Dispatcher) complete(id, route string, env *Envelope) {
 	payload := d.ArrivalPayload(ctx, route, id, env)
 	now := time.Now()
 	err := d.DB.InTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE futures SET state = ?, result = ?, finished_at = ? WHERE id = ? AND state IN ('queued','running','permit','waiting')`,
-			futureState(env.State), string(payload), now.UnixMilli(), id)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nil // already terminal (e.g. cancelled)
-		}
-		return EnqueueArrival(ctx, tx, route, id, payload, now)
+		return completeTx(ctx, tx, id, route, env.State, payload, now)
 	})
 	if err != nil {
 		d.Log.Error("complete future", "future", id, "err", err)

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -38,7 +39,8 @@ func (a *Admission) SideEffecting() bool { return a.Spec.Risk != primitive.RiskR
 // dispatcher calls it in this order: Replay (command-id lookup), Admit
 // (e-stop, policy, UNKNOWN gate, permits), then Begin before the primitive
 // runs and Finish after. A Governor must never let a failure to journal
-// pass silently: Begin's error stops the call.
+// pass silently: Begin's error stops the call, and Finish's error rolls back
+// the transaction that would have completed the call's future.
 type Governor interface {
 	// Replay returns the stored envelope of a command that already ran
 	// (or the pending envelope of one still running) when a.CommandID was
@@ -53,8 +55,12 @@ type Governor interface {
 	RequestPermit(ctx context.Context, a *Admission) (string, error)
 	// Begin journals the intent before a side-effecting primitive runs.
 	Begin(ctx context.Context, a *Admission) error
-	// Finish journals the outcome of a call Begin journaled.
-	Finish(ctx context.Context, a *Admission, env *Envelope)
+	// Finish journals, inside tx, the outcome of a call Begin journaled.
+	// The dispatcher completes the call's durable future (and queues its
+	// arrival) in the same tx, so the outcome a replay of the command id
+	// returns and the one that arrives are one commit: a crash leaves both
+	// or neither.
+	Finish(ctx context.Context, tx *sql.Tx, a *Admission, env *Envelope) error
 }
 
 // NewAdmission builds the admission of req, generating ids as needed.
@@ -127,12 +133,16 @@ func (d *Dispatcher) park(ctx context.Context, a *Admission) *Envelope {
 }
 
 // execute runs an admitted call, journaling it when it has side effects.
-func (d *Dispatcher) execute(ctx context.Context, a *Admission) *Envelope {
+// Its outcome is recorded through link (see record): journaled, and the
+// call's future completed when it has one, in one transaction.
+func (d *Dispatcher) execute(ctx context.Context, a *Admission, link *callLink) *Envelope {
 	name := a.Spec.Name()
 	journaled := d.Gov != nil && a.SideEffecting()
 	if journaled {
 		if err := d.Gov.Begin(ctx, a); err != nil {
-			return ErrorEnvelope(name, err)
+			env := ErrorEnvelope(name, err)
+			d.record(a, env, false, link)
+			return env
 		}
 	}
 	call := &primitive.Call{Route: a.Route, FutureID: a.FutureID, CommandID: a.CommandID}
@@ -145,9 +155,7 @@ func (d *Dispatcher) execute(ctx context.Context, a *Admission) *Envelope {
 		env.Error = &ErrorBody{Code: "cancelled", Message: fmt.Sprintf("%s was stopped (%v) before it finished", name, context.Cause(ctx))}
 	}
 	env.CommandID = a.CommandID
-	if journaled {
-		d.Gov.Finish(context.WithoutCancel(ctx), a, env)
-	}
+	d.record(a, env, journaled, link)
 	return env
 }
 

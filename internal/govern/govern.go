@@ -435,40 +435,41 @@ func outcomeKind(env *dispatch.Envelope) string {
 	return "tool_error"
 }
 
-// Finish implements dispatch.Governor.
-func (g *Governor) Finish(ctx context.Context, a *dispatch.Admission, env *dispatch.Envelope) {
+// Finish implements dispatch.Governor: the command's stored envelope (what
+// a replay returns), its outcome entry and, for an unknown outcome, the
+// closed gate are written inside tx, the dispatcher's transaction that also
+// completes the call's future.
+func (g *Governor) Finish(ctx context.Context, tx *sql.Tx, a *dispatch.Admission, env *dispatch.Envelope) error {
 	stored := *env
 	stored.Arrivals = nil
-	b, _ := json.Marshal(&stored)
-	kind := outcomeKind(env)
-	err := g.DB.InTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE commands SET state = ?, envelope = ?, finished_at = ? WHERE command_id = ?`,
-			env.State, string(b), g.now().UnixMilli(), a.CommandID); err != nil {
-			return err
-		}
-		data := map[string]any{"command_id": a.CommandID, "outcome": kind, "state": env.State}
-		if env.Error != nil {
-			data["error_code"] = env.Error.Code
-		}
-		if kind == "unknown" {
-			if err := openUnknown(ctx, tx, a.CommandID, a.Route, a.Spec.Name(), g.now()); err != nil {
-				return err
-			}
-		}
-		_, err := g.Ledger.AppendTx(ctx, tx, "outcome", data)
-		return err
-	})
+	b, err := json.Marshal(&stored)
 	if err != nil {
-		g.Log.Error("journal outcome", "command", a.CommandID, "err", err)
+		return fmt.Errorf("encode outcome of %s: %w", a.CommandID, err)
 	}
+	kind := outcomeKind(env)
+	if _, err := tx.ExecContext(ctx, `UPDATE commands SET state = ?, envelope = ?, finished_at = ? WHERE command_id = ?`,
+		env.State, string(b), g.now().UnixMilli(), a.CommandID); err != nil {
+		return fmt.Errorf("record outcome of %s: %w", a.CommandID, err)
+	}
+	data := map[string]any{"command_id": a.CommandID, "outcome": kind, "state": env.State}
+	if env.Error != nil {
+		data["error_code"] = env.Error.Code
+	}
+	if kind == "unknown" {
+		if err := openUnknown(ctx, tx, a.CommandID, a.Route, a.Spec.Name(), g.now()); err != nil {
+			return fmt.Errorf("open unknown %s: %w", a.CommandID, err)
+		}
+	}
+	_, err = g.Ledger.AppendTx(ctx, tx, "outcome", data)
+	return err
 }
 
-// InFlight journals that a command outlived the inline budget and is still
-// running (outcome in_flight); its final outcome follows.
-func (g *Governor) InFlight(ctx context.Context, a *dispatch.Admission) {
-	if _, err := g.Ledger.Append(context.WithoutCancel(ctx), "outcome", map[string]any{"command_id": a.CommandID, "outcome": "in_flight", "future_id": a.FutureID}); err != nil {
-		g.Log.Error("journal in_flight", "command", a.CommandID, "err", err)
-	}
+// InFlight journals, inside tx (the one that records the call's running
+// future), that a command outlived the inline budget and is still running
+// (outcome in_flight); its final outcome follows.
+func (g *Governor) InFlight(ctx context.Context, tx *sql.Tx, a *dispatch.Admission) error {
+	_, err := g.Ledger.AppendTx(ctx, tx, "outcome", map[string]any{"command_id": a.CommandID, "outcome": "in_flight", "future_id": a.FutureID})
+	return err
 }
 
 // OpenUnknownTx records, inside tx, an UNKNOWN outcome for id (a command

@@ -82,6 +82,15 @@ var ErrNoJob = errors.New("no such job in this conversation")
 // context kill the whole process tree.
 type ExecFunc func(ctx context.Context, call *primitive.Call, in machine.ExecInput) (*machine.ExecResult, error)
 
+// RunEnd describes how a journaled run of a job ended.
+type RunEnd struct {
+	JobID string
+	Route string
+	// Result and Err are what the run returned.
+	Result *machine.ExecResult
+	Err    error
+}
+
 // Interruption describes a job found running at start-up.
 type Interruption struct {
 	JobID   string
@@ -111,6 +120,14 @@ type Queue struct {
 	// every job that was running when Hearth stopped, so that the
 	// interruption can be journaled in the same commit.
 	Interrupted func(ctx context.Context, tx *sql.Tx, in Interruption) error
+	// BeginRun, when set, journals a run before its process starts; its
+	// error refuses the run, which ends with that error and nothing more
+	// journaled. EndRun, when set, journals the end of a run BeginRun
+	// journaled, inside the transaction that records the job's terminal
+	// state: a crash leaves both or neither, never a journaled outcome for
+	// a job the next start then treats as interrupted (and requeues).
+	BeginRun func(ctx context.Context, call *primitive.Call, in machine.ExecInput) error
+	EndRun   func(ctx context.Context, tx *sql.Tx, end RunEnd) error
 	// Held, when set, reports whether the operator holds the queue (the
 	// e-stop holds it until the operator resumes it). It is consulted before
 	// anything starts, so a hold survives a restart; Resume wakes the

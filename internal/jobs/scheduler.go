@@ -176,7 +176,19 @@ func (q *Queue) run(j *jobRow, rj *runningJob, ctx context.Context) {
 		q.wake()
 	}()
 	in := machine.ExecInput{Command: j.Command, Args: j.Args, Cwd: j.Cwd, Env: j.env, TimeoutMS: j.TimeoutMS}
-	res, err := q.execSafely(ctx, &primitive.Call{Route: j.route, FutureID: j.ID}, in)
+	call := &primitive.Call{Route: j.route, FutureID: j.ID}
+	var res *machine.ExecResult
+	var err error
+	var end *RunEnd
+	if q.BeginRun != nil {
+		err = q.BeginRun(ctx, call, in)
+	}
+	if err == nil {
+		res, err = q.execSafely(ctx, call, in)
+		if q.BeginRun != nil {
+			end = &RunEnd{JobID: j.ID, Route: j.route, Result: res, Err: err}
+		}
+	}
 	killed := err != nil || res.Cancelled
 	why := rj.why.Load()
 	if killed && why == nil && q.ctx.Err() != nil {
@@ -205,7 +217,7 @@ func (q *Queue) run(j *jobRow, rj *runningJob, ctx context.Context) {
 		exit = &res.ExitCode
 		result, _ = json.Marshal(res)
 	}
-	q.finish(j, state, code, reason, exit, result)
+	q.finish(j, state, code, reason, exit, result, end)
 }
 
 func (q *Queue) execSafely(ctx context.Context, call *primitive.Call, in machine.ExecInput) (res *machine.ExecResult, err error) {
@@ -217,10 +229,11 @@ func (q *Queue) execSafely(ctx context.Context, call *primitive.Call, in machine
 	return q.Exec(ctx, call, in)
 }
 
-// finish records a running job's terminal state, queues its arrival,
-// releases or blocks its dependents — all in one transaction — and wakes
-// the waiters of every job that changed.
-func (q *Queue) finish(j *jobRow, state, code, reason string, exit *int, result json.RawMessage) {
+// finish records a running job's terminal state, journals the run's end
+// (when end is set), queues its arrival, releases or blocks its dependents
+// — all in one transaction — and wakes the waiters of every job that
+// changed.
+func (q *Queue) finish(j *jobRow, state, code, reason string, exit *int, result json.RawMessage, end *RunEnd) {
 	ctx := context.WithoutCancel(q.ctx)
 	now := time.Now()
 	j.State, j.Reason, j.ExitCode, j.Result, j.FinishedAt = state, reason, exit, result, &now
@@ -248,6 +261,11 @@ func (q *Queue) finish(j *jobRow, state, code, reason string, exit *int, result 
 			return nil
 		}
 		changed = append(changed, j.ID)
+		if end != nil && q.EndRun != nil {
+			if err := q.EndRun(ctx, tx, *end); err != nil {
+				return fmt.Errorf("journal the end of job %s: %w", j.ID, err)
+			}
+		}
 		if err := dispatch.EnqueueArrival(ctx, tx, j.route, j.ID, payload, now); err != nil {
 			return err
 		}

@@ -1,0 +1,104 @@
+package dispatch
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/primitive"
+)
+
+// callLink joins the goroutine that runs a call to the one that may turn it
+// into a durable future (Call's inline-budget race). Under mu, either the
+// future is recorded first and the outcome then completes it, or the
+// outcome is recorded first and the call is answered inline with no
+// future: a future is never created for a call whose outcome is already
+// journaled, which would leave it running until the next start settled it
+// as unknown while a replay of its command id returned the real outcome.
+type callLink struct {
+	mu sync.Mutex
+	// future is set when the call has a durable future row (id
+	// Admission.FutureID) that its outcome must complete.
+	future bool
+	// recorded is set once the outcome was recorded (or deliberately not).
+	recorded bool
+}
+
+// record stores a call's outcome: the governor's journal entry (when
+// journaled) and the completion of the call's future with its arrival
+// (when it has one), in one transaction. A crash therefore leaves both or
+// neither; with neither, the next start settles the command and the future
+// alike as unknown.
+func (d *Dispatcher) record(a *Admission, env *Envelope, journaled bool, link *callLink) {
+	link.mu.Lock()
+	link.recorded = true
+	future := link.future
+	if future && d.ctx.Err() != nil && env.State != primitive.StateCompleted {
+		// Shutting down: leave the command and the future running; the
+		// next start settles both as unknown rather than recording a
+		// cancellation that Hearth caused.
+		link.mu.Unlock()
+		return
+	}
+	if !journaled && !future {
+		link.mu.Unlock()
+		return
+	}
+	ctx := context.WithoutCancel(d.ctx)
+	var payload []byte
+	if future {
+		// The arrival carries the future id; the journaled envelope (what
+		// a replay returns) does not, as before a future existed.
+		cp := *env
+		payload = d.ArrivalPayload(ctx, a.Route, a.FutureID, &cp)
+	}
+	now := time.Now()
+	err := d.DB.InTx(ctx, func(tx *sql.Tx) error {
+		if journaled {
+			if err := d.Gov.Finish(ctx, tx, a, env); err != nil {
+				return fmt.Errorf("journal outcome: %w", err)
+			}
+			if d.AfterFinishHook != nil {
+				d.AfterFinishHook(a)
+			}
+		}
+		if future {
+			return completeTx(ctx, tx, a.FutureID, a.Route, env.State, payload, now)
+		}
+		return nil
+	})
+	link.mu.Unlock()
+	if err != nil {
+		d.Log.Error("record outcome", "command", a.CommandID, "future", a.FutureID, "err", err)
+		if !future {
+			return
+		}
+		if journaled {
+			// The outcome is not journaled, so the command stays running
+			// and the next start makes it unknown: the future says the same
+			// now rather than a result no journal entry backs.
+			d.complete(a.FutureID, a.Route, &Envelope{State: primitive.StateBlocked, Primitive: a.Spec.Name(), CommandID: a.CommandID,
+				Error: &ErrorBody{Code: "unknown", Message: "Hearth could not journal this call's outcome; treat it as unknown and re-read the state it may have changed."}})
+			return
+		}
+	}
+	d.wake(a.FutureID)
+	d.releaseDependents(a.FutureID)
+}
+
+// completeTx records, inside tx, a non-terminal future's terminal state and
+// queues its arrival. A future already terminal (cancelled meanwhile) is
+// left as it is.
+func completeTx(ctx context.Context, tx *sql.Tx, id, route, envState string, payload []byte, now time.Time) error {
+	res, err := tx.ExecContext(ctx, `UPDATE futures SET state = ?, result = ?, finished_at = ? WHERE id = ? AND state IN ('queued','running','permit','waiting')`,
+		futureState(envState), string(payload), now.UnixMilli(), id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil
+	}
+	return EnqueueArrival(ctx, tx, route, id, payload, now)
+}
