@@ -6,11 +6,13 @@
 //
 // Access: serve prints (and the tray opens) a one-time login URL; its
 // token opens a session kept in memory and named by an HttpOnly,
-// SameSite=Strict cookie. Every request must name a loopback Host; every
-// page carries a strict CSP and no inline script or style; every
-// state-changing request is a POST that passes Go's cross-origin
-// protection and carries the session's CSRF token. GET never changes
-// Hearth's state.
+// SameSite=Strict cookie. A login link may carry next=/permits (any panel
+// path, see session.ValidateNext) to land there; a page opened without a
+// session is remembered, briefly, as the next login's landing page.
+// Every request must name a loopback Host; every page carries a strict
+// CSP and no inline script or style; every state-changing request is a
+// POST that passes Go's cross-origin protection and carries the session's
+// CSRF token. GET never changes Hearth's state.
 //
 // Each page is a feature folder (web/<feature>: handler.go, view.templ and
 // the generated view_templ.go); this file is the router and middleware.
