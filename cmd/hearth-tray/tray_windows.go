@@ -123,7 +123,7 @@ func trayMain(ctx context.Context, quiet bool) error {
 		return err
 	}
 	log.Info("hearth started", "pid", os.Getpid(), "mcp", a.MCPURL(), "panel", a.PanelURL(), "first_run", firstRun)
-	a.Tunnel.SetOnChange(func(tunnel.Status) { t.Poke() })
+	stopTunnelNotes := a.Tunnel.OnChange(func(tunnel.Status) { t.Poke() })
 	if firstRun {
 		if err := t.OpenPanel(); err != nil {
 			log.Error("first run: open the control panel", "err", err)
@@ -156,7 +156,7 @@ func trayMain(ctx context.Context, quiet bool) error {
 			log.Warn("close the tray control endpoint", "err", err)
 		}
 		stopTray()
-		a.Tunnel.SetOnChange(nil)
+		stopTunnelNotes()
 		stopServe()
 		if !served {
 			serveErr = <-serveErrc

@@ -127,8 +127,8 @@ func (t *Tray) pokes() chan struct{} {
 	return t.poke
 }
 
-// Poke asks Run to re-read the state now (the tunnel's SetOnChange calls
-// it). It never blocks.
+// Poke asks Run to re-read the state now (the tunnel's OnChange
+// subscription calls it). It never blocks.
 func (t *Tray) Poke() {
 	select {
 	case t.pokes() <- struct{}{}:

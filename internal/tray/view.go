@@ -162,6 +162,8 @@ func tunnelEntry(st tunnel.State) Entry {
 	switch st {
 	case tunnel.StateNotConfigured:
 		return Entry{Title: "Set up the tunnel…", Tooltip: "Enter the tunnel key and ID in the control panel", Action: ActOpenPanel}
+	case tunnel.StateClientChanged:
+		return Entry{Title: "tunnel-client changed: check it…", Tooltip: "Check tunnel-client and pin it again on the control panel's Setup page", Action: ActOpenPanel}
 	case tunnel.StateStarting, tunnel.StateReady, tunnel.StateUnhealthy, tunnel.StateBackoff:
 		return Entry{Title: "Stop tunnel (" + tunnelPhrase(st) + ")", Tooltip: "Disconnect ChatGPT from Hearth", Action: ActStopTunnel}
 	default:
@@ -186,6 +188,8 @@ func tunnelPhrase(st tunnel.State) string {
 		return "restarting"
 	case tunnel.StateCrashLoop:
 		return "crashed repeatedly"
+	case tunnel.StateClientChanged:
+		return "tunnel-client changed; not run"
 	case "":
 		return "unknown"
 	}

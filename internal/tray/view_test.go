@@ -91,6 +91,7 @@ func TestRenderTunnelEntry(t *testing.T) {
 		action Action
 	}{
 		tunnel.StateNotConfigured: {"Set up the tunnel…", ActOpenPanel},
+		tunnel.StateClientChanged: {"tunnel-client changed: check it…", ActOpenPanel},
 		tunnel.StateStopped:       {"Start tunnel (stopped)", ActStartTunnel},
 		tunnel.StateCrashLoop:     {"Start tunnel (crashed repeatedly)", ActStartTunnel},
 		tunnel.StateStarting:      {"Stop tunnel (starting)", ActStopTunnel},

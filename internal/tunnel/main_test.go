@@ -3,6 +3,8 @@ package tunnel
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net"
@@ -163,10 +165,41 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// fileSHA256 is the lowercase hex SHA-256 of the file at path.
+func fileSHA256(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// pinned returns tunnel settings with client pinned (its path and hash
+// as PinClient would save them); "" pins nothing.
+func pinned(t *testing.T, client, tunnelID string) config.Tunnel {
+	t.Helper()
+	cfg := config.Tunnel{TunnelID: tunnelID, Profile: "hearth-local"}
+	if client != "" {
+		sum, err := fileSHA256(client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.ClientPath, cfg.ClientSHA256 = client, sum
+	}
+	return cfg
+}
+
 // newSupervisor returns a Supervisor over a fresh data directory with the
-// given client, tunnel ID and key (either may be ""), fast timing and an
-// in-memory secrets store. Stop runs at cleanup.
+// given client (pinned), tunnel ID and key (any may be ""), fast timing
+// and an in-memory secrets store. Stop runs at cleanup.
 func newSupervisor(t *testing.T, client, tunnelID, key string) (*Supervisor, *memStore, *lockedBuffer) {
+	t.Helper()
+	return newSupervisorConfig(t, pinned(t, client, tunnelID), key)
+}
+
+// newSupervisorConfig is newSupervisor with the tunnel settings given.
+func newSupervisorConfig(t *testing.T, cfg config.Tunnel, key string) (*Supervisor, *memStore, *lockedBuffer) {
 	t.Helper()
 	store := newMemStore()
 	if key != "" {
@@ -174,7 +207,7 @@ func newSupervisor(t *testing.T, client, tunnelID, key string) (*Supervisor, *me
 	}
 	logs := &lockedBuffer{}
 	s := New(Options{
-		Config:  config.Tunnel{ClientPath: client, TunnelID: tunnelID, Profile: "hearth-local"},
+		Config:  cfg,
 		DataDir: t.TempDir(),
 		Secrets: store,
 		Log:     slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -290,8 +323,14 @@ func hearthHelper() int {
 	os.Unsetenv(helperEnv)
 	store := newMemStore()
 	store.Set(KeyName, []byte(helperKey))
+	client := os.Getenv(helperClientEnv)
+	sum, err := fileSHA256(client)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		return 1
+	}
 	s := New(Options{
-		Config:  config.Tunnel{ClientPath: os.Getenv(helperClientEnv), TunnelID: "tunnel_helper", Profile: "hearth-local"},
+		Config:  config.Tunnel{ClientPath: client, ClientSHA256: sum, TunnelID: "tunnel_helper", Profile: "hearth-local"},
 		DataDir: os.Getenv(helperDataEnv),
 		Secrets: store,
 	})

@@ -19,10 +19,13 @@ import (
 const maxErrorLine = 300
 
 // supervise runs the child again and again until ctx ends, the key goes
-// away, or a crash loop. Backoff doubles from backoffMin to backoffMax and
-// starts over after a child that ran healthyAfter; loopFailures exits
-// within loopWindow end the supervision in crash_loop.
-func (s *Supervisor) supervise(ctx context.Context, r *run, cfg config.Tunnel, path string, logf *rotatingLog) {
+// away, the pinned tunnel-client changes, or a crash loop. Backoff doubles
+// from backoffMin to backoffMax and starts over after a child that ran
+// healthyAfter; loopFailures exits within loopWindow end the supervision
+// in crash_loop. Each start takes the settings in effect then (a new pin
+// included) and hashes the pinned file again; a file that changed ends
+// the supervision in client_changed, without retrying.
+func (s *Supervisor) supervise(ctx context.Context, r *run, logf *rotatingLog) {
 	defer close(r.done)
 	defer logf.Close()
 	defer func() {
@@ -41,6 +44,18 @@ func (s *Supervisor) supervise(ctx context.Context, r *run, cfg config.Tunnel, p
 	var failures []time.Time
 	restarts := 0
 	for {
+		cfg := s.Config()
+		cl, err := openClient(cfg)
+		if err != nil {
+			state, reason := StateNotConfigured, err.Error()
+			if errors.Is(err, ErrClientChanged) {
+				state = StateClientChanged
+			}
+			s.setState(r, state, reason)
+			s.note(logf, "not starting tunnel-client: "+reason)
+			s.log.Error("tunnel: not starting tunnel-client", "err", err)
+			return
+		}
 		key, err := s.readKey()
 		if err != nil {
 			reason := "no tunnel runtime key yet (enter it on the Setup page)"
@@ -48,12 +63,13 @@ func (s *Supervisor) supervise(ctx context.Context, r *run, cfg config.Tunnel, p
 				reason = "the tunnel runtime key cannot be read from the secrets store"
 				s.log.Warn("tunnel: read key", "err", err)
 			}
+			cl.Close()
 			s.setState(r, StateNotConfigured, reason)
 			s.note(logf, "not starting tunnel-client: "+reason)
 			return
 		}
 		started := time.Now()
-		res := s.runOnce(ctx, r, cfg, path, key, logf)
+		res := s.runOnce(ctx, r, cfg, cl, key, logf)
 		if ctx.Err() != nil {
 			return
 		}
@@ -143,9 +159,11 @@ type runResult struct {
 	restart bool
 }
 
-// runOnce starts one child and waits for it, watching its readiness
-// meanwhile.
-func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, path, key string, logf *rotatingLog) runResult {
+// runOnce starts one child from the verified cl (closing it once the child
+// started) and waits for it, watching its readiness meanwhile.
+func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, cl *client, key string, logf *rotatingLog) runResult {
+	closeClient := sync.OnceFunc(func() { cl.Close() })
+	defer closeClient()
 	urlFile := s.healthURLFile()
 	// A URL left by an earlier child would point the readiness probe at a
 	// port nobody (or someone else) listens on.
@@ -177,7 +195,8 @@ func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, pat
 		// often taken, and the URL file tells Hearth the real one.
 		"--health.listen-addr", "127.0.0.1:0",
 		"--health.url-file", urlFile}
-	cmd := exec.CommandContext(runCtx, path, args...)
+	cmd := exec.CommandContext(runCtx, cl.Path, args...)
+	cmd.Args[0] = cl.Name
 	cmd.Env = env
 	cmd.Dir = s.dataDir
 	cmd.SysProcAttr = tree.SysProcAttr()
@@ -227,7 +246,12 @@ func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, pat
 	// exec kills it (and the tree's exit sweep takes what it left).
 	cmd.WaitDelay = s.t.stopGrace
 
-	if err := cmd.Start(); err != nil {
+	if s.testHookBeforeExec != nil {
+		s.testHookBeforeExec()
+	}
+	err = cmd.Start()
+	closeClient()
+	if err != nil {
 		return fail("start tunnel-client", err)
 	}
 	if err := tree.Started(cmd); err != nil {
@@ -238,7 +262,7 @@ func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, pat
 	s.update(r, func(st *Status) {
 		st.State, st.Reason, st.PID = StateStarting, "waiting for tunnel-client to report ready", pid
 	})
-	s.note(logf, fmt.Sprintf("started %s (pid %d) %s", path, pid, strings.Join(args, " ")))
+	s.note(logf, fmt.Sprintf("started %s (pid %d, sha256 %s) %s", cl.Name, pid, cfg.ClientSHA256, strings.Join(args, " ")))
 	s.log.Info("tunnel: tunnel-client started", "pid", pid)
 
 	restarted := make(chan bool, 1)

@@ -44,23 +44,34 @@ func (r CommandResult) OK() bool { return r.ExitCode == 0 && !r.TimedOut }
 //	tunnel-client init --sample sample_mcp_remote_no_auth --profile <profile>
 //	  --tunnel-id <tunnelID> --mcp-server-url <mcpURL>
 //
-// mcpURL is Hearth's MCP endpoint (App.MCPURL). On success the tunnel ID
-// becomes tunnel.tunnel_id (persisted like SetConfig). tunnel-client
-// refuses to overwrite an existing profile; its message says so in the
-// result. The error is non-nil only when nothing could be run.
+// mcpURL is Hearth's MCP endpoint (App.MCPURL). Init is the operator's
+// setup step, so when no tunnel-client is pinned yet it pins the one
+// FindClient finds first (PinClient). On success the tunnel ID becomes
+// tunnel.tunnel_id (persisted like SetConfig). tunnel-client refuses to
+// overwrite an existing profile; its message says so in the result. The
+// error is non-nil only when nothing could be run (or the tunnel ID could
+// not be saved).
 func (s *Supervisor) Init(ctx context.Context, tunnelID, mcpURL string) (CommandResult, error) {
-	cfg := s.Config()
-	next := cfg
-	next.TunnelID = strings.TrimSpace(tunnelID)
-	if next.TunnelID == "" {
+	id := strings.TrimSpace(tunnelID)
+	if id == "" {
 		return CommandResult{}, &config.Error{Key: "tunnel.tunnel_id", Msg: "is empty"}
 	}
-	if err := next.Validate(); err != nil {
+	probe := s.Config()
+	probe.TunnelID = id
+	if err := probe.Validate(); err != nil {
 		return CommandResult{}, err
 	}
 	if err := checkMCPURL(mcpURL); err != nil {
 		return CommandResult{}, err
 	}
+	if _, ok := s.Pinned(); !ok {
+		if _, err := s.PinClient(""); err != nil {
+			return CommandResult{}, err
+		}
+	}
+	cfg := s.Config()
+	next := cfg
+	next.TunnelID = id
 	res, err := s.setupCommand(ctx, cfg, "init", "--sample", "sample_mcp_remote_no_auth",
 		"--profile", cfg.Profile, "--tunnel-id", next.TunnelID, "--mcp-server-url", mcpURL)
 	if err != nil || !res.OK() || next == cfg {
@@ -75,13 +86,21 @@ func (s *Supervisor) Doctor(ctx context.Context) (CommandResult, error) {
 	return s.setupCommand(ctx, cfg, "doctor", "--profile", cfg.Profile, "--explain")
 }
 
-// setupCommand runs tunnel-client with args, bounded by setupTimeout and
-// ctx, with the key (when there is one) in its environment only.
+// setupCommand runs the pinned tunnel-client (hashed again first) with
+// args, bounded by setupTimeout and ctx, with the key (when there is one)
+// in its environment only.
 func (s *Supervisor) setupCommand(ctx context.Context, cfg config.Tunnel, args ...string) (CommandResult, error) {
-	path, err := s.findClient(cfg)
+	cl, err := openClient(cfg)
 	if err != nil {
+		var changed *ClientChangedError
+		if errors.As(err, &changed) {
+			s.Check("")
+		}
 		return CommandResult{}, err
 	}
+	// Held open until the command ends: the file it runs cannot be
+	// swapped meanwhile.
+	defer cl.Close()
 	key, err := s.readKey()
 	if err != nil && !errors.Is(err, secrets.ErrNotFound) {
 		return CommandResult{}, errors.New("the tunnel runtime key cannot be read from the secrets store")
@@ -91,11 +110,11 @@ func (s *Supervisor) setupCommand(ctx context.Context, cfg config.Tunnel, args .
 		env = map[string]string{EnvKey: key}
 	}
 	res, err := proc.Run(ctx, proc.Spec{
-		Command: path, Args: args, Dir: s.dataDir, Env: env,
+		Command: cl.Path, Args: args, Dir: s.dataDir, Env: env,
 		Timeout: s.t.setupTimeout, MaxCapture: maxSetupOutput,
 	})
 	if err != nil {
-		return CommandResult{}, fmt.Errorf("run tunnel-client %s: %s", args[0], redact(err.Error(), key))
+		return CommandResult{}, fmt.Errorf("run tunnel-client %s (%s): %s", args[0], cl.Name, redact(err.Error(), key))
 	}
 	stdout, _ := proc.Decode(res.Stdout)
 	stderr, _ := proc.Decode(res.Stderr)

@@ -208,12 +208,16 @@ func TestSetupWithoutClient(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	s, _, _ := newSupervisor(t, "", testTunnelID, testKey(t))
 	_, err := s.Doctor(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "not found") {
-		t.Errorf("doctor without tunnel-client: %v", err)
+	if !errors.Is(err, ErrNotPinned) {
+		t.Errorf("doctor without a pinned tunnel-client: %v", err)
 	}
 	var ce *config.Error
 	if _, err := s.Init(context.Background(), "", "http://127.0.0.1:3000/mcp"); !errors.As(err, &ce) {
 		t.Errorf("init without a tunnel ID: %v", err)
+	}
+	// init pins the tunnel-client it finds; here there is none.
+	if _, err := s.Init(context.Background(), testTunnelID, "http://127.0.0.1:3000/mcp"); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("init without any tunnel-client: %v", err)
 	}
 }
 

@@ -47,7 +47,7 @@ func TestReadyAndStop(t *testing.T) {
 	s, _, _ := newSupervisor(t, fakeClient(t), testTunnelID, testKey(t))
 	var mu sync.Mutex
 	var seen []State
-	s.SetOnChange(func(st Status) {
+	s.OnChange(func(st Status) {
 		mu.Lock()
 		defer mu.Unlock()
 		if len(seen) == 0 || seen[len(seen)-1] != st.State {
@@ -362,9 +362,8 @@ func TestNotConfigured(t *testing.T) {
 	}{
 		{"no key", client, testTunnelID, "", []string{"no tunnel runtime key"}},
 		{"no tunnel id", client, "", testKey(t), []string{"no tunnel ID"}},
-		{"no program", "", testTunnelID, testKey(t), []string{clientName() + " not found"}},
-		{"client_path names nothing", filepath.Join(t.TempDir(), "missing"), testTunnelID, testKey(t), []string{"tunnel.client_path does not name"}},
-		{"nothing", "", "", "", []string{"no tunnel ID", "no tunnel runtime key", "not found"}},
+		{"nothing pinned", "", testTunnelID, testKey(t), []string{"tunnel-client is not pinned yet"}},
+		{"nothing", "", "", "", []string{"no tunnel ID", "no tunnel runtime key", "not pinned"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -389,27 +388,36 @@ func TestNotConfigured(t *testing.T) {
 	}
 }
 
+// TestFindClient: the search that pinning uses prefers tunnel.client_path,
+// then the folder of hearth-tray, then PATH.
 func TestFindClient(t *testing.T) {
 	client := dummyClient(t)
 	s, _, _ := newSupervisor(t, "", testTunnelID, testKey(t))
 	t.Setenv("PATH", filepath.Dir(client))
-	if p, err := s.ClientPath(); err != nil || p != client {
-		t.Errorf("on PATH: %q, %v; want %q", p, err, client)
+	if p, src, err := s.FindClient(); err != nil || p != client || src != "PATH" {
+		t.Errorf("on PATH: %q, %q, %v; want %q", p, src, err, client)
 	}
 	beside := filepath.Join(s.exeDir, clientName())
 	if err := os.WriteFile(beside, []byte("x"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := s.ClientPath(); err != nil || p != beside {
-		t.Errorf("beside hearth-tray: %q, %v; want %q (preferred to PATH)", p, err, beside)
+	if p, src, err := s.FindClient(); err != nil || p != beside || src != "beside hearth-tray" {
+		t.Errorf("beside hearth-tray: %q, %q, %v; want %q (preferred to PATH)", p, src, err, beside)
 	}
 	cfg := s.Config()
 	cfg.ClientPath = client
 	if err := s.SetConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := s.ClientPath(); err != nil || p != client {
-		t.Errorf("tunnel.client_path: %q, %v; want %q (preferred to all)", p, err, client)
+	if p, src, err := s.FindClient(); err != nil || p != client || src != "tunnel.client_path" {
+		t.Errorf("tunnel.client_path: %q, %q, %v; want %q (preferred to all)", p, src, err, client)
+	}
+	cfg.ClientPath = filepath.Join(t.TempDir(), "missing")
+	if err := s.SetConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.FindClient(); err == nil || !strings.Contains(err.Error(), "tunnel.client_path") {
+		t.Errorf("tunnel.client_path naming nothing: %v", err)
 	}
 }
 

@@ -8,7 +8,9 @@
 // console window, stdin a pipe (the child sees EOF when Hearth dies), and
 // its output captured line by line into a rotated log. It restarts the
 // child with exponential backoff, gives up after a crash loop and says
-// so, and reports readiness from tunnel-client's own /readyz.
+// so, and reports readiness from tunnel-client's own /readyz. It runs
+// only the tunnel-client file the operator pinned, and only while that
+// file still has its pinned SHA-256 (see PinClient).
 //
 // The tunnel runtime key lives in the secrets store (KeyName). It is read
 // into memory only to start a child and passed only as
@@ -23,10 +25,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -41,9 +41,14 @@ type State string
 
 // States. Only starting, ready and unhealthy have a child running.
 const (
-	// StateNotConfigured: no runtime key, no tunnel ID or no tunnel-client
-	// program; Status.Reason says which.
+	// StateNotConfigured: no runtime key, no tunnel ID or no pinned
+	// tunnel-client; Status.Reason says which.
 	StateNotConfigured State = "not_configured"
+	// StateClientChanged: the pinned tunnel-client is gone or no longer
+	// has its pinned SHA-256, so Hearth refuses to run it (and does not
+	// retry); Status.Reason names the file. Only the operator's new pin on
+	// the Setup page (PinClient) lifts it.
+	StateClientChanged State = "client_changed"
 	// StateStopped: configured but not running (never started, or Stop).
 	StateStopped State = "stopped"
 	// StateStarting: the child runs and has not reported ready yet.
@@ -83,7 +88,8 @@ var ErrNotConfigured = errors.New("secure mcp tunnel not configured")
 type Status struct {
 	State State `json:"state"`
 	// Reason explains State in a sentence written by Hearth (never child
-	// output, never a path), fit for host_info.
+	// output), fit for host_info. It names a path only in
+	// StateClientChanged: the pinned file the operator must check.
 	Reason string `json:"reason,omitempty"`
 	// PID is the running child's process id, 0 when none runs.
 	PID int `json:"pid,omitempty"`
@@ -161,21 +167,32 @@ type Supervisor struct {
 	journal    Journal
 	log        *slog.Logger
 	t          timing
-	// exeDir is where hearth-tray lives, searched for tunnel-client; ""
-	// means the directory of os.Executable.
+	// exeDir is where hearth-tray lives, searched for tunnel-client when
+	// the operator pins it; "" means the directory of os.Executable.
 	exeDir string
+	// testHookBeforeExec, when set, runs between the hash of the pinned
+	// file and the start of the child (tests swap the file there).
+	testHookBeforeExec func()
 
 	// life serializes Start, Stop and SetConfig, so that a Stop waiting for
 	// the child to exit cannot interleave with a Start.
 	life sync.Mutex
 
-	mu        sync.Mutex
-	cfg       config.Tunnel
-	status    Status
-	run       *run
-	onChange  func(Status)
-	version   uint64
-	notifying bool
+	mu     sync.Mutex
+	cfg    config.Tunnel
+	status Status
+	run    *run
+	// version counts status changes; subs are the OnChange subscribers.
+	version uint64
+	subs    []*subscriber
+}
+
+// subscriber is one OnChange callback and its delivery state.
+type subscriber struct {
+	fn func(Status)
+	// notifying: a goroutine delivers to fn; cancelled: OnChange's cancel
+	// ran. Both are guarded by Supervisor.mu.
+	notifying, cancelled bool
 }
 
 // run is one supervision, from Start until Stop or a terminal state.
@@ -222,14 +239,24 @@ func (s *Supervisor) LogPath() string { return filepath.Join(s.dataDir, "logs", 
 
 func (s *Supervisor) healthURLFile() string { return filepath.Join(s.dataDir, "tunnel-health.url") }
 
-// SetOnChange registers fn to be called after the status changes (the
-// tray's icon, the panel's live view). fn runs on a goroutine of its own,
-// one call at a time, and receives the status current when it runs, so a
-// slow fn sees fewer, never stale, updates; it may call any method.
-func (s *Supervisor) SetOnChange(fn func(Status)) {
+// OnChange subscribes fn to status changes (the tray's icon, the panel's
+// live view; any number of subscribers) and returns the function that
+// ends the subscription. Each subscriber gets calls on a goroutine of its
+// own, one call at a time, each with the status current when it runs: a
+// slow fn sees fewer, never stale, updates, and delays no other
+// subscriber. fn may call any method, cancel included. After cancel
+// returns no new call of fn begins (one already running finishes).
+func (s *Supervisor) OnChange(fn func(Status)) (cancel func()) {
+	sub := &subscriber{fn: fn}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.onChange = fn
+	s.subs = append(s.subs, sub)
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		sub.cancelled = true
+		s.subs = slices.DeleteFunc(s.subs, func(x *subscriber) bool { return x == sub })
+	}
 }
 
 // update changes the status under the lock if r is still the current
@@ -250,28 +277,35 @@ func (s *Supervisor) update(r *run, change func(st *Status)) {
 		return
 	}
 	s.version++
-	start := !s.notifying && s.onChange != nil
-	if start {
-		s.notifying = true
+	var start []*subscriber
+	for _, sub := range s.subs {
+		if !sub.notifying {
+			sub.notifying = true
+			start = append(start, sub)
+		}
 	}
 	s.mu.Unlock()
-	if start {
-		go s.notify()
+	for _, sub := range start {
+		go s.notify(sub)
 	}
 }
 
-// notify delivers status changes to onChange until it has caught up.
-func (s *Supervisor) notify() {
+// notify delivers status changes to sub until it has caught up or is
+// cancelled.
+func (s *Supervisor) notify(sub *subscriber) {
 	for {
 		s.mu.Lock()
-		st, v, fn := s.status, s.version, s.onChange
-		s.mu.Unlock()
-		if fn != nil {
-			fn(st)
+		if sub.cancelled {
+			sub.notifying = false
+			s.mu.Unlock()
+			return
 		}
+		st, v := s.status, s.version
+		s.mu.Unlock()
+		sub.fn(st)
 		s.mu.Lock()
-		if s.version == v || s.onChange == nil {
-			s.notifying = false
+		if s.version == v || sub.cancelled {
+			sub.notifying = false
 			s.mu.Unlock()
 			return
 		}
@@ -290,7 +324,10 @@ func (s *Supervisor) setState(r *run, state State, reason string) {
 
 // Start begins supervising tunnel-client, unless it is already supervised.
 // It fails with ErrNotConfigured (saying what is missing) when there is no
-// runtime key, no tunnel ID or no tunnel-client program.
+// runtime key, no tunnel ID or no pinned tunnel-client, and with a
+// *ClientChangedError (StateClientChanged) when the pinned file no longer
+// has its pinned SHA-256. Every start of the child, the first and each
+// restart, hashes the pinned file again.
 //
 // ctx bounds the supervision: when it ends the child is stopped as by
 // Stop. Pass the application's context, not a request's. Start after a
@@ -306,11 +343,16 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	cfg := s.cfg
 	s.mu.Unlock()
 
-	path, missing := s.check(cfg)
+	missing, changed := s.check(cfg)
 	if len(missing) > 0 {
 		reason := strings.Join(missing, "; ")
 		s.setState(nil, StateNotConfigured, reason)
 		return fmt.Errorf("%w: %s", ErrNotConfigured, reason)
+	}
+	if changed != nil {
+		s.setState(nil, StateClientChanged, changed.Error())
+		s.log.Error("tunnel: not starting tunnel-client", "err", changed)
+		return changed
 	}
 	logf, err := openRotatingLog(s.LogPath(), s.t.logMax, s.t.logKeep)
 	if err != nil {
@@ -325,7 +367,7 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	s.update(r, func(st *Status) {
 		*st = Status{State: StateStarting, Reason: "starting tunnel-client", Since: st.Since}
 	})
-	go s.supervise(rctx, r, cfg, path, logf)
+	go s.supervise(rctx, r, logf)
 	return nil
 }
 
@@ -374,20 +416,23 @@ func (s *Supervisor) Running() bool {
 }
 
 // Check re-evaluates the configuration while nothing is supervised:
-// not_configured (with what is missing), or stopped with reason when
-// everything is in place (a crash_loop is kept: it needs a Start). It is
-// what Serve calls when autostart is off, and what SetKey, ClearKey and
-// SetConfig call.
+// not_configured (with what is missing), client_changed (the pinned file
+// was hashed again and differs), or stopped with reason when everything
+// is in place (a crash_loop is kept: it needs a Start). It is what Serve
+// calls when autostart is off, and what SetKey, ClearKey, SetConfig and
+// PinClient call.
 func (s *Supervisor) Check(reason string) {
 	s.mu.Lock()
 	cfg := s.cfg
 	s.mu.Unlock()
-	_, missing := s.check(cfg)
+	missing, changed := s.check(cfg)
 	s.update(nil, func(st *Status) {
 		switch {
 		case len(missing) > 0:
 			st.State, st.Reason = StateNotConfigured, strings.Join(missing, "; ")
-		case st.State == StateNotConfigured:
+		case changed != nil:
+			st.State, st.Reason = StateClientChanged, changed.Error()
+		case st.State == StateNotConfigured || st.State == StateClientChanged:
 			if reason == "" {
 				reason = "configured; not started"
 			}
@@ -398,8 +443,10 @@ func (s *Supervisor) Check(reason string) {
 	})
 }
 
-// check reports the tunnel-client to run, or what is missing.
-func (s *Supervisor) check(cfg config.Tunnel) (path string, missing []string) {
+// check reports what is missing for a start, or that the pinned
+// tunnel-client changed (hashing it now). It never searches for a
+// tunnel-client: only the pin is ever run.
+func (s *Supervisor) check(cfg config.Tunnel) (missing []string, changed *ClientChangedError) {
 	if cfg.TunnelID == "" {
 		missing = append(missing, "no tunnel ID yet (enter it on the Setup page, or set tunnel.tunnel_id)")
 	}
@@ -409,57 +456,15 @@ func (s *Supervisor) check(cfg config.Tunnel) (path string, missing []string) {
 	} else if !ok {
 		missing = append(missing, "no tunnel runtime key yet (enter it on the Setup page)")
 	}
-	path, err := s.findClient(cfg)
-	if err != nil {
+	c, err := openClient(cfg)
+	switch {
+	case err == nil:
+		c.Close()
+	case errors.As(err, &changed):
+	default:
 		missing = append(missing, err.Error())
 	}
-	return path, missing
-}
-
-// ClientPath returns the tunnel-client Hearth would run, or why there is
-// none.
-func (s *Supervisor) ClientPath() (string, error) { return s.findClient(s.Config()) }
-
-// clientName is tunnel-client's file name on this OS.
-func clientName() string {
-	if runtime.GOOS == "windows" {
-		return "tunnel-client.exe"
-	}
-	return "tunnel-client"
-}
-
-// findClient looks for tunnel-client: tunnel.client_path if set (and only
-// there), else beside the Hearth executable, else on PATH (never in the
-// current directory).
-func (s *Supervisor) findClient(cfg config.Tunnel) (string, error) {
-	if cfg.ClientPath != "" {
-		if isFile(cfg.ClientPath) {
-			return cfg.ClientPath, nil
-		}
-		return "", errors.New("tunnel.client_path does not name a tunnel-client program")
-	}
-	dir := s.exeDir
-	if dir == "" {
-		if exe, err := os.Executable(); err == nil {
-			dir = filepath.Dir(exe)
-		}
-	}
-	if dir != "" {
-		if p := filepath.Join(dir, clientName()); isFile(p) {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath(clientName()); err == nil {
-		if abs, err := filepath.Abs(p); err == nil {
-			return abs, nil
-		}
-	}
-	return "", fmt.Errorf("%s not found (set tunnel.client_path, put it beside hearth-tray, or on PATH)", clientName())
-}
-
-func isFile(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular()
+	return missing, changed
 }
 
 // SetConfig validates t, writes it to config.json (re-read first, so other

@@ -1,8 +1,14 @@
 // Package setup is the control panel's Setup page (DESIGN §6, §7): where
 // the operator connects Hearth to ChatGPT through OpenAI's Secure MCP
-// Tunnel once: the tunnel runtime key, the tunnel ID and tunnel-client's
-// init and doctor, starting and stopping tunnel-client, and whether it
-// starts with Hearth. The tunnel's state is refreshed every 2 s by htmx;
+// Tunnel once: the pinned tunnel-client program, the tunnel runtime key,
+// the tunnel ID and tunnel-client's init and doctor, starting and
+// stopping tunnel-client, and whether it starts with Hearth.
+//
+// Pinning is operator-only, here: Hearth runs only the tunnel-client file
+// pinned on this page (its path and SHA-256), never one found on PATH at
+// start. The page shows the pin, hashes the file again when it loads, and
+// says so when the file changed; "Pin again" (or init, when nothing is
+// pinned yet) records a new pin. The tunnel's state is refreshed every 2 s by htmx;
 // every action is a plain form POST that redirects back with a one-shot
 // message, so the page works without JavaScript.
 //
@@ -17,6 +23,7 @@ package setup
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"runtime"
 	"strings"
@@ -25,6 +32,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/tunnel"
 	"github.com/hearth-dev/hearth/web/session"
 	"github.com/hearth-dev/hearth/web/ui"
@@ -60,6 +68,7 @@ type Handler struct {
 func (h *Handler) Mount(r chi.Router) {
 	r.Get("/setup", h.page)
 	r.Get("/setup/live", h.live)
+	r.Post("/setup/pin", h.pin)
 	r.Post("/setup/key", h.saveKey)
 	r.Post("/setup/key/clear", h.clearKey)
 	r.Post("/setup/init", h.runInit)
@@ -70,10 +79,20 @@ func (h *Handler) Mount(r chi.Router) {
 	r.Post("/setup/autostart", h.autostart)
 }
 
-// Client is where tunnel-client is, or how to put it there.
+// Client is the pinned tunnel-client, or what a pin would pin, or how to
+// put tunnel-client where Hearth finds it.
 type Client struct {
-	// Path is the program Hearth runs; "" when none was found.
-	Path string
+	// Pinned is the pin (empty Path: nothing is pinned). Hearth runs this
+	// file and no other.
+	Pinned tunnel.Pin
+	// Changed: the pinned file no longer has its SHA-256 (the page hashed
+	// it again), or is gone (Gone) or cannot be read (Unreadable). Now is
+	// its SHA-256 today when it could be read.
+	Changed, Gone, Unreadable bool
+	Now                       string
+	// Found is what "Pin" would pin when nothing is pinned, and Source
+	// where it was found ("PATH", "beside hearth-tray", …); "" when none.
+	Found, Source string
 	// Configured is tunnel.client_path ("" when unset).
 	Configured string
 	// Name and HearthName are the program names on this OS.
@@ -124,20 +143,19 @@ type View struct {
 	KeySaved bool
 }
 
-func (h *Handler) load(r *http.Request) View {
+// load reads what the page shows; client adds the tunnel-client section,
+// which hashes the pinned file (the full page only, not every live
+// refresh).
+func (h *Handler) load(client bool) View {
 	cfg := h.Tunnel.Config()
 	v := View{
 		Status: h.Tunnel.Status(), Running: h.Tunnel.Running(),
 		DevStore: runtime.GOOS != "windows",
 		TunnelID: cfg.TunnelID, Profile: cfg.Profile, Autostart: cfg.Autostart,
 		MCPURL: h.MCPURL(), LogPath: h.Tunnel.LogPath(),
-		Client: Client{Configured: cfg.ClientPath, Name: "tunnel-client", HearthName: "hearth-tray"},
 	}
-	if runtime.GOOS == "windows" {
-		v.Client.Name, v.Client.HearthName = "tunnel-client.exe", "hearth-tray.exe"
-	}
-	if p, err := h.Tunnel.ClientPath(); err == nil {
-		v.Client.Path = p
+	if client {
+		v.Client = h.client()
 	}
 	present, err := h.Tunnel.KeyPresent()
 	if err != nil {
@@ -157,8 +175,36 @@ func (h *Handler) load(r *http.Request) View {
 	return v
 }
 
+// client describes the pinned tunnel-client, hashing it again, or what
+// a pin would pin.
+func (h *Handler) client() Client {
+	c := Client{Configured: h.Tunnel.Config().ClientPath, Name: clientName(), HearthName: "hearth-tray"}
+	if runtime.GOOS == "windows" {
+		c.HearthName = "hearth-tray.exe"
+	}
+	if pin, ok := h.Tunnel.Pinned(); ok {
+		c.Pinned = pin
+		var changed *tunnel.ClientChangedError
+		if err := h.Tunnel.VerifyClient(); errors.As(err, &changed) {
+			c.Changed, c.Now = true, changed.Got
+			c.Gone = errors.Is(changed.Err, fs.ErrNotExist)
+			c.Unreadable = changed.Err != nil && !c.Gone
+			if c.Unreadable {
+				h.Kit.Log.Warn("panel: hash the pinned tunnel-client", "err", changed.Err)
+			}
+		} else if err != nil {
+			h.Kit.Log.Error("panel: hash the pinned tunnel-client", "err", err)
+		}
+		return c
+	}
+	if p, src, err := h.Tunnel.FindClient(); err == nil {
+		c.Found, c.Source = p, src
+	}
+	return c
+}
+
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
-	v := h.load(r)
+	v := h.load(true)
 	if o, ok := h.outcomes.pop(session.FromContext(r.Context())); ok {
 		v.Result, v.KeySaved = o.result, o.keySaved
 	}
@@ -166,7 +212,7 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
-	h.Kit.Render(w, r, http.StatusOK, State(h.load(r)))
+	h.Kit.Render(w, r, http.StatusOK, State(h.load(false)))
 }
 
 const back = "/setup"
@@ -181,6 +227,40 @@ func (h *Handler) ok(w http.ResponseWriter, r *http.Request, text string) {
 func (h *Handler) failed(w http.ResponseWriter, r *http.Request, what string, err error, text string) {
 	h.Kit.Log.Error("panel: "+what, "err", err)
 	h.Kit.Refuse(w, r, back, text+" The details are in Hearth's log.")
+}
+
+// pin pins tunnel-client: the posted client_path, or (empty) the pinned
+// file again, or what Hearth finds beside hearth-tray or on PATH. A
+// refused path is not quoted back (it may be the key, pasted in the wrong
+// field).
+func (h *Handler) pin(w http.ResponseWriter, r *http.Request) {
+	path := strings.TrimSpace(r.PostFormValue("client_path"))
+	pin, err := h.Tunnel.PinClient(path)
+	var ce *config.Error
+	switch {
+	case err == nil:
+	case errors.As(err, &ce):
+		h.Kit.Refuse(w, r, back, "tunnel-client path: that is not the full path of a program file. Give the whole path of "+clientName()+", from the drive or root folder to the file name.")
+		return
+	case errors.Is(err, tunnel.ErrClientNotFound):
+		h.Kit.Refuse(w, r, back, "tunnel-client not pinned: Hearth cannot find it. Put it beside hearth-tray or on PATH, or give its full path; see \"The tunnel-client program\" below.")
+		return
+	default:
+		h.failed(w, r, "pin tunnel-client", err, "Hearth could not pin tunnel-client.")
+		return
+	}
+	text := "tunnel-client pinned: " + pin.Path + " (SHA-256 " + pin.SHA256 + "). Hearth runs only this file, and only while its SHA-256 stays the same."
+	if h.Tunnel.Running() {
+		text += " The running tunnel-client keeps running; restart the tunnel to run the pinned file."
+	}
+	h.ok(w, r, text)
+}
+
+func clientName() string {
+	if runtime.GOOS == "windows" {
+		return "tunnel-client.exe"
+	}
+	return "tunnel-client"
 }
 
 // saveKey stores the posted runtime key. SetKey's own refusals (empty,
@@ -254,10 +334,15 @@ func (h *Handler) runInit(w http.ResponseWriter, r *http.Request) {
 		h.Kit.Refuse(w, r, back, "Tunnel ID: that is not a tunnel ID. A tunnel ID is tunnel_ followed by digits and the letters a to f; copy it from the OpenAI Platform's tunnel settings.")
 		return
 	}
-	if !h.clientFound(w, r, "init") {
+	if !h.clientReady(w, r, "init") {
 		return
 	}
+	_, wasPinned := h.Tunnel.Pinned()
 	res, err := h.Tunnel.Init(r.Context(), id, h.MCPURL())
+	if errors.Is(err, tunnel.ErrClientChanged) {
+		h.Kit.Refuse(w, r, back, "tunnel-client init did not run: "+err.Error()+".")
+		return
+	}
 	if err != nil && res.Args == nil {
 		h.failed(w, r, "run tunnel-client init", err, "tunnel-client init could not run.")
 		return
@@ -269,17 +354,30 @@ func (h *Handler) runInit(w http.ResponseWriter, r *http.Request) {
 	case !res.OK():
 		h.Kit.Refuse(w, r, back, "tunnel-client init failed: "+outcomeText(res)+". Its output is below.")
 	case h.Tunnel.Running():
-		h.ok(w, r, "tunnel-client init succeeded and the tunnel ID is saved. Restart the tunnel to use it.")
+		h.ok(w, r, "tunnel-client init succeeded and the tunnel ID is saved. Restart the tunnel to use it."+pinned(wasPinned, h.Tunnel))
 	default:
-		h.ok(w, r, "tunnel-client init succeeded and the tunnel ID is saved. Run doctor to check the setup, then start the tunnel.")
+		h.ok(w, r, "tunnel-client init succeeded and the tunnel ID is saved. Run doctor to check the setup, then start the tunnel."+pinned(wasPinned, h.Tunnel))
 	}
 }
 
+// pinned tells the operator about the pin init made, if it made one.
+func pinned(wasPinned bool, t *tunnel.Supervisor) string {
+	pin, ok := t.Pinned()
+	if wasPinned || !ok {
+		return ""
+	}
+	return " Hearth pinned " + pin.Path + " (SHA-256 " + pin.SHA256 + "): it runs only this file, and only while its SHA-256 stays the same."
+}
+
 func (h *Handler) runDoctor(w http.ResponseWriter, r *http.Request) {
-	if !h.clientFound(w, r, "doctor") {
+	if !h.clientReady(w, r, "doctor") {
 		return
 	}
 	res, err := h.Tunnel.Doctor(r.Context())
+	if errors.Is(err, tunnel.ErrClientChanged) {
+		h.Kit.Refuse(w, r, back, "tunnel-client doctor did not run: "+err.Error()+".")
+		return
+	}
 	if err != nil {
 		h.failed(w, r, "run tunnel-client doctor", err, "tunnel-client doctor could not run.")
 		return
@@ -292,11 +390,19 @@ func (h *Handler) runDoctor(w http.ResponseWriter, r *http.Request) {
 	h.ok(w, r, "tunnel-client doctor finished without problems. Its output is below.")
 }
 
-// clientFound goes back with how to install tunnel-client when Hearth
-// cannot find it.
-func (h *Handler) clientFound(w http.ResponseWriter, r *http.Request, cmd string) bool {
-	if _, err := h.Tunnel.ClientPath(); err != nil {
-		h.Kit.Refuse(w, r, back, "tunnel-client "+cmd+" did not run: Hearth cannot find tunnel-client. See \"tunnel-client program\" below for where to put it.")
+// clientReady goes back saying what to do when cmd cannot run: nothing
+// pinned (init pins what it finds; doctor needs a pin) or nothing to
+// find. A pinned file that changed is refused by the command itself.
+func (h *Handler) clientReady(w http.ResponseWriter, r *http.Request, cmd string) bool {
+	if _, ok := h.Tunnel.Pinned(); ok {
+		return true
+	}
+	if cmd != "init" {
+		h.Kit.Refuse(w, r, back, "tunnel-client "+cmd+" did not run: no tunnel-client is pinned yet. Pin it under \"The tunnel-client program\" below (running init pins it too).")
+		return false
+	}
+	if _, _, err := h.Tunnel.FindClient(); err != nil {
+		h.Kit.Refuse(w, r, back, "tunnel-client "+cmd+" did not run: Hearth cannot find tunnel-client. See \"The tunnel-client program\" below for where to put it.")
 		return false
 	}
 	return true
@@ -318,6 +424,10 @@ func (h *Handler) start(w http.ResponseWriter, r *http.Request) {
 	if err := h.Start(); err != nil {
 		if errors.Is(err, tunnel.ErrNotConfigured) {
 			h.Kit.Refuse(w, r, back, "The tunnel cannot start yet: "+h.Tunnel.Status().Reason+".")
+			return
+		}
+		if errors.Is(err, tunnel.ErrClientChanged) {
+			h.Kit.Refuse(w, r, back, "The tunnel did not start: "+err.Error()+".")
 			return
 		}
 		h.failed(w, r, "start tunnel", err, "Hearth could not start the tunnel.")
@@ -433,6 +543,8 @@ func StateLabel(s tunnel.State) string {
 		return "Exited; restarting soon"
 	case tunnel.StateCrashLoop:
 		return "Stopped after repeated crashes"
+	case tunnel.StateClientChanged:
+		return "Not run: tunnel-client changed since it was pinned"
 	}
 	return string(s)
 }

@@ -45,7 +45,8 @@ func TestFreshSetup(t *testing.T) {
 		`hx-get="/setup/live" hx-trigger="every 2s"`,
 		`data-testid="tunnel-state" data-state="not_configured"`, `data-testid="tunnel-reason">no tunnel ID yet<`,
 		`data-testid="client-missing"`, `<code>tunnel-client.exe</code>`, `<code>hearth-tray.exe</code>`,
-		`href="https://github.com/openai/tunnel-client/releases/latest"`, `tunnel.client_path`,
+		`href="https://github.com/openai/tunnel-client/releases/latest"`,
+		`data-testid="pin-form"`, `action="/setup/pin"`, `name="client_path"`, `data-testid="pin-button">Pin tunnel-client<`,
 		`data-testid="key-none"`, `data-testid="key-form"`, `action="/setup/key"`,
 		`type="password" id="tunnel-key" name="key" required autocomplete="off"`,
 		`data-testid="init-form"`, `data-testid="tunnel-id"`, `name="tunnel_id" value=""`,
@@ -55,8 +56,47 @@ func TestFreshSetup(t *testing.T) {
 		`name="csrf" value="tok"`,
 	}, []string{
 		`data-testid="key-hint"`, `data-testid="key-clear-form"`, `data-testid="clipboard-notice"`, `/static/setup.js`,
-		`data-testid="command-result"`, `data-testid="client-found"`, `data-testid="tunnel-last-error"`, ` checked`,
+		`data-testid="command-result"`, `data-testid="client-found"`, `data-testid="client-pinned"`, `data-testid="tunnel-last-error"`, ` checked`,
 	})
+	// Every form, the pin's included, carries the CSRF token.
+	if forms, tokens := strings.Count(html, "<form "), strings.Count(html, `name="csrf" value="tok"`); forms != tokens {
+		t.Errorf("%d forms, %d CSRF fields", forms, tokens)
+	}
+}
+
+const pinnedSum = "ea6c734949168f18d643645d05de2875763ba2c4b8bfdb45b8fb036d10f75021"
+
+func TestFoundUnpinned(t *testing.T) {
+	html := render(t, View{
+		Status: tunnel.Status{State: tunnel.StateNotConfigured, Reason: "tunnel-client is not pinned yet"},
+		Client: Client{Found: `C:\Users\me\AppData\Local\Microsoft\WindowsApps\tunnel-client.exe`, Source: "PATH",
+			Name: "tunnel-client.exe", HearthName: "hearth-tray.exe"},
+	})
+	check(t, html, []string{
+		`data-testid="client-found"`, `Found (PATH)`,
+		`data-testid="client-path">C:\Users\me\AppData\Local\Microsoft\WindowsApps\tunnel-client.exe<`,
+		`data-testid="client-unpinned"`, "Leave it empty to pin the program found above.",
+		`data-testid="pin-button">Pin tunnel-client<`,
+	}, []string{`data-testid="client-pinned"`, `data-testid="client-sha256"`, `data-testid="client-missing"`})
+}
+
+func TestPinnedClientChanged(t *testing.T) {
+	now := strings.Repeat("ab", 32)
+	html := render(t, View{
+		Status: tunnel.Status{State: tunnel.StateClientChanged, Reason: `the pinned tunnel-client C:\Tools\tunnel-client.exe no longer has the SHA-256 pinned on the Setup page`},
+		Client: Client{Pinned: tunnel.Pin{Path: `C:\Tools\tunnel-client.exe`, SHA256: pinnedSum}, Changed: true, Now: now,
+			Name: "tunnel-client.exe", HearthName: "hearth-tray.exe"},
+	})
+	check(t, html, []string{
+		`data-testid="tunnel-state" data-state="client_changed"`, `<span class="state-on">Not run: tunnel-client changed since it was pinned<`,
+		`data-testid="client-pinned"`, `data-testid="client-path">C:\Tools\tunnel-client.exe<`,
+		`data-testid="client-sha256">` + pinnedSum + `<`,
+		`data-testid="client-changed"`, "has changed since you pinned it", `data-testid="client-sha256-now">` + now + `<`,
+		`data-testid="pin-button">Pin again<`, "Leave it empty to pin the file above again.",
+	}, []string{`data-testid="client-pin-note"`, `data-testid="client-found"`, "This file is gone"})
+
+	html = render(t, View{Client: Client{Pinned: tunnel.Pin{Path: `C:\Tools\tunnel-client.exe`, SHA256: pinnedSum}, Changed: true, Gone: true}})
+	check(t, html, []string{`data-testid="client-changed"`, "This file is gone"}, []string{`data-testid="client-sha256-now"`})
 }
 
 func TestConfiguredSetup(t *testing.T) {
@@ -64,7 +104,7 @@ func TestConfiguredSetup(t *testing.T) {
 		Status: tunnel.Status{State: tunnel.StateReady, Reason: "tunnel-client reports ready", PID: 4242, Restarts: 2,
 			LastError: "error: control plane refused key [REDACTED]", Since: time.Now()},
 		Running: true, KeyPresent: true, KeyHint: "…wxyz", TunnelID: "tunnel_abc123", Profile: "hearth-local",
-		Autostart: true, Client: Client{Path: `C:\Tools\tunnel-client.exe`, Name: "tunnel-client.exe", HearthName: "hearth-tray.exe"},
+		Autostart: true, Client: Client{Pinned: tunnel.Pin{Path: `C:\Tools\tunnel-client.exe`, SHA256: pinnedSum}, Name: "tunnel-client.exe", HearthName: "hearth-tray.exe"},
 		Logon:    Logon{Available: true, On: true},
 		KeySaved: true,
 		Result: &Result{Command: "init", CommandResult: tunnel.CommandResult{
@@ -75,7 +115,8 @@ func TestConfiguredSetup(t *testing.T) {
 	check(t, html, []string{
 		`data-testid="tunnel-state" data-state="ready"`, `>Ready<`, `data-testid="tunnel-pid">4242<`,
 		`data-testid="tunnel-restarts">2<`, `data-testid="tunnel-last-error">error: control plane refused key [REDACTED]<`,
-		`data-testid="client-path">C:\Tools\tunnel-client.exe<`,
+		`data-testid="client-pinned"`, `data-testid="client-path">C:\Tools\tunnel-client.exe<`,
+		`data-testid="client-sha256">` + pinnedSum + `<`, `data-testid="client-pin-note"`, `data-testid="pin-button">Pin again<`,
 		`data-testid="key-hint">…wxyz<`, `data-testid="key-clear-form"`, `action="/setup/key/clear"`,
 		`data-testid="clipboard-notice"`, `id="clear-clipboard" data-testid="clear-clipboard" hidden`,
 		`<script src="/static/setup.js" defer></script>`,
@@ -86,7 +127,7 @@ func TestConfiguredSetup(t *testing.T) {
 		`data-testid="result-stdout">(nothing)<`, `data-testid="result-stderr">error: profile &lt;exists&gt;<`,
 		`data-testid="result-duration">1.5s<`, `data-testid="result-truncated"`,
 		"on (change it from the tray icon",
-	}, []string{`data-testid="key-none"`, `data-testid="client-missing"`, "available on Windows after install"})
+	}, []string{`data-testid="key-none"`, `data-testid="client-missing"`, `data-testid="client-changed"`, "available on Windows after install"})
 	// The password field is never filled in.
 	field := html[strings.Index(html, `<input type="password"`):]
 	if field = field[:strings.Index(field, ">")]; strings.Contains(field, "value=") {
