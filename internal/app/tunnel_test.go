@@ -1,6 +1,9 @@
 package app_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,7 +38,7 @@ func TestHostInfoTunnelNotConfigured(t *testing.T) {
 		t.Errorf("tunnel = %v, want not_configured", tun)
 	}
 	reason, _ := tun["reason"].(string)
-	for _, want := range []string{"no tunnel ID", "no tunnel runtime key", "not found"} {
+	for _, want := range []string{"no tunnel ID", "no tunnel runtime key", "not pinned"} {
 		if !strings.Contains(reason, want) {
 			t.Errorf("reason %q does not say %q", reason, want)
 		}
@@ -50,10 +53,10 @@ func TestHostInfoTunnelNotConfigured(t *testing.T) {
 	}
 }
 
-// TestTunnelAutostartAndShutdown: with tunnel.autostart and everything
-// configured, Serve starts tunnel-client (a fake), host_info reports it
-// ready, and shutting Hearth down stops it.
-func TestTunnelAutostartAndShutdown(t *testing.T) {
+// buildFakeClient builds the tunnel package's fake tunnel-client and
+// returns its path and SHA-256; the test is skipped without a go command.
+func buildFakeClient(t *testing.T) (path, sum string) {
+	t.Helper()
 	gocmd, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command to build the fake tunnel-client")
@@ -65,6 +68,17 @@ func TestTunnelAutostartAndShutdown(t *testing.T) {
 	if out, err := exec.Command(gocmd, "build", "-o", fake, "../tunnel/testdata/faketunnel").CombinedOutput(); err != nil {
 		t.Fatalf("build fake tunnel-client: %v\n%s", err, out)
 	}
+	b, err := os.ReadFile(fake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.Sum256(b)
+	return fake, hex.EncodeToString(h[:])
+}
+
+// homeWithKey returns a data directory whose secrets store holds a key.
+func homeWithKey(t *testing.T) string {
+	t.Helper()
 	home := t.TempDir()
 	store, err := secrets.Open(home)
 	if err != nil {
@@ -73,8 +87,16 @@ func TestTunnelAutostartAndShutdown(t *testing.T) {
 	if err := store.Set(tunnel.KeyName, []byte("sk-app-test-0123456789abcdef")); err != nil {
 		t.Fatal(err)
 	}
-	in := hearthtest.StartHome(t, home, func(c *config.Config) {
-		c.Tunnel = config.Tunnel{ClientPath: fake, TunnelID: "tunnel_apptest", Profile: "hearth-local", Autostart: true}
+	return home
+}
+
+// TestTunnelAutostartAndShutdown: with tunnel.autostart and everything
+// configured, Serve starts tunnel-client (a fake), host_info reports it
+// ready, and shutting Hearth down stops it.
+func TestTunnelAutostartAndShutdown(t *testing.T) {
+	fake, sum := buildFakeClient(t)
+	in := hearthtest.StartHome(t, homeWithKey(t), func(c *config.Config) {
+		c.Tunnel = config.Tunnel{ClientPath: fake, ClientSHA256: sum, TunnelID: "tunnel_apptest", Profile: "hearth-local", Autostart: true}
 	})
 	deadline := time.Now().Add(30 * time.Second)
 	for in.App.Tunnel.Status().State != tunnel.StateReady {
@@ -95,5 +117,43 @@ func TestTunnelAutostartAndShutdown(t *testing.T) {
 	log, err := os.ReadFile(in.App.Tunnel.LogPath())
 	if err != nil || !strings.Contains(string(log), "fake tunnel: graceful stop") {
 		t.Errorf("tunnel log after shutdown (%v):\n%s", err, log)
+	}
+}
+
+// TestHostInfoTunnelClientChanged: a tunnel-client planted over the pinned
+// file (another hash) is not started at autostart, and host_info says
+// client_changed, naming the file and the operator's way out.
+func TestHostInfoTunnelClientChanged(t *testing.T) {
+	fake, sum := buildFakeClient(t)
+	starts := filepath.Join(t.TempDir(), "starts")
+	t.Setenv("FAKE_TUNNEL_STARTS", starts)
+	b, err := os.ReadFile(fake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(fake, append(b, "planted"...), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	in := hearthtest.StartHome(t, homeWithKey(t), func(c *config.Config) {
+		c.Tunnel = config.Tunnel{ClientPath: fake, ClientSHA256: sum, TunnelID: "tunnel_apptest", Profile: "hearth-local", Autostart: true}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for in.App.Tunnel.Status().State != tunnel.StateClientChanged {
+		if time.Now().After(deadline) {
+			t.Fatalf("tunnel never client_changed: %+v", in.App.Tunnel.Status())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tun, _ := hostInfoTunnel(t, in.URL)
+	reason, _ := tun["reason"].(string)
+	if tun["state"] != string(tunnel.StateClientChanged) || !strings.Contains(reason, fake) || !strings.Contains(reason, "Setup page") {
+		t.Errorf("host_info tunnel = %v", tun)
+	}
+	if err := in.App.StartTunnel(); !errors.Is(err, tunnel.ErrClientChanged) {
+		t.Errorf("StartTunnel of a planted client: %v", err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if _, err := os.Stat(starts); !errors.Is(err, os.ErrNotExist) || in.App.Tunnel.Running() {
+		t.Errorf("the planted client was started (%v), running %v", err, in.App.Tunnel.Running())
 	}
 }
