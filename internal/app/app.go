@@ -272,6 +272,7 @@ func (a *App) Serve(ctx context.Context) error {
 	cpCtx, stopCheckpoints := context.WithCancel(ctx)
 	defer stopCheckpoints()
 	checkpointsDone := a.startCheckpoints(cpCtx)
+	retentionDone := a.startRetention(cpCtx)
 	errc := make(chan error, 2)
 	go func() { errc <- mcpSrv.Serve(a.mcpLn) }()
 	go func() { errc <- panelSrv.Serve(a.panelLn) }()
@@ -305,6 +306,7 @@ func (a *App) Serve(ctx context.Context) error {
 	a.UI.Close()
 	stopCheckpoints()
 	<-checkpointsDone
+	<-retentionDone
 	// Sign a checkpoint of everything journaled, so evidence verifies
 	// offline up to the last entry of this run.
 	if _, cerr := a.Ledger.Checkpoint(context.WithoutCancel(ctx)); cerr != nil {

@@ -1,0 +1,246 @@
+package artifacts_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/artifacts"
+)
+
+// TestPruneKeepsWhatIsAlive back-dates real artifact rows and checks that
+// Prune deletes old ones (row and file) unless something alive refers to
+// them.
+func TestPruneKeepsWhatIsAlive(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	db := s.DB.W
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.Exec(q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	put := func(name string) artifacts.Meta {
+		t.Helper()
+		m, err := s.Put(ctx, "conv", name, "text/plain", "test", []byte("content of "+name), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	now := time.Now()
+	longAgo := now.Add(-60 * 24 * time.Hour).UnixMilli()
+	cases := map[string]bool{} // name → must survive
+	arts := map[string]artifacts.Meta{}
+	old := func(name string, survive bool) artifacts.Meta {
+		m := put(name)
+		exec(`UPDATE artifacts SET created_at = ? WHERE id = ?`, longAgo, m.ID)
+		cases[name], arts[name] = survive, m
+		return m
+	}
+
+	old("unreferenced", false)
+	young := put("young")
+	cases["young"], arts["young"] = true, young
+
+	// Mailbox: an arrival the conversation has not acknowledged keeps its
+	// artifact; an acknowledged one does not.
+	undelivered := old("undelivered arrival", true)
+	delivered := old("delivered arrival", false)
+	exec(`INSERT INTO arrivals(seq, route, future_id, payload, created_at) VALUES (1, 'conv', 'fut_a', ?, 0)`, `{"artifact":{"id":"`+delivered.ID+`"}}`)
+	exec(`INSERT INTO arrivals(seq, route, future_id, payload, created_at) VALUES (2, 'conv', 'fut_b', ?, 0)`, `{"artifact":{"id":"`+undelivered.ID+`"}}`)
+	exec(`INSERT INTO cursors(route, acked_seq) VALUES ('conv', 1)`)
+
+	// Futures: unfinished ones keep what their input or result names, and
+	// a waiting future keeps its dependency's spilled result.
+	queuedIn := old("queued future input", true)
+	finished := old("finished future result", false)
+	depResult := old("dependency result", true)
+	exec(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at) VALUES ('fut_q', 'conv', 'artifact.read', ?, '', 'queued', 0)`,
+		`{"id":"`+queuedIn.ID+`"}`)
+	exec(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at, result, finished_at) VALUES ('fut_done', 'conv', 'machine.exec', '{}', '', 'completed', 0, ?, 1)`,
+		`{"artifact":{"id":"`+finished.ID+`"}}`)
+	exec(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at, result, finished_at) VALUES ('fut_dep', 'conv', 'machine.exec', '{}', '', 'completed', 0, ?, 1)`,
+		`{"result":{"spilled":true},"artifact":{"id":"`+depResult.ID+`"}}`)
+	exec(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at) VALUES ('fut_wait', 'conv', 'machine.exec', '{}', '', 'waiting', 0)`)
+	exec(`INSERT INTO future_deps(future_id, dep_id) VALUES ('fut_wait', 'fut_dep')`)
+
+	// Jobs: a queued or running job keeps what it names; a finished one
+	// does not.
+	runningJob := old("running job", true)
+	doneJob := old("finished job", false)
+	exec(`INSERT INTO jobs(id, route, command, args, timeout_ms, run_at, on_interrupt, state, created_at) VALUES ('job_r', 'conv', 'x', ?, 1, 0, 'requeue', 'running', 0)`,
+		`["`+runningJob.ID+`"]`)
+	exec(`INSERT INTO jobs(id, route, command, args, timeout_ms, run_at, on_interrupt, state, created_at, result) VALUES ('job_d', 'conv', 'x', '[]', 1, 0, 'requeue', 'completed', 0, ?)`,
+		`{"stdout":{"artifact":{"id":"`+doneJob.ID+`"}}}`)
+
+	// Files: an old orphan blob and a stale temporary file go; a fresh
+	// orphan (a Put between its file and its row) stays.
+	oldOrphan := filepath.Join(s.Dir, "art_orphanorphanorphanor.bin")
+	staleTmp := filepath.Join(s.Dir, "art_tmptmptmptmptmptmptm.bin.tmp")
+	freshOrphan := filepath.Join(s.Dir, "art_freshfreshfreshfres.bin")
+	for _, f := range []string{oldOrphan, staleTmp, freshOrphan} {
+		if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	past := now.Add(-2 * time.Hour)
+	for _, f := range []string{oldOrphan, staleTmp} {
+		if err := os.Chtimes(f, past, past); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	rep, err := s.Prune(ctx, now.Add(-30*24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, survive := range cases {
+		m := arts[name]
+		_, err := s.Metadata(ctx, m.ID)
+		_, ferr := os.Stat(filepath.Join(s.Dir, m.ID+".bin"))
+		switch {
+		case survive && (err != nil || ferr != nil):
+			t.Errorf("%s: pruned but still referenced (row %v, file %v)", name, err, ferr)
+		case !survive && (!errors.Is(err, artifacts.ErrNotFound) || !errors.Is(ferr, os.ErrNotExist)):
+			t.Errorf("%s: kept (row %v, file %v)", name, err, ferr)
+		}
+	}
+	for f, want := range map[string]bool{oldOrphan: false, staleTmp: false, freshOrphan: true} {
+		if _, err := os.Stat(f); (err == nil) != want {
+			t.Errorf("%s: exists=%v, want %v", filepath.Base(f), err == nil, want)
+		}
+	}
+	if rep.Artifacts != 4 || rep.Referenced != 4 || rep.Files != 6 || rep.FileErrors != 0 || rep.Bytes == 0 {
+		t.Errorf("report %+v; want 4 deleted, 4 referenced, 6 files", rep)
+	}
+
+	// Once the references are gone, the next pass takes the rest.
+	exec(`UPDATE cursors SET acked_seq = 2`)
+	exec(`UPDATE futures SET state = 'completed', finished_at = 1 WHERE finished_at IS NULL`)
+	exec(`UPDATE jobs SET state = 'completed'`)
+	rep, err = s.Prune(ctx, now.Add(-30*24*time.Hour))
+	if err != nil || rep.Artifacts != 4 || rep.Referenced != 0 {
+		t.Fatalf("second pass: %+v %v", rep, err)
+	}
+	if l, _ := s.List(ctx, "conv", 100); len(l) != 1 || l[0].ID != young.ID {
+		t.Fatalf("left after pruning: %+v", l)
+	}
+}
+
+// TestPruneManyBatches makes more old artifacts than one batch holds.
+func TestPruneManyBatches(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	const n = 450
+	for i := 0; i < n; i++ {
+		if _, err := s.Put(ctx, "conv", "a", "text/plain", "test", []byte{byte(i)}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.DB.W.Exec(`UPDATE artifacts SET created_at = 0`); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := s.Prune(ctx, time.Now())
+	if err != nil || rep.Artifacts != n || rep.Files != n {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	if des, _ := os.ReadDir(s.Dir); len(des) != 0 {
+		t.Fatalf("%d files left", len(des))
+	}
+}
+
+type countReport int
+
+func (c countReport) LogValue() slog.Value { return slog.IntValue(int(c)) }
+
+// TestRetentionRunsAtStartAndOnTimer checks the schedule with a short
+// interval and an injected clock: a pass at once, then one per tick, the
+// cutoff counted in days from the clock, nothing for a 0-day pass, and the
+// counts in the log.
+func TestRetentionRunsAtStartAndOnTimer(t *testing.T) {
+	clock := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	var cutoffs []time.Time
+	var logBuf bytes.Buffer
+	var logMu sync.Mutex
+	r := &artifacts.Retention{
+		Every: 50 * time.Millisecond,
+		Now:   func() time.Time { return clock },
+		Log:   slog.New(slog.NewTextHandler(&lockedWriter{mu: &logMu, w: &logBuf}, nil)),
+		Passes: []artifacts.RetentionPass{
+			{Name: "things", Days: 30, Prune: func(_ context.Context, before time.Time) (slog.LogValuer, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				cutoffs = append(cutoffs, before)
+				return countReport(7), nil
+			}},
+			{Name: "kept forever", Days: 0, Prune: func(context.Context, time.Time) (slog.LogValuer, error) {
+				t.Error("a 0-day pass ran")
+				return countReport(0), nil
+			}},
+		},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		n := len(cutoffs)
+		mu.Unlock()
+		if n >= 3 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(cutoffs) < 3 {
+		t.Fatalf("%d passes, want a pass at start and one per tick", len(cutoffs))
+	}
+	if want := clock.Add(-30 * 24 * time.Hour); !cutoffs[0].Equal(want) {
+		t.Fatalf("cutoff %v, want %v", cutoffs[0], want)
+	}
+	logMu.Lock()
+	out := logBuf.String()
+	logMu.Unlock()
+	if !strings.Contains(out, "what=things") || !strings.Contains(out, "result=7") || !strings.Contains(out, "older_than_days=30") {
+		t.Fatalf("log: %s", out)
+	}
+
+	// Nothing to prune at all: Run returns at once instead of ticking.
+	idle := &artifacts.Retention{Every: time.Millisecond, Passes: []artifacts.RetentionPass{{Name: "x", Days: 0}}}
+	returned := make(chan struct{})
+	go func() { idle.Run(context.Background()); close(returned) }()
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run with only 0-day passes did not return")
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
