@@ -2,8 +2,10 @@ package web_test
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -302,6 +304,7 @@ func TestSetupRefusals(t *testing.T) {
 	b := f.login(t)
 	key := newRuntimeKey(t)
 	routes := map[string]url.Values{
+		"/setup/pin":       {"client_path": {filepath.Join(t.TempDir(), "tunnel-client")}},
 		"/setup/key":       {"key": {key}},
 		"/setup/key/clear": nil,
 		"/setup/init":      {"tunnel_id": {setupTunnelID}},
@@ -358,4 +361,118 @@ func TestSetupRefusals(t *testing.T) {
 			t.Errorf("well-formed POST %s: %d %q", path, r.StatusCode, r.Header.Get("Location"))
 		}
 	}
+}
+
+func fileSum(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// TestSetupPin walks the pin as an operator would: the page shows the
+// tunnel-client found on PATH, unpinned; pinning records its path and
+// SHA-256 (page and config.json); a file planted over it is shown as
+// changed and refused by start and doctor (the Status page says so too);
+// pinning again lets it run.
+func TestSetupPin(t *testing.T) {
+	fake := fakeTunnelClient(t)
+	t.Setenv("PATH", filepath.Dir(fake))
+	starts := filepath.Join(t.TempDir(), "starts")
+	t.Setenv("FAKE_TUNNEL_STARTS", starts)
+	f := newFixture(t, func(c *config.Config) { c.Tunnel.TunnelID = setupTunnelID })
+	b := f.login(t)
+	post := func(path string, kv ...string) {
+		t.Helper()
+		if r := f.post(t, b, path, kv...); r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/setup" {
+			t.Fatalf("POST %s: %d %q\n%s", path, r.StatusCode, r.Header.Get("Location"), r.body)
+		}
+	}
+	has := func(what, body string, wants ...string) {
+		t.Helper()
+		for _, w := range wants {
+			if !strings.Contains(body, w) {
+				t.Errorf("%s: the page lacks %q", what, w)
+			}
+		}
+	}
+	lacks := func(what, body string, nots ...string) {
+		t.Helper()
+		for _, n := range nots {
+			if strings.Contains(body, n) {
+				t.Errorf("%s: the page shows %q", what, n)
+			}
+		}
+	}
+	pinned := func() config.Tunnel {
+		t.Helper()
+		c, err := config.Load(filepath.Join(f.in.Home, "config.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Tunnel
+	}
+	post("/setup/key", "key", newRuntimeKey(t))
+
+	body := f.get(t, b, "/setup")
+	has("fresh", body, `data-testid="client-found"`, "Found (PATH)", `data-testid="client-path">`+fake+`<`,
+		`data-testid="pin-form"`, `data-state="not_configured"`, "not pinned")
+	post("/setup/start")
+	has("start unpinned", f.get(t, b, "/setup"), `data-testid="flash-error">The tunnel cannot start yet: tunnel-client is not pinned yet`)
+	post("/setup/doctor")
+	has("doctor unpinned", f.get(t, b, "/setup"), `data-testid="flash-error">tunnel-client doctor did not run: no tunnel-client is pinned yet`)
+
+	// A path that is not absolute is refused, naming the field, not quoted.
+	post("/setup/pin", "client_path", "my-tunnel-client")
+	body = f.get(t, b, "/setup")
+	has("relative", body, `data-testid="flash-error">tunnel-client path: that is not the full path of a program file`)
+	lacks("relative", body, "my-tunnel-client")
+
+	sum := fileSum(t, fake)
+	post("/setup/pin")
+	body = f.get(t, b, "/setup")
+	has("pinned", body, `data-testid="flash">tunnel-client pinned: `+fake+` (SHA-256 `+sum+`)`,
+		`data-testid="client-pinned"`, `data-testid="client-path">`+fake+`<`, `data-testid="client-sha256">`+sum+`<`,
+		`data-testid="client-pin-note"`, `data-state="stopped"`, `data-testid="pin-button">Pin again<`)
+	if c := pinned(); c.ClientPath != fake || c.ClientSHA256 != sum {
+		t.Fatalf("config.json after the pin: %+v", c)
+	}
+
+	// Something replaces the pinned file.
+	data, err := os.ReadFile(fake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planted := append(data, "planted"...)
+	if err := os.WriteFile(fake, planted, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	now := fileSum(t, fake)
+	body = f.get(t, b, "/setup")
+	has("changed", body, `data-testid="client-changed"`, `data-testid="client-sha256-now">`+now+`<`, `data-testid="client-sha256">`+sum+`<`)
+	post("/setup/start")
+	body = f.get(t, b, "/setup")
+	has("start changed", body, `data-testid="flash-error">The tunnel did not start: the pinned tunnel-client `+fake+` no longer has the SHA-256 pinned`,
+		`data-state="client_changed"`)
+	post("/setup/doctor")
+	has("doctor changed", f.get(t, b, "/setup"), `data-testid="flash-error">tunnel-client doctor did not run: the pinned tunnel-client `+fake)
+	has("status page", f.get(t, b, "/"), "client_changed", fake)
+	if _, err := os.Stat(starts); !errors.Is(err, os.ErrNotExist) || f.in.App.Tunnel.Running() {
+		t.Fatalf("the planted client ran (%v)", err)
+	}
+
+	// The operator checks the file and pins it again; now it runs.
+	post("/setup/pin", "client_path", fake)
+	body = f.get(t, b, "/setup")
+	has("re-pinned", body, `data-testid="flash">tunnel-client pinned: `+fake+` (SHA-256 `+now+`)`, `data-testid="client-sha256">`+now+`<`, `data-state="stopped"`)
+	lacks("re-pinned", body, `data-testid="client-changed"`)
+	if c := pinned(); c.ClientPath != fake || c.ClientSHA256 != now {
+		t.Fatalf("config.json after the re-pin: %+v", c)
+	}
+	post("/setup/start")
+	waitTunnel(t, f, "ready", func(st tunnel.Status) bool { return st.State == tunnel.StateReady })
+	post("/setup/stop")
 }
