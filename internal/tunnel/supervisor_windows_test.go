@@ -2,6 +2,7 @@ package tunnel
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -121,4 +122,49 @@ func TestWindowsDiesWithHearth(t *testing.T) {
 	}
 	helper.Wait()
 	waitDead(t, pid, "tunnel-client of a killed Hearth")
+}
+
+// TestWindowsPinnedClientHeldUntilStarted: between the hash of the pinned
+// file and the start of the child, Hearth's handle keeps anyone from
+// renaming another file over it or writing into it, and CreateProcess
+// still runs it.
+func TestWindowsPinnedClientHeldUntilStarted(t *testing.T) {
+	self := selfClient(t)
+	client := copyClient(t, self, "")
+	planted := copyClient(t, self, "planted")
+	s, _, _ := newSupervisor(t, client, testTunnelID, testKey(t))
+	var renameErr, writeErr error
+	s.testHookBeforeExec = func() {
+		renameErr = os.Rename(planted, client)
+		f, err := os.OpenFile(client, os.O_WRONLY, 0)
+		if err == nil {
+			f.Close()
+		}
+		writeErr = err
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, s, "ready", 60*time.Second, stateIs(StateReady))
+	if renameErr == nil || writeErr == nil {
+		t.Errorf("the pinned file could be swapped while Hearth held it: rename %v, write %v", renameErr, writeErr)
+	}
+	if err := s.VerifyClient(); err != nil {
+		t.Errorf("the pinned file changed: %v", err)
+	}
+}
+
+// TestWindowsPlantedClientRefused: a file with another hash renamed over
+// the pinned one is not started.
+func TestWindowsPlantedClientRefused(t *testing.T) {
+	self := selfClient(t)
+	client := copyClient(t, self, "")
+	s, _, _ := newSupervisor(t, client, testTunnelID, testKey(t))
+	plant(t, self, client, "planted")
+	if err := s.Start(context.Background()); !errors.Is(err, ErrClientChanged) {
+		t.Fatalf("Start of a planted client: %v", err)
+	}
+	if st := s.Status(); st.State != StateClientChanged || st.PID != 0 || s.Running() {
+		t.Errorf("status = %+v", st)
+	}
 }
