@@ -1,6 +1,8 @@
 // Package artifacts stores large outputs (spilled command output, large
-// detached results, prior file contents) as files under the data
-// directory, indexed in SQLite. Artifacts are addressed by unguessable ids.
+// detached results) as files under the data directory, indexed in SQLite.
+// Artifacts are addressed by unguessable ids, and the model sees only its
+// own conversation's (Store.In). Retention prunes old ones (Store.Prune,
+// Retention).
 package artifacts
 
 import (
