@@ -63,7 +63,12 @@ func (e *ClientChangedError) Error() string {
 	return fmt.Sprintf("the pinned tunnel-client %s %s; Hearth will not run it until the operator checks it and pins it again on the Setup page", e.Path, what)
 }
 
-func (e *ClientChangedError) Unwrap() []error { return []error{ErrClientChanged, e.Err} }
+func (e *ClientChangedError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrClientChanged}
+	}
+	return []error{ErrClientChanged, e.Err}
+}
 
 // Pin is a pinned tunnel-client.
 type Pin struct {
