@@ -14,6 +14,11 @@
 // hold Run hostage either, because the pipes are force-closed after
 // PipeGrace.
 //
+// On Linux the direct child also gets a parent-death signal (SIGKILL), so
+// it does not outlive a Hearth that was killed outright; see startCmd in
+// spawn_linux.go for how that is kept from firing early and what it does
+// not cover.
+//
 // The package makes no policy decisions: which programs may run and which
 // processes may be killed is decided by the caller.
 package proc
@@ -166,7 +171,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	cmd.WaitDelay = PipeGrace
 
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(cmd); err != nil {
 		g.close()
 		return Result{}, fmt.Errorf("start %q: %w", s.Command, err)
 	}

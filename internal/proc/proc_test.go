@@ -59,6 +59,16 @@ func helper(mode string, args []string) int {
 		}
 	case "sleep":
 		time.Sleep(time.Hour)
+	case "pidsleep": // pidsleep PIDFILE: record our pid, then sleep
+		if writePID(args[0], os.Getpid()) != nil {
+			return 2
+		}
+		time.Sleep(time.Hour)
+	case "run-pidsleep": // run-pidsleep PIDFILE: Run a pidsleep child (as Hearth would) and wait for it
+		if _, err := Run(context.Background(), helperSpec("pidsleep", args[0])); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
 	case "spawn": // spawn PIDFILE [exit]: start a sleeping grandchild that shares our stdout, record its pid, sleep or exit
 		c := exec.Command(os.Args[0])
 		c.Env = append(os.Environ(), helperEnv+"=sleep")
@@ -66,8 +76,7 @@ func helper(mode string, args []string) int {
 		if err := c.Start(); err != nil {
 			return 2
 		}
-		tmp := args[0] + ".tmp"
-		if os.WriteFile(tmp, []byte(strconv.Itoa(c.Process.Pid)), 0o600) != nil || os.Rename(tmp, args[0]) != nil {
+		if writePID(args[0], c.Process.Pid) != nil {
 			return 2
 		}
 		fmt.Println("spawned")
@@ -80,6 +89,16 @@ func helper(mode string, args []string) int {
 		return 2
 	}
 	return 0
+}
+
+// writePID writes pid to file atomically, so a reader never sees it half
+// written.
+func writePID(file string, pid int) error {
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strconv.Itoa(pid)), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, file)
 }
 
 func spew(w io.Writer, c byte, n int) error {

@@ -16,9 +16,10 @@ import (
 // its own. In both, whatever the child left running is killed the moment
 // it exits.
 //
-// Use: t := NewTree(); cmd.SysProcAttr = t.SysProcAttr(); cmd.Start();
-// t.Started(cmd); then cmd.Cancel may call t.Interrupt (graceful) or t.Kill
-// (the whole tree); after cmd.Wait, t.Close.
+// Use: t := NewTree(); cmd.SysProcAttr = t.SysProcAttr(); t.Start(cmd);
+// then cmd.Cancel may call t.Interrupt (graceful) or t.Kill (the whole
+// tree); after cmd.Wait, t.Close. (cmd.Start followed by t.Started works
+// too, without Start's parent-death signal on Linux.)
 type Tree struct {
 	g *group
 	// shared reports that the child shares Hearth's console (Windows), which
@@ -52,6 +53,17 @@ func (t *Tree) SysProcAttr() *syscall.SysProcAttr {
 	attr := t.g.sysProcAttr()
 	t.shared = t.adjust(attr)
 	return attr
+}
+
+// Start starts cmd the way Run starts its child — on Linux with a
+// parent-death signal, from the thread that lives as long as Hearth (see
+// startCmd), so the child does not outlive a Hearth killed outright — and
+// then calls Started. A Start error is cmd.Start's.
+func (t *Tree) Start(cmd *exec.Cmd) error {
+	if err := startCmd(cmd); err != nil {
+		return err
+	}
+	return t.Started(cmd)
 }
 
 // Started puts the freshly started child into the tree; call it right
