@@ -125,7 +125,8 @@ func trayMain(ctx context.Context, quiet bool) error {
 	log.Info("hearth started", "pid", os.Getpid(), "mcp", a.MCPURL(), "panel", a.PanelURL(), "first_run", firstRun)
 	stopTunnelNotes := a.Tunnel.OnChange(func(tunnel.Status) { t.Poke() })
 	if firstRun {
-		if err := t.OpenPanel(); err != nil {
+		// DESIGN §6: the first run opens the Setup page.
+		if err := t.OpenPanelAt("/setup"); err != nil {
 			log.Error("first run: open the control panel", "err", err)
 		}
 	}

@@ -45,8 +45,10 @@ type Hearth struct {
 	StopTunnel  func()
 	// EStop latches the emergency stop on the operator's behalf.
 	EStop func(ctx context.Context, reason string) error
-	// LoginURL mints a one-time control panel login URL.
-	LoginURL func() (string, error)
+	// LoginURL mints a one-time control panel login URL that lands on
+	// page, a panel path such as "/permits"; "" lands where a plain login
+	// does (a page remembered from a refused visit, else Status).
+	LoginURL func(page string) (string, error)
 }
 
 // FromApp is the Hearth of a running app.
@@ -63,7 +65,12 @@ func FromApp(a *app.App) Hearth {
 		EStop: func(ctx context.Context, reason string) error {
 			return a.Operator.EStop(ctx, Operator, reason)
 		},
-		LoginURL: a.NewLoginURL,
+		LoginURL: func(page string) (string, error) {
+			if page == "" {
+				return a.NewLoginURL()
+			}
+			return a.NewLoginURLTo(page)
+		},
 	}
 }
 
@@ -226,9 +233,9 @@ func (t *Tray) Click(ctx context.Context, item Item) {
 		return
 	}
 	t.mu.Lock()
-	act := t.view.Entries[item].Action
+	act, page := t.view.Entries[item].Action, t.view.Entries[item].Page
 	t.mu.Unlock()
-	err := t.do(ctx, act)
+	err := t.do(ctx, act, page)
 	t.mu.Lock()
 	t.lastErr = ""
 	if err != nil {
@@ -243,10 +250,10 @@ func (t *Tray) Click(ctx context.Context, item Item) {
 	}
 }
 
-func (t *Tray) do(ctx context.Context, act Action) error {
+func (t *Tray) do(ctx context.Context, act Action, page string) error {
 	switch act {
 	case ActOpenPanel:
-		return t.OpenPanel()
+		return t.OpenPanelAt(page)
 	case ActEStop:
 		return t.Hearth.EStop(ctx, "emergency stop from the tray menu")
 	case ActStartTunnel:
@@ -276,8 +283,12 @@ func (t *Tray) do(ctx context.Context, act Action) error {
 
 // OpenPanel mints a one-time login URL and opens it in the default
 // browser: the control panel, signed in.
-func (t *Tray) OpenPanel() error {
-	u, err := t.Hearth.LoginURL()
+func (t *Tray) OpenPanel() error { return t.OpenPanelAt("") }
+
+// OpenPanelAt is OpenPanel landing on page, a panel path such as
+// "/permits" ("" as OpenPanel).
+func (t *Tray) OpenPanelAt(page string) error {
+	u, err := t.Hearth.LoginURL(page)
 	if err != nil {
 		return err
 	}

@@ -144,6 +144,24 @@ func TestTrayDrivesRealHearth(t *testing.T) {
 		t.Fatalf("login URL from the tray: %s, cookies %v", resp.Status, resp.Cookies())
 	}
 
+	// Pending permits: a login that lands on the Permits page.
+	tr.Click(ctx, ItemPermits)
+	mu.Lock()
+	if len(browsed) != 2 || !strings.Contains(browsed[1], "/login?token=") {
+		mu.Unlock()
+		t.Fatalf("browsed %v", browsed)
+	}
+	permitsLogin := browsed[1]
+	mu.Unlock()
+	resp, err = noRedirect.Get(permitsLogin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || loc != "/permits" {
+		t.Fatalf("the Pending permits login lands on %q (%s), want /permits", loc, resp.Status)
+	}
+
 	// Emergency stop from the menu: latched by the operator "tray".
 	tr.Click(ctx, ItemEStop)
 	st, err := in.App.Gov.Status(ctx)

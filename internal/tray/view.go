@@ -71,6 +71,9 @@ type Entry struct {
 	Checked  bool
 	Disabled bool
 	Action   Action
+	// Page is the control panel page ActOpenPanel lands on ("" for a
+	// plain login).
+	Page string
 }
 
 // View is everything the notification-area icon shows: which icon, its
@@ -127,12 +130,14 @@ func Render(s Snapshot) View {
 		Title:   fmt.Sprintf("Pending permits (%d)", s.Pending),
 		Tooltip: "Approve or deny what waits for you, in the control panel",
 		Action:  ActOpenPanel,
+		Page:    "/permits",
 	}
 	if s.EStop {
 		v.Entries[ItemEStop] = Entry{
 			Title:   "Emergency stop is on: reset in the control panel",
 			Tooltip: "Only you can reset it, in the control panel's Safety page",
 			Action:  ActOpenPanel,
+			Page:    "/safety",
 		}
 	} else {
 		v.Entries[ItemEStop] = Entry{
@@ -161,9 +166,9 @@ func Render(s Snapshot) View {
 func tunnelEntry(st tunnel.State) Entry {
 	switch st {
 	case tunnel.StateNotConfigured:
-		return Entry{Title: "Set up the tunnel…", Tooltip: "Enter the tunnel key and ID in the control panel", Action: ActOpenPanel}
+		return Entry{Title: "Set up the tunnel…", Tooltip: "Enter the tunnel key and ID in the control panel", Action: ActOpenPanel, Page: "/setup"}
 	case tunnel.StateClientChanged:
-		return Entry{Title: "tunnel-client changed: check it…", Tooltip: "Check tunnel-client and pin it again on the control panel's Setup page", Action: ActOpenPanel}
+		return Entry{Title: "tunnel-client changed: check it…", Tooltip: "Check tunnel-client and pin it again on the control panel's Setup page", Action: ActOpenPanel, Page: "/setup"}
 	case tunnel.StateStarting, tunnel.StateReady, tunnel.StateUnhealthy, tunnel.StateBackoff:
 		return Entry{Title: "Stop tunnel (" + tunnelPhrase(st) + ")", Tooltip: "Disconnect ChatGPT from Hearth", Action: ActStopTunnel}
 	default:

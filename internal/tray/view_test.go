@@ -55,7 +55,7 @@ func TestRenderEntries(t *testing.T) {
 	v := Render(s)
 	want := map[Item]Entry{
 		ItemOpenPanel: {Title: "Open control panel", Action: ActOpenPanel},
-		ItemPermits:   {Title: "Pending permits (2)", Action: ActOpenPanel},
+		ItemPermits:   {Title: "Pending permits (2)", Action: ActOpenPanel, Page: "/permits"},
 		ItemEStop:     {Title: "Emergency stop", Action: ActEStop},
 		ItemTunnel:    {Title: "Stop tunnel (ready)", Action: ActStopTunnel},
 		ItemAutostart: {Title: "Start at logon", Checkbox: true, Checked: true, Action: ActDisableAutostart},
@@ -71,7 +71,7 @@ func TestRenderEntries(t *testing.T) {
 
 	// Latched: the entry leads to the panel, where only the operator resets.
 	s.EStop = true
-	if e := Render(s).Entries[ItemEStop]; e.Action != ActOpenPanel || !strings.Contains(e.Title, "reset in the control panel") {
+	if e := Render(s).Entries[ItemEStop]; e.Action != ActOpenPanel || e.Page != "/safety" || !strings.Contains(e.Title, "reset in the control panel") {
 		t.Errorf("latched e-stop entry = %+v", e)
 	}
 	// The logon task not (yet) known: unchecked and disabled.
@@ -104,6 +104,10 @@ func TestRenderTunnelEntry(t *testing.T) {
 		v := Render(s)
 		if e := v.Entries[ItemTunnel]; e.Title != want.title || e.Action != want.action {
 			t.Errorf("%s: entry = %q/%d, want %q/%d", st, e.Title, e.Action, want.title, want.action)
+		}
+		// What leads to the panel leads to the Setup page.
+		if e := v.Entries[ItemTunnel]; (e.Action == ActOpenPanel) != (e.Page == "/setup") {
+			t.Errorf("%s: entry %+v: an Open entry lands on /setup, no other has a page", st, e)
 		}
 		if !strings.Contains(v.Tooltip, "\nTunnel: ") {
 			t.Errorf("%s: tooltip %q has no tunnel line", st, v.Tooltip)

@@ -249,13 +249,12 @@ func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, cl 
 	if s.testHookBeforeExec != nil {
 		s.testHookBeforeExec()
 	}
-	err = cmd.Start()
+	// tree.Start, not cmd.Start: on Linux the child also gets a
+	// parent-death signal, so a Hearth killed outright takes it along.
+	err = tree.Start(cmd)
 	closeClient()
 	if err != nil {
 		return fail("start tunnel-client", err)
-	}
-	if err := tree.Started(cmd); err != nil {
-		return fail("contain tunnel-client", err)
 	}
 	started := time.Now()
 	pid := cmd.Process.Pid
