@@ -128,7 +128,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 
 	// The data directory and the config file are never reachable through
 	// fs, even under a root: the model must not rewrite its own policy.
-	roots, err := fsops.NewRoots(cfg.Roots, deniedPaths(opts))
+	roots, err := fsops.NewRoots(cfg.Roots, deniedPaths(opts, cfg))
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("config key \"roots\": %w", err)
@@ -353,9 +353,15 @@ func (a *App) startCheckpoints(ctx context.Context) <-chan struct{} {
 // policy), the running executable and the tunnel-client Hearth would start
 // from beside it, and the per-user install directory — so the model
 // cannot plant a tunnel-client (which is handed the runtime key) or
-// replace hearth-tray itself.
-func deniedPaths(opts Options) []string {
+// replace hearth-tray itself. The tunnel-client pinned at start is denied
+// too: a changed pin is refused anyway, but the model must not be able to
+// stop the tunnel by rewriting it. (A pin made while Hearth runs is
+// covered from the next start.)
+func deniedPaths(opts Options, cfg config.Config) []string {
 	denied := []string{opts.DataDir, opts.ConfigPath}
+	if cfg.Tunnel.ClientPath != "" && cfg.Tunnel.ClientSHA256 != "" {
+		denied = append(denied, cfg.Tunnel.ClientPath)
+	}
 	if exe, err := os.Executable(); err == nil {
 		dir := filepath.Dir(exe)
 		denied = append(denied, exe, filepath.Join(dir, "tunnel-client"), filepath.Join(dir, "tunnel-client.exe"))

@@ -157,3 +157,31 @@ func TestHostInfoTunnelClientChanged(t *testing.T) {
 		t.Errorf("the planted client was started (%v), running %v", err, in.App.Tunnel.Running())
 	}
 }
+
+// TestPinnedClientDeniedToFS: the tunnel-client pinned at start cannot be
+// written through fs even when its directory is a root; the directory's
+// other files still can.
+func TestPinnedClientDeniedToFS(t *testing.T) {
+	fake, sum := buildFakeClient(t)
+	dir := filepath.Dir(fake)
+	in := hearthtest.StartHome(t, t.TempDir(), func(c *config.Config) {
+		hearthtest.Trusted(c)
+		c.Roots = []string{dir}
+		c.Tunnel = config.Tunnel{ClientPath: fake, ClientSHA256: sum, TunnelID: "tunnel_apptest", Profile: "hearth-local"}
+	})
+	c := hearthtest.Connect(t, in.URL, "pin-denied")
+	r := c.Call("fs", map[string]any{"operation": "write", "path": fake, "data": "planted", "expected_sha256": sum})
+	if r.Get("error.code") != "outside_roots" || r.Get("error.details.rule") != "denied_directory" {
+		t.Fatalf("fs.write over the pinned tunnel-client: %s", r.Raw)
+	}
+	if r := c.Call("fs", map[string]any{"operation": "read", "path": fake}); r.Get("error.details.rule") != "denied_directory" {
+		t.Fatalf("fs.read of the pinned tunnel-client: %s", r.Raw)
+	}
+	b, err := os.ReadFile(fake)
+	if h := sha256.Sum256(b); err != nil || hex.EncodeToString(h[:]) != sum {
+		t.Fatalf("the pinned tunnel-client changed (%v)", err)
+	}
+	if r := c.Call("fs", map[string]any{"operation": "write", "path": filepath.Join(dir, "notes.txt"), "data": "ok", "expected_sha256": nil}); r.State() != "completed" {
+		t.Fatalf("fs.write beside the pinned tunnel-client: %s", r.Raw)
+	}
+}
