@@ -33,9 +33,15 @@
 //   - The check of expected_sha256 and the replace are atomic with respect to
 //     other fs calls (a per-path lock), not to other programs editing the
 //     file at the same moment.
-//   - Any conversation can undo any receipt whose id it knows (ids are
-//     unguessable); receipts record the conversation route for audit.
-//     Receipts are kept until pruned, which nothing does yet.
+//   - A receipt belongs to the conversation whose call made it (a tool
+//     call, a scatter item, a recipe step or an approved permit all carry
+//     the caller's route). Only a call in the same scope can undo it
+//     (internal/route.Match: the same conversation, and every anonymous
+//     request shares one scope); to anyone else it is not_found, word for
+//     word as an id that never existed, even once it has expired. Ids are
+//     unguessable, but can leak through a shared transcript.
+//   - Receipts are kept until retention prunes them (PruneReceipts); an
+//     undo of a pruned receipt then fails with ErrReceiptExpired.
 //
 // Crash safety and the order of effects is documented on Engine.mutate; in
 // short, the receipt row is inserted as pending before the rename and

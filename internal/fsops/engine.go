@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/ids"
+	hroute "github.com/hearth-dev/hearth/internal/route"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -190,11 +191,19 @@ func (e *Engine) Patch(ctx context.Context, route string, in PatchInput) (PatchR
 // unless the file's current hash is the receipt's post-hash (nobody changed
 // it since), and when the receipt was already undone. The undo gets a
 // receipt of its own, so it can be undone in turn.
+//
+// route is the calling conversation, and receipts belong to the
+// conversation that made them: a receipt outside route's scope
+// (internal/route.Match, so anonymous requests share one scope) is
+// ErrReceiptNotFound, word for word as for an id that never existed, and
+// is looked up before anything else about it (its path included) can
+// show. A receipt id can leak through a shared transcript; the scope makes
+// a leaked id useless elsewhere.
 func (e *Engine) Undo(ctx context.Context, route string, in UndoInput) (UndoResult, error) {
 	if !validReceiptID(in.ReceiptID) {
 		return UndoResult{}, &InputError{Field: "receipt_id", Message: fmt.Sprintf("%q is not a receipt id (rcpt_…)", in.ReceiptID)}
 	}
-	orig, err := e.loadReceipt(ctx, in.ReceiptID)
+	orig, err := e.loadReceipt(ctx, route, in.ReceiptID)
 	if err != nil {
 		return UndoResult{}, err
 	}
@@ -205,7 +214,7 @@ func (e *Engine) Undo(ctx context.Context, route string, in UndoInput) (UndoResu
 	res, err := e.mutate(ctx, mutation{route: route, op: "undo", path: abs, undoes: orig.id,
 		check: func(s snapshot) error {
 			// Reload under the path lock: a concurrent undo may have won.
-			cur, err := e.loadReceipt(ctx, orig.id)
+			cur, err := e.loadReceipt(ctx, route, orig.id)
 			if err != nil {
 				return err
 			}
@@ -333,7 +342,7 @@ func (e *Engine) mutate(ctx context.Context, m mutation) (MutationResult, error)
 	case m.change != nil:
 		post = sql.NullString{String: hashBytes(data), Valid: true}
 	case src != nil:
-		r, err := e.loadReceipt(ctx, m.undoes)
+		r, err := e.loadReceipt(ctx, m.route, m.undoes)
 		if err != nil {
 			return MutationResult{}, err
 		}
@@ -532,14 +541,18 @@ type receipt struct {
 	undoneBy        sql.NullString
 }
 
-func (e *Engine) loadReceipt(ctx context.Context, id string) (receipt, error) {
+// loadReceipt loads receipt id as the conversation route sees it: a
+// receipt outside route's scope (internal/route.Match) is reported exactly
+// like one that never existed, and so is its tombstone once pruned.
+func (e *Engine) loadReceipt(ctx context.Context, route, id string) (receipt, error) {
 	r := receipt{id: id}
+	cond, arg := hroute.Match("route", route)
 	err := e.DB.R.QueryRowContext(ctx,
 		`SELECT path, state, existed_before, pre_sha256, post_sha256, prior, prior_file, undone_by
-		 FROM fs_receipts WHERE id = ?`, id).
+		 FROM fs_receipts WHERE id = ? AND `+cond, id, arg).
 		Scan(&r.path, &r.state, &r.existed, &r.pre, &r.post, &r.prior, &r.priorFile, &r.undoneBy)
 	if errors.Is(err, sql.ErrNoRows) {
-		if xerr := e.expiredReceipt(ctx, id); xerr != nil {
+		if xerr := e.expiredReceipt(ctx, route, id); xerr != nil {
 			return receipt{}, xerr
 		}
 		return receipt{}, fmt.Errorf("receipt %s: %w", id, ErrReceiptNotFound)

@@ -264,7 +264,7 @@ func TestUndoRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Undo the patch: back to v1.
-	u1, err := env.e.Undo(ctx, "other-route", UndoInput{ReceiptID: patched.ReceiptID})
+	u1, err := env.e.Undo(ctx, "r", UndoInput{ReceiptID: patched.ReceiptID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	hroute "github.com/hearth-dev/hearth/internal/route"
 )
 
 // ErrReceiptExpired matches every *ExpiredReceiptError with errors.Is.
@@ -17,7 +19,8 @@ var ErrReceiptExpired = errors.New("receipt expired")
 
 // ExpiredReceiptError reports an undo of a receipt that retention pruned:
 // the receipt and its copy of the prior content are gone. It is told apart
-// from an id that never existed, because the model saw this id once.
+// from an id that never existed, because the conversation that made the
+// receipt saw this id once; only that conversation is told.
 type ExpiredReceiptError struct {
 	ID        string
 	CreatedAt time.Time
@@ -33,10 +36,14 @@ func (e *ExpiredReceiptError) Error() string {
 func (e *ExpiredReceiptError) Is(target error) bool { return target == ErrReceiptExpired }
 
 // expiredReceipt returns the *ExpiredReceiptError for id when retention
-// pruned it, nil when it never existed.
-func (e *Engine) expiredReceipt(ctx context.Context, id string) error {
+// pruned it and it was route's (internal/route.Match), nil otherwise: an
+// expired receipt of another conversation is as unknown as one that never
+// existed. A tombstone from before the owner was kept (route NULL,
+// migration 0008) matches no scope.
+func (e *Engine) expiredReceipt(ctx context.Context, route, id string) error {
 	var created, pruned int64
-	err := e.DB.R.QueryRowContext(ctx, `SELECT created_at, pruned_at FROM fs_receipts_pruned WHERE id = ?`, id).Scan(&created, &pruned)
+	cond, arg := hroute.Match("route", route)
+	err := e.DB.R.QueryRowContext(ctx, `SELECT created_at, pruned_at FROM fs_receipts_pruned WHERE id = ? AND `+cond, id, arg).Scan(&created, &pruned)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
@@ -71,7 +78,8 @@ const pruneBatch = 500
 // before, with their prior content. Pending receipts are never touched
 // (Recover settles them). Each path's receipts go in one transaction taken
 // under that path's lock, so no undo of the same file runs in between; the
-// id is kept in fs_receipts_pruned, so a later undo says it expired. Spill
+// id is kept in fs_receipts_pruned with its owner's route, so a later undo
+// by that conversation says it expired (and by any other, not found). Spill
 // files are removed after the commit: a crash in between leaves orphans
 // that the next Recover removes, never a receipt without its content.
 //
@@ -156,10 +164,11 @@ func (e *Engine) prunePath(ctx context.Context, path string, ids []string, cutof
 		for _, id := range ids {
 			var priorFile sql.NullString
 			var size, created int64
+			var owner string
 			err := tx.QueryRowContext(ctx,
-				`SELECT prior_file, prior_size, created_at FROM fs_receipts
+				`SELECT prior_file, prior_size, created_at, route FROM fs_receipts
 				 WHERE id = ? AND state IN ('committed', 'void') AND created_at < ?`, id, cutoff).
-				Scan(&priorFile, &size, &created)
+				Scan(&priorFile, &size, &created, &owner)
 			if errors.Is(err, sql.ErrNoRows) {
 				continue // settled otherwise since the look-up
 			}
@@ -178,8 +187,8 @@ func (e *Engine) prunePath(ctx context.Context, path string, ids []string, cutof
 				return err
 			}
 			if _, err := tx.ExecContext(ctx,
-				`INSERT INTO fs_receipts_pruned(id, created_at, pruned_at) VALUES (?, ?, ?) ON CONFLICT(id) DO NOTHING`,
-				id, created, now); err != nil {
+				`INSERT INTO fs_receipts_pruned(id, route, created_at, pruned_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`,
+				id, owner, created, now); err != nil {
 				return err
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM fs_receipts WHERE id = ?`, id); err != nil {

@@ -90,7 +90,7 @@ func (e *Engine) Specs() []*primitive.Spec {
 			Run: primitive.Typed(run("patch", func(ctx context.Context, c *primitive.Call, in PatchInput) (PatchResult, error) {
 				return e.Patch(ctx, route(c), in)
 			}))},
-		{Tool: "fs", Operation: "undo", Risk: primitive.RiskWrite, Summary: "restore the content before a receipt; conflicts if the file changed since.",
+		{Tool: "fs", Operation: "undo", Risk: primitive.RiskWrite, Summary: "restore the content before one of this conversation's receipts; conflicts if the file changed since.",
 			Fields: []primitive.Field{{Name: "receipt_id", Type: primitive.TString, Required: true, Desc: "undo: receipt id from write, patch or undo."}},
 			Run: primitive.Typed(run("undo", func(ctx context.Context, c *primitive.Call, in UndoInput) (UndoResult, error) {
 				return e.Undo(ctx, route(c), in)

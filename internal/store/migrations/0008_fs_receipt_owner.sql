@@ -1,0 +1,18 @@
+-- fs undo receipts belong to the conversation that made them: internal/fsops
+-- undoes a receipt only for a caller in its route's scope (internal/route.Match:
+-- the same route, or for an anonymous request any anonymous request), and
+-- answers everyone else exactly as for an id that never existed.
+--
+-- fs_receipts.route has recorded the creating call's route since 0003, so
+-- receipts made before this migration keep the owner they were made by; it
+-- needs no new column. A row whose route is '' was made by a direct caller
+-- of the engine with no conversation, never through the tool, and no
+-- conversation's scope matches it.
+--
+-- A pruned receipt's tombstone keeps the owner too, so that only the owner
+-- is told the receipt expired and everyone else hears "not found".
+-- Tombstones written before this migration have route NULL: their owner
+-- was not kept, so they match no scope and every conversation hears "not
+-- found" for them (as an undo of a pruned receipt answered before 0007),
+-- rather than telling any conversation that another one's receipt existed.
+ALTER TABLE fs_receipts_pruned ADD COLUMN route TEXT;
