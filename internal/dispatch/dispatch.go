@@ -53,6 +53,11 @@ type Dispatcher struct {
 	// future is completed. It is a seam for crash tests (which kill the
 	// process there); production leaves it nil.
 	AfterFinishHook func(a *Admission)
+	// ClaimedHook, when set, is called after a queued future was claimed
+	// and admitted, just before its intent is journaled: the gap in which
+	// a crash leaves a running future that never started. A seam for
+	// crash tests; production leaves it nil.
+	ClaimedHook func(a *Admission)
 	workState
 
 	ctx    context.Context // app context: running work outlives requests
@@ -159,7 +164,7 @@ func (d *Dispatcher) Call(ctx context.Context, req Request) *Envelope {
 	if req.Detach {
 		req.CommandID = a.CommandID
 		if _, err := d.insertFuture(ctx, a.FutureID, req, "queued"); err != nil {
-			return ErrorEnvelope(name, err)
+			return d.commandTaken(ctx, a, err)
 		}
 		d.wg.Add(1)
 		go func() {
@@ -260,14 +265,49 @@ func runSafely(ctx context.Context, spec *primitive.Spec, call *primitive.Call, 
 
 type futureRow struct{ id string }
 
+// errCommandTaken is returned by insertFuture when another future already
+// carries the request's command id.
+var errCommandTaken = errors.New("another future already carries this command id")
+
+// insertFuture records a future that has not started (queued, or parked
+// for a permit). Under governance a future is the first durable record of
+// its command id, so the insert is conditional on no other future carrying
+// the id, in the same statement (writes are serialized on one connection):
+// two calls racing with one command id past Replay create one future, and
+// the loser gets errCommandTaken (see commandTaken).
 func (d *Dispatcher) insertFuture(ctx context.Context, id string, req Request, state string) (futureRow, error) {
 	sum := sha256.Sum256(req.Input)
-	_, err := d.DB.W.ExecContext(context.WithoutCancel(ctx), `INSERT INTO futures(id, route, primitive, input, input_sha256, state, detached, created_at, command_id)
-		VALUES (?,?,?,?,?,?,?,?,?)`, id, req.Route, req.Spec.Name(), string(req.Input), hex.EncodeToString(sum[:]), state, boolInt(req.Detach), time.Now().UnixMilli(), req.CommandID)
+	guard := d.Gov != nil && req.CommandID != "" && req.Spec.Risk != primitive.RiskRead
+	res, err := d.DB.W.ExecContext(context.WithoutCancel(ctx), `INSERT INTO futures(id, route, primitive, input, input_sha256, state, detached, created_at, command_id)
+		SELECT ?,?,?,?,?,?,?,?,? WHERE NOT ? OR NOT EXISTS (SELECT 1 FROM futures WHERE command_id = ?)`,
+		id, req.Route, req.Spec.Name(), string(req.Input), hex.EncodeToString(sum[:]), state, boolInt(req.Detach), time.Now().UnixMilli(), req.CommandID,
+		boolInt(guard), req.CommandID)
 	if err != nil {
 		return futureRow{}, fmt.Errorf("record future: %w", err)
 	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return futureRow{}, errCommandTaken
+	}
 	return futureRow{id: id}, nil
+}
+
+// commandTaken answers a call whose future could not be recorded (err from
+// insertFuture). When a concurrent call with the same command id recorded
+// its future first, the answer is that future, through Replay, exactly as
+// if this call had come a moment later.
+func (d *Dispatcher) commandTaken(ctx context.Context, a *Admission, err error) *Envelope {
+	name := a.Spec.Name()
+	if !errors.Is(err, errCommandTaken) {
+		return ErrorEnvelope(name, err)
+	}
+	env, rerr := d.Gov.Replay(ctx, a)
+	if rerr != nil {
+		return ErrorEnvelope(name, rerr)
+	}
+	if env == nil {
+		return ErrorEnvelope(name, primitive.Conflict("command_id_reused", "command id %s is already in use", a.CommandID))
+	}
+	return env
 }
 
 func insertRunningTx(ctx context.Context, tx *sql.Tx, id string, req Request) error {
@@ -326,6 +366,9 @@ func (d *Dispatcher) runQueued(id string, req Request, approved bool) {
 			d.complete(id, req.Route, env)
 			return
 		}
+	}
+	if d.ClaimedHook != nil {
+		d.ClaimedHook(a)
 	}
 	// execute completes the future in the transaction that journals the
 	// outcome (and, when shutting down, leaves it for the next start).
@@ -420,23 +463,67 @@ func futureState(envState string) string {
 	return envState
 }
 
-// recover settles futures a previous process left behind.
+// intentJournal is implemented by a Governor that can tell whether a
+// call's intent was journaled (and so whether it may have run).
+type intentJournal interface {
+	Journaled(ctx context.Context, commandID, futureID string) (bool, error)
+}
+
+// neverStarted reports whether a future the previous process left running
+// provably never started its primitive: it is side-effecting, so under
+// governance it runs only after Begin journaled its intent, and its command
+// has no journaled intent naming it. Such a future was claimed (or outlived
+// the inline budget) and the process died before Begin committed. Without
+// a governor, or for a read primitive (never journaled), nothing proves
+// it, and the future is interrupted work: unknown.
+func (d *Dispatcher) neverStarted(ctx context.Context, prim, cmd, id string) (bool, error) {
+	ij, ok := d.Gov.(intentJournal)
+	if !ok || cmd == "" {
+		return false, nil
+	}
+	spec, ok := d.Registry.Lookup(prim)
+	if !ok || spec.Risk == primitive.RiskRead {
+		return false, nil
+	}
+	began, err := ij.Journaled(ctx, cmd, id)
+	return !began, err
+}
+
+// recover settles futures a previous process left behind. A running
+// future whose primitive provably never started is queued again (it runs
+// now, like every queued future, admitted afresh); every other running
+// future was interrupted and becomes blocked with outcome unknown.
 func (d *Dispatcher) recover(ctx context.Context) error {
-	rows, err := d.DB.R.QueryContext(ctx, `SELECT id, route, primitive FROM futures WHERE state = 'running'`)
+	rows, err := d.DB.R.QueryContext(ctx, `SELECT id, route, primitive, COALESCE(command_id, '') FROM futures WHERE state = 'running'`)
 	if err != nil {
 		return fmt.Errorf("find interrupted futures: %w", err)
 	}
-	type fut struct{ id, route, prim string }
-	var interrupted []fut
+	type fut struct{ id, route, prim, cmd string }
+	var running []fut
 	for rows.Next() {
 		var f fut
-		if err := rows.Scan(&f.id, &f.route, &f.prim); err != nil {
+		if err := rows.Scan(&f.id, &f.route, &f.prim, &f.cmd); err != nil {
 			rows.Close()
 			return err
 		}
-		interrupted = append(interrupted, f)
+		running = append(running, f)
 	}
 	rows.Close()
+	var interrupted []fut
+	for _, f := range running {
+		never, err := d.neverStarted(ctx, f.prim, f.cmd, f.id)
+		if err != nil {
+			return fmt.Errorf("recover future %s: %w", f.id, err)
+		}
+		if !never {
+			interrupted = append(interrupted, f)
+			continue
+		}
+		if _, err := d.DB.W.ExecContext(ctx, `UPDATE futures SET state = 'queued', started_at = NULL WHERE id = ? AND state = 'running'`, f.id); err != nil {
+			return fmt.Errorf("requeue future %s: %w", f.id, err)
+		}
+		d.Log.Info("requeued a future that never started", "future", f.id, "command", f.cmd)
+	}
 	for _, f := range interrupted {
 		env := &Envelope{State: primitive.StateBlocked, Primitive: f.prim, Error: &ErrorBody{Code: "unknown",
 			Message: "Hearth stopped while this call was running; it was not replayed. Re-read the state it may have changed before retrying."}}

@@ -43,7 +43,8 @@ func (a *Admission) SideEffecting() bool { return a.Spec.Risk != primitive.RiskR
 // the transaction that would have completed the call's future.
 type Governor interface {
 	// Replay returns the stored envelope of a command that already ran
-	// (or the pending envelope of one still running) when a.CommandID was
+	// (or the pending envelope of one still running, parked, or queued as
+	// a future that has not journaled its intent yet) when a.CommandID was
 	// seen with the same digest, a *primitive.Error conflict when it was
 	// seen with another, and nil for a new command.
 	Replay(ctx context.Context, a *Admission) (*Envelope, error)
@@ -121,7 +122,7 @@ func (d *Dispatcher) park(ctx context.Context, a *Admission) *Envelope {
 	name := a.Spec.Name()
 	req := Request{Route: a.Route, Spec: a.Spec, Input: a.Input, CommandID: a.CommandID}
 	if _, err := d.insertFuture(ctx, a.FutureID, req, "permit"); err != nil {
-		return ErrorEnvelope(name, err)
+		return d.commandTaken(ctx, a, err)
 	}
 	pid, err := d.Gov.RequestPermit(ctx, a)
 	if err != nil {

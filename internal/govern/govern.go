@@ -180,7 +180,12 @@ func (g *Governor) Mode(ctx context.Context) string {
 	return g.DefaultMode
 }
 
-// Replay implements dispatch.Governor.
+// Replay implements dispatch.Governor. A command id is looked up where
+// each stage of a call leaves it: the command record Begin writes with the
+// intent; before that, a permit request (a parked call); before that, the
+// durable future of a detached call that is queued, waiting, or claimed
+// but not yet journaled. Without the last, a retry of a queued call ran it
+// as a new call and the queued one then ended in a conflict.
 func (g *Governor) Replay(ctx context.Context, a *dispatch.Admission) (*dispatch.Envelope, error) {
 	var route, prim, digest, futureID, state string
 	var envelope sql.NullString
@@ -188,7 +193,11 @@ func (g *Governor) Replay(ctx context.Context, a *dispatch.Admission) (*dispatch
 		Scan(&route, &prim, &digest, &futureID, &state, &envelope)
 	if errors.Is(err, sql.ErrNoRows) {
 		// A permit request registers the command before Begin does.
-		return g.replayPermit(ctx, a)
+		env, err := g.replayPermit(ctx, a)
+		if env != nil || err != nil {
+			return env, err
+		}
+		return g.replayFuture(ctx, a)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("look up command %s: %w", a.CommandID, err)
@@ -204,9 +213,77 @@ func (g *Governor) Replay(ctx context.Context, a *dispatch.Admission) (*dispatch
 		}
 		env.Replayed = true
 		env.Arrivals = nil
+		// A call that had a durable future (detached, or slower than the
+		// inline budget) is answered with that future's id, as its first
+		// answer was; one answered inline never had a future.
+		var one int
+		err := g.DB.R.QueryRowContext(ctx, `SELECT 1 FROM futures WHERE id = ?`, futureID).Scan(&one)
+		switch {
+		case err == nil:
+			env.FutureID = futureID
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, fmt.Errorf("look up the future of command %s: %w", a.CommandID, err)
+		}
 		return &env, nil
 	}
 	return &dispatch.Envelope{State: primitive.StatePending, Primitive: prim, FutureID: futureID, CommandID: a.CommandID, Replayed: true}, nil
+}
+
+// replayFuture answers a command id that has a durable future but no
+// command record: the future has not journaled its intent yet (queued,
+// waiting for dependencies, or claimed and about to begin), or it ended
+// without ever beginning (cancelled before it started, refused when it was
+// about to start). The same input gets that future — pending with its id,
+// or its stored terminal envelope — and never a second run; another input
+// or primitive under the id, or another conversation, is a conflict. When
+// several futures carry the id (left by a version of Hearth without this
+// lookup), the first one is the command.
+func (g *Governor) replayFuture(ctx context.Context, a *dispatch.Admission) (*dispatch.Envelope, error) {
+	var id, route, prim, digest, state string
+	var result sql.NullString
+	err := g.DB.R.QueryRowContext(ctx, `SELECT id, route, primitive, input_sha256, state, result FROM futures
+		WHERE command_id = ? ORDER BY created_at, rowid LIMIT 1`, a.CommandID).
+		Scan(&id, &route, &prim, &digest, &state, &result)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up the future of command %s: %w", a.CommandID, err)
+	}
+	if route != a.Route || prim != a.Spec.Name() || digest != a.Digest {
+		return nil, primitive.Conflict("command_id_reused", "command id %s already names %s with a different input or primitive; send a new command id", a.CommandID, id).
+			WithDetails(map[string]any{"command_id": a.CommandID})
+	}
+	if result.Valid {
+		var env dispatch.Envelope
+		if err := json.Unmarshal([]byte(result.String), &env); err != nil {
+			return nil, fmt.Errorf("decode stored outcome of %s: %w", a.CommandID, err)
+		}
+		env.Replayed, env.Arrivals, env.FutureID, env.CommandID = true, nil, id, a.CommandID
+		return &env, nil
+	}
+	env := &dispatch.Envelope{State: primitive.StatePending, Primitive: prim, FutureID: id, CommandID: a.CommandID, Replayed: true}
+	if dispatch.Settled(state) {
+		env.State = state
+	}
+	return env, nil
+}
+
+// Journaled reports whether the intent of commandID was journaled for
+// futureID. Begin writes the command record and the intent entry in one
+// transaction before the primitive runs, so a side-effecting future whose
+// command has no record naming it provably never ran (dispatch asks at
+// start-up about futures a previous process had claimed).
+func (g *Governor) Journaled(ctx context.Context, commandID, futureID string) (bool, error) {
+	var fut string
+	err := g.DB.R.QueryRowContext(ctx, `SELECT future_id FROM commands WHERE command_id = ?`, commandID).Scan(&fut)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("look up command %s: %w", commandID, err)
+	}
+	return fut == futureID, nil
 }
 
 func (g *Governor) replayPermit(ctx context.Context, a *dispatch.Admission) (*dispatch.Envelope, error) {

@@ -1,0 +1,367 @@
+//go:build !windows
+
+package govern_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/hearthtest"
+	"github.com/hearth-dev/hearth/internal/mcpserver"
+)
+
+// appendExec is a detached machine.exec that appends one line to file:
+// the number of lines counts how often it really ran.
+func appendExec(file string, detach bool) map[string]any {
+	args := map[string]any{"operation": "exec", "command": "sh", "args": []string{"-c", `echo ran >> "$0"`, file}}
+	if detach {
+		args["detach"] = true
+	}
+	return args
+}
+
+func runsOf(t *testing.T, file string) int {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "ran\n")
+}
+
+// holdFutureSlot starts a detached call that occupies the only generic
+// future slot until the returned release is called, and waits until it
+// runs: detached calls made meanwhile stay queued, with no command record.
+func holdFutureSlot(t *testing.T, in *hearthtest.Instance, c *hearthtest.Client) (release func()) {
+	t.Helper()
+	gate := filepath.Join(in.Root, "release-slot")
+	r := c.Call("machine", map[string]any{"operation": "exec", "command": "sh",
+		"args": []string{"-c", `while [ ! -e "$0" ]; do sleep 0.02; done`, gate}, "detach": true})
+	id, _ := r.Get("future_id").(string)
+	if id == "" {
+		t.Fatalf("slot holder: %s", r.Raw)
+	}
+	route := mcpserver.Route(map[string]any{"hearth/conversation": c.Conversation})
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		f, err := in.App.Dispatcher.GetFuture(bg, route, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.State == "running" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("slot holder did not start: %+v", f)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	released := false
+	release = func() {
+		if released {
+			return
+		}
+		released = true
+		if err := os.WriteFile(gate, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// Wait on the future's state, not its arrival: reading arrivals
+		// here would acknowledge the ones a test is waiting for.
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			f, err := in.App.Dispatcher.GetFuture(bg, route, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dispatch.Terminal(f.State) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("slot holder did not finish: %+v", f)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	t.Cleanup(release)
+	return release
+}
+
+func oneSlot(c *config.Config) {
+	hearthtest.Trusted(c)
+	c.MaxConcurrentFutures = 1
+}
+
+// TestRetryOfAQueuedCallGetsItsFuture: a detached call with command id X
+// that is still queued (no intent journaled yet) is the command: a retry
+// with X and the same input — detached or not — answers with its future
+// instead of running again, another input under X is a conflict, and the
+// call runs once. After it ran, a retry still names the same future.
+func TestRetryOfAQueuedCallGetsItsFuture(t *testing.T) {
+	in := hearthtest.Start(t, oneSlot)
+	c := hearthtest.Connect(t, in.URL, "replay-queued")
+	route := mcpserver.Route(map[string]any{"hearth/conversation": c.Conversation})
+	release := holdFutureSlot(t, in, c)
+
+	counter := filepath.Join(in.Root, "counter")
+	x := map[string]any{"hearth/command_id": "cmd-queued-x"}
+	first, err := c.TryCall("machine", appendExec(counter, true), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fid, _ := first.Get("future_id").(string)
+	if first.State() != "pending" || fid == "" {
+		t.Fatalf("detached call: %s", first.Raw)
+	}
+	if f, err := in.App.Dispatcher.GetFuture(bg, route, fid); err != nil || f.State != "queued" {
+		t.Fatalf("the call must still be queued behind the slot holder: %+v %v", f, err)
+	}
+	for _, detach := range []bool{true, false} {
+		r, err := c.TryCall("machine", appendExec(counter, detach), x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.State() != "pending" || r.Get("future_id") != fid || r.Get("replayed") != true || r.Get("command_id") != "cmd-queued-x" {
+			t.Fatalf("retry (detach %v) of a queued command must answer with its future %s: %s", detach, fid, r.Raw)
+		}
+	}
+	other := appendExec(filepath.Join(in.Root, "other"), true)
+	r, err := c.TryCall("machine", other, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.State() != "conflict" || r.Get("error.code") != "command_id_reused" {
+		t.Fatalf("another input under a queued command id must conflict: %s", r.Raw)
+	}
+	// Another conversation cannot take the id either.
+	stranger := hearthtest.Connect(t, in.URL, "replay-stranger")
+	if r, err := stranger.TryCall("machine", appendExec(counter, true), x); err != nil || r.State() != "conflict" {
+		t.Fatalf("another conversation reusing the id must conflict: %v %s", err, r.Raw)
+	}
+
+	release()
+	arr := waitArrival(t, c, fid)
+	if hearthtest.Get(arr, "envelope.state") != "completed" {
+		t.Fatalf("the queued call must run and complete (not end in a conflict): %v", arr)
+	}
+	if n := runsOf(t, counter); n != 1 {
+		t.Fatalf("the command ran %d times, want 1", n)
+	}
+	// Done: the replay is the journaled outcome, still naming the future.
+	r, err = c.TryCall("machine", appendExec(counter, false), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.State() != "completed" || r.Get("replayed") != true || r.Get("future_id") != fid {
+		t.Fatalf("retry after completion: %s", r.Raw)
+	}
+	if r, _ := c.TryCall("machine", other, x); r == nil || r.Get("error.code") != "command_id_reused" {
+		t.Fatalf("another input after completion must conflict")
+	}
+	if _, err := os.Stat(filepath.Join(in.Root, "other")); err == nil {
+		t.Fatal("a conflicting input ran")
+	}
+	if n := runsOf(t, counter); n != 1 {
+		t.Fatalf("the command ran %d times after the retries, want 1", n)
+	}
+}
+
+// TestConcurrentFirstCallsShareOneFuture: several detached calls with one
+// new command id at the same moment (a client retrying before its first
+// request was answered) all miss the replay lookup; recording the future is
+// conditional on the id, so they get one future and run once.
+func TestConcurrentFirstCallsShareOneFuture(t *testing.T) {
+	in := hearthtest.Start(t, oneSlot)
+	c := hearthtest.Connect(t, in.URL, "replay-race")
+	release := holdFutureSlot(t, in, c)
+	counter := filepath.Join(in.Root, "race-counter")
+	const n = 16
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			r, err := c.TryCall("machine", appendExec(counter, true), map[string]any{"hearth/command_id": "cmd-race"})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if r.State() != "pending" {
+				t.Errorf("call %d: %s", i, r.Raw)
+			}
+			ids[i], _ = r.Get("future_id").(string)
+		})
+	}
+	wg.Wait()
+	for i := range ids {
+		if ids[i] == "" || ids[i] != ids[0] {
+			t.Fatalf("calls with one command id got futures %v, want one", ids)
+		}
+	}
+	var futures int
+	if err := in.App.DB.R.QueryRow(`SELECT count(*) FROM futures WHERE command_id = 'cmd-race'`).Scan(&futures); err != nil || futures != 1 {
+		t.Fatalf("futures recorded for the command id: %d (%v), want 1", futures, err)
+	}
+	release()
+	if arr := waitArrival(t, c, ids[0]); hearthtest.Get(arr, "envelope.state") != "completed" {
+		t.Fatalf("arrival: %v", arr)
+	}
+	if got := runsOf(t, counter); got != 1 {
+		t.Fatalf("the command ran %d times, want 1", got)
+	}
+}
+
+// TestRetryOfACancelledQueuedCall: a queued call cancelled before it
+// started ended without running; a retry with its command id answers with
+// that outcome (cancelled, naming the future) and does not run it.
+func TestRetryOfACancelledQueuedCall(t *testing.T) {
+	in := hearthtest.Start(t, oneSlot)
+	c := hearthtest.Connect(t, in.URL, "replay-cancelled")
+	release := holdFutureSlot(t, in, c)
+	counter := filepath.Join(in.Root, "cancelled-counter")
+	x := map[string]any{"hearth/command_id": "cmd-cancelled"}
+	first, err := c.TryCall("machine", appendExec(counter, true), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fid, _ := first.Get("future_id").(string)
+	if r := c.Call("task", map[string]any{"operation": "cancel", "id": fid}); r.Get("result.cancelled") != true {
+		t.Fatalf("cancel: %s", r.Raw)
+	}
+	r, err := c.TryCall("machine", appendExec(counter, true), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.State() != "cancelled" || r.Get("replayed") != true || r.Get("future_id") != fid {
+		t.Fatalf("retry of a cancelled command: %s", r.Raw)
+	}
+	release()
+	c.Call("machine", map[string]any{"operation": "host_info"})
+	if n := runsOf(t, counter); n != 0 {
+		t.Fatalf("a cancelled command ran %d times", n)
+	}
+}
+
+// TestReplayLookupsUseIndexes: the replay lookups by command id (futures,
+// permits) are index searches, not scans of every future and permit.
+func TestReplayLookupsUseIndexes(t *testing.T) {
+	in := hearthtest.Start(t, nil)
+	for q, index := range map[string]string{
+		`SELECT id FROM futures WHERE command_id = ? ORDER BY created_at, rowid LIMIT 1`: "futures_command",
+		`SELECT id FROM permits WHERE command_id = ? ORDER BY created_at DESC LIMIT 1`:   "permits_command",
+	} {
+		rows, err := in.App.DB.R.Query(`EXPLAIN QUERY PLAN `+q, "cmd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		if !strings.Contains(strings.Join(plan, "; "), "USING INDEX "+index) {
+			t.Errorf("%s: plan %q does not use %s", q, plan, index)
+		}
+	}
+}
+
+const (
+	claimCrashHomeEnv = "HEARTH_GOVERN_CLAIM_CRASH_HOME"
+	claimCrashConv    = "claim-crash"
+	claimCrashCmd     = "cmd-claim-crash"
+)
+
+// TestClaimCrashChild is the child process of TestCrashBeforeIntent.
+func TestClaimCrashChild(t *testing.T) {
+	home := os.Getenv(claimCrashHomeEnv)
+	if home == "" {
+		t.Skip("helper process for TestCrashBeforeIntent")
+	}
+	in := hearthtest.StartHome(t, home, hearthtest.Trusted)
+	in.App.Dispatcher.ClaimedHook = func(a *dispatch.Admission) {
+		if a.CommandID == claimCrashCmd {
+			crashNow(home, a.FutureID)
+		}
+	}
+	raw, err := json.Marshal(appendExec(filepath.Join(in.Root, "claim-counter"), true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, input, detach, err := in.App.Registry.Decode("machine", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	route := mcpserver.Route(map[string]any{"hearth/conversation": claimCrashConv})
+	env := in.App.Dispatcher.Call(context.Background(), dispatch.Request{Route: route, Spec: spec, Input: input, Detach: detach, CommandID: claimCrashCmd})
+	time.Sleep(30 * time.Second)
+	t.Fatalf("the claim hook never ran: %+v", env)
+}
+
+// TestCrashBeforeIntent kills Hearth after a detached call was claimed to
+// run but before its intent was journaled. The primitive provably never
+// started (nothing runs before its intent commits), so after the restart
+// the call is not reported unknown and closes no gate: it runs, once, and
+// a retry of its command id answers with that same future.
+func TestCrashBeforeIntent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	home := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestClaimCrashChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), claimCrashHomeEnv+"="+home)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("child did not die at the hook: %v\n%s", err, out)
+	}
+	at, err := os.ReadFile(filepath.Join(home, crashMarker))
+	if err != nil {
+		t.Fatalf("no crash marker: %v\n%s", err, out)
+	}
+	fid := string(at)
+	verifyLedger(t, home)
+
+	in := hearthtest.StartHome(t, home, nil)
+	counter := filepath.Join(in.Root, "claim-counter")
+	c := hearthtest.Connect(t, in.URL, claimCrashConv)
+	arr := waitArrival(t, c, fid)
+	if hearthtest.Get(arr, "envelope.state") != "completed" {
+		t.Fatalf("a call that never started must run after the restart, not arrive unknown: %v", arr)
+	}
+	if n := runsOf(t, counter); n != 1 {
+		t.Fatalf("the command ran %d times, want 1", n)
+	}
+	r, err := c.TryCall("machine", appendExec(counter, true), map[string]any{"hearth/command_id": claimCrashCmd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.State() != "completed" || r.Get("replayed") != true || r.Get("future_id") != fid {
+		t.Fatalf("retry after the restart: %s", r.Raw)
+	}
+	if r := c.Call("machine", map[string]any{"operation": "exec", "command": "true"}); r.State() != "completed" {
+		t.Fatalf("no UNKNOWN may close the gate: %s", r.Raw)
+	}
+	if n := runsOf(t, counter); n != 1 {
+		t.Fatalf("the command ran %d times after the retry, want 1", n)
+	}
+	in.Stop()
+	verifyLedger(t, home)
+}
