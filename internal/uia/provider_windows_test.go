@@ -105,20 +105,41 @@ func TestWindowsProviderAnswersCleanly(t *testing.T) {
 	}
 }
 
+// noWindows ends a test that could not create a window. A host without a
+// display skips; under scripts/test-windows, whose Wine prefix uses Wine's
+// null graphics driver (and which says so in HEARTH_WINE_WINDOWS), windows
+// are expected to work, so a failure there fails instead of hiding the
+// tests that need them.
+func noWindows(t *testing.T, err error) {
+	t.Helper()
+	if os.Getenv("HEARTH_WINE_WINDOWS") != "" {
+		t.Fatalf("CreateWindowEx failed although the Wine prefix was set up with a graphics driver (HEARTH_WINE_WINDOWS=%s): %v", os.Getenv("HEARTH_WINE_WINDOWS"), err)
+	}
+	t.Skipf("no window can be created here (no display; under Wine: no graphics driver, see scripts/lib/wine.sh): %v", err)
+}
+
 // TestWindowsFallbackPlumbing exercises what fallback input uses around UI
 // Automation — foreground, hit testing and SendInput with Windows' INPUT
-// layout — on a window of its own. It needs a display (under Wine: an X
-// server), and skips without one.
+// layout — on a window of its own. It needs a display (under Wine: a
+// graphics driver, which may be the null one), and skips without one.
 func TestWindowsFallbackPlumbing(t *testing.T) {
 	createWindow := moduser32.NewProc("CreateWindowExW")
 	destroyWindow := moduser32.NewProc("DestroyWindow")
 	getWindowRect := moduser32.NewProc("GetWindowRect")
 	class, _ := windows.UTF16PtrFromString("STATIC")
 	title, _ := windows.UTF16PtrFromString("hearth uia test")
-	const wsVisible, wsCaption = 0x10000000, 0x00C00000
-	h, _, err := createWindow.Call(0, uintptr(unsafe.Pointer(class)), uintptr(unsafe.Pointer(title)), wsVisible|wsCaption, 40, 40, 240, 120, 0, 0, 0, 0)
+	// SS_NOTIFY: without it a static control answers WM_NCHITTEST with
+	// HTTRANSPARENT, and WindowFromPoint passes over such windows of its
+	// own thread to whatever lies beneath (here: the desktop), on Windows
+	// as under Wine.
+	const wsVisible, wsCaption, ssNotify = 0x10000000, 0x00C00000, 0x0100
+	// Windows belong to the thread that created them, and WM_NCHITTEST
+	// reaches this one only on that thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	h, _, err := createWindow.Call(0, uintptr(unsafe.Pointer(class)), uintptr(unsafe.Pointer(title)), wsVisible|wsCaption|ssNotify, 40, 40, 240, 120, 0, 0, 0, 0)
 	if h == 0 {
-		t.Skipf("no window can be created here (no display): %v", err)
+		noWindows(t, err)
 	}
 	defer destroyWindow.Call(h)
 	hwnd := windows.HWND(h)
@@ -127,10 +148,17 @@ func TestWindowsFallbackPlumbing(t *testing.T) {
 		t.Fatalf("bring the test window to the front: %v", err)
 	}
 	var rc rect
-	getWindowRect.Call(h, uintptr(unsafe.Pointer(&rc)))
+	if r, _, err := getWindowRect.Call(h, uintptr(unsafe.Pointer(&rc))); r == 0 || rc.right <= rc.left || rc.bottom <= rc.top {
+		t.Fatalf("GetWindowRect(%#x) = %+v: %v", h, rc, err)
+	}
 	x, y := rc.left+(rc.right-rc.left)/2, rc.top+(rc.bottom-rc.top)/2
 	if hit := windowFromPoint(x, y); !within(hit, hwnd) || ancestor(hit) != hwnd {
 		t.Fatalf("hit test at (%d, %d) found %#x, not the window %#x", x, y, hit, h)
+	}
+	// A point beside the window hits something else (the desktop, or
+	// whatever window lies there), never the window.
+	if hit := windowFromPoint(rc.right+20, y); hit == 0 || within(hit, hwnd) {
+		t.Fatalf("hit test at (%d, %d), beside the window %+v, found %#x", rc.right+20, y, rc, hit)
 	}
 	if within(hwnd, windows.HWND(0x7ffffff0)) {
 		t.Fatal("within must not match an unrelated handle")
@@ -162,7 +190,7 @@ func TestWindowsOperatorSurfaceChildWindow(t *testing.T) {
 		name, _ := windows.UTF16PtrFromString(title)
 		h, _, err := createWindow.Call(0, uintptr(unsafe.Pointer(class)), uintptr(unsafe.Pointer(name)), style, 0, 0, 200, 100, parent, 0, 0, 0)
 		if h == 0 {
-			t.Skipf("no window can be created here: %v", err)
+			noWindows(t, err)
 		}
 		t.Cleanup(func() { destroyWindow.Call(h) })
 		return h

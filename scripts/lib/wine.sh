@@ -94,7 +94,9 @@ hearth_wine_setup() {
 
 	local version stamp want
 	version="$("$HEARTH_WINE" --version 2>/dev/null || echo unknown)"
-	want="$version $(cat "$shim_src" "$shim_def" | sha256sum | cut -d' ' -f1)"
+	# The last word names the registry settings below; change it with them so
+	# cached prefixes are brought up to date.
+	want="$version $(cat "$shim_src" "$shim_def" | sha256sum | cut -d' ' -f1) graphics=null"
 	stamp="$WINEPREFIX/.hearth-ready"
 	if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
 		flock -u "$hearth_wine_lock_fd"
@@ -123,7 +125,17 @@ hearth_wine_setup() {
 	# native shim still wins, so every Wine behaves the same.
 	"$HEARTH_WINE" reg add 'HKCU\Software\Wine\DllOverrides' \
 		/v bcryptprimitives /t REG_SZ /d native,builtin /f </dev/null >/dev/null 2>&1
+	# Wine's null graphics driver: user32 windows exist (created, sized,
+	# parented, shown, hit-tested) but are drawn nowhere, so tests of
+	# window plumbing run without an X server. Without it Wine tries X11,
+	# finds no DISPLAY and CreateWindowEx fails.
+	"$HEARTH_WINE" reg add 'HKCU\Software\Wine\Drivers' \
+		/v Graphics /t REG_SZ /d null /f </dev/null >/dev/null 2>&1
 	"$WINESERVER" -w
+	grep -q '^"Graphics"="null"' "$WINEPREFIX/user.reg" || {
+		echo "wine: could not select the null graphics driver in $WINEPREFIX" >&2
+		return 1
+	}
 
 	echo "$want" >"$stamp"
 	flock -u "$hearth_wine_lock_fd"
