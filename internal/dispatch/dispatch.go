@@ -70,7 +70,8 @@ type Dispatcher struct {
 
 // Start prepares the dispatcher: it settles futures left by a previous
 // process (interrupted running work becomes blocked with outcome unknown,
-// never replayed; queued work is started) and begins accepting calls.
+// never replayed; work that provably never started, and queued work, is
+// started) and begins accepting calls.
 func (d *Dispatcher) Start(ctx context.Context, maxFutures int) error {
 	d.workMu.Lock()
 	d.ctx, d.cancel = context.WithCancel(context.WithoutCancel(ctx))
