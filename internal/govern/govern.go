@@ -251,7 +251,8 @@ func (g *Governor) replayFuture(ctx context.Context, a *dispatch.Admission) (*di
 		return nil, fmt.Errorf("look up the future of command %s: %w", a.CommandID, err)
 	}
 	if route != a.Route || prim != a.Spec.Name() || digest != a.Digest {
-		return nil, primitive.Conflict("command_id_reused", "command id %s already names %s with a different input or primitive; send a new command id", a.CommandID, id).
+		// The future is not named: it may belong to another conversation.
+		return nil, primitive.Conflict("command_id_reused", "command id %s is already in use (a call not started yet) with a different input or primitive; send a new command id", a.CommandID).
 			WithDetails(map[string]any{"command_id": a.CommandID})
 	}
 	if result.Valid {

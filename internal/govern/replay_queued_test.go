@@ -146,8 +146,8 @@ func TestRetryOfAQueuedCallGetsItsFuture(t *testing.T) {
 	}
 	// Another conversation cannot take the id either.
 	stranger := hearthtest.Connect(t, in.URL, "replay-stranger")
-	if r, err := stranger.TryCall("machine", appendExec(counter, true), x); err != nil || r.State() != "conflict" {
-		t.Fatalf("another conversation reusing the id must conflict: %v %s", err, r.Raw)
+	if r, err := stranger.TryCall("machine", appendExec(counter, true), x); err != nil || r.State() != "conflict" || strings.Contains(string(r.Raw), fid) {
+		t.Fatalf("another conversation reusing the id must conflict, without learning the future: %v %s", err, r.Raw)
 	}
 
 	release()
