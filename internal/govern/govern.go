@@ -207,26 +207,83 @@ func (g *Governor) Replay(ctx context.Context, a *dispatch.Admission) (*dispatch
 			WithDetails(map[string]any{"command_id": a.CommandID})
 	}
 	if envelope.Valid {
-		var env dispatch.Envelope
-		if err := json.Unmarshal([]byte(envelope.String), &env); err != nil {
-			return nil, fmt.Errorf("decode stored outcome of %s: %w", a.CommandID, err)
-		}
-		env.Replayed = true
-		env.Arrivals = nil
-		// A call that had a durable future (detached, or slower than the
-		// inline budget) is answered with that future's id, as its first
-		// answer was; one answered inline never had a future.
-		var one int
-		err := g.DB.R.QueryRowContext(ctx, `SELECT 1 FROM futures WHERE id = ?`, futureID).Scan(&one)
-		switch {
-		case err == nil:
-			env.FutureID = futureID
-		case !errors.Is(err, sql.ErrNoRows):
+		return g.replayStored(ctx, a, envelope.String, futureID)
+	}
+	return g.replayRunning(ctx, a, prim, futureID)
+}
+
+// replayStored answers a command whose outcome is stored. A call that had
+// a durable future (detached, or slower than the inline budget) is
+// answered with that future's id, as its first answer was; one answered
+// inline never had a future.
+func (g *Governor) replayStored(ctx context.Context, a *dispatch.Admission, stored, futureID string) (*dispatch.Envelope, error) {
+	var env dispatch.Envelope
+	if err := json.Unmarshal([]byte(stored), &env); err != nil {
+		return nil, fmt.Errorf("decode stored outcome of %s: %w", a.CommandID, err)
+	}
+	env.Replayed = true
+	env.Arrivals = nil
+	exists, err := g.futureExists(ctx, futureID)
+	if err != nil {
+		return nil, fmt.Errorf("look up the future of command %s: %w", a.CommandID, err)
+	}
+	if exists {
+		env.FutureID = futureID
+	}
+	return &env, nil
+}
+
+func (g *Governor) futureExists(ctx context.Context, id string) (bool, error) {
+	var one int
+	err := g.DB.R.QueryRowContext(ctx, `SELECT 1 FROM futures WHERE id = ?`, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// replayRunningWait bounds how long a retry waits for a running command
+// that has no future yet; replayRunningPoll is how often it looks.
+var (
+	replayRunningWait = 5 * time.Second
+	replayRunningPoll = 5 * time.Millisecond
+)
+
+// replayRunning answers a command that began and has no outcome yet. Its
+// future exists unless the first call is still racing its inline budget:
+// then the first call either answers inline (and stores its outcome) or
+// becomes that future, within the budget. The retry waits for whichever
+// comes first, so it never names a future that will not exist; after
+// replayRunningWait it is told to retry.
+func (g *Governor) replayRunning(ctx context.Context, a *dispatch.Admission, prim, futureID string) (*dispatch.Envelope, error) {
+	pending := &dispatch.Envelope{State: primitive.StatePending, Primitive: prim, FutureID: futureID, CommandID: a.CommandID, Replayed: true}
+	deadline := time.Now().Add(replayRunningWait)
+	for {
+		exists, err := g.futureExists(ctx, futureID)
+		if err != nil {
 			return nil, fmt.Errorf("look up the future of command %s: %w", a.CommandID, err)
 		}
-		return &env, nil
+		if exists {
+			return pending, nil
+		}
+		var envelope sql.NullString
+		err = g.DB.R.QueryRowContext(ctx, `SELECT envelope FROM commands WHERE command_id = ?`, a.CommandID).Scan(&envelope)
+		if err != nil {
+			return nil, fmt.Errorf("look up command %s: %w", a.CommandID, err)
+		}
+		if envelope.Valid {
+			return g.replayStored(ctx, a, envelope.String, futureID)
+		}
+		if time.Now().After(deadline) {
+			return nil, primitive.Blocked("in_progress", "command %s is still running; retry it shortly", a.CommandID).
+				WithDetails(map[string]any{"command_id": a.CommandID})
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(replayRunningPoll):
+		}
 	}
-	return &dispatch.Envelope{State: primitive.StatePending, Primitive: prim, FutureID: futureID, CommandID: a.CommandID, Replayed: true}, nil
 }
 
 // replayFuture answers a command id that has a durable future but no

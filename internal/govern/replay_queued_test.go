@@ -365,3 +365,88 @@ func TestCrashBeforeIntent(t *testing.T) {
 	in.Stop()
 	verifyLedger(t, home)
 }
+
+// TestRetryDuringTheInlineRace: a retry that arrives while the first call
+// is still racing its inline budget (intent journaled, no future yet) must
+// not name a future: when the first call then answers inline, the retry
+// answers with that outcome, and the command runs once. When the first
+// call outlasts the budget instead, the retry names its real future.
+func TestRetryDuringTheInlineRace(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		budgetMS int
+		inline   bool
+	}{
+		{"answered inline", 60_000, true},
+		{"became a future", 100, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := hearthtest.Start(t, func(c *config.Config) {
+				hearthtest.Trusted(c)
+				c.DispatchInlineBudgetMS = tc.budgetMS
+			})
+			c := hearthtest.Connect(t, in.URL, "replay-inline")
+			route := mcpserver.Route(map[string]any{"hearth/conversation": c.Conversation})
+			counter, gate := filepath.Join(in.Root, "counter"), filepath.Join(in.Root, "gate")
+			args := map[string]any{"operation": "exec", "command": "sh",
+				"args": []string{"-c", `echo ran >> "$0"; while [ ! -e "$1" ]; do sleep 0.02; done`, counter, gate}}
+			y := map[string]any{"hearth/command_id": "cmd-inline-y"}
+
+			first := make(chan *hearthtest.Result, 1)
+			go func() {
+				r, err := c.TryCall("machine", args, y)
+				if err != nil {
+					t.Error(err)
+				}
+				first <- r
+			}()
+			for deadline := time.Now().Add(10 * time.Second); runsOf(t, counter) == 0; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the first call never started")
+				}
+			}
+			retry := make(chan *hearthtest.Result, 1)
+			go func() {
+				r, err := c.TryCall("machine", args, y)
+				if err != nil {
+					t.Error(err)
+				}
+				retry <- r
+			}()
+			if tc.inline {
+				// Let the retry reach the replay lookup while the first
+				// call still runs inline, then let the first call finish.
+				time.Sleep(300 * time.Millisecond)
+			} else {
+				// The retry answers as soon as the first call is a future.
+				r := <-retry
+				fid, _ := r.Get("future_id").(string)
+				if r.State() != "pending" || r.Get("replayed") != true || fid == "" {
+					t.Fatalf("retry of a call that outlasted its budget: %s", r.Raw)
+				}
+				if _, err := in.App.Dispatcher.GetFuture(bg, route, fid); err != nil {
+					t.Fatalf("the retry named future %s, which does not exist: %v", fid, err)
+				}
+				retry <- r
+			}
+			if err := os.WriteFile(gate, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			f, r := <-first, <-retry
+			if f == nil || r == nil {
+				t.FailNow()
+			}
+			if tc.inline {
+				if f.State() != "completed" || f.Get("future_id") != nil {
+					t.Fatalf("first call, inline: %s", f.Raw)
+				}
+				if r.State() != "completed" || r.Get("replayed") != true || r.Get("future_id") != nil {
+					t.Fatalf("a retry during the inline race must answer the inline outcome, naming no future: %s", r.Raw)
+				}
+			}
+			if n := runsOf(t, counter); n != 1 {
+				t.Fatalf("the command ran %d times, want 1", n)
+			}
+		})
+	}
+}
