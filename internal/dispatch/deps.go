@@ -10,11 +10,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/jsontree"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
@@ -98,47 +98,23 @@ func DecodeJSON(data []byte) (any, error) {
 // root, then "path", "args[1]", "job.env.X"). An object with a "$future"
 // or "$path" key that is not an exact reference is a *RefError.
 func MapRefs(v any, at string, fn func(at string, r Ref) (any, error)) (any, error) {
-	switch t := v.(type) {
-	case map[string]any:
-		_, hasF := t["$future"]
-		_, hasP := t["$path"]
-		if hasF || hasP {
-			r, err := parseRef(t, at)
-			if err != nil {
-				return nil, err
-			}
-			return fn(at, r)
+	return jsontree.Rewrite(v, at, func(at string, v any) (any, bool, error) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false, nil
 		}
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
+		_, hasF := m["$future"]
+		_, hasP := m["$path"]
+		if !hasF && !hasP {
+			return nil, false, nil
 		}
-		sort.Strings(keys)
-		out := make(map[string]any, len(t))
-		for _, k := range keys {
-			sub := k
-			if at != "" {
-				sub = at + "." + k
-			}
-			nv, err := MapRefs(t[k], sub, fn)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = nv
+		r, err := parseRef(m, at)
+		if err != nil {
+			return nil, false, err
 		}
-		return out, nil
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			nv, err := MapRefs(e, fmt.Sprintf("%s[%d]", at, i), fn)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = nv
-		}
-		return out, nil
-	}
-	return v, nil
+		out, err := fn(at, r)
+		return out, true, err
+	})
 }
 
 func parseRef(m map[string]any, at string) (Ref, error) {

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/hearth-dev/hearth/internal/jsontree"
 )
 
 // A recipe step's input is JSON whose string values may hold ${name}
@@ -53,40 +55,25 @@ func expand(s string, fn func(name string) (string, error)) (string, error) {
 // its position, and returns the rebuilt value. Object keys are never
 // templates: a key containing "${" is an error.
 func walkStrings(v any, at string, fn func(at, s string) (string, error)) (any, error) {
-	switch t := v.(type) {
-	case string:
-		return fn(at, t)
-	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		out := make(map[string]any, len(t))
-		for _, k := range keys {
-			sub := at + "." + k
-			if strings.Contains(k, "${") {
-				return nil, fmt.Errorf("%s: placeholders are allowed only inside string values, not in keys", sub)
+	return jsontree.Rewrite(v, at, func(at string, v any) (any, bool, error) {
+		switch t := v.(type) {
+		case string:
+			out, err := fn(at, t)
+			return out, true, err
+		case map[string]any:
+			keys := make([]string, 0, len(t))
+			for k := range t {
+				keys = append(keys, k)
 			}
-			nv, err := walkStrings(t[k], sub, fn)
-			if err != nil {
-				return nil, err
+			sort.Strings(keys)
+			for _, k := range keys {
+				if strings.Contains(k, "${") {
+					return nil, false, fmt.Errorf("%s: placeholders are allowed only inside string values, not in keys", jsontree.Key(at, k))
+				}
 			}
-			out[k] = nv
 		}
-		return out, nil
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			nv, err := walkStrings(e, fmt.Sprintf("%s[%d]", at, i), fn)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = nv
-		}
-		return out, nil
-	}
-	return v, nil
+		return nil, false, nil
+	})
 }
 
 // placeholders returns the parameter names v uses, each with the first
