@@ -114,8 +114,10 @@ type Result struct {
 }
 
 // Run starts s and waits for it to end. It returns an error only when the
-// child could not be started (the error names the command); a non-zero
-// exit, a timeout or a cancellation are reported in Result.
+// child could not be started (the error names the command) — which
+// includes ctx ending, or Timeout expiring, before the start completed
+// (the error then wraps ctx.Err()); a non-zero exit, a timeout or a
+// cancellation of a started child are reported in Result.
 //
 // When the child exits, anything it left running in its process group (Unix)
 // or Job Object (Windows) is killed, so a run is bounded in space as well as
@@ -171,8 +173,11 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	cmd.WaitDelay = PipeGrace
 
 	start := time.Now()
-	if err := startCmd(cmd); err != nil {
+	if err := startCmd(runCtx, cmd); err != nil {
 		g.close()
+		if errors.Is(context.Cause(runCtx), errTimeout) && errors.Is(err, context.DeadlineExceeded) {
+			return Result{}, fmt.Errorf("start %q: timeout of %v ended before the process could start: %w", s.Command, s.Timeout, err)
+		}
 		return Result{}, fmt.Errorf("start %q: %w", s.Command, err)
 	}
 	if err := g.started(cmd); err != nil {

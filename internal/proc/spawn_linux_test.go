@@ -2,12 +2,15 @@ package proc
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -132,4 +135,245 @@ func onExitingThread(t *testing.T, fn func(tid int)) {
 		}
 	}
 	t.Fatal("no goroutine got a thread other than the main one")
+}
+
+// helperCmd is a child running the test binary in helper mode.
+func helperCmd(mode string, args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), helperEnv+"="+mode, "GORACE=atexit_sleep_ms=0")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}
+
+// busy holds n spawner threads inside a start, standing in for an exec
+// stuck on a hung mount: each start blocks in its hook on the spawner
+// thread until release is called, then starts a child that exits at once.
+// It returns when all n spawners are held.
+func busy(t *testing.T, n int) (release func()) {
+	t.Helper()
+	gate := make(chan struct{})
+	held := make(chan struct{}, n)
+	errs := make(chan error, n)
+	for range n {
+		cmd := helperCmd("exit", "0")
+		go func() {
+			err := spawn(context.Background(), cmd, func(stage string) {
+				if stage == "before" {
+					held <- struct{}{}
+					<-gate
+				}
+			})
+			if err == nil {
+				err = cmd.Wait()
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		select {
+		case <-held:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the spawners never took the blocking starts")
+		}
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			close(gate)
+			for range n {
+				if err := <-errs; err != nil {
+					t.Errorf("a blocking start: %v", err)
+				}
+			}
+		})
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// warmSpawners makes sure the spawner threads exist, so that goroutine
+// counts taken afterwards include them.
+func warmSpawners(t *testing.T) {
+	t.Helper()
+	cmd := helperCmd("exit", "0")
+	if err := startCmd(t.Context(), cmd); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// settleGoroutines waits for the goroutine count to come back to base.
+func settleGoroutines(t *testing.T, base int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > base {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines, %d before the test: a start left one behind", runtime.NumGoroutine(), base)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestStartGivesUpWhileSpawnersBusy: with every spawner stuck in a start,
+// a queued start returns its context's error as soon as that ends, and the
+// abandoned request is never started later.
+func TestStartGivesUpWhileSpawnersBusy(t *testing.T) {
+	warmSpawners(t)
+	base := runtime.NumGoroutine()
+	release := busy(t, spawners)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cmd := helperCmd("sleep")
+	errc := make(chan error, 1)
+	go func() { errc <- startCmd(ctx, cmd) }()
+	// Let the start queue up behind the busy spawners, then cancel.
+	time.Sleep(100 * time.Millisecond)
+	select {
+	case err := <-errc:
+		t.Fatalf("the start returned %v while every spawner was busy", err)
+	default:
+	}
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("got %v, want context.Canceled", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("a cancelled start stayed blocked behind the busy spawners")
+	}
+
+	release()
+	// The spawners serve a new start, and the abandoned one never ran.
+	warmSpawners(t)
+	if cmd.Process != nil {
+		_ = cmd.Process.Kill()
+		t.Fatalf("the abandoned start ran anyway (pid %d)", cmd.Process.Pid)
+	}
+	settleGoroutines(t, base)
+}
+
+// TestRunTimeoutWhileSpawnersBusy: Spec.Timeout bounds the wait for a
+// spawner too, and the error says so.
+func TestRunTimeoutWhileSpawnersBusy(t *testing.T) {
+	busy(t, spawners)
+	s := helperSpec("exit", "0")
+	s.Timeout = 200 * time.Millisecond
+	start := time.Now()
+	_, err := Run(t.Context(), s)
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "timeout of 200ms") {
+		t.Fatalf("got %v, want a timeout before the start", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("Run took %v to give up", d)
+	}
+}
+
+// TestOneStuckStartLeavesOthersFree: a start stuck on one spawner thread
+// does not hold up the next one.
+func TestOneStuckStartLeavesOthersFree(t *testing.T) {
+	busy(t, 1)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	res, err := Run(ctx, helperSpec("exit", "7"))
+	if err != nil {
+		t.Fatalf("a start behind one stuck spawner failed: %v", err)
+	}
+	if res.ExitCode != 7 {
+		t.Fatalf("exit %d, want 7", res.ExitCode)
+	}
+}
+
+// TestStartAbandonedBeforeSpawnIsSkipped: a caller that gives up while a
+// spawner has its request but has not started it yet gets ctx.Err(), and
+// the spawner then skips the start.
+func TestStartAbandonedBeforeSpawnIsSkipped(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cmd := helperCmd("sleep")
+	reached, gate, stages := make(chan struct{}), make(chan struct{}), make(chan string, 2)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- spawn(ctx, cmd, func(stage string) {
+			if stage == "before" {
+				close(reached)
+				<-gate
+				return
+			}
+			stages <- stage
+		})
+	}()
+	<-reached
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("got %v, want context.Canceled", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("a cancelled start stayed blocked on its spawner")
+	}
+	close(gate)
+	if got := <-stages; got != "skipped" {
+		t.Fatalf("the spawner went on to %q, want \"skipped\"", got)
+	}
+	if cmd.Process != nil {
+		_ = cmd.Process.Kill()
+		t.Fatalf("the abandoned start ran anyway (pid %d)", cmd.Process.Pid)
+	}
+}
+
+// TestStartAbandonedDuringSpawnIsKilled: a caller that gives up while its
+// start is under way gets ctx.Err(), and the child that start produced
+// (and what it started in its process group) is killed and reaped rather
+// than left running without an owner.
+func TestStartAbandonedDuringSpawnIsKilled(t *testing.T) {
+	warmSpawners(t)
+	base := runtime.NumGoroutine()
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	cmd := helperCmd("spawn", pidfile)
+	ctx, cancel := context.WithCancel(t.Context())
+	started, gate := make(chan int, 1), make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		errc <- spawn(ctx, cmd, func(stage string) {
+			if stage == "after" {
+				started <- cmd.Process.Pid
+				<-gate
+			}
+		})
+	}()
+	var pid int
+	select {
+	case pid = <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the start never completed")
+	}
+	// The child has recorded its own child (same process group) before
+	// the caller gives up.
+	grandchild := waitPID(t, pidfile)
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("got %v, want context.Canceled", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("a cancelled start stayed blocked on its spawner")
+	}
+	close(gate)
+	assertGone(t, grandchild)
+	// Reaped, not a zombie: the entry is gone from /proc.
+	stat := filepath.Join("/proc", strconv.Itoa(pid))
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(stat); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+			t.Fatalf("the abandoned child %d was not killed and reaped", pid)
+		}
+	}
+	settleGoroutines(t, base)
 }

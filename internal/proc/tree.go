@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"runtime"
@@ -16,7 +17,7 @@ import (
 // its own. In both, whatever the child left running is killed the moment
 // it exits.
 //
-// Use: t := NewTree(); cmd.SysProcAttr = t.SysProcAttr(); t.Start(cmd);
+// Use: t := NewTree(); cmd.SysProcAttr = t.SysProcAttr(); t.StartContext(ctx, cmd);
 // then cmd.Cancel may call t.Interrupt (graceful) or t.Kill (the whole
 // tree); after cmd.Wait, t.Close. (cmd.Start followed by t.Started works
 // too, without Start's parent-death signal on Linux.)
@@ -55,12 +56,20 @@ func (t *Tree) SysProcAttr() *syscall.SysProcAttr {
 	return attr
 }
 
-// Start starts cmd the way Run starts its child — on Linux with a
-// parent-death signal, from the thread that lives as long as Hearth (see
-// startCmd), so the child does not outlive a Hearth killed outright — and
-// then calls Started. A Start error is cmd.Start's.
+// Start is StartContext without a bound on the wait to start.
 func (t *Tree) Start(cmd *exec.Cmd) error {
-	if err := startCmd(cmd); err != nil {
+	return t.StartContext(context.Background(), cmd)
+}
+
+// StartContext starts cmd the way Run starts its child — on Linux with a
+// parent-death signal, from a thread that lives as long as Hearth (see
+// startCmd), so the child does not outlive a Hearth killed outright — and
+// then calls Started. ctx bounds only the start: if it ends while the
+// start is still waiting for a spawner thread (Linux) or under way there,
+// StartContext returns ctx.Err() and no child is left running. Otherwise
+// an error is cmd.Start's.
+func (t *Tree) StartContext(ctx context.Context, cmd *exec.Cmd) error {
+	if err := startCmd(ctx, cmd); err != nil {
 		return err
 	}
 	return t.Started(cmd)
