@@ -251,7 +251,7 @@ func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, cl 
 	}
 	// tree.Start, not cmd.Start: on Linux the child also gets a
 	// parent-death signal, so a Hearth killed outright takes it along.
-	err = tree.Start(cmd)
+	err = tree.StartContext(runCtx, cmd)
 	closeClient()
 	if err != nil {
 		return fail("start tunnel-client", err)
