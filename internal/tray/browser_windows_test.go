@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/windows"
 )
@@ -56,18 +57,44 @@ func TestOnSTA(t *testing.T) {
 	}
 }
 
-// TestShellOpenError: ShellExecute runs (on its apartment) and its
-// failure comes back as an error; a file that does not exist is a
-// harmless target that opens nothing.
+// TestShellOpenError: ShellExecuteEx runs (on its apartment) and its
+// failure comes back as an error naming the call and the cause, with no
+// shell dialog to hang on; a file that does not exist is a harmless
+// target that opens nothing.
 func TestShellOpenError(t *testing.T) {
 	target := t.TempDir() + `\no-such-file.hearth-test`
 	err := shellOpen(target)
 	if err == nil {
-		t.Fatalf("ShellExecute of a missing file %s succeeded", target)
+		t.Fatalf("ShellExecuteEx of a missing file %s succeeded", target)
 	}
-	t.Logf("ShellExecute of a missing file: %v", err)
+	t.Logf("ShellExecuteEx of a missing file: %v", err)
+	if !strings.Contains(err.Error(), "ShellExecuteEx") || !errors.Is(err, windows.ERROR_FILE_NOT_FOUND) {
+		t.Fatalf("ShellExecuteEx of a missing file: %v, want ERROR_FILE_NOT_FOUND from ShellExecuteEx", err)
+	}
 	// OpenURL never reaches the shell with anything but a loopback URL.
 	if err := OpenURL("file:///C:/Windows/notepad.exe"); err == nil || !strings.Contains(err.Error(), "not a loopback http URL") {
 		t.Fatalf("OpenURL of a file URL: %v", err)
+	}
+}
+
+// TestOpenInfo: the request is synchronous (SEE_MASK_NOASYNC, which
+// Microsoft requires of a thread that ends right after the call, as
+// onSTA's does) and shows no shell dialog, and it has SHELLEXECUTEINFOW's
+// size, which ShellExecuteEx checks.
+func TestOpenInfo(t *testing.T) {
+	verb, file := new(uint16), new(uint16)
+	info := openInfo(verb, file)
+	if info.fMask&seeMaskNoAsync == 0 || info.fMask&seeMaskFlagNoUI == 0 {
+		t.Fatalf("fMask %#x lacks SEE_MASK_NOASYNC or SEE_MASK_FLAG_NO_UI", info.fMask)
+	}
+	if info.lpVerb != verb || info.lpFile != file || info.nShow != windows.SW_SHOWNORMAL {
+		t.Fatalf("openInfo did not carry the verb, file and SW_SHOWNORMAL: %+v", info)
+	}
+	want := uint32(112) // x64 and arm64
+	if unsafe.Sizeof(uintptr(0)) == 4 {
+		want = 60
+	}
+	if info.cbSize != want {
+		t.Fatalf("cbSize %d, want SHELLEXECUTEINFOW's %d", info.cbSize, want)
 	}
 }
