@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/hearth-dev/hearth/internal/ids"
 )
 
 // PruneReport counts what Prune did; it never carries names or contents,
@@ -19,6 +21,7 @@ type PruneReport struct {
 	Artifacts  int   `json:"artifacts"`   // artifacts deleted
 	Bytes      int64 `json:"bytes"`       // their total size
 	Referenced int   `json:"referenced"`  // old enough, but kept: something alive refers to them
+	Arrivals   int   `json:"arrivals"`    // undelivered arrivals older than the limit, deleted
 	Files      int   `json:"files"`       // blob files removed (deleted artifacts' and orphans)
 	FileErrors int   `json:"file_errors"` // blob files that could not be removed (retried next pass)
 	Remaining  bool  `json:"remaining"`   // stopped early (context done)
@@ -27,48 +30,161 @@ type PruneReport struct {
 // LogValue logs the counts.
 func (r PruneReport) LogValue() slog.Value {
 	return slog.GroupValue(slog.Int("artifacts", r.Artifacts), slog.Int64("bytes", r.Bytes),
-		slog.Int("referenced", r.Referenced), slog.Int("files", r.Files), slog.Int("file_errors", r.FileErrors))
+		slog.Int("referenced", r.Referenced), slog.Int("arrivals", r.Arrivals),
+		slog.Int("files", r.Files), slog.Int("file_errors", r.FileErrors))
 }
 
-// pruneBatch bounds the rows one transaction looks at, so the single write
-// connection is never held for long.
+// pruneBatch bounds the rows one transaction looks at or deletes. A
+// transaction also reads every live row once (see liveRefs), which the
+// partial indexes of migration 0010 keep to the few rows that are live, so
+// the single write connection is held for milliseconds at a time, however
+// much finished history the database holds.
 const pruneBatch = 200
 
 // orphanGrace is how old a blob file with no row must be before Prune
 // removes it: Put writes the file just before it inserts the row.
 const orphanGrace = time.Hour
 
-// referenced is the SQL condition, on the artifact row a, that something
-// alive still refers to it by id: an arrival its conversation has not
-// acknowledged yet, a future or durable job that has not finished (its
-// input or result), the stored result of a dependency a waiting future
-// will read back (dispatch's $future references), or a permit awaiting
-// the operator. Ids are unguessable and unique, so a substring match is
-// exact enough; a false positive only keeps an artifact longer.
-const referenced = `(
-	EXISTS (SELECT 1 FROM arrivals r LEFT JOIN cursors c ON c.route = r.route
-		WHERE r.seq > COALESCE(c.acked_seq, 0) AND instr(r.payload, a.id) > 0)
-	OR EXISTS (SELECT 1 FROM futures f WHERE f.finished_at IS NULL
-		AND (instr(f.input, a.id) > 0 OR instr(COALESCE(f.result, ''), a.id) > 0))
-	OR EXISTS (SELECT 1 FROM future_deps d JOIN futures f ON f.id = d.future_id JOIN futures g ON g.id = d.dep_id
-		WHERE f.finished_at IS NULL AND instr(COALESCE(g.result, ''), a.id) > 0)
-	OR EXISTS (SELECT 1 FROM jobs j WHERE j.state IN ('queued', 'running')
-		AND (instr(j.args, a.id) > 0 OR instr(j.env, a.id) > 0 OR instr(COALESCE(j.result, ''), a.id) > 0))
-	OR EXISTS (SELECT 1 FROM permits p WHERE p.state = 'pending' AND instr(p.input, a.id) > 0)
-)`
+// liveQueries select the text of every live row that may name an
+// artifact by id; an artifact named in any of them is kept. They are:
+// an arrival its conversation has not acknowledged yet and that is not
+// older than the limit (?1, see Prune), a future or durable job that has
+// not finished (its input or result), the stored result of a dependency a
+// waiting future will read back (dispatch's $future references), a permit
+// awaiting the operator, and an open run (its checkpoint and its
+// continuations' prompts), which a later conversation resumes from. Each
+// reads through an index that holds only live rows (migrations 0004, 0006,
+// 0010), never the finished history.
+var liveQueries = []string{
+	`SELECT r.payload FROM arrivals r LEFT JOIN cursors c ON c.route = r.route
+		WHERE r.created_at >= ?1 AND r.seq > COALESCE(c.acked_seq, 0)`,
+	`SELECT f.input, COALESCE(f.result, '') FROM futures f WHERE f.finished_at IS NULL`,
+	// CROSS JOIN keeps this order: from the few unfinished futures to their
+	// dependencies, never through all of future_deps.
+	`SELECT COALESCE(g.result, '') FROM futures f CROSS JOIN future_deps d ON d.future_id = f.id CROSS JOIN futures g ON g.id = d.dep_id
+		WHERE f.finished_at IS NULL`,
+	`SELECT j.args, j.env, COALESCE(j.result, '') FROM jobs j WHERE j.state = 'queued'
+		UNION ALL SELECT j.args, j.env, COALESCE(j.result, '') FROM jobs j WHERE j.state = 'running'`,
+	`SELECT p.input FROM permits p WHERE p.state = 'pending'`,
+	`SELECT r.objective, r.acceptance_criteria, r.summary, r.next_actions, r.pending_task_ids FROM runs r WHERE r.state = 'open'`,
+	`SELECT c.prompt, COALESCE(c.command, '') FROM runs r JOIN continuations c ON c.run_id = r.id WHERE r.state = 'open'`,
+}
+
+// liveRefs returns the artifact ids the live rows name (see liveQueries),
+// read in tx. Ids are unguessable and have one fixed shape, so every "art_"
+// followed by a well-formed id is taken as a reference; a false positive
+// only keeps an artifact longer. An id of another shape among cands (none
+// that Put makes) is looked for as a plain substring, so it is kept exactly
+// when some live text contains it.
+func liveRefs(ctx context.Context, tx *sql.Tx, cutoff int64, cands []string) (map[string]bool, error) {
+	refs := map[string]bool{}
+	var odd []string
+	for _, id := range cands {
+		if !ids.Valid("art", id) {
+			odd = append(odd, id)
+		}
+	}
+	for _, q := range liveQueries {
+		var args []any
+		if strings.Contains(q, "?1") {
+			args = append(args, cutoff)
+		}
+		rows, err := tx.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		cols, err := rows.Columns()
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		texts := make([]string, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range texts {
+			ptrs[i] = &texts[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			for _, t := range texts {
+				addRefs(refs, t, odd)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return refs, nil
+}
+
+// artIDLen is the length of an id Put makes: "art_" and 20 characters.
+var artIDLen = len(ids.New("art"))
+
+// addRefs adds to refs every artifact id text names, and each of odd
+// that it contains.
+func addRefs(refs map[string]bool, text string, odd []string) {
+	for i := 0; ; {
+		j := strings.Index(text[i:], "art_")
+		if j < 0 {
+			break
+		}
+		i += j
+		if i+artIDLen <= len(text) && ids.Valid("art", text[i:i+artIDLen]) {
+			refs[text[i:i+artIDLen]] = true
+		}
+		i += len("art_")
+	}
+	for _, id := range odd {
+		if strings.Contains(text, id) {
+			refs[id] = true
+		}
+	}
+}
 
 // Prune deletes the artifacts created before before that nothing alive
-// refers to (see referenced), then their blob files, then blob files no
-// row names (left by a crash between the two, or inside Put). Each batch
-// is checked and deleted in one write transaction, so nothing can start
-// referring to an artifact between the check and the delete; files are
-// removed only after the commit, so a row never names a missing file
-// except while a read races the prune (it then gets ErrNotFound). fs
-// receipts keep their prior content in their own spill directory
-// (internal/fsops), never in artifacts.
+// refers to (see liveQueries), then their blob files, then blob files no
+// row names (left by a crash between the two, or inside Put).
+//
+// It first deletes the arrivals created before before that their
+// conversation never acknowledged: such a conversation has made no request
+// for that long, so it has been abandoned, and otherwise its last arrivals
+// (and the artifacts they name) would be kept for ever. Arrival seqs come
+// from an AUTOINCREMENT key and are never reused, so a cursor's acked and
+// offered seqs stay valid: a later request acknowledges nothing it was not
+// offered, and a retry of an offered batch is offered what is left of it.
+// The arrival's work keeps its own row, so task get still reports it.
+//
+// Each batch of artifacts is checked and deleted in one write transaction,
+// so nothing can start referring to an artifact between the check and the
+// delete; files are removed only after the commit, so a row never names a
+// missing file except while a read races the prune (it then gets
+// ErrNotFound). fs receipts keep their prior content in their own spill
+// directory (internal/fsops), never in artifacts.
 func (s *Store) Prune(ctx context.Context, before time.Time) (PruneReport, error) {
 	var rep PruneReport
 	cutoff := before.UnixMilli()
+	for {
+		if ctx.Err() != nil {
+			rep.Remaining = true
+			return rep, nil
+		}
+		res, err := s.DB.W.ExecContext(ctx, `DELETE FROM arrivals WHERE seq IN (
+			SELECT seq FROM arrivals WHERE created_at < ? ORDER BY created_at LIMIT ?)`, cutoff, pruneBatch)
+		if err != nil {
+			return rep, fmt.Errorf("prune arrivals: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return rep, fmt.Errorf("prune arrivals: %w", err)
+		}
+		rep.Arrivals += int(n)
+		if n < pruneBatch {
+			break
+		}
+	}
 	var lastAt int64 = -1 << 62
 	lastID := ""
 	for {
@@ -80,37 +196,45 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (PruneReport, error
 		var n, deleted, refs int
 		var bytes int64
 		err := s.DB.InTx(ctx, func(tx *sql.Tx) error {
-			rows, err := tx.QueryContext(ctx, `SELECT a.id, a.file, a.size, a.created_at, `+referenced+` FROM artifacts a
-				WHERE a.created_at < ? AND (a.created_at > ? OR (a.created_at = ? AND a.id > ?))
-				ORDER BY a.created_at, a.id LIMIT ?`, cutoff, lastAt, lastAt, lastID, pruneBatch)
+			files, n, deleted, refs, bytes = nil, 0, 0, 0, 0
+			rows, err := tx.QueryContext(ctx, `SELECT id, file, size, created_at FROM artifacts
+				WHERE created_at < ? AND (created_at > ? OR (created_at = ? AND id > ?))
+				ORDER BY created_at, id LIMIT ?`, cutoff, lastAt, lastAt, lastID, pruneBatch)
 			if err != nil {
 				return err
 			}
 			type cand struct {
 				id, file string
-				size     int64
+				size, at int64
 			}
-			var del []cand
+			var cs []cand
+			var cids []string
 			for rows.Next() {
 				var c cand
-				var ref bool
-				if err := rows.Scan(&c.id, &c.file, &c.size, &lastAt, &ref); err != nil {
+				if err := rows.Scan(&c.id, &c.file, &c.size, &c.at); err != nil {
 					rows.Close()
 					return err
 				}
-				lastID = c.id
-				n++
-				if ref {
-					refs++
-					continue
-				}
-				del = append(del, c)
+				cs = append(cs, c)
+				cids = append(cids, c.id)
 			}
 			rows.Close()
 			if err := rows.Err(); err != nil {
 				return err
 			}
-			for _, c := range del {
+			if len(cs) == 0 {
+				return nil
+			}
+			live, err := liveRefs(ctx, tx, cutoff, cids)
+			if err != nil {
+				return err
+			}
+			for _, c := range cs {
+				n++
+				if live[c.id] {
+					refs++
+					continue
+				}
 				if _, err := tx.ExecContext(ctx, `DELETE FROM artifacts WHERE id = ?`, c.id); err != nil {
 					return err
 				}
@@ -118,6 +242,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (PruneReport, error
 				bytes += c.size
 				files = append(files, c.file)
 			}
+			lastAt, lastID = cs[len(cs)-1].at, cs[len(cs)-1].id
 			return nil
 		})
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -52,12 +53,34 @@ func TestPruneKeepsWhatIsAlive(t *testing.T) {
 	cases["young"], arts["young"] = true, young
 
 	// Mailbox: an arrival the conversation has not acknowledged keeps its
-	// artifact; an acknowledged one does not.
+	// artifact; an acknowledged one does not, and neither does one older
+	// than the limit (its conversation was abandoned: the arrival itself
+	// is deleted).
 	undelivered := old("undelivered arrival", true)
 	delivered := old("delivered arrival", false)
-	exec(`INSERT INTO arrivals(seq, route, future_id, payload, created_at) VALUES (1, 'conv', 'fut_a', ?, 0)`, `{"artifact":{"id":"`+delivered.ID+`"}}`)
-	exec(`INSERT INTO arrivals(seq, route, future_id, payload, created_at) VALUES (2, 'conv', 'fut_b', ?, 0)`, `{"artifact":{"id":"`+undelivered.ID+`"}}`)
+	stale := old("abandoned arrival", false)
+	exec(`INSERT INTO arrivals(seq, route, future_id, payload, created_at) VALUES (1, 'conv', 'fut_a', ?, ?)`, `{"artifact":{"id":"`+delivered.ID+`"}}`, now.UnixMilli())
+	exec(`INSERT INTO arrivals(seq, route, future_id, payload, created_at) VALUES (2, 'conv', 'fut_b', ?, ?)`, `{"artifact":{"id":"`+undelivered.ID+`"}}`, now.UnixMilli())
 	exec(`INSERT INTO cursors(route, acked_seq) VALUES ('conv', 1)`)
+	exec(`INSERT INTO arrivals(seq, route, future_id, payload, created_at) VALUES (3, 'gone', 'fut_c', ?, ?)`, `{"artifact":{"id":"`+stale.ID+`"}}`, longAgo)
+
+	// Runs: an open run's checkpoint (summary, next_actions) and its
+	// continuations' prompts keep what they mention; a closed run's do not.
+	inSummary := old("open run summary", true)
+	inNext := old("open run next action", true)
+	inPrompt := old("open run continuation", true)
+	inClosed := old("closed run summary", false)
+	exec(`INSERT INTO runs(id, route, state, objective, summary, next_actions, created_at, updated_at) VALUES ('run_o', 'conv', 'open', 'o', ?, ?, 0, 0)`,
+		"the log is in "+inSummary.ID+".", `["read `+inNext.ID+` again"]`)
+	exec(`INSERT INTO continuations(id, run_id, route, prompt, due_at, state, created_at) VALUES ('cnt_o', 'run_o', 'conv', ?, 0, 'blocked', 0)`,
+		"continue from artifact "+inPrompt.ID)
+	exec(`INSERT INTO runs(id, route, state, objective, summary, created_at, updated_at, closed_at) VALUES ('run_c', 'conv', 'closed', 'o', ?, 0, 0, 0)`,
+		"see "+inClosed.ID)
+
+	// Permits: one awaiting the operator keeps what its input names.
+	permitIn := old("pending permit", true)
+	exec(`INSERT INTO permits(id, route, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at) VALUES ('pmt_p', 'conv', 'machine.exec', ?, '', 'fut_p', 'cmd_p', 'pending', 0, 1)`,
+		`{"args":["`+permitIn.ID+`"]}`)
 
 	// Futures: unfinished ones keep what their input or result names, and
 	// a waiting future keeps its dependency's spilled result.
@@ -119,16 +142,32 @@ func TestPruneKeepsWhatIsAlive(t *testing.T) {
 			t.Errorf("%s: exists=%v, want %v", filepath.Base(f), err == nil, want)
 		}
 	}
-	if rep.Artifacts != 4 || rep.Referenced != 4 || rep.Files != 6 || rep.FileErrors != 0 || rep.Bytes == 0 {
-		t.Errorf("report %+v; want 4 deleted, 4 referenced, 6 files", rep)
+	if rep.Artifacts != 6 || rep.Referenced != 8 || rep.Arrivals != 1 || rep.Files != 8 || rep.FileErrors != 0 || rep.Bytes == 0 {
+		t.Errorf("report %+v; want 6 deleted, 8 referenced, 1 arrival, 8 files", rep)
+	}
+	var seqs []int
+	rows, err := db.Query(`SELECT seq FROM arrivals ORDER BY seq`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var n int
+		rows.Scan(&n)
+		seqs = append(seqs, n)
+	}
+	rows.Close()
+	if !slices.Equal(seqs, []int{1, 2}) {
+		t.Errorf("arrivals left %v; want the abandoned one (3) deleted and the others kept", seqs)
 	}
 
 	// Once the references are gone, the next pass takes the rest.
 	exec(`UPDATE cursors SET acked_seq = 2`)
 	exec(`UPDATE futures SET state = 'completed', finished_at = 1 WHERE finished_at IS NULL`)
 	exec(`UPDATE jobs SET state = 'completed'`)
+	exec(`UPDATE runs SET state = 'closed', closed_at = 1`)
+	exec(`UPDATE permits SET state = 'denied'`)
 	rep, err = s.Prune(ctx, now.Add(-30*24*time.Hour))
-	if err != nil || rep.Artifacts != 4 || rep.Referenced != 0 {
+	if err != nil || rep.Artifacts != 8 || rep.Referenced != 0 {
 		t.Fatalf("second pass: %+v %v", rep, err)
 	}
 	if l, _ := s.List(ctx, "conv", 100); len(l) != 1 || l[0].ID != young.ID {
