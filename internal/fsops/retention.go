@@ -74,6 +74,17 @@ func (r ReceiptPruneReport) LogValue() slog.Value {
 // single write connection is never held for long.
 const pruneBatch = 500
 
+// Deleting a receipt looks up the receipts that refer to it: the two
+// queries below, and SQLite's foreign-key checks of undoes and undone_by.
+// Migration 0010's partial indexes on those columns make each a search,
+// not a scan of every receipt (which made a pass quadratic).
+const (
+	// undoneByQuery counts the receipts an undo receipt undid.
+	undoneByQuery = `SELECT COUNT(*) FROM fs_receipts WHERE undone_by = ?`
+	// unlinkUndoesQuery forgets a receipt in the undo receipts of it.
+	unlinkUndoesQuery = `UPDATE fs_receipts SET undoes = NULL WHERE undoes = ?`
+)
+
 // PruneReceipts deletes the committed and void receipts created before
 // before, with their prior content. Pending receipts are never touched
 // (Recover settles them). Each path's receipts go in one transaction taken
@@ -176,14 +187,14 @@ func (e *Engine) prunePath(ctx context.Context, path string, ids []string, cutof
 				return err
 			}
 			var undoneKept int
-			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM fs_receipts WHERE undone_by = ?`, id).Scan(&undoneKept); err != nil {
+			if err := tx.QueryRowContext(ctx, undoneByQuery, id).Scan(&undoneKept); err != nil {
 				return err
 			}
 			if undoneKept > 0 {
 				deferred++
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE fs_receipts SET undoes = NULL WHERE undoes = ?`, id); err != nil {
+			if _, err := tx.ExecContext(ctx, unlinkUndoesQuery, id); err != nil {
 				return err
 			}
 			if _, err := tx.ExecContext(ctx,

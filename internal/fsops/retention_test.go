@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -227,5 +228,33 @@ func TestPruneReceiptsIsTransactional(t *testing.T) {
 	}
 	if _, err := env.e.Undo(ctx, "r", UndoInput{ReceiptID: second.ReceiptID}); err != nil {
 		t.Fatalf("undo after a failed prune: %v", err)
+	}
+}
+
+// TestPruneReceiptLookupsUseIndexes checks that the look-ups PruneReceipts
+// makes for each receipt search an index instead of scanning every receipt.
+func TestPruneReceiptLookupsUseIndexes(t *testing.T) {
+	env := newTestEngine(t)
+	for q, index := range map[string]string{
+		undoneByQuery:     "fs_receipts_undone_by",
+		unlinkUndoesQuery: "fs_receipts_undoes",
+	} {
+		var plan []string
+		rows, err := env.e.DB.R.Query("EXPLAIN QUERY PLAN "+q, "rcpt_x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		if !slices.ContainsFunc(plan, func(d string) bool { return strings.Contains(d, "SEARCH") && strings.Contains(d, index) }) {
+			t.Errorf("%s does not search %s: %q", q, index, plan)
+		}
 	}
 }
