@@ -53,8 +53,9 @@ const orphanGrace = time.Hour
 // waiting future will read back (dispatch's $future references), a permit
 // awaiting the operator, and an open run (its checkpoint and its
 // continuations' prompts), which a later conversation resumes from. Each
-// reads through an index that holds only live rows (migrations 0004, 0006,
-// 0010), never the finished history.
+// reads through an index, a partial one that holds only live rows where the
+// table keeps its finished history (migrations 0004, 0006, 0010), so none
+// of them reads the finished history.
 var liveQueries = []string{
 	`SELECT r.payload FROM arrivals r LEFT JOIN cursors c ON c.route = r.route
 		WHERE r.created_at >= ?1 AND r.seq > COALESCE(c.acked_seq, 0)`,
