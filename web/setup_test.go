@@ -132,7 +132,12 @@ func TestSetupFlow(t *testing.T) {
 	}
 
 	body := page("fresh")
-	has("fresh", body, `data-state="not_configured"`, `data-testid="client-path">`+fake+`<`, `data-testid="key-none"`)
+	has("fresh", body, `data-state="not_configured"`, `data-testid="candidate-path">`+fake+`<`,
+		`data-testid="candidate-sha256">`+fileSum(t, fake)+`<`, `data-testid="key-none"`)
+
+	// tunnel.client_path alone is not a pin: the operator pins the file
+	// with the SHA-256 shown.
+	post("/setup/pin", "client_path", fake, "client_sha256", fileSum(t, fake))
 
 	// A key that is too short is refused without being echoed.
 	post("/setup/key", "key", "sk-short")
@@ -304,7 +309,8 @@ func TestSetupRefusals(t *testing.T) {
 	b := f.login(t)
 	key := newRuntimeKey(t)
 	routes := map[string]url.Values{
-		"/setup/pin":       {"client_path": {filepath.Join(t.TempDir(), "tunnel-client")}},
+		"/setup/pin":       {"client_path": {filepath.Join(t.TempDir(), "tunnel-client")}, "client_sha256": {strings.Repeat("0", 64)}},
+		"/setup/pin/check": {"client_path": {filepath.Join(t.TempDir(), "tunnel-client")}},
 		"/setup/key":       {"key": {key}},
 		"/setup/key/clear": nil,
 		"/setup/init":      {"tunnel_id": {setupTunnelID}},
@@ -374,16 +380,36 @@ func fileSum(t *testing.T, path string) string {
 }
 
 // TestSetupPin walks the pin as an operator would: the page shows the
-// tunnel-client found on PATH, unpinned; pinning records its path and
-// SHA-256 (page and config.json); a file planted over it is shown as
+// tunnel-client found on PATH (inside an fs root) with its SHA-256 and
+// warnings, unpinned; init does not pin it; a pin posted with a SHA-256
+// the file no longer has is refused; pinning with the hash shown records
+// path and SHA-256 (page, config.json); a file planted over it is shown as
 // changed and refused by start and doctor (the Status page says so too);
-// pinning again lets it run.
+// a typed path is hashed and shown before it is pinned again; then it
+// runs.
 func TestSetupPin(t *testing.T) {
-	fake := fakeTunnelClient(t)
-	t.Setenv("PATH", filepath.Dir(fake))
+	built := fakeTunnelClient(t)
 	starts := filepath.Join(t.TempDir(), "starts")
 	t.Setenv("FAKE_TUNNEL_STARTS", starts)
-	f := newFixture(t, func(c *config.Config) { c.Tunnel.TunnelID = setupTunnelID })
+	t.Setenv("FAKE_TUNNEL_PROFILE_DIR", t.TempDir())
+	var fake string
+	f := newFixture(t, func(c *config.Config) {
+		c.Tunnel.TunnelID = setupTunnelID
+		// The fake lies on PATH inside the fs root, as a planted one would.
+		fake = filepath.Join(c.Roots[0], "bin", filepath.Base(built))
+	})
+	root := f.in.App.Config.Roots[0]
+	data, err := os.ReadFile(built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(fake), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(fake, data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", filepath.Dir(fake))
 	b := f.login(t)
 	post := func(path string, kv ...string) {
 		t.Helper()
@@ -417,37 +443,58 @@ func TestSetupPin(t *testing.T) {
 	}
 	post("/setup/key", "key", newRuntimeKey(t))
 
+	sum := fileSum(t, fake)
 	body := f.get(t, b, "/setup")
-	has("fresh", body, `data-testid="client-found"`, "Found (PATH)", `data-testid="client-path">`+fake+`<`,
-		`data-testid="pin-form"`, `data-state="not_configured"`, "not pinned")
+	has("fresh", body, `data-testid="client-candidate" data-source="PATH"`, "(found on PATH)",
+		`data-testid="candidate-path">`+fake+`<`, `data-testid="candidate-sha256">`+sum+`<`,
+		`data-testid="candidate-warning-path"`, `data-testid="candidate-warning-root"`, root,
+		`name="client_sha256" value="`+sum+`"`, `data-state="not_configured"`, "not pinned")
 	post("/setup/start")
 	has("start unpinned", f.get(t, b, "/setup"), `data-testid="flash-error">The tunnel cannot start yet: tunnel-client is not pinned yet`)
 	post("/setup/doctor")
 	has("doctor unpinned", f.get(t, b, "/setup"), `data-testid="flash-error">tunnel-client doctor did not run: no tunnel-client is pinned yet`)
+	// init does not pin (nor run) what PATH finds.
+	post("/setup/init", "tunnel_id", setupTunnelID)
+	has("init unpinned", f.get(t, b, "/setup"), `data-testid="flash-error">tunnel-client init did not run: no tunnel-client is pinned yet`)
+	if c := pinned(); c.ClientSHA256 != "" {
+		t.Fatalf("init pinned %+v", c)
+	}
 
-	// A path that is not absolute is refused, naming the field, not quoted.
-	post("/setup/pin", "client_path", "my-tunnel-client")
+	// A path that is not absolute is refused, naming the field, not quoted;
+	// so is a pin without the SHA-256.
+	post("/setup/pin", "client_path", "my-tunnel-client", "client_sha256", sum)
 	body = f.get(t, b, "/setup")
 	has("relative", body, `data-testid="flash-error">tunnel-client path: that is not the full path of a program file`)
 	lacks("relative", body, "my-tunnel-client")
+	post("/setup/pin", "client_path", fake)
+	has("no hash", f.get(t, b, "/setup"), `data-testid="flash-error">tunnel-client SHA-256: missing or not a SHA-256`)
 
-	sum := fileSum(t, fake)
-	post("/setup/pin")
+	// The file changes between the page and the pin: refused, naming both
+	// hashes; nothing pinned.
+	if err := os.WriteFile(fake, append(data, "swapped"...), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	swapped := fileSum(t, fake)
+	post("/setup/pin", "client_path", fake, "client_sha256", sum)
+	has("stale hash", f.get(t, b, "/setup"), `data-testid="flash-error">Not pinned: tunnel-client `+fake+` now has SHA-256 `+swapped+`, not the `+sum)
+	if c := pinned(); c.ClientSHA256 != "" {
+		t.Fatalf("a stale hash pinned %+v", c)
+	}
+	if err := os.WriteFile(fake, data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+
+	post("/setup/pin", "client_path", fake, "client_sha256", sum)
 	body = f.get(t, b, "/setup")
 	has("pinned", body, `data-testid="flash">tunnel-client pinned: `+fake+` (SHA-256 `+sum+`)`,
 		`data-testid="client-pinned"`, `data-testid="client-path">`+fake+`<`, `data-testid="client-sha256">`+sum+`<`,
-		`data-testid="client-pin-note"`, `data-state="stopped"`, `data-testid="pin-button">Pin again<`)
+		`data-testid="client-pin-note"`, `data-state="stopped"`, `data-testid="candidate-pinned"`)
 	if c := pinned(); c.ClientPath != fake || c.ClientSHA256 != sum {
 		t.Fatalf("config.json after the pin: %+v", c)
 	}
 
 	// Something replaces the pinned file.
-	data, err := os.ReadFile(fake)
-	if err != nil {
-		t.Fatal(err)
-	}
-	planted := append(data, "planted"...)
-	if err := os.WriteFile(fake, planted, 0o700); err != nil {
+	if err := os.WriteFile(fake, append(data, "planted"...), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	now := fileSum(t, fake)
@@ -464,8 +511,22 @@ func TestSetupPin(t *testing.T) {
 		t.Fatalf("the planted client ran (%v)", err)
 	}
 
-	// The operator checks the file and pins it again; now it runs.
-	post("/setup/pin", "client_path", fake)
+	// The operator types the path: Hearth shows its SHA-256 and a pin
+	// form, and pins nothing yet.
+	post("/setup/pin/check", "client_path", fake)
+	body = f.get(t, b, "/setup")
+	has("checked", body, `data-testid="client-checked"`, "(the path you gave)", `data-testid="candidate-sha256">`+now+`<`,
+		`name="client_sha256" value="`+now+`"`, `data-testid="candidate-warning-root"`)
+	if c := pinned(); c.ClientSHA256 != sum {
+		t.Fatalf("checking a path pinned it: %+v", c)
+	}
+	post("/setup/pin/check", "client_path", "not-a-path")
+	body = f.get(t, b, "/setup")
+	has("check relative", body, `data-testid="flash-error">tunnel-client path: that is not the full path`)
+	lacks("check relative", body, "not-a-path", `data-testid="client-checked"`)
+
+	// The operator checked the file and pins it again; now it runs.
+	post("/setup/pin", "client_path", fake, "client_sha256", now)
 	body = f.get(t, b, "/setup")
 	has("re-pinned", body, `data-testid="flash">tunnel-client pinned: `+fake+` (SHA-256 `+now+`)`, `data-testid="client-sha256">`+now+`<`, `data-state="stopped"`)
 	lacks("re-pinned", body, `data-testid="client-changed"`)

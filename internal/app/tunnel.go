@@ -27,18 +27,26 @@ func (a *App) openTunnel(configPath string) error {
 	}
 	a.Tunnel = tunnel.New(tunnel.Options{
 		Config: a.Config.Tunnel, ConfigPath: configPath, DataDir: a.DataDir,
-		Secrets: store, Journal: a.Ledger, Log: a.Log,
+		Secrets: store, Journal: a.Ledger, Log: a.Log, Roots: a.Config.Roots,
 	})
 	return nil
 }
 
 // startTunnel is Serve's tunnel step, once the MCP endpoint listens:
 // start tunnel-client when tunnel.autostart is on, else only report
-// whether it could run (not_configured says what is missing).
+// whether it could run (not_configured says what is missing). A tunnel
+// set up before pinning existed (a tunnel ID and a key, nothing pinned)
+// first gets the tunnel-client beside hearth-tray pinned, and only that
+// one (tunnel.AutoPin), so that it keeps starting unattended.
 func (a *App) startTunnel(ctx context.Context) {
 	a.tunnelServe.mu.Lock()
 	a.tunnelServe.ctx = ctx
 	a.tunnelServe.mu.Unlock()
+	if pin, ok, err := a.Tunnel.AutoPin(); err != nil {
+		a.Log.Warn("secure mcp tunnel: pin the tunnel-client beside hearth-tray", "err", err)
+	} else if ok {
+		a.Log.Info("secure mcp tunnel: pinned the tunnel-client beside hearth-tray (set up before pinning existed)", "path", pin.Path, "sha256", pin.SHA256)
+	}
 	if !a.Tunnel.Config().Autostart {
 		a.Tunnel.Check("not started: tunnel.autostart is off (start it from the control panel)")
 		return

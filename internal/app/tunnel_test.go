@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -183,5 +184,72 @@ func TestPinnedClientDeniedToFS(t *testing.T) {
 	}
 	if r := c.Call("fs", map[string]any{"operation": "write", "path": filepath.Join(dir, "notes.txt"), "data": "ok", "expected_sha256": nil}); r.State() != "completed" {
 		t.Fatalf("fs.write beside the pinned tunnel-client: %s", r.Raw)
+	}
+}
+
+// TestTunnelUpgradeAutoPin: a config.json from before pinning (tunnel ID,
+// key and autostart, no tunnel.client_sha256) gets the tunnel-client
+// beside hearth-tray pinned at start, journaled in the ledger, and the
+// tunnel starts unattended. A tunnel-client found only on PATH is never
+// pinned: the tunnel stays not set up, saying to pin it on the Setup page.
+func TestTunnelUpgradeAutoPin(t *testing.T) {
+	fake, sum := buildFakeClient(t)
+	upgraded := func(c *config.Config) {
+		c.Tunnel = config.Tunnel{TunnelID: "tunnel_apptest", Profile: "hearth-local", Autostart: true}
+	}
+	t.Setenv("PATH", filepath.Dir(fake))
+	in := hearthtest.StartHome(t, homeWithKey(t), upgraded)
+	deadline := time.Now().Add(30 * time.Second)
+	for st := in.App.Tunnel.Status(); st.State != tunnel.StateNotConfigured || !strings.Contains(st.Reason, "pin it on the Setup page"); st = in.App.Tunnel.Status() {
+		if time.Now().After(deadline) {
+			t.Fatalf("with tunnel-client only on PATH: %+v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if pin, ok := in.App.Tunnel.Pinned(); ok {
+		t.Fatalf("a tunnel-client on PATH was pinned: %+v", pin)
+	}
+	in.Stop()
+
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	beside := filepath.Join(filepath.Dir(exe), filepath.Base(fake))
+	b, err := os.ReadFile(fake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(beside, b, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(beside) })
+	in = hearthtest.StartHome(t, homeWithKey(t), upgraded)
+	deadline = time.Now().Add(30 * time.Second)
+	for in.App.Tunnel.Status().State != tunnel.StateReady {
+		if time.Now().After(deadline) {
+			t.Fatalf("tunnel never ready after the automatic pin: %+v", in.App.Tunnel.Status())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if pin, ok := in.App.Tunnel.Pinned(); !ok || pin.Path != beside || pin.SHA256 != sum {
+		t.Fatalf("pin = %+v, %v; want %s with %s", pin, ok, beside, sum)
+	}
+	saved, err := config.Load(filepath.Join(in.Home, "config.json"))
+	if err != nil || saved.Tunnel.ClientPath != beside || saved.Tunnel.ClientSHA256 != sum {
+		t.Errorf("config.json tunnel: %+v, %v", saved.Tunnel, err)
+	}
+	entries, err := in.App.Ledger.Tail(context.Background(), 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range entries {
+		if e.Kind == tunnel.KindClientPinned && strings.Contains(string(e.Data), sum) {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("the automatic pin is not in the ledger")
 	}
 }

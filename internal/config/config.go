@@ -91,9 +91,12 @@ const DefaultTunnelProfile = "hearth-local"
 // the secrets store and nowhere else.
 type Tunnel struct {
 	// ClientPath is the tunnel-client executable. With ClientSHA256 it is
-	// the pin Hearth runs and nothing else; without it, it only tells the
-	// Setup page's "pin" where to look first ("" looks beside hearth-tray,
-	// then on PATH).
+	// the pin Hearth runs and nothing else. Without it, it is only one of
+	// the files the Setup page lists for the operator to pin (with the
+	// tunnel-client beside hearth-tray and the one on PATH, each with its
+	// SHA-256); Hearth never runs it, and pins by itself only the
+	// tunnel-client beside hearth-tray, and only when ClientPath is "" or
+	// names that same file.
 	ClientPath string `json:"client_path"`
 	// ClientSHA256 is the lowercase hex SHA-256 of ClientPath, recorded
 	// when the operator pins tunnel-client on the Setup page. Hearth starts

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/hearth-dev/hearth/internal/config"
 )
@@ -20,45 +22,66 @@ import (
 // kept in config.json (tunnel.client_path, tunnel.client_sha256), which the
 // fs tool cannot reach. Before every start of the child, and before every
 // init or doctor, Hearth opens that file, hashes it and runs what it
-// hashed; a file whose hash changed is never run. The search for a
-// tunnel-client (tunnel.client_path, beside hearth-tray, PATH) happens only
-// when the operator pins, never at start: the default fs root, the user's
-// home, holds a folder on PATH (%LOCALAPPDATA%\Microsoft\WindowsApps), so a
-// PATH lookup at start would run whatever the model planted there with the
-// tunnel key in its environment.
+// hashed; a file whose hash changed is never run.
+//
+// Nothing found by a search is ever pinned without the operator seeing
+// it: the default fs root, the user's home, holds a folder on PATH
+// (%LOCALAPPDATA%\Microsoft\WindowsApps), so whatever a PATH lookup finds
+// may have been planted by the model, and it would be handed the tunnel
+// key. Candidates lists what there is (beside hearth-tray,
+// tunnel.client_path, PATH) with each file's SHA-256 and a warning where
+// the model could have written it; the operator pins one by its path and
+// the hash the page showed (PinClient), so a file swapped after the page
+// was drawn is refused. The only file Hearth pins by itself (PinBesideExe,
+// AutoPin) is the tunnel-client beside hearth-tray, which the fs tool is
+// denied (app's deniedPaths).
 
-// KindClientPinned is the ledger entry of a pin (path and sha256).
+// KindClientPinned is the ledger entry of a pin (path, sha256 and how).
 const KindClientPinned = "tunnel_client_pinned"
 
-// ErrNotPinned: no tunnel-client is pinned; the operator pins one on the
-// Setup page (running init there pins one too).
-var ErrNotPinned = errors.New("tunnel-client is not pinned yet (pin it on the Setup page; running init there pins it too)")
+// Sources of a Candidate: where it was found.
+const (
+	SourceBesideExe  = "beside hearth-tray"
+	SourceConfigured = "tunnel.client_path"
+	SourcePath       = "PATH"
+	SourceTyped      = "the path you gave"
+)
 
-// ErrClientNotFound: FindClient found no tunnel-client to pin.
-var ErrClientNotFound = errors.New("tunnel-client not found")
+// ErrNotPinned: no tunnel-client is pinned; the operator pins one on the
+// Setup page.
+var ErrNotPinned = errors.New("tunnel-client is not pinned yet (pin it on the Setup page)")
 
 // ErrClientChanged is what a ClientChangedError wraps.
 var ErrClientChanged = errors.New("the pinned tunnel-client changed")
 
-// ClientChangedError says that the pinned tunnel-client is gone, cannot be
-// read or no longer has the pinned SHA-256. It is the reason of
-// StateClientChanged and names the file, so that the operator can check it
-// before pinning it again.
+// ErrClientUnreadable is what a ClientUnreadableError wraps.
+var ErrClientUnreadable = errors.New("the pinned tunnel-client cannot be read just now")
+
+// ErrHashMismatch is what a HashMismatchError wraps.
+var ErrHashMismatch = errors.New("tunnel-client does not have the SHA-256 shown")
+
+// errNotRegular: the pinned path names something other than a file.
+var errNotRegular = errors.New("not a regular file")
+
+// ClientChangedError says that the pinned tunnel-client is gone, is no
+// longer a file, or no longer has the pinned SHA-256. It is terminal: the
+// reason of StateClientChanged, lifted only by a new pin. It names the
+// file, so that the operator can check it before pinning it again.
 type ClientChangedError struct {
 	Path string
 	// Want is the pinned SHA-256; Got the file's now ("" when Err says why
-	// it could not be hashed).
+	// there is no file to hash).
 	Want, Got string
 	Err       error
 }
 
 func (e *ClientChangedError) Error() string {
 	what := "no longer has the SHA-256 pinned on the Setup page"
-	if e.Err != nil {
-		what = "cannot be read"
-		if errors.Is(e.Err, os.ErrNotExist) {
-			what = "is gone"
-		}
+	switch {
+	case errors.Is(e.Err, fs.ErrNotExist):
+		what = "is gone"
+	case e.Err != nil:
+		what = "is no longer a program file"
 	}
 	return fmt.Sprintf("the pinned tunnel-client %s %s; Hearth will not run it until the operator checks it and pins it again on the Setup page", e.Path, what)
 }
@@ -70,6 +93,37 @@ func (e *ClientChangedError) Unwrap() []error {
 	return []error{ErrClientChanged, e.Err}
 }
 
+// ClientUnreadableError says that the pinned tunnel-client exists but
+// could not be opened or read: most often another program holds it open
+// (a backup tool or an antivirus scan: a sharing violation on Windows).
+// It is not terminal: the supervisor tries again after its restart
+// backoff.
+type ClientUnreadableError struct {
+	Path string
+	Err  error
+}
+
+func (e *ClientUnreadableError) Error() string {
+	return fmt.Sprintf("the pinned tunnel-client %s cannot be read just now (another program may hold it open): %v", e.Path, e.Err)
+}
+
+func (e *ClientUnreadableError) Unwrap() []error { return []error{ErrClientUnreadable, e.Err} }
+
+// HashMismatchError is PinClient's refusal: the file does not have the
+// SHA-256 the operator was shown (it changed since the page was drawn),
+// so nothing was pinned.
+type HashMismatchError struct {
+	Path string
+	// Want is the SHA-256 the operator saw; Got the file's now.
+	Want, Got string
+}
+
+func (e *HashMismatchError) Error() string {
+	return fmt.Sprintf("tunnel-client %s now has SHA-256 %s, not the %s you were shown; it changed since, so nothing was pinned (check the file, then pin it with its new SHA-256)", e.Path, e.Got, e.Want)
+}
+
+func (e *HashMismatchError) Unwrap() error { return ErrHashMismatch }
+
 // Pin is a pinned tunnel-client.
 type Pin struct {
 	// Path is the absolute path of the file.
@@ -77,6 +131,34 @@ type Pin struct {
 	// SHA256 is its content's SHA-256, lowercase hex.
 	SHA256 string `json:"sha256"`
 }
+
+// pinRecord is the ledger entry of a pin.
+type pinRecord struct {
+	Pin
+	// How says who pinned it: the operator on the Setup page, or Hearth
+	// by itself (the copy beside hearth-tray).
+	How string `json:"how"`
+}
+
+// Candidate is a tunnel-client the operator may pin, as the Setup page
+// shows it.
+type Candidate struct {
+	// Path is the absolute path of the file.
+	Path string
+	// Source is where it was found (SourceBesideExe, …).
+	Source string
+	// SHA256 is its content's SHA-256 now; "" when Err says why not.
+	SHA256 string
+	// Root is the fs root it lies in, "" when none: the model can write
+	// there, so it may have planted this file. The copy beside
+	// hearth-tray is never flagged: the fs tool is denied it.
+	Root string
+	Err  error
+}
+
+// Risky reports whether the model could have put this file there: it
+// was found on PATH or lies in an fs root.
+func (c Candidate) Risky() bool { return c.Source == SourcePath || c.Root != "" }
 
 // Pinned returns the pinned tunnel-client, if any. It does not look at the
 // file; VerifyClient does.
@@ -89,136 +171,311 @@ func (s *Supervisor) Pinned() (Pin, bool) {
 }
 
 // VerifyClient hashes the pinned tunnel-client now: nil when it still has
-// its pinned SHA-256, ErrNotPinned, or a *ClientChangedError.
+// its pinned SHA-256, ErrNotPinned, a *ClientChangedError or a
+// *ClientUnreadableError.
 func (s *Supervisor) VerifyClient() error {
-	c, err := openClient(s.Config())
+	c, err := s.openClient(s.Config())
 	if err != nil {
 		return err
 	}
 	return c.Close()
 }
 
-// FindClient returns the tunnel-client that PinClient("") would pin, and
-// where it was found: "tunnel.client_path", "beside hearth-tray" or "PATH"
-// (never the current directory). Only the operator's pin uses it; nothing
-// is ever started from what it finds.
-func (s *Supervisor) FindClient() (path, source string, err error) {
-	cfg := s.Config()
-	if cfg.ClientPath != "" {
-		if isFile(cfg.ClientPath) {
-			return filepath.Clean(cfg.ClientPath), "tunnel.client_path", nil
-		}
-		return "", "", fmt.Errorf("%w: tunnel.client_path (%s) does not name a program file", ErrClientNotFound, cfg.ClientPath)
-	}
+// besideExe is where hearth-tray's own tunnel-client would be.
+func (s *Supervisor) besideExe() string {
 	dir := s.exeDir
 	if dir == "" {
-		if exe, err := os.Executable(); err == nil {
-			dir = filepath.Dir(exe)
+		exe, err := os.Executable()
+		if err != nil {
+			return ""
 		}
+		dir = filepath.Dir(exe)
 	}
-	if dir != "" {
-		if p := filepath.Join(dir, clientName()); isFile(p) {
-			return p, "beside hearth-tray", nil
-		}
-	}
-	if p, err := exec.LookPath(clientName()); err == nil {
-		if abs, err := filepath.Abs(p); err == nil {
-			return abs, "PATH", nil
-		}
-	}
-	return "", "", fmt.Errorf("%w: no %s beside hearth-tray or on PATH (put it there, or give its full path)", ErrClientNotFound, clientName())
+	return filepath.Join(dir, clientName())
 }
 
-// PinClient pins tunnel-client: path when given (it must be absolute),
-// else what FindClient finds. It hashes the file, saves path and hash as
-// tunnel.client_path and tunnel.client_sha256 (persisted like SetConfig)
-// and records tunnel_client_pinned in the ledger. Only the operator may
-// call it (the Setup page); pinning again after updating tunnel-client is
-// how the new file is allowed to run. A running tunnel-client keeps
-// running; its next start runs the new pin.
-func (s *Supervisor) PinClient(path string) (Pin, error) {
-	if path == "" {
-		p, _, err := s.FindClient()
-		if err != nil {
-			return Pin{}, err
+// Candidates lists the tunnel-client files the operator could pin, each
+// hashed now: the one beside hearth-tray, the one tunnel.client_path
+// names, and the one PATH finds (never in the current directory), each
+// path once, in that order. Nothing is pinned or run; the Setup page shows
+// them so that the operator pins the one they checked.
+func (s *Supervisor) Candidates() []Candidate {
+	cfg := s.Config()
+	var out []Candidate
+	add := func(path, source string) {
+		if path == "" || !filepath.IsAbs(path) || !isFile(path) {
+			return
 		}
-		path = p
-	} else if !filepath.IsAbs(path) {
-		return Pin{}, &config.Error{Key: "tunnel.client_path", Msg: fmt.Sprintf("%q is not an absolute path", path)}
+		path = filepath.Clean(path)
+		for _, c := range out {
+			if samePath(c.Path, path) {
+				return
+			}
+		}
+		out = append(out, s.inspect(path, source))
 	}
-	path = filepath.Clean(path)
-	if !isFile(path) {
-		return Pin{}, &config.Error{Key: "tunnel.client_path", Msg: fmt.Sprintf("%q is not a program file", path)}
+	add(s.besideExe(), SourceBesideExe)
+	add(cfg.ClientPath, SourceConfigured)
+	if p, err := exec.LookPath(clientName()); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			add(abs, SourcePath)
+		}
+	}
+	return out
+}
+
+// Inspect hashes the file at path, which the operator typed, so that the
+// Setup page can show its SHA-256 before the operator pins it. path must
+// be the absolute path of a file (a *config.Error for
+// tunnel.client_path otherwise); a file that cannot be read comes back
+// with Err set.
+func (s *Supervisor) Inspect(path string) (Candidate, error) {
+	if err := checkClientPath(path); err != nil {
+		return Candidate{}, err
+	}
+	return s.inspect(filepath.Clean(path), SourceTyped), nil
+}
+
+func (s *Supervisor) inspect(path, source string) Candidate {
+	c := Candidate{Path: path, Source: source}
+	if source != SourceBesideExe || !samePath(path, s.besideExe()) {
+		c.Root = s.rootOf(path)
 	}
 	f, err := openExclusive(path)
 	if err != nil {
-		return Pin{}, fmt.Errorf("open tunnel-client %s: %w", path, err)
+		c.Err = err
+		return c
 	}
-	sum, err := hashFile(f)
-	f.Close()
+	defer f.Close()
+	c.SHA256, c.Err = hashFile(f)
+	return c
+}
+
+// rootOf returns the fs root path lies in (lexically or once symbolic
+// links are resolved), or "".
+func (s *Supervisor) rootOf(path string) string {
+	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
-		return Pin{}, fmt.Errorf("hash tunnel-client %s: %w", path, err)
+		real = path
 	}
-	pin := Pin{Path: path, SHA256: sum}
+	for _, root := range s.roots {
+		realRoot, err := filepath.EvalSymlinks(root)
+		if err != nil {
+			realRoot = root
+		}
+		if within(root, path) || within(realRoot, real) {
+			return root
+		}
+	}
+	return ""
+}
+
+// within reports whether p is dir or lies below it (filepath.Rel compares
+// case-insensitively on Windows, as the file system does).
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(filepath.Clean(dir), filepath.Clean(p))
+	return err == nil && !filepath.IsAbs(rel) && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// samePath reports whether a and b name the same file: the same file on
+// disk when both exist, else the same cleaned path.
+func samePath(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(sa, sb)
+	}
+	a, b = filepath.Clean(a), filepath.Clean(b)
+	if runtime.GOOS == "windows" {
+		return strings.EqualFold(a, b)
+	}
+	return a == b
+}
+
+// checkClientPath refuses what cannot be pinned, naming
+// tunnel.client_path.
+func checkClientPath(path string) error {
+	if !filepath.IsAbs(path) {
+		return &config.Error{Key: "tunnel.client_path", Msg: fmt.Sprintf("%q is not an absolute path", path)}
+	}
+	if !isFile(path) {
+		return &config.Error{Key: "tunnel.client_path", Msg: fmt.Sprintf("%q is not a program file", path)}
+	}
+	return nil
+}
+
+// PinClient pins the tunnel-client at path, which must be absolute and
+// must still have sha256, the hash the operator was shown (Candidates,
+// Inspect): it hashes the file again and refuses with a
+// *HashMismatchError when it differs, pinning nothing. It saves path and
+// hash as tunnel.client_path and tunnel.client_sha256 (persisted like
+// SetConfig) and records tunnel_client_pinned in the ledger. Only the
+// operator may call it (the Setup page); pinning again after updating
+// tunnel-client is how the new file is allowed to run. A running
+// tunnel-client keeps running; its next start runs the new pin.
+func (s *Supervisor) PinClient(path, sha256 string) (Pin, error) {
+	if err := checkClientPath(path); err != nil {
+		return Pin{}, err
+	}
+	want := strings.ToLower(strings.TrimSpace(sha256))
+	if !isSHA256(want) {
+		return Pin{}, &config.Error{Key: "tunnel.client_sha256", Msg: "is not a SHA-256 (64 hexadecimal digits); pin tunnel-client from the Setup page, which shows its SHA-256"}
+	}
+	s.pinMu.Lock()
+	defer s.pinMu.Unlock()
+	path = filepath.Clean(path)
+	got, err := hashPath(path)
+	if err != nil {
+		return Pin{}, err
+	}
+	if got != want {
+		return Pin{}, &HashMismatchError{Path: path, Want: want, Got: got}
+	}
+	return s.savePin(Pin{Path: path, SHA256: got}, "the operator, on the Setup page")
+}
+
+// PinBesideExe pins the tunnel-client beside hearth-tray when nothing is
+// pinned yet, and reports whether it did. That file is the one Hearth may
+// pin by itself: the fs tool is denied it, so the model cannot have put
+// it there. It pins nothing when a pin exists, when there is no
+// tunnel-client beside hearth-tray, or when tunnel.client_path names
+// another file (the operator chose that one; only the operator pins it).
+// how goes into the ledger entry and the log.
+func (s *Supervisor) PinBesideExe(how string) (Pin, bool, error) {
+	s.pinMu.Lock()
+	defer s.pinMu.Unlock()
+	if _, ok := s.Pinned(); ok {
+		return Pin{}, false, nil
+	}
+	beside := s.besideExe()
+	if beside == "" || !isFile(beside) {
+		return Pin{}, false, nil
+	}
+	if p := s.Config().ClientPath; p != "" && !samePath(p, beside) {
+		s.log.Info("tunnel: not pinning the tunnel-client beside hearth-tray: tunnel.client_path names another file", "client_path", p)
+		return Pin{}, false, nil
+	}
+	sum, err := hashPath(beside)
+	if err != nil {
+		return Pin{}, false, err
+	}
+	pin, err := s.savePin(Pin{Path: beside, SHA256: sum}, how)
+	return pin, err == nil, err
+}
+
+// AutoPin is Hearth's start-up step for a config.json written before
+// pinning existed: a tunnel ID and a runtime key but no
+// tunnel.client_sha256, so the tunnel could not start unattended. It pins
+// the tunnel-client beside hearth-tray (PinBesideExe), never one on PATH
+// or elsewhere; otherwise the tunnel stays not set up until the operator
+// pins one on the Setup page. It reports whether it pinned.
+func (s *Supervisor) AutoPin() (Pin, bool, error) {
+	if _, ok := s.Pinned(); ok || s.Config().TunnelID == "" {
+		return Pin{}, false, nil
+	}
+	if ok, err := s.KeyPresent(); err != nil || !ok {
+		return Pin{}, false, err
+	}
+	return s.PinBesideExe("Hearth at start: the tunnel was set up but nothing was pinned (an upgrade); only the tunnel-client beside hearth-tray is pinned this way")
+}
+
+// savePin saves pin as the configuration, journals and logs it.
+func (s *Supervisor) savePin(pin Pin, how string) (Pin, error) {
 	cfg := s.Config()
 	cfg.ClientPath, cfg.ClientSHA256 = pin.Path, pin.SHA256
 	if err := s.SetConfig(cfg); err != nil {
 		return Pin{}, err
 	}
 	if s.journal != nil {
-		if _, err := s.journal.Append(context.Background(), KindClientPinned, pin); err != nil {
+		if _, err := s.journal.Append(context.Background(), KindClientPinned, pinRecord{Pin: pin, How: how}); err != nil {
 			return pin, fmt.Errorf("tunnel-client was pinned but the pin was not recorded in the ledger: %w", err)
 		}
 	}
-	s.log.Info("tunnel: tunnel-client pinned", "path", pin.Path, "sha256", pin.SHA256)
+	s.log.Info("tunnel: tunnel-client pinned", "path", pin.Path, "sha256", pin.SHA256, "by", how)
 	return pin, nil
 }
 
-// client is a pinned tunnel-client, open and verified: Path is what to
-// run. While it is open the file cannot be swapped for another one under
-// the name that was verified (on Windows the handle denies writing,
-// renaming and deleting it; on Linux Path runs the open file itself,
-// through /proc/self/fd). Close it once the child has started.
+// hashPath hashes the file at path, opened as for a run.
+func hashPath(path string) (string, error) {
+	f, err := openExclusive(path)
+	if err != nil {
+		return "", fmt.Errorf("open tunnel-client %s: %w", path, err)
+	}
+	defer f.Close()
+	sum, err := hashFile(f)
+	if err != nil {
+		return "", fmt.Errorf("hash tunnel-client %s: %w", path, err)
+	}
+	return sum, nil
+}
+
+// client is a pinned tunnel-client, open and verified. While it is open
+// the file cannot be swapped for another one under the name that was
+// verified: on Windows the handle denies writing, renaming and deleting
+// it, and Path is the handle's final path; on Linux what runs is the open
+// file itself, through /proc/self/fd (see pin_other.go). Close it once
+// the child has started.
 type client struct {
 	f *os.File
-	// Path is what exec runs; Name is the pinned path (argv[0], messages).
+	// Path is what a setup command runs; Name is the pinned path
+	// (argv[0], messages).
 	Path, Name string
 }
 
 func (c *client) Close() error { return c.f.Close() }
 
 // openClient opens the pinned tunnel-client of cfg and checks its hash:
-// ErrNotPinned, or a *ClientChangedError, or the open client.
-func openClient(cfg config.Tunnel) (*client, error) {
+// ErrNotPinned; a *ClientChangedError (gone, not a file, another hash:
+// terminal); a *ClientUnreadableError (it could not be opened or read
+// just now: worth another try); or the open client.
+func (s *Supervisor) openClient(cfg config.Tunnel) (*client, error) {
 	if cfg.ClientPath == "" || cfg.ClientSHA256 == "" {
 		return nil, ErrNotPinned
 	}
 	changed := &ClientChangedError{Path: cfg.ClientPath, Want: cfg.ClientSHA256}
+	unreadable := func(err error) error { return &ClientUnreadableError{Path: cfg.ClientPath, Err: err} }
 	st, err := os.Stat(cfg.ClientPath)
-	if err == nil && !st.Mode().IsRegular() {
-		err = errors.New("not a regular file")
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		changed.Err = err
+		return nil, changed
+	case err != nil:
+		return nil, unreadable(err)
+	case !st.Mode().IsRegular():
+		changed.Err = errNotRegular
+		return nil, changed
 	}
-	if err != nil {
+	open := openExclusive
+	if s.testHookOpen != nil {
+		open = s.testHookOpen
+	}
+	f, err := open(cfg.ClientPath)
+	if errors.Is(err, fs.ErrNotExist) {
 		changed.Err = err
 		return nil, changed
 	}
-	f, err := openExclusive(cfg.ClientPath)
 	if err != nil {
-		changed.Err = err
-		return nil, changed
+		return nil, unreadable(err)
 	}
 	sum, err := hashFile(f)
 	if err != nil {
 		f.Close()
-		changed.Err = err
-		return nil, changed
+		return nil, unreadable(err)
 	}
 	if sum != cfg.ClientSHA256 {
 		f.Close()
 		changed.Got = sum
 		return nil, changed
 	}
-	return &client{f: f, Path: execPath(f, cfg.ClientPath), Name: cfg.ClientPath}, nil
+	path, err := execPath(f, cfg.ClientPath)
+	if err != nil {
+		f.Close()
+		return nil, unreadable(err)
+	}
+	return &client{f: f, Path: path, Name: cfg.ClientPath}, nil
 }
 
 // hashFile returns the SHA-256 of f's content from its start, lowercase
@@ -232,6 +489,19 @@ func hashFile(f *os.File) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// isSHA256 reports whether s is 64 lowercase hexadecimal digits.
+func isSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // clientName is tunnel-client's file name on this OS.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -23,8 +22,12 @@ const maxErrorLine = 300
 // from backoffMin to backoffMax and starts over after a child that ran
 // healthyAfter; loopFailures exits within loopWindow end the supervision
 // in crash_loop. Each start takes the settings in effect then (a new pin
-// included) and hashes the pinned file again; a file that changed ends
-// the supervision in client_changed, without retrying.
+// included) and hashes the pinned file again; a file that is gone or
+// changed ends the supervision in client_changed, without retrying. A
+// file that cannot be opened or read just then (a backup tool or an
+// antivirus holding it) is tried again after the same backoff, the error
+// shown as LastError; as no child ran, it does not count towards the
+// crash loop.
 func (s *Supervisor) supervise(ctx context.Context, r *run, logf *rotatingLog) {
 	defer close(r.done)
 	defer logf.Close()
@@ -43,9 +46,37 @@ func (s *Supervisor) supervise(ctx context.Context, r *run, logf *rotatingLog) {
 	delay := s.t.backoffMin
 	var failures []time.Time
 	restarts := 0
+	// wait sleeps delay (a Restart cuts it short) and doubles it; false
+	// when ctx ended.
+	wait := func() bool {
+		timer := time.NewTimer(delay)
+		defer timer.Stop()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-r.restart:
+			delay = s.t.backoffMin
+		case <-timer.C:
+			delay = min(2*delay, s.t.backoffMax)
+		}
+		return true
+	}
 	for {
 		cfg := s.Config()
-		cl, err := openClient(cfg)
+		cl, err := s.openClient(cfg)
+		if errors.Is(err, ErrClientUnreadable) {
+			msg := err.Error()
+			s.update(r, func(st *Status) {
+				st.State, st.PID, st.LastError = StateBackoff, 0, truncate(msg, maxErrorLine)
+				st.Reason = fmt.Sprintf("the pinned tunnel-client could not be read (see the last error); trying again in %s", delay)
+			})
+			s.note(logf, fmt.Sprintf("not starting tunnel-client now: %s; trying again in %s", msg, delay))
+			s.log.Warn("tunnel: pinned tunnel-client unreadable; trying again", "err", err, "in", delay)
+			if !wait() {
+				return
+			}
+			continue
+		}
 		if err != nil {
 			state, reason := StateNotConfigured, err.Error()
 			if errors.Is(err, ErrClientChanged) {
@@ -99,16 +130,8 @@ func (s *Supervisor) supervise(ctx context.Context, r *run, logf *rotatingLog) {
 		s.setState(r, StateBackoff, fmt.Sprintf("tunnel-client %s; restarting in %s", res.summary, delay))
 		s.note(logf, fmt.Sprintf("tunnel-client %s; restarting in %s", res.desc, delay))
 		s.log.Warn("tunnel: tunnel-client exited; restarting", "exit", res.desc, "in", delay)
-		timer := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
+		if !wait() {
 			return
-		case <-r.restart:
-			timer.Stop()
-			delay = s.t.backoffMin
-		case <-timer.C:
-			delay = min(2*delay, s.t.backoffMax)
 		}
 		restarts++
 		s.update(r, func(st *Status) { st.Restarts = restarts })
@@ -195,8 +218,7 @@ func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, cl 
 		// often taken, and the URL file tells Hearth the real one.
 		"--health.listen-addr", "127.0.0.1:0",
 		"--health.url-file", urlFile}
-	cmd := exec.CommandContext(runCtx, cl.Path, args...)
-	cmd.Args[0] = cl.Name
+	cmd := cl.command(runCtx, args...)
 	cmd.Env = env
 	cmd.Dir = s.dataDir
 	cmd.SysProcAttr = tree.SysProcAttr()

@@ -44,9 +44,11 @@ func (r CommandResult) OK() bool { return r.ExitCode == 0 && !r.TimedOut }
 //	tunnel-client init --sample sample_mcp_remote_no_auth --profile <profile>
 //	  --tunnel-id <tunnelID> --mcp-server-url <mcpURL>
 //
-// mcpURL is Hearth's MCP endpoint (App.MCPURL). Init is the operator's
-// setup step, so when no tunnel-client is pinned yet it pins the one
-// FindClient finds first (PinClient). On success the tunnel ID becomes
+// mcpURL is Hearth's MCP endpoint (App.MCPURL). When no tunnel-client is
+// pinned yet, Init pins the one beside hearth-tray (PinBesideExe), which
+// the model cannot have put there; it never pins one from PATH or
+// elsewhere (ErrNotPinned: the operator pins it on the Setup page,
+// seeing its SHA-256). On success the tunnel ID becomes
 // tunnel.tunnel_id (persisted like SetConfig). tunnel-client refuses to
 // overwrite an existing profile; its message says so in the result. The
 // error is non-nil only when nothing could be run (or the tunnel ID could
@@ -65,8 +67,12 @@ func (s *Supervisor) Init(ctx context.Context, tunnelID, mcpURL string) (Command
 		return CommandResult{}, err
 	}
 	if _, ok := s.Pinned(); !ok {
-		if _, err := s.PinClient(""); err != nil {
+		_, pinned, err := s.PinBesideExe("the operator's init on the Setup page, with nothing pinned: the tunnel-client beside hearth-tray")
+		if err != nil {
 			return CommandResult{}, err
+		}
+		if !pinned {
+			return CommandResult{}, ErrNotPinned
 		}
 	}
 	cfg := s.Config()
@@ -90,7 +96,7 @@ func (s *Supervisor) Doctor(ctx context.Context) (CommandResult, error) {
 // args, bounded by setupTimeout and ctx, with the key (when there is one)
 // in its environment only.
 func (s *Supervisor) setupCommand(ctx context.Context, cfg config.Tunnel, args ...string) (CommandResult, error) {
-	cl, err := openClient(cfg)
+	cl, err := s.openClient(cfg)
 	if err != nil {
 		var changed *ClientChangedError
 		if errors.As(err, &changed) {

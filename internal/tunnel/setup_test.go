@@ -215,8 +215,8 @@ func TestSetupWithoutClient(t *testing.T) {
 	if _, err := s.Init(context.Background(), "", "http://127.0.0.1:3000/mcp"); !errors.As(err, &ce) {
 		t.Errorf("init without a tunnel ID: %v", err)
 	}
-	// init pins the tunnel-client it finds; here there is none.
-	if _, err := s.Init(context.Background(), testTunnelID, "http://127.0.0.1:3000/mcp"); err == nil || !strings.Contains(err.Error(), "not found") {
+	// init pins only a tunnel-client beside hearth-tray; here there is none.
+	if _, err := s.Init(context.Background(), testTunnelID, "http://127.0.0.1:3000/mcp"); !errors.Is(err, ErrNotPinned) {
 		t.Errorf("init without any tunnel-client: %v", err)
 	}
 }

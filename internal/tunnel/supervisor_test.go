@@ -388,39 +388,6 @@ func TestNotConfigured(t *testing.T) {
 	}
 }
 
-// TestFindClient: the search that pinning uses prefers tunnel.client_path,
-// then the folder of hearth-tray, then PATH.
-func TestFindClient(t *testing.T) {
-	client := dummyClient(t)
-	s, _, _ := newSupervisor(t, "", testTunnelID, testKey(t))
-	t.Setenv("PATH", filepath.Dir(client))
-	if p, src, err := s.FindClient(); err != nil || p != client || src != "PATH" {
-		t.Errorf("on PATH: %q, %q, %v; want %q", p, src, err, client)
-	}
-	beside := filepath.Join(s.exeDir, clientName())
-	if err := os.WriteFile(beside, []byte("x"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if p, src, err := s.FindClient(); err != nil || p != beside || src != "beside hearth-tray" {
-		t.Errorf("beside hearth-tray: %q, %q, %v; want %q (preferred to PATH)", p, src, err, beside)
-	}
-	cfg := s.Config()
-	cfg.ClientPath = client
-	if err := s.SetConfig(cfg); err != nil {
-		t.Fatal(err)
-	}
-	if p, src, err := s.FindClient(); err != nil || p != client || src != "tunnel.client_path" {
-		t.Errorf("tunnel.client_path: %q, %q, %v; want %q (preferred to all)", p, src, err, client)
-	}
-	cfg.ClientPath = filepath.Join(t.TempDir(), "missing")
-	if err := s.SetConfig(cfg); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s.FindClient(); err == nil || !strings.Contains(err.Error(), "tunnel.client_path") {
-		t.Errorf("tunnel.client_path naming nothing: %v", err)
-	}
-}
-
 // TestRestartAppliesNewKey: SetKey while running restarts tunnel-client
 // with the new key, and that is not counted as a crash.
 func TestRestartAppliesNewKey(t *testing.T) {

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -47,7 +48,9 @@ const (
 	// StateClientChanged: the pinned tunnel-client is gone or no longer
 	// has its pinned SHA-256, so Hearth refuses to run it (and does not
 	// retry); Status.Reason names the file. Only the operator's new pin on
-	// the Setup page (PinClient) lifts it.
+	// the Setup page (PinClient) lifts it. A file that merely cannot be
+	// read just now (another program holds it open) is not this: the
+	// supervisor backs off and tries again.
 	StateClientChanged State = "client_changed"
 	// StateStopped: configured but not running (never started, or Stop).
 	StateStopped State = "stopped"
@@ -120,6 +123,9 @@ type Options struct {
 	Secrets secrets.Store
 	Journal Journal
 	Log     *slog.Logger
+	// Roots are the fs tool's roots (config "roots"): the Setup page
+	// warns about a tunnel-client found inside one (Candidates).
+	Roots []string
 }
 
 // timing holds the supervisor's delays and limits (tests shorten them).
@@ -167,12 +173,22 @@ type Supervisor struct {
 	journal    Journal
 	log        *slog.Logger
 	t          timing
-	// exeDir is where hearth-tray lives, searched for tunnel-client when
-	// the operator pins it; "" means the directory of os.Executable.
+	// roots are the fs tool's roots (Options.Roots).
+	roots []string
+	// exeDir is where hearth-tray lives, the one place Hearth pins a
+	// tunnel-client from by itself (PinBesideExe); "" means the
+	// directory of os.Executable.
 	exeDir string
 	// testHookBeforeExec, when set, runs between the hash of the pinned
 	// file and the start of the child (tests swap the file there).
 	testHookBeforeExec func()
+	// testHookOpen, when set, replaces openExclusive for the pinned file
+	// in openClient (tests make it fail as a sharing violation would).
+	testHookOpen func(path string) (*os.File, error)
+
+	// pinMu serializes pins, so that an automatic pin never overwrites
+	// the operator's.
+	pinMu sync.Mutex
 
 	// life serializes Start, Stop and SetConfig, so that a Stop waiting for
 	// the child to exit cannot interleave with a Start.
@@ -190,9 +206,12 @@ type Supervisor struct {
 // subscriber is one OnChange callback and its delivery state.
 type subscriber struct {
 	fn func(Status)
-	// notifying: a goroutine delivers to fn; cancelled: OnChange's cancel
-	// ran. Both are guarded by Supervisor.mu.
-	notifying, cancelled bool
+	// notifying: a goroutine delivers to fn. Guarded by Supervisor.mu.
+	notifying bool
+	// call is held around each call of fn and by cancel while it sets
+	// cancelled, so that no call begins once cancel has returned.
+	call      sync.Mutex
+	cancelled bool
 }
 
 // run is one supervision, from Start until Stop or a terminal state.
@@ -214,6 +233,7 @@ func New(o Options) *Supervisor {
 	return &Supervisor{
 		dataDir: o.DataDir, configPath: o.ConfigPath,
 		secrets: o.Secrets, journal: o.Journal, log: log,
+		roots:  slices.Clone(o.Roots),
 		t:      defaultTiming(),
 		cfg:    o.Config,
 		status: Status{State: StateStopped, Reason: "not started", Since: time.Now()},
@@ -244,8 +264,11 @@ func (s *Supervisor) healthURLFile() string { return filepath.Join(s.dataDir, "t
 // ends the subscription. Each subscriber gets calls on a goroutine of its
 // own, one call at a time, each with the status current when it runs: a
 // slow fn sees fewer, never stale, updates, and delays no other
-// subscriber. fn may call any method, cancel included. After cancel
-// returns no new call of fn begins (one already running finishes).
+// subscriber. fn may call any method of the Supervisor, but not cancel:
+// cancel waits for a call of fn that is running to return, and once
+// cancel has returned no call of fn begins (so fn may use what the
+// subscriber frees after cancel). To end the subscription from fn, call
+// cancel on another goroutine. Calling cancel again does nothing.
 func (s *Supervisor) OnChange(fn func(Status)) (cancel func()) {
 	sub := &subscriber{fn: fn}
 	s.mu.Lock()
@@ -253,9 +276,11 @@ func (s *Supervisor) OnChange(fn func(Status)) (cancel func()) {
 	s.mu.Unlock()
 	return func() {
 		s.mu.Lock()
-		defer s.mu.Unlock()
-		sub.cancelled = true
 		s.subs = slices.DeleteFunc(s.subs, func(x *subscriber) bool { return x == sub })
+		s.mu.Unlock()
+		sub.call.Lock()
+		sub.cancelled = true
+		sub.call.Unlock()
 	}
 }
 
@@ -291,20 +316,22 @@ func (s *Supervisor) update(r *run, change func(st *Status)) {
 }
 
 // notify delivers status changes to sub until it has caught up or is
-// cancelled.
+// cancelled. The check of cancelled and the call of fn happen under
+// sub.call, which cancel takes too: a cancel that returned came either
+// before the check (no call) or after the call.
 func (s *Supervisor) notify(sub *subscriber) {
 	for {
 		s.mu.Lock()
-		if sub.cancelled {
-			sub.notifying = false
-			s.mu.Unlock()
-			return
-		}
 		st, v := s.status, s.version
 		s.mu.Unlock()
-		sub.fn(st)
+		sub.call.Lock()
+		cancelled := sub.cancelled
+		if !cancelled {
+			sub.fn(st)
+		}
+		sub.call.Unlock()
 		s.mu.Lock()
-		if s.version == v || sub.cancelled {
+		if cancelled || s.version == v {
 			sub.notifying = false
 			s.mu.Unlock()
 			return
@@ -325,9 +352,10 @@ func (s *Supervisor) setState(r *run, state State, reason string) {
 // Start begins supervising tunnel-client, unless it is already supervised.
 // It fails with ErrNotConfigured (saying what is missing) when there is no
 // runtime key, no tunnel ID or no pinned tunnel-client, and with a
-// *ClientChangedError (StateClientChanged) when the pinned file no longer
-// has its pinned SHA-256. Every start of the child, the first and each
-// restart, hashes the pinned file again.
+// *ClientChangedError (StateClientChanged) when the pinned file is gone or
+// no longer has its pinned SHA-256. Every start of the child, the first
+// and each restart, hashes the pinned file again; a file that cannot be
+// read just then is tried again after the restart backoff.
 //
 // ctx bounds the supervision: when it ends the child is stopped as by
 // Stop. Pass the application's context, not a request's. Start after a
@@ -444,8 +472,9 @@ func (s *Supervisor) Check(reason string) {
 }
 
 // check reports what is missing for a start, or that the pinned
-// tunnel-client changed (hashing it now). It never searches for a
-// tunnel-client: only the pin is ever run.
+// tunnel-client changed (hashing it now). A pinned file that cannot be
+// read just now is neither: a start tries it again. It never searches for
+// a tunnel-client: only the pin is ever run.
 func (s *Supervisor) check(cfg config.Tunnel) (missing []string, changed *ClientChangedError) {
 	if cfg.TunnelID == "" {
 		missing = append(missing, "no tunnel ID yet (enter it on the Setup page, or set tunnel.tunnel_id)")
@@ -456,11 +485,13 @@ func (s *Supervisor) check(cfg config.Tunnel) (missing []string, changed *Client
 	} else if !ok {
 		missing = append(missing, "no tunnel runtime key yet (enter it on the Setup page)")
 	}
-	c, err := openClient(cfg)
+	c, err := s.openClient(cfg)
 	switch {
 	case err == nil:
 		c.Close()
 	case errors.As(err, &changed):
+	case errors.Is(err, ErrClientUnreadable):
+		s.log.Warn("tunnel: hash the pinned tunnel-client", "err", err)
 	default:
 		missing = append(missing, err.Error())
 	}

@@ -7,10 +7,17 @@
 // Pinning is operator-only, here: Hearth runs only the tunnel-client file
 // pinned on this page (its path and SHA-256), never one found on PATH at
 // start. The page shows the pin, hashes the file again when it loads, and
-// says so when the file changed; "Pin again" (or init, when nothing is
-// pinned yet) records a new pin. The tunnel's state is refreshed every 2 s by htmx;
-// every action is a plain form POST that redirects back with a one-shot
-// message, so the page works without JavaScript.
+// says so when the file changed. It lists every tunnel-client it finds
+// (beside hearth-tray, tunnel.client_path, PATH) with its full path, its
+// SHA-256 and where it came from, warning about one found on PATH or
+// inside an fs root, where the model could have planted it; a path the
+// operator types is hashed and shown the same way before it can be
+// pinned. Each "Pin" posts back the path and the SHA-256 the operator
+// saw, and a file that changed since is refused (tunnel.PinClient). Only
+// init pins by itself, and only the tunnel-client beside hearth-tray. The
+// tunnel's state is refreshed every 2 s by htmx; every action is a plain
+// form POST that redirects back with a one-shot message, so the page
+// works without JavaScript.
 //
 // The runtime key goes from the posted form straight to
 // tunnel.Supervisor.SetKey. No response, redirect, message, log line or
@@ -69,6 +76,7 @@ func (h *Handler) Mount(r chi.Router) {
 	r.Get("/setup", h.page)
 	r.Get("/setup/live", h.live)
 	r.Post("/setup/pin", h.pin)
+	r.Post("/setup/pin/check", h.checkPath)
 	r.Post("/setup/key", h.saveKey)
 	r.Post("/setup/key/clear", h.clearKey)
 	r.Post("/setup/init", h.runInit)
@@ -79,24 +87,35 @@ func (h *Handler) Mount(r chi.Router) {
 	r.Post("/setup/autostart", h.autostart)
 }
 
-// Client is the pinned tunnel-client, or what a pin would pin, or how to
-// put tunnel-client where Hearth finds it.
+// Client is the pinned tunnel-client, the files the operator could pin,
+// or how to put tunnel-client where Hearth finds it.
 type Client struct {
 	// Pinned is the pin (empty Path: nothing is pinned). Hearth runs this
 	// file and no other.
 	Pinned tunnel.Pin
 	// Changed: the pinned file no longer has its SHA-256 (the page hashed
-	// it again), or is gone (Gone) or cannot be read (Unreadable). Now is
-	// its SHA-256 today when it could be read.
-	Changed, Gone, Unreadable bool
-	Now                       string
-	// Found is what "Pin" would pin when nothing is pinned, and Source
-	// where it was found ("PATH", "beside hearth-tray", …); "" when none.
-	Found, Source string
+	// it again) or is gone (Gone). Now is its SHA-256 today when it could
+	// be read.
+	Changed, Gone bool
+	Now           string
+	// Unreadable: the pinned file could not be read just now (another
+	// program holds it open); not a change, the tunnel tries again.
+	Unreadable bool
+	// Candidates are the tunnel-client files found (tunnel.Candidates),
+	// each with its SHA-256 and a pin form.
+	Candidates []tunnel.Candidate
+	// Checked is the file whose path the operator typed, hashed, shown
+	// once after "Show its SHA-256".
+	Checked *tunnel.Candidate
 	// Configured is tunnel.client_path ("" when unset).
 	Configured string
 	// Name and HearthName are the program names on this OS.
 	Name, HearthName string
+}
+
+// IsPin reports whether cand is the pinned file as pinned.
+func (c Client) IsPin(cand tunnel.Candidate) bool {
+	return c.Pinned.Path != "" && cand.Path == c.Pinned.Path && cand.SHA256 == c.Pinned.SHA256
 }
 
 // Logon is whether Hearth starts when the user logs on.
@@ -175,8 +194,8 @@ func (h *Handler) load(client bool) View {
 	return v
 }
 
-// client describes the pinned tunnel-client, hashing it again, or what
-// a pin would pin.
+// client describes the pinned tunnel-client, hashing it again, and the
+// files the operator could pin, each hashed.
 func (h *Handler) client() Client {
 	c := Client{Configured: h.Tunnel.Config().ClientPath, Name: clientName(), HearthName: "hearth-tray"}
 	if runtime.GOOS == "windows" {
@@ -185,20 +204,23 @@ func (h *Handler) client() Client {
 	if pin, ok := h.Tunnel.Pinned(); ok {
 		c.Pinned = pin
 		var changed *tunnel.ClientChangedError
-		if err := h.Tunnel.VerifyClient(); errors.As(err, &changed) {
+		err := h.Tunnel.VerifyClient()
+		switch {
+		case errors.As(err, &changed):
 			c.Changed, c.Now = true, changed.Got
 			c.Gone = errors.Is(changed.Err, fs.ErrNotExist)
-			c.Unreadable = changed.Err != nil && !c.Gone
-			if c.Unreadable {
-				h.Kit.Log.Warn("panel: hash the pinned tunnel-client", "err", changed.Err)
-			}
-		} else if err != nil {
+		case errors.Is(err, tunnel.ErrClientUnreadable):
+			c.Unreadable = true
+			h.Kit.Log.Warn("panel: hash the pinned tunnel-client", "err", err)
+		case err != nil:
 			h.Kit.Log.Error("panel: hash the pinned tunnel-client", "err", err)
 		}
-		return c
 	}
-	if p, src, err := h.Tunnel.FindClient(); err == nil {
-		c.Found, c.Source = p, src
+	c.Candidates = h.Tunnel.Candidates()
+	for _, cand := range c.Candidates {
+		if cand.Err != nil {
+			h.Kit.Log.Warn("panel: hash a tunnel-client found", "path", cand.Path, "err", cand.Err)
+		}
 	}
 	return c
 }
@@ -206,7 +228,7 @@ func (h *Handler) client() Client {
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	v := h.load(true)
 	if o, ok := h.outcomes.pop(session.FromContext(r.Context())); ok {
-		v.Result, v.KeySaved = o.result, o.keySaved
+		v.Result, v.KeySaved, v.Client.Checked = o.result, o.keySaved, o.checked
 	}
 	h.Kit.Render(w, r, http.StatusOK, Page(h.Kit.Chrome(r, "Setup", "setup"), v))
 }
@@ -229,21 +251,30 @@ func (h *Handler) failed(w http.ResponseWriter, r *http.Request, what string, er
 	h.Kit.Refuse(w, r, back, text+" The details are in Hearth's log.")
 }
 
-// pin pins tunnel-client: the posted client_path, or (empty) the pinned
-// file again, or what Hearth finds beside hearth-tray or on PATH. A
+// pin pins the posted client_path with the posted client_sha256, the
+// hash the page showed the operator: a file that no longer has it is
+// refused (tunnel.PinClient), so what is pinned is what was shown. A
 // refused path is not quoted back (it may be the key, pasted in the wrong
 // field).
 func (h *Handler) pin(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSpace(r.PostFormValue("client_path"))
-	pin, err := h.Tunnel.PinClient(path)
+	if path == "" {
+		h.Kit.Refuse(w, r, back, "tunnel-client path: choose a file to pin from the list under \"The tunnel-client program\", or give its full path there and check its SHA-256 first.")
+		return
+	}
+	pin, err := h.Tunnel.PinClient(path, r.PostFormValue("client_sha256"))
 	var ce *config.Error
+	var mismatch *tunnel.HashMismatchError
 	switch {
 	case err == nil:
+	case errors.As(err, &ce) && ce.Key == "tunnel.client_sha256":
+		h.Kit.Refuse(w, r, back, "tunnel-client SHA-256: missing or not a SHA-256. Pin a file from the list under \"The tunnel-client program\", which shows each file's SHA-256.")
+		return
 	case errors.As(err, &ce):
 		h.Kit.Refuse(w, r, back, "tunnel-client path: that is not the full path of a program file. Give the whole path of "+clientName()+", from the drive or root folder to the file name.")
 		return
-	case errors.Is(err, tunnel.ErrClientNotFound):
-		h.Kit.Refuse(w, r, back, "tunnel-client not pinned: Hearth cannot find it. Put it beside hearth-tray or on PATH, or give its full path; see \"The tunnel-client program\" below.")
+	case errors.As(err, &mismatch):
+		h.Kit.Refuse(w, r, back, "Not pinned: "+err.Error()+".")
 		return
 	default:
 		h.failed(w, r, "pin tunnel-client", err, "Hearth could not pin tunnel-client.")
@@ -254,6 +285,34 @@ func (h *Handler) pin(w http.ResponseWriter, r *http.Request) {
 		text += " The running tunnel-client keeps running; restart the tunnel to run the pinned file."
 	}
 	h.ok(w, r, text)
+}
+
+// checkPath hashes the file at the posted client_path, which the
+// operator typed, and shows it (path, SHA-256, warnings) with its own
+// pin form: typing a path never pins by itself. A refused path is not
+// quoted back.
+func (h *Handler) checkPath(w http.ResponseWriter, r *http.Request) {
+	path := strings.TrimSpace(r.PostFormValue("client_path"))
+	if path == "" {
+		h.Kit.Refuse(w, r, back, "tunnel-client path: enter the full path of "+clientName()+".")
+		return
+	}
+	cand, err := h.Tunnel.Inspect(path)
+	var ce *config.Error
+	switch {
+	case errors.As(err, &ce):
+		h.Kit.Refuse(w, r, back, "tunnel-client path: that is not the full path of a program file. Give the whole path of "+clientName()+", from the drive or root folder to the file name.")
+		return
+	case err != nil:
+		h.failed(w, r, "check tunnel-client", err, "Hearth could not check that file.")
+		return
+	case cand.Err != nil:
+		h.Kit.Log.Warn("panel: hash a tunnel-client given", "path", cand.Path, "err", cand.Err)
+		h.Kit.Refuse(w, r, back, "Hearth cannot read "+cand.Path+" (another program may hold it open). The details are in Hearth's log.")
+		return
+	}
+	h.outcomes.put(session.FromContext(r.Context()), outcome{checked: &cand})
+	h.ok(w, r, "Check the SHA-256 of "+cand.Path+" under \"The tunnel-client program\", then pin it there.")
 }
 
 func clientName() string {
@@ -334,12 +393,13 @@ func (h *Handler) runInit(w http.ResponseWriter, r *http.Request) {
 		h.Kit.Refuse(w, r, back, "Tunnel ID: that is not a tunnel ID. A tunnel ID is tunnel_ followed by digits and the letters a to f; copy it from the OpenAI Platform's tunnel settings.")
 		return
 	}
-	if !h.clientReady(w, r, "init") {
-		return
-	}
 	_, wasPinned := h.Tunnel.Pinned()
 	res, err := h.Tunnel.Init(r.Context(), id, h.MCPURL())
-	if errors.Is(err, tunnel.ErrClientChanged) {
+	switch {
+	case errors.Is(err, tunnel.ErrNotPinned):
+		h.Kit.Refuse(w, r, back, "tunnel-client init did not run: no tunnel-client is pinned yet. Pin one under \"The tunnel-client program\" below (init pins one by itself only when "+clientName()+" lies beside hearth-tray).")
+		return
+	case errors.Is(err, tunnel.ErrClientChanged), errors.Is(err, tunnel.ErrClientUnreadable):
 		h.Kit.Refuse(w, r, back, "tunnel-client init did not run: "+err.Error()+".")
 		return
 	}
@@ -374,7 +434,7 @@ func (h *Handler) runDoctor(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := h.Tunnel.Doctor(r.Context())
-	if errors.Is(err, tunnel.ErrClientChanged) {
+	if errors.Is(err, tunnel.ErrClientChanged) || errors.Is(err, tunnel.ErrClientUnreadable) {
 		h.Kit.Refuse(w, r, back, "tunnel-client doctor did not run: "+err.Error()+".")
 		return
 	}
@@ -390,22 +450,15 @@ func (h *Handler) runDoctor(w http.ResponseWriter, r *http.Request) {
 	h.ok(w, r, "tunnel-client doctor finished without problems. Its output is below.")
 }
 
-// clientReady goes back saying what to do when cmd cannot run: nothing
-// pinned (init pins what it finds; doctor needs a pin) or nothing to
-// find. A pinned file that changed is refused by the command itself.
+// clientReady goes back saying what to do when cmd cannot run because
+// nothing is pinned. A pinned file that changed is refused by the command
+// itself.
 func (h *Handler) clientReady(w http.ResponseWriter, r *http.Request, cmd string) bool {
 	if _, ok := h.Tunnel.Pinned(); ok {
 		return true
 	}
-	if cmd != "init" {
-		h.Kit.Refuse(w, r, back, "tunnel-client "+cmd+" did not run: no tunnel-client is pinned yet. Pin it under \"The tunnel-client program\" below (running init pins it too).")
-		return false
-	}
-	if _, _, err := h.Tunnel.FindClient(); err != nil {
-		h.Kit.Refuse(w, r, back, "tunnel-client "+cmd+" did not run: Hearth cannot find tunnel-client. See \"The tunnel-client program\" below for where to put it.")
-		return false
-	}
-	return true
+	h.Kit.Refuse(w, r, back, "tunnel-client "+cmd+" did not run: no tunnel-client is pinned yet. Pin it under \"The tunnel-client program\" below.")
+	return false
 }
 
 // outcomeText says how a setup command ended.
@@ -473,8 +526,10 @@ func (h *Handler) autostart(w http.ResponseWriter, r *http.Request) {
 type outcome struct {
 	result   *Result
 	keySaved bool
-	at       time.Time
-	seq      uint64
+	// checked is the typed tunnel-client path, hashed.
+	checked *tunnel.Candidate
+	at      time.Time
+	seq     uint64
 }
 
 // Bounds of the one-shot outcomes kept.
@@ -567,4 +622,19 @@ func orNone(s string) string {
 		return "(nothing)"
 	}
 	return s
+}
+
+// SourceLabel says where a tunnel-client was found, in words.
+func SourceLabel(source string) string {
+	switch source {
+	case tunnel.SourceBesideExe:
+		return "found beside hearth-tray"
+	case tunnel.SourceConfigured:
+		return "named by tunnel.client_path in config.json"
+	case tunnel.SourcePath:
+		return "found on PATH"
+	case tunnel.SourceTyped:
+		return "the path you gave"
+	}
+	return source
 }

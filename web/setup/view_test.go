@@ -2,6 +2,7 @@ package setup
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +47,7 @@ func TestFreshSetup(t *testing.T) {
 		`data-testid="tunnel-state" data-state="not_configured"`, `data-testid="tunnel-reason">no tunnel ID yet<`,
 		`data-testid="client-missing"`, `<code>tunnel-client.exe</code>`, `<code>hearth-tray.exe</code>`,
 		`href="https://github.com/openai/tunnel-client/releases/latest"`,
-		`data-testid="pin-form"`, `action="/setup/pin"`, `name="client_path"`, `data-testid="pin-button">Pin tunnel-client<`,
+		`data-testid="pin-check-form"`, `action="/setup/pin/check"`, `name="client_path"`, `data-testid="pin-check-button"`,
 		`data-testid="key-none"`, `data-testid="key-form"`, `action="/setup/key"`,
 		`type="password" id="tunnel-key" name="key" required autocomplete="off"`,
 		`data-testid="init-form"`, `data-testid="tunnel-id"`, `name="tunnel_id" value=""`,
@@ -56,7 +57,7 @@ func TestFreshSetup(t *testing.T) {
 		`name="csrf" value="tok"`,
 	}, []string{
 		`data-testid="key-hint"`, `data-testid="key-clear-form"`, `data-testid="clipboard-notice"`, `/static/setup.js`,
-		`data-testid="command-result"`, `data-testid="client-found"`, `data-testid="client-pinned"`, `data-testid="tunnel-last-error"`, ` checked`,
+		`data-testid="command-result"`, `data-testid="client-candidates"`, `data-testid="client-pinned"`, `data-testid="tunnel-last-error"`, ` checked`,
 	})
 	// Every form, the pin's included, carries the CSRF token.
 	if forms, tokens := strings.Count(html, "<form "), strings.Count(html, `name="csrf" value="tok"`); forms != tokens {
@@ -66,18 +67,56 @@ func TestFreshSetup(t *testing.T) {
 
 const pinnedSum = "ea6c734949168f18d643645d05de2875763ba2c4b8bfdb45b8fb036d10f75021"
 
-func TestFoundUnpinned(t *testing.T) {
+// TestCandidatesShown: every tunnel-client found is shown with its full
+// path, where it came from and its SHA-256; one on PATH or inside an fs
+// root carries a warning; each pin form posts back exactly the path and
+// the hash shown.
+func TestCandidatesShown(t *testing.T) {
+	const onPath = `C:\Users\me\AppData\Local\Microsoft\WindowsApps\tunnel-client.exe`
+	const beside = `C:\Users\me\AppData\Local\Programs\Hearth\tunnel-client.exe`
+	other := strings.Repeat("cd", 32)
 	html := render(t, View{
 		Status: tunnel.Status{State: tunnel.StateNotConfigured, Reason: "tunnel-client is not pinned yet"},
-		Client: Client{Found: `C:\Users\me\AppData\Local\Microsoft\WindowsApps\tunnel-client.exe`, Source: "PATH",
-			Name: "tunnel-client.exe", HearthName: "hearth-tray.exe"},
+		Client: Client{Candidates: []tunnel.Candidate{
+			{Path: beside, Source: tunnel.SourceBesideExe, SHA256: pinnedSum},
+			{Path: onPath, Source: tunnel.SourcePath, SHA256: other, Root: `C:\Users\me`},
+		}, Name: "tunnel-client.exe", HearthName: "hearth-tray.exe"},
 	})
 	check(t, html, []string{
-		`data-testid="client-found"`, `Found (PATH)`,
-		`data-testid="client-path">C:\Users\me\AppData\Local\Microsoft\WindowsApps\tunnel-client.exe<`,
-		`data-testid="client-unpinned"`, "Leave it empty to pin the program found above.",
-		`data-testid="pin-button">Pin tunnel-client<`,
-	}, []string{`data-testid="client-pinned"`, `data-testid="client-sha256"`, `data-testid="client-missing"`})
+		`data-testid="client-unpinned"`, `data-testid="client-candidates"`,
+		`data-testid="client-candidate" data-source="beside hearth-tray"`,
+		`data-testid="candidate-path">` + beside + `<`, `(found beside hearth-tray)`,
+		`data-testid="candidate-sha256">` + pinnedSum + `<`,
+		`name="client_path" value="` + beside + `"`, `name="client_sha256" value="` + pinnedSum + `"`,
+		`data-testid="pin-button">Pin this file<`,
+		`data-testid="client-candidate" data-source="PATH"`,
+		`data-testid="candidate-path">` + onPath + `<`, `(found on PATH)`,
+		`data-testid="candidate-sha256">` + other + `<`,
+		`data-testid="candidate-warning-path"`, `data-testid="candidate-warning-root"`, `C:\Users\me</span>`,
+		`name="client_path" value="` + onPath + `"`, `name="client_sha256" value="` + other + `"`,
+		`data-testid="pin-button">I checked its SHA-256: pin this file<`,
+		`data-testid="pin-check-form"`, `action="/setup/pin/check"`,
+	}, []string{`data-testid="client-pinned"`, `data-testid="client-sha256"`, `data-testid="client-missing"`, `data-testid="candidate-pinned"`})
+	// The warnings belong to the PATH candidate only.
+	if i := strings.Index(html, `data-source="PATH"`); strings.Contains(html[:i], "candidate-warning") {
+		t.Error("the candidate beside hearth-tray carries a warning")
+	}
+	// Every form carries the CSRF token.
+	if forms, tokens := strings.Count(html, "<form "), strings.Count(html, `name="csrf" value="tok"`); forms != tokens {
+		t.Errorf("%d forms, %d CSRF fields", forms, tokens)
+	}
+
+	// A typed path is shown, hashed, with its own pin form; a file that
+	// cannot be read has none.
+	html = render(t, View{Client: Client{
+		Checked:    &tunnel.Candidate{Path: `D:\Tools\tunnel-client.exe`, Source: tunnel.SourceTyped, SHA256: other},
+		Candidates: []tunnel.Candidate{{Path: beside, Source: tunnel.SourceBesideExe, Err: errors.New("sharing violation")}},
+	}})
+	check(t, html, []string{
+		`data-testid="client-checked"`, `data-testid="candidate-path">D:\Tools\tunnel-client.exe<`, `(the path you gave)`,
+		`name="client_path" value="D:\Tools\tunnel-client.exe"`, `name="client_sha256" value="` + other + `"`,
+		`data-testid="candidate-unreadable"`,
+	}, []string{"sharing violation", `value="` + beside + `"`})
 }
 
 func TestPinnedClientChanged(t *testing.T) {
@@ -92,8 +131,7 @@ func TestPinnedClientChanged(t *testing.T) {
 		`data-testid="client-pinned"`, `data-testid="client-path">C:\Tools\tunnel-client.exe<`,
 		`data-testid="client-sha256">` + pinnedSum + `<`,
 		`data-testid="client-changed"`, "has changed since you pinned it", `data-testid="client-sha256-now">` + now + `<`,
-		`data-testid="pin-button">Pin again<`, "Leave it empty to pin the file above again.",
-	}, []string{`data-testid="client-pin-note"`, `data-testid="client-found"`, "This file is gone"})
+	}, []string{`data-testid="client-pin-note"`, `data-testid="client-unpinned"`, "This file is gone"})
 
 	html = render(t, View{Client: Client{Pinned: tunnel.Pin{Path: `C:\Tools\tunnel-client.exe`, SHA256: pinnedSum}, Changed: true, Gone: true}})
 	check(t, html, []string{`data-testid="client-changed"`, "This file is gone"}, []string{`data-testid="client-sha256-now"`})
@@ -104,7 +142,8 @@ func TestConfiguredSetup(t *testing.T) {
 		Status: tunnel.Status{State: tunnel.StateReady, Reason: "tunnel-client reports ready", PID: 4242, Restarts: 2,
 			LastError: "error: control plane refused key [REDACTED]", Since: time.Now()},
 		Running: true, KeyPresent: true, KeyHint: "…wxyz", TunnelID: "tunnel_abc123", Profile: "hearth-local",
-		Autostart: true, Client: Client{Pinned: tunnel.Pin{Path: `C:\Tools\tunnel-client.exe`, SHA256: pinnedSum}, Name: "tunnel-client.exe", HearthName: "hearth-tray.exe"},
+		Autostart: true, Client: Client{Pinned: tunnel.Pin{Path: `C:\Tools\tunnel-client.exe`, SHA256: pinnedSum}, Name: "tunnel-client.exe", HearthName: "hearth-tray.exe",
+			Candidates: []tunnel.Candidate{{Path: `C:\Tools\tunnel-client.exe`, Source: tunnel.SourceConfigured, SHA256: pinnedSum}}},
 		Logon:    Logon{Available: true, On: true},
 		KeySaved: true,
 		Result: &Result{Command: "init", CommandResult: tunnel.CommandResult{
@@ -116,7 +155,8 @@ func TestConfiguredSetup(t *testing.T) {
 		`data-testid="tunnel-state" data-state="ready"`, `>Ready<`, `data-testid="tunnel-pid">4242<`,
 		`data-testid="tunnel-restarts">2<`, `data-testid="tunnel-last-error">error: control plane refused key [REDACTED]<`,
 		`data-testid="client-pinned"`, `data-testid="client-path">C:\Tools\tunnel-client.exe<`,
-		`data-testid="client-sha256">` + pinnedSum + `<`, `data-testid="client-pin-note"`, `data-testid="pin-button">Pin again<`,
+		`data-testid="client-sha256">` + pinnedSum + `<`, `data-testid="client-pin-note"`,
+		`data-testid="candidate-pinned"`,
 		`data-testid="key-hint">…wxyz<`, `data-testid="key-clear-form"`, `action="/setup/key/clear"`,
 		`data-testid="clipboard-notice"`, `id="clear-clipboard" data-testid="clear-clipboard" hidden`,
 		`<script src="/static/setup.js" defer></script>`,
