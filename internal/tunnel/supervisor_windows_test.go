@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -166,5 +167,127 @@ func TestWindowsPlantedClientRefused(t *testing.T) {
 	}
 	if st := s.Status(); st.State != StateClientChanged || st.PID != 0 || s.Running() {
 		t.Errorf("status = %+v", st)
+	}
+}
+
+// holdUnshared opens path without sharing it, as a backup tool or an
+// antivirus scan may; the returned function releases it.
+func holdUnshared(t *testing.T, path string) func() {
+	t.Helper()
+	p, err := windows.UTF16PtrFromString(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := windows.CreateFile(p, windows.GENERIC_READ, 0, nil, windows.OPEN_EXISTING, windows.FILE_ATTRIBUTE_NORMAL, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := sync.OnceFunc(func() { windows.CloseHandle(h) })
+	t.Cleanup(release)
+	return release
+}
+
+// TestWindowsSharingViolationRetries: another program holding the pinned
+// file open without sharing it is a sharing violation, not a change: the
+// start waits in backoff with the error shown, and tunnel-client starts
+// once the file is released.
+func TestWindowsSharingViolationRetries(t *testing.T) {
+	client := copyClient(t, selfClient(t), "")
+	s, _, _ := newSupervisor(t, client, testTunnelID, testKey(t))
+	release := holdUnshared(t, client)
+	if err := s.VerifyClient(); !errors.Is(err, ErrClientUnreadable) || !errors.Is(err, windows.ERROR_SHARING_VIOLATION) {
+		t.Fatalf("VerifyClient of a held file: %v", err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatalf("Start while the file is held: %v", err)
+	}
+	st := waitFor(t, s, "backoff on the held file", 60*time.Second, func(st Status) bool {
+		return st.State == StateBackoff && strings.Contains(st.LastError, client)
+	})
+	if !s.Running() || st.PID != 0 {
+		t.Errorf("while held: %+v, running %v", st, s.Running())
+	}
+	release()
+	waitFor(t, s, "ready once released", 60*time.Second, stateIs(StateReady))
+}
+
+// processImage is the full path of pid's executable.
+func processImage(t *testing.T, pid int) string {
+	t.Helper()
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
+	if err != nil {
+		t.Fatalf("open process %d: %v", pid, err)
+	}
+	defer windows.CloseHandle(h)
+	buf := make([]uint16, windows.MAX_LONG_PATH)
+	n := uint32(len(buf))
+	if err := windows.QueryFullProcessImageName(h, 0, &buf[0], &n); err != nil {
+		t.Fatalf("image of process %d: %v", pid, err)
+	}
+	return windows.UTF16ToString(buf[:n])
+}
+
+// TestWindowsExecPathIsFinal: what Hearth starts is the final path of
+// its open, hashed handle, without the \\?\ prefix, naming the same file.
+func TestWindowsExecPathIsFinal(t *testing.T) {
+	client := copyClient(t, selfClient(t), "")
+	f, err := openExclusive(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := execPath(f, client)
+	if err != nil || strings.HasPrefix(p, `\\?\`) || !samePath(p, client) {
+		t.Fatalf("execPath = %q, %v; want the plain final path of %s", p, err, client)
+	}
+	for in, want := range map[string]string{
+		`\\?\C:\Tools\tunnel-client.exe`:         `C:\Tools\tunnel-client.exe`,
+		`\\?\UNC\server\share\tunnel-client.exe`: `\\server\share\tunnel-client.exe`,
+		`C:\Tools\tunnel-client.exe`:             `C:\Tools\tunnel-client.exe`,
+		`\\?\C:\` + strings.Repeat("a", 300):     `\\?\C:\` + strings.Repeat("a", 300),
+	} {
+		if got := plainPath(in); got != want {
+			t.Errorf("plainPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestWindowsRunsFinalPath: Hearth starts the final path of its open,
+// hashed handle, not the pinned path again: a directory link in the
+// pinned path re-pointed between the hash and the start does not change
+// what runs. (Wine 8 creates directory links it cannot resolve; the test
+// skips there.)
+func TestWindowsRunsFinalPath(t *testing.T) {
+	self := selfClient(t)
+	realDir, otherDir := t.TempDir(), t.TempDir()
+	real := filepath.Join(realDir, clientName())
+	if b, err := os.ReadFile(self); err != nil || os.WriteFile(real, b, 0o700) != nil {
+		t.Fatal("copy the client", err)
+	}
+	plant(t, self, filepath.Join(otherDir, clientName()), "planted")
+
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(realDir, link); err != nil {
+		t.Skipf("no directory links here: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(link, clientName())); err != nil {
+		t.Skipf("directory links do not resolve here (Wine): %v", err)
+	}
+	s, _, _ := newSupervisor(t, filepath.Join(link, clientName()), testTunnelID, testKey(t))
+	var repointed error
+	s.testHookBeforeExec = func() {
+		if repointed = os.Remove(link); repointed == nil {
+			repointed = os.Symlink(otherDir, link)
+		}
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := waitFor(t, s, "ready", 60*time.Second, stateIs(StateReady))
+	if repointed != nil {
+		t.Skipf("the link could not be re-pointed here: %v", repointed)
+	}
+	if image := processImage(t, st.PID); !samePath(image, real) {
+		t.Errorf("tunnel-client runs from %s, not the hashed %s", image, real)
 	}
 }
