@@ -320,7 +320,7 @@ func (t Tunnel) Validate() error {
 		return &Error{Key: "tunnel.client_path", Msg: fmt.Sprintf("%q is not an absolute path", t.ClientPath)}
 	}
 	if t.ClientSHA256 != "" {
-		if !isSHA256(t.ClientSHA256) {
+		if !IsSHA256(t.ClientSHA256) {
 			return &Error{Key: "tunnel.client_sha256", Msg: fmt.Sprintf("%q is not a SHA-256 (64 lowercase hexadecimal digits)", t.ClientSHA256)}
 		}
 		if t.ClientPath == "" {
@@ -338,8 +338,9 @@ func (t Tunnel) Validate() error {
 	return nil
 }
 
-// isSHA256 reports whether s is a SHA-256 in lowercase hex.
-func isSHA256(s string) bool {
+// IsSHA256 reports whether s is a SHA-256 in lowercase hex (64 digits),
+// the form tunnel.client_sha256 takes.
+func IsSHA256(s string) bool {
 	if len(s) != 64 {
 		return false
 	}

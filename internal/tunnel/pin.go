@@ -321,7 +321,7 @@ func (s *Supervisor) PinClient(path, sha256 string) (Pin, error) {
 		return Pin{}, err
 	}
 	want := strings.ToLower(strings.TrimSpace(sha256))
-	if !isSHA256(want) {
+	if !config.IsSHA256(want) {
 		return Pin{}, &config.Error{Key: "tunnel.client_sha256", Msg: "is not a SHA-256 (64 hexadecimal digits); pin tunnel-client from the Setup page, which shows its SHA-256"}
 	}
 	s.pinMu.Lock()
@@ -489,19 +489,6 @@ func hashFile(f *os.File) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// isSHA256 reports whether s is 64 lowercase hexadecimal digits.
-func isSHA256(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // clientName is tunnel-client's file name on this OS.
