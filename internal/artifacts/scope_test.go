@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
 	"github.com/hearth-dev/hearth/internal/config"
@@ -141,32 +140,9 @@ func TestArtifactOperationsArePerConversation(t *testing.T) {
 		c    *hearthtest.Client
 		want string
 	}{{b, "not_found"}, {a, ""}} {
-		env := scatterOne(t, tc.c, map[string]any{"kind": "artifact.metadata", "id": id})
+		env := tc.c.ScatterOne(map[string]any{"kind": "artifact.metadata", "id": id})
 		if code, _ := hearthtest.Get(env, "error.code").(string); code != tc.want {
 			t.Errorf("scatter artifact.metadata by %s: %v", tc.c.Conversation, env)
 		}
 	}
-}
-
-// scatterOne runs one call through run.scatter and waits for its arrival.
-func scatterOne(t *testing.T, c *hearthtest.Client, call map[string]any) map[string]any {
-	t.Helper()
-	r := c.Call("run", map[string]any{"operation": "scatter", "calls": []any{call}})
-	fid, _ := r.Get("result.futures.0.future_id").(string)
-	if fid == "" {
-		t.Fatalf("scatter: %s", r.Raw)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, arr := range r.Arrivals() {
-			if arr["future_id"] == fid {
-				env, _ := arr["envelope"].(map[string]any)
-				return env
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-		r = c.Call("machine", map[string]any{"operation": "host_info"})
-	}
-	t.Fatalf("no arrival for scatter future %s", fid)
-	return nil
 }

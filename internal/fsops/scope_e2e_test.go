@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
@@ -102,7 +101,7 @@ func TestFSUndoOfScatterAndRecipeWrites(t *testing.T) {
 	b := hearthtest.Connect(t, in.URL, "other")
 
 	scattered := filepath.Join(in.Root, "scattered.txt")
-	env := scatterOne(t, a, map[string]any{"kind": "fs.write", "path": scattered, "data": "from scatter"})
+	env := a.ScatterOne(map[string]any{"kind": "fs.write", "path": scattered, "data": "from scatter"})
 	id, _ := hearthtest.Get(env, "result.receipt_id").(string)
 	if env["state"] != "completed" || id == "" {
 		t.Fatalf("scattered write: %v", env)
@@ -132,27 +131,4 @@ func TestFSUndoOfScatterAndRecipeWrites(t *testing.T) {
 	}
 	undoRefusedAsMissing(t, b, id, stepped, "from recipe")
 	undoWorks(t, a, id, stepped, "before recipe")
-}
-
-// scatterOne runs one call through run.scatter and waits for its arrival.
-func scatterOne(t *testing.T, c *hearthtest.Client, call map[string]any) map[string]any {
-	t.Helper()
-	r := c.Call("run", map[string]any{"operation": "scatter", "calls": []any{call}})
-	fid, _ := r.Get("result.futures.0.future_id").(string)
-	if fid == "" {
-		t.Fatalf("scatter: %s", r.Raw)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, arr := range r.Arrivals() {
-			if arr["future_id"] == fid {
-				env, _ := arr["envelope"].(map[string]any)
-				return env
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-		r = c.Call("machine", map[string]any{"operation": "host_info"})
-	}
-	t.Fatalf("no arrival for scatter future %s", fid)
-	return nil
 }

@@ -160,26 +160,10 @@ func TestEStopKillsRunningWork(t *testing.T) {
 	if err := in.App.Operator.EStop(bg, "bob", "panic"); err != nil {
 		t.Fatal(err)
 	}
-	arr := waitArrival(t, c, r.Get("future_id").(string))
+	arr := c.WaitArrival(r.Get("future_id").(string))
 	if hearthtest.Get(arr, "envelope.state") != "cancelled" || time.Since(start) > 10*time.Second {
 		t.Fatalf("running exec not cancelled by e-stop: %v", arr)
 	}
-}
-
-func waitArrival(t *testing.T, c *hearthtest.Client, futureID string) map[string]any {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		r := c.Call("machine", map[string]any{"operation": "host_info"})
-		for _, a := range r.Arrivals() {
-			if a["future_id"] == futureID {
-				return a
-			}
-		}
-		time.Sleep(30 * time.Millisecond)
-	}
-	t.Fatalf("no arrival for %s", futureID)
-	return nil
 }
 
 // TestNoToolReachesOperatorActions calls every primitive in the registry,
@@ -254,7 +238,7 @@ func TestPermitRunsJournaledInputOnce(t *testing.T) {
 	if err := in.App.Operator.Approve(bg, pid, "alice", nil); err == nil {
 		t.Fatal("a second approval must be refused")
 	}
-	arr := waitArrival(t, c, fid)
+	arr := c.WaitArrival(fid)
 	if hearthtest.Get(arr, "envelope.state") != "completed" {
 		t.Fatalf("approved call: %v", arr)
 	}
@@ -279,7 +263,7 @@ func TestPermitDenyAndExpiry(t *testing.T) {
 	if err := in.App.Operator.Deny(bg, r.Get("permit_id").(string), "alice"); err != nil {
 		t.Fatal(err)
 	}
-	arr := waitArrival(t, c, r.Get("future_id").(string))
+	arr := c.WaitArrival(r.Get("future_id").(string))
 	if hearthtest.Get(arr, "envelope.state") != "blocked" || hearthtest.Get(arr, "envelope.error.code") != "permit_denied" {
 		t.Fatalf("denied: %v", arr)
 	}
@@ -293,7 +277,7 @@ func TestPermitDenyAndExpiry(t *testing.T) {
 	if err := in.App.Gov.ExpirePermits(bg); err != nil {
 		t.Fatal(err)
 	}
-	arr = waitArrival(t, c, r.Get("future_id").(string))
+	arr = c.WaitArrival(r.Get("future_id").(string))
 	if hearthtest.Get(arr, "envelope.error.code") != "permit_expired" {
 		t.Fatalf("expired: %v", arr)
 	}

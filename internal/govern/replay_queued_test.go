@@ -151,7 +151,7 @@ func TestRetryOfAQueuedCallGetsItsFuture(t *testing.T) {
 	}
 
 	release()
-	arr := waitArrival(t, c, fid)
+	arr := c.WaitArrival(fid)
 	if hearthtest.Get(arr, "envelope.state") != "completed" {
 		t.Fatalf("the queued call must run and complete (not end in a conflict): %v", arr)
 	}
@@ -213,7 +213,7 @@ func TestConcurrentFirstCallsShareOneFuture(t *testing.T) {
 		t.Fatalf("futures recorded for the command id: %d (%v), want 1", futures, err)
 	}
 	release()
-	if arr := waitArrival(t, c, ids[0]); hearthtest.Get(arr, "envelope.state") != "completed" {
+	if arr := c.WaitArrival(ids[0]); hearthtest.Get(arr, "envelope.state") != "completed" {
 		t.Fatalf("arrival: %v", arr)
 	}
 	if got := runsOf(t, counter); got != 1 {
@@ -342,7 +342,7 @@ func TestCrashBeforeIntent(t *testing.T) {
 	in := hearthtest.StartHome(t, home, nil)
 	counter := filepath.Join(in.Root, "claim-counter")
 	c := hearthtest.Connect(t, in.URL, claimCrashConv)
-	arr := waitArrival(t, c, fid)
+	arr := c.WaitArrival(fid)
 	if hearthtest.Get(arr, "envelope.state") != "completed" {
 		t.Fatalf("a call that never started must run after the restart, not arrive unknown: %v", arr)
 	}

@@ -147,6 +147,47 @@ func ConnectVersion(t testing.TB, url, conversation, version string) *Client {
 	return &Client{t: t, Session: s, Conversation: conversation}
 }
 
+// WaitArrival returns the arrival (future_id, seq, envelope) of
+// futureID: from a response already received (a fast call's result can
+// ride on the very response that submitted it), else from host_info calls
+// made until it shows up, for a minute at most.
+func (c *Client) WaitArrival(futureID string, seen ...*Result) map[string]any {
+	c.t.Helper()
+	find := func(r *Result) map[string]any {
+		for _, a := range r.Arrivals() {
+			if a["future_id"] == futureID {
+				return a
+			}
+		}
+		return nil
+	}
+	for _, r := range seen {
+		if a := find(r); a != nil {
+			return a
+		}
+	}
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if a := find(c.Call("machine", map[string]any{"operation": "host_info"})); a != nil {
+			return a
+		}
+	}
+	c.t.Fatalf("no arrival for %s", futureID)
+	return nil
+}
+
+// ScatterOne runs one call through run.scatter and returns the envelope
+// of its arrival.
+func (c *Client) ScatterOne(call map[string]any) map[string]any {
+	c.t.Helper()
+	r := c.Call("run", map[string]any{"operation": "scatter", "calls": []any{call}})
+	fid, _ := r.Get("result.futures.0.future_id").(string)
+	if fid == "" {
+		c.t.Fatalf("scatter: %s", r.Raw)
+	}
+	env, _ := c.WaitArrival(fid, r)["envelope"].(map[string]any)
+	return env
+}
+
 // Result is a decoded tool result.
 type Result struct {
 	IsError bool

@@ -149,7 +149,7 @@ func TestMachineOperations(t *testing.T) {
 	if err := in.App.Operator.Approve(context.Background(), r.Get("permit_id").(string), "tester", nil); err != nil {
 		t.Fatal(err)
 	}
-	arr := waitArrival(t, c, r.Get("future_id").(string))
+	arr := c.WaitArrival(r.Get("future_id").(string))
 	if hearthtest.Get(arr, "envelope.state") != "completed" {
 		t.Fatalf("approved process_kill: %v", arr)
 	}
@@ -214,23 +214,6 @@ func (p *osProcess) Wait() error {
 	return nil
 }
 
-// waitArrival calls host_info until an arrival for futureID shows up.
-func waitArrival(t *testing.T, c *hearthtest.Client, futureID string) map[string]any {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		r := c.Call("machine", map[string]any{"operation": "host_info"})
-		for _, a := range r.Arrivals() {
-			if a["future_id"] == futureID {
-				return a
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("no arrival for %s", futureID)
-	return nil
-}
-
 func TestDetachedResultArrivesOnlyInItsConversation(t *testing.T) {
 	in := hearthtest.Start(t, trusted)
 	a := hearthtest.Connect(t, in.URL, "conv-a")
@@ -240,7 +223,7 @@ func TestDetachedResultArrivesOnlyInItsConversation(t *testing.T) {
 		t.Fatalf("detach must answer pending with a future id: %s", r.Raw)
 	}
 	fid := r.Get("future_id").(string)
-	arr := waitArrival(t, a, fid)
+	arr := a.WaitArrival(fid)
 	if hearthtest.Get(arr, "envelope.state") != "completed" || hearthtest.Get(arr, "envelope.result.stdout.text") != "from-a\n" {
 		t.Fatalf("arrival: %v", arr)
 	}
@@ -430,7 +413,7 @@ func TestExecTimeoutKillsTree(t *testing.T) {
 		"args": []string{"-c", "sleep 60 & echo $! > " + pidFile + "; wait"}})
 	var env map[string]any
 	if r.State() == "pending" {
-		env = waitArrival(t, c, r.Get("future_id").(string))["envelope"].(map[string]any)
+		env = c.WaitArrival(r.Get("future_id").(string))["envelope"].(map[string]any)
 	} else {
 		env = r.Env
 	}
@@ -516,7 +499,7 @@ func TestBatchRunsConcurrently(t *testing.T) {
 	r := c.Call("machine", map[string]any{"operation": "batch", "commands": cmds})
 	env := r.Env
 	if r.State() == "pending" {
-		env = waitArrival(t, c, r.Get("future_id").(string))["envelope"].(map[string]any)
+		env = c.WaitArrival(r.Get("future_id").(string))["envelope"].(map[string]any)
 	}
 	wall := time.Since(start)
 	results := hearthtest.Get(env, "result.results").([]any)
@@ -544,7 +527,7 @@ func TestConcurrentConversationsIsolated(t *testing.T) {
 		c := hearthtest.Connect(t, in.URL, conv)
 		wg.Go(func() {
 			r := c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{conv}, "detach": true})
-			arr := waitArrival(t, c, r.Get("future_id").(string))
+			arr := c.WaitArrival(r.Get("future_id").(string))
 			if hearthtest.Get(arr, "envelope.result.stdout.text") != conv+"\n" {
 				t.Errorf("%s got %v", conv, arr)
 			}
@@ -557,7 +540,7 @@ func TestLargeDetachedResultSpillsToArtifact(t *testing.T) {
 	in := hearthtest.Start(t, func(c *config.Config) { c.Policy.Mode = config.ModeTrusted; c.MaxResultBytes = 1024 })
 	c := hearthtest.Connect(t, in.URL, "spill")
 	r := c.Call("machine", map[string]any{"operation": "exec", "command": "seq", "args": []string{"1", "2000"}, "detach": true})
-	arr := waitArrival(t, c, r.Get("future_id").(string))
+	arr := c.WaitArrival(r.Get("future_id").(string))
 	id, _ := hearthtest.Get(arr, "envelope.artifact.id").(string)
 	if id == "" || hearthtest.Get(arr, "envelope.result.spilled") != true || hearthtest.Get(arr, "envelope.state") != "completed" {
 		t.Fatalf("a result over max_result_bytes must arrive as an artifact: %v", arr)

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/config"
@@ -30,32 +29,6 @@ func desktop() *uia.FakeProvider {
 
 func withUI(f *uia.FakeProvider) func(*app.Options) {
 	return func(o *app.Options) { o.UIProvider = f }
-}
-
-// waitArrival returns the arrival of futureID: from a response already
-// received (a fast call's result can ride on the very response that
-// submitted it), or from later calls.
-func waitArrival(t *testing.T, c *hearthtest.Client, futureID string, seen ...*hearthtest.Result) map[string]any {
-	t.Helper()
-	for _, r := range seen {
-		for _, a := range r.Arrivals() {
-			if a["future_id"] == futureID {
-				return a
-			}
-		}
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		r := c.Call("machine", map[string]any{"operation": "host_info"})
-		for _, a := range r.Arrivals() {
-			if a["future_id"] == futureID {
-				return a
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("no arrival for %s", futureID)
-	return nil
 }
 
 // TestUnavailableHostAnswersBlocked: where UI Automation does not exist
@@ -166,7 +139,7 @@ func TestFallbackInputNeedsAPermit(t *testing.T) {
 			if err := in.App.Operator.Approve(t.Context(), pid, "alice", nil); err != nil {
 				t.Fatal(err)
 			}
-			arr := waitArrival(t, c, r.Get("future_id").(string))
+			arr := c.WaitArrival(r.Get("future_id").(string))
 			if hearthtest.Get(arr, "envelope.state") != "completed" || hearthtest.Get(arr, "envelope.result.fallback") != true {
 				t.Fatalf("approved click: %v", arr)
 			}
@@ -219,7 +192,7 @@ func TestUIGovernance(t *testing.T) {
 		t.Fatalf("scatter of ui.query: %s", r.Raw)
 	}
 	fid := r.Get("result.futures.0.future_id").(string)
-	arr := waitArrival(t, c, fid, r)
+	arr := c.WaitArrival(fid, r)
 	if hearthtest.Get(arr, "envelope.result.match_count") != float64(1) {
 		t.Fatalf("scattered query: %v", arr)
 	}

@@ -76,7 +76,7 @@ func TestServeUnderWine(t *testing.T) {
 	}
 	r = c.Call("machine", map[string]any{"operation": "exec", "command": "cmd.exe", "args": []string{"/c", "echo", "hello from windows"}, "timeout_ms": 60000})
 	if r.State() == "pending" {
-		r.Env = waitArrival(t, c, r.Get("future_id").(string))
+		r.Env, _ = c.WaitArrival(r.Get("future_id").(string))["envelope"].(map[string]any)
 	}
 	if text, _ := r.Get("result.stdout.text").(string); !strings.Contains(text, "hello from windows") {
 		t.Fatalf("cmd.exe /c echo: %s", r.Raw)
@@ -93,20 +93,4 @@ func TestServeUnderWine(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(root, "note.txt")); string(b) != "written through Wine\r\n" {
 		t.Fatalf("file on disk: %q", b)
 	}
-}
-
-func waitArrival(t *testing.T, c *hearthtest.Client, fid string) map[string]any {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		r := c.Call("machine", map[string]any{"operation": "host_info"})
-		for _, a := range r.Arrivals() {
-			if a["future_id"] == fid {
-				return a["envelope"].(map[string]any)
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("no arrival for %s", fid)
-	return nil
 }
