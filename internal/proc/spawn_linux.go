@@ -37,13 +37,17 @@ const spawners = 4
 // semantics, so the spawning thread stays suspended until the child has
 // called exec (syscall.ForkLock is held only around the fork itself, and
 // concurrent forks may share it). A start that hangs there — an exec from
-// a hung mount — holds its spawner indefinitely; the others go on. ctx
-// bounds the caller's part: while the request waits for a spawner, and
-// while a spawner works on it, ctx ending makes startCmd return
-// ctx.Err(). A request abandoned before a spawner reaches it is never
-// started; a child whose start completes after its caller gave up is
-// killed (its process group with it) and reaped by the spawner side, so
-// nothing runs that no caller owns.
+// a hung mount — holds its spawner indefinitely; the others go on.
+//
+// ctx bounds the wait for a spawner: a request that no spawner has taken
+// when ctx ends is withdrawn and startCmd returns ctx.Err(). Once a
+// spawner has it, startCmd waits for that spawner whatever ctx does: until
+// cmd.Start returns, the spawner reads cmd and the files the caller hands
+// the child, and a caller that went on could close one of them under it
+// (and a reused descriptor number would hand the child another file). The
+// spawner skips a start whose ctx has ended; a child started as ctx ended
+// is killed (its process group with it) and reaped, and startCmd returns
+// ctx.Err(), so nothing runs that no caller owns.
 //
 // Limits: only the direct child gets the signal. Its own children (the
 // rest of its process group, or anything that left it) are reparented
@@ -62,21 +66,18 @@ var spawner struct {
 	reqs chan *spawnReq
 }
 
-// spawnReq is one start handed to the spawners. Exactly one of the caller
-// and the spawner decides the outcome, under mu: the spawner by setting
-// done (the caller then takes err), the caller by setting abandoned (the
-// spawner then skips the start, or undoes it).
+// spawnReq is one start handed to the spawners; the spawner sets err and
+// closes done.
 type spawnReq struct {
+	ctx context.Context
 	cmd *exec.Cmd
 	// hook, when set (tests only), runs on the spawner thread with the
 	// stage reached: "before" cmd.Start, then "after" it or "skipped"
-	// when the caller had already given up.
+	// when ctx had already ended.
 	hook func(stage string)
 
-	mu        sync.Mutex
-	abandoned bool
-	err       error
-	done      chan struct{} // closed once err is set
+	err  error
+	done chan struct{}
 }
 
 // spawn is startCmd with a test hook.
@@ -94,27 +95,23 @@ func spawn(ctx context.Context, cmd *exec.Cmd, hook func(stage string)) error {
 			go spawnLoop(spawner.reqs)
 		}
 	})
-	r := &spawnReq{cmd: cmd, hook: hook, done: make(chan struct{})}
+	r := &spawnReq{ctx: ctx, cmd: cmd, hook: hook, done: make(chan struct{})}
 	select {
 	case spawner.reqs <- r:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	select {
-	case <-r.done:
+	<-r.done
+	if r.err != nil {
 		return r.err
-	case <-ctx.Done():
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	select {
-	case <-r.done:
-		// The spawner finished first; its outcome stands.
-		return r.err
-	default:
+	if err := ctx.Err(); err != nil {
+		// Started as the caller gave up: the child has no owner. Reaped
+		// off this goroutine, as Wait may take up to cmd.WaitDelay.
+		go discard(cmd)
+		return err
 	}
-	r.abandoned = true
-	return ctx.Err()
+	return nil
 }
 
 // spawnLoop owns one spawner thread. It locks the goroutine to its thread
@@ -129,37 +126,25 @@ func spawnLoop(reqs <-chan *spawnReq) {
 
 // serve runs one request on the spawner thread.
 func serve(r *spawnReq) {
+	defer close(r.done)
 	if r.hook != nil {
 		safeHook(r.hook, "before")
 	}
-	r.mu.Lock()
-	gone := r.abandoned
-	r.mu.Unlock()
-	if gone {
+	if err := r.ctx.Err(); err != nil {
 		if r.hook != nil {
 			safeHook(r.hook, "skipped")
 		}
+		r.err = err
 		return
 	}
-	err := safeStart(r.cmd)
+	r.err = safeStart(r.cmd)
 	if r.hook != nil {
 		safeHook(r.hook, "after")
 	}
-	r.mu.Lock()
-	gone = r.abandoned
-	if !gone {
-		r.err = err
-		close(r.done)
-	}
-	r.mu.Unlock()
-	if gone && err == nil {
-		// Off the spawner thread: Wait may take up to cmd.WaitDelay.
-		go discard(r.cmd)
-	}
 }
 
-// discard kills and reaps a child whose caller stopped waiting for its
-// start. The child leads its own process group when it was started with
+// discard kills and reaps a child whose caller gave up while it was
+// being started. The child leads its own process group when it was started with
 // Setpgid (as Run and Tree start theirs), and it has had no time to leave
 // it, so the group kill takes whatever it started as well.
 func discard(cmd *exec.Cmd) {

@@ -286,10 +286,11 @@ func TestOneStuckStartLeavesOthersFree(t *testing.T) {
 	}
 }
 
-// TestStartAbandonedBeforeSpawnIsSkipped: a caller that gives up while a
-// spawner has its request but has not started it yet gets ctx.Err(), and
-// the spawner then skips the start.
-func TestStartAbandonedBeforeSpawnIsSkipped(t *testing.T) {
+// TestCallerWaitsForItsSpawner: a caller whose ctx ends while a spawner
+// holds its request does not return until the spawner is done with it
+// (the spawner still reads cmd and the files handed to the child); the
+// spawner then skips the start, and the caller gets ctx.Err().
+func TestCallerWaitsForItsSpawner(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cmd := helperCmd("sleep")
 	reached, gate, stages := make(chan struct{}), make(chan struct{}), make(chan string, 2)
@@ -308,26 +309,32 @@ func TestStartAbandonedBeforeSpawnIsSkipped(t *testing.T) {
 	cancel()
 	select {
 	case err := <-errc:
+		close(gate)
+		t.Fatalf("the caller returned (%v) while its spawner still held the request", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(gate)
+	select {
+	case err := <-errc:
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("got %v, want context.Canceled", err)
 		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("a cancelled start stayed blocked on its spawner")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the caller never returned once its spawner was free")
 	}
-	close(gate)
 	if got := <-stages; got != "skipped" {
 		t.Fatalf("the spawner went on to %q, want \"skipped\"", got)
 	}
 	if cmd.Process != nil {
 		_ = cmd.Process.Kill()
-		t.Fatalf("the abandoned start ran anyway (pid %d)", cmd.Process.Pid)
+		t.Fatalf("a start whose ctx had ended ran anyway (pid %d)", cmd.Process.Pid)
 	}
 }
 
 // TestStartAbandonedDuringSpawnIsKilled: a caller that gives up while its
-// start is under way gets ctx.Err(), and the child that start produced
-// (and what it started in its process group) is killed and reaped rather
-// than left running without an owner.
+// start is under way waits for the start, then gets ctx.Err(), and the
+// child that start produced (and what it started in its process group) is
+// killed and reaped rather than left running without an owner.
 func TestStartAbandonedDuringSpawnIsKilled(t *testing.T) {
 	warmSpawners(t)
 	base := runtime.NumGoroutine()
@@ -354,15 +361,15 @@ func TestStartAbandonedDuringSpawnIsKilled(t *testing.T) {
 	// the caller gives up.
 	grandchild := waitPID(t, pidfile)
 	cancel()
+	close(gate)
 	select {
 	case err := <-errc:
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("got %v, want context.Canceled", err)
 		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("a cancelled start stayed blocked on its spawner")
+	case <-time.After(10 * time.Second):
+		t.Fatal("a cancelled start never returned")
 	}
-	close(gate)
 	assertGone(t, grandchild)
 	// Reaped, not a zombie: the entry is gone from /proc.
 	stat := filepath.Join("/proc", strconv.Itoa(pid))
