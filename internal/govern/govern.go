@@ -242,22 +242,34 @@ func (g *Governor) futureExists(ctx context.Context, id string) (bool, error) {
 	return err == nil, err
 }
 
-// replayRunningWait bounds how long a retry waits for a running command
-// that has no future yet; replayRunningPoll is how often it looks.
+// replayRunningMargin is how long past the inline budget a retry waits
+// for a running command's future to appear; replayRunningPoll is how often
+// it looks.
 var (
-	replayRunningWait = 5 * time.Second
-	replayRunningPoll = 5 * time.Millisecond
+	replayRunningMargin = 2 * time.Second
+	replayRunningPoll   = 20 * time.Millisecond
 )
 
 // replayRunning answers a command that began and has no outcome yet. Its
 // future exists unless the first call is still racing its inline budget:
-// then the first call either answers inline (and stores its outcome) or
-// becomes that future, within the budget. The retry waits for whichever
-// comes first, so it never names a future that will not exist; after
-// replayRunningWait it is told to retry.
+// then, within the budget, it either answers inline (and stores its
+// outcome) or becomes that future. The retry waits for whichever comes
+// first, so it never names a future that will not exist. A call that can
+// never become a future (a primitive that always answers inline; anonymous
+// calls carry no command id) and one that outlasts the wait are answered
+// blocked with code in_progress: retry shortly.
 func (g *Governor) replayRunning(ctx context.Context, a *dispatch.Admission, prim, futureID string) (*dispatch.Envelope, error) {
+	inProgress := primitive.Blocked("in_progress", "command %s is still running; retry it shortly", a.CommandID).
+		WithDetails(map[string]any{"command_id": a.CommandID})
+	wait := replayRunningMargin
+	if g.Dispatcher != nil {
+		wait += g.Dispatcher.Budget
+	}
+	if a.Spec.Inline {
+		wait = 0
+	}
 	pending := &dispatch.Envelope{State: primitive.StatePending, Primitive: prim, FutureID: futureID, CommandID: a.CommandID, Replayed: true}
-	deadline := time.Now().Add(replayRunningWait)
+	deadline := time.Now().Add(wait)
 	for {
 		exists, err := g.futureExists(ctx, futureID)
 		if err != nil {
@@ -274,9 +286,8 @@ func (g *Governor) replayRunning(ctx context.Context, a *dispatch.Admission, pri
 		if envelope.Valid {
 			return g.replayStored(ctx, a, envelope.String, futureID)
 		}
-		if time.Now().After(deadline) {
-			return nil, primitive.Blocked("in_progress", "command %s is still running; retry it shortly", a.CommandID).
-				WithDetails(map[string]any{"command_id": a.CommandID})
+		if !time.Now().Before(deadline) {
+			return nil, inProgress
 		}
 		select {
 		case <-ctx.Done():
