@@ -160,7 +160,7 @@ func TestEStopKillsRunningWork(t *testing.T) {
 	if err := in.App.Operator.EStop(bg, "bob", "panic"); err != nil {
 		t.Fatal(err)
 	}
-	arr := c.WaitArrival(r.Get("future_id").(string))
+	arr := c.WaitArrival(r.Get("future_id").(string), r)
 	if hearthtest.Get(arr, "envelope.state") != "cancelled" || time.Since(start) > 10*time.Second {
 		t.Fatalf("running exec not cancelled by e-stop: %v", arr)
 	}
@@ -263,7 +263,7 @@ func TestPermitDenyAndExpiry(t *testing.T) {
 	if err := in.App.Operator.Deny(bg, r.Get("permit_id").(string), "alice"); err != nil {
 		t.Fatal(err)
 	}
-	arr := c.WaitArrival(r.Get("future_id").(string))
+	arr := c.WaitArrival(r.Get("future_id").(string), r)
 	if hearthtest.Get(arr, "envelope.state") != "blocked" || hearthtest.Get(arr, "envelope.error.code") != "permit_denied" {
 		t.Fatalf("denied: %v", arr)
 	}
@@ -277,7 +277,7 @@ func TestPermitDenyAndExpiry(t *testing.T) {
 	if err := in.App.Gov.ExpirePermits(bg); err != nil {
 		t.Fatal(err)
 	}
-	arr = c.WaitArrival(r.Get("future_id").(string))
+	arr = c.WaitArrival(r.Get("future_id").(string), r)
 	if hearthtest.Get(arr, "envelope.error.code") != "permit_expired" {
 		t.Fatalf("expired: %v", arr)
 	}

@@ -68,7 +68,7 @@ func TestReplayAfterDenyReturnsTheOutcome(t *testing.T) {
 	if err := in.App.Operator.Deny(bg, r.Get("permit_id").(string), "alice"); err != nil {
 		t.Fatal(err)
 	}
-	c.WaitArrival(r.Get("future_id").(string))
+	c.WaitArrival(r.Get("future_id").(string), r)
 	again, _ := c.TryCall("machine", args, meta)
 	if again.State() != "blocked" || again.Get("error.code") != "permit_denied" || again.Get("replayed") != true {
 		t.Fatalf("a retry after denial must replay the denial: %s", again.Raw)

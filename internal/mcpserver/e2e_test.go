@@ -149,7 +149,7 @@ func TestMachineOperations(t *testing.T) {
 	if err := in.App.Operator.Approve(context.Background(), r.Get("permit_id").(string), "tester", nil); err != nil {
 		t.Fatal(err)
 	}
-	arr := c.WaitArrival(r.Get("future_id").(string))
+	arr := c.WaitArrival(r.Get("future_id").(string), r)
 	if hearthtest.Get(arr, "envelope.state") != "completed" {
 		t.Fatalf("approved process_kill: %v", arr)
 	}
@@ -223,7 +223,7 @@ func TestDetachedResultArrivesOnlyInItsConversation(t *testing.T) {
 		t.Fatalf("detach must answer pending with a future id: %s", r.Raw)
 	}
 	fid := r.Get("future_id").(string)
-	arr := a.WaitArrival(fid)
+	arr := a.WaitArrival(fid, r)
 	if hearthtest.Get(arr, "envelope.state") != "completed" || hearthtest.Get(arr, "envelope.result.stdout.text") != "from-a\n" {
 		t.Fatalf("arrival: %v", arr)
 	}
@@ -413,7 +413,7 @@ func TestExecTimeoutKillsTree(t *testing.T) {
 		"args": []string{"-c", "sleep 60 & echo $! > " + pidFile + "; wait"}})
 	var env map[string]any
 	if r.State() == "pending" {
-		env = c.WaitArrival(r.Get("future_id").(string))["envelope"].(map[string]any)
+		env = c.WaitArrival(r.Get("future_id").(string), r)["envelope"].(map[string]any)
 	} else {
 		env = r.Env
 	}
@@ -499,7 +499,7 @@ func TestBatchRunsConcurrently(t *testing.T) {
 	r := c.Call("machine", map[string]any{"operation": "batch", "commands": cmds})
 	env := r.Env
 	if r.State() == "pending" {
-		env = c.WaitArrival(r.Get("future_id").(string))["envelope"].(map[string]any)
+		env = c.WaitArrival(r.Get("future_id").(string), r)["envelope"].(map[string]any)
 	}
 	wall := time.Since(start)
 	results := hearthtest.Get(env, "result.results").([]any)
@@ -527,7 +527,7 @@ func TestConcurrentConversationsIsolated(t *testing.T) {
 		c := hearthtest.Connect(t, in.URL, conv)
 		wg.Go(func() {
 			r := c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{conv}, "detach": true})
-			arr := c.WaitArrival(r.Get("future_id").(string))
+			arr := c.WaitArrival(r.Get("future_id").(string), r)
 			if hearthtest.Get(arr, "envelope.result.stdout.text") != conv+"\n" {
 				t.Errorf("%s got %v", conv, arr)
 			}
@@ -540,7 +540,7 @@ func TestLargeDetachedResultSpillsToArtifact(t *testing.T) {
 	in := hearthtest.Start(t, func(c *config.Config) { c.Policy.Mode = config.ModeTrusted; c.MaxResultBytes = 1024 })
 	c := hearthtest.Connect(t, in.URL, "spill")
 	r := c.Call("machine", map[string]any{"operation": "exec", "command": "seq", "args": []string{"1", "2000"}, "detach": true})
-	arr := c.WaitArrival(r.Get("future_id").(string))
+	arr := c.WaitArrival(r.Get("future_id").(string), r)
 	id, _ := hearthtest.Get(arr, "envelope.artifact.id").(string)
 	if id == "" || hearthtest.Get(arr, "envelope.result.spilled") != true || hearthtest.Get(arr, "envelope.state") != "completed" {
 		t.Fatalf("a result over max_result_bytes must arrive as an artifact: %v", arr)

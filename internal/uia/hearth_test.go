@@ -139,7 +139,7 @@ func TestFallbackInputNeedsAPermit(t *testing.T) {
 			if err := in.App.Operator.Approve(t.Context(), pid, "alice", nil); err != nil {
 				t.Fatal(err)
 			}
-			arr := c.WaitArrival(r.Get("future_id").(string))
+			arr := c.WaitArrival(r.Get("future_id").(string), r)
 			if hearthtest.Get(arr, "envelope.state") != "completed" || hearthtest.Get(arr, "envelope.result.fallback") != true {
 				t.Fatalf("approved click: %v", arr)
 			}

@@ -76,7 +76,7 @@ func TestServeUnderWine(t *testing.T) {
 	}
 	r = c.Call("machine", map[string]any{"operation": "exec", "command": "cmd.exe", "args": []string{"/c", "echo", "hello from windows"}, "timeout_ms": 60000})
 	if r.State() == "pending" {
-		r.Env, _ = c.WaitArrival(r.Get("future_id").(string))["envelope"].(map[string]any)
+		r.Env, _ = c.WaitArrival(r.Get("future_id").(string), r)["envelope"].(map[string]any)
 	}
 	if text, _ := r.Get("result.stdout.text").(string); !strings.Contains(text, "hello from windows") {
 		t.Fatalf("cmd.exe /c echo: %s", r.Raw)
