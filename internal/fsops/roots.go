@@ -6,7 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 )
@@ -63,13 +66,36 @@ func refuse(p string, rule Rule, format string, args ...any) error {
 // tempPrefix starts the name of every temporary file WriteAtomic makes.
 const tempPrefix = ".hearth-tmp-"
 
-// Roots is the set of directories fs may touch, minus denied directories.
-// It is immutable once built; build a new one when the configuration changes.
+// Roots is the set of directories fs may touch, minus denied paths. The
+// roots are fixed once built (build a new Roots when the configuration
+// changes); the denied list can only grow, through Deny, and is shared by
+// every copy of a Roots, so an Engine holding a copy sees a path denied
+// after it was built.
 type Roots struct {
 	roots   []rootDir
-	denied  []rootDir
+	denied  *deniedList
 	fold    bool // compare case-insensitively (Windows)
 	longFor func(string) (string, error)
+}
+
+// deniedList is the denied paths: readers load the current slice without
+// locking (Resolve, every entry of a search walk); Deny replaces it with a
+// longer copy under mu.
+type deniedList struct {
+	mu   sync.Mutex
+	dirs atomic.Pointer[[]rootDir]
+}
+
+// load returns the denied paths now; nil for a Roots not built by
+// NewRoots.
+func (d *deniedList) load() []rootDir {
+	if d == nil {
+		return nil
+	}
+	if p := d.dirs.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // rootDir keeps both spellings of a configured directory: the cleaned one
@@ -82,7 +108,7 @@ type rootDir struct {
 // and denied directories (Hearth's own data directory, at least), which are
 // refused even when they lie under a root and need not exist yet.
 func NewRoots(roots, denied []string) (Roots, error) {
-	r := Roots{fold: pathFold}
+	r := Roots{fold: pathFold, denied: &deniedList{}}
 	if hasShortNames {
 		r.longFor = longPathName
 	}
@@ -100,14 +126,40 @@ func NewRoots(roots, denied []string) (Roots, error) {
 		}
 		r.roots = append(r.roots, rd)
 	}
+	var dirs []rootDir
 	for _, d := range denied {
 		rd, err := configuredDir(d)
 		if err != nil {
 			return Roots{}, fmt.Errorf("denied directory %q: %w", d, err)
 		}
-		r.denied = append(r.denied, rd)
+		dirs = append(dirs, rd)
 	}
+	r.denied.dirs.Store(&dirs)
 	return r, nil
+}
+
+// Deny refuses the absolute path p (a file or a directory, which need not
+// exist yet) from now on, to every copy of r: Hearth calls it when the
+// operator pins a tunnel-client while it runs. It is safe to call while
+// fs operations run; an operation that resolved its path before Deny
+// returned is not stopped. Denying a path already denied does nothing.
+func (r Roots) Deny(p string) error {
+	if r.denied == nil {
+		return errors.New("deny a path: these Roots were not built by NewRoots")
+	}
+	rd, err := configuredDir(p)
+	if err != nil {
+		return fmt.Errorf("denied path %q: %w", p, err)
+	}
+	r.denied.mu.Lock()
+	defer r.denied.mu.Unlock()
+	old := r.denied.load()
+	if slices.Contains(old, rd) {
+		return nil
+	}
+	next := append(slices.Clip(old), rd)
+	r.denied.dirs.Store(&next)
+	return nil
 }
 
 func configuredDir(d string) (rootDir, error) {
@@ -182,7 +234,7 @@ func (r Roots) Resolve(p string) (string, error) {
 		}
 		return "", refuse(p, RuleOutsideRoots, "allowed roots: %s", strings.Join(r.List(), ", "))
 	}
-	if r.underAny(r.denied, real, true) || r.underAny(r.denied, clean, false) {
+	if denied := r.denied.load(); r.underAny(denied, real, true) || r.underAny(denied, clean, false) {
 		return "", refuse(p, RuleDenied, "Hearth's own data is not reachable through fs")
 	}
 	if strings.HasPrefix(filepath.Base(real), tempPrefix) {
@@ -206,7 +258,7 @@ func (r Roots) underAny(dirs []rootDir, p string, real bool) bool {
 
 // isDenied reports whether the real path p lies in a denied directory; the
 // search walk uses it to prune.
-func (r Roots) isDenied(p string) bool { return r.underAny(r.denied, p, true) }
+func (r Roots) isDenied(p string) bool { return r.underAny(r.denied.load(), p, true) }
 
 // hasPathPrefix reports whether p is root or lies under it, comparing whole
 // components. With fold, runes compare by simple upper case, as NTFS does
