@@ -34,7 +34,9 @@ import (
 // the hash the page showed (PinClient), so a file swapped after the page
 // was drawn is refused. The only file Hearth pins by itself (PinBesideExe,
 // AutoPin) is the tunnel-client beside hearth-tray, which the fs tool is
-// denied (app's deniedPaths).
+// denied (app's deniedPaths). Every pinned file is denied to the fs tool
+// from the moment it is pinned (Options.OnPinned), so that the model
+// cannot stop the tunnel by rewriting it.
 
 // KindClientPinned is the ledger entry of a pin (path, sha256 and how).
 const KindClientPinned = "tunnel_client_pinned"
@@ -382,12 +384,20 @@ func (s *Supervisor) AutoPin() (Pin, bool, error) {
 	return s.PinBesideExe("Hearth at start: the tunnel was set up but nothing was pinned (an upgrade); only the tunnel-client beside hearth-tray is pinned this way")
 }
 
-// savePin saves pin as the configuration, journals and logs it.
+// savePin saves pin as the configuration (changing only the pin's two
+// settings of those in effect, so that a tunnel ID Init saves meanwhile
+// stays), denies the file to the fs tool (Options.OnPinned), journals and
+// logs it.
 func (s *Supervisor) savePin(pin Pin, how string) (Pin, error) {
-	cfg := s.Config()
-	cfg.ClientPath, cfg.ClientSHA256 = pin.Path, pin.SHA256
-	if err := s.SetConfig(cfg); err != nil {
+	err := s.UpdateConfig(func(t *config.Tunnel) error {
+		t.ClientPath, t.ClientSHA256 = pin.Path, pin.SHA256
+		return nil
+	})
+	if err != nil {
 		return Pin{}, err
+	}
+	if s.onPinned != nil {
+		s.onPinned(pin.Path)
 	}
 	if s.journal != nil {
 		if _, err := s.journal.Append(context.Background(), KindClientPinned, pinRecord{Pin: pin, How: how}); err != nil {

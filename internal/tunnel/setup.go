@@ -49,10 +49,11 @@ func (r CommandResult) OK() bool { return r.ExitCode == 0 && !r.TimedOut }
 // the model cannot have put there; it never pins one from PATH or
 // elsewhere (ErrNotPinned: the operator pins it on the Setup page,
 // seeing its SHA-256). On success the tunnel ID becomes
-// tunnel.tunnel_id (persisted like SetConfig). tunnel-client refuses to
-// overwrite an existing profile; its message says so in the result. The
-// error is non-nil only when nothing could be run (or the tunnel ID could
-// not be saved).
+// tunnel.tunnel_id (persisted like SetConfig; UpdateConfig changes no
+// other setting, so a pin saved while init ran stays). tunnel-client
+// refuses to overwrite an existing profile; its message says so in the
+// result. The error is non-nil only when nothing could be run (or the
+// tunnel ID could not be saved).
 func (s *Supervisor) Init(ctx context.Context, tunnelID, mcpURL string) (CommandResult, error) {
 	id := strings.TrimSpace(tunnelID)
 	if id == "" {
@@ -76,14 +77,20 @@ func (s *Supervisor) Init(ctx context.Context, tunnelID, mcpURL string) (Command
 		}
 	}
 	cfg := s.Config()
-	next := cfg
-	next.TunnelID = id
 	res, err := s.setupCommand(ctx, cfg, "init", "--sample", "sample_mcp_remote_no_auth",
-		"--profile", cfg.Profile, "--tunnel-id", next.TunnelID, "--mcp-server-url", mcpURL)
-	if err != nil || !res.OK() || next == cfg {
+		"--profile", cfg.Profile, "--tunnel-id", id, "--mcp-server-url", mcpURL)
+	if err != nil || !res.OK() {
 		return res, err
 	}
-	return res, s.SetConfig(next)
+	if s.testHookInitSave != nil {
+		s.testHookInitSave()
+	}
+	// Only the tunnel ID changes: a pin saved while init ran (another
+	// tab) stays, which cfg, read before it, does not have.
+	return res, s.UpdateConfig(func(t *config.Tunnel) error {
+		t.TunnelID = id
+		return nil
+	})
 }
 
 // Doctor runs `tunnel-client doctor --profile <profile> --explain`.

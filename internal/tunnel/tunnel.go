@@ -126,6 +126,12 @@ type Options struct {
 	// Roots are the fs tool's roots (config "roots"): the Setup page
 	// warns about a tunnel-client found inside one (Candidates).
 	Roots []string
+	// OnPinned, when set, is called with the path of each tunnel-client
+	// pinned (PinClient, PinBesideExe, AutoPin) once the pin is saved,
+	// before it is journaled: Hearth denies that file to the fs tool from
+	// then on, so that the model cannot stop the tunnel by rewriting it.
+	// It runs while pins are serialized; it must not pin.
+	OnPinned func(path string)
 }
 
 // timing holds the supervisor's delays and limits (tests shorten them).
@@ -185,16 +191,23 @@ type Supervisor struct {
 	// testHookOpen, when set, replaces openExclusive for the pinned file
 	// in openClient (tests make it fail as a sharing violation would).
 	testHookOpen func(path string) (*os.File, error)
+	// testHookInitSave, when set, runs in Init after tunnel-client init
+	// succeeded and before the tunnel ID is saved (tests pin there).
+	testHookInitSave func()
+	// onPinned is Options.OnPinned.
+	onPinned func(path string)
 
 	// pinMu serializes pins, so that an automatic pin never overwrites
 	// the operator's.
 	pinMu sync.Mutex
 
-	// life serializes Start, Stop and SetConfig, so that a Stop waiting for
-	// the child to exit cannot interleave with a Start.
+	// life serializes Start, Stop and UpdateConfig, so that a Stop waiting
+	// for the child to exit cannot interleave with a Start, and so that
+	// every change of cfg starts from the one before.
 	life sync.Mutex
 
-	mu     sync.Mutex
+	mu sync.Mutex
+	// cfg is written only by UpdateConfig, under life and mu.
 	cfg    config.Tunnel
 	status Status
 	run    *run
@@ -233,10 +246,11 @@ func New(o Options) *Supervisor {
 	return &Supervisor{
 		dataDir: o.DataDir, configPath: o.ConfigPath,
 		secrets: o.Secrets, journal: o.Journal, log: log,
-		roots:  slices.Clone(o.Roots),
-		t:      defaultTiming(),
-		cfg:    o.Config,
-		status: Status{State: StateStopped, Reason: "not started", Since: time.Now()},
+		roots:    slices.Clone(o.Roots),
+		onPinned: o.OnPinned,
+		t:        defaultTiming(),
+		cfg:      o.Config,
+		status:   Status{State: StateStopped, Reason: "not started", Since: time.Now()},
 	}
 }
 
@@ -501,13 +515,35 @@ func (s *Supervisor) check(cfg config.Tunnel) (missing []string, changed *Client
 // SetConfig validates t, writes it to config.json (re-read first, so other
 // edits to the file are kept) and makes it the settings of the next start.
 // A running tunnel-client keeps running with the old settings; Restart or
-// Stop and Start apply the new ones.
+// Stop and Start apply the new ones. It replaces every field: to change
+// some fields of the settings in effect, use UpdateConfig, which cannot
+// undo a change made meanwhile.
 func (s *Supervisor) SetConfig(t config.Tunnel) error {
+	return s.UpdateConfig(func(c *config.Tunnel) error {
+		*c = t
+		return nil
+	})
+}
+
+// UpdateConfig applies change to the settings in effect now and saves the
+// result as SetConfig does. Reading the settings, change and the write
+// happen under the lock every change of the settings takes, so two
+// updates of different fields (the tunnel ID saved by Init, a pin saved
+// from another tab) both survive, in config.json and in memory. change
+// must not call the Supervisor's methods. When change or the validation
+// of its result fails, nothing changes.
+func (s *Supervisor) UpdateConfig(change func(*config.Tunnel) error) error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	s.mu.Lock()
+	t := s.cfg
+	s.mu.Unlock()
+	if err := change(&t); err != nil {
+		return err
+	}
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	s.life.Lock()
-	defer s.life.Unlock()
 	if s.configPath != "" {
 		c, err := config.Load(s.configPath)
 		if err != nil {
