@@ -355,8 +355,8 @@ func (a *App) startCheckpoints(ctx context.Context) <-chan struct{} {
 // cannot plant a tunnel-client (which is handed the runtime key) or
 // replace hearth-tray itself. The tunnel-client pinned at start is denied
 // too: a changed pin is refused anyway, but the model must not be able to
-// stop the tunnel by rewriting it. (A pin made while Hearth runs is
-// covered from the next start.)
+// stop the tunnel by rewriting it. A tunnel-client pinned while Hearth
+// runs is denied from the moment it is pinned (denyPinnedToFS).
 func deniedPaths(opts Options, cfg config.Config) []string {
 	denied := []string{opts.DataDir, opts.ConfigPath}
 	if cfg.Tunnel.ClientPath != "" && cfg.Tunnel.ClientSHA256 != "" {

@@ -28,8 +28,24 @@ func (a *App) openTunnel(configPath string) error {
 	a.Tunnel = tunnel.New(tunnel.Options{
 		Config: a.Config.Tunnel, ConfigPath: configPath, DataDir: a.DataDir,
 		Secrets: store, Journal: a.Ledger, Log: a.Log, Roots: a.Config.Roots,
+		OnPinned: a.denyPinnedToFS,
 	})
 	return nil
+}
+
+// denyPinnedToFS denies a tunnel-client pinned while Hearth runs to the
+// fs tool from that moment (deniedPaths covers the one pinned at start):
+// the model cannot get a changed file run, but it could stop the tunnel
+// by rewriting it into client_changed. A pin replaced by another stays
+// denied until Hearth restarts.
+func (a *App) denyPinnedToFS(path string) {
+	if a.FS == nil {
+		a.Log.Error("secure mcp tunnel: a tunnel-client was pinned before the fs tool exists; it is denied to fs from the next start", "path", path)
+		return
+	}
+	if err := a.FS.Roots.Deny(path); err != nil {
+		a.Log.Error("secure mcp tunnel: deny the pinned tunnel-client to the fs tool", "path", path, "err", err)
+	}
 }
 
 // startTunnel is Serve's tunnel step, once the MCP endpoint listens:

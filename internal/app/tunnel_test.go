@@ -187,6 +187,40 @@ func TestPinnedClientDeniedToFS(t *testing.T) {
 	}
 }
 
+// TestClientPinnedWhileRunningDeniedToFS: a tunnel-client in an fs root
+// that the operator pins while Hearth runs (the Setup page's PinClient)
+// is denied to fs from that moment, for reading and writing, and stays
+// unchanged; the file beside it is still writable.
+func TestClientPinnedWhileRunningDeniedToFS(t *testing.T) {
+	fake, sum := buildFakeClient(t)
+	dir := filepath.Dir(fake)
+	in := hearthtest.StartHome(t, t.TempDir(), func(c *config.Config) {
+		hearthtest.Trusted(c)
+		c.Roots = []string{dir}
+		c.Tunnel = config.Tunnel{TunnelID: "tunnel_apptest", Profile: "hearth-local"}
+	})
+	c := hearthtest.Connect(t, in.URL, "pin-denied-live")
+	if r := c.Call("fs", map[string]any{"operation": "read", "path": fake, "limit": 16, "encoding": "base64"}); r.State() != "completed" {
+		t.Fatalf("fs.read of a tunnel-client nothing pinned yet: %s", r.Raw)
+	}
+	if _, err := in.App.Tunnel.PinClient(fake, sum); err != nil {
+		t.Fatal(err)
+	}
+	r := c.Call("fs", map[string]any{"operation": "write", "path": fake, "data": "planted", "expected_sha256": sum})
+	if r.Get("error.code") != "outside_roots" || r.Get("error.details.rule") != "denied_directory" {
+		t.Fatalf("fs.write over the tunnel-client pinned while running: %s", r.Raw)
+	}
+	if r := c.Call("fs", map[string]any{"operation": "read", "path": fake}); r.Get("error.details.rule") != "denied_directory" {
+		t.Fatalf("fs.read of the tunnel-client pinned while running: %s", r.Raw)
+	}
+	if err := in.App.Tunnel.VerifyClient(); err != nil {
+		t.Fatalf("the pinned tunnel-client changed: %v", err)
+	}
+	if r := c.Call("fs", map[string]any{"operation": "write", "path": filepath.Join(dir, "notes.txt"), "data": "ok", "expected_sha256": nil}); r.State() != "completed" {
+		t.Fatalf("fs.write beside the pinned tunnel-client: %s", r.Raw)
+	}
+}
+
 // TestTunnelUpgradeAutoPin: a config.json from before pinning (tunnel ID,
 // key and autostart, no tunnel.client_sha256) gets the tunnel-client
 // beside hearth-tray pinned at start, journaled in the ledger, and the

@@ -509,9 +509,11 @@ func (h *Handler) restart(w http.ResponseWriter, r *http.Request) {
 // autostart sets tunnel.autostart from the checkbox (absent: off).
 func (h *Handler) autostart(w http.ResponseWriter, r *http.Request) {
 	on := r.PostFormValue("autostart") == "on"
-	cfg := h.Tunnel.Config()
-	cfg.Autostart = on
-	if err := h.Tunnel.SetConfig(cfg); err != nil {
+	err := h.Tunnel.UpdateConfig(func(t *config.Tunnel) error {
+		t.Autostart = on
+		return nil
+	})
+	if err != nil {
 		h.failed(w, r, "set tunnel.autostart", err, "Hearth could not save the setting.")
 		return
 	}
