@@ -21,20 +21,10 @@ func TestLiveQueriesUseIndexes(t *testing.T) {
 	}
 	defer db.Close()
 	for _, q := range liveQueries {
-		rows, err := db.R.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, 0)
+		plan, err := db.QueryPlan(ctx, q, 0)
 		if err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
 		for _, d := range plan {
 			if strings.HasPrefix(d, "SCAN ") && !strings.Contains(d, " USING ") {
 				t.Errorf("query scans a whole table (%s):\n%s\nplan: %q", d, q, plan)

@@ -260,20 +260,10 @@ func TestReplayLookupsUseIndexes(t *testing.T) {
 		`SELECT id FROM futures WHERE command_id = ? ORDER BY created_at, rowid LIMIT 1`: "futures_command",
 		`SELECT id FROM permits WHERE command_id = ? ORDER BY created_at DESC LIMIT 1`:   "permits_command",
 	} {
-		rows, err := in.App.DB.R.Query(`EXPLAIN QUERY PLAN `+q, "cmd")
+		plan, err := in.App.DB.QueryPlan(bg, q, "cmd")
 		if err != nil {
 			t.Fatal(err)
 		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
 		if !strings.Contains(strings.Join(plan, "; "), "USING INDEX "+index) {
 			t.Errorf("%s: plan %q does not use %s", q, plan, index)
 		}

@@ -216,3 +216,25 @@ func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 	err := db.R.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
 	return v, err
 }
+
+// QueryPlan returns SQLite's plan for query (EXPLAIN QUERY PLAN), one
+// detail line per step, such as "SEARCH futures USING INDEX
+// futures_command (command_id=?)". Tests use it to hold hot queries to
+// their indexes.
+func (db *DB) QueryPlan(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := db.R.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			return nil, err
+		}
+		plan = append(plan, detail)
+	}
+	return plan, rows.Err()
+}

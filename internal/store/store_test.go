@@ -129,3 +129,22 @@ func TestNewerSchemaRefused(t *testing.T) {
 		t.Fatalf("want refusal of a newer schema, got %v", err)
 	}
 }
+
+func TestQueryPlan(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "hearth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	plan, err := db.QueryPlan(ctx, `SELECT id FROM futures WHERE command_id = ?`, "cmd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(plan, "; "); !strings.Contains(got, "SEARCH futures USING INDEX") {
+		t.Fatalf("plan %q: want a search through an index", got)
+	}
+	if _, err := db.QueryPlan(ctx, `SELECT nope FROM nowhere`); err == nil {
+		t.Fatal("a bad query must fail")
+	}
+}
