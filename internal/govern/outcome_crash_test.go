@@ -127,21 +127,7 @@ func TestCrashAfterOutcome(t *testing.T) {
 	for _, scenario := range []string{"detached", "inline-race", "approved", "job"} {
 		t.Run(scenario, func(t *testing.T) {
 			home := t.TempDir()
-			cmd := exec.Command(os.Args[0], "-test.run=^TestOutcomeCrashChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), crashHomeEnv+"="+home, crashScenarioEnv+"="+scenario)
-			out, err := cmd.CombinedOutput()
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) {
-				t.Fatalf("child: %v\n%s", err, out)
-			}
-			if ws, ok := ee.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-				t.Fatalf("child did not die at the hook: %v\n%s", err, out)
-			}
-			at, err := os.ReadFile(filepath.Join(home, crashMarker))
-			if err != nil {
-				t.Fatalf("no crash marker: %v\n%s", err, out)
-			}
-			id := string(at)
+			id := crashChild(t, "TestOutcomeCrashChild", home, crashHomeEnv+"="+home, crashScenarioEnv+"="+scenario)
 			verifyLedger(t, home)
 
 			in := hearthtest.StartHome(t, home, nil)
@@ -240,4 +226,27 @@ func checkJobAfterCrash(t *testing.T, in *hearthtest.Instance, c *hearthtest.Cli
 	if hearthtest.Get(arr, "envelope.state") != "blocked" || hearthtest.Get(arr, "envelope.error.code") != "unknown" {
 		t.Fatalf("job arrival: %v", arr)
 	}
+}
+
+// crashChild runs the test child as a Hearth on home that SIGKILLs itself
+// at a hook, after writing what it was doing (a command or future id) to
+// crashMarker; it returns that id, failing the test unless the child died
+// by SIGKILL.
+func crashChild(t *testing.T, child, home string, env ...string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+child+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("child did not die at the hook: %v\n%s", err, out)
+	}
+	at, err := os.ReadFile(filepath.Join(home, crashMarker))
+	if err != nil {
+		t.Fatalf("no crash marker: %v\n%s", err, out)
+	}
+	return string(at)
 }

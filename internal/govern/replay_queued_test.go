@@ -7,11 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -312,21 +310,7 @@ func TestCrashBeforeIntent(t *testing.T) {
 		t.Skip("starts child processes")
 	}
 	home := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestClaimCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), claimCrashHomeEnv+"="+home)
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	if ws, ok := ee.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("child did not die at the hook: %v\n%s", err, out)
-	}
-	at, err := os.ReadFile(filepath.Join(home, crashMarker))
-	if err != nil {
-		t.Fatalf("no crash marker: %v\n%s", err, out)
-	}
-	fid := string(at)
+	fid := crashChild(t, "TestClaimCrashChild", home, claimCrashHomeEnv+"="+home)
 	verifyLedger(t, home)
 
 	in := hearthtest.StartHome(t, home, nil)
