@@ -109,12 +109,6 @@ func ledgerCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return usageError{fmt.Sprintf("ledger: unknown subcommand %q", args[0])}
 }
 
-// isTerminal reports whether f is an interactive terminal.
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
 // safetyCmd implements `safety reset --operator NAME` and `safety status`.
 // Reset requires an interactive terminal and typing "reset": a guard
 // against accidental or scripted use (a model driving a shell through
