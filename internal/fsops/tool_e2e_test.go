@@ -1,6 +1,7 @@
 package fsops_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -10,12 +11,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/fsops"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
+	"github.com/hearth-dev/hearth/internal/store"
 )
 
 func sha(s string) string {
@@ -99,15 +102,27 @@ func TestFSConflictAndUndoOverMCP(t *testing.T) {
 
 // TestFSCrashMidWriteStream SIGKILLs a real serve while a client streams
 // writes to several files; after a restart each file is wholly one of the
-// versions written and no temporary file is left.
+// versions written, no temporary file is left, and the receipts in the
+// serve's database form a settled chain ending at each file's content.
+// Every other version is larger than fsops.DefaultInlinePriorMax, so the
+// serve spills prior copies to files and the walk checks those too.
 func TestFSCrashMidWriteStream(t *testing.T) {
 	home, work := t.TempDir(), t.TempDir()
 	hearthtest.WriteConfig(t, home, func(c *config.Config) { c.Roots = []string{work} })
 	p := hearthtest.StartProcess(t, home)
-	version := func(file, v int) string { return strings.Repeat(fmt.Sprintf("file %d version %d|", file, v), 3000) }
+	version := func(file, v int) string {
+		unit := fmt.Sprintf("file %d version %d|", file, v)
+		n := 3000
+		if v%2 == 1 {
+			n = fsops.DefaultInlinePriorMax/len(unit) + 1000
+		}
+		return strings.Repeat(unit, n)
+	}
+	const files = 4
 	var wg sync.WaitGroup
+	var written [files]atomic.Int64
 	stop := make(chan struct{})
-	for f := 0; f < 4; f++ {
+	for f := range files {
 		c := hearthtest.Connect(t, p.URL, fmt.Sprintf("w%d", f))
 		wg.Go(func() {
 			for v := 0; ; v++ {
@@ -119,16 +134,34 @@ func TestFSCrashMidWriteStream(t *testing.T) {
 				if _, err := c.TryCall("fs", map[string]any{"operation": "write", "path": filepath.Join(work, fmt.Sprintf("f%d.txt", f)), "data": version(f, v)}, nil); err != nil {
 					return // the server died mid-call
 				}
+				written[f].Add(1)
 			}
 		})
 	}
+	// Stream for a while, and at least until every file has had a large
+	// version overwritten (versions 0, 1, 2), so some prior copy spilled.
 	time.Sleep(1500 * time.Millisecond)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		done := true
+		for f := range files {
+			done = done && written[f].Load() >= 3
+		}
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the writers did not get three versions of every file written in a minute")
+		}
+	}
 	p.Kill()
 	close(stop)
 	wg.Wait()
 	p2 := hearthtest.StartProcess(t, home)
+	// Connect returns once the serve answers, which it does only after
+	// its start-up Recover has settled the receipts the kill left pending.
 	c := hearthtest.Connect(t, p2.URL, "check")
-	for f := 0; f < 4; f++ {
+	var paths []string
+	for f := range files {
 		path := filepath.Join(work, fmt.Sprintf("f%d.txt", f))
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -142,12 +175,22 @@ func TestFSCrashMidWriteStream(t *testing.T) {
 		if r.Get("result.sha256") != sha(string(b)) {
 			t.Fatalf("stat sha differs: %s", r.Raw)
 		}
+		paths = append(paths, path)
 	}
 	entries, _ := os.ReadDir(work)
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".hearth-tmp-") {
 			t.Fatalf("stale temp file %s after restart", e.Name())
 		}
+	}
+	db, err := store.Open(context.Background(), filepath.Join(home, "hearth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// The serve keeps its spilled prior copies in <home>/receipts.
+	if spilled := fsops.CheckReceiptChain(t, db, filepath.Join(home, "receipts"), paths); spilled == 0 {
+		t.Fatal("no prior copy was spilled; the test no longer exercises spill files")
 	}
 }
 
@@ -159,8 +202,14 @@ func BenchmarkFS64K(b *testing.B) {
 	data := strings.Repeat("0123456789abcdef", 4096)
 	os.WriteFile(file, []byte(data), 0o600)
 	client := &http.Client{}
-	post := func(body string) {
-		req, _ := http.NewRequest("POST", in.URL, strings.NewReader(body))
+	// post sends one tools/call. The first call of each sub-benchmark is
+	// checked (status 200 and a completed call), so a benchmark of failing
+	// calls cannot pass for a fast one; the rest only drain the body.
+	post := func(b *testing.B, first *bool, body string) {
+		req, err := http.NewRequest("POST", in.URL, strings.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json")
 		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
@@ -168,14 +217,26 @@ func BenchmarkFS64K(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+		defer resp.Body.Close()
+		if !*first {
+			io.Copy(io.Discard, resp.Body)
+			return
+		}
+		*first = false
+		got, err := io.ReadAll(resp.Body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(got), `"state":"completed"`) {
+			b.Fatalf("first call: status %d, body %.500s", resp.StatusCode, got)
+		}
 	}
 	readCall := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs","arguments":{"operation":"read","path":%q,"limit":65536}}}`, file)
 	writeCall := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs","arguments":{"operation":"write","path":%q,"data":%q}}}`, file, data)
 	b.Run("hearth_read", func(b *testing.B) {
+		first := true
 		for b.Loop() {
-			post(readCall)
+			post(b, &first, readCall)
 		}
 	})
 	b.Run("os_readfile", func(b *testing.B) {
@@ -186,8 +247,9 @@ func BenchmarkFS64K(b *testing.B) {
 		}
 	})
 	b.Run("hearth_write", func(b *testing.B) {
+		first := true
 		for b.Loop() {
-			post(writeCall)
+			post(b, &first, writeCall)
 		}
 	})
 	// The same write with governance (journal-before-dispatch in the host
@@ -196,8 +258,9 @@ func BenchmarkFS64K(b *testing.B) {
 		gov := in.App.Dispatcher.Gov
 		in.App.Dispatcher.Gov = nil
 		defer func() { in.App.Dispatcher.Gov = gov }()
+		first := true
 		for b.Loop() {
-			post(writeCall)
+			post(b, &first, writeCall)
 		}
 	})
 	b.Run("atomic_write", func(b *testing.B) {
