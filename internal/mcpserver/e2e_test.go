@@ -218,23 +218,66 @@ func TestDetachedResultArrivesOnlyInItsConversation(t *testing.T) {
 	in := hearthtest.Start(t, trusted)
 	a := hearthtest.Connect(t, in.URL, "conv-a")
 	b := hearthtest.Connect(t, in.URL, "conv-b")
-	r := a.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"from-a"}, "detach": true})
+	// a's work outlasts its own submitting response, so its arrival waits
+	// in the mailbox, unread by a, while b works.
+	r := a.Call("machine", map[string]any{"operation": "exec", "command": "sh", "args": []string{"-c", "sleep 0.3; echo from-a"}, "detach": true})
 	if r.State() != "pending" || r.Get("future_id") == nil {
 		t.Fatalf("detach must answer pending with a future id: %s", r.Raw)
 	}
-	fid := r.Get("future_id").(string)
-	arr := a.WaitArrival(fid, r)
-	if hearthtest.Get(arr, "envelope.state") != "completed" || hearthtest.Get(arr, "envelope.result.stdout.text") != "from-a\n" {
-		t.Fatalf("arrival: %v", arr)
+	if len(r.Arrivals()) != 0 {
+		t.Fatalf("a's submitting response already carries arrivals: %s", r.Raw)
 	}
-	for i := 0; i < 3; i++ {
-		r := b.Call("machine", map[string]any{"operation": "host_info"})
-		if len(r.Arrivals()) != 0 {
-			t.Fatalf("conversation b saw a's arrival: %s", r.Raw)
+	fidA := r.Get("future_id").(string)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		f, err := in.App.Dispatcher.GetFuture(context.Background(), r0route(t, in, fidA), fidA)
+		if err == nil && f.State == "completed" {
+			break
 		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a's future did not complete: %v %v", f, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// a's arrival now waits in a mailbox. b submits and polls until its own
+	// result arrives; were the two conversations one mailbox, a's arrival
+	// (queued first) would be offered to b on the way.
+	rb := b.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"from-b"}, "detach": true})
+	fidB, _ := rb.Get("future_id").(string)
+	if fidB == "" {
+		t.Fatalf("b's detached call: %s", rb.Raw)
+	}
+	var arrB map[string]any
+	for r := rb; ; r = b.Call("machine", map[string]any{"operation": "host_info"}) {
+		for _, arr := range r.Arrivals() {
+			switch arr["future_id"] {
+			case fidA:
+				t.Fatalf("conversation b was offered a's arrival: %s", r.Raw)
+			case fidB:
+				arrB = arr
+			default:
+				t.Fatalf("conversation b was offered an arrival it does not own: %s", r.Raw)
+			}
+		}
+		if arrB != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b's arrival never came")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if hearthtest.Get(arrB, "envelope.result.stdout.text") != "from-b\n" {
+		t.Fatalf("b's arrival: %v", arrB)
+	}
+	// a's arrival was left for a, and only a's arrival is there.
+	ra := a.Call("machine", map[string]any{"operation": "host_info"})
+	got := ra.Arrivals()
+	if len(got) != 1 || got[0]["future_id"] != fidA || hearthtest.Get(got[0], "envelope.state") != "completed" ||
+		hearthtest.Get(got[0], "envelope.result.stdout.text") != "from-a\n" {
+		t.Fatalf("a's mailbox after b's work: %s", ra.Raw)
 	}
 	// Acknowledged by the next distinct call: not offered again.
-	r = a.Call("machine", map[string]any{"operation": "host_info"})
 	r = a.Call("machine", map[string]any{"operation": "host_info"})
 	if len(r.Arrivals()) != 0 {
 		t.Fatalf("acknowledged arrival offered again: %s", r.Raw)
