@@ -36,13 +36,18 @@ func TestScatterSurvivesRestart(t *testing.T) {
 	done := futureIDs(t, first)[0]
 	collect(t, c, []string{done}, first)
 
-	marker := filepath.Join(home, "replayed")
+	// Each long call appends a line to its marker before it sleeps, so a
+	// replay after the restart would append a second line at once.
+	markers := []string{filepath.Join(home, "started-b"), filepath.Join(home, "started-d")}
 	long := scatter(c,
-		map[string]any{"kind": "machine.exec", "command": "sh", "args": []string{"-c", "sleep 60; echo b >> " + marker}},
-		map[string]any{"kind": "machine.exec", "command": "sh", "args": []string{"-c", "sleep 60; echo d >> " + marker}},
+		map[string]any{"kind": "machine.exec", "command": "sh", "args": []string{"-c", "echo b >> " + markers[0] + "; sleep 60"}},
+		map[string]any{"kind": "machine.exec", "command": "sh", "args": []string{"-c", "echo d >> " + markers[1] + "; sleep 60"}},
 	)
 	running := futureIDs(t, long)
 	waitState(t, c, running, "running")
+	for _, m := range markers {
+		waitLines(t, m, 1)
+	}
 
 	// After the restart the conversation has an open UNKNOWN outcome, which
 	// (governance) refuses its side-effecting calls until reconciled; so the
@@ -91,9 +96,13 @@ func TestScatterSurvivesRestart(t *testing.T) {
 	if g.Get("result.future.state") != "completed" || !strings.Contains(string(g.Raw), "before") {
 		t.Errorf("completed call must stay completed: %s", g.Raw)
 	}
-	time.Sleep(200 * time.Millisecond)
-	if _, err := os.Stat(marker); err == nil {
-		t.Errorf("an interrupted call was replayed")
+	// A replay would have started by now: the restarted process has
+	// delivered every arrival and run the calls queued after the restart.
+	time.Sleep(300 * time.Millisecond)
+	for _, m := range markers {
+		if n := lines(t, m); n != 1 {
+			t.Errorf("%s has %d lines, want 1: an interrupted call was replayed", filepath.Base(m), n)
+		}
 	}
 	if err := p2.Interrupt(t); err != nil {
 		t.Fatalf("serve did not exit cleanly: %v\n%s", err, p2.Stderr.String())
@@ -115,5 +124,30 @@ func waitState(t *testing.T, c *hearthtest.Client, ids []string, state string) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
+	}
+}
+
+// lines counts the lines of a marker file.
+func lines(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read marker: %v", err)
+	}
+	return strings.Count(string(b), "\n")
+}
+
+// waitLines waits until the marker file holds n lines.
+func waitLines(t *testing.T, path string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if b, err := os.ReadFile(path); err == nil && strings.Count(string(b), "\n") >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never had %d lines", filepath.Base(path), n)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
