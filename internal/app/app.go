@@ -213,8 +213,22 @@ func (a *App) uiAvailable() error {
 	return a.UI.Available(ctx)
 }
 
-func (a *App) disclosure() string {
-	s := fmt.Sprintf("Policy mode: %s (operator-controlled; machine.host_info reports the live mode and e-stop state).", a.Gov.Mode(context.Background()))
+// disclosure is the sentence every tool description ends with: the policy
+// mode, the e-stop state and what this host cannot do. The MCP server asks
+// for it on every tools/list, so it is read from the database each time
+// (the CLI's `safety reset` changes the latch from another process).
+func (a *App) disclosure(ctx context.Context) string {
+	st, err := a.Gov.Status(ctx)
+	var s string
+	switch {
+	case err != nil:
+		a.Log.Error("read governance state for tools/list", "err", err)
+		s = "Governance state could not be read; machine.host_info reports the policy mode and e-stop state."
+	case st.EStop.Latched:
+		s = fmt.Sprintf("Policy mode: %s. E-STOP LATCHED: every non-read operation is refused (blocked, estop) until the operator resets it.", st.Mode)
+	default:
+		s = fmt.Sprintf("Policy mode: %s (operator-controlled). E-stop: released.", st.Mode)
+	}
 	if u := a.unavailable(); len(u) > 0 {
 		s += " Unavailable here: " + strings.Join(u, "; ") + "."
 	}

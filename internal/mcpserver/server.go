@@ -47,8 +47,11 @@ type Server struct {
 	Dispatcher *dispatch.Dispatcher
 	Log        *slog.Logger
 	// Disclosure returns a sentence appended to every tool description:
-	// policy mode, e-stop state, unavailable capabilities.
-	Disclosure func() string
+	// policy mode, e-stop state, unavailable capabilities. It is called on
+	// every tools/list, so the descriptions follow the live state (an
+	// operator's policy change, or an e-stop latched or reset, even by
+	// another process on the same database).
+	Disclosure func(ctx context.Context) string
 	Version    string
 
 	mcp *mcp.Server
@@ -64,15 +67,12 @@ func (s *Server) Build() error {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		Instructions: "Hearth runs work on the user's own PC. Every tool takes {operation, ...fields}; results carry state and arrivals of earlier detached work. Send _meta[\"hearth/conversation\"] on every call to receive later arrivals.",
 	})
-	s.mcp.AddReceivingMiddleware(undeclared)
+	s.mcp.AddReceivingMiddleware(undeclared, s.disclose)
 	for _, t := range Tools {
 		if len(s.Registry.Operations(t.Name)) == 0 {
 			continue
 		}
 		desc := s.Registry.ToolDescription(t.Name, t.Intro)
-		if s.Disclosure != nil {
-			desc += "\n" + s.Disclosure()
-		}
 		schema, err := json.Marshal(s.Registry.ToolSchema(t.Name))
 		if err != nil {
 			return fmt.Errorf("tool %s schema: %w", t.Name, err)
@@ -102,6 +102,28 @@ func undeclared(next mcp.MethodHandler) mcp.MethodHandler {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method + " (Hearth offers tools only)"}
 		}
 		return next(ctx, method, req)
+	}
+}
+
+// disclose appends the live Disclosure to every tool description of a
+// tools/list answer. The registered tools are shared by every request and
+// stay untouched: the answer gets copies.
+func (s *Server) disclose(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		list, ok := res.(*mcp.ListToolsResult)
+		if err != nil || !ok || s.Disclosure == nil {
+			return res, err
+		}
+		d := s.Disclosure(ctx)
+		tools := make([]*mcp.Tool, len(list.Tools))
+		for i, t := range list.Tools {
+			c := *t
+			c.Description += "\n" + d
+			tools[i] = &c
+		}
+		list.Tools = tools
+		return list, nil
 	}
 }
 
