@@ -19,7 +19,9 @@ var ErrNotDurable = errors.New("replaced, but the directory could not be synced"
 // Replacer does atomic replaces. Its zero value is ready to use, with the
 // defaults documented on each field; tests inject Rename and Sleep.
 type Replacer struct {
-	// Rename renames a file over another; os.Rename when nil.
+	// Rename renames a file over another. When nil it is os.Rename, or on
+	// Windows MoveFileEx with MOVEFILE_REPLACE_EXISTING and
+	// MOVEFILE_WRITE_THROUGH, so the rename is on disk when it returns.
 	Rename func(oldpath, newpath string) error
 	// Remove removes a file; os.Remove when nil.
 	Remove func(name string) error
@@ -43,12 +45,13 @@ func WriteAtomic(path string, data []byte, perm fs.FileMode) (attempts int, err 
 // point, sees either the old content or the new, never a mix: the data goes
 // to a temporary file in the same directory (named .hearth-tmp-*), which is
 // synced and then renamed over path, and the directory is synced (on
-// Windows, where directories cannot be synced, MoveFileEx's rename is relied
-// on). A rename refused for a transient reason (another process holding the
-// file: EPERM/EACCES/EBUSY, or Windows access-denied, sharing and lock
-// violations) is retried with bounded exponential backoff. attempts counts
-// the renames tried. On failure the temporary file is removed and path is
-// unchanged. A new file gets perm; an existing one keeps its mode.
+// Windows, where directories cannot be synced, the rename is made with
+// MoveFileEx's MOVEFILE_WRITE_THROUGH instead). A rename refused for a
+// transient reason (another process holding the file: EPERM/EACCES/EBUSY,
+// or Windows access-denied, sharing and lock violations) is retried with
+// bounded exponential backoff. attempts counts the renames tried. On
+// failure the temporary file is removed and path is unchanged. A new file
+// gets perm; an existing one keeps its mode.
 func (r Replacer) WriteAtomic(path string, data []byte, perm fs.FileMode) (attempts int, err error) {
 	return r.writeAtomic(path, func(w io.Writer) error { _, err := w.Write(data); return err }, perm)
 }
@@ -92,7 +95,7 @@ func (r Replacer) writeAtomic(path string, fill func(io.Writer) error, perm fs.F
 	}
 	rename := r.Rename
 	if rename == nil {
-		rename = os.Rename
+		rename = replaceFile
 	}
 	attempts, err = r.retry(func() error { return rename(tmp, path) })
 	if err != nil {

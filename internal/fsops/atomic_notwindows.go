@@ -24,3 +24,6 @@ func syncDir(dir string) error {
 	}
 	return cerr
 }
+
+// replaceFile renames oldpath over newpath; syncDir then makes it durable.
+func replaceFile(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }

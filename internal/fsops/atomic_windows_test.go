@@ -1,8 +1,10 @@
 package fsops
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,4 +89,101 @@ func TestReplaceGivesUpWhileFileStaysHeld(t *testing.T) {
 	if len(entries) != 1 {
 		t.Fatalf("temporary files left: %v", entries)
 	}
+}
+
+// TestReplaceFileWritesThrough: the default rename is MoveFileEx with
+// MOVEFILE_WRITE_THROUGH (the Windows stand-in for syncing the directory),
+// and it replaces an existing file.
+func TestReplaceFileWritesThrough(t *testing.T) {
+	if replaceFlags&windows.MOVEFILE_WRITE_THROUGH == 0 || replaceFlags&windows.MOVEFILE_REPLACE_EXISTING == 0 {
+		t.Fatalf("replaceFlags = %#x, want MOVEFILE_REPLACE_EXISTING|MOVEFILE_WRITE_THROUGH", replaceFlags)
+	}
+	dir := t.TempDir()
+	old, path := filepath.Join(dir, "new.txt"), filepath.Join(dir, "target.txt")
+	if err := os.WriteFile(old, []byte("new"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := replaceFile(old, path); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "new" {
+		t.Fatalf("content %q", b)
+	}
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Fatalf("the source still exists: %v", err)
+	}
+	err := replaceFile(old, path)
+	var le *os.LinkError
+	if !errors.As(err, &le) || !os.IsNotExist(err) {
+		t.Fatalf("rename of a missing file: %v, want an *os.LinkError for a missing file", err)
+	}
+}
+
+// TestReplaceLongPath: a replace deeper than MAX_PATH works, as it does
+// with the os package (replaceFile adds the \\?\ prefix itself). Wine
+// does not enforce MAX_PATH, so there extendedLength's cases below are
+// what fails if the prefix is dropped.
+func TestReplaceLongPath(t *testing.T) {
+	long := `C:\` + strings.Repeat(`d\`, 130) + "f.txt"
+	for in, want := range map[string]string{
+		`C:\short\f.txt`:          `C:\short\f.txt`,
+		long:                      `\\?\` + long,
+		long + `\.\x`:             `\\?\` + long + `\x`,
+		`\\?\` + long:             `\\?\` + long,
+		`\\srv\share\` + long[3:]: `\\srv\share\` + long[3:],
+		long[2:]:                  long[2:],
+	} {
+		if got := extendedLength(in); got != want {
+			t.Errorf("extendedLength(%q) = %q, want %q", in, got, want)
+		}
+	}
+	dir := t.TempDir()
+	for len(dir) < 300 {
+		dir = filepath.Join(dir, strings.Repeat("d", 40))
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "long.txt")
+	for _, data := range []string{"first", "second"} {
+		if _, err := WriteAtomic(path, []byte(data), 0o600); err != nil {
+			t.Fatalf("write %q to a %d-character path: %v", data, len(path), err)
+		}
+		if b, _ := os.ReadFile(path); string(b) != data {
+			t.Fatalf("content %q, want %q", b, data)
+		}
+	}
+}
+
+// TestReplaceSharingViolationIsTransient: a target held open with no
+// sharing at all makes MoveFileEx fail with an error the retry treats as
+// transient.
+func TestReplaceSharingViolationIsTransient(t *testing.T) {
+	dir := t.TempDir()
+	old, path := filepath.Join(dir, "new.txt"), filepath.Join(dir, "target.txt")
+	for _, p := range []string{old, path} {
+		if err := os.WriteFile(p, []byte(p), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	name, err := windows.UTF16PtrFromString(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := windows.CreateFile(name, windows.GENERIC_READ, 0, nil, windows.OPEN_EXISTING, windows.FILE_ATTRIBUTE_NORMAL, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer windows.CloseHandle(h)
+	err = replaceFile(old, path)
+	if err == nil {
+		t.Skip("this Windows (or Wine) let the rename replace a file held open without sharing")
+	}
+	if !isTransientReplaceError(err) {
+		t.Fatalf("%v (%#v) is not treated as transient", err, errors.Unwrap(err))
+	}
+	t.Logf("MoveFileEx over a held file: %v", err)
 }
