@@ -531,12 +531,24 @@ func TestLargeOutputSpillsAndReadsBackByRange(t *testing.T) {
 	}
 }
 
+// barrier is a batch item's script: it marks itself running in dir, then
+// waits (up to about 10 s) until all n items have marked themselves, and
+// says whether it saw them all at once.
+const barrier = `d=$1; me=$2; n=$3; touch "$d/$me"; i=0
+while [ $i -lt 200 ]; do
+  set -- "$d"/*
+  if [ $# -ge $n ]; then echo "all $me"; exit 0; fi
+  i=$((i+1)); sleep 0.05
+done
+echo "only $# of $n running"; exit 1`
+
 func TestBatchRunsConcurrently(t *testing.T) {
 	in := hearthtest.Start(t, trusted)
 	c := hearthtest.Connect(t, in.URL, "batch")
+	dir := t.TempDir()
 	cmds := make([]any, 16)
 	for i := range cmds {
-		cmds[i] = map[string]any{"command": "sh", "args": []string{"-c", fmt.Sprintf("sleep 0.5; echo %d", i)}}
+		cmds[i] = map[string]any{"command": "sh", "args": []string{"-c", barrier, "sh", dir, strconv.Itoa(i), "16"}}
 	}
 	start := time.Now()
 	r := c.Call("machine", map[string]any{"operation": "batch", "commands": cmds})
@@ -545,21 +557,71 @@ func TestBatchRunsConcurrently(t *testing.T) {
 		env = c.WaitArrival(r.Get("future_id").(string), r)["envelope"].(map[string]any)
 	}
 	wall := time.Since(start)
-	results := hearthtest.Get(env, "result.results").([]any)
+	// Each item passes the barrier only while all 16 run at once: any cap
+	// below 16 leaves the first items waiting until they give up.
+	results, _ := hearthtest.Get(env, "result.results").([]any)
+	if len(results) != 16 {
+		t.Fatalf("batch: %v", env)
+	}
 	for i, it := range results {
-		if hearthtest.Get(it, "result.stdout.text") != fmt.Sprintf("%d\n", i) {
-			t.Fatalf("item %d: %v", i, it)
+		if got := hearthtest.Get(it, "result.stdout.text"); got != fmt.Sprintf("all %d\n", i) {
+			t.Fatalf("item %d did not see all 16 commands running at once (%v): %v", i, got, it)
 		}
 	}
-	// Sequential would take 8 s; concurrent takes about one sleep.
-	if wall > 4*time.Second {
-		t.Fatalf("batch of 16 took %v; not concurrent", wall)
-	}
-	t.Logf("batch of 16 × 0.5 s took %v", wall)
+	t.Logf("batch of 16 met at the barrier in %v", wall)
 	r = c.Call("machine", map[string]any{"operation": "batch", "commands": make([]any, 17)})
 	if !r.IsError || !strings.Contains(r.Get("error.message").(string), "at most 16") {
 		t.Fatalf("17 commands must be refused: %s", r.Raw)
 	}
+}
+
+// TestMaxConcurrentExecLimitsCommands runs a batch of 4 under
+// max_concurrent_exec 2: each command marks itself running in a directory
+// and counts the marks when it starts and before it ends, so the counts
+// show how many ran at once.
+func TestMaxConcurrentExecLimitsCommands(t *testing.T) {
+	in := hearthtest.Start(t, func(c *config.Config) { c.Policy.Mode = config.ModeTrusted; c.MaxConcurrentExec = 2 })
+	c := hearthtest.Connect(t, in.URL, "capped")
+	if r := c.Call("machine", map[string]any{"operation": "host_info"}); r.Get("result.limits.max_concurrent_exec") != float64(2) {
+		t.Fatalf("host_info limits: %s", r.Raw)
+	}
+	dir := t.TempDir()
+	const script = `d=$1; me=$2; touch "$d/$me"; set -- "$d"/*; a=$#; sleep 0.5; set -- "$d"/*; b=$#; rm "$d/$me"; echo "$a $b"`
+	cmds := make([]any, 4)
+	for i := range cmds {
+		cmds[i] = map[string]any{"command": "sh", "args": []string{"-c", script, "sh", dir, strconv.Itoa(i)}}
+	}
+	start := time.Now()
+	r := c.Call("machine", map[string]any{"operation": "batch", "commands": cmds})
+	env := r.Env
+	if r.State() == "pending" {
+		env = c.WaitArrival(r.Get("future_id").(string), r)["envelope"].(map[string]any)
+	}
+	wall := time.Since(start)
+	results, _ := hearthtest.Get(env, "result.results").([]any)
+	if len(results) != 4 {
+		t.Fatalf("batch: %v", env)
+	}
+	most := 0
+	for i, it := range results {
+		var a, b int
+		text, _ := hearthtest.Get(it, "result.stdout.text").(string)
+		if _, err := fmt.Sscanf(text, "%d %d", &a, &b); err != nil {
+			t.Fatalf("item %d: %v", i, it)
+		}
+		most = max(most, a, b)
+	}
+	if most > 2 {
+		t.Fatalf("%d commands ran at once under max_concurrent_exec 2", most)
+	}
+	if most < 2 {
+		t.Fatalf("commands ran one at a time under max_concurrent_exec 2")
+	}
+	// Two rounds of 0.5 s at least.
+	if wall < time.Second {
+		t.Fatalf("4 × 0.5 s two at a time took only %v", wall)
+	}
+	t.Logf("4 × 0.5 s under max_concurrent_exec 2 took %v", wall)
 }
 
 func TestConcurrentConversationsIsolated(t *testing.T) {
