@@ -65,6 +65,9 @@ commands:
             show the e-stop; release it (interactive terminal only)
   demo [--out demo-report.json] [--keep]
             run the end-to-end demonstration on a temporary data directory
+  doctor    check config, data directory, database, ledger, running
+            instance, ports, tunnel setup and autostart (read-only);
+            exit code 1 when a check FAILs
   version   print the version
 `
 
@@ -97,6 +100,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return safetyCmd(ctx, args[1:], os.Stdin, stdout, stderr)
 	case "demo":
 		return demoCmd(ctx, args[1:], stdout, stderr)
+	case "doctor":
+		return doctorCmd(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "hearth-tray", version)
 		return nil

@@ -1,0 +1,243 @@
+//go:build !windows
+
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/hearthtest"
+	"github.com/hearth-dev/hearth/internal/secrets"
+	"github.com/hearth-dev/hearth/internal/store"
+	"github.com/hearth-dev/hearth/internal/tunnel"
+)
+
+// doctorCLI runs `hearth-tray doctor` on home and returns its output and
+// exit code.
+func doctorCLI(t *testing.T, home string) (string, int) {
+	t.Helper()
+	out, err := runCLI(t, home, "", "doctor")
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return out, 0
+	case errors.As(err, &ee):
+		return out, ee.ExitCode()
+	}
+	t.Fatalf("doctor: %v", err)
+	return "", -1
+}
+
+// freeAddrs returns n loopback addresses nothing listens on just now, so
+// that the port checks do not depend on what else runs on this machine.
+func freeAddrs(t *testing.T, n int) []string {
+	t.Helper()
+	var addrs []string
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addrs = append(addrs, ln.Addr().String())
+		ln.Close()
+	}
+	return addrs
+}
+
+// freshHome is a data directory whose config uses free ports.
+func freshHome(t *testing.T) string {
+	home := t.TempDir()
+	addrs := freeAddrs(t, 2)
+	hearthtest.WriteConfig(t, home, func(c *config.Config) { c.MCPAddr, c.PanelAddr = addrs[0], addrs[1] })
+	return home
+}
+
+func wantLine(t *testing.T, out, line string) {
+	t.Helper()
+	if !strings.Contains(out, "\n"+line) && !strings.HasPrefix(out, line) {
+		t.Fatalf("doctor output lacks %q:\n%s", line, out)
+	}
+}
+
+// TestDoctorFreshHome: on a home serve created, doctor passes while serve
+// runs (read-only: the running serve keeps working) and after it stopped;
+// the tunnel key is reported present and never printed; the unpinned
+// tunnel-client only warns.
+func TestDoctorFreshHome(t *testing.T) {
+	home := freshHome(t)
+	const key = "sk-doctor-test-secret-0123456789"
+	ks, err := secrets.Open(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ks.Set(tunnel.KeyName, []byte(key)); err != nil {
+		t.Fatal(err)
+	}
+	p := hearthtest.StartProcess(t, home)
+	c := hearthtest.Connect(t, p.URL, "doctor")
+	if r := c.Call("machine", map[string]any{"operation": "host_info"}); r.State() != "completed" {
+		t.Fatalf("%s", r.Raw)
+	}
+
+	out, code := doctorCLI(t, home)
+	if code != 0 || strings.Contains(out, "FAIL") {
+		t.Fatalf("doctor on a running fresh home: exit %d\n%s", code, out)
+	}
+	for _, l := range []string{
+		"ok    config: ", "ok    data directory: ", "ok    database: ",
+		"ok    database schema: ", "ok    database integrity: PRAGMA quick_check: ok",
+		"ok    ledger: ", "ok    instance: Hearth is running",
+		"ok    MCP endpoint: " + p.URL + " answers", "ok    control panel: ",
+		"ok    MCP port: ", "ok    panel port: ",
+		"ok    tunnel key: stored", "warn  tunnel ID: ",
+		"warn  tunnel-client: " + tunnel.ErrNotPinned.Error(),
+	} {
+		wantLine(t, out, l)
+	}
+	if strings.Contains(out, key) || strings.Contains(out, key[len(key)-4:]) {
+		t.Fatalf("doctor printed the tunnel key:\n%s", out)
+	}
+	// The running serve was not disturbed.
+	if r := c.Call("machine", map[string]any{"operation": "host_info"}); r.State() != "completed" {
+		t.Fatalf("serve after doctor: %s", r.Raw)
+	}
+
+	if err := p.Interrupt(t); err != nil {
+		t.Fatalf("serve exit: %v", err)
+	}
+	out, code = doctorCLI(t, home)
+	if code != 0 || strings.Contains(out, "FAIL") {
+		t.Fatalf("doctor on a stopped fresh home: exit %d\n%s", code, out)
+	}
+	wantLine(t, out, "warn  instance: Hearth is not running")
+	wantLine(t, out, "ok    ledger: ")
+	if !strings.Contains(out, "signed by hearth/") {
+		t.Fatalf("a stopped Hearth signed a checkpoint; doctor must name it:\n%s", out)
+	}
+}
+
+// TestDoctorBrokenConfig: a config Hearth would refuse fails, naming the
+// key, and doctor exits 1.
+func TestDoctorBrokenConfig(t *testing.T) {
+	for _, tc := range []struct{ body, key string }{
+		{`{"policy": {"mode": "yolo"}}`, `"policy.mode"`},
+		{`{"mcp_adr": "127.0.0.1:3000"}`, `"mcp_adr"`},
+	} {
+		home := t.TempDir()
+		if err := os.WriteFile(filepath.Join(home, "config.json"), []byte(tc.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, code := doctorCLI(t, home)
+		if code != 1 || !strings.Contains(out, "FAIL  config: ") || !strings.Contains(out, tc.key) {
+			t.Fatalf("config %s: exit %d, want 1 and a FAIL naming %s:\n%s", tc.body, code, tc.key, out)
+		}
+	}
+}
+
+// TestDoctorTamperedLedger: a ledger entry rewritten in the database file
+// fails the ledger check.
+func TestDoctorTamperedLedger(t *testing.T) {
+	home := freshHome(t)
+	p := hearthtest.StartProcess(t, home)
+	c := hearthtest.Connect(t, p.URL, "doctor")
+	if r := c.Call("machine", map[string]any{"operation": "estop", "reason": "doctor test"}); r.State() != "completed" {
+		t.Fatalf("%s", r.Raw)
+	}
+	if err := p.Interrupt(t); err != nil {
+		t.Fatalf("serve exit: %v", err)
+	}
+	if out, code := doctorCLI(t, home); code != 0 {
+		t.Fatalf("before tampering: exit %d\n%s", code, out)
+	}
+
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(home, "hearth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As someone with write access to the file could: drop the
+	// append-only trigger and rewrite the estop entry's reason.
+	err = db.InTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.Exec(`DROP TRIGGER ledger_entries_no_update`); err != nil {
+			return err
+		}
+		res, err := tx.Exec(`UPDATE ledger_entries SET body = CAST(replace(CAST(body AS TEXT), 'doctor test', 'doctor best') AS BLOB) WHERE CAST(body AS TEXT) LIKE '%doctor test%'`)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return errors.New("no ledger entry carries the estop reason")
+		}
+		return nil
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	out, code := doctorCLI(t, home)
+	if code != 1 || !strings.Contains(out, "FAIL  ledger: verification failed") {
+		t.Fatalf("tampered ledger: exit %d, want 1 and a ledger FAIL:\n%s", code, out)
+	}
+}
+
+// TestDoctorTunnelClientPin: a pinned tunnel-client that still has its
+// SHA-256 passes; once the file changes, doctor fails.
+func TestDoctorTunnelClientPin(t *testing.T) {
+	home := t.TempDir()
+	client := filepath.Join(t.TempDir(), "tunnel-client")
+	body := []byte("#!/bin/sh\nexit 0\n")
+	if err := os.WriteFile(client, body, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(body)
+	addrs := freeAddrs(t, 2)
+	hearthtest.WriteConfig(t, home, func(c *config.Config) {
+		c.MCPAddr, c.PanelAddr = addrs[0], addrs[1]
+		c.Tunnel.ClientPath, c.Tunnel.ClientSHA256 = client, hex.EncodeToString(sum[:])
+		c.Tunnel.TunnelID = "tunnel_doctortest"
+	})
+	out, code := doctorCLI(t, home)
+	if code != 0 {
+		t.Fatalf("pinned client: exit %d\n%s", code, out)
+	}
+	wantLine(t, out, "ok    tunnel-client: "+client+" is pinned")
+	wantLine(t, out, "ok    tunnel ID: tunnel_doctortest")
+
+	if err := os.WriteFile(client, []byte("#!/bin/sh\necho swapped\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	out, code = doctorCLI(t, home)
+	if code != 1 || !strings.Contains(out, "FAIL  tunnel-client: ") {
+		t.Fatalf("changed client: exit %d, want 1 and a tunnel-client FAIL:\n%s", code, out)
+	}
+}
+
+// TestDoctorPortHeldByAnotherProgram: with Hearth not running, a
+// configured port another program holds fails, naming the config key.
+func TestDoctorPortHeldByAnotherProgram(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	home := t.TempDir()
+	free := freeAddrs(t, 1)
+	hearthtest.WriteConfig(t, home, func(c *config.Config) { c.MCPAddr, c.PanelAddr = ln.Addr().String(), free[0] })
+	out, code := doctorCLI(t, home)
+	if code != 1 || !strings.Contains(out, "FAIL  MCP port: "+ln.Addr().String()+" is in use") || !strings.Contains(out, `"mcp_addr"`) {
+		t.Fatalf("held port: exit %d\n%s", code, out)
+	}
+}
