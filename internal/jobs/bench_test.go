@@ -11,6 +11,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
+	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/mcpserver"
 )
 
@@ -67,6 +68,9 @@ func benchQueue(b *testing.B, chain bool) {
 		}
 		for _, id := range ids {
 			j, timedOut, err := in.App.Jobs.Wait(context.Background(), route, id.(string), 5*time.Minute)
+			for err == nil && !timedOut && !jobs.Terminal(j.State) { // Wait returns on queued → running too
+				j, timedOut, err = in.App.Jobs.Wait(context.Background(), route, id.(string), 5*time.Minute)
+			}
 			if err != nil || timedOut || j.State != "completed" {
 				b.Fatalf("job %v: %+v %v %v", id, j, timedOut, err)
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
+	"github.com/hearth-dev/hearth/internal/jobs"
 )
 
 // writeConfig prepares a data directory for a child serve process.
@@ -144,12 +145,19 @@ func TestCrashRecoveryChildProcess(t *testing.T) {
 	c2 := hearthtest.Connect(t, p2.URL, "crash-test")
 	final := make([]map[string]any, len(ids))
 	for i, id := range ids {
-		w := c2.Call("task", map[string]any{"operation": "wait", "id": id, "timeout_ms": 60000})
-		job, _ := w.Get("result.job").(map[string]any)
-		if job == nil || w.Get("result.timed_out") != false {
-			t.Fatalf("job %d (%s) not terminal after restart: %s", i, id, w.Text)
+		// task.wait returns on each change of state (queued → running
+		// too), so wait again until the job has ended.
+		for {
+			w := c2.Call("task", map[string]any{"operation": "wait", "id": id, "timeout_ms": 60000})
+			job, _ := w.Get("result.job").(map[string]any)
+			if job == nil || w.Get("result.timed_out") != false {
+				t.Fatalf("job %d (%s) not terminal after restart: %s", i, id, w.Text)
+			}
+			if st, _ := job["state"].(string); jobs.Terminal(st) {
+				final[i] = job
+				break
+			}
 		}
-		final[i] = job
 	}
 	runs := scanMarker(t, marker)
 

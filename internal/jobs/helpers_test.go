@@ -154,17 +154,24 @@ func (e *env) submit(route string, js ...map[string]any) []string {
 	return ids
 }
 
-// wait waits (in process) for a job to be terminal.
+// wait waits (in process) for a job to be terminal. Queue.Wait returns on
+// every change of state, so it waits again while the job is queued or
+// running.
 func (e *env) wait(route, id string) *jobs.Job {
 	e.t.Helper()
-	j, timedOut, err := e.q.Wait(context.Background(), route, id, 30*time.Second)
-	if err != nil {
-		e.t.Fatalf("wait %s: %v", id, err)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		j, timedOut, err := e.q.Wait(context.Background(), route, id, time.Until(deadline))
+		if err != nil {
+			e.t.Fatalf("wait %s: %v", id, err)
+		}
+		if timedOut {
+			e.t.Fatalf("job %s still %s after 30s", id, j.State)
+		}
+		if jobs.Terminal(j.State) {
+			return j
+		}
 	}
-	if timedOut {
-		e.t.Fatalf("job %s still %s after 30s", id, j.State)
-	}
-	return j
 }
 
 // waitState waits until job id is in state (e.g. running).

@@ -18,9 +18,13 @@
 //   - attempts counts starts; interruptions counts the starts Hearth
 //     stopped under. A job that completed after one interruption shows
 //     attempts 2, interruptions 1.
-//   - task.wait returns when the job (or future) is terminal, or with
-//     timed_out true when its bound passes; it never returns for
-//     queued → running.
+//   - task.wait on a job returns when the job's state changes (queued →
+//     running, or it ends) — at once when it has already ended — or with
+//     timed_out true when its bound passes; a caller that wants the end
+//     waits again. On a generic future it returns when the future ends.
+//   - A dependency that is no job of the conversation (unknown, or another
+//     conversation's: the two read the same) does not refuse the submit:
+//     the job is recorded blocked, with a reason naming the dependency.
 //   - Every terminal transition queues an arrival (envelope primitive
 //     "task.submit", future_id = the job id), except a queued job the
 //     caller cancelled: the cancel's answer already says so.
@@ -235,7 +239,7 @@ func (q *Queue) wake() {
 	}
 }
 
-// watch returns a channel closed when job id next reaches a terminal state.
+// watch returns a channel closed when job id next changes state.
 func (q *Queue) watch(id string) (<-chan struct{}, func()) {
 	ch := make(chan struct{})
 	q.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -151,9 +152,9 @@ func TestSubmitRefusals(t *testing.T) {
 			with(sh("true"), "dependencies", []any{0}),
 		}}, "dependency cycle"},
 		{"self", map[string]any{"jobs": []any{with(sh("true"), "dependencies", []any{0})}}, "dependency cycle"},
-		{"unknown dependency", map[string]any{"job": with(sh("true"), "dependencies", []any{"job_aaaaaaaaaaaaaaaaaaaa"})}, "unknown dependency job_aaaaaaaaaaaaaaaaaaaa"},
-		{"foreign dependency", map[string]any{"job": with(sh("true"), "dependencies", []any{other[0]})}, "unknown dependency " + other[0]},
-		{"index outside batch", map[string]any{"jobs": []any{with(sh("true"), "dependencies", []any{5})}}, "outside jobs"},
+		{"index outside batch", map[string]any{"jobs": []any{with(sh("true"), "dependencies", []any{5})}}, `"jobs[0].dependencies[0]"`},
+		{"negative index", map[string]any{"jobs": []any{sh("true"), with(sh("true"), "dependencies", []any{-1})}}, `"jobs[1].dependencies[0]"`},
+		{"malformed job id", map[string]any{"job": with(sh("true"), "dependencies", []any{"job_!"})}, `"job.dependencies[0]"`},
 		{"index with job", map[string]any{"job": with(sh("true"), "dependencies", []any{0})}, "index into jobs[]"},
 		{"future as dependency", map[string]any{"job": with(sh("true"), "dependencies", []any{"fut_aaaaaaaaaaaaaaaaaaaa"})}, "not a job id"},
 		{"both delays", map[string]any{"job": with(sh("true"), "delay_ms", 5, "run_at", "2030-01-01T00:00:00Z")}, "not both"},
@@ -394,6 +395,8 @@ func TestConversationIsolation(t *testing.T) {
 func TestWaitReturnsOnCompletionAndBound(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	ids := e.submit(route, sh("sleep 0.3"), with(sh("true"), "delay_ms", 3_600_000))
+	// Entered while running, wait returns at the job's next change: its end.
+	e.waitState(route, ids[0], jobs.StateRunning)
 	start := time.Now()
 	w := e.call(route, map[string]any{"operation": "wait", "id": ids[0], "timeout_ms": 20000})
 	took := time.Since(start)
@@ -601,4 +604,215 @@ func TestHoldAndResume(t *testing.T) {
 	if j := e.wait(route, next[0]); j.State != jobs.StateCompleted {
 		t.Fatalf("after the setting cleared: %s", j.State)
 	}
+}
+
+// A dependency that is no job of the conversation — unknown, or another
+// conversation's, which reads the same — does not refuse the submit: the
+// job is recorded blocked with a reason naming the dependency, its
+// arrival is queued, and its own dependents are blocked in turn.
+func TestMissingDependencyBlocks(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	f := filepath.Join(t.TempDir(), "ran")
+	other := e.submit("r:other", sh("true"))
+	e.wait("r:other", other[0])
+	e.arrivals("r:other")
+	const unknown = "job_aaaaaaaaaaaaaaaaaaaa"
+	out := e.call(route, map[string]any{"operation": "submit", "jobs": []any{
+		with(appendLine("unknown", f), "dependencies", []any{unknown}),
+		with(appendLine("foreign", f), "dependencies", []any{other[0]}),
+		with(appendLine("after", f), "dependencies", []any{0}),
+	}})
+	if out["state"] != "completed" {
+		t.Fatalf("submit: %v", out)
+	}
+	var ids []string
+	for _, id := range get(out, "result.ids").([]any) {
+		ids = append(ids, id.(string))
+	}
+	want := []string{
+		"dependency " + unknown + " missing (no such job in this conversation)",
+		"dependency " + other[0] + " missing (no such job in this conversation)",
+		"dependency " + ids[0] + " blocked",
+	}
+	arr := e.arrivals(route)
+	for i, id := range ids {
+		if st, r := get(out, fmt.Sprintf("result.jobs.%d.state", i)), get(out, fmt.Sprintf("result.jobs.%d.reason", i)); st != "blocked" || r != want[i] {
+			t.Fatalf("submit answer for jobs[%d]: %v %q, want blocked %q", i, st, r, want[i])
+		}
+		j, err := e.q.Get(context.Background(), route, id)
+		if err != nil || j.State != jobs.StateBlocked || j.Reason != want[i] || j.FinishedAt == nil {
+			t.Fatalf("jobs[%d]: %+v %v", i, j, err)
+		}
+		a := arr[id]
+		if a == nil || a["state"] != "blocked" || get(a, "error.code") != "dependency" || get(a, "error.message") != want[i] ||
+			get(a, "result.id") != id || get(a, "result.state") != "blocked" || get(a, "primitive") != "task.submit" {
+			t.Fatalf("arrival of jobs[%d]: %v", i, a)
+		}
+	}
+	// Only dependencies that are jobs of this conversation are recorded.
+	if j, _ := e.q.Get(context.Background(), route, ids[1]); len(j.Dependencies) != 0 {
+		t.Fatalf("a foreign dependency was recorded: %v", j.Dependencies)
+	}
+	if j, _ := e.q.Get(context.Background(), route, ids[2]); len(j.Dependencies) != 1 || j.Dependencies[0] != ids[0] {
+		t.Fatalf("dependencies of jobs[2]: %v", j.Dependencies)
+	}
+	// The other conversation hears nothing and its job is untouched.
+	if a := e.arrivals("r:other"); len(a) != 0 {
+		t.Fatalf("other conversation received arrivals: %v", a)
+	}
+	if j := e.wait("r:other", other[0]); j.State != jobs.StateCompleted {
+		t.Fatalf("foreign job: %+v", j)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if _, err := os.Stat(f); !os.IsNotExist(err) {
+		t.Fatal("a blocked job ran")
+	}
+}
+
+// A job submitted on a dependency that already failed or was cancelled is
+// blocked at once, and its arrival is queued like any blocked job's.
+func TestBlockedAtSubmitArrives(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	deps := e.submit(route, sh("exit 3"), with(sh("true"), "delay_ms", 3_600_000))
+	e.wait(route, deps[0])
+	if out := e.call(route, map[string]any{"operation": "cancel", "id": deps[1]}); get(out, "result.cancelled") != true {
+		t.Fatalf("cancel: %v", out)
+	}
+	e.arrivals(route)
+	ids := e.submit(route,
+		with(sh("true"), "dependencies", []any{deps[0]}),
+		with(sh("true"), "dependencies", []any{deps[1]}),
+	)
+	want := []string{"dependency " + deps[0] + " failed", "dependency " + deps[1] + " cancelled"}
+	arr := e.arrivals(route)
+	if len(arr) != 2 {
+		t.Fatalf("arrivals: %v", arr)
+	}
+	for i, id := range ids {
+		a := arr[id]
+		if a == nil || a["state"] != "blocked" || get(a, "error.code") != "dependency" || get(a, "error.message") != want[i] ||
+			get(a, "future_id") != id || get(a, "result.reason") != want[i] {
+			t.Fatalf("arrival of %s: %v", id, a)
+		}
+	}
+}
+
+// task.wait returns when the job's state changes: a queued job's start
+// wakes it, long before the job ends.
+func TestWaitWakesOnStart(t *testing.T) {
+	e := newEnv(t, envOpts{maxJobs: 1})
+	// Through the tool: a delayed job is waited on until it starts.
+	ids := e.submit(route, with(sh("sleep 30"), "delay_ms", 400))
+	start := time.Now()
+	w := e.call(route, map[string]any{"operation": "wait", "id": ids[0], "timeout_ms": 20000})
+	took := time.Since(start)
+	if get(w, "result.job.state") != "running" || get(w, "result.timed_out") != false || took < 300*time.Millisecond || took > 10*time.Second {
+		t.Fatalf("wait on a delayed job: %v after %v", w, took)
+	}
+	// In process: a job queued behind the only slot wakes its waiter when
+	// the slot frees and it is claimed.
+	next := e.submit(route, sh("sleep 30"))
+	type res struct {
+		j        *jobs.Job
+		timedOut bool
+		err      error
+	}
+	done := make(chan res, 1)
+	go func() {
+		j, to, err := e.q.Wait(context.Background(), route, next[0], 20*time.Second)
+		done <- res{j, to, err}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case r := <-done:
+		t.Fatalf("wait returned while the job was still queued: %+v", r)
+	default:
+	}
+	if out := e.call(route, map[string]any{"operation": "cancel", "id": ids[0]}); get(out, "result.cancelled") != true {
+		t.Fatalf("cancel: %v", out)
+	}
+	r := <-done
+	if r.err != nil || r.timedOut || r.j.State != jobs.StateRunning {
+		t.Fatalf("wait on a queued job: %+v %v %v", r.j, r.timedOut, r.err)
+	}
+	// Entered while running, it returns at the next change: the end.
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		e.call(route, map[string]any{"operation": "cancel", "id": next[0]})
+	}()
+	j, timedOut, err := e.q.Wait(context.Background(), route, next[0], 20*time.Second)
+	if err != nil || timedOut || j.State != jobs.StateCancelled {
+		t.Fatalf("wait on a running job: %+v %v %v", j, timedOut, err)
+	}
+}
+
+// Generic futures have their own cap (max_futures), apart from the job
+// queue's (max_concurrent_jobs): a running job takes no future slot, and
+// running futures take no job slot.
+func TestFuturesHaveTheirOwnCap(t *testing.T) {
+	release := make(chan struct{})
+	var ran sync.Map
+	e := newEnv(t, envOpts{maxJobs: 1, maxFutures: 2, extra: []*primitive.Spec{blocker(release, &ran)}})
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	first := e.submit(route, sh("sleep 30"))
+	e.waitState(route, first[0], jobs.StateRunning)
+	spec, _ := e.reg.Lookup("test.block")
+	futs := make([]string, 4)
+	for i := range futs {
+		env := e.d.Call(context.Background(), dispatchRequest(route, spec, i+1))
+		if env.State != "pending" || env.FutureID == "" {
+			t.Fatalf("detached call %d: %+v", i+1, env)
+		}
+		futs[i] = env.FutureID
+	}
+	started := func() int {
+		n := 0
+		for i := 1; i <= len(futs); i++ {
+			if _, ok := ran.Load(i); ok {
+				n++
+			}
+		}
+		return n
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for started() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d futures started beside a running job, want 2", started())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := started(); n != 2 {
+		t.Fatalf("%d futures running with max_futures 2", n)
+	}
+	// The job slot is still the job's: a second job waits for it, and
+	// gets it when the first ends although both future slots are taken.
+	second := e.submit(route, sh("sleep 30"))
+	time.Sleep(200 * time.Millisecond)
+	if j, _ := e.q.Get(context.Background(), route, second[0]); j.State != jobs.StateQueued {
+		t.Fatalf("second job with max_concurrent_jobs 1: %s", j.State)
+	}
+	e.call(route, map[string]any{"operation": "cancel", "id": first[0]})
+	e.waitState(route, second[0], jobs.StateRunning)
+	if n := started(); n != 2 {
+		t.Fatalf("%d futures running after the job slot changed hands", n)
+	}
+	// Released, the first two end and the other two run.
+	close(release)
+	for _, id := range futs {
+		w := e.call(route, map[string]any{"operation": "wait", "id": id, "timeout_ms": 20000})
+		if get(w, "result.future.state") != "completed" {
+			t.Fatalf("future %s: %v", id, w)
+		}
+	}
+	if n := started(); n != 4 {
+		t.Fatalf("%d of 4 futures ran", n)
+	}
+	e.call(route, map[string]any{"operation": "cancel", "id": second[0]})
 }

@@ -106,18 +106,29 @@ func (q *Queue) Get(ctx context.Context, route, id string) (*Job, error) {
 	return r.view(), nil
 }
 
-// Wait returns job id of route once it is terminal, or as it is when
-// timeout passes (timedOut true) or ctx ends. It blocks on a channel closed
-// by the job's terminal transition, never by polling.
+// Wait returns job id of route once its state differs from the state it
+// had when Wait was called (queued → running, or an end), at once when it
+// is already terminal, or as it is when timeout passes (timedOut true) or
+// ctx ends. It blocks on a channel closed by the job's transitions, never
+// by polling. A caller that wants the end calls it again while the job is
+// queued or running.
 func (q *Queue) Wait(ctx context.Context, route, id string, timeout time.Duration) (job *Job, timedOut bool, err error) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	entry := ""
 	for {
 		ch, stop := q.watch(id)
 		j, err := q.Get(ctx, route, id)
-		if err != nil || Terminal(j.State) {
+		if err != nil {
 			stop()
-			return j, false, err
+			return nil, false, err
+		}
+		if entry == "" {
+			entry = j.State
+		}
+		if Terminal(j.State) || j.State != entry {
+			stop()
+			return j, false, nil
 		}
 		select {
 		case <-ch:

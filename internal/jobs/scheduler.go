@@ -95,7 +95,9 @@ type startable struct {
 
 // claim marks up to n due runnable jobs running (attempts+1) in one
 // transaction. Each is registered as running before the commit, so a
-// cancel that sees the committed state always finds its runner.
+// cancel that sees the committed state always finds its runner. After the
+// commit it wakes their waiters: queued → running is a change task.wait
+// reports.
 func (q *Queue) claim(now int64, n int) ([]startable, error) {
 	var out []startable
 	unregister := func() {
@@ -155,6 +157,11 @@ func (q *Queue) claim(now int64, n int) ([]startable, error) {
 		unregister()
 		return nil, err
 	}
+	claimed := make([]string, len(out))
+	for i, s := range out {
+		claimed[i] = s.job.ID
+	}
+	q.notify(claimed)
 	return out, nil
 }
 
@@ -326,12 +333,7 @@ func blockDependents(ctx context.Context, tx *sql.Tx, root, rootState string, no
 				return blocked, fmt.Errorf("block job %s: %w", r.ID, err)
 			}
 			r.State, r.Reason, r.FinishedAt = StateBlocked, n.reason, &now
-			payload, err := json.Marshal(&dispatch.Envelope{State: StateBlocked, Primitive: submitPrimitive, FutureID: r.ID,
-				Result: r.view(), Error: &dispatch.ErrorBody{Code: "dependency", Message: n.reason}})
-			if err != nil {
-				return blocked, fmt.Errorf("encode arrival of %s: %w", r.ID, err)
-			}
-			if err := dispatch.EnqueueArrival(ctx, tx, r.route, r.ID, payload, now); err != nil {
+			if err := queueBlockedArrival(ctx, tx, r, now); err != nil {
 				return blocked, err
 			}
 			blocked = append(blocked, r.ID)
@@ -339,6 +341,17 @@ func blockDependents(ctx context.Context, tx *sql.Tx, root, rootState string, no
 		}
 	}
 	return blocked, nil
+}
+
+// queueBlockedArrival queues, in tx, the arrival of r, a job just blocked
+// by a dependency (r.Reason names it).
+func queueBlockedArrival(ctx context.Context, tx *sql.Tx, r *jobRow, now time.Time) error {
+	payload, err := json.Marshal(&dispatch.Envelope{State: StateBlocked, Primitive: submitPrimitive, FutureID: r.ID,
+		Result: r.view(), Error: &dispatch.ErrorBody{Code: "dependency", Message: r.Reason}})
+	if err != nil {
+		return fmt.Errorf("encode arrival of %s: %w", r.ID, err)
+	}
+	return dispatch.EnqueueArrival(ctx, tx, r.route, r.ID, payload, now)
 }
 
 // recover settles jobs that were running when the previous process

@@ -45,6 +45,10 @@ type Submitted struct {
 	Reason string    `json:"reason,omitempty"`
 }
 
+// depMissing marks, during a submit, a dependency that is no job of the
+// submitting conversation. It is no job state.
+const depMissing = "missing"
+
 // planned is a validated job waiting to be inserted.
 type planned struct {
 	in        JobInput
@@ -63,6 +67,8 @@ func invalid(field, format string, a ...any) error {
 // Submit validates and queues jobs for route in one transaction: either all
 // are accepted or none. batch says the jobs came as jobs[] (integer
 // dependencies are batch indexes); otherwise there is exactly one, from job.
+// A job whose dependency failed, was cancelled or blocked, or is no job of
+// route is accepted as blocked, with its arrival queued in the same commit.
 func (q *Queue) Submit(ctx context.Context, route string, jobs []JobInput, batch bool) ([]Submitted, error) {
 	if len(jobs) == 0 {
 		return nil, primitive.Failed("invalid_input", "task.submit: give job (one object) or jobs (a non-empty array)")
@@ -90,12 +96,12 @@ func (q *Queue) Submit(ctx context.Context, route string, jobs []JobInput, batch
 	}
 
 	out := make([]Submitted, len(plan))
-	var blocked []string
 	err = q.DB.InTx(ctx, func(tx *sql.Tx) error {
-		blocked = blocked[:0]
 		// depState maps every dependency (outside and inside the batch) to
 		// its state as of this transaction, which holds the write lock, so
-		// no dependency can change state before the jobs are inserted.
+		// no dependency can change state before the jobs are inserted. A
+		// dependency that is no job of route — unknown, or another
+		// conversation's, which must read the same — maps to depMissing.
 		depState := map[string]string{}
 		for _, p := range plan {
 			for _, d := range p.extDeps {
@@ -105,7 +111,8 @@ func (q *Queue) Submit(ctx context.Context, route string, jobs []JobInput, batch
 				var st, rt string
 				err := tx.QueryRowContext(ctx, `SELECT state, route FROM jobs WHERE id = ?`, d).Scan(&st, &rt)
 				if errors.Is(err, sql.ErrNoRows) || (err == nil && rt != route) {
-					return invalid(p.field+".dependencies", "unknown dependency %s: no such job in this conversation", d)
+					depState[d] = depMissing
+					continue
 				}
 				if err != nil {
 					return fmt.Errorf("read dependency %s: %w", d, err)
@@ -122,9 +129,18 @@ func (q *Queue) Submit(ctx context.Context, route string, jobs []JobInput, batch
 			}
 			deps = dedupe(deps)
 			state, reason, waiting := StateQueued, "", 0
+			linked := deps[:0:0] // the dependencies recorded in job_deps
 			for _, d := range deps {
-				switch st := depState[d]; st {
+				st := depState[d]
+				if st != depMissing {
+					linked = append(linked, d)
+				}
+				switch st {
 				case StateCompleted:
+				case depMissing:
+					if state == StateQueued {
+						state, reason = StateBlocked, fmt.Sprintf("dependency %s missing (%s)", d, ErrNoJob)
+					}
 				case StateFailed, StateCancelled, StateBlocked:
 					if state == StateQueued {
 						state, reason = StateBlocked, fmt.Sprintf("dependency %s %s", d, st)
@@ -142,16 +158,26 @@ func (q *Queue) Submit(ctx context.Context, route string, jobs []JobInput, batch
 			var finished any
 			if state == StateBlocked {
 				finished = created
-				blocked = append(blocked, p.id)
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO jobs(id, route, command, args, cwd, env, timeout_ms, run_at, on_interrupt, state, waiting, reason, created_at, finished_at)
 				VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, p.id, route, p.in.Command, string(args), p.in.Cwd, string(env), p.timeoutMS, p.runAt,
 				onInt, state, waiting, reason, created, finished); err != nil {
 				return fmt.Errorf("insert job: %w", err)
 			}
-			for _, d := range deps {
+			for _, d := range linked {
 				if _, err := tx.ExecContext(ctx, `INSERT INTO job_deps(job_id, dep_id) VALUES (?,?)`, p.id, d); err != nil {
 					return fmt.Errorf("insert job dependency: %w", err)
+				}
+			}
+			if state == StateBlocked {
+				// Blocked before it could start: its arrival is queued in
+				// this commit, as for a job blocked later by a dependency.
+				r, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE id = ?`, p.id))
+				if err != nil {
+					return fmt.Errorf("read blocked job %s: %w", p.id, err)
+				}
+				if err := queueBlockedArrival(ctx, tx, r, now); err != nil {
+					return err
 				}
 			}
 			depState[p.id] = state
@@ -168,7 +194,8 @@ func (q *Queue) Submit(ctx context.Context, route string, jobs []JobInput, batch
 
 // validate checks one job and resolves its timeout, due time and
 // dependencies. Existence of dependencies outside the batch is checked in
-// the submit transaction.
+// the submit transaction, where a missing one blocks the job rather than
+// refusing the submit.
 func (q *Queue) validate(field string, in JobInput, now time.Time, n int, batch bool) (*planned, error) {
 	p := &planned{in: in, field: field}
 	if strings.TrimSpace(in.Command) == "" {

@@ -30,7 +30,7 @@ func jobFields() []primitive.Field {
 		{Name: "delay_ms", Type: primitive.TInteger, Min: primitive.Bound(0), Max: primitive.Bound(float64(MaxDelay.Milliseconds())), Desc: "Start no earlier than this many ms from now."},
 		{Name: "run_at", Type: primitive.TString, Desc: "Start no earlier than this RFC 3339 time (instead of delay_ms)."},
 		{Name: "dependencies", Type: primitive.TArray, Items: &primitive.Field{Desc: "Job id string, or integer index into jobs[]."},
-			Desc: "Jobs that must complete first: ids of earlier jobs or indexes into this jobs[]. If one fails, is cancelled or blocked, this job is blocked."},
+			Desc: "Jobs that must complete first: ids of earlier jobs or indexes into this jobs[]. If one fails, is cancelled or blocked, or is no job of this conversation, this job is blocked."},
 		{Name: "on_interrupt", Type: primitive.TString, Enum: []string{OnInterruptRequeue, OnInterruptBlock},
 			Desc: "If Hearth stops while it runs: requeue (default) or block with outcome unknown."},
 	}
@@ -77,7 +77,7 @@ func (q *Queue) Specs() []*primitive.Spec {
 		{Tool: "task", Operation: "wait", Risk: primitive.RiskRead, Inline: true,
 			Fields: []primitive.Field{idField,
 				{Name: "timeout_ms", Type: primitive.TInteger, Min: primitive.Bound(0), Max: primitive.Bound(float64(MaxWait.Milliseconds())), Desc: "Longest wait (default 30000, max 60000)."}},
-			Summary: "block until the job or future is terminal or timeout_ms passes; then as get, plus timed_out.",
+			Summary: "block until the job's state changes (queued → running, or it ends; at once if already ended), the future ends, or timeout_ms passes; then as get, plus timed_out. Wait again for a job's end.",
 			Run:     primitive.Typed(q.waitOp)},
 		{Tool: "task", Operation: "cancel", Risk: primitive.RiskWrite, Inline: true, Fields: []primitive.Field{idField},
 			Summary: "cancel a queued job or future atomically, or kill a running job's process tree; running generic futures cannot be cancelled safely.",
