@@ -408,13 +408,17 @@ func prefixThrough(p string, i int) string {
 	return p
 }
 
-// looksShortName reports whether a path component has the shape Windows
-// gives generated 8.3 names: a '~' followed by a digit.
+// looksShortName reports whether a path component could be a generated
+// 8.3 name, so checkShortNames asks Windows for its long form: it fits 8.3
+// (a base of at most 8 characters, then at most one dot and 3 more) and
+// its base has a '~' before its last character. Windows makes names like
+// PROGRA~1 and PR1D3A~1, Wine names like A_RA~OFN; a wider net than either
+// costs only a lookup for the rare name with a tilde.
 func looksShortName(c string) bool {
-	for i := 0; i+1 < len(c); i++ {
-		if c[i] == '~' && c[i+1] >= '0' && c[i+1] <= '9' {
-			return true
-		}
+	base, ext, _ := strings.Cut(c, ".")
+	if len(base) > 8 || len(ext) > 3 || strings.Contains(ext, ".") {
+		return false
 	}
-	return false
+	i := strings.IndexByte(base, '~')
+	return i >= 0 && i < len(base)-1
 }

@@ -309,8 +309,13 @@ func TestCheckShortNames(t *testing.T) {
 			t.Errorf("checkShortNames(%q, fold=%v) = %q, want %q", tt.path, tt.fold, got, tt.bad)
 		}
 	}
-	if !looksShortName("PROGRA~1") || !looksShortName("AB12~34.TXT") || looksShortName("a~b") || looksShortName("x~") {
-		t.Error("looksShortName misclassifies")
+	for c, want := range map[string]bool{
+		"PROGRA~1": true, "AB12~34.TXT": true, "PR1D3A~1": true, "A_RA~OFN": true, "a~b": true, "~1": true,
+		"x~": false, "x~.txt": false, "plain.txt": false, "LONGNAME~1": false, "AB~1.HTML": false, "A~1.B.C": false,
+	} {
+		if got := looksShortName(c); got != want {
+			t.Errorf("looksShortName(%q) = %v, want %v", c, got, want)
+		}
 	}
 }
 
