@@ -165,8 +165,9 @@ func (c *client) await(ctx context.Context, id string, within time.Duration) (ma
 			continue
 		}
 		if r.get("result.timed_out") == false {
-			// Terminal: its arrival was committed with it and comes with
-			// the next response.
+			// Terminal, or a job that just started: a terminal one's
+			// arrival was committed with it and comes with the next
+			// response; otherwise the loop waits again.
 			if _, err := c.hostInfo(ctx); err != nil {
 				return nil, err
 			}
