@@ -129,6 +129,41 @@ func TestEStopBlocksEveryNonReadPrimitive(t *testing.T) {
 	if checked < 3 {
 		t.Fatalf("only %d non-read primitives checked", checked)
 	}
+	// Every non-read scatter kind is refused item by item, and nothing runs:
+	// the scatter itself is a read, its calls are not.
+	kinds := 0
+	for _, kind := range in.App.Runs.Kinds() {
+		spec, _ := in.App.Registry.Lookup(kind)
+		if spec == nil || spec.Risk == primitive.RiskRead {
+			continue
+		}
+		item := sampleArgs(spec)
+		delete(item, "operation")
+		item["kind"] = kind
+		if kind == "machine.exec" {
+			item["command"], item["args"] = "touch", []string{marker}
+		}
+		before := counts[kind].Load()
+		r := c.Call("run", map[string]any{"operation": "scatter", "calls": []any{item}})
+		fid, _ := r.Get("error.details.futures.0.future_id").(string)
+		if r.State() != "blocked" || r.Get("error.details.futures.0.state") != "blocked" || fid == "" {
+			t.Errorf("scatter of %s under e-stop: %s", kind, r.Raw)
+			continue
+		}
+		if env := c.WaitArrival(fid, r); hearthtest.Get(env, "envelope.error.code") != "estop" {
+			t.Errorf("scatter item %s under e-stop arrived as %v", kind, env)
+		}
+		if counts[kind].Load() != before {
+			t.Errorf("scatter item %s ran under e-stop", kind)
+		}
+		kinds++
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a scattered exec ran under e-stop")
+	}
+	if kinds < 4 {
+		t.Fatalf("only %d non-read scatter kinds checked", kinds)
+	}
 	// Reads still work.
 	if r := c.Call("machine", map[string]any{"operation": "host_info"}); r.State() != "completed" || r.Get("result.estop") != true {
 		t.Fatalf("host_info under e-stop: %s", r.Raw)
@@ -151,20 +186,28 @@ func TestEStopBlocksEveryNonReadPrimitive(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ledger: %v", err)
 	}
-	t.Logf("%d non-read primitives refused; ledger verifies (%d entries)", checked, rep.Entries)
+	t.Logf("%d non-read primitives and %d scatter kinds refused; ledger verifies (%d entries)", checked, kinds, rep.Entries)
 }
 
 func TestEStopKillsRunningWork(t *testing.T) {
 	in := hearthtest.Start(t, hearthtest.Trusted)
 	c := hearthtest.Connect(t, in.URL, "kill")
-	r := c.Call("machine", map[string]any{"operation": "exec", "command": "sleep", "args": []string{"30"}})
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	r := c.Call("machine", map[string]any{"operation": "exec", "command": "sh", "args": []string{"-c", treeScript, "sh", pidfile}})
 	if r.State() != "pending" {
 		t.Fatalf("%s", r.Raw)
+	}
+	pids := treePids(t, pidfile)
+	for _, pid := range pids {
+		if !processAlive(pid) {
+			t.Fatalf("process %d of the tree is not running before the e-stop", pid)
+		}
 	}
 	start := time.Now()
 	if err := in.App.Operator.EStop(bg, "bob", "panic"); err != nil {
 		t.Fatal(err)
 	}
+	assertTreeDies(t, pids)
 	arr := c.WaitArrival(r.Get("future_id").(string), r)
 	if hearthtest.Get(arr, "envelope.state") != "cancelled" || time.Since(start) > 10*time.Second {
 		t.Fatalf("running exec not cancelled by e-stop: %v", arr)

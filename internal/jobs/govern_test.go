@@ -3,8 +3,14 @@
 package jobs_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,8 +22,73 @@ import (
 
 func trusted(c *config.Config) { c.Policy.Mode = config.ModeTrusted }
 
+// estopTreeScript starts a background sleep, writes its pid and then the
+// shell's own pid to the file given as $1, and waits: a process tree of
+// two whose members a test can check.
+const estopTreeScript = `sleep 30 & echo $! > "$1"; echo $$ >> "$1"; wait`
+
+// estopTreePids waits (bounded) until estopTreeScript has written both
+// pids, and checks that both run.
+func estopTreePids(t *testing.T, pidfile string) []int {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(pidfile)
+		f := strings.Fields(string(b))
+		if len(f) != 2 || !strings.HasSuffix(string(b), "\n") {
+			continue
+		}
+		pids := make([]int, 2)
+		for i, s := range f {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				t.Fatalf("pidfile %q: %v", b, err)
+			}
+			if !estopProcessAlive(n) {
+				t.Fatalf("process %d of the tree is not running before the e-stop", n)
+			}
+			pids[i] = n
+		}
+		return pids
+	}
+	t.Fatal("the job's process tree never wrote its pids")
+	return nil
+}
+
+// estopProcessAlive reports whether pid exists and is not a zombie: a
+// killed grandchild is reparented and may stay a zombie where the reaper
+// (PID 1 in a container) never reaps it; it is dead all the same.
+func estopProcessAlive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return true // no procfs here: kill(pid, 0) succeeded
+	}
+	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
+		return b[i+2] != 'Z'
+	}
+	return true
+}
+
+// estopTreeDies fails unless every pid is gone within ten seconds.
+func estopTreeDies(t *testing.T, pids []int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range pids {
+		for estopProcessAlive(pid) {
+			if time.Now().After(deadline) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("process %d of the job's tree still runs after the e-stop", pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
 // TestEStopHoldsQueue drives the wired app: the model's e-stop kills a
-// running job (cancelled, never requeued) and holds the queue; a reset
+// running job's whole process tree (cancelled, never requeued) and holds
+// the queue; a reset
 // alone does not restart anything; the operator's resume does.
 func TestEStopHoldsQueue(t *testing.T) {
 	needShell(t)
@@ -25,8 +96,9 @@ func TestEStopHoldsQueue(t *testing.T) {
 	const conv = "estop-test"
 	route := mcpserver.Route(map[string]any{"hearth/conversation": conv})
 	c := hearthtest.Connect(t, in.URL, conv)
+	pidfile := filepath.Join(t.TempDir(), "pids")
 	r := c.Call("task", map[string]any{"operation": "submit", "jobs": []any{
-		sh("sleep 30"),
+		sh(estopTreeScript, "sh", pidfile),
 		with(sh("true"), "delay_ms", 500),
 	}})
 	ids := r.Get("result.ids").([]any)
@@ -51,6 +123,7 @@ func TestEStopHoldsQueue(t *testing.T) {
 		}
 	}
 	waitFor(running, jobs.StateRunning)
+	pids := estopTreePids(t, pidfile)
 	if e := c.Call("machine", map[string]any{"operation": "estop", "reason": "test"}); e.State() != "completed" {
 		t.Fatalf("estop: %s", e.Text)
 	}
@@ -58,6 +131,7 @@ func TestEStopHoldsQueue(t *testing.T) {
 	if j.Reason == "" || j.Attempts != 1 {
 		t.Fatalf("job killed by the e-stop: %+v", j)
 	}
+	estopTreeDies(t, pids)
 	time.Sleep(800 * time.Millisecond) // the delayed job is due now
 	if j, _ := q.Get(ctx, route, delayed); j.State != jobs.StateQueued {
 		t.Fatalf("held queue ran a due job: %s", j.State)
