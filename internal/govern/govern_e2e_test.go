@@ -5,11 +5,16 @@ package govern_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"io"
 	"maps"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -595,10 +600,24 @@ func TestReadOnlyModeRefusesNonRead(t *testing.T) {
 	}
 }
 
+// TestSecretsAndRawIDsNeverPersisted sends raw OpenAI identifiers and a
+// distinctive string JSON-RPC request id, and saves a distinctive tunnel
+// runtime key the way the Setup page does (journaling tunnel_key_set in
+// the real ledger); none of them may appear in the database (and its WAL,
+// read while Hearth runs), any other file of the data directory or the
+// ledger export. The key is kept only by the secrets store.
 func TestSecretsAndRawIDsNeverPersisted(t *testing.T) {
 	in := hearthtest.Start(t, hearthtest.Trusted)
 	const session = "sess-RAW-OPENAI-7f3a9c"
 	const conv = "conv-RAW-LOCAL-55e1"
+	const tunnelKey = "tk-RAW-TUNNEL-KEY-0b7d41-Q9ZX" // last four: not hex
+	const requestID = "rpc-RAW-REQUEST-ID-a81f"
+	if err := in.App.Tunnel.SetKey(tunnelKey); err != nil {
+		t.Fatalf("save the tunnel runtime key: %v", err)
+	}
+	if ok, err := in.App.Tunnel.KeyPresent(); err != nil || !ok {
+		t.Fatalf("the tunnel runtime key was not stored: %v", err)
+	}
 	c := hearthtest.Connect(t, in.URL, conv)
 	for _, meta := range []map[string]any{{"openai/session": session, "openai/subject": "subj-RAW-1", "openai/organization": "org-RAW-1"}, nil} {
 		r, err := c.TryCall("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"x"}, "detach": true}, meta)
@@ -620,24 +639,87 @@ func TestSecretsAndRawIDsNeverPersisted(t *testing.T) {
 			}
 		}
 	}
+	// A string request id, sent twice (a retry is fingerprinted to offer
+	// the same arrivals again), on a detached call whose result arrives.
+	fid := hearthtest.Get(rawToolCall(t, in.URL, requestID, conv, `{"operation":"exec","command":"echo","args":["y"],"detach":true}`), "result.structuredContent.future_id")
+	if fid == nil {
+		t.Fatal("the raw call returned no future")
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		arr, _ := hearthtest.Get(rawToolCall(t, in.URL, requestID, conv, `{"operation":"host_info"}`), "result.structuredContent.arrivals").([]any)
+		if slices.ContainsFunc(arr, func(a any) bool { return hearthtest.Get(a, "future_id") == fid }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no arrival for %v", fid)
+		}
+	}
 	c.Call("machine", map[string]any{"operation": "estop", "reason": "r"})
 	var bundle bytes.Buffer
 	if err := in.App.Ledger.Export(bg, &bundle, 0); err != nil {
 		t.Fatal(err)
 	}
+	if !bytes.Contains(bundle.Bytes(), []byte("tunnel_key_set")) || !bytes.Contains(bundle.Bytes(), []byte(tunnelKey[len(tunnelKey)-4:])) {
+		t.Fatal("the ledger export lacks the tunnel_key_set entry with the key's last four characters")
+	}
+	// The database and its WAL while Hearth runs (closing checkpoints and
+	// removes the WAL).
+	var live []byte
+	for _, f := range []string{"hearth.db", "hearth.db-wal", "hearth.db-shm"} {
+		b, _ := os.ReadFile(filepath.Join(in.Home, f))
+		live = append(live, b...)
+	}
+	if !bytes.Contains(live, []byte("SQLite format 3")) || !bytes.Contains(live, []byte("tunnel_key_set")) {
+		t.Fatal("the live database (with its tunnel_key_set entry) was not read")
+	}
 	in.Stop()
-	var all []byte
+	secretsDir := filepath.Join(in.Home, "secrets") // the development key store, by design
+	var all, allButSecrets []byte
 	filepath.Walk(in.Home, func(p string, info os.FileInfo, err error) error {
 		if err == nil && !info.IsDir() {
 			b, _ := os.ReadFile(p)
 			all = append(all, b...)
+			if !strings.HasPrefix(p, secretsDir+string(filepath.Separator)) {
+				allButSecrets = append(allButSecrets, b...)
+			}
 		}
 		return nil
 	})
-	all = append(all, bundle.Bytes()...)
-	for _, raw := range []string{session, conv, "subj-RAW-1", "org-RAW-1"} {
+	for _, b := range [][]byte{live, bundle.Bytes()} {
+		all = append(all, b...)
+		allButSecrets = append(allButSecrets, b...)
+	}
+	for _, raw := range []string{session, conv, "subj-RAW-1", "org-RAW-1", requestID} {
 		if bytes.Contains(all, []byte(raw)) {
-			t.Errorf("raw identifier %q found in the data directory or ledger export", raw)
+			t.Errorf("raw identifier %q found in the data directory, the live database or the ledger export", raw)
 		}
 	}
+	if bytes.Contains(allButSecrets, []byte(tunnelKey)) || bytes.Contains(allButSecrets, []byte(base64.StdEncoding.EncodeToString([]byte(tunnelKey)))) {
+		t.Error("the tunnel runtime key was found outside the secrets store")
+	}
+}
+
+// rawToolCall posts one tools/call with a string JSON-RPC id and returns
+// the decoded JSON-RPC response.
+func rawToolCall(t *testing.T, url, id, conversation, args string) map[string]any {
+	t.Helper()
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":"tools/call","params":{"name":"machine","arguments":%s,"_meta":{"hearth/conversation":%q}}}`, id, args, conversation)
+	req, err := http.NewRequest("POST", url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &m) != nil || m["id"] != id {
+		t.Fatalf("raw call: status %d: %s", resp.StatusCode, b)
+	}
+	return m
 }
