@@ -51,3 +51,76 @@ func TestFindPatterns(t *testing.T) {
 		t.Fatalf("empty history: %+v", pats)
 	}
 }
+
+// TestCodeArguments: which arguments of which programs a placeholder may
+// fill. "!" marks an argument where a placeholder is refused; the roles of
+// literal arguments show where the parser thinks code and options end.
+func TestCodeArguments(t *testing.T) {
+	for _, c := range []struct {
+		command string
+		args    string // space-separated; "!" prefix = a placeholder there is refused
+	}{
+		{"printf", "%s ${x} ${y}"},
+		{"git", "commit -m ${msg}"},
+		{"sh", "!-c !exit"},
+		{"/bin/bash", "!-c !script a0 ${x} ${y}"},
+		{"bash", "!-ec !script a0 ${x}"},
+		{"bash", "!-c !-x !script a0 ${x}"},
+		{"bash", "!-o !pipefail !-c !script a0 ${x}"},
+		{"zsh", "!-c !--  !script ${x}"},
+		{"dash", "!script.sh ${x} ${y}"},
+		{"sh", "!-e !script.sh ${x}"},
+		{"sh", "!+x !script.sh ${x}"},
+		{"python3", "!script.py ${x}"},
+		{"python3.12", "!-c !code ${x} ${y}"},
+		{"python", "!-ccode ${x}"},
+		{"python", "!-m !module ${x}"},
+		{"python", "!-W !ignore !script.py ${x}"},
+		{"python", "!-Bc !code ${x}"},
+		{`C:\Python\python.exe`, "!-u !script.py ${x}"},
+		{"py", "!-3.12 !script.py ${x}"},
+		{"node", "!app.js ${x}"},
+		{"node", "!-e !code !${x} --inspect"},
+		{"node", "!-e !code !-- ${x} ${y}"},
+		{"node", "!--eval !code file ${x}"},
+		{"node", "!--eval !code !${f} ${x}"},
+		{"node", "!-pe !code file ${x}"},
+		{"node", "!--require !mod !app.js ${x}"},
+		{"node", "!--eval=code file ${x}"},
+		{"perl", "!-e !code !-e !more file ${x}"},
+		{"perl", "!-lane !code file ${x}"},
+		{"perl", "!-lane !code !pre-${x}"},
+		{"perl", "!-w !script.pl ${x}"},
+		{"perl", "!-Mstrict !x !script.pl ${x}"},
+		{"ruby", "!-e !code !-- ${x}"},
+		{"ruby", "!script.rb ${x}"},
+		{"cmd", "!/c !echo !${x}"},
+		{"cmd.exe", "!/k !x"},
+		{`C:\tools\build.bat`, "!a !b"},
+		{"run.CMD", "!a"},
+		{"wsl", "!ls !${x}"},
+		{"mshta", "!x"},
+		{"powershell", "!-NoProfile !-Command !Write-Output !x"},
+		{"powershell.exe", "!-c !x !y"},
+		{"pwsh", "!-EncodedCommand !x"},
+		{"pwsh", "!-ec !x"},
+		{"powershell", "!Get-Date !x"},
+		{"powershell", "!-ExecutionPolicy !Bypass !-File !s.ps1 ${x} ${y}"},
+		{"pwsh", "!-NoProfile !-ep !Bypass !-f !s.ps1 ${x}"},
+		{"cscript", "!//nologo !script.vbs ${x}"},
+		{"wscript", "!${x}"},
+	} {
+		var args []string
+		var want []bool
+		for _, a := range strings.Fields(c.args) {
+			want = append(want, strings.HasPrefix(a, "!"))
+			args = append(args, strings.TrimPrefix(a, "!"))
+		}
+		roles := argRoles(c.command, args)
+		for j := range args {
+			if got := roles[j] != ""; got != want[j] {
+				t.Errorf("%s %v: argument %d (%q) refused=%v, want %v (%q)", c.command, args, j, args[j], got, want[j], roles[j])
+			}
+		}
+	}
+}

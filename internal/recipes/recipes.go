@@ -111,7 +111,8 @@ func checkName(op, name string) error {
 }
 
 // Create validates every step against its primitive (placeholders allowed
-// only inside string values) and stores the recipe.
+// only inside string values, and never where a program would run them as
+// code: see checkCodePlaceholders) and stores the recipe.
 func (b *Book) Create(ctx context.Context, route string, in CreateInput) (*Recipe, error) {
 	if err := checkName("create", in.Name); err != nil {
 		return nil, err
@@ -145,6 +146,9 @@ func (b *Book) Create(ctx context.Context, route string, in CreateInput) (*Recip
 		}
 		if err := validateStep(spec, st.Input); err != nil {
 			return nil, primitive.Failed("invalid_input", "recipe.create: %s.input: %v", at, err)
+		}
+		if err := checkCodePlaceholders("create", st.Primitive, v, at+".input"); err != nil {
+			return nil, err
 		}
 	}
 	plist := make([]string, 0, len(params))

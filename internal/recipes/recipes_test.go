@@ -1,6 +1,10 @@
 package recipes_test
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -11,7 +15,13 @@ import (
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
 
-func trusted(c *config.Config) { c.Policy.Mode = config.ModeTrusted }
+// trusted runs exec without permits and lets a call answer inline for up
+// to 30 s, so a recipe of several processes on a loaded machine is not
+// detached into a future before the test reads its result.
+func trusted(c *config.Config) {
+	c.Policy.Mode = config.ModeTrusted
+	c.DispatchInlineBudgetMS = 30_000
+}
 
 func recipe(c *hearthtest.Client, op string, args map[string]any) *hearthtest.Result {
 	m := map[string]any{"operation": op}
@@ -21,7 +31,7 @@ func recipe(c *hearthtest.Client, op string, args map[string]any) *hearthtest.Re
 	return c.Call("recipe", m)
 }
 
-func exec(command string, args ...any) map[string]any {
+func execStep(command string, args ...any) map[string]any {
 	input := map[string]any{"command": command}
 	if len(args) > 0 {
 		input["args"] = args
@@ -49,7 +59,7 @@ func TestSubstitutionCannotInject(t *testing.T) {
 	in := hearthtest.Start(t, trusted)
 	c := hearthtest.Connect(t, in.URL, "inject")
 	r := recipe(c, "create", map[string]any{"name": "echo-one", "description": "print one argument",
-		"steps": []any{exec("printf", "[%s]|", "pre-${value}", "end")}})
+		"steps": []any{execStep("printf", "[%s]|", "pre-${value}", "end")}})
 	if r.IsError || r.Get("result.params.0") != "value" {
 		t.Fatalf("create: %s", r.Raw)
 	}
@@ -59,7 +69,7 @@ func TestSubstitutionCannotInject(t *testing.T) {
 		t.Fatalf("run: %s", r.Raw)
 	}
 	if out := r.Get("result.steps.0.result.stdout.text"); out != "[pre-"+hostile+"]|[end]|" {
-		t.Fatalf("the value must stay one argument, verbatim: %q", out)
+		t.Fatalf("the value must stay one argument, verbatim: %q %s", out, r.Raw)
 	}
 	if args := r.Get("result.steps.0.result.args").([]any); len(args) != 3 {
 		t.Fatalf("argv has %d elements: %v", len(args), args)
@@ -74,8 +84,8 @@ func TestSubstitutionCannotInject(t *testing.T) {
 		{"placeholder in a key", []any{map[string]any{"primitive": "machine.exec", "input": map[string]any{"command": "env", "env": map[string]any{"${k}": "v"}}}}, []string{"steps[0].input.env.${k}", "keys"}},
 		{"placeholder in an integer field", []any{map[string]any{"primitive": "machine.exec", "input": map[string]any{"command": "true", "timeout_ms": "${t}"}}}, []string{"steps[0].input", `"timeout_ms"`, "integer"}},
 		{"unknown field", []any{map[string]any{"primitive": "machine.exec", "input": map[string]any{"command": "true", "shell": true}}}, []string{"steps[0].input", `"shell"`}},
-		{"malformed placeholder", []any{exec("echo", "${not closed")}, []string{"steps[0].input.args[0]", "unterminated"}},
-		{"bad parameter name", []any{exec("echo", "${1x}")}, []string{"steps[0].input.args[0]", "${1x}"}},
+		{"malformed placeholder", []any{execStep("echo", "${not closed")}, []string{"steps[0].input.args[0]", "unterminated"}},
+		{"bad parameter name", []any{execStep("echo", "${1x}")}, []string{"steps[0].input.args[0]", "${1x}"}},
 		{"not a step primitive", []any{map[string]any{"primitive": "machine.process_kill", "input": map[string]any{"pid": 1}}}, []string{"steps[0].primitive"}},
 	}
 	for _, tc := range cases {
@@ -94,7 +104,7 @@ func TestSubstitutionCannotInject(t *testing.T) {
 
 	// An escaped placeholder is literal text; missing and unknown
 	// parameters are named.
-	r = recipe(c, "create", map[string]any{"name": "literal", "steps": []any{exec("printf", "%s", "$${HOME}-${x}")}})
+	r = recipe(c, "create", map[string]any{"name": "literal", "steps": []any{execStep("printf", "%s", "$${HOME}-${x}")}})
 	if r.IsError {
 		t.Fatalf("create literal: %s", r.Raw)
 	}
@@ -110,7 +120,7 @@ func TestSubstitutionCannotInject(t *testing.T) {
 	if !r.IsError || !strings.Contains(errMsg(r), `"params.command"`) {
 		t.Fatalf("unknown parameter: %s", r.Raw)
 	}
-	r = recipe(c, "create", map[string]any{"name": "literal", "steps": []any{exec("true")}})
+	r = recipe(c, "create", map[string]any{"name": "literal", "steps": []any{execStep("true")}})
 	if !r.IsError || r.State() != "conflict" {
 		t.Fatalf("duplicate name: %s", r.Raw)
 	}
@@ -122,12 +132,12 @@ func TestRunStopsTracesAndCounts(t *testing.T) {
 	needsPOSIX(t)
 	in := hearthtest.Start(t, func(c *config.Config) { trusted(c); c.RecipeMaxSteps = 3 })
 	c := hearthtest.Connect(t, in.URL, "runs")
-	r := recipe(c, "create", map[string]any{"name": "too-long", "steps": []any{exec("true"), exec("true"), exec("true"), exec("true")}})
+	r := recipe(c, "create", map[string]any{"name": "too-long", "steps": []any{execStep("true"), execStep("true"), execStep("true"), execStep("true")}})
 	if !r.IsError || !strings.Contains(errMsg(r), `"steps"`) || !strings.Contains(errMsg(r), "at most 3") {
 		t.Fatalf("recipe_max_steps: %s", r.Raw)
 	}
 	r = recipe(c, "create", map[string]any{"name": "check", "description": "fails when asked",
-		"steps": []any{exec("echo", "one"), exec("sh", "-c", "exit ${code}"), exec("echo", "three")}})
+		"steps": []any{execStep("echo", "one"), execStep("test", "${code}", "=", "0"), execStep("echo", "three")}})
 	if r.IsError {
 		t.Fatalf("create: %s", r.Raw)
 	}
@@ -173,7 +183,7 @@ func TestRunStopsTracesAndCounts(t *testing.T) {
 		t.Fatalf("list: %s", l.Raw)
 	}
 	g := recipe(c, "get", map[string]any{"name": "check"})
-	if g.Get("result.steps.1.input.args.1") != "exit ${code}" {
+	if g.Get("result.steps.1.input.args.0") != "${code}" {
 		t.Fatalf("get keeps the template: %s", g.Raw)
 	}
 	ev := c.Call("run", map[string]any{"operation": "events", "entity_id": g.Get("result.id")})
@@ -196,7 +206,7 @@ func TestRecipeStepsAreGoverned(t *testing.T) {
 	needsPOSIX(t)
 	in := hearthtest.Start(t, nil)
 	c := hearthtest.Connect(t, in.URL, "gov")
-	if r := recipe(c, "create", map[string]any{"name": "g", "steps": []any{exec("echo", "${x}"), exec("echo", "second")}}); r.IsError {
+	if r := recipe(c, "create", map[string]any{"name": "g", "steps": []any{execStep("echo", "${x}"), execStep("echo", "second")}}); r.IsError {
 		t.Fatalf("create: %s", r.Raw)
 	}
 	r := recipe(c, "run", map[string]any{"name": "g", "params": map[string]any{"x": "approved"}, "detach": true})
@@ -305,7 +315,7 @@ func TestRecipeRunAsScatterKind(t *testing.T) {
 	needsPOSIX(t)
 	in := hearthtest.Start(t, trusted)
 	c := hearthtest.Connect(t, in.URL, "scatter-recipe")
-	if r := recipe(c, "create", map[string]any{"name": "say", "steps": []any{exec("echo", "hearth ${v}")}}); r.IsError {
+	if r := recipe(c, "create", map[string]any{"name": "say", "steps": []any{execStep("echo", "hearth ${v}")}}); r.IsError {
 		t.Fatalf("create: %s", r.Raw)
 	}
 	r := c.Call("run", map[string]any{"operation": "scatter", "calls": []any{
@@ -328,5 +338,109 @@ func TestRecipeRunAsScatterKind(t *testing.T) {
 	}
 	if hearthtest.Get(env, "result.steps.0.result.stdout.text") != "hearth test\n" {
 		t.Fatalf("recipe.run in a scatter: %v", env)
+	}
+}
+
+// TestPlaceholdersNeverBecomeCode: a parameter value is never code. A
+// placeholder is refused (naming the field and saying why) in the command
+// and where an interpreter reads code: after sh/bash -c (also mid-string),
+// in any argument of cmd, after powershell -Command, in task.submit jobs.
+// It stays allowed as a plain argument: to a program that is not an
+// interpreter, after an interpreter's script file, and after sh -c code,
+// where it is "$1". A recipe stored without this check is refused when it
+// runs, before any step starts.
+func TestPlaceholdersNeverBecomeCode(t *testing.T) {
+	needsPOSIX(t)
+	in := hearthtest.Start(t, trusted)
+	c := hearthtest.Connect(t, in.URL, "code")
+	job := func(command string, args ...any) map[string]any {
+		return map[string]any{"primitive": "task.submit", "input": map[string]any{"job": map[string]any{"command": command, "args": args}}}
+	}
+	for _, tc := range []struct {
+		name  string
+		step  map[string]any
+		field string
+		why   string
+	}{
+		{"sh -c", execStep("sh", "-c", "exit ${code}"), "steps[0].input.args[1]", "sh runs this argument as shell code"},
+		{"sh -c placeholder code", execStep("sh", "-c", "${code}"), "steps[0].input.args[1]", "its shell code (with -c)"},
+		{"bash -c mid-string", execStep("bash", "-c", "echo start; rm -f ${file}; echo end"), "steps[0].input.args[1]", "shell code"},
+		{"bash option", execStep("bash", "${opt}", "echo hi"), "steps[0].input.args[0]", "one of its options"},
+		{"cmd /c", execStep("cmd.exe", "/c", "echo ${x}"), "steps[0].input.args[1]", "cmd.exe parses its whole command line"},
+		{"powershell -Command", execStep("powershell", "-NoProfile", "-Command", "Write-Output", "${x}"), "steps[0].input.args[3]", "PowerShell code"},
+		{"python -c", execStep("python3", "-c", "print('${x}')"), "steps[0].input.args[1]", "python runs the argument after -c as code"},
+		{"node -e", execStep("node", "-e", "${x}"), "steps[0].input.args[1]", "as code"},
+		{"templated command", execStep("${prog}", "--version"), "steps[0].input.command", "may not choose the program"},
+		{"templated interpreter path", execStep("/usr/bin/${shell}", "-c", "true"), "steps[0].input.command", "may not choose the program"},
+		{"script path", execStep("sh", "${script}"), "steps[0].input.args[0]", "otherwise as its script"},
+		{"task.submit job", job("sh", "-c", "sleep ${n}"), "steps[0].input.job.args[1]", "shell code"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := recipe(c, "create", map[string]any{"name": "bad", "steps": []any{tc.step}})
+			if !r.IsError || r.Get("error.code") != "invalid_input" {
+				t.Fatalf("accepted: %s", r.Raw)
+			}
+			if m := errMsg(r); !strings.Contains(m, `field "`+tc.field+`"`) || !strings.Contains(m, tc.why) || !strings.Contains(m, "could run as code") {
+				t.Fatalf("message %q must name %s and say %q", m, tc.field, tc.why)
+			}
+		})
+	}
+
+	// Allowed: the value is one argv element the program reads as data.
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	hostile := "$(touch " + marker + "); touch " + marker + " `touch " + marker + "`"
+	script := filepath.Join(dir, "show.sh")
+	if err := os.WriteFile(script, []byte(`printf '[%s]' "$1"`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	allowed := []any{
+		execStep("printf", "[%s]", "${x}"),
+		execStep("sh", script, "${x}"),
+		execStep("sh", "-c", `printf '[%s]' "$1"`, "sh", "${x}"),
+	}
+	want := []string{"[" + hostile + "]", "[" + hostile + "]", "[" + hostile + "]"}
+	if py, err := exec.LookPath("python3"); err == nil {
+		pyScript := filepath.Join(dir, "show.py")
+		if err := os.WriteFile(pyScript, []byte("import sys\nprint('[%s]' % sys.argv[1], end='')\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		allowed = append(allowed, execStep(py, pyScript, "${x}"))
+		want = append(want, "["+hostile+"]")
+	}
+	r := recipe(c, "create", map[string]any{"name": "data", "steps": allowed})
+	if r.IsError {
+		t.Fatalf("create with data placeholders: %s", r.Raw)
+	}
+	r = recipe(c, "run", map[string]any{"name": "data", "params": map[string]any{"x": hostile}})
+	if r.IsError {
+		t.Fatalf("run: %s", r.Raw)
+	}
+	for i, w := range want {
+		if out := r.Get(fmt.Sprintf("result.steps.%d.result.stdout.text", i)); out != w {
+			t.Errorf("step %d printed %q, want %q (%s)", i, out, w, r.Raw)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a parameter value ran as a command")
+	}
+
+	// A recipe stored without the check (as by an older Hearth) is refused
+	// at run time, before its first step runs.
+	first := filepath.Join(dir, "first-step-ran")
+	steps := `[{"primitive":"machine.exec","input":{"command":"touch","args":["` + first + `"]}},` +
+		`{"primitive":"machine.exec","input":{"command":"sh","args":["-c","exit ${code}"]}}]`
+	if _, err := in.App.DB.W.ExecContext(t.Context(), `INSERT INTO recipes(id, name, description, steps, params, route, created_at) VALUES (?,?,?,?,?,?,?)`,
+		"rcp_legacy", "legacy", "", steps, `["code"]`, "", time.Now().UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	r = recipe(c, "run", map[string]any{"name": "legacy", "params": map[string]any{"code": "0; touch " + marker}})
+	if !r.IsError || r.Get("error.code") != "invalid_input" || !strings.Contains(errMsg(r), `recipe.run: field "steps[1].input.args[1]"`) {
+		t.Fatalf("stored shell placeholder at run time: %s", r.Raw)
+	}
+	for _, f := range []string{first, marker} {
+		if _, err := os.Stat(f); err == nil {
+			t.Fatalf("%s exists: a step ran", filepath.Base(f))
+		}
 	}
 }

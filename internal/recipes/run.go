@@ -156,6 +156,11 @@ func (b *Book) expandSteps(r *Recipe, params map[string]string) ([]json.RawMessa
 		if err != nil {
 			return nil, primitive.Failed("invalid_input", "recipe.run: stored steps[%d].input: %v", i, err)
 		}
+		// A recipe stored before placeholders were refused in code is
+		// refused here, before any value is substituted.
+		if err := checkCodePlaceholders("run", st.Primitive, v, fmt.Sprintf("steps[%d].input", i)); err != nil {
+			return nil, err
+		}
 		nv, err := walkStrings(v, fmt.Sprintf("steps[%d].input", i), func(at, s string) (string, error) {
 			return expand(s, func(name string) (string, error) {
 				val, ok := params[name]

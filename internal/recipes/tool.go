@@ -23,7 +23,7 @@ func (b *Book) Specs() []*primitive.Spec {
 	}
 	return []*primitive.Spec{
 		{Tool: "recipe", Operation: "create", Risk: primitive.RiskWrite, Inline: true,
-			Summary: "store a recipe; every step input is validated now against its primitive. ${param} placeholders are allowed only inside string values.",
+			Summary: "store a recipe; every step input is validated now against its primitive. ${param} placeholders are allowed only inside string values, and never where a value would be code: not in a command, an interpreter's options, -c/-e/-Command code or script path, nor any argument of cmd, .bat/.cmd, wsl or mshta (pass values as arguments after a script file or after sh/python -c code).",
 			Fields: []primitive.Field{name(true),
 				{Name: "description", Type: primitive.TString, Desc: "What the recipe does."},
 				{Name: "steps", Type: primitive.TArray, Min: primitive.Bound(1), Max: primitive.Bound(float64(b.MaxSteps)),
