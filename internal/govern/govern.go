@@ -44,6 +44,20 @@ var loaderEnv = []string{"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSE
 	"DYLD_FRAMEWORK_PATH", "PYTHONPATH", "PYTHONSTARTUP", "NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "BASH_ENV", "ENV",
 	"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_EXEC_PATH", "GIT_SSH_COMMAND", "COMSPEC", "PATHEXT"}
 
+// IsLoaderEnv reports whether the environment variable name makes programs
+// load or run other code (compared without case, as Windows does).
+func IsLoaderEnv(name string) bool {
+	if strings.HasPrefix(strings.ToUpper(name), "GIT_CONFIG_") {
+		return true
+	}
+	for _, bad := range loaderEnv {
+		if strings.EqualFold(name, bad) {
+			return true
+		}
+	}
+	return false
+}
+
 // Governor implements dispatch.Governor.
 type Governor struct {
 	DB     *store.DB
@@ -851,7 +865,7 @@ func (g *Governor) decide(ctx context.Context, permitID, state, by, kind string,
 
 // interpreters are programs that run arbitrary code from their arguments;
 // an allow-rule for one is flagged to the operator.
-var interpreters = []string{"cmd", "powershell", "pwsh", "python", "python3", "py", "node", "wsl", "bash", "sh", "zsh", "perl", "ruby", "cscript", "wscript", "mshta"}
+var interpreters = []string{"cmd", "powershell", "pwsh", "python", "python3", "py", "node", "wsl", "bash", "sh", "dash", "zsh", "perl", "ruby", "cscript", "wscript", "mshta"}
 
 // IsInterpreter reports whether program names a general interpreter.
 func IsInterpreter(program string) bool {
@@ -912,10 +926,8 @@ func foldPath(p string) string {
 // cwd root requires an explicit cwd under that root.
 func ruleAllows(r Rule, u ProgramUse) bool {
 	for _, k := range u.EnvKeys {
-		for _, bad := range loaderEnv {
-			if strings.EqualFold(k, bad) || strings.HasPrefix(strings.ToUpper(k), "GIT_CONFIG_") {
-				return false
-			}
+		if IsLoaderEnv(k) {
+			return false
 		}
 	}
 	// A base-name rule ("git") covers only a command resolved through

@@ -28,7 +28,12 @@ import (
 //     option, all of which PowerShell joins into code; after -File and its
 //     literal path, arguments are data;
 //   - for cscript and wscript, in their //options and the script path;
-//   - for any other program govern.IsInterpreter names, in every argument.
+//   - for any other program govern.IsInterpreter names, in every argument;
+//   - in every argument of a launcher (env, xargs, sudo, nice, timeout, …),
+//     which starts another program named in its arguments;
+//   - in the name of an environment variable, and in the value of PATH or
+//     of a variable that makes programs load or run other code
+//     (govern.IsLoaderEnv: LD_PRELOAD, BASH_ENV, NODE_OPTIONS, …).
 //
 // Arguments after an interpreter's literal script path, and after the
 // literal -c code of sh/bash/zsh/dash and python (which end option parsing
@@ -81,6 +86,22 @@ func checkProgram(op, at string, obj map[string]any) error {
 	if hasPlaceholder(command) {
 		return invalid(op, at+".command", "a ${…} placeholder may not choose the program to run, so a parameter value could run as code; name the program literally and pass values as its arguments")
 	}
+	if env, ok := obj["env"].(map[string]any); ok {
+		keys := make([]string, 0, len(env))
+		for k := range env {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			v, _ := env[k].(string)
+			switch {
+			case hasPlaceholder(k):
+				return invalid(op, at+".env", "a ${…} placeholder may not name an environment variable; name it literally")
+			case (govern.IsLoaderEnv(k) || strings.EqualFold(k, "PATH")) && hasPlaceholder(v):
+				return invalid(op, at+".env."+k, "a ${…} placeholder may not fill %s, which chooses the programs or code that run", k)
+			}
+		}
+	}
 	raw, _ := obj["args"].([]any)
 	args := make([]string, len(raw))
 	for j, a := range raw {
@@ -117,6 +138,8 @@ func argRoles(command string, args []string) []string {
 		return roles
 	}
 	switch {
+	case slices.Contains(launchers, base):
+		return all(base + " starts another program named in its arguments, so a value there could choose that program or become its code")
 	case base == "cmd" || strings.HasSuffix(base, ".bat") || strings.HasSuffix(base, ".cmd"):
 		return all("cmd.exe parses its whole command line itself and runs what follows /c or /k as a command (a .bat or .cmd script's arguments go through cmd.exe too)")
 	case base == "wsl":
@@ -136,6 +159,12 @@ func argRoles(command string, args []string) []string {
 	}
 	return roles
 }
+
+// launchers start another program given in their arguments (env, xargs,
+// sudo, …): any argument may name the program or its code.
+var launchers = []string{"env", "xargs", "nice", "nohup", "timeout", "stdbuf", "setsid", "sudo", "doas", "su",
+	"runuser", "chroot", "busybox", "time", "ionice", "taskset", "unshare", "nsenter", "flock", "watch",
+	"script", "ssh", "start", "runas", "schtasks", "at", "rundll32", "regsvr32", "msiexec", "forfiles", "wmic"}
 
 // optionFamily describes how an interpreter reads its options, enough to
 // find where its code and script end.

@@ -61,6 +61,12 @@ func TestCodeArguments(t *testing.T) {
 		args    string // space-separated; "!" prefix = a placeholder there is refused
 	}{
 		{"printf", "%s ${x} ${y}"},
+		{"env", "!sh !-c !${x}"},
+		{"/usr/bin/env", "!FOO=1 !python3 !script.py !${x}"},
+		{"sudo", "!-u !root !${x}"},
+		{"nice", "!-n !5 !bash !-c !${x}"},
+		{"xargs", "!-0 !sh !-c !${x}"},
+		{"timeout", "!5 !${x}"},
 		{"git", "commit -m ${msg}"},
 		{"sh", "!-c !exit"},
 		{"/bin/bash", "!-c !script a0 ${x} ${y}"},
@@ -121,6 +127,34 @@ func TestCodeArguments(t *testing.T) {
 			if got := roles[j] != ""; got != want[j] {
 				t.Errorf("%s %v: argument %d (%q) refused=%v, want %v (%q)", c.command, args, j, args[j], got, want[j], roles[j])
 			}
+		}
+	}
+}
+
+// TestEnvPlaceholders: a placeholder may not name an environment
+// variable, nor fill one that makes programs load or run other code; other
+// values are data.
+func TestEnvPlaceholders(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]any
+		want string // "" = allowed, else the field named
+	}{
+		{map[string]any{"GREETING": "hello ${name}"}, ""},
+		{map[string]any{"${key}": "1"}, "steps[0].input.env"},
+		{map[string]any{"LD_PRELOAD": "${lib}"}, "steps[0].input.env.LD_PRELOAD"},
+		{map[string]any{"bash_env": "/tmp/${x}"}, "steps[0].input.env.bash_env"},
+		{map[string]any{"NODE_OPTIONS": "--require ${m}"}, "steps[0].input.env.NODE_OPTIONS"},
+		{map[string]any{"GIT_CONFIG_KEY_0": "${k}"}, "steps[0].input.env.GIT_CONFIG_KEY_0"},
+		{map[string]any{"PATH": "/usr/bin"}, ""},
+		{map[string]any{"Path": "${dir}"}, "steps[0].input.env.Path"},
+	} {
+		input := map[string]any{"command": "printf", "args": []any{"%s", "${x}"}, "env": c.env}
+		err := checkCodePlaceholders("create", "machine.exec", input, "steps[0].input")
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("env %v refused: %v", c.env, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("env %v: got %v, want an error naming %s", c.env, err, c.want)
 		}
 	}
 }
