@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
 
@@ -96,7 +97,9 @@ func TestFSUndoIsPerConversation(t *testing.T) {
 // scattered or ran the recipe. (fs.undo itself is neither a scatter kind
 // nor a recipe step, so every undo is a direct fs call.)
 func TestFSUndoOfScatterAndRecipeWrites(t *testing.T) {
-	in := hearthtest.Start(t, nil)
+	// A recipe run answers inline only within the inline budget; a loaded
+	// machine must not turn it into a pending future here.
+	in := hearthtest.Start(t, func(c *config.Config) { c.DispatchInlineBudgetMS = 30_000 })
 	a := hearthtest.Connect(t, in.URL, "owner")
 	b := hearthtest.Connect(t, in.URL, "other")
 
