@@ -300,7 +300,7 @@ func (d *doctor) checkInstance(ctx context.Context) {
 // probeRunning reports whether a Hearth holds the instance lock of dataDir.
 func probeRunning(dataDir string) (bool, error) {
 	// The lock names are autostart's and serve's.
-	el, err := instance.Acquire("hearth-ensure", dataDir)
+	el, err := instance.Acquire(instance.LockEnsure, dataDir)
 	if errors.Is(err, instance.ErrAlreadyRunning) {
 		// An ensure is starting Hearth right now: the Hearth lock tells.
 		el = nil
@@ -310,7 +310,7 @@ func probeRunning(dataDir string) (bool, error) {
 	if el != nil {
 		defer el.Release()
 	}
-	hl, err := instance.Acquire("hearth", dataDir)
+	hl, err := instance.Acquire(instance.LockHearth, dataDir)
 	if errors.Is(err, instance.ErrAlreadyRunning) {
 		return true, nil
 	}

@@ -181,7 +181,7 @@ func inDir(path, dir string) bool {
 // runningPID reports whether a Hearth holds the instance lock of dataDir,
 // and its pid when instance.json names it.
 func runningPID(dataDir string) (int, bool) {
-	l, err := instance.Acquire("hearth", dataDir)
+	l, err := instance.Acquire(instance.LockHearth, dataDir)
 	if err == nil {
 		l.Release()
 		return 0, false

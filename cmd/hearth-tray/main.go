@@ -127,7 +127,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	lock, err := instance.Acquire("hearth", dataDir)
+	lock, err := instance.Acquire(instance.LockHearth, dataDir)
 	if errors.Is(err, instance.ErrAlreadyRunning) {
 		// One Hearth per user and data directory: a second start points at
 		// the first and succeeds.

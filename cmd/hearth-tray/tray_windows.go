@@ -52,7 +52,7 @@ func trayMain(ctx context.Context, quiet bool) error {
 	if err != nil {
 		return err
 	}
-	lock, err := instance.Acquire("hearth", dataDir)
+	lock, err := instance.Acquire(instance.LockHearth, dataDir)
 	if errors.Is(err, instance.ErrAlreadyRunning) {
 		if quiet {
 			return nil

@@ -9,13 +9,6 @@ import (
 	"github.com/hearth-dev/hearth/internal/instance"
 )
 
-// Instance lock names: the one the running Hearth holds, and the one an
-// ensure holds while it starts Hearth.
-const (
-	lockHearth = "hearth"
-	lockEnsure = "hearth-ensure"
-)
-
 // DefaultEnsureWait is how long Ensure waits for the Hearth it started to
 // publish its addresses.
 const DefaultEnsureWait = 60 * time.Second
@@ -71,7 +64,7 @@ func Ensure(ctx context.Context, o EnsureOptions) (EnsureResult, error) {
 	if o.Wait <= 0 {
 		o.Wait = DefaultEnsureWait
 	}
-	el, err := instance.Acquire(lockEnsure, o.DataDir)
+	el, err := instance.Acquire(instance.LockEnsure, o.DataDir)
 	if errors.Is(err, instance.ErrAlreadyRunning) {
 		return EnsureResult{Outcome: Starting}, nil
 	}
@@ -79,7 +72,7 @@ func Ensure(ctx context.Context, o EnsureOptions) (EnsureResult, error) {
 		return EnsureResult{}, err
 	}
 	defer el.Release()
-	hl, err := instance.Acquire(lockHearth, o.DataDir)
+	hl, err := instance.Acquire(instance.LockHearth, o.DataDir)
 	if errors.Is(err, instance.ErrAlreadyRunning) {
 		res := EnsureResult{Outcome: Running}
 		if info, ierr := instance.ReadInfo(o.DataDir); ierr == nil {
@@ -105,7 +98,7 @@ func Ensure(ctx context.Context, o EnsureOptions) (EnsureResult, error) {
 	if errors.Is(err, ErrChildExited) {
 		// It may have found another instance, started meanwhile by someone
 		// else (a double-click): then all is as it should be.
-		if l, lerr := instance.Acquire(lockHearth, o.DataDir); errors.Is(lerr, instance.ErrAlreadyRunning) {
+		if l, lerr := instance.Acquire(instance.LockHearth, o.DataDir); errors.Is(lerr, instance.ErrAlreadyRunning) {
 			res := EnsureResult{Outcome: Running}
 			if info, ierr := instance.ReadInfo(o.DataDir); ierr == nil {
 				res.PID = info.PID

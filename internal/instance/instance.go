@@ -24,6 +24,13 @@ import (
 // ErrAlreadyRunning is returned by Acquire when another process holds the lock.
 var ErrAlreadyRunning = errors.New("another Hearth instance is already running for this user")
 
+// Lock names: the one the running Hearth (serve or the tray) holds, and
+// the one an ensure holds while it starts Hearth.
+const (
+	LockHearth = "hearth"
+	LockEnsure = "hearth-ensure"
+)
+
 // InfoFile is the name of the file, in the data directory, that describes
 // the running instance.
 const InfoFile = "instance.json"
