@@ -68,10 +68,7 @@ type ExecInput struct {
 // Specs returns the machine tool's primitives.
 func (m *Machine) Specs() []*primitive.Spec {
 	return []*primitive.Spec{
-		// Inline: an in-process snapshot that always answers at once, so a
-		// loaded machine never turns it (or the arrivals it carries) into a
-		// pending future.
-		{Tool: "machine", Operation: "host_info", Risk: primitive.RiskRead, Inline: true,
+		{Tool: "machine", Operation: "host_info", Risk: primitive.RiskRead,
 			Summary: "host, OS, user, limits, policy mode, e-stop state and unavailable capabilities.",
 			Run:     primitive.Typed(func(ctx context.Context, _ *primitive.Call, _ struct{}) (any, error) { return m.hostInfo(), nil })},
 		{Tool: "machine", Operation: "exec", Risk: primitive.RiskExec, Fields: execFields(),
