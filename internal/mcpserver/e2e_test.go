@@ -100,7 +100,9 @@ func TestLegacyProtocolVersions(t *testing.T) {
 }
 
 func TestMachineOperations(t *testing.T) {
-	in := hearthtest.Start(t, trusted)
+	// A long inline budget: these calls are checked as inline answers, which
+	// a loaded machine must not turn into pending futures.
+	in := hearthtest.Start(t, func(c *config.Config) { trusted(c); c.DispatchInlineBudgetMS = 30_000 })
 	c := hearthtest.Connect(t, in.URL, "ops")
 
 	r := c.Call("machine", map[string]any{"operation": "host_info"})
