@@ -67,9 +67,10 @@ func TestOutcomeCrashChild(t *testing.T) {
 		t.Skip("helper process for TestCrashAfterOutcome")
 	}
 	scenario := os.Getenv(crashScenarioEnv)
-	edit := hearthtest.Trusted
+	// The shipped inline budget: the inline scenario crashes inside its race.
+	edit := func(c *config.Config) { hearthtest.Trusted(c); hearthtest.ProductionBudget(c) }
 	if scenario == "approved" {
-		edit = func(c *config.Config) { c.Policy.Mode = config.ModeAsk }
+		edit = func(c *config.Config) { c.Policy.Mode = config.ModeAsk; hearthtest.ProductionBudget(c) }
 	}
 	in := hearthtest.StartHome(t, home, edit)
 	ctx := context.Background()

@@ -51,6 +51,17 @@ func StartWith(t testing.TB, edit func(*config.Config), opts func(*app.Options))
 	return startHome(t, t.TempDir(), edit, opts)
 }
 
+// TestInlineBudgetMS is the inline budget a test instance gets unless its
+// edit sets another: long, so that a call the test expects inline is not
+// turned into a pending future by a slow, loaded machine.
+const TestInlineBudgetMS = 10_000
+
+// ProductionBudget gives a test instance the shipped inline budget, for
+// tests of calls that outlast it.
+func ProductionBudget(c *config.Config) {
+	c.DispatchInlineBudgetMS = config.Default().DispatchInlineBudgetMS
+}
+
 // StartHome runs Hearth in-process on an existing data directory.
 func StartHome(t testing.TB, home string, edit func(*config.Config)) *Instance {
 	t.Helper()
@@ -69,6 +80,9 @@ func startHome(t testing.TB, home string, edit func(*config.Config), opts func(*
 		c := config.Default()
 		c.Roots = []string{root}
 		c.MCPAddr, c.PanelAddr = "127.0.0.1:0", "127.0.0.1:0"
+		// An ordinary call answers inline even on a loaded test machine; a
+		// test of the inline-budget race sets the budget it races.
+		c.DispatchInlineBudgetMS = TestInlineBudgetMS
 		if edit != nil {
 			edit(&c)
 		}

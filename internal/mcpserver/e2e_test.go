@@ -309,7 +309,7 @@ func awaitOwnArrival(t *testing.T, c *hearthtest.Client, want string, first *hea
 }
 
 func TestSlowCallGoesPendingAndArrivesInCompletionOrder(t *testing.T) {
-	in := hearthtest.Start(t, trusted)
+	in := hearthtest.Start(t, func(c *config.Config) { trusted(c); hearthtest.ProductionBudget(c) })
 	c := hearthtest.Connect(t, in.URL, "slow")
 	slow := c.Call("machine", map[string]any{"operation": "exec", "command": "sh", "args": []string{"-c", "sleep 0.8; echo slow"}})
 	fast := c.Call("machine", map[string]any{"operation": "exec", "command": "sh", "args": []string{"-c", "sleep 0.3; echo fast"}})
