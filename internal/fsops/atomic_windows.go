@@ -41,13 +41,19 @@ func replaceFile(oldpath, newpath string) error {
 	return nil
 }
 
-// extendedLength gives a long absolute drive-letter path the \\?\ prefix,
-// so MoveFileEx accepts it past MAX_PATH as the os package's calls do.
-// Shorter paths, and any other form, are returned unchanged.
+// extendedLength gives a long absolute path the \\?\ prefix (\\?\UNC\ for
+// a share), so MoveFileEx accepts it past MAX_PATH as the os package's
+// calls do. Shorter paths, relative ones and paths already in \\?\ or
+// \\.\ form are returned unchanged.
 func extendedLength(p string) string {
 	const maxDirPath = 248 // MAX_PATH less room for an 8.3 file name
-	if len(p) < maxDirPath || strings.HasPrefix(p, `\\`) || !filepath.IsAbs(p) {
+	if len(p) < maxDirPath || strings.HasPrefix(p, `\\?\`) || strings.HasPrefix(p, `\\.\`) || !filepath.IsAbs(p) {
 		return p
+	}
+	if rest, ok := strings.CutPrefix(filepath.Clean(p), `\\`); ok {
+		// A share (\\server\share\…) takes the UNC form, as the os package
+		// gives it.
+		return `\\?\UNC\` + rest
 	}
 	return `\\?\` + filepath.Clean(p)
 }

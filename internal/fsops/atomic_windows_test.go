@@ -133,7 +133,9 @@ func TestReplaceLongPath(t *testing.T) {
 		long:                      `\\?\` + long,
 		long + `\.\x`:             `\\?\` + long + `\x`,
 		`\\?\` + long:             `\\?\` + long,
-		`\\srv\share\` + long[3:]: `\\srv\share\` + long[3:],
+		`\\srv\share\` + long[3:]: `\\?\UNC\srv\share\` + long[3:],
+		`\\srv\share\f.txt`:       `\\srv\share\f.txt`,
+		`\\.\` + long:             `\\.\` + long,
 		long[2:]:                  long[2:],
 	} {
 		if got := extendedLength(in); got != want {

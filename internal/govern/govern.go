@@ -865,7 +865,9 @@ func (g *Governor) decide(ctx context.Context, permitID, state, by, kind string,
 
 // interpreters are programs that run arbitrary code from their arguments;
 // an allow-rule for one is flagged to the operator.
-var interpreters = []string{"cmd", "powershell", "pwsh", "python", "python3", "py", "node", "wsl", "bash", "sh", "dash", "zsh", "perl", "ruby", "cscript", "wscript", "mshta"}
+var interpreters = []string{"cmd", "powershell", "pwsh", "python", "python3", "pythonw", "py", "pyw", "node", "deno", "bun",
+	"wsl", "bash", "sh", "dash", "zsh", "ksh", "fish", "perl", "ruby", "php", "lua", "tclsh", "wish", "rscript",
+	"awk", "gawk", "mawk", "osascript", "cscript", "wscript", "mshta"}
 
 // IsInterpreter reports whether program names a general interpreter.
 func IsInterpreter(program string) bool {

@@ -195,7 +195,8 @@ func TestEStopBlocksEveryNonReadPrimitive(t *testing.T) {
 }
 
 func TestEStopKillsRunningWork(t *testing.T) {
-	in := hearthtest.Start(t, hearthtest.Trusted)
+	// The shipped budget: the long exec below is a running future at once.
+	in := hearthtest.Start(t, func(c *config.Config) { hearthtest.Trusted(c); hearthtest.ProductionBudget(c) })
 	c := hearthtest.Connect(t, in.URL, "kill")
 	pidfile := filepath.Join(t.TempDir(), "pids")
 	r := c.Call("machine", map[string]any{"operation": "exec", "command": "sh", "args": []string{"-c", treeScript, "sh", pidfile}})

@@ -141,7 +141,8 @@ func TestArtifactListIsPerConversation(t *testing.T) {
 }
 
 func TestAnonymousCallsAreAnsweredWhenDone(t *testing.T) {
-	in := hearthtest.Start(t, hearthtest.Trusted)
+	// The shipped budget, which the 0.4 s call outlasts.
+	in := hearthtest.Start(t, func(c *config.Config) { hearthtest.Trusted(c); hearthtest.ProductionBudget(c) })
 	c := hearthtest.Connect(t, in.URL, "") // no conversation
 	start := time.Now()
 	r := c.Call("machine", map[string]any{"operation": "exec", "command": "sh", "args": []string{"-c", "sleep 0.4; echo late"}})

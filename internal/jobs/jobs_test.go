@@ -394,13 +394,14 @@ func TestConversationIsolation(t *testing.T) {
 
 func TestWaitReturnsOnCompletionAndBound(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	ids := e.submit(route, sh("sleep 0.3"), with(sh("true"), "delay_ms", 3_600_000))
+	// Long enough that a stalled poll still sees it running.
+	ids := e.submit(route, sh("sleep 2"), with(sh("true"), "delay_ms", 3_600_000))
 	// Entered while running, wait returns at the job's next change: its end.
 	e.waitState(route, ids[0], jobs.StateRunning)
 	start := time.Now()
 	w := e.call(route, map[string]any{"operation": "wait", "id": ids[0], "timeout_ms": 20000})
 	took := time.Since(start)
-	if get(w, "result.job.state") != "completed" || get(w, "result.timed_out") != false || took > 5*time.Second {
+	if get(w, "result.job.state") != "completed" || get(w, "result.timed_out") != false || took > 15*time.Second {
 		t.Fatalf("wait: %v after %v", w, took)
 	}
 	start = time.Now()
@@ -702,11 +703,12 @@ func TestBlockedAtSubmitArrives(t *testing.T) {
 func TestWaitWakesOnStart(t *testing.T) {
 	e := newEnv(t, envOpts{maxJobs: 1})
 	// Through the tool: a delayed job is waited on until it starts.
-	ids := e.submit(route, with(sh("sleep 30"), "delay_ms", 400))
+	// The clock starts before the submit: the delay runs from inside it.
 	start := time.Now()
+	ids := e.submit(route, with(sh("sleep 30"), "delay_ms", 400))
 	w := e.call(route, map[string]any{"operation": "wait", "id": ids[0], "timeout_ms": 20000})
 	took := time.Since(start)
-	if get(w, "result.job.state") != "running" || get(w, "result.timed_out") != false || took < 300*time.Millisecond || took > 10*time.Second {
+	if get(w, "result.job.state") != "running" || get(w, "result.timed_out") != false || took < 400*time.Millisecond || took > 10*time.Second {
 		t.Fatalf("wait on a delayed job: %v after %v", w, took)
 	}
 	// In process: a job queued behind the only slot wakes its waiter when

@@ -128,8 +128,11 @@ func programBase(command string) string {
 func argRoles(command string, args []string) []string {
 	roles := make([]string, len(args))
 	base := programBase(command)
-	if strings.HasPrefix(base, "python") && strings.Trim(base[len("python"):], "0123456789.") == "" {
-		base = "python"
+	if strings.HasPrefix(base, "python") && strings.Trim(base[len("python"):], "0123456789.w") == "" {
+		base = "python" // python3.12, pythonw, pythonw3
+	}
+	if base == "pyw" {
+		base = "py"
 	}
 	all := func(why string) []string {
 		for j := range roles {

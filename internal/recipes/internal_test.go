@@ -62,6 +62,11 @@ func TestCodeArguments(t *testing.T) {
 	}{
 		{"printf", "%s ${x} ${y}"},
 		{"env", "!sh !-c !${x}"},
+		{"pythonw", "!-c !${x}"},
+		{`C:\Python312\pythonw.exe`, "!${x}"},
+		{"php", "!-r !${x}"},
+		{"awk", "!${x}"},
+		{"deno", "!eval !${x}"},
 		{"/usr/bin/env", "!FOO=1 !python3 !script.py !${x}"},
 		{"sudo", "!-u !root !${x}"},
 		{"nice", "!-n !5 !bash !-c !${x}"},
