@@ -38,11 +38,21 @@ const (
 // lines above it say which and how to fix them.
 var errDoctorFailed = errors.New("doctor: something is wrong (see the FAIL lines above)")
 
-// doctor runs the read-only support checks of `hearth-tray doctor`. Nothing
-// it does changes Hearth's state: the config is parsed, not created; the
+// doctor runs the read-only support checks of `hearth-tray doctor`. It
+// never changes hearth.db, config.json or the ledger, and creates no file of
+// its own: the config is parsed, not created; the data directory's
+// writability is asked of the operating system, not tried with a file; the
 // database is opened read-only, not migrated; the ledger key is loaded, not
-// generated; the instance lock is only probed (as ensure does) and the
-// ports only tried. It is safe to run while Hearth runs.
+// generated; the secrets store is looked at only where it exists. The one
+// trace it may leave is SQLite's: opening hearth.db of a stopped Hearth,
+// even read-only, creates hearth.db-wal and hearth.db-shm beside it, and a
+// read-only connection cannot remove them (the next Hearth start does).
+//
+// It is safe to run while Hearth runs, and it stays out of the way of a
+// Hearth that starts while it runs: the ensure lock is never touched, the
+// Hearth lock is only asked about (instance.Held: on Windows without taking
+// it, elsewhere for an instant), and the configured ports are bound, for an
+// instant, only when no Hearth holds the lock.
 type doctor struct {
 	out                 io.Writer
 	dataDir, configPath string
@@ -50,6 +60,9 @@ type doctor struct {
 	// that would create files in it are skipped otherwise.
 	homeExists bool
 	cfg        config.Config
+	// lockHeld: a Hearth holds the instance lock; lockKnown: the probe
+	// answered (the port checks bind only when it said nobody holds it).
+	lockHeld, lockKnown bool
 	// running is the instance found running, if any.
 	running *instance.Info
 	fails   int
@@ -103,7 +116,8 @@ func doctorCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// checkDataDir: the data directory exists and a file can be created in it.
+// checkDataDir: the data directory exists and the operating system says
+// this user may create files in it (dirWritable; no file is created).
 func (d *doctor) checkDataDir() {
 	const name = "data directory"
 	st, err := os.Stat(d.dataDir)
@@ -119,13 +133,10 @@ func (d *doctor) checkDataDir() {
 		return
 	}
 	d.homeExists = true
-	f, err := os.CreateTemp(d.dataDir, ".doctor-*")
-	if err != nil {
+	if err := dirWritable(d.dataDir); err != nil {
 		d.line(checkFail, name, fmt.Sprintf("%s is not writable (%v); Hearth keeps its database there", d.dataDir, err))
 		return
 	}
-	f.Close()
-	os.Remove(f.Name())
 	d.line(checkOK, name, d.dataDir+" is writable")
 }
 
@@ -267,21 +278,23 @@ func (d *doctor) checkLedger(ctx context.Context, db *store.DB) {
 	d.line(checkOK, name, detail)
 }
 
-// checkInstance looks for a running Hearth: the instance lock probed the
-// way ensure probes it (under the ensure lock, taken and dropped at once,
-// so a concurrent ensure leaves the start to its next round), then the
-// addresses it published, each asked over loopback.
+// checkInstance looks for a running Hearth: whether the Hearth lock is
+// held (instance.Held; the ensure lock is left alone, so an ensure or a
+// logon start running now is never told "already running" because of
+// doctor), then the addresses it published, each asked over loopback.
 func (d *doctor) checkInstance(ctx context.Context) {
 	const name = "instance"
 	if !d.homeExists {
+		d.lockKnown = true
 		d.line(checkWarn, name, "Hearth is not running (it has never run with this data directory)")
 		return
 	}
-	running, err := probeRunning(d.dataDir)
+	running, err := instance.Held(instance.LockHearth, d.dataDir)
 	if err != nil {
 		d.line(checkWarn, name, fmt.Sprintf("could not probe the instance lock: %v", err))
 		return
 	}
+	d.lockHeld, d.lockKnown = running, true
 	info, ierr := instance.ReadInfo(d.dataDir)
 	if !running {
 		d.line(checkWarn, name, "Hearth is not running (start it from the Start menu, or run hearth-tray serve)")
@@ -295,29 +308,6 @@ func (d *doctor) checkInstance(ctx context.Context) {
 	d.line(checkOK, name, fmt.Sprintf("Hearth is running (pid %d)", info.PID))
 	d.checkMCP(ctx, info.MCPURL)
 	d.checkPanel(ctx, info.PanelURL)
-}
-
-// probeRunning reports whether a Hearth holds the instance lock of dataDir.
-func probeRunning(dataDir string) (bool, error) {
-	// The lock names are autostart's and serve's.
-	el, err := instance.Acquire(instance.LockEnsure, dataDir)
-	if errors.Is(err, instance.ErrAlreadyRunning) {
-		// An ensure is starting Hearth right now: the Hearth lock tells.
-		el = nil
-	} else if err != nil {
-		return false, err
-	}
-	if el != nil {
-		defer el.Release()
-	}
-	hl, err := instance.Acquire(instance.LockHearth, dataDir)
-	if errors.Is(err, instance.ErrAlreadyRunning) {
-		return true, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return false, hl.Release()
 }
 
 // loopbackURL parses u and checks that it names a loopback host: doctor
@@ -402,6 +392,17 @@ func (d *doctor) checkPanel(ctx context.Context, panelURL string) {
 // held by the Hearth that runs now. A port another program holds fails
 // when Hearth is not running (it cannot start there) and warns when a
 // Hearth runs on other addresses (started with --mcp-addr/--panel-addr).
+//
+// "Free" is found by binding the address and closing it at once: a port
+// held by another program is the commonest reason Hearth fails to start,
+// and nothing else tells it as surely. The bind happens only when the
+// Hearth lock is known to be free (no Hearth can be listening there then)
+// or held by a Hearth on other addresses (no other Hearth can start then);
+// it is skipped while a Hearth holds the lock but has not published its
+// addresses (it may be binding them right now) and when the lock could
+// not be probed. What is left is a Hearth starting in the microseconds
+// between doctor's bind and its close, whose Listen would then fail: a
+// window accepted on purpose for the check's sake.
 func (d *doctor) checkPort(name, key, addr string, urlOf func(instance.Info) string) {
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -417,6 +418,14 @@ func (d *doctor) checkPort(name, key, addr string, urlOf func(instance.Info) str
 			d.line(checkOK, name, fmt.Sprintf("%s is held by this Hearth (pid %d)", addr, d.running.PID))
 			return
 		}
+	}
+	if !d.lockKnown || (d.lockHeld && d.running == nil) {
+		why := "the instance lock could not be probed"
+		if d.lockKnown {
+			why = "a Hearth is starting and may be binding it now"
+		}
+		d.line(checkWarn, name, fmt.Sprintf("%s not checked: %s", addr, why))
+		return
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err == nil {
@@ -459,7 +468,7 @@ func sameAddr(a, b string) bool {
 // to run it.
 func (d *doctor) checkTunnel() {
 	var keys secrets.Store
-	if d.homeExists {
+	if secretsStoreExists(d.dataDir) {
 		s, err := secrets.Open(d.dataDir)
 		if err != nil {
 			d.line(checkWarn, "tunnel key", fmt.Sprintf("cannot open the secrets store: %v", err))

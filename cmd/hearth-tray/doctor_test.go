@@ -8,15 +8,18 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
+	"github.com/hearth-dev/hearth/internal/instance"
 	"github.com/hearth-dev/hearth/internal/secrets"
 	"github.com/hearth-dev/hearth/internal/store"
 	"github.com/hearth-dev/hearth/internal/tunnel"
@@ -240,4 +243,184 @@ func TestDoctorPortHeldByAnotherProgram(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "FAIL  MCP port: "+ln.Addr().String()+" is in use") || !strings.Contains(out, `"mcp_addr"`) {
 		t.Fatalf("held port: exit %d\n%s", code, out)
 	}
+}
+
+// entry is what homeListing records of one file or directory.
+type entry struct {
+	dir   bool
+	size  int64
+	mtime time.Time
+	sum   [32]byte
+}
+
+// homeListing lists everything under home (and home itself as "."):
+// kind, size, modification time and, for files, the SHA-256 of the content.
+func homeListing(t *testing.T, home string) map[string]entry {
+	t.Helper()
+	out := map[string]entry{}
+	err := filepath.WalkDir(home, func(path string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(home, path)
+		if err != nil {
+			return err
+		}
+		info, err := de.Info()
+		if err != nil {
+			return err
+		}
+		e := entry{dir: de.IsDir(), size: info.Size(), mtime: info.ModTime()}
+		if de.Type().IsRegular() {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			e.sum = sha256.Sum256(b)
+		}
+		out[rel] = e
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// sqliteSideFiles are the files SQLite may create beside hearth.db when
+// doctor opens it read-only; the README's doctor section names them.
+var sqliteSideFiles = map[string]bool{"hearth.db-wal": true, "hearth.db-shm": true}
+
+// TestDoctorLeavesHomeAlone: doctor creates, changes and removes nothing
+// in a home that has only its config, not even the home directory's
+// modification time (no lock files, no secrets directory, no probe file);
+// on the home of a stopped Hearth, hearth.db, config.json and every other
+// file stay as they were, and the only new files are SQLite's side files.
+func TestDoctorLeavesHomeAlone(t *testing.T) {
+	home := freshHome(t)
+	before := homeListing(t, home)
+	out, code := doctorCLI(t, home)
+	if code != 0 {
+		t.Fatalf("doctor on a config-only home: exit %d\n%s", code, out)
+	}
+	wantLine(t, out, "ok    data directory: "+home+" is writable")
+	wantLine(t, out, "warn  instance: Hearth is not running")
+	wantLine(t, out, "ok    MCP port: ")
+	wantLine(t, out, "warn  tunnel key: not set")
+	if after := homeListing(t, home); !equalListing(before, after) {
+		t.Fatalf("doctor changed a config-only home:\nbefore %v\nafter  %v", before, after)
+	}
+
+	runAndStop(t, home)
+	before = homeListing(t, home)
+	for _, name := range []string{"hearth.db", "config.json"} {
+		if _, ok := before[name]; !ok {
+			t.Fatalf("serve left no %s: %v", name, before)
+		}
+	}
+	out, code = doctorCLI(t, home)
+	if code != 0 {
+		t.Fatalf("doctor on a stopped home: exit %d\n%s", code, out)
+	}
+	wantLine(t, out, "ok    database integrity: PRAGMA quick_check: ok")
+	after := homeListing(t, home)
+	for name, b := range before {
+		a, ok := after[name]
+		switch {
+		case sqliteSideFiles[name]:
+		case !ok:
+			t.Errorf("doctor removed %s", name)
+		case b.dir && a.dir:
+			// The home's mtime changes when SQLite adds its side files.
+		case a != b:
+			t.Errorf("doctor changed %s: before %+v, after %+v", name, b, a)
+		}
+	}
+	for name := range after {
+		if _, ok := before[name]; !ok && !sqliteSideFiles[name] {
+			t.Errorf("doctor created %s", name)
+		}
+	}
+}
+
+// runAndStop starts serve on home, waits until it answers a call, and
+// stops it cleanly.
+func runAndStop(t *testing.T, home string) {
+	t.Helper()
+	p := hearthtest.StartProcess(t, home)
+	c := hearthtest.Connect(t, p.URL, "doctor")
+	if r := c.Call("machine", map[string]any{"operation": "host_info"}); r.State() != "completed" {
+		t.Fatalf("%s", r.Raw)
+	}
+	if err := p.Interrupt(t); err != nil {
+		t.Fatalf("serve exit: %v\n%s", err, p.Stderr)
+	}
+}
+
+func equalListing(a, b map[string]entry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestDoctorLeavesTheEnsureLockAlone: doctor never takes the ensure lock.
+// While this test holds it (as an ensure starting Hearth would), doctor
+// still answers at once and correctly; and (Linux) doctor does not even
+// open the ensure lock's file.
+func TestDoctorLeavesTheEnsureLockAlone(t *testing.T) {
+	home := freshHome(t)
+	runAndStop(t, home)
+
+	el, err := instance.Acquire(instance.LockEnsure, home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	out, code := doctorCLI(t, home)
+	if code != 0 {
+		t.Fatalf("doctor with the ensure lock held: exit %d\n%s", code, out)
+	}
+	wantLine(t, out, "warn  instance: Hearth is not running")
+	wantLine(t, out, "ok    MCP port: ")
+	if d := time.Since(start); d > 30*time.Second {
+		t.Fatalf("doctor took %s with the ensure lock held", d)
+	}
+	if err := el.Release(); err != nil {
+		t.Fatal(err)
+	}
+	// On Linux, doctor must not even open the ensure lock's file.
+	noOpenDuringDoctor(t, home, filepath.Join(home, instance.LockEnsure+".lock"))
+}
+
+// TestDoctorPortsOfAStartingHearth: while a Hearth holds the instance lock
+// but has not published its addresses yet, it may be binding its ports
+// right now, so doctor does not bind them (it would make that start fail);
+// the ports are reported as not checked rather than as in use.
+func TestDoctorPortsOfAStartingHearth(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	home := t.TempDir()
+	free := freeAddrs(t, 1)
+	hearthtest.WriteConfig(t, home, func(c *config.Config) { c.MCPAddr, c.PanelAddr = ln.Addr().String(), free[0] })
+	l, err := instance.Acquire(instance.LockHearth, home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	out, code := doctorCLI(t, home)
+	if code != 0 {
+		t.Fatalf("doctor beside a starting Hearth: exit %d\n%s", code, out)
+	}
+	wantLine(t, out, "warn  instance: Hearth is running but has not published its addresses yet")
+	wantLine(t, out, "warn  MCP port: "+ln.Addr().String()+" not checked: a Hearth is starting")
+	wantLine(t, out, "warn  panel port: "+free[0]+" not checked: a Hearth is starting")
 }

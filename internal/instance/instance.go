@@ -6,7 +6,9 @@
 // when the holder exits, however it exits, so a crash never leaves a stale
 // lock behind. The holder then publishes its addresses with WriteInfo; a
 // second start that gets ErrAlreadyRunning reads them with ReadInfo, opens
-// the first instance's panel and exits 0.
+// the first instance's panel and exits 0. Held asks whether the lock is
+// held without taking it (Windows) or taking it only for an instant
+// (elsewhere), for diagnostics that must not disturb a start.
 //
 // The lock covers one data directory, not the whole account: with the
 // default data directory that is "one per user", while a run with its own

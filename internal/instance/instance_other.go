@@ -5,6 +5,7 @@ package instance
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -61,4 +62,43 @@ func (l *Lock) Release() error {
 		err = errors.Join(removeOwnInfo(l.dataDir), l.f.Close())
 	})
 	return err
+}
+
+// Held reports whether some process holds the instance lock for name in
+// dataDir. It creates nothing: a missing data directory or lock file means
+// nobody holds the lock (a holder creates the file before it locks it).
+//
+// flock(2) cannot be queried, so Held takes a shared lock with LOCK_NB and
+// drops it at once: refused means held. While Held has that shared lock (a
+// few microseconds) an Acquire of the same name would get
+// ErrAlreadyRunning; callers that must not disturb a start (hearth-tray
+// doctor) use it only for the Hearth lock, never for the ensure lock, and
+// accept that window. On Windows Held takes nothing at all.
+func Held(name, dataDir string) (bool, error) {
+	if err := checkName(name); err != nil {
+		return false, err
+	}
+	path := filepath.Join(dataDir, name+".lock")
+	f, err := os.OpenFile(path, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("instance lock %s: %w", path, err)
+	}
+	defer f.Close()
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	switch {
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("instance lock %s: %w", path, err)
+	}
+	// Closing the file drops the shared lock.
+	return false, nil
 }

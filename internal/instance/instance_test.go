@@ -245,3 +245,82 @@ func TestInvalidNames(t *testing.T) {
 		}
 	}
 }
+
+// TestHeld: Held sees a lock another process holds, sees it gone once that
+// process exits, and creates nothing where nobody ever held the lock.
+func TestHeld(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "home")
+	if held, err := Held("hearth", dir); err != nil || held {
+		t.Fatalf("Held with no data directory = %v, %v; want false", held, err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Held created the data directory: %v", err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if held, err := Held("hearth", dir); err != nil || held {
+		t.Fatalf("Held on an empty data directory = %v, %v; want false", held, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("Held created %s in the data directory", entries[0].Name())
+	}
+
+	holder := child(t, "hold", dir)
+	stdin, err := holder.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := holder.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	ready := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		ready <- line
+	}()
+	select {
+	case line := <-ready:
+		if strings.TrimSpace(line) != "locked" {
+			t.Fatalf("holder said %q, want locked", line)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("holder did not take the lock within 60s")
+	}
+	for range 3 {
+		if held, err := Held("hearth", dir); err != nil || !held {
+			t.Fatalf("Held while another process holds the lock = %v, %v; want true", held, err)
+		}
+	}
+	if held, err := Held("other", dir); err != nil || held {
+		t.Fatalf("Held of another name = %v, %v; want false", held, err)
+	}
+	// Held took nothing that outlives it: the holder still has the lock,
+	// and once it exits the lock is free.
+	if _, err := Acquire("hearth", dir); !errors.Is(err, ErrAlreadyRunning) {
+		t.Fatalf("Acquire after Held, holder alive: err = %v, want ErrAlreadyRunning", err)
+	}
+	stdin.Close()
+	if err := holder.Wait(); err != nil {
+		t.Fatalf("holder: %v", err)
+	}
+	if held, err := Held("hearth", dir); err != nil || held {
+		t.Fatalf("Held after the holder exited = %v, %v; want false", held, err)
+	}
+	l, err := Acquire("hearth", dir)
+	if err != nil {
+		t.Fatalf("Acquire after Held, holder gone: %v", err)
+	}
+	defer l.Release()
+	if held, err := Held("hearth", dir); err != nil || !held {
+		t.Fatalf("Held while this process holds the lock = %v, %v; want true", held, err)
+	}
+	if _, err := Held("a/b", dir); err == nil {
+		t.Fatal("Held accepted an invalid name")
+	}
+}

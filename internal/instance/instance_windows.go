@@ -88,3 +88,38 @@ func userSID() (string, error) {
 	}
 	return tu.User.Sid.String(), nil
 }
+
+// Held reports whether some process holds the instance lock for name and
+// dataDir, without taking it: it opens the named mutex Acquire creates,
+// asking only for SYNCHRONIZE, and closes it at once. The mutex exists only
+// while a holder has a handle to it, so "it exists" means held and
+// ERROR_FILE_NOT_FOUND means not held. When nobody holds the lock, Held
+// creates nothing and a start at that moment is not affected. The one
+// overlap left: if the holder exits while Held has the mutex open (a few
+// microseconds), the object lives on until Held closes it, and a start in
+// that instant sees ErrAlreadyRunning.
+func Held(name, dataDir string) (bool, error) {
+	if err := checkName(name); err != nil {
+		return false, err
+	}
+	mutexName, err := mutexName(name, dataDir)
+	if err != nil {
+		return false, err
+	}
+	p, err := windows.UTF16PtrFromString(mutexName)
+	if err != nil {
+		return false, err
+	}
+	h, err := windows.OpenMutex(windows.SYNCHRONIZE, false, p)
+	switch {
+	case err == nil:
+		windows.CloseHandle(h)
+		return true, nil
+	case errors.Is(err, windows.ERROR_FILE_NOT_FOUND):
+		return false, nil
+	case errors.Is(err, windows.ERROR_ACCESS_DENIED):
+		return false, fmt.Errorf("open instance mutex %s: access denied (object owned by another account)", mutexName)
+	default:
+		return false, fmt.Errorf("open instance mutex %s: %w", mutexName, err)
+	}
+}
