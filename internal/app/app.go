@@ -262,23 +262,33 @@ func (a *App) PanelURL() string { return "http://" + a.panelLn.Addr().String() +
 
 // Serve runs until ctx is cancelled, then shuts down in order.
 func (a *App) Serve(ctx context.Context) error {
-	if err := a.Gov.Recover(ctx); err != nil {
+	// A shutdown asked for while Hearth is still starting (Ctrl-C right
+	// after the listening line) is a clean exit: each recovery step is
+	// transactional, and the next start repeats what was cut short.
+	startup := func(err error) error {
+		if err != nil && ctx.Err() != nil {
+			a.Log.Info("shut down during start-up", "err", err)
+			return nil
+		}
 		return err
 	}
+	if err := a.Gov.Recover(ctx); err != nil {
+		return startup(err)
+	}
 	if _, err := a.FS.Recover(ctx); err != nil {
-		return fmt.Errorf("recover fs receipts: %w", err)
+		return startup(fmt.Errorf("recover fs receipts: %w", err))
 	}
 	defer a.Gov.Stop()
 	if err := a.Dispatcher.Start(ctx, a.Config.MaxConcurrentFutures); err != nil {
-		return err
+		return startup(err)
 	}
 	if err := a.Gov.SettleParked(ctx); err != nil {
 		a.Dispatcher.Stop()
-		return err
+		return startup(err)
 	}
 	if err := a.Jobs.Start(ctx); err != nil {
 		a.Dispatcher.Stop()
-		return err
+		return startup(err)
 	}
 	a.Runs.Start(ctx)
 	mcpSrv := &http.Server{Handler: a.MCP.Handler(), ReadHeaderTimeout: 10 * time.Second}
