@@ -194,6 +194,20 @@ func Lookup(v any, path string) (any, bool) {
 // malformed reference, or a refusal by the gates or the governor makes the
 // future blocked at once. The error is only for a failure to record it.
 func (d *Dispatcher) Enqueue(ctx context.Context, req Request, deps []string) (string, error) {
+	id, _, err := d.EnqueueChecked(ctx, req, deps)
+	return id, err
+}
+
+// EnqueueChecked is Enqueue that also says whether the call was refused
+// when it was submitted (its future is then already settled): unlike the
+// future's state read afterwards, which a call that runs and fails at once
+// reaches too, this does not depend on timing.
+func (d *Dispatcher) EnqueueChecked(ctx context.Context, req Request, deps []string) (id string, refused bool, err error) {
+	id, err = d.enqueue(ctx, req, deps, &refused)
+	return id, refused, err
+}
+
+func (d *Dispatcher) enqueue(ctx context.Context, req Request, deps []string, refused *bool) (string, error) {
 	name := req.Spec.Name()
 	a := NewAdmission(req, "")
 	req.CommandID = a.CommandID
@@ -207,6 +221,7 @@ func (d *Dispatcher) Enqueue(ctx context.Context, req Request, deps []string) (s
 	if refusal != nil {
 		refusal.Primitive = name
 		refusal.CommandID = a.CommandID
+		*refused = true
 		return id, d.insertSettled(ctx, id, req, refusal)
 	}
 	if len(deps) == 0 {

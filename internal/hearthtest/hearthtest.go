@@ -190,11 +190,16 @@ func (c *Client) WaitArrival(futureID string, seen ...*Result) map[string]any {
 }
 
 // ScatterOne runs one call through run.scatter and returns the envelope
-// of its arrival.
+// of its arrival. A call that fails at once makes the scatter answer
+// blocked (all_refused) with the futures in error.details; its arrival is
+// still what counts.
 func (c *Client) ScatterOne(call map[string]any) map[string]any {
 	c.t.Helper()
 	r := c.Call("run", map[string]any{"operation": "scatter", "calls": []any{call}})
 	fid, _ := r.Get("result.futures.0.future_id").(string)
+	if fid == "" {
+		fid, _ = r.Get("error.details.futures.0.future_id").(string)
+	}
 	if fid == "" {
 		c.t.Fatalf("scatter: %s", r.Raw)
 	}

@@ -46,6 +46,9 @@ type Service struct {
 	Log        *slog.Logger
 	// OracleArmed reports config oracle.armed; nil means false.
 	OracleArmed func() bool
+	// AfterSubmit, when set (tests only), runs after a scatter submitted
+	// its calls and before it reads their states.
+	AfterSubmit func(futureIDs []string)
 
 	kinds     map[string]*kindSpec
 	kindNames []string

@@ -221,6 +221,9 @@ func (s *Service) scatter(ctx context.Context, call *primitive.Call, in struct {
 		return nil, err
 	}
 	futureIDs := make([]string, len(plan))
+	// refused counts calls the gates refused at submission; a call that ran
+	// and failed at once is not refused, however fast it was.
+	refused := 0
 	nctx := dispatch.WithNested(ctx)
 	for _, i := range order {
 		p := plan[i]
@@ -243,24 +246,27 @@ func (s *Service) scatter(ctx context.Context, call *primitive.Call, in struct {
 		if err != nil {
 			return nil, scatterErr(i, "", "encode input: %v", err)
 		}
-		id, err := s.Dispatcher.Enqueue(nctx, dispatch.Request{Route: call.Route, Spec: p.spec, Input: input, Detach: true}, deps)
+		id, wasRefused, err := s.Dispatcher.EnqueueChecked(nctx, dispatch.Request{Route: call.Route, Spec: p.spec, Input: input, Detach: true}, deps)
+		if wasRefused {
+			refused++
+		}
 		if err != nil {
 			return nil, primitive.Failed("internal", "run.scatter: record calls[%d] (earlier calls were submitted: %v): %v", i, nonEmpty(futureIDs), err)
 		}
 		futureIDs[i] = id
 	}
+	if s.AfterSubmit != nil {
+		s.AfterSubmit(futureIDs)
+	}
 	scatterID := ids.New("sct")
 	out := make([]ScatterFuture, len(plan))
 	state := primitive.StateCompleted
-	refused := 0
 	for i, p := range plan {
 		out[i] = ScatterFuture{Index: i, FutureID: futureIDs[i], Kind: p.kind}
 		if f, err := s.Dispatcher.GetFuture(ctx, call.Route, futureIDs[i]); err == nil {
 			out[i].State = f.State
 			if !dispatch.Settled(f.State) {
 				state = primitive.StatePending
-			} else if f.State != primitive.StateCompleted {
-				refused++
 			}
 		}
 	}

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
+	"github.com/hearth-dev/hearth/internal/mcpserver"
 )
 
 func ref(f any, path string) map[string]any { return map[string]any{"$future": f, "$path": path} }
@@ -371,5 +373,43 @@ func TestScatterItemsNeedPermits(t *testing.T) {
 	}
 	if hearthtest.Get(got[ids[2]].Env, "state") != "completed" {
 		t.Fatalf("read-only item after the approved ones: %v", got[ids[2]].Env)
+	}
+}
+
+// TestScatterOfAFastFailureIsNotRefused: a call that runs and fails at
+// once (an artifact that does not exist) was not refused at submission,
+// however fast it failed, so the scatter never answers all_refused for it;
+// only gate refusals (the e-stop test in internal/govern) do.
+func TestScatterOfAFastFailureIsNotRefused(t *testing.T) {
+	in := hearthtest.Start(t, trusted)
+	c := hearthtest.Connect(t, in.URL, "fast-failure")
+	route := mcpserver.Route(map[string]any{"hearth/conversation": c.Conversation})
+	// The worst case, made certain: every call has finished before the
+	// scatter reads their states.
+	in.App.Runs.AfterSubmit = func(ids []string) {
+		for _, id := range ids {
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+				f, err := in.App.Dispatcher.GetFuture(context.Background(), route, id)
+				if err == nil && dispatch.Settled(f.State) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Errorf("future %s never settled: %+v %v", id, f, err)
+					return
+				}
+			}
+		}
+	}
+	for i := range 3 {
+		r := c.Call("run", map[string]any{"operation": "scatter", "calls": []any{
+			map[string]any{"kind": "artifact.metadata", "id": "art_aaaaaaaaaaaaaaaaaaaa"},
+		}})
+		if r.State() == "blocked" || r.Get("error.code") != nil {
+			t.Fatalf("round %d: a call that ran and failed was reported refused: %s", i, r.Raw)
+		}
+		env := c.WaitArrival(futureIDs(t, r)[0], r)
+		if hearthtest.Get(env, "envelope.error.code") != "not_found" {
+			t.Fatalf("round %d: arrival %v", i, env)
+		}
 	}
 }
