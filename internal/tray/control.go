@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -195,8 +196,11 @@ func Ask(ctx context.Context, dataDir, req string) error {
 	client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}, Timeout: 10 * time.Second}
 	resp, err := client.Do(hreq)
 	if err != nil {
+		// Nothing listens there (dial), or what does hung up before any
+		// answer (read: a stale file whose port another program now has):
+		// either way no tray answers.
 		var op *net.OpError
-		if errors.As(err, &op) && op.Op == "dial" {
+		if errors.As(err, &op) && (op.Op == "dial" || op.Op == "read") || errors.Is(err, io.EOF) {
 			return fmt.Errorf("%w (pid %d does not answer)", ErrNoTray, info.PID)
 		}
 		return fmt.Errorf("ask the running Hearth to %s: %w", req, err)

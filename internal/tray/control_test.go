@@ -2,7 +2,9 @@ package tray
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -182,5 +184,40 @@ func TestCheckBrowsable(t *testing.T) {
 		if err := checkBrowsable(raw); (err == nil) != ok {
 			t.Errorf("%s: %v", raw, err)
 		}
+	}
+}
+
+// TestControlStaleFileForeignListener: a stale control file whose port a
+// program that is not the tray now holds (it hangs up at once, as another
+// test's server did) is "no tray", not a failure to ask.
+func TestControlStaleFileForeignListener(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if tc, ok := conn.(*net.TCPConn); ok {
+				_ = tc.SetLinger(0) // close with a reset
+			}
+			conn.Close()
+		}
+	}()
+	dir := t.TempDir()
+	info := controlInfo{PID: os.Getpid(), Addr: ln.Addr().String(), Secret: "stale"}
+	b, err := json.Marshal(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ControlFile), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Ask(context.Background(), dir, ReqQuit); !errors.Is(err, ErrNoTray) {
+		t.Fatalf("a foreign listener on a stale control file's port: %v, want ErrNoTray", err)
 	}
 }
