@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
+	"github.com/hearth-dev/hearth/internal/jsontree"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -68,7 +68,7 @@ type result struct {
 
 func (r *result) state() string { s, _ := r.env["state"].(string); return s }
 
-func (r *result) get(path string) any { return get(r.env, path) }
+func (r *result) get(path string) any { return jsontree.Get(r.env, path) }
 
 func (r *result) str(path string) string { s, _ := r.get(path).(string); return s }
 
@@ -79,26 +79,6 @@ func (r *result) brief() string {
 		return string(r.raw[:max]) + "…"
 	}
 	return string(r.raw)
-}
-
-// get walks a dotted path ("result.stdout.text") in decoded JSON; numeric
-// parts index arrays.
-func get(v any, path string) any {
-	for _, p := range strings.Split(path, ".") {
-		switch m := v.(type) {
-		case map[string]any:
-			v = m[p]
-		case []any:
-			var i int
-			if _, err := fmt.Sscanf(p, "%d", &i); err != nil || i < 0 || i >= len(m) {
-				return nil
-			}
-			v = m[i]
-		default:
-			return nil
-		}
-	}
-	return v
 }
 
 // call calls tool with args, sending _meta["hearth/conversation"] and any
@@ -125,8 +105,8 @@ func (c *client) call(ctx context.Context, tool string, args map[string]any, met
 	}
 	arr, _ := out.env["arrivals"].([]any)
 	for _, a := range arr {
-		id, _ := get(a, "future_id").(string)
-		env, _ := get(a, "envelope").(map[string]any)
+		id, _ := jsontree.Get(a, "future_id").(string)
+		env, _ := jsontree.Get(a, "envelope").(map[string]any)
 		if id != "" && env != nil {
 			c.arrivals[id] = env
 		}

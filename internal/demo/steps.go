@@ -16,6 +16,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/jsontree"
 	"github.com/hearth-dev/hearth/internal/ledger"
 )
 
@@ -94,9 +95,9 @@ func (d *demo) completed(ctx context.Context, what, tool string, args, meta map[
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if get(env, "state") != "completed" {
+	if jsontree.Get(env, "state") != "completed" {
 		b, _ := json.Marshal(env)
-		return nil, fmt.Errorf("%s: state %v, want completed: %.400s", what, get(env, "state"), b)
+		return nil, fmt.Errorf("%s: state %v, want completed: %.400s", what, jsontree.Get(env, "state"), b)
 	}
 	return env, nil
 }
@@ -107,7 +108,7 @@ func (d *demo) readFile(ctx context.Context, path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s, _ := get(env, "result.data").(string)
+	s, _ := jsontree.Get(env, "result.data").(string)
 	return s, nil
 }
 
@@ -222,19 +223,19 @@ func (d *demo) execSpill(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	id, _ := get(env, "result.stdout.artifact.id").(string)
-	preview, _ := get(env, "result.stdout.preview").(string)
+	id, _ := jsontree.Get(env, "result.stdout.artifact.id").(string)
+	preview, _ := jsontree.Get(env, "result.stdout.preview").(string)
 	switch {
-	case get(env, "result.exit_code") != float64(0):
-		return "", fmt.Errorf("exit code %v", get(env, "result.exit_code"))
+	case jsontree.Get(env, "result.exit_code") != float64(0):
+		return "", fmt.Errorf("exit code %v", jsontree.Get(env, "result.exit_code"))
 	case id == "":
 		return "", fmt.Errorf("output of %d bytes did not spill to an artifact (max_output_bytes %d)", len(want), spillLimit)
-	case get(env, "result.stdout.text") != nil:
+	case jsontree.Get(env, "result.stdout.text") != nil:
 		return "", fmt.Errorf("spilled output also returned inline")
 	case len(preview) > spillLimit || !strings.HasPrefix(want, preview):
 		return "", fmt.Errorf("preview of %d bytes is not a prefix of the output within %d bytes", len(preview), spillLimit)
-	case get(env, "result.stdout.bytes") != float64(len(want)):
-		return "", fmt.Errorf("stdout.bytes = %v, want %d", get(env, "result.stdout.bytes"), len(want))
+	case jsontree.Get(env, "result.stdout.bytes") != float64(len(want)):
+		return "", fmt.Errorf("stdout.bytes = %v, want %d", jsontree.Get(env, "result.stdout.bytes"), len(want))
 	}
 	var got strings.Builder
 	ranges := 0
@@ -279,7 +280,7 @@ func (d *demo) fsPatchUndo(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	receipt, _ := get(p, "result.receipt_id").(string)
+	receipt, _ := jsontree.Get(p, "result.receipt_id").(string)
 	if got, err := d.readFile(ctx, file); err != nil || got != "1st line\nsecond line\n" {
 		return "", fmt.Errorf("after patch the file reads %q (%v)", got, err)
 	}
@@ -301,7 +302,7 @@ func (d *demo) fsPatchUndo(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("after undo the file reads %q, want %q (%v)", got, original, err)
 	}
 	return fmt.Sprintf("write (receipt %s) → patch first→1st (receipt %s) → patch of \"line\" (2 matches) refused as conflict, file untouched → undo %s: original content restored",
-		get(w, "result.receipt_id"), receipt, receipt), nil
+		jsontree.Get(w, "result.receipt_id"), receipt, receipt), nil
 }
 
 func (d *demo) scatter(ctx context.Context) (string, error) {
@@ -324,17 +325,17 @@ func (d *demo) scatter(ctx context.Context) (string, error) {
 	var envs []map[string]any
 	var ids []string
 	for _, f := range futures {
-		id, _ := get(f, "future_id").(string)
+		id, _ := jsontree.Get(f, "future_id").(string)
 		env, err := d.c.await(ctx, id, 30*time.Second)
 		if err != nil {
 			return "", err
 		}
 		ids, envs = append(ids, id), append(envs, env)
 	}
-	if get(envs[0], "state") != "completed" || get(envs[1], "state") != "completed" {
-		return "", fmt.Errorf("scatter results: stat %v, read %v", get(envs[0], "state"), get(envs[1], "state"))
+	if jsontree.Get(envs[0], "state") != "completed" || jsontree.Get(envs[1], "state") != "completed" {
+		return "", fmt.Errorf("scatter results: stat %v, read %v", jsontree.Get(envs[0], "state"), jsontree.Get(envs[1], "state"))
 	}
-	if got := get(envs[1], "result.data"); got != content {
+	if got := jsontree.Get(envs[1], "result.data"); got != content {
 		return "", fmt.Errorf("fs.read through the reference returned %q, want %q", got, content)
 	}
 	return fmt.Sprintf("run.scatter [fs.stat, fs.read {\"$future\":0,\"$path\":\"result.path\"}] → futures %s, %s; both arrived, the read returned the stat'ed file's %d bytes",
@@ -403,7 +404,7 @@ func (d *demo) jobsAcrossRestart(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("after the restart: %w", err)
 	}
-	if get(env, "state") != "completed" {
+	if jsontree.Get(env, "state") != "completed" {
 		b, _ := json.Marshal(env)
 		return "", fmt.Errorf("dependent job after the restart: %.300s", b)
 	}
@@ -452,7 +453,7 @@ func (d *demo) detached(ctx context.Context) (string, error) {
 	later := 0
 	for {
 		if env, ok := d.c.arrivals[id]; ok {
-			if get(env, "state") != "completed" || get(env, "result.stdout.text") != "detached hello\n" {
+			if jsontree.Get(env, "state") != "completed" || jsontree.Get(env, "result.stdout.text") != "detached hello\n" {
 				b, _ := json.Marshal(env)
 				return "", fmt.Errorf("detached result: %.300s", b)
 			}
@@ -489,7 +490,7 @@ func (d *demo) recipe(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if get(env, "result.state") != "completed" || get(env, "result.steps.0.result.stdout.text") != "hello, the operator\n" {
+	if jsontree.Get(env, "result.state") != "completed" || jsontree.Get(env, "result.steps.0.result.stdout.text") != "hello, the operator\n" {
 		b, _ := json.Marshal(env)
 		return "", fmt.Errorf("recipe run: %.400s", b)
 	}
@@ -525,7 +526,7 @@ func (d *demo) permit(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if get(env, "state") != "completed" || get(env, "result.stdout.text") != text+"\n" {
+	if jsontree.Get(env, "state") != "completed" || jsontree.Get(env, "result.stdout.text") != text+"\n" {
 		b, _ := json.Marshal(env)
 		return "", fmt.Errorf("approved exec: %.300s", b)
 	}
@@ -553,7 +554,7 @@ func (d *demo) estop(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if get(st, "result.exists") != false {
+	if jsontree.Get(st, "result.exists") != false {
 		return "", fmt.Errorf("the refused exec ran: its marker file exists")
 	}
 	h, err := d.c.hostInfo(ctx)
@@ -580,7 +581,7 @@ func (d *demo) estop(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if get(env, "result.stdout.text") != "working again\n" {
+	if jsontree.Get(env, "result.stdout.text") != "working again\n" {
 		b, _ := json.Marshal(env)
 		return "", fmt.Errorf("exec after the reset: %.300s", b)
 	}
@@ -601,7 +602,7 @@ func (d *demo) replay(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if r.state() != "completed" || r.get("replayed") != true || r.get("result.pid") != get(first, "result.pid") {
+	if r.state() != "completed" || r.get("replayed") != true || r.get("result.pid") != jsontree.Get(first, "result.pid") {
 		return "", expect(false, r, "the same command id and input must return the stored outcome, replayed")
 	}
 	other, err := d.c.call(ctx, "machine", d.exec(d.root, "append", counter, "other"), meta)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/jsontree"
 )
 
 // Instance is an in-process Hearth.
@@ -233,23 +234,7 @@ func (r *Result) Arrivals() []map[string]any {
 func (r *Result) Get(path string) any { return Get(r.Env, path) }
 
 // Get walks a dotted path in decoded JSON; numeric parts index arrays.
-func Get(v any, path string) any {
-	for _, p := range strings.Split(path, ".") {
-		switch m := v.(type) {
-		case map[string]any:
-			v = m[p]
-		case []any:
-			var i int
-			if _, err := fmt.Sscanf(p, "%d", &i); err != nil || i < 0 || i >= len(m) {
-				return nil
-			}
-			v = m[i]
-		default:
-			return nil
-		}
-	}
-	return v
-}
+func Get(v any, path string) any { return jsontree.Get(v, path) }
 
 // Call calls a tool and fails the test on a transport error.
 func (c *Client) Call(tool string, args map[string]any) *Result {

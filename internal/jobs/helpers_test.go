@@ -14,6 +14,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/artifacts"
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/jobs"
+	"github.com/hearth-dev/hearth/internal/jsontree"
 	"github.com/hearth-dev/hearth/internal/machine"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/store"
@@ -246,30 +247,7 @@ func with(j map[string]any, kv ...any) map[string]any {
 }
 
 // get walks a dotted path in decoded JSON.
-func get(v any, path string) any {
-	cur := v
-	start := 0
-	for i := 0; i <= len(path); i++ {
-		if i < len(path) && path[i] != '.' {
-			continue
-		}
-		key := path[start:i]
-		start = i + 1
-		switch m := cur.(type) {
-		case map[string]any:
-			cur = m[key]
-		case []any:
-			var n int
-			if _, err := fmt.Sscanf(key, "%d", &n); err != nil || n < 0 || n >= len(m) {
-				return nil
-			}
-			cur = m[n]
-		default:
-			return nil
-		}
-	}
-	return cur
-}
+func get(v any, path string) any { return jsontree.Get(v, path) }
 
 func isNoJob(err error) bool { return errors.Is(err, jobs.ErrNoJob) }
 

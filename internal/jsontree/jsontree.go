@@ -7,6 +7,7 @@ package jsontree
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Visit is called for every node of the tree, parents before children.
@@ -60,4 +61,25 @@ func Key(at, k string) string {
 		return k
 	}
 	return at + "." + k
+}
+
+// Get walks a dotted path ("result.stdout.text") in a decoded JSON value;
+// numeric parts index arrays. A missing key, an index out of range or a
+// step into a scalar gives nil.
+func Get(v any, path string) any {
+	for _, p := range strings.Split(path, ".") {
+		switch m := v.(type) {
+		case map[string]any:
+			v = m[p]
+		case []any:
+			var i int
+			if _, err := fmt.Sscanf(p, "%d", &i); err != nil || i < 0 || i >= len(m) {
+				return nil
+			}
+			v = m[i]
+		default:
+			return nil
+		}
+	}
+	return v
 }

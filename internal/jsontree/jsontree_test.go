@@ -65,3 +65,21 @@ func TestRewriteError(t *testing.T) {
 		t.Fatalf("err %v at %q, want boom at input.a", err, at)
 	}
 }
+
+func TestGet(t *testing.T) {
+	v := map[string]any{"result": map[string]any{"list": []any{"a", map[string]any{"x": 1.0}}, "s": "str"}}
+	for path, want := range map[string]any{
+		"result.list.0":   "a",
+		"result.list.1.x": 1.0,
+		"result.s":        "str",
+		"result.list.2":   nil,
+		"result.list.-1":  nil,
+		"result.list.z":   nil,
+		"result.s.x":      nil,
+		"nope":            nil,
+	} {
+		if got := Get(v, path); got != want {
+			t.Errorf("Get(%q) = %v, want %v", path, got, want)
+		}
+	}
+}
