@@ -1,7 +1,6 @@
 package fsops
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -11,8 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -259,157 +256,6 @@ func (e *Engine) Stat(ctx context.Context, in StatInput) (StatResult, error) {
 		}
 	}
 	return res, nil
-}
-
-// SearchInput is the input of search.
-type SearchInput struct {
-	Path       string `json:"path"`
-	Query      string `json:"query"`
-	Limit      int    `json:"limit,omitempty"`
-	MaxEntries int    `json:"max_entries,omitempty"`
-}
-
-// SearchMatch is one hit: a name containing the query (Kind "name", Line 0)
-// or a line of a file containing it (Kind "content", Line from 1).
-type SearchMatch struct {
-	Path    string `json:"path"`
-	Kind    string `json:"kind"`
-	Line    int    `json:"line"`
-	Preview string `json:"preview"`
-}
-
-// SearchResult is the output of search. Truncated says the walk stopped
-// early; TruncatedBy says why ("limit": enough matches; "max_entries": the
-// entry budget ran out).
-type SearchResult struct {
-	Path           string        `json:"path"`
-	Query          string        `json:"query"`
-	Matches        []SearchMatch `json:"matches"`
-	Truncated      bool          `json:"truncated"`
-	TruncatedBy    string        `json:"truncated_by,omitempty"`
-	EntriesScanned int           `json:"entries_scanned"`
-	FilesSearched  int           `json:"files_searched"`
-	SkippedLarge   int           `json:"skipped_large"`
-	SkippedBinary  int           `json:"skipped_binary"`
-}
-
-// errStopWalk ends a search walk early.
-var errStopWalk = errors.New("stop walk")
-
-// Search looks for in.Query, case-sensitively, in the names and the text of
-// the files under in.Path. The walk does not follow symlinks (nor
-// junctions), skips files over MaxSearchFileSize and files that look binary,
-// prunes denied directories, visits at most in.MaxEntries entries and stops
-// at in.Limit matches.
-func (e *Engine) Search(ctx context.Context, in SearchInput) (SearchResult, error) {
-	if in.Query == "" {
-		return SearchResult{}, &InputError{Field: "query", Message: "must not be empty"}
-	}
-	limit, err := bound("limit", in.Limit, DefaultSearchLimit, MaxSearchLimit)
-	if err != nil {
-		return SearchResult{}, err
-	}
-	maxEntries, err := bound("max_entries", in.MaxEntries, DefaultSearchEntries, MaxSearchEntries)
-	if err != nil {
-		return SearchResult{}, err
-	}
-	abs, err := e.Roots.Resolve(in.Path)
-	if err != nil {
-		return SearchResult{}, err
-	}
-	res := SearchResult{Path: abs, Query: in.Query, Matches: []SearchMatch{}}
-	query := []byte(in.Query)
-	stop := func(by string) error {
-		res.Truncated, res.TruncatedBy = true, by
-		return errStopWalk
-	}
-	add := func(m SearchMatch) error {
-		res.Matches = append(res.Matches, m)
-		if len(res.Matches) >= limit {
-			return stop("limit")
-		}
-		return nil
-	}
-	walkErr := filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
-		}
-		if err != nil {
-			if p == abs {
-				return err
-			}
-			return nil // unreadable entry: skip it, keep walking
-		}
-		if p != abs && e.Roots.isDenied(p) {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if res.EntriesScanned >= maxEntries {
-			return stop("max_entries")
-		}
-		res.EntriesScanned++
-		if p != abs && strings.Contains(d.Name(), in.Query) {
-			if err := add(SearchMatch{Path: p, Kind: "name", Preview: d.Name()}); err != nil {
-				return err
-			}
-		}
-		if !d.Type().IsRegular() || strings.HasPrefix(d.Name(), tempPrefix) {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		if info.Size() > MaxSearchFileSize {
-			res.SkippedLarge++
-			return nil
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil
-		}
-		if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
-			res.SkippedBinary++
-			return nil
-		}
-		res.FilesSearched++
-		line := 1
-		for rest := data; len(rest) > 0; line++ {
-			var l []byte
-			l, rest, _ = bytes.Cut(rest, []byte{'\n'})
-			if bytes.Contains(l, query) {
-				if err := add(SearchMatch{Path: p, Kind: "content", Line: line, Preview: preview(l, query)}); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	if walkErr != nil && !errors.Is(walkErr, errStopWalk) {
-		return SearchResult{}, fmt.Errorf("search %s: %w", abs, walkErr)
-	}
-	return res, nil
-}
-
-// preview returns the line around the first occurrence of query, at most
-// searchPreviewBytes long, cut on character boundaries, as valid UTF-8.
-func preview(line, query []byte) string {
-	line = bytes.TrimRight(line, "\r")
-	if len(line) > searchPreviewBytes {
-		at := bytes.Index(line, query)
-		start := max(0, min(at-searchPreviewBytes/4, len(line)-searchPreviewBytes))
-		for start > 0 && !utf8.RuneStart(line[start]) {
-			start--
-		}
-		end := min(len(line), start+searchPreviewBytes)
-		for end < len(line) && !utf8.RuneStart(line[end]) {
-			end--
-		}
-		line = line[start:end]
-	}
-	return strings.ToValidUTF8(string(line), "\uFFFD")
 }
 
 func bound(field string, v, def, maxV int) (int, error) {

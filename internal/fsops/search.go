@@ -1,0 +1,437 @@
+package fsops
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/charlievieth/fastwalk"
+)
+
+// SearchInput is the input of search. RespectIgnore is a pointer because
+// its default is true.
+type SearchInput struct {
+	Path            string   `json:"path"`
+	Query           string   `json:"query"`
+	Limit           int      `json:"limit,omitempty"`
+	MaxEntries      int      `json:"max_entries,omitempty"`
+	Regex           bool     `json:"regex,omitempty"`
+	CaseInsensitive bool     `json:"case_insensitive,omitempty"`
+	Include         []string `json:"include,omitempty"`
+	Exclude         []string `json:"exclude,omitempty"`
+	ContextLines    int      `json:"context_lines,omitempty"`
+	RespectIgnore   *bool    `json:"respect_ignore,omitempty"`
+	Hidden          bool     `json:"hidden,omitempty"`
+	NamesOnly       bool     `json:"names_only,omitempty"`
+}
+
+// SearchMatch is one hit: a name matching the query (Kind "name", Line 0)
+// or a line of a file matching it (Kind "content", Line from 1), with up to
+// context_lines lines before and after it.
+type SearchMatch struct {
+	Path    string   `json:"path"`
+	Kind    string   `json:"kind"`
+	Line    int      `json:"line"`
+	Preview string   `json:"preview"`
+	Before  []string `json:"before,omitempty"`
+	After   []string `json:"after,omitempty"`
+}
+
+// SearchResult is the output of search: the first Limit matches in path
+// order (paths compared by component, as a sorted walk visits them), then
+// line order. Truncated says there may be more; TruncatedBy says why
+// ("limit": more matches than Limit, or entries past the last one kept were
+// not searched; "max_entries": the entry budget ran out, and which entries
+// were visited then depends on the parallel walk's timing). Skipped counts
+// the entries left out by reason: ignored (ignore files, .git), hidden,
+// excluded, not_included, denied, symlink, other (not a regular file),
+// large, binary, unreadable.
+type SearchResult struct {
+	Path           string         `json:"path"`
+	Query          string         `json:"query"`
+	Matches        []SearchMatch  `json:"matches"`
+	Truncated      bool           `json:"truncated"`
+	TruncatedBy    string         `json:"truncated_by,omitempty"`
+	EntriesScanned int            `json:"entries_scanned"`
+	FilesSearched  int            `json:"files_searched"`
+	SkippedLarge   int            `json:"skipped_large"`
+	SkippedBinary  int            `json:"skipped_binary"`
+	Skipped        map[string]int `json:"skipped"`
+}
+
+// Reasons an entry is skipped, as SearchResult.Skipped names them.
+const (
+	skipIgnored = iota
+	skipHidden
+	skipExcluded
+	skipNotIncluded
+	skipDenied
+	skipSymlink
+	skipOther
+	skipLarge
+	skipBinary
+	skipUnreadable
+	numSkipReasons
+)
+
+var skipNames = [numSkipReasons]string{"ignored", "hidden", "excluded", "not_included", "denied", "symlink", "other", "large", "binary", "unreadable"}
+
+// binarySniffBytes is how much of a file is looked at for a NUL byte.
+const binarySniffBytes = 8192
+
+// errStopWalk ends a search walk early.
+var errStopWalk = errors.New("stop walk")
+
+// Search looks for in.Query in the names and the text of the files under
+// in.Path, walking and scanning in parallel (fastwalk's bounded workers,
+// GOMAXPROCS of them or at least 4). The walk never follows a symlink (nor
+// a junction), prunes denied directories, skips files over
+// MaxSearchFileSize and files with a NUL byte in their first 8 KiB, honours
+// the ignore files, hidden, include and exclude options, visits at most
+// in.MaxEntries entries and answers the first in.Limit matches in a
+// deterministic order.
+func (e *Engine) Search(ctx context.Context, in SearchInput) (SearchResult, error) {
+	s, err := e.newSearch(ctx, in)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	info, err := os.Stat(s.abs)
+	if err != nil {
+		return SearchResult{}, fmt.Errorf("search %s: %w", s.abs, err)
+	}
+	if info.IsDir() {
+		if s.respectIgnore {
+			buf := make([]byte, 0, 4096)
+			root := e.searchIgnoreRoot(s.abs, &buf)
+			root.patterns = readIgnoreFiles(s.abs, root.comps, root.patterns, &buf)
+			s.dirs.Store(s.abs, root)
+		}
+		conf := fastwalk.Config{Follow: false, ToSlash: false, NumWorkers: fastwalk.DefaultNumWorkers()}
+		err = fastwalk.Walk(&conf, s.abs, s.visit)
+	} else {
+		s.entries.Add(1)
+		err = s.searchFile(s.abs, filepath.Base(s.abs), true)
+	}
+	if err != nil && !errors.Is(err, errStopWalk) {
+		return SearchResult{}, fmt.Errorf("search %s: %w", s.abs, err)
+	}
+	return s.result(in.Query), nil
+}
+
+// search is one running search. Its walk callback runs on several
+// goroutines at once.
+type search struct {
+	e                      *Engine
+	abs                    string
+	m                      *lineMatcher
+	limit, maxEntries, ctx int
+	include, exclude       []glob
+	respectIgnore, hidden  bool
+	namesOnly              bool
+	done                   <-chan struct{}
+	cancelled              func() error
+
+	entries   atomic.Int64
+	exhausted atomic.Bool
+	files     atomic.Int64
+	skipped   [numSkipReasons]atomic.Int64
+	dirs      sync.Map // directory path → *ignoreDir
+	bufs      sync.Pool
+
+	// beyond is the path after which no entry can make the answer (the
+	// limit-th match kept so far), or nil.
+	beyond  atomic.Pointer[string]
+	mu      sync.Mutex
+	matches []SearchMatch
+	dropped bool
+}
+
+func (e *Engine) newSearch(ctx context.Context, in SearchInput) (*search, error) {
+	if in.Query == "" {
+		return nil, &InputError{Field: "query", Message: "must not be empty"}
+	}
+	limit, err := bound("limit", in.Limit, DefaultSearchLimit, MaxSearchLimit)
+	if err != nil {
+		return nil, err
+	}
+	maxEntries, err := bound("max_entries", in.MaxEntries, DefaultSearchEntries, MaxSearchEntries)
+	if err != nil {
+		return nil, err
+	}
+	if in.ContextLines < 0 || in.ContextLines > MaxSearchContext {
+		return nil, &InputError{Field: "context_lines", Message: fmt.Sprintf("must be from 0 to %d", MaxSearchContext)}
+	}
+	m, err := newLineMatcher(in.Query, in.Regex, in.CaseInsensitive)
+	if err != nil {
+		return nil, err
+	}
+	include, err := parseGlobs("include", in.Include)
+	if err != nil {
+		return nil, err
+	}
+	exclude, err := parseGlobs("exclude", in.Exclude)
+	if err != nil {
+		return nil, err
+	}
+	abs, err := e.Roots.Resolve(in.Path)
+	if err != nil {
+		return nil, err
+	}
+	s := &search{
+		e: e, abs: abs, m: m, limit: limit, maxEntries: maxEntries, ctx: in.ContextLines,
+		include: include, exclude: exclude,
+		respectIgnore: in.RespectIgnore == nil || *in.RespectIgnore,
+		hidden:        in.Hidden, namesOnly: in.NamesOnly,
+		done: ctx.Done(), cancelled: ctx.Err,
+	}
+	s.bufs.New = func() any {
+		b := make([]byte, 0, 64<<10)
+		return &b
+	}
+	return s, nil
+}
+
+func (s *search) skip(reason int, isDir bool) error {
+	s.skipped[reason].Add(1)
+	if isDir {
+		return fs.SkipDir
+	}
+	return nil
+}
+
+// visit is the walk callback.
+func (s *search) visit(p string, d fs.DirEntry, err error) error {
+	select {
+	case <-s.done:
+		return s.cancelled()
+	default:
+	}
+	if err != nil {
+		if p == s.abs {
+			return err
+		}
+		s.skipped[skipUnreadable].Add(1)
+		return nil
+	}
+	if p == s.abs {
+		s.entries.Add(1)
+		return nil
+	}
+	isDir := d.IsDir()
+	if s.e.Roots.isDenied(p) {
+		return s.skip(skipDenied, isDir)
+	}
+	if s.entries.Add(1) > int64(s.maxEntries) {
+		s.entries.Add(-1)
+		s.exhausted.Store(true)
+		return errStopWalk
+	}
+	name := d.Name()
+	if strings.HasPrefix(name, tempPrefix) {
+		return nil
+	}
+	if !s.hidden && name[0] == '.' {
+		return s.skip(skipHidden, isDir)
+	}
+	var parent *ignoreDir
+	if s.respectIgnore {
+		parent = s.parentDir(p, name)
+		if (isDir && name == ".git") || parent.ignored(name, isDir) {
+			return s.skip(skipIgnored, isDir)
+		}
+	}
+	rel := s.rel(p)
+	if len(s.exclude) > 0 && anyGlob(s.exclude, rel, name) {
+		return s.skip(skipExcluded, isDir)
+	}
+	if b := s.beyond.Load(); b != nil && comparePaths(p, *b) > 0 {
+		s.mu.Lock()
+		s.dropped = true
+		s.mu.Unlock()
+		if isDir {
+			return fs.SkipDir
+		}
+		return nil
+	}
+	if isDir {
+		if s.respectIgnore {
+			bufp := s.bufs.Get().(*[]byte)
+			s.dirs.Store(p, parent.enter(p, name, bufp))
+			s.bufs.Put(bufp)
+		}
+		if len(s.include) == 0 && s.m.matchName(name) {
+			s.add([]SearchMatch{{Path: p, Kind: "name", Preview: name}})
+		}
+		return nil
+	}
+	if len(s.include) > 0 && !anyGlob(s.include, rel, name) {
+		return s.skip(skipNotIncluded, false)
+	}
+	return s.searchFile(p, name, d.Type().IsRegular())
+}
+
+// searchFile matches the name of the file p and, unless names_only, its
+// content.
+func (s *search) searchFile(p, name string, regular bool) error {
+	var found []SearchMatch
+	if s.m.matchName(name) {
+		found = append(found, SearchMatch{Path: p, Kind: "name", Preview: name})
+	}
+	defer func() {
+		if len(found) > 0 {
+			s.add(found)
+		}
+	}()
+	if s.namesOnly {
+		return nil
+	}
+	if !regular {
+		s.skipped[skipSymlink].Add(1)
+		return nil
+	}
+	bufp := s.bufs.Get().(*[]byte)
+	defer s.bufs.Put(bufp)
+	data, status := readSearchFile(p, bufp, MaxSearchFileSize)
+	switch status {
+	case readLarge:
+		s.skipped[skipLarge].Add(1)
+		return nil
+	case readNotRegular:
+		s.skipped[skipOther].Add(1)
+		return nil
+	case readFailed:
+		s.skipped[skipUnreadable].Add(1)
+		return nil
+	}
+	if bytes.IndexByte(data[:min(len(data), binarySniffBytes)], 0) >= 0 {
+		s.skipped[skipBinary].Add(1)
+		return nil
+	}
+	s.files.Add(1)
+	s.m.scan(data, func(line, start, end, at int) bool {
+		if len(found) > s.limit {
+			s.mu.Lock()
+			s.dropped = true
+			s.mu.Unlock()
+			return false
+		}
+		m := SearchMatch{Path: p, Kind: "content", Line: line, Preview: preview(data[start:end], at-start)}
+		if s.ctx > 0 {
+			m.Before, m.After = contextLines(data, start, end, s.ctx)
+		}
+		found = append(found, m)
+		return true
+	})
+	return nil
+}
+
+// rel is p relative to the searched directory, slash-separated.
+func (s *search) rel(p string) string {
+	r := p[len(s.abs):]
+	if len(r) > 0 && os.IsPathSeparator(r[0]) {
+		r = r[1:]
+	}
+	return filepath.ToSlash(r)
+}
+
+// parentDir returns the state of the directory holding p, which the walk
+// stored before it read that directory.
+func (s *search) parentDir(p, name string) *ignoreDir {
+	dir := p[:len(p)-len(name)]
+	if len(dir) > len(s.abs) {
+		dir = dir[:len(dir)-1]
+	} else {
+		dir = s.abs
+	}
+	if v, ok := s.dirs.Load(dir); ok {
+		return v.(*ignoreDir)
+	}
+	return &ignoreDir{}
+}
+
+// add keeps found (one entry's matches) among the answer, keeping at most
+// about twice the limit: past it, the matches are sorted, cut to the limit
+// and the last one kept becomes the bound past which the walk need not go.
+func (s *search) add(found []SearchMatch) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.matches = append(s.matches, found...)
+	if len(s.matches) >= s.limit && (s.beyond.Load() == nil || len(s.matches) >= 2*s.limit) {
+		s.cut()
+		last := s.matches[len(s.matches)-1].Path
+		s.beyond.Store(&last)
+	}
+}
+
+// cut sorts the matches and keeps the first limit of them.
+func (s *search) cut() {
+	slices.SortFunc(s.matches, compareMatches)
+	if len(s.matches) > s.limit {
+		clear(s.matches[s.limit:])
+		s.matches = s.matches[:s.limit]
+		s.dropped = true
+	}
+}
+
+func (s *search) result(query string) SearchResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cut()
+	res := SearchResult{
+		Path: s.abs, Query: query, Matches: s.matches,
+		EntriesScanned: int(s.entries.Load()), FilesSearched: int(s.files.Load()),
+		SkippedLarge: int(s.skipped[skipLarge].Load()), SkippedBinary: int(s.skipped[skipBinary].Load()),
+		Skipped: map[string]int{},
+	}
+	if res.Matches == nil {
+		res.Matches = []SearchMatch{}
+	}
+	for i := range s.skipped {
+		if n := s.skipped[i].Load(); n > 0 {
+			res.Skipped[skipNames[i]] = int(n)
+		}
+	}
+	switch {
+	case s.exhausted.Load():
+		res.Truncated, res.TruncatedBy = true, "max_entries"
+	case s.dropped:
+		res.Truncated, res.TruncatedBy = true, "limit"
+	}
+	return res
+}
+
+func compareMatches(a, b SearchMatch) int {
+	if c := comparePaths(a.Path, b.Path); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Line, b.Line)
+}
+
+// comparePaths orders paths component by component, so a directory's
+// entries come right after it, as in a sorted depth-first walk.
+func comparePaths(a, b string) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		ca, cb := a[i], b[i]
+		if ca == cb {
+			continue
+		}
+		if os.IsPathSeparator(ca) {
+			return -1
+		}
+		if os.IsPathSeparator(cb) {
+			return 1
+		}
+		return cmp.Compare(ca, cb)
+	}
+	return cmp.Compare(len(a), len(b))
+}
