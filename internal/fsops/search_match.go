@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -19,7 +20,17 @@ type lineMatcher struct {
 	lit []byte
 	// re is nil for a plain case-sensitive literal search.
 	re *regexp.Regexp
+	// class, for a regex without a required literal, is a set of bytes of
+	// which every match contains one (a prefilter), or nil.
+	class *byteSet
 }
+
+// byteSet is a set of bytes.
+type byteSet [256]bool
+
+// maxClassPrefilter is the largest byte set worth scanning for: past it,
+// most lines hold one and the prefilter only adds work.
+const maxClassPrefilter = 40
 
 // newLineMatcher compiles the query: a literal, or an RE2 regular
 // expression when regex is set, either of them case-insensitive on asking.
@@ -52,7 +63,110 @@ func newLineMatcher(query string, regex, fold bool) (*lineMatcher, error) {
 	if err != nil {
 		return nil, &InputError{Field: "query", Message: "not a valid RE2 regular expression: " + err.Error()}
 	}
-	return &lineMatcher{re: re, lit: requiredLiteral(tree)}, nil
+	m := &lineMatcher{re: re, lit: requiredLiteral(tree)}
+	if len(m.lit) == 0 {
+		if set, n := requiredClass(tree); n > 0 && n <= maxClassPrefilter {
+			m.class = set
+		}
+	}
+	return m, nil
+}
+
+// requiredClass returns a set of bytes of which every match of re contains
+// at least one, the smallest found at the top level, and its size (0: none
+// found). A rune outside ASCII stands for its UTF-8 leading byte.
+func requiredClass(re *syntax.Regexp) (*byteSet, int) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if len(re.Rune) == 0 {
+			return nil, 0
+		}
+		set := &byteSet{}
+		r := re.Rune[0]
+		if re.Flags&syntax.FoldCase != 0 {
+			r = rarestRune(re.Rune)
+		}
+		set.addRange(r, r)
+		if re.Flags&syntax.FoldCase != 0 {
+			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+				set.addRange(f, f)
+			}
+		}
+		return set, set.size()
+	case syntax.OpCharClass:
+		set := &byteSet{}
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			set.addRange(re.Rune[i], re.Rune[i+1])
+		}
+		return set, set.size()
+	case syntax.OpCapture, syntax.OpPlus:
+		return requiredClass(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return requiredClass(re.Sub[0])
+		}
+	case syntax.OpConcat:
+		var best *byteSet
+		bestN := 0
+		for _, s := range re.Sub {
+			if set, n := requiredClass(s); n > 0 && (bestN == 0 || n < bestN) {
+				best, bestN = set, n
+			}
+		}
+		return best, bestN
+	}
+	return nil, 0
+}
+
+// letterFrequency ranks ASCII letters from the most to the least common
+// in English and code alike.
+const letterFrequency = "etaoinsrhldcumfpgwybvkxjqz"
+
+// rarestRune picks the rune of a case-folded literal least likely to occur,
+// by letterFrequency; anything not a letter counts as rarer than any.
+func rarestRune(runes []rune) rune {
+	best, bestRank := runes[0], -1
+	for _, r := range runes {
+		rank := len(letterFrequency)
+		if i := strings.IndexRune(letterFrequency, unicode.ToLower(r)); i >= 0 {
+			rank = i
+		}
+		if rank > bestRank {
+			best, bestRank = r, rank
+		}
+	}
+	return best
+}
+
+// addRange adds the bytes a rune in [lo, hi] can start with.
+func (s *byteSet) addRange(lo, hi rune) {
+	var b [utf8.UTFMax]byte
+	utf8.EncodeRune(b[:], lo)
+	first := b[0]
+	utf8.EncodeRune(b[:], min(hi, unicode.MaxRune))
+	for c := int(first); c <= int(b[0]); c++ {
+		s[c] = true
+	}
+}
+
+func (s *byteSet) size() int {
+	n := 0
+	for _, in := range s {
+		if in {
+			n++
+		}
+	}
+	return n
+}
+
+// index returns the offset of the first byte of data in s, or -1.
+func (s *byteSet) index(data []byte) int {
+	for i, c := range data {
+		if s[c] {
+			return i
+		}
+	}
+	return -1
 }
 
 // lineBreakLiteral reports whether the pattern spells a line break itself.
@@ -158,8 +272,13 @@ func (m *lineMatcher) scan(data []byte, hit func(line, start, end, at int) bool)
 				return
 			}
 			at = pos + i
-		case len(m.lit) > 0:
-			i := bytes.Index(data[pos:], m.lit)
+		case len(m.lit) > 0 || m.class != nil:
+			var i int
+			if len(m.lit) > 0 {
+				i = bytes.Index(data[pos:], m.lit)
+			} else {
+				i = m.class.index(data[pos:])
+			}
 			if i < 0 {
 				return
 			}
