@@ -68,7 +68,8 @@ func ledgerCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return fmt.Errorf("ledger verification failed: %w", err)
 		}
-		fmt.Fprintf(stdout, "ledger OK: %d entries, checkpoint %d signed by %s, root %s\n", rep.Entries, rep.CheckpointSize, rep.Origin, rep.RootHash)
+		fmt.Fprintf(stdout, "ledger OK: %d entries; the newest checkpoint covers %d, %d came after it; signed by %s, root %s\n",
+			rep.Entries, rep.CheckpointSize, rep.Unsigned, rep.Origin, rep.RootHash)
 		return nil
 	case "export":
 		fs := flag.NewFlagSet("ledger export", flag.ContinueOnError)

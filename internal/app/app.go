@@ -278,6 +278,12 @@ func (a *App) Serve(ctx context.Context) error {
 	if _, err := a.FS.Recover(ctx); err != nil {
 		return startup(fmt.Errorf("recover fs receipts: %w", err))
 	}
+	// Sign what the last run (or recovery) journaled, so ledger verify
+	// passes from the first moment, even after a crash; an unchanged
+	// ledger keeps its checkpoint.
+	if _, err := a.Ledger.Checkpoint(ctx); err != nil {
+		return startup(fmt.Errorf("sign the start-up ledger checkpoint: %w", err))
+	}
 	defer a.Gov.Stop()
 	if err := a.Dispatcher.Start(ctx, a.Config.MaxConcurrentFutures); err != nil {
 		return startup(err)
