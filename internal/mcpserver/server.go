@@ -165,6 +165,9 @@ func (s *Server) handle(tool string) mcp.ToolHandler {
 		route := Route(meta)
 		var env *dispatch.Envelope
 		spec, input, detach, err := s.Registry.Decode(tool, req.Params.Arguments)
+		if bad := infoFrom(ctx).BadUTF8; bad != "" {
+			err = badUTF8(tool, spec, bad)
+		}
 		if err == nil && CommandID(meta) != "" && strings.HasPrefix(route, dispatch.AnonymousPrefix) {
 			err = fmt.Errorf(`_meta["hearth/command_id"]: a command id is remembered per conversation; send _meta["hearth/conversation"] with it`)
 		}
@@ -181,6 +184,18 @@ func (s *Server) handle(tool string) mcp.ToolHandler {
 		env.Arrivals = arr
 		return render(env)
 	}
+}
+
+// badUTF8 is the refusal of a tool call whose arguments hold a string that
+// is not valid UTF-8: the decoder would have replaced it with U+FFFD and
+// Hearth would have acted on other text than the client sent.
+func badUTF8(tool string, spec *primitive.Spec, field string) error {
+	op := ""
+	if spec != nil {
+		op = spec.Operation
+	}
+	return &primitive.ValidationError{Tool: tool, Operation: op, Field: field,
+		Msg: `not valid UTF-8 (invalid bytes or a lone surrogate escape such as \ud800); send text as UTF-8, and binary file content with encoding "base64"`}
 }
 
 // maxText bounds the JSON copy in the text content; structuredContent
