@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
 
@@ -205,5 +206,31 @@ func TestHostileValuesNameTheField(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPendingNeverCarriesItsOwnResult races fast calls against a 1 ms
+// inline budget and detached calls against their delivery: whatever the
+// timing, a pending answer never lists its own future among its arrivals.
+func TestPendingNeverCarriesItsOwnResult(t *testing.T) {
+	in := hearthtest.Start(t, func(c *config.Config) {
+		trusted(c)
+		c.DispatchInlineBudgetMS = 1
+	})
+	c := hearthtest.Connect(t, in.URL, "own-result")
+	for i := range 40 {
+		args := map[string]any{"operation": "exec", "command": "true"}
+		if i%2 == 1 {
+			args = map[string]any{"operation": "host_info", "detach": true}
+		}
+		r := c.Call("machine", args)
+		if r.State() != "pending" {
+			continue
+		}
+		for _, a := range r.Arrivals() {
+			if a["future_id"] == r.Get("future_id") {
+				t.Fatalf("call %d: a pending answer carries its own result: %s", i, r.Raw)
+			}
+		}
 	}
 }

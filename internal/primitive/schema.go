@@ -435,7 +435,7 @@ func (r *Registry) ToolSchema(tool string) map[string]any {
 		props[name] = sch
 	}
 	props["operation"] = map[string]any{"type": "string", "enum": r.OperationNames(tool)}
-	props["detach"] = map[string]any{"type": "boolean", "description": "Return {state:\"pending\", future_id} at once; the result arrives on a later call."}
+	props["detach"] = map[string]any{"type": "boolean", "description": "Return {state:\"pending\", future_id} at once; the result arrives on a later call (one done before the answer is written is answered completed, never pending with its own arrival)."}
 	return map[string]any{
 		"type":                 "object",
 		"properties":           props,
