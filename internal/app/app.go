@@ -22,6 +22,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/fsops"
 	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/httpbound"
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/machine"
@@ -297,8 +298,10 @@ func (a *App) Serve(ctx context.Context) error {
 		return startup(err)
 	}
 	a.Runs.Start(ctx)
-	mcpSrv := &http.Server{Handler: a.MCP.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	panelSrv := &http.Server{Handler: a.panelHandler(), ReadHeaderTimeout: 10 * time.Second}
+	// Each listener bounds time and memory per request and in total
+	// (internal/httpbound); the MCP endpoint's refusals are JSON-RPC.
+	mcpSrv := httpbound.New(httpbound.MCP(), mcpserver.Reject).Server(a.MCP.Handler())
+	panelSrv := httpbound.New(httpbound.Panel(), nil).Server(a.panelHandler())
 	cpCtx, stopCheckpoints := context.WithCancel(ctx)
 	defer stopCheckpoints()
 	checkpointsDone := a.startCheckpoints(cpCtx)

@@ -145,13 +145,44 @@ type Stream struct {
 	Truncated bool            `json:"truncated,omitempty"`
 }
 
+// checkText refuses a NUL in what is handed to the operating system: no
+// program name, argument, directory or environment entry can carry one,
+// and the OS would answer only "invalid argument".
+func checkText(in ExecInput) error {
+	bad := func(field string) error {
+		return primitive.Failed("invalid_input", "machine.exec: field %q: contains a NUL character (\\u0000), which no program, argument, directory or environment variable can carry", field)
+	}
+	if strings.ContainsRune(in.Command, 0) {
+		return bad("command")
+	}
+	for i, a := range in.Args {
+		if strings.ContainsRune(a, 0) {
+			return bad(fmt.Sprintf("args[%d]", i))
+		}
+	}
+	if strings.ContainsRune(in.Cwd, 0) {
+		return bad("cwd")
+	}
+	for k, v := range in.Env {
+		if strings.ContainsRune(k, 0) || strings.ContainsRune(v, 0) {
+			return bad("env." + strings.ReplaceAll(k, "\x00", `\u0000`))
+		}
+	}
+	return nil
+}
+
 // Exec runs one command.
 func (m *Machine) Exec(ctx context.Context, call *primitive.Call, in ExecInput) (*ExecResult, error) {
+	if err := checkText(in); err != nil {
+		return nil, err
+	}
 	timeout := m.DefaultTimeout
 	if in.TimeoutMS > 0 {
 		timeout = time.Duration(in.TimeoutMS) * time.Millisecond
 	}
-	if timeout > m.MaxTimeout {
+	// Compared in milliseconds first: a huge timeout_ms would overflow
+	// the Duration.
+	if in.TimeoutMS > m.MaxTimeout.Milliseconds() || timeout > m.MaxTimeout {
 		return nil, primitive.Failed("invalid_input", "machine.exec: field \"timeout_ms\": %d exceeds max_exec_timeout_ms (%d)", in.TimeoutMS, m.MaxTimeout.Milliseconds())
 	}
 	if strings.TrimSpace(in.Command) == "" {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -26,6 +27,9 @@ type requestInfo struct {
 	// and arguments, so a retry of the same request is recognised without
 	// storing the raw id.
 	FP string
+	// BadUTF8 names the first field of the tool's arguments that is not
+	// valid UTF-8 (Go's decoder would have replaced it with U+FFFD).
+	BadUTF8 string
 }
 
 func infoFrom(ctx context.Context) requestInfo {
@@ -38,7 +42,7 @@ func infoFrom(ctx context.Context) requestInfo {
 // checks in front of the SDK's own DNS-rebinding protection.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", s.guard(s.fingerprint(s.sdk)))
+	mux.Handle("/mcp", rpcErrors(s.guard(s.fingerprint(s.sdk))))
 	mux.HandleFunc("/", http.NotFound)
 	return mux
 }
@@ -101,22 +105,62 @@ func loopbackOrigin(origin string) bool {
 	return loopbackHost(u.Host)
 }
 
-// fingerprint reads the (bounded) body, derives the request fingerprint,
-// and hands the SDK an identical body.
+// withRPCState carries the state an error answer needs down to where the
+// body is read.
+func withRPCState(ctx context.Context, st *rpcState) context.Context {
+	return context.WithValue(ctx, rpcStateKey{}, st)
+}
+
+type rpcStateKey struct{}
+
+// readBody reads the (bounded) body: into exactly its length when known,
+// so that a 4 MiB body costs 4 MiB, not the doublings of io.ReadAll.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body := http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	if r.ContentLength >= 0 && r.ContentLength <= MaxBodyBytes {
+		buf := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(body, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	return io.ReadAll(body)
+}
+
+// fingerprint reads the (bounded) body, refuses what the SDK would answer
+// in plain text or silently alter (not JSON, not a request object, nested
+// too deep, invalid UTF-8 outside a tool's arguments) with a JSON-RPC
+// error, derives the request fingerprint, and hands the SDK an identical
+// body. Invalid UTF-8 inside a tool's arguments is left to the tool call,
+// which refuses it as invalid_input naming the field.
 func (s *Server) fingerprint(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+		body, err := readBody(w, r)
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				http.Error(w, "Request body too large", http.StatusRequestEntityTooLarge)
+				writeRPCError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, fmt.Sprintf("Invalid request: body larger than %d bytes", MaxBodyBytes))
 				return
 			}
-			http.Error(w, "Bad request body", http.StatusBadRequest)
+			writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest, "Invalid request: the body could not be read")
+			return
+		}
+		trimmed := bytes.TrimSpace(body)
+		if len(trimmed) == 0 || !json.Valid(trimmed) {
+			writeRPCError(w, http.StatusBadRequest, nil, codeParseError, "Parse error: request body is not valid JSON")
+			return
+		}
+		if trimmed[0] != '{' && trimmed[0] != '[' {
+			writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest, "Invalid request: the body must be a JSON-RPC request object")
+			return
+		}
+		scan := scanJSON(trimmed)
+		if scan.TooDeep {
+			writeRPCError(w, http.StatusBadRequest, nil, codeParseError, fmt.Sprintf("Parse error: JSON nested deeper than %d levels", MaxJSONDepth))
 			return
 		}
 		var msg struct {
@@ -126,16 +170,29 @@ func (s *Server) fingerprint(next http.Handler) http.Handler {
 				Name      string          `json:"name"`
 				Arguments json.RawMessage `json:"arguments"`
 			} `json:"params"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
 		}
 		err = json.Unmarshal(body, &msg)
-		var syntax *json.SyntaxError
-		if errors.As(err, &syntax) || errors.Is(err, io.ErrUnexpectedEOF) {
-			// The SDK answers malformed JSON with a plain-text 400; a
-			// JSON-RPC client deserves a parse error it can read.
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadRequest)
-			io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: request body is not valid JSON"}}`)
+		if st, ok := r.Context().Value(rpcStateKey{}).(*rpcState); ok && err == nil {
+			st.ID, st.Method = msg.ID, msg.Method
+		}
+		if trimmed[0] == '{' && (err != nil || msg.Method == "" && msg.Result == nil && msg.Error == nil) {
+			// Neither a request, a notification nor a response (the SDK
+			// would take it for a response and answer 202).
+			writeRPCError(w, http.StatusBadRequest, msg.ID, codeInvalidRequest, `Invalid request: a JSON-RPC request needs "jsonrpc":"2.0" and a string "method"`)
 			return
+		}
+		ri := requestInfo{}
+		if scan.BadPath != nil {
+			p := scan.BadPath
+			if err == nil && msg.Method == "tools/call" && len(p) > 2 && p[0] == "params" && p[1] == "arguments" {
+				ri.BadUTF8 = fieldPath(p[2:])
+			} else {
+				writeRPCError(w, http.StatusBadRequest, msg.ID, codeInvalidParams,
+					fmt.Sprintf("Invalid params: field %q is not valid UTF-8 (invalid bytes or a lone surrogate escape such as \\ud800)", fieldPath(p)))
+				return
+			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if err == nil && len(msg.ID) > 0 && msg.Method == "tools/call" {
@@ -145,7 +202,9 @@ func (s *Server) fingerprint(next http.Handler) http.Handler {
 			h.Write([]byte(msg.Params.Name))
 			h.Write([]byte{0})
 			h.Write(msg.Params.Arguments)
-			ri := requestInfo{FP: hex.EncodeToString(h.Sum(nil))}
+			ri.FP = hex.EncodeToString(h.Sum(nil))
+		}
+		if ri != (requestInfo{}) {
 			r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, ri))
 		}
 		next.ServeHTTP(w, r)

@@ -65,7 +65,7 @@ func (s *Server) Build() error {
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "hearth", Title: "Hearth", Version: s.Version}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
-		Instructions: "Hearth runs work on the user's own PC. Every tool takes {operation, ...fields}; results carry state and arrivals of earlier detached work. Send _meta[\"hearth/conversation\"] on every call to receive later arrivals.",
+		Instructions: "Hearth runs work on the user's own PC. Every tool takes {operation, ...fields}; results carry state and arrivals of earlier detached work. Send _meta[\"hearth/conversation\"] on every call to receive later arrivals. A call that finishes before its answer is written is answered completed (with its future_id), so a pending answer never carries its own result in arrivals.",
 	})
 	s.mcp.AddReceivingMiddleware(undeclared, s.disclose)
 	for _, t := range Tools {
@@ -165,22 +165,80 @@ func (s *Server) handle(tool string) mcp.ToolHandler {
 		route := Route(meta)
 		var env *dispatch.Envelope
 		spec, input, detach, err := s.Registry.Decode(tool, req.Params.Arguments)
+		if bad := infoFrom(ctx).BadUTF8; bad != "" {
+			err = badUTF8(tool, spec, bad)
+		}
 		if err == nil && CommandID(meta) != "" && strings.HasPrefix(route, dispatch.AnonymousPrefix) {
 			err = fmt.Errorf(`_meta["hearth/command_id"]: a command id is remembered per conversation; send _meta["hearth/conversation"] with it`)
 		}
+		deliver := func() []dispatch.Arrival {
+			arr, derr := s.Dispatcher.Deliver(ctx, route, infoFrom(ctx).FP)
+			if derr != nil {
+				s.Log.Error("deliver arrivals", "err", derr)
+				arr = []dispatch.Arrival{}
+			}
+			return arr
+		}
+		// A pending answer never carries its own result: a detached call's
+		// arrivals are taken before it starts (its result arrives on a
+		// later call), and a call that went pending at the inline budget
+		// but finished before the delivery is answered completed inline.
+		var arr []dispatch.Arrival
 		if err != nil {
 			env = dispatch.ErrorEnvelope(tool, primitive.Failed("invalid_input", "%s", err.Error()))
+			arr = deliver()
+		} else if detach {
+			arr = deliver()
+			env = s.Dispatcher.Call(ctx, dispatch.Request{Route: route, Spec: spec, Input: input, Detach: detach, CommandID: CommandID(meta)})
 		} else {
 			env = s.Dispatcher.Call(ctx, dispatch.Request{Route: route, Spec: spec, Input: input, Detach: detach, CommandID: CommandID(meta)})
-		}
-		arr, derr := s.Dispatcher.Deliver(ctx, route, infoFrom(ctx).FP)
-		if derr != nil {
-			s.Log.Error("deliver arrivals", "err", derr)
-			arr = []dispatch.Arrival{}
+			arr = deliver()
+			env, arr = settleOwn(env, arr)
 		}
 		env.Arrivals = arr
 		return render(env)
 	}
+}
+
+// settleOwn answers a pending call whose own result is already among the
+// arrivals of this response (it finished between the inline budget and
+// the delivery) with that result, as completed inline: a client never has
+// to find its answer in arrivals of the same response. The arrival is taken out of the list; it stays offered and is
+// acknowledged like the rest of the batch.
+func settleOwn(env *dispatch.Envelope, arr []dispatch.Arrival) (*dispatch.Envelope, []dispatch.Arrival) {
+	if env.State != primitive.StatePending || env.FutureID == "" {
+		return env, arr
+	}
+	for i, a := range arr {
+		if a.FutureID != env.FutureID {
+			continue
+		}
+		var own dispatch.Envelope
+		if json.Unmarshal(a.Envelope, &own) != nil || own.State == primitive.StatePending {
+			return env, arr
+		}
+		if own.FutureID == "" {
+			own.FutureID = env.FutureID
+		}
+		if own.CommandID == "" {
+			own.CommandID = env.CommandID
+		}
+		rest := append(append([]dispatch.Arrival{}, arr[:i]...), arr[i+1:]...)
+		return &own, rest
+	}
+	return env, arr
+}
+
+// badUTF8 is the refusal of a tool call whose arguments hold a string that
+// is not valid UTF-8: the decoder would have replaced it with U+FFFD and
+// Hearth would have acted on other text than the client sent.
+func badUTF8(tool string, spec *primitive.Spec, field string) error {
+	op := ""
+	if spec != nil {
+		op = spec.Operation
+	}
+	return &primitive.ValidationError{Tool: tool, Operation: op, Field: field,
+		Msg: `not valid UTF-8 (invalid bytes or a lone surrogate escape such as \ud800); send text as UTF-8, and binary file content with encoding "base64"`}
 }
 
 // maxText bounds the JSON copy in the text content; structuredContent

@@ -103,6 +103,10 @@ func isRef(raw json.RawMessage) bool {
 	return true
 }
 
+// MaxInteger is the largest integer magnitude a field accepts (2^53-1,
+// the largest a JSON number carries exactly).
+const MaxInteger = 1<<53 - 1
+
 // Bound returns a pointer for Field.Min/Max literals.
 func Bound(v float64) *float64 { return &v }
 
@@ -146,8 +150,10 @@ func (r *Registry) Decode(tool string, args json.RawMessage) (*Spec, json.RawMes
 	delete(obj, "operation")
 	detach := false
 	if d, ok := obj["detach"]; ok {
-		if err := json.Unmarshal(d, &detach); err != nil {
-			return nil, nil, false, &ValidationError{Tool: tool, Operation: op, Field: "detach", Msg: "must be true or false"}
+		// A null would decode as false without an error: refused like
+		// every other null.
+		if err := json.Unmarshal(d, &detach); err != nil || bytes.Equal(bytes.TrimSpace(d), []byte("null")) {
+			return nil, nil, false, &ValidationError{Tool: tool, Operation: op, Field: "detach", Msg: "must be true or false (null is not accepted; omit the field for false)"}
 		}
 		delete(obj, "detach")
 	}
@@ -227,6 +233,18 @@ func checkValue(f *Field, path string, raw json.RawMessage) *valueError {
 		}
 		if f.Type == TInteger && (n != math.Trunc(n) || math.IsInf(n, 0)) {
 			return &valueError{path, "must be an integer"}
+		}
+		// Integers are decoded into int64: beyond what a float64 holds
+		// exactly they are refused with the range, not a decoder message.
+		if f.Type == TInteger && (n > MaxInteger || n < -MaxInteger) {
+			lo, hi := float64(-MaxInteger), float64(MaxInteger)
+			if f.Min != nil {
+				lo = *f.Min
+			}
+			if f.Max != nil {
+				hi = *f.Max
+			}
+			return &valueError{path, fmt.Sprintf("must be an integer from %.0f to %.0f", lo, hi)}
 		}
 		if f.Min != nil && n < *f.Min {
 			return &valueError{path, fmt.Sprintf("must be at least %v", *f.Min)}
@@ -417,7 +435,7 @@ func (r *Registry) ToolSchema(tool string) map[string]any {
 		props[name] = sch
 	}
 	props["operation"] = map[string]any{"type": "string", "enum": r.OperationNames(tool)}
-	props["detach"] = map[string]any{"type": "boolean", "description": "Return {state:\"pending\", future_id} at once; the result arrives on a later call."}
+	props["detach"] = map[string]any{"type": "boolean", "description": "Return {state:\"pending\", future_id} at once; the result arrives on a later call (one done before the answer is written is answered completed, never pending with its own arrival)."}
 	return map[string]any{
 		"type":                 "object",
 		"properties":           props,

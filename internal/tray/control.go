@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/fsops"
+	"github.com/hearth-dev/hearth/internal/httpbound"
 	"github.com/hearth-dev/hearth/web"
 )
 
@@ -90,7 +91,7 @@ func (c *Control) Listen(dataDir string) error {
 		return fmt.Errorf("tray control listener: %w", err)
 	}
 	c.dataDir, c.secret, c.ln = dataDir, hex.EncodeToString(b[:]), ln
-	c.srv = &http.Server{Handler: c, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second}
+	c.srv = httpbound.New(httpbound.Control(), nil).Server(c)
 	data, err := json.Marshal(controlInfo{PID: os.Getpid(), Addr: ln.Addr().String(), Secret: c.secret})
 	if err == nil {
 		_, err = fsops.WriteAtomic(filepath.Join(dataDir, ControlFile), data, 0o600)

@@ -1,0 +1,265 @@
+package httpbound
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// serve runs l over a handler that echoes the body's length and SHA-less
+// content back, on a real loopback listener.
+func serve(t *testing.T, l *Limiter, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := l.Server(h)
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
+}
+
+func echo(calls *atomic.Int32) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		w.Write(b)
+	})
+}
+
+// stall opens a connection that declares length bytes and sends only sent.
+func stall(t *testing.T, addr string, length, sent int) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	fmt.Fprintf(c, "POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", length)
+	c.Write(bytes.Repeat([]byte("a"), sent))
+	return c
+}
+
+func waitHeld(t *testing.T, l *Limiter, requests int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, n := l.Held(); n == requests {
+			return
+		}
+		if time.Now().After(deadline) {
+			_, n := l.Held()
+			t.Fatalf("held requests = %d, want %d", n, requests)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func testLimits() Limits {
+	return Limits{MaxBodyBytes: 1000, MaxHeldBytes: 1500, MaxHeld: 3,
+		HeaderTimeout: 10 * time.Second, BodyTimeout: time.Hour, IdleTimeout: time.Minute, RetryAfter: 3 * time.Second}
+}
+
+func TestBodyPassedOnWhole(t *testing.T) {
+	var calls atomic.Int32
+	l := New(testLimits(), nil)
+	addr := serve(t, l, echo(&calls))
+	body := strings.Repeat("x", 999)
+	resp, err := http.Post("http://"+addr+"/", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(got) != body {
+		t.Fatalf("status %d, %d bytes back", resp.StatusCode, len(got))
+	}
+	// A chunked body (no declared length) too.
+	resp, err = http.Post("http://"+addr+"/", "application/json", io.MultiReader(strings.NewReader(body[:500]), strings.NewReader(body[500:])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(got) != body {
+		t.Fatalf("chunked: status %d, %d bytes back", resp.StatusCode, len(got))
+	}
+	if b, n := l.Held(); b != 0 || n != 0 {
+		t.Fatalf("after the requests: %d bytes and %d requests held", b, n)
+	}
+}
+
+func TestStalledBodyCutAtDeadline(t *testing.T) {
+	var calls atomic.Int32
+	lim := testLimits()
+	lim.BodyTimeout = 300 * time.Millisecond
+	l := New(lim, nil)
+	addr := serve(t, l, echo(&calls))
+	c := stall(t, addr, 1000, 10)
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled body (the deadline did not cut it): %v", err)
+	}
+	if resp.StatusCode != http.StatusRequestTimeout {
+		t.Fatalf("status %d, want 408", resp.StatusCode)
+	}
+	if calls.Load() != 0 {
+		t.Fatal("the handler ran on a body that never finished")
+	}
+	waitHeld(t, l, 0)
+	if b, _ := l.Held(); b != 0 {
+		t.Fatalf("%d bytes still held after the cut", b)
+	}
+}
+
+func TestHeldBytesCapAnswers503(t *testing.T) {
+	var calls atomic.Int32
+	l := New(testLimits(), nil)
+	addr := serve(t, l, echo(&calls))
+	stall(t, addr, 900, 100)
+	waitHeld(t, l, 1)
+	// 900 + 700 > 1500: refused at once, without reading.
+	resp, err := http.Post("http://"+addr+"/", "application/json", strings.NewReader(strings.Repeat("y", 700)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "3" {
+		t.Fatalf("status %d, Retry-After %q; want 503 and 3", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	// What fits is still served.
+	resp, err = http.Post("http://"+addr+"/", "application/json", strings.NewReader(strings.Repeat("y", 500)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("a body within the cap: status %d", resp.StatusCode)
+	}
+}
+
+func TestChunkedBodyCountsAsItGrows(t *testing.T) {
+	var calls atomic.Int32
+	lim := testLimits()
+	lim.MaxBodyBytes = 1 << 20
+	lim.MaxHeldBytes = 200 << 10
+	l := New(lim, nil)
+	addr := serve(t, l, echo(&calls))
+	// A chunked body of 300 KiB passes the 200 KiB held cap while it
+	// grows: refused, though no length was declared.
+	resp, err := http.Post("http://"+addr+"/", "application/json", io.MultiReader(bytes.NewReader(make([]byte, 300<<10))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("status %d, want 503", resp.StatusCode)
+	}
+	waitHeld(t, l, 0)
+}
+
+func TestHeldRequestsCapAnswers503(t *testing.T) {
+	var calls atomic.Int32
+	l := New(testLimits(), nil)
+	addr := serve(t, l, echo(&calls))
+	for range 3 {
+		stall(t, addr, 100, 1)
+	}
+	waitHeld(t, l, 3)
+	resp, err := http.Post("http://"+addr+"/", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("status %d, want 503 with Retry-After", resp.StatusCode)
+	}
+	// A request without a body is not held and still served.
+	resp, err = http.Get("http://" + addr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET: status %d", resp.StatusCode)
+	}
+}
+
+func TestBodyTooLarge(t *testing.T) {
+	var calls atomic.Int32
+	l := New(testLimits(), nil)
+	addr := serve(t, l, echo(&calls))
+	for name, body := range map[string]io.Reader{
+		"declared": strings.NewReader(strings.Repeat("z", 1001)),
+		"chunked":  io.MultiReader(strings.NewReader(strings.Repeat("z", 1001))),
+	} {
+		resp, err := http.Post("http://"+addr+"/", "application/json", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("%s: status %d, want 413", name, resp.StatusCode)
+		}
+	}
+	if calls.Load() != 0 {
+		t.Fatal("the handler ran on a body over the cap")
+	}
+}
+
+func TestRejectFuncWritesRefusals(t *testing.T) {
+	var calls atomic.Int32
+	var got Rejection
+	l := New(testLimits(), func(w http.ResponseWriter, _ *http.Request, rej Rejection) {
+		got = rej
+		w.WriteHeader(rej.Status)
+		io.WriteString(w, "custom")
+	})
+	addr := serve(t, l, echo(&calls))
+	resp, err := http.Post("http://"+addr+"/", "application/json", strings.NewReader(strings.Repeat("z", 1001)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "custom" || got.Status != http.StatusRequestEntityTooLarge || got.Message == "" {
+		t.Fatalf("body %q, rejection %+v", b, got)
+	}
+}
+
+func TestIdleConnectionClosed(t *testing.T) {
+	var calls atomic.Int32
+	lim := testLimits()
+	lim.IdleTimeout = 200 * time.Millisecond
+	l := New(lim, nil)
+	addr := serve(t, l, echo(&calls))
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("an idle kept-alive connection was not closed by the server: %v", err)
+	}
+}
