@@ -18,6 +18,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/demo"
 	"github.com/hearth-dev/hearth/internal/instance"
+	"github.com/hearth-dev/hearth/internal/selftest"
 	"github.com/hearth-dev/hearth/internal/winconsole"
 )
 
@@ -65,6 +66,9 @@ commands:
             show the e-stop; release it (interactive terminal only)
   demo [--out demo-report.json] [--keep]
             run the end-to-end demonstration on a temporary data directory
+  selftest [--keep] [--report FILE]
+            prove the Windows-only parts on this PC against disposable
+            fixtures; exit code 1 when a check FAILs
   doctor    check config, data directory, database, ledger, running
             instance, ports, tunnel setup and autostart (read-only);
             exit code 1 when a check FAILs
@@ -73,6 +77,9 @@ commands:
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if handled, err := demo.Child(args, stdout); handled {
+		return err
+	}
+	if handled, err := selftest.Child(args, os.Stdin, stdout); handled {
 		return err
 	}
 	if len(args) > 0 {
@@ -102,6 +109,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return demoCmd(ctx, args[1:], stdout, stderr)
 	case "doctor":
 		return doctorCmd(ctx, args[1:], stdout, stderr)
+	case "selftest":
+		return selftestCmd(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "hearth-tray", version)
 		return nil

@@ -1,0 +1,39 @@
+//go:build !windows
+
+package selftest
+
+import "context"
+
+func elevatedSelf() bool { return false }
+
+func (r *run) checkTrayIcon(context.Context) (string, error) {
+	return "", notWindows("the notification-area icon")
+}
+
+func (r *run) checkTrayMenu(context.Context) (string, error) {
+	return "", notWindows("the tray menu")
+}
+
+func (r *run) checkTrayNotification(context.Context) (string, error) {
+	return "", notWindows("the tray notification")
+}
+
+func (r *run) checkTaskRegister(context.Context) (string, error) {
+	return "", notWindows("the logon task (Task Scheduler)")
+}
+
+func (r *run) checkTaskSettings(context.Context) (string, error) {
+	return "", notWindows("the logon task (Task Scheduler)")
+}
+
+func (r *run) checkTaskRun(context.Context) (string, error) {
+	return "", notWindows("the logon task (Task Scheduler)")
+}
+
+func (r *run) checkTaskRemove(context.Context) (string, error) {
+	return "", notWindows("the logon task (Task Scheduler)")
+}
+
+func (r *run) checkShortcut(context.Context) (string, error) {
+	return "", notWindows("the Start-menu shortcut")
+}
