@@ -13,6 +13,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/secrets"
 	"github.com/hearth-dev/hearth/internal/store"
+	"github.com/hearth-dev/hearth/web/status"
 )
 
 // BackupCheckEvery is how often a running Hearth asks whether the daily
@@ -107,4 +108,16 @@ func (a *App) dailyBackup(ctx context.Context) {
 	default:
 		a.Log.Info("daily backup made", "file", info.File, "ledger_entries", info.LedgerEntries, "took_ms", info.TookMS)
 	}
+}
+
+// lastBackupLine is the Status page's "Last backup" line.
+func (a *App) lastBackupLine() status.Backup {
+	info, ok, err := a.LastBackup()
+	if err != nil {
+		a.Log.Warn("status page: read the backups directory", "err", err)
+	}
+	if !ok {
+		return status.Backup{}
+	}
+	return status.Backup{Known: true, Made: info.Made, Reason: info.Reason}
 }
