@@ -102,6 +102,7 @@ func doctorCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	d.checkPort("MCP port", "mcp_addr", d.cfg.MCPAddr, func(i instance.Info) string { return i.MCPURL })
 	d.checkPort("panel port", "panel_addr", d.cfg.PanelAddr, func(i instance.Info) string { return i.PanelURL })
 	d.checkDatabase(ctx)
+	d.checkBackups()
 	d.checkTunnel()
 	d.checkAutostart()
 	switch {
@@ -197,7 +198,7 @@ func (d *doctor) checkDatabase(ctx context.Context) {
 	if problems, err := quickCheck(ctx, db); err != nil {
 		d.line(checkFail, "database integrity", fmt.Sprintf("PRAGMA quick_check: %v", err))
 	} else if len(problems) > 0 {
-		d.line(checkFail, "database integrity", fmt.Sprintf("PRAGMA quick_check reports %s; stop Hearth and restore hearth.db from %s", strings.Join(problems, "; "), filepath.Join(d.dataDir, "backups")))
+		d.line(checkFail, "database integrity", fmt.Sprintf("PRAGMA quick_check reports %s; %s", strings.Join(problems, "; "), d.restoreAdvice()))
 	} else {
 		d.line(checkOK, "database integrity", "PRAGMA quick_check: ok")
 	}

@@ -64,6 +64,12 @@ commands:
             write a signed evidence bundle
   safety status | reset --operator NAME
             show the e-stop; release it (interactive terminal only)
+  backup [--list]
+            make a verified backup of the database now (works while
+            Hearth runs); --list shows the verified backups
+  restore FILE
+            replace the database with a backup (Hearth must not run);
+            the replaced database is kept in backups/replaced-<time>
   demo [--out demo-report.json] [--keep]
             run the end-to-end demonstration on a temporary data directory
   selftest [--keep] [--report FILE]
@@ -105,6 +111,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return ledgerCmd(ctx, args[1:], stdout, stderr)
 	case "safety":
 		return safetyCmd(ctx, args[1:], os.Stdin, stdout, stderr)
+	case "backup":
+		return backupCmd(ctx, args[1:], stdout, stderr)
+	case "restore":
+		return restoreCmd(ctx, args[1:], stdout, stderr)
 	case "demo":
 		return demoCmd(ctx, args[1:], stdout, stderr)
 	case "doctor":

@@ -102,7 +102,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	db, err := store.Open(ctx, filepath.Join(opts.DataDir, "hearth.db"))
+	db, err := store.Open(ctx, filepath.Join(opts.DataDir, "hearth.db"), migrationBackup(opts.DataDir, cfg.BackupKeep, log))
 	if err != nil {
 		return nil, err
 	}
@@ -306,6 +306,7 @@ func (a *App) Serve(ctx context.Context) error {
 	defer stopCheckpoints()
 	checkpointsDone := a.startCheckpoints(cpCtx)
 	retentionDone := a.startRetention(cpCtx)
+	backupsDone := a.startBackups(cpCtx)
 	errc := make(chan error, 2)
 	go func() { errc <- mcpSrv.Serve(a.mcpLn) }()
 	go func() { errc <- panelSrv.Serve(a.panelLn) }()
@@ -340,6 +341,7 @@ func (a *App) Serve(ctx context.Context) error {
 	stopCheckpoints()
 	<-checkpointsDone
 	<-retentionDone
+	<-backupsDone
 	// Sign a checkpoint of everything journaled, so evidence verifies
 	// offline up to the last entry of this run.
 	if _, cerr := a.Ledger.Checkpoint(context.WithoutCancel(ctx)); cerr != nil {

@@ -138,7 +138,7 @@ func OpenOffline(ctx context.Context, dataDir, configPath string) (*Offline, err
 	if err != nil {
 		return nil, err
 	}
-	db, err := store.Open(ctx, filepath.Join(dataDir, "hearth.db"))
+	db, err := store.Open(ctx, filepath.Join(dataDir, "hearth.db"), migrationBackup(dataDir, cfg.BackupKeep, slog.New(slog.DiscardHandler)))
 	if err != nil {
 		return nil, err
 	}

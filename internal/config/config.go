@@ -67,6 +67,11 @@ type Config struct {
 	// 0 keeps receipts forever.
 	ReceiptRetentionDays int `json:"receipt_retention_days"`
 
+	// BackupKeep is how many verified backups of hearth.db are kept in
+	// <data>/backups (the daily one, the one before each migration and
+	// those of hearth-tray backup); older ones are deleted.
+	BackupKeep int `json:"backup_keep"`
+
 	Oracle Armable `json:"oracle"`
 	Wake   Armable `json:"wake"`
 
@@ -138,6 +143,7 @@ func Default() Config {
 		RecipeMaxSteps:         32,
 		ArtifactRetentionDays:  30,
 		ReceiptRetentionDays:   30,
+		BackupKeep:             DefaultBackupKeep,
 		Tunnel:                 Tunnel{Profile: DefaultTunnelProfile},
 	}
 }
@@ -145,6 +151,12 @@ func Default() Config {
 // MaxRetentionDays bounds artifact_retention_days and
 // receipt_retention_days (about a hundred years; 0 already means forever).
 const MaxRetentionDays = 36500
+
+// DefaultBackupKeep and MaxBackupKeep: backup_keep's default and bounds.
+const (
+	DefaultBackupKeep = 7
+	MaxBackupKeep     = 1000
+)
 
 // Error is a configuration problem tied to one key.
 type Error struct {
@@ -299,6 +311,7 @@ func (c *Config) Validate() error {
 		{"recipe_max_steps", int64(c.RecipeMaxSteps), 1, 1000},
 		{"artifact_retention_days", int64(c.ArtifactRetentionDays), 0, MaxRetentionDays},
 		{"receipt_retention_days", int64(c.ReceiptRetentionDays), 0, MaxRetentionDays},
+		{"backup_keep", int64(c.BackupKeep), 1, MaxBackupKeep},
 	}
 	for _, f := range ints {
 		if f.v < f.lo || f.v > f.hi {

@@ -57,8 +57,12 @@ func (db *DB) ReadStmt(ctx context.Context, query string) (*sql.Stmt, error) {
 }
 
 // Open opens (creating if needed) the database at file and migrates it to
-// the newest schema.
-func Open(ctx context.Context, file string) (*DB, error) {
+// the newest schema; BeforeMigrate runs a hook first when that changes it.
+func Open(ctx context.Context, file string, opts ...Option) (*DB, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	w, err := openPool(file, 1)
 	if err != nil {
 		return nil, err
@@ -79,7 +83,7 @@ func Open(ctx context.Context, file string) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{W: w, R: r, Path: file}
-	if err := db.migrate(ctx); err != nil {
+	if err := db.migrate(ctx, o); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrate database %s: %w", file, err)
 	}
@@ -174,9 +178,12 @@ func Migrations() ([]Migration, error) {
 	return ms, nil
 }
 
-func (db *DB) migrate(ctx context.Context) error {
+func (db *DB) migrate(ctx context.Context, o options) error {
 	ms, err := Migrations()
 	if err != nil {
+		return err
+	}
+	if err := o.beforeMigrate(ctx, db, ms); err != nil {
 		return err
 	}
 	return db.applyMigrations(ctx, ms)

@@ -24,6 +24,8 @@ type Handler struct {
 	MCPURL func() string
 	// Tunnel, when set, reports the tunnel-client supervisor's state.
 	Tunnel func() (state, reason string)
+	// LastBackup, when set, reports the newest verified backup.
+	LastBackup func() Backup
 }
 
 // Mount adds the page's routes.
@@ -43,6 +45,7 @@ type View struct {
 	LedgerSize     int64
 	TunnelState    string
 	TunnelReason   string
+	Backup         Backup
 }
 
 func (h *Handler) load(ctx context.Context) (View, error) {
@@ -68,6 +71,9 @@ func (h *Handler) load(ctx context.Context) (View, error) {
 	}
 	if h.Tunnel != nil {
 		v.TunnelState, v.TunnelReason = h.Tunnel()
+	}
+	if h.LastBackup != nil {
+		v.Backup = h.LastBackup()
 	}
 	return v, nil
 }
