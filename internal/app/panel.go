@@ -3,6 +3,7 @@ package app
 import (
 	"net/http"
 	"runtime"
+	"time"
 
 	"github.com/hearth-dev/hearth/internal/autostart"
 	"github.com/hearth-dev/hearth/web"
@@ -17,6 +18,11 @@ func (a *App) buildPanel() error {
 		return err
 	}
 	a.panel = p
+	// A call carrying _meta["openai/session"] comes from ChatGPT through
+	// the tunnel: Setup's last step waits for the first one.
+	if a.MCP != nil && a.Tunnel != nil {
+		a.MCP.OnOpenAISession = func() { a.Tunnel.NoteChatGPTCall(time.Now()) }
+	}
 	return nil
 }
 

@@ -43,8 +43,19 @@ func infoFrom(ctx context.Context) requestInfo {
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", rpcErrors(s.guard(s.fingerprint(s.sdk))))
+	mux.Handle("/.well-known/", s.guard(http.HandlerFunc(wellKnownNotFound)))
 	mux.HandleFunc("/", http.NotFound)
 	return mux
+}
+
+// wellKnownNotFound answers a JSON 404 for discovery paths such as
+// /.well-known/oauth-protected-resource: Hearth's endpoint needs no OAuth,
+// and clients that probe for it (tunnel-client does) read JSON.
+func wellKnownNotFound(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusNotFound)
+	_, _ = io.WriteString(w, `{"error":"not_found","error_description":"Hearth's MCP endpoint needs no OAuth; there is no metadata here"}`+"\n")
 }
 
 // guard refuses a request whose Host is not a loopback name, or whose

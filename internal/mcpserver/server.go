@@ -53,6 +53,10 @@ type Server struct {
 	// another process on the same database).
 	Disclosure func(ctx context.Context) string
 	Version    string
+	// OnOpenAISession, when set, is called for every tool call that
+	// carries _meta["openai/session"] (a call from ChatGPT, through the
+	// tunnel): Setup's "ChatGPT reached Hearth".
+	OnOpenAISession func()
 
 	mcp *mcp.Server
 	sdk http.Handler
@@ -162,6 +166,9 @@ func CommandID(meta map[string]any) string {
 func (s *Server) handle(tool string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		meta := map[string]any(req.Params.Meta)
+		if v, ok := meta["openai/session"]; ok && v != nil && s.OnOpenAISession != nil {
+			s.OnOpenAISession()
+		}
 		route := Route(meta)
 		var env *dispatch.Envelope
 		spec, input, detach, err := s.Registry.Decode(tool, req.Params.Arguments)

@@ -5,21 +5,31 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
 
-// watchHealth polls the child's /readyz until ctx ends: fast at first
-// (pollMin, doubling) so readiness shows soon after start, then every
-// pollMax. A failing probe leaves a new child "starting" for startGrace;
-// after that, or once it has been ready, it is "unhealthy". Unhealthy is
-// reported, not acted on: tunnel-client reconnects by itself, and a child
-// that really fails exits and is restarted.
-func (s *Supervisor) watchHealth(ctx context.Context, r *run, urlFile, key string, started time.Time) {
+// watchHealth polls the child until ctx ends: fast at first (pollMin,
+// doubling) so readiness shows soon after start, then every pollMax. Ready
+// takes both of tunnel-client's own signals: /readyz answers 2xx, and its
+// /metrics (same server) shows a successful control-plane poll within
+// pollFresh (commands_poll_last_successful_timestamp_seconds, what its
+// own `health --require-control-plane-poll` checks). /readyz alone does
+// not cover polling: with a refused key it stays 2xx while every poll
+// fails. A key the control plane refused (a 401/403 in the child's
+// output, see keyRefusedLine) since the last successful poll is
+// StateKeyRefused. Otherwise a failing probe leaves a new child
+// "starting" for startGrace; after that, or once it has been ready, it is
+// "unhealthy". Unhealthy is reported, not acted on: tunnel-client
+// reconnects by itself, and a child that really fails exits and is
+// restarted.
+func (s *Supervisor) watchHealth(ctx context.Context, r *run, urlFile, key string, started time.Time, refused func() time.Time) {
 	client := &http.Client{
 		Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
 		Timeout:   s.t.probeTimeout,
@@ -38,14 +48,26 @@ func (s *Supervisor) watchHealth(ctx context.Context, r *run, urlFile, key strin
 			return
 		case <-timer.C:
 		}
-		err := probe(ctx, client, urlFile)
+		lastPoll, err := probe(ctx, client, urlFile)
 		if ctx.Err() != nil {
 			return
 		}
+		refusedAt := refused()
+		fresh := !lastPoll.IsZero() && time.Since(lastPoll) <= s.t.pollFresh
 		switch {
-		case err == nil:
+		case !refusedAt.IsZero() && !lastPoll.After(refusedAt):
+			s.setState(r, StateKeyRefused, ReasonKeyRefused)
+		case err == nil && fresh:
 			wasReady = true
-			s.setState(r, StateReady, "tunnel-client reports ready")
+			s.setState(r, StateReady, ReasonReady)
+		case err == nil:
+			// /readyz is fine, but no recent successful poll of OpenAI's
+			// control plane: ChatGPT cannot reach Hearth.
+			if wasReady || time.Since(started) >= s.t.startGrace {
+				s.setState(r, StateUnhealthy, ReasonPollFailing)
+			} else {
+				s.setState(r, StateStarting, "connecting to OpenAI")
+			}
 		case wasReady || time.Since(started) >= s.t.startGrace:
 			s.setState(r, StateUnhealthy, "tunnel-client is running but not ready: "+redact(err.Error(), key))
 		default:
@@ -56,38 +78,104 @@ func (s *Supervisor) watchHealth(ctx context.Context, r *run, urlFile, key strin
 	}
 }
 
-// probe reads the health base URL tunnel-client wrote and asks its
-// /readyz. The URL must be plain http on a loopback address: the file
-// lives in the user's data directory, and Hearth polls nothing else.
-func probe(ctx context.Context, client *http.Client, urlFile string) error {
+// Reasons of the states the health watch sets, in words a person who
+// does not know what a tunnel is can act on.
+const (
+	ReasonReady       = "connected to OpenAI: ChatGPT can reach Hearth"
+	ReasonKeyRefused  = "OpenAI refused the tunnel key: paste it again on the Setup page"
+	ReasonPollFailing = "the connection to OpenAI is failing (tunnel-client runs, but its calls to OpenAI do not succeed)"
+)
+
+// pollMetric is tunnel-client's gauge of its last successful control-plane
+// poll, in Unix seconds.
+const pollMetric = "commands_poll_last_successful_timestamp_seconds"
+
+// keyRefusedLine reports whether a line of tunnel-client output says the
+// control plane refused the key: an HTTP 401 or 403 with the word that
+// goes with it.
+func keyRefusedLine(line string) bool {
+	l := strings.ToLower(line)
+	return (strings.Contains(l, "401") && strings.Contains(l, "unauthorized")) ||
+		(strings.Contains(l, "403") && strings.Contains(l, "forbidden"))
+}
+
+// parsePollMetric finds pollMetric in a Prometheus text exposition and
+// returns its time (zero when absent, unparsable or 0: never polled).
+func parsePollMetric(body string) time.Time {
+	for line := range strings.Lines(body) {
+		line = strings.TrimSpace(line)
+		rest, ok := strings.CutPrefix(line, pollMetric)
+		if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '{' && rest[0] != '\t') {
+			continue
+		}
+		if i := strings.LastIndexByte(rest, '}'); rest[0] == '{' && i >= 0 {
+			rest = rest[i+1:]
+		}
+		fields := strings.Fields(rest)
+		if len(fields) == 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil || v <= 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+			continue
+		}
+		sec, frac := math.Modf(v)
+		return time.Unix(int64(sec), int64(frac*1e9))
+	}
+	return time.Time{}
+}
+
+// probe reads the health base URL tunnel-client wrote, asks its /readyz
+// (err: not ready) and reads its /metrics for the last successful
+// control-plane poll (zero: none, or no metrics). The URL must be plain
+// http on a loopback address: the file lives in the user's data
+// directory, and Hearth polls nothing else.
+func probe(ctx context.Context, client *http.Client, urlFile string) (lastPoll time.Time, err error) {
 	raw, err := readSmall(urlFile, 1024)
 	if errors.Is(err, os.ErrNotExist) {
-		return errors.New("no health URL written yet")
+		return time.Time{}, errors.New("no health URL written yet")
 	}
 	if err != nil {
-		return fmt.Errorf("read the health URL file: %w", err)
+		return time.Time{}, fmt.Errorf("read the health URL file: %w", err)
 	}
 	base, err := healthBase(strings.TrimSpace(string(raw)))
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/readyz", nil)
+	if body, code, err := get(ctx, client, base+"/metrics", maxMetrics); err == nil && code == http.StatusOK {
+		lastPoll = parsePollMetric(body)
+	}
+	_, code, err := get(ctx, client, base+"/readyz", 256)
 	if err != nil {
-		return fmt.Errorf("health URL: %w", err)
+		return lastPoll, errors.New("/readyz did not answer")
+	}
+	// The body is tunnel-client's own text and stays out of the status
+	// reason (which host_info shows the model): only the code is reported.
+	if code >= 200 && code < 300 {
+		return lastPoll, nil
+	}
+	return lastPoll, fmt.Errorf("/readyz answered %d", code)
+}
+
+// maxMetrics bounds the /metrics body read.
+const maxMetrics = 1 << 20
+
+// get fetches url, reading at most limit bytes of the body.
+func get(ctx context.Context, client *http.Client, url string, limit int64) (string, int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", 0, fmt.Errorf("health URL: %w", err)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return errors.New("/readyz did not answer")
+		return "", 0, err
 	}
 	defer resp.Body.Close()
-	// Drain a little so the connection can be reused; the body is
-	// tunnel-client's own text and stays out of the status reason (which
-	// host_info shows the model): only the code is reported.
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 256))
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return nil
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	if err != nil {
+		return "", resp.StatusCode, err
 	}
-	return fmt.Errorf("/readyz answered %d", resp.StatusCode)
+	return string(b), resp.StatusCode, nil
 }
 
 // healthBase checks a health URL and returns it without a trailing slash

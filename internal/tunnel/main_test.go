@@ -264,7 +264,8 @@ func waitDead(t *testing.T, pid int, what string) {
 }
 
 // selfFake is the minimal fake tunnel-client: `run` writes the health URL
-// file, serves /readyz, and exits on the graceful signal (unless
+// file, serves /readyz and a /metrics whose last successful poll is now,
+// and exits on the graceful signal (unless
 // FAKE_TUNNEL_HANG_ON_STOP=1); `sleep` sleeps (a grandchild).
 func selfFake(args []string) int {
 	switch args[0] {
@@ -299,7 +300,14 @@ func selfFake(args []string) int {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
 	}
-	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") }))
+	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/metrics" {
+			// Every poll of the (absent) control plane succeeds.
+			fmt.Fprintf(w, "%s %d\n", pollMetric, time.Now().Unix())
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	}))
 	if err := os.WriteFile(urlFile, []byte("http://"+ln.Addr().String()), 0o600); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1

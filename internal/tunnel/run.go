@@ -109,6 +109,14 @@ func (s *Supervisor) supervise(ctx context.Context, r *run, logf *rotatingLog) {
 			delay = s.t.backoffMin
 			continue
 		}
+		if res.keyRefused {
+			// The same key would be refused again: no restart loop.
+			s.update(r, func(st *Status) { st.LastError = truncate(res.desc, maxErrorLine) })
+			s.setState(r, StateKeyRefused, ReasonKeyRefused)
+			s.note(logf, "tunnel-client "+res.desc+"; OpenAI refused the key, not restarting until a new key is saved")
+			s.log.Error("tunnel: the control plane refused the runtime key; not restarting", "exit", res.desc)
+			return
+		}
 		now := time.Now()
 		if now.Sub(started) >= s.t.healthyAfter {
 			delay = s.t.backoffMin
@@ -180,6 +188,8 @@ type runResult struct {
 	sawError bool
 	// restart: it was stopped by Restart, not by itself.
 	restart bool
+	// keyRefused: the child said the control plane refused the key.
+	keyRefused bool
 }
 
 // runOnce starts one child from the verified cl (closing it once the child
@@ -231,6 +241,14 @@ func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, cl 
 	var mu sync.Mutex
 	var lastStderr string
 	sawError := false
+	// refusedAt is when the child last said the control plane refused the
+	// key (zero: never this run).
+	var refusedAt time.Time
+	refused := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return refusedAt
+	}
 	emit := func(stream string) func(string) {
 		return func(line string) {
 			if err := logf.WriteLine(stamp(time.Now()) + " " + stream + ": " + line); err != nil {
@@ -246,6 +264,9 @@ func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, cl 
 			isErr := errorLine(line)
 			if isErr {
 				sawError = true
+			}
+			if keyRefusedLine(line) {
+				refusedAt = time.Now()
 			}
 			mu.Unlock()
 			if isErr {
@@ -290,7 +311,7 @@ func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, cl 
 	healthDone := make(chan struct{})
 	go func() {
 		defer close(healthDone)
-		s.watchHealth(runCtx, r, urlFile, key, started)
+		s.watchHealth(runCtx, r, urlFile, key, started, refused)
 	}()
 	go func() {
 		select {
@@ -325,6 +346,7 @@ func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, cl 
 	}
 	mu.Lock()
 	res.sawError = sawError
+	res.keyRefused = !refusedAt.IsZero()
 	if !sawError && lastStderr != "" && (state == nil || state.ExitCode() != 0) {
 		res.desc += ": " + truncate(lastStderr, maxErrorLine)
 	}

@@ -172,6 +172,13 @@ func (s *Supervisor) SetKey(key string) error {
 	}
 	s.log.Info("tunnel: runtime key set")
 	if !s.Restart() {
+		// A key refused before no longer applies: the new one is not
+		// tried yet.
+		s.update(nil, func(st *Status) {
+			if st.State == StateKeyRefused {
+				st.State, st.Reason = StateStopped, "a new tunnel key is saved; not started yet"
+			}
+		})
 		s.Check("")
 	}
 	return nil

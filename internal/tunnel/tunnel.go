@@ -56,8 +56,14 @@ const (
 	StateStopped State = "stopped"
 	// StateStarting: the child runs and has not reported ready yet.
 	StateStarting State = "starting"
-	// StateReady: the child's /readyz answers 2xx.
+	// StateReady: the child's /readyz answers 2xx and its /metrics show a
+	// successful poll of OpenAI's control plane within pollFresh.
 	StateReady State = "ready"
+	// StateKeyRefused: OpenAI's control plane refused the runtime key (a
+	// 401 or 403 in tunnel-client's output since its last successful
+	// poll). A child that exits after that is not restarted: the same key
+	// would be refused again. A new key (SetKey) ends it.
+	StateKeyRefused State = "key_refused"
 	// StateUnhealthy: the child runs but /readyz fails (after having been
 	// ready, or for longer than the start grace).
 	StateUnhealthy State = "unhealthy"
@@ -145,6 +151,9 @@ type timing struct {
 	// pollMin..pollMax: readiness polls start fast and settle at pollMax.
 	pollMin, pollMax time.Duration
 	probeTimeout     time.Duration
+	// pollFresh: how recent tunnel-client's last successful
+	// control-plane poll must be for "ready".
+	pollFresh time.Duration
 	// startGrace: how long a new child may fail /readyz and still be
 	// "starting" rather than "unhealthy".
 	startGrace time.Duration
@@ -163,6 +172,7 @@ func defaultTiming() timing {
 		healthyAfter: time.Minute,
 		loopFailures: 5, loopWindow: 5 * time.Minute,
 		pollMin: 250 * time.Millisecond, pollMax: 5 * time.Second, probeTimeout: 2 * time.Second,
+		pollFresh:    2 * time.Minute,
 		startGrace:   time.Minute,
 		stopGrace:    5 * time.Second,
 		setupTimeout: time.Minute,
@@ -214,6 +224,10 @@ type Supervisor struct {
 	// version counts status changes; subs are the OnChange subscribers.
 	version uint64
 	subs    []*subscriber
+	// firstCall is when ChatGPT's first call arrived (NoteChatGPTCall);
+	// firstCallLoaded: the data directory's record was read.
+	firstCall       time.Time
+	firstCallLoaded bool
 }
 
 // subscriber is one OnChange callback and its delivery state.

@@ -16,9 +16,31 @@
 //	FAKE_TUNNEL_EXIT_ON_EOF=1           run: exit when stdin reaches EOF
 //	FAKE_TUNNEL_HANG=1                  init/doctor: never finish
 //	FAKE_TUNNEL_PROFILE_DIR=<dir>       init: where profiles are written
+//	                                    (run reads the MCP URL there)
+//	FAKE_TUNNEL_REFUSE_KEY=1            run: the FAKE control plane refuses
+//	                                    the key: every poll logs a 401 as
+//	                                    the real client does, and the poll
+//	                                    gauge on /metrics never moves
+//	FAKE_TUNNEL_POLL_FAIL=1             run: polls fail otherwise (OpenAI
+//	                                    unreachable: a 503, no 401)
+//	FAKE_TUNNEL_FORWARD_CALL=1          run: after the first successful
+//	                                    poll, forward one MCP call
+//	                                    (machine host_info) to the
+//	                                    profile's MCP server URL with
+//	                                    _meta["openai/session"], as
+//	                                    ChatGPT's calls arrive through the
+//	                                    tunnel
+//
+// Like the real tunnel-client, run serves /readyz, /healthz and a
+// Prometheus /metrics on its health address, where
+// commands_poll_last_successful_timestamp_seconds is the Unix time of the
+// last successful control-plane poll (0 before the first). The control
+// plane itself is FAKE here: polls are simulated every 100 ms.
 package main
 
 import (
+	"bufio"
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -30,8 +52,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 const keyVar = "CONTROL_PLANE_API_KEY"
@@ -161,16 +186,24 @@ func runCmd(args []string) error {
 		return err
 	}
 	unhealthy := os.Getenv("FAKE_TUNNEL_UNHEALTHY") == "1"
+	// lastPoll is the Unix time (ns) of the last successful poll.
+	var lastPoll atomic.Int64
 	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.URL.Path == "/readyz" && unhealthy:
 			http.Error(w, "not ready: control plane unreachable", http.StatusServiceUnavailable)
 		case r.URL.Path == "/readyz" || r.URL.Path == "/healthz":
 			fmt.Fprintln(w, "ok")
+		case r.URL.Path == "/metrics":
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+			fmt.Fprintln(w, "# HELP commands_poll_last_successful_timestamp_seconds Unix time of the last successful control-plane poll.")
+			fmt.Fprintln(w, "# TYPE commands_poll_last_successful_timestamp_seconds gauge")
+			fmt.Fprintf(w, "commands_poll_last_successful_timestamp_seconds %.3f\n", float64(lastPoll.Load())/1e9)
 		default:
 			http.NotFound(w, r)
 		}
 	}))
+	go poll(&lastPoll, *profile)
 	if *urlFile != "" {
 		tmp := *urlFile + ".tmp"
 		if err := os.WriteFile(tmp, []byte("http://"+ln.Addr().String()+"\n"), 0o600); err != nil {
@@ -214,6 +247,78 @@ func runCmd(args []string) error {
 			os.Exit(3)
 		}
 	}
+}
+
+// poll simulates the control-plane polls of the real tunnel-client: each
+// success moves the gauge; a refused key logs the 401 the real one logs,
+// every time; after the first success, one MCP call is forwarded when
+// FAKE_TUNNEL_FORWARD_CALL=1.
+func poll(lastPoll *atomic.Int64, profile string) {
+	refuse := os.Getenv("FAKE_TUNNEL_REFUSE_KEY") == "1"
+	failing := os.Getenv("FAKE_TUNNEL_POLL_FAIL") == "1"
+	forward := os.Getenv("FAKE_TUNNEL_FORWARD_CALL") == "1"
+	for {
+		switch {
+		case refuse || os.Getenv(keyVar) == "":
+			fmt.Fprintln(os.Stderr, `time=now level=ERROR msg="commands poll failed" status=401 error="401 Unauthorized: invalid runtime key"`)
+		case failing:
+			fmt.Fprintln(os.Stderr, `time=now level=WARN msg="commands poll failed" status=503 error="503 Service Unavailable"`)
+		default:
+			if lastPoll.Swap(time.Now().UnixNano()) == 0 && forward {
+				go forwardCall(profile)
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// forwardCall sends one MCP call to the profile's MCP server the way
+// ChatGPT's calls come through the tunnel: with _meta["openai/session"].
+func forwardCall(profile string) {
+	url, err := profileMCPURL(profile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "time=now level=ERROR msg=\"forward call failed\" error=", strconv.Quote(err.Error()))
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := mcp.NewClient(&mcp.Implementation{Name: "fake-chatgpt", Version: "1"}, nil)
+	sess, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "time=now level=ERROR msg=\"forward call failed\" error=%q\n", err.Error())
+		return
+	}
+	defer sess.Close()
+	res, err := sess.CallTool(ctx, &mcp.CallToolParams{
+		Name:      "machine",
+		Arguments: map[string]any{"operation": "host_info"},
+		Meta:      mcp.Meta{"openai/session": fmt.Sprintf("fake-chatgpt-session-%d", os.Getpid())},
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "time=now level=ERROR msg=\"forward call failed\" error=%q\n", err.Error())
+		return
+	}
+	fmt.Printf("fake tunnel: forwarded one call (is_error=%v)\n", res.IsError)
+}
+
+// profileMCPURL reads mcp_server_url from the profile init wrote.
+func profileMCPURL(profile string) (string, error) {
+	dir := os.Getenv("FAKE_TUNNEL_PROFILE_DIR")
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.Open(filepath.Join(dir, profile+".yaml"))
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "mcp_server_url: "); ok {
+			return strings.TrimSpace(v), nil
+		}
+	}
+	return "", fmt.Errorf("profile %s has no mcp_server_url", profile)
 }
 
 func appendLine(path, line string) error {

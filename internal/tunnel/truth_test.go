@@ -1,0 +1,166 @@
+package tunnel
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestKeyRefusedIsItsOwnState runs the FAKE tunnel-client with its fake
+// control plane refusing the key: /readyz answers 200 all along (as the
+// real client's does), but the tunnel must never be ready; it is
+// key_refused, in words that name the key.
+func TestKeyRefusedIsItsOwnState(t *testing.T) {
+	t.Setenv("FAKE_TUNNEL_REFUSE_KEY", "1")
+	s, _, _ := newSupervisor(t, fakeClient(t), testTunnelID, testKey(t))
+	seenReady := make(chan struct{}, 1)
+	cancel := s.OnChange(func(st Status) {
+		if st.State == StateReady {
+			select {
+			case seenReady <- struct{}{}:
+			default:
+			}
+		}
+	})
+	defer cancel()
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := waitFor(t, s, "key refused", 20*time.Second, stateIs(StateKeyRefused))
+	if !strings.Contains(st.Reason, "refused the tunnel key") {
+		t.Errorf("reason = %q, want it to name the refused key", st.Reason)
+	}
+	// Many more health polls: it stays refused, never ready.
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		if got := s.Status().State; got != StateKeyRefused {
+			t.Fatalf("state moved to %s with the key refused", got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	select {
+	case <-seenReady:
+		t.Fatal("the tunnel was reported ready while the control plane refused the key")
+	default:
+	}
+	// A new key restarts the child; the fake still refuses, so the state
+	// comes back to key_refused rather than ready.
+	if err := s.SetKey(testKey(t)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, s, "key refused again", 20*time.Second, stateIs(StateKeyRefused))
+}
+
+// TestKeyRefusedExitIsNoRestartLoop: a client that exits after the control
+// plane refused its key is not restarted (the same key would fail again).
+func TestKeyRefusedExitIsNoRestartLoop(t *testing.T) {
+	t.Setenv("FAKE_TUNNEL_REFUSE_KEY", "1")
+	t.Setenv("FAKE_TUNNEL_CRASH_AFTER", "300ms")
+	s, _, _ := newSupervisor(t, fakeClient(t), testTunnelID, testKey(t))
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, s, "supervision ended", 20*time.Second, func(st Status) bool { return !s.Running() })
+	st := s.Status()
+	if st.State != StateKeyRefused || st.Restarts != 0 {
+		t.Fatalf("after a refused key the client exited: %+v, want key_refused without restarts", st)
+	}
+	// Saving a key lifts it (the new key is not tried yet).
+	if err := s.SetKey(testKey(t)); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Status(); st.State != StateStopped {
+		t.Fatalf("after a new key: %+v, want stopped", st)
+	}
+}
+
+// TestPollFailingIsNotReady: /readyz fine, polls failing without a 401:
+// the connection to OpenAI is failing, not ready.
+func TestPollFailingIsNotReady(t *testing.T) {
+	t.Setenv("FAKE_TUNNEL_POLL_FAIL", "1")
+	s, _, _ := newSupervisor(t, fakeClient(t), testTunnelID, testKey(t))
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := waitFor(t, s, "unhealthy", 20*time.Second, stateIs(StateUnhealthy))
+	if st.Reason != ReasonPollFailing {
+		t.Errorf("reason = %q, want %q", st.Reason, ReasonPollFailing)
+	}
+}
+
+// TestReadyNeedsRecentPoll: with polls succeeding the tunnel is ready;
+// a last successful poll older than pollFresh is not ready.
+func TestReadyNeedsRecentPoll(t *testing.T) {
+	s, _, _ := newSupervisor(t, fakeClient(t), testTunnelID, testKey(t))
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := waitFor(t, s, "ready", 20*time.Second, stateIs(StateReady))
+	if st.Reason != ReasonReady {
+		t.Errorf("reason = %q", st.Reason)
+	}
+	s.Stop()
+
+	s2, _, _ := newSupervisor(t, fakeClient(t), testTunnelID, testKey(t))
+	s2.t.pollFresh = time.Nanosecond // every poll is already too old
+	if err := s2.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, s2, "unhealthy", 20*time.Second, stateIs(StateUnhealthy))
+	if s2.Status().State == StateReady {
+		t.Fatal("ready without a recent poll")
+	}
+}
+
+func TestParsePollMetric(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		want int64
+	}{
+		{"# HELP x\n" + pollMetric + " 1700000000.5\n", 1700000000},
+		{pollMetric + `{tunnel="t"} 1700000001` + "\n", 1700000001},
+		{pollMetric + " 0\n", 0},
+		{pollMetric + "_other 1700000000\n", 0},
+		{"other 1700000000\n", 0},
+		{pollMetric + " NaN\n", 0},
+		{"", 0},
+	} {
+		got := parsePollMetric(c.body)
+		if (c.want == 0) != got.IsZero() || (c.want != 0 && got.Unix() != c.want) {
+			t.Errorf("parsePollMetric(%q) = %v, want %d", c.body, got, c.want)
+		}
+	}
+}
+
+func TestKeyRefusedLine(t *testing.T) {
+	for line, want := range map[string]bool{
+		`level=ERROR msg="commands poll failed" status=401 error="401 Unauthorized"`: true,
+		`poll: 403 Forbidden`:                     true,
+		`level=INFO msg="connected"`:              false,
+		`level=WARN msg="poll failed" status=503`: false,
+	} {
+		if got := keyRefusedLine(line); got != want {
+			t.Errorf("keyRefusedLine(%q) = %v", line, got)
+		}
+	}
+}
+
+// TestFirstChatGPTCall: the first call is remembered with its time, in
+// the data directory, and later calls do not move it.
+func TestFirstChatGPTCall(t *testing.T) {
+	s, _, _ := newSupervisor(t, "", "", "")
+	if !s.FirstChatGPTCall().IsZero() {
+		t.Fatal("a fresh data directory has a first call")
+	}
+	first := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s.NoteChatGPTCall(first)
+	s.NoteChatGPTCall(first.Add(time.Hour))
+	if got := s.FirstChatGPTCall(); !got.Equal(first) {
+		t.Fatalf("first call = %v, want %v", got, first)
+	}
+	again := New(Options{DataDir: s.dataDir})
+	if got := again.FirstChatGPTCall(); !got.Equal(first) {
+		t.Fatalf("after a restart the first call = %v, want %v", got, first)
+	}
+}
