@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
@@ -32,6 +33,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/store"
 	"github.com/hearth-dev/hearth/internal/tunnel"
 	"github.com/hearth-dev/hearth/internal/uia"
+	"github.com/hearth-dev/hearth/internal/wake"
 	"github.com/hearth-dev/hearth/web"
 )
 
@@ -71,6 +73,12 @@ type App struct {
 	Tunnel *tunnel.Supervisor
 	// UI runs the ui tool's work on its one serialized worker.
 	UI *uia.Service
+	// Wake is the route probe, the ChatGPT window, the binder and the
+	// waker (internal/wake).
+	Wake *wake.Service
+
+	configPath string
+	wakeCfgMu  sync.Mutex
 
 	panel          *web.Panel
 	tunnelServe    tunnelServe
@@ -105,8 +113,12 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, DataDir: opts.DataDir, DB: db, Log: log, ready: make(chan struct{})}
+	a := &App{Config: cfg, DataDir: opts.DataDir, DB: db, Log: log, ready: make(chan struct{}), configPath: opts.ConfigPath}
 	if err := a.openLedger(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if a.Wake, err = a.newWake(); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -162,8 +174,9 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	}
 	a.connectGovernor()
 	a.connectRuns()
+	a.Runs.Tabs = a.Wake
 	a.Jobs.Dispatcher = a.Dispatcher
-	a.MCP = &mcpserver.Server{Registry: reg, Dispatcher: a.Dispatcher, Log: log, Version: opts.Version, Disclosure: a.disclosure}
+	a.MCP = &mcpserver.Server{Registry: reg, Dispatcher: a.Dispatcher, Log: log, Version: opts.Version, Disclosure: a.disclosure, Probes: a.Wake}
 	if err := a.MCP.Build(); err != nil {
 		db.Close()
 		return nil, err
@@ -201,6 +214,7 @@ func (a *App) status() map[string]any {
 		ui = map[string]any{"available": false, "reason": err.Error()}
 	}
 	out["ui_automation"] = ui
+	out["wake"] = a.wakeStatus()
 	out["data_dir"] = a.DataDir
 	return out
 }
@@ -229,6 +243,7 @@ func (a *App) disclosure(ctx context.Context) string {
 	default:
 		s = fmt.Sprintf("Policy mode: %s (operator-controlled). E-stop: released.", st.Mode)
 	}
+	s += a.wakeDisclosure()
 	if u := a.unavailable(); len(u) > 0 {
 		s += " Unavailable here: " + strings.Join(u, "; ") + "."
 	}
@@ -291,6 +306,12 @@ func (a *App) Serve(ctx context.Context) error {
 		return startup(err)
 	}
 	a.Runs.Start(ctx)
+	if err := a.Wake.Start(ctx); err != nil {
+		a.Runs.Stop()
+		a.Jobs.Stop()
+		a.Dispatcher.Stop()
+		return startup(err)
+	}
 	mcpSrv := &http.Server{Handler: a.MCP.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	panelSrv := &http.Server{Handler: a.panelHandler(), ReadHeaderTimeout: 10 * time.Second}
 	cpCtx, stopCheckpoints := context.WithCancel(ctx)
@@ -324,6 +345,7 @@ func (a *App) Serve(ctx context.Context) error {
 			err = errors.Join(err, serr)
 		}
 	}
+	a.Wake.Stop()
 	a.Jobs.Stop()
 	a.Runs.Stop()
 	a.Dispatcher.Stop()
