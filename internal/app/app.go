@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
@@ -33,6 +34,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/store"
 	"github.com/hearth-dev/hearth/internal/tunnel"
 	"github.com/hearth-dev/hearth/internal/uia"
+	"github.com/hearth-dev/hearth/internal/wake"
 	"github.com/hearth-dev/hearth/web"
 )
 
@@ -72,6 +74,12 @@ type App struct {
 	Tunnel *tunnel.Supervisor
 	// UI runs the ui tool's work on its one serialized worker.
 	UI *uia.Service
+	// Wake is the route probe, the ChatGPT window, the binder and the
+	// waker (internal/wake).
+	Wake *wake.Service
+
+	configPath string
+	wakeCfgMu  sync.Mutex
 
 	panel          *web.Panel
 	tunnelServe    tunnelServe
@@ -106,8 +114,12 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, DataDir: opts.DataDir, DB: db, Log: log, ready: make(chan struct{})}
+	a := &App{Config: cfg, DataDir: opts.DataDir, DB: db, Log: log, ready: make(chan struct{}), configPath: opts.ConfigPath}
 	if err := a.openLedger(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if a.Wake, err = a.newWake(); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -163,8 +175,9 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	}
 	a.connectGovernor()
 	a.connectRuns()
+	a.Runs.Tabs = a.Wake
 	a.Jobs.Dispatcher = a.Dispatcher
-	a.MCP = &mcpserver.Server{Registry: reg, Dispatcher: a.Dispatcher, Log: log, Version: opts.Version, Disclosure: a.disclosure}
+	a.MCP = &mcpserver.Server{Registry: reg, Dispatcher: a.Dispatcher, Log: log, Version: opts.Version, Disclosure: a.disclosure, Probes: a.Wake}
 	if err := a.MCP.Build(); err != nil {
 		db.Close()
 		return nil, err
@@ -202,6 +215,7 @@ func (a *App) status() map[string]any {
 		ui = map[string]any{"available": false, "reason": err.Error()}
 	}
 	out["ui_automation"] = ui
+	out["wake"] = a.wakeStatus()
 	out["data_dir"] = a.DataDir
 	return out
 }
@@ -230,6 +244,7 @@ func (a *App) disclosure(ctx context.Context) string {
 	default:
 		s = fmt.Sprintf("Policy mode: %s (operator-controlled). E-stop: released.", st.Mode)
 	}
+	s += a.wakeDisclosure()
 	if u := a.unavailable(); len(u) > 0 {
 		s += " Unavailable here: " + strings.Join(u, "; ") + "."
 	}
@@ -298,6 +313,12 @@ func (a *App) Serve(ctx context.Context) error {
 		return startup(err)
 	}
 	a.Runs.Start(ctx)
+	if err := a.Wake.Start(ctx); err != nil {
+		a.Runs.Stop()
+		a.Jobs.Stop()
+		a.Dispatcher.Stop()
+		return startup(err)
+	}
 	// Each listener bounds time and memory per request and in total
 	// (internal/httpbound); the MCP endpoint's refusals are JSON-RPC.
 	mcpSrv := httpbound.New(httpbound.MCP(), mcpserver.Reject).Server(a.MCP.Handler())
@@ -334,6 +355,7 @@ func (a *App) Serve(ctx context.Context) error {
 			err = errors.Join(err, serr)
 		}
 	}
+	a.Wake.Stop()
 	a.Jobs.Stop()
 	a.Runs.Stop()
 	a.Dispatcher.Stop()

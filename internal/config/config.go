@@ -73,7 +73,7 @@ type Config struct {
 	BackupKeep int `json:"backup_keep"`
 
 	Oracle Armable `json:"oracle"`
-	Wake   Armable `json:"wake"`
+	Wake   Wake    `json:"wake"`
 
 	Tunnel Tunnel `json:"tunnel"`
 }
@@ -86,6 +86,56 @@ type Policy struct {
 // Armable is a feature that is off until the operator arms it.
 type Armable struct {
 	Armed bool `json:"armed"`
+}
+
+// Wake configures automatic wake (internal/wake): Hearth's own ChatGPT
+// window, the binder and the waker. Armed is the operator's switch (the
+// control panel or this file, never a tool).
+type Wake struct {
+	Armed bool `json:"armed"`
+	// BrowserPath overrides the Edge or Chrome found in the standard
+	// install locations ("" finds one).
+	BrowserPath string `json:"browser_path"`
+	// DebounceMS is how long the newest undelivered result must have
+	// waited before a wake.
+	DebounceMS int `json:"debounce_ms"`
+	// QuietMS is how long a conversation must not have called Hearth
+	// before it is woken.
+	QuietMS int `json:"quiet_ms"`
+	// CooldownMS is the least time between two wakes of one tab.
+	CooldownMS int `json:"cooldown_ms"`
+	// MaxAttempts bounds the wakes sent until the conversation calls again.
+	MaxAttempts int `json:"max_attempts"`
+	// ProbeTTLMS is how long a route_probe nonce lives.
+	ProbeTTLMS int `json:"probe_ttl_ms"`
+}
+
+// DefaultWake is the wake block written on first run: disarmed.
+func DefaultWake() Wake {
+	return Wake{DebounceMS: 3000, QuietMS: 20_000, CooldownMS: 300_000, MaxAttempts: 3, ProbeTTLMS: 3_600_000}
+}
+
+// Validate checks the wake settings; problems name their "wake.…" key.
+func (w Wake) Validate() error {
+	if w.BrowserPath != "" && !isAbs(w.BrowserPath) {
+		return &Error{Key: "wake.browser_path", Msg: fmt.Sprintf("%q is not an absolute path", w.BrowserPath)}
+	}
+	ints := []struct {
+		key       string
+		v, lo, hi int
+	}{
+		{"wake.debounce_ms", w.DebounceMS, 0, 3_600_000},
+		{"wake.quiet_ms", w.QuietMS, 0, 86_400_000},
+		{"wake.cooldown_ms", w.CooldownMS, 0, 86_400_000},
+		{"wake.max_attempts", w.MaxAttempts, 1, 100},
+		{"wake.probe_ttl_ms", w.ProbeTTLMS, 1000, 7 * 86_400_000},
+	}
+	for _, f := range ints {
+		if f.v < f.lo || f.v > f.hi {
+			return &Error{Key: f.key, Msg: fmt.Sprintf("%d is out of range [%d, %d]", f.v, f.lo, f.hi)}
+		}
+	}
+	return nil
 }
 
 // DefaultTunnelProfile is the tunnel-client profile Hearth creates and runs.
@@ -145,6 +195,7 @@ func Default() Config {
 		ReceiptRetentionDays:   30,
 		BackupKeep:             DefaultBackupKeep,
 		Tunnel:                 Tunnel{Profile: DefaultTunnelProfile},
+		Wake:                   DefaultWake(),
 	}
 }
 
@@ -241,7 +292,7 @@ func checkKeys(name string, data []byte) error {
 	known := map[string]map[string]bool{
 		"policy": {"mode": true},
 		"oracle": {"armed": true},
-		"wake":   {"armed": true},
+		"wake":   {"armed": true, "browser_path": true, "debounce_ms": true, "quiet_ms": true, "cooldown_ms": true, "max_attempts": true, "probe_ttl_ms": true},
 		"tunnel": {"client_path": true, "client_sha256": true, "tunnel_id": true, "profile": true, "autostart": true},
 	}
 	top := topKeys()
@@ -320,6 +371,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ExecTimeoutMS > c.MaxExecTimeoutMS {
 		return &Error{Key: "exec_timeout_ms", Msg: "is larger than max_exec_timeout_ms"}
+	}
+	if err := c.Wake.Validate(); err != nil {
+		return err
 	}
 	return c.Tunnel.Validate()
 }

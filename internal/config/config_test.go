@@ -43,6 +43,14 @@ func TestParseRefusesNamingTheKey(t *testing.T) {
 		{`{"max_concurrent_exec": "many"}`, `"max_concurrent_exec"`},
 		{`{"exec_timeout_ms": 5000, "max_exec_timeout_ms": 1000}`, `"exec_timeout_ms"`},
 		{`{"wake": {"armed": "yes"}}`, `"wake.armed"`},
+		{`{"wake": {"browser_path": "chrome"}}`, `"wake.browser_path"`},
+		{`{"wake": {"debounce_ms": -1}}`, `"wake.debounce_ms"`},
+		{`{"wake": {"quiet_ms": 86400001}}`, `"wake.quiet_ms"`},
+		{`{"wake": {"cooldown_ms": -5}}`, `"wake.cooldown_ms"`},
+		{`{"wake": {"max_attempts": 0}}`, `"wake.max_attempts"`},
+		{`{"wake": {"max_attempts": 101}}`, `"wake.max_attempts"`},
+		{`{"wake": {"probe_ttl_ms": 999}}`, `"wake.probe_ttl_ms"`},
+		{`{"wake": {"port": 9222}}`, `"wake.port"`},
 		{`[1,2]`, ""},
 	}
 	for _, tc := range cases {
@@ -65,6 +73,21 @@ func TestParseAcceptsPartialConfig(t *testing.T) {
 	}
 	if c.Policy.Mode != ModeReadOnly || c.Roots[0] != "/srv" || c.MaxOutputBytes != Default().MaxOutputBytes {
 		t.Fatalf("%+v", c)
+	}
+}
+
+func TestWakeDefaultsSurviveAPartialBlock(t *testing.T) {
+	c, err := Parse("c", []byte(`{"wake": {"armed": true, "debounce_ms": 0}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultWake()
+	want.Armed, want.DebounceMS = true, 0
+	if c.Wake != want {
+		t.Fatalf("wake = %+v, want %+v", c.Wake, want)
+	}
+	if Default().Wake.Armed {
+		t.Fatal("wake is armed by default")
 	}
 }
 

@@ -69,7 +69,7 @@ type ExecInput struct {
 func (m *Machine) Specs() []*primitive.Spec {
 	return []*primitive.Spec{
 		{Tool: "machine", Operation: "host_info", Risk: primitive.RiskRead,
-			Summary: "host, OS, user, limits, policy mode, e-stop state and unavailable capabilities.",
+			Summary: "host, OS, user, limits, policy mode, e-stop state, wake (armed or not) and unavailable capabilities; like every answer it carries waiting arrivals.",
 			Run:     primitive.Typed(func(ctx context.Context, _ *primitive.Call, _ struct{}) (any, error) { return m.hostInfo(), nil })},
 		{Tool: "machine", Operation: "exec", Risk: primitive.RiskExec, Fields: execFields(),
 			Summary: "run one program; returns exit_code, stdout/stderr (or preview + artifact when large), timed_out.",

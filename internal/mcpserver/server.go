@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -57,9 +58,29 @@ type Server struct {
 	// carries _meta["openai/session"] (a call from ChatGPT, through the
 	// tunnel): Setup's "ChatGPT reached Hearth".
 	OnOpenAISession func()
+	// Probes, when set, hears of every call of a conversation and gives
+	// an early pending answer of a conversation routed by
+	// _meta["openai/session"] its route_probe (internal/wake).
+	Probes RouteProber
 
 	mcp *mcp.Server
 	sdk http.Handler
+}
+
+// RouteProber is the wake binder's side of the facade: Called is told the
+// route of every call, and RouteProbe gives a pending answer its probe
+// nonce (ok false: none, for example when the conversation is bound).
+type RouteProber interface {
+	Called(route string)
+	RouteProbe(route string) (nonce string, expires time.Time, ok bool)
+}
+
+// RouteProbe is the route_probe of an early pending answer: a nonce the
+// binder looks for in the page of Hearth's ChatGPT window, to learn which
+// tab shows this conversation.
+type RouteProbe struct {
+	Nonce     string    `json:"nonce"`
+	ExpiresAt time.Time `json:"expires_at"`
 }
 
 // Build creates the SDK server and registers the tools.
@@ -203,7 +224,7 @@ func (s *Server) handle(tool string) mcp.ToolHandler {
 			env, arr = settleOwn(env, arr)
 		}
 		env.Arrivals = arr
-		return render(env)
+		return render(env, s.probe(meta, route, env))
 	}
 }
 
@@ -248,12 +269,41 @@ func badUTF8(tool string, spec *primitive.Spec, field string) error {
 		Msg: `not valid UTF-8 (invalid bytes or a lone surrogate escape such as \ud800); send text as UTF-8, and binary file content with encoding "base64"`}
 }
 
+// probe tells the wake binder of the call and returns the route probe of
+// a pending answer in a conversation routed by _meta["openai/session"].
+func (s *Server) probe(meta map[string]any, route string, env *dispatch.Envelope) *RouteProbe {
+	if s.Probes == nil || strings.HasPrefix(route, dispatch.AnonymousPrefix) {
+		return nil
+	}
+	s.Probes.Called(route)
+	if env.State != primitive.StatePending {
+		return nil
+	}
+	if v, ok := meta["openai/session"]; !ok || v == nil || v == "" {
+		return nil
+	}
+	nonce, exp, ok := s.Probes.RouteProbe(route)
+	if !ok {
+		return nil
+	}
+	return &RouteProbe{Nonce: nonce, ExpiresAt: exp.UTC()}
+}
+
 // maxText bounds the JSON copy in the text content; structuredContent
 // always has everything.
 const maxText = 8 << 10
 
-func render(env *dispatch.Envelope) (*mcp.CallToolResult, error) {
-	b, err := json.Marshal(env)
+// probeText is the pending text's sentence about a route probe: the
+// binder reads it in the page (ChatGPT shows a tool's output), and the
+// model repeats it once because ChatGPT does not always show it.
+const probeText = "Route probe %s (expires %s): repeat this token once, verbatim, in your reply, so that Hearth's ChatGPT window can find this conversation and bring you back when the work is done."
+
+func render(env *dispatch.Envelope, probe *RouteProbe) (*mcp.CallToolResult, error) {
+	wire := struct {
+		*dispatch.Envelope
+		RouteProbe *RouteProbe `json:"route_probe,omitempty"`
+	}{env, probe}
+	b, err := json.Marshal(wire)
 	if err != nil {
 		return nil, fmt.Errorf("encode result: %w", err)
 	}
@@ -271,6 +321,9 @@ func render(env *dispatch.Envelope) (*mcp.CallToolResult, error) {
 		summary += fmt.Sprintf(" [%d arrival(s)]", len(env.Arrivals))
 	}
 	text := summary
+	if probe != nil {
+		text += "\n" + fmt.Sprintf(probeText, probe.Nonce, probe.ExpiresAt.Format(time.RFC3339))
+	}
 	if len(b) <= maxText {
 		text += "\n" + string(b)
 	} else {

@@ -30,7 +30,17 @@ const (
 	ContBlocked   = "blocked" // due with no target: nothing to address
 	ContDryRun    = "dry_run" // due with a target, oracle not armed
 	ContReady     = "ready"   // due with a target, armed: command built, not run
+	// ContWoken is the one state in which Hearth did act: a due
+	// browser_tab continuation typed into the conversation's bound tab
+	// while wake was armed.
+	ContWoken = "woken"
 )
+
+// TabWaker wakes the bound browser tab of a conversation (wake.Service).
+type TabWaker interface {
+	Armed() bool
+	WakeTab(ctx context.Context, route, tab, prompt string) error
+}
 
 // Continuation is a scheduled prompt for a run.
 type Continuation struct {
@@ -156,6 +166,7 @@ func (s *Service) scanContinuation(sc interface{ Scan(...any) error }) (*Continu
 	if kind != "" {
 		c.Target = map[string]string{kind: target}
 	}
+	c.Executed = c.State == ContWoken
 	c.DueAt = time.UnixMilli(due).UTC()
 	c.CreatedAt = time.UnixMilli(created).UTC()
 	if settled.Valid {
@@ -226,9 +237,18 @@ func (s *Service) settleDue(ctx context.Context) error {
 		state, reason := ContBlocked, "no target: Hearth cannot resume a conversation by itself; read the prompt with continuation_status and continue from it"
 		var argv []string
 		var env *dispatch.Envelope
+		woken := false
 		switch {
 		case d.kind == "":
 			env = dispatch.ErrorEnvelope("run.schedule_continuation", primitive.Blocked("no_target", "continuation %s of run %s is due, but it has no target, so nothing was sent", d.id, d.run))
+		case d.kind == "browser_tab" && s.Tabs != nil && s.Tabs.Armed():
+			if werr := s.Tabs.WakeTab(ctx, d.route, d.target, d.prompt); werr != nil {
+				reason = "wake.armed is true, but the tab was not woken: " + werr.Error()
+				env = dispatch.ErrorEnvelope("run.schedule_continuation", primitive.Blocked("not_woken", "continuation %s of run %s is due; its tab was not woken: %s", d.id, d.run, werr.Error()))
+			} else {
+				state, reason, woken = ContWoken, "wake.armed is true: the prompt was typed into this conversation's bound tab and sent", true
+				env = &dispatch.Envelope{State: primitive.StateCompleted, Primitive: "run.schedule_continuation"}
+			}
 		case !s.armed():
 			state, reason = ContDryRun, "oracle.armed is false: only a dry-run command was built; nothing was sent"
 			argv = oracleArgv(d.prompt, true)
@@ -238,7 +258,7 @@ func (s *Service) settleDue(ctx context.Context) error {
 			argv = oracleArgv(d.prompt, false)
 			env = dispatch.ErrorEnvelope("run.schedule_continuation", primitive.Blocked("not_executed", "continuation %s of run %s is due; its command is built but was not run", d.id, d.run))
 		}
-		details := map[string]any{"continuation_id": d.id, "run_id": d.run, "state": state, "executed": false, "prompt": d.prompt}
+		details := map[string]any{"continuation_id": d.id, "run_id": d.run, "state": state, "executed": woken, "prompt": d.prompt}
 		var cmdJSON any
 		if argv != nil {
 			details["target"] = map[string]string{d.kind: d.target}
@@ -246,7 +266,12 @@ func (s *Service) settleDue(ctx context.Context) error {
 			b, _ := json.Marshal(argv)
 			cmdJSON = string(b)
 		}
-		env.Error.Details = details
+		if woken {
+			details["target"] = map[string]string{d.kind: d.target}
+			env.Result = details
+		} else {
+			env.Error.Details = details
+		}
 		var payload []byte
 		if s.Dispatcher != nil {
 			payload = s.Dispatcher.ArrivalPayload(ctx, d.route, d.id, env)
@@ -263,7 +288,7 @@ func (s *Service) settleDue(ctx context.Context) error {
 			if n, _ := res.RowsAffected(); n == 0 {
 				return nil
 			}
-			if err := AppendTx(ctx, tx, "", KindContinuationDue, d.run, map[string]any{"continuation_id": d.id, "state": state, "executed": false}); err != nil {
+			if err := AppendTx(ctx, tx, "", KindContinuationDue, d.run, map[string]any{"continuation_id": d.id, "state": state, "executed": woken}); err != nil {
 				return err
 			}
 			return dispatch.EnqueueArrival(ctx, tx, d.route, d.id, payload, now)

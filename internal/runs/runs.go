@@ -46,6 +46,10 @@ type Service struct {
 	Log        *slog.Logger
 	// OracleArmed reports config oracle.armed; nil means false.
 	OracleArmed func() bool
+	// Tabs, when set, wakes a conversation's bound browser tab: a due
+	// continuation with target {browser_tab} is typed into that tab while
+	// wake is armed (internal/wake), and stays the dry run otherwise.
+	Tabs TabWaker
 	// AfterSubmit, when set (tests only), runs after a scatter submitted
 	// its calls and before it reads their states.
 	AfterSubmit func(futureIDs []string)

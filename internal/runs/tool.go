@@ -100,14 +100,14 @@ func (s *Service) Specs() []*primitive.Spec {
 				{Name: "delay_ms", Type: primitive.TInteger, Min: primitive.Bound(0), Max: primitive.Bound(float64(MaxDelay.Milliseconds())), Desc: "Due this many ms from now (default now)."},
 				{Name: "run_at", Type: primitive.TString, Desc: "Due at this RFC 3339 time (instead of delay_ms)."},
 				{Name: "target", Type: primitive.TObject, Desc: "Where to continue: {session} or {browser_tab}. Without one a due continuation is blocked.",
-					Fields: []primitive.Field{{Name: "session", Type: primitive.TString, Desc: "Oracle session name."}, {Name: "browser_tab", Type: primitive.TString, Desc: "Browser tab (CDP target) id."}}},
+					Fields: []primitive.Field{{Name: "session", Type: primitive.TString, Desc: "Oracle session name."}, {Name: "browser_tab", Type: primitive.TString, Desc: "\"bound\": this conversation's tab in Hearth's ChatGPT window (or its target id or /c/ URL); woken with the prompt when wake is armed."}}},
 			},
-			Summary: "record a continuation; when due, Hearth never sends it by itself: no target → blocked; a target → a dry-run command (oracle.armed false, the default) or a built but unrun command.",
+			Summary: "record a continuation; when due: no target → blocked; {browser_tab} with wake armed → typed into this conversation's bound tab (woken); else a dry-run command (oracle.armed false, the default) or a built but unrun command.",
 			Run: primitive.Typed(func(ctx context.Context, call *primitive.Call, in ScheduleInput) (any, error) {
 				return s.Schedule(ctx, call.Route, in)
 			})},
 		{Tool: "run", Operation: "continuation_status", Risk: primitive.RiskRead, Inline: true, Fields: []primitive.Field{id(true)},
-			Summary: "a continuation's state (scheduled, blocked, dry_run, ready) and its command; executed is always false.",
+			Summary: "a continuation's state (scheduled, blocked, dry_run, ready, woken) and its command; executed is true only when woken.",
 			Run: primitive.Typed(func(ctx context.Context, _ *primitive.Call, in idInput) (any, error) {
 				return s.Continuation(ctx, in.ID)
 			})},

@@ -1,0 +1,124 @@
+package wake_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/hearthtest"
+	"github.com/hearth-dev/hearth/internal/wake"
+)
+
+// TestFakeChatGPTConversationIsWokenAndReceivesArrivals runs the whole
+// path in a real Hearth: a "conversation" (the fake ChatGPT page and a
+// fake model driving a real MCP client with _meta["openai/session"])
+// starts detached work and gets a pending answer with a route_probe,
+// shows that answer in its tab, is bound, goes quiet; the work finishes,
+// Hearth wakes the tab, and the woken conversation calls host_info and
+// receives the arrival.
+func TestFakeChatGPTConversationIsWokenAndReceivesArrivals(t *testing.T) {
+	fake := wake.NewFakeChatGPT(t)
+	in := hearthtest.Start(t, func(c *config.Config) {
+		hearthtest.Trusted(c)
+		c.Wake.Armed = true
+		c.Wake.BrowserPath = wake.TestBrowser
+		c.Wake.QuietMS = 0
+	})
+	wake.AllowOriginForTest(in.App.Wake, fake.Origin())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := in.App.OpenChatGPT(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wake.OpenTabForTest(ctx, in.App.Wake, fake.URL("e2e")); err != nil {
+		t.Fatal(err)
+	}
+
+	c := hearthtest.Connect(t, in.URL, "")
+	meta := map[string]any{"openai/session": "sess-e2e-1"}
+	list, err := c.Session.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(list.Tools[0].Description, "Wake: ARMED") {
+		t.Fatalf("tool description does not disclose wake: %q", list.Tools[0].Description)
+	}
+	gate := filepath.Join(t.TempDir(), "gate")
+	r, err := c.TryCall("machine", map[string]any{"operation": "exec", "command": "sh",
+		"args": []string{"-c", `while [ ! -e "$0" ]; do sleep 0.02; done; echo done`, gate}, "detach": true}, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nonce, _ := r.Get("route_probe.nonce").(string)
+	if r.State() != "pending" || !strings.HasPrefix(nonce, "hrp_") || r.Get("route_probe.expires_at") == nil {
+		t.Fatalf("pending answer without a route probe: %s", r.Raw)
+	}
+	if !strings.Contains(r.Text, nonce) {
+		t.Fatalf("the pending text does not carry the nonce: %q", r.Text)
+	}
+	future := r.Get("future_id").(string)
+	// A second pending answer reuses the live nonce.
+	r2, err := c.TryCall("machine", map[string]any{"operation": "exec", "command": "sh",
+		"args": []string{"-c", `while [ ! -e "$0" ]; do sleep 0.02; done`, gate}, "detach": true}, meta)
+	if err != nil || r2.Get("route_probe.nonce") != nonce {
+		t.Fatalf("second pending answer: %v %s", err, r2.Raw)
+	}
+	// A conversation routed by hearth/conversation gets no probe.
+	local := hearthtest.Connect(t, in.URL, "local-conv")
+	if lr := local.Call("machine", map[string]any{"operation": "exec", "command": "true", "detach": true}); lr.Get("route_probe") != nil {
+		t.Fatalf("a local conversation got a route probe: %s", lr.Raw)
+	}
+	fake.Show("e2e", "tool", r.Text)
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitFor("the binding", func() bool { return len(in.App.Wake.Bindings()) == 1 && in.App.Wake.Bindings()[0].Live })
+
+	woken := make(chan *hearthtest.Result, 1)
+	fake.OnSend = func(conv, text string) {
+		if conv != "e2e" || text != wake.WakePrompt {
+			return
+		}
+		res, err := c.TryCall("machine", map[string]any{"operation": "host_info"}, meta)
+		if err != nil {
+			t.Errorf("woken host_info: %v", err)
+		}
+		woken <- res
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var host *hearthtest.Result
+	select {
+	case host = <-woken:
+	case <-ctx.Done():
+		t.Fatal("the conversation was not woken")
+	}
+	if host == nil {
+		t.Fatal("no host_info answer")
+	}
+	got := map[any]bool{}
+	for _, a := range host.Arrivals() {
+		got[a["future_id"]] = true
+	}
+	if !got[future] || !got[r2.Get("future_id")] {
+		t.Fatalf("the woken host_info does not carry the arrivals of %s and %s: %s", future, r2.Get("future_id"), host.Raw)
+	}
+	if host.Get("result.wake.armed") != true || host.Get("result.wake.bound_conversations") != float64(1) {
+		t.Fatalf("host_info wake status: %v", host.Get("result.wake"))
+	}
+	if n := len(fake.Sent("e2e")); n != 1 {
+		t.Fatalf("%d prompts sent, want 1", n)
+	}
+}
