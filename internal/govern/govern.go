@@ -507,7 +507,9 @@ func (g *Governor) RequestPermit(ctx context.Context, a *dispatch.Admission) (st
 // between Admit and Begin cannot let a call run unstopped.
 func (g *Governor) Begin(ctx context.Context, a *dispatch.Admission) error {
 	err := g.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
-		if a.Spec.Risk != primitive.RiskControl {
+		// A compound call (run.scatter) is admitted as a read: under the
+		// e-stop it still answers, with every call it submits refused.
+		if a.Spec.Risk != primitive.RiskControl && !a.Spec.Compound {
 			var st EStopState
 			if _, err := getSetting(ctx, tx, keyEStop, &st); err != nil {
 				return err
