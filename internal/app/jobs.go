@@ -48,6 +48,7 @@ func (a *App) newJobs(cfg config.Config) *jobs.Queue {
 		MaxTimeout:     m.MaxTimeout,
 		Held:           a.Gov.QueueHeld,
 		Interrupted:    a.journalInterruption,
+		OnCancelParked: a.Gov.CancelPermitsOf,
 	}
 	a.Gov.Jobs = q
 	a.Gov.OnEStop = append(a.Gov.OnEStop, func() { q.Hold(estopJobReason) })

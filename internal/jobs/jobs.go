@@ -175,6 +175,9 @@ type Queue struct {
 	// anything starts, so a hold survives a restart; Resume wakes the
 	// scheduler when it is released.
 	Held func(ctx context.Context) (bool, error)
+	// OnCancelParked, when set, is told about a queued job cancelled
+	// before it started, so that a permit its run asked for is withdrawn.
+	OnCancelParked func(ctx context.Context, jobID string)
 
 	ctx      context.Context
 	cancel   context.CancelFunc

@@ -180,6 +180,10 @@ func (q *Queue) Cancel(ctx context.Context, route, id string) (*Job, bool, error
 		}
 		q.notify(changed)
 		q.wake()
+		if len(changed) > 0 && q.OnCancelParked != nil {
+			// A job parked for a permit: the operator is no longer asked.
+			q.OnCancelParked(ctx, id)
+		}
 		if len(changed) > 0 {
 			j, err = q.Get(ctx, route, id)
 			return j, err == nil, err

@@ -244,3 +244,27 @@ func TestDueJobRefusedByOpenUnknown(t *testing.T) {
 		t.Fatal("a job ran under an open UNKNOWN")
 	}
 }
+
+// TestCancelParkedJobWithdrawsPermit: task.cancel of a job parked for a
+// permit cancels it and withdraws the permit; approving it then fails.
+func TestCancelParkedJobWithdrawsPermit(t *testing.T) {
+	g := newRunGate(t, trusted)
+	id := g.submit(300)
+	if err := g.in.App.Operator.SetPolicy(context.Background(), "alice", config.ModeAsk); err != nil {
+		t.Fatal(err)
+	}
+	p := g.pendingPermit(id)
+	r := g.c.Call("task", map[string]any{"operation": "cancel", "id": id})
+	if r.Get("result.job.state") != jobs.StateCancelled || r.Get("result.cancelled") != true {
+		t.Fatalf("cancel a parked job: %s", r.Raw)
+	}
+	if ps, _ := g.in.App.Operator.Permits(context.Background(), "pending"); len(ps) != 0 {
+		t.Fatalf("the permit of a cancelled job is still pending: %+v", ps)
+	}
+	if err := g.in.App.Operator.Approve(context.Background(), p.ID, "alice", nil); err == nil {
+		t.Fatal("approving a withdrawn permit must fail")
+	}
+	if g.runs() != 0 {
+		t.Fatal("a cancelled job ran")
+	}
+}
