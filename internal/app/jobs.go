@@ -2,13 +2,13 @@ package app
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/machine"
@@ -48,16 +48,21 @@ func (a *App) newJobs(cfg config.Config) *jobs.Queue {
 		MaxTimeout:     m.MaxTimeout,
 		Held:           a.Gov.QueueHeld,
 		Interrupted:    a.journalInterruption,
+		OnCancelParked: a.Gov.CancelPermitsOf,
 	}
+	a.Gov.Jobs = q
 	a.Gov.OnEStop = append(a.Gov.OnEStop, func() { q.Hold(estopJobReason) })
 	a.Gov.OnQueueResume = append(a.Gov.OnQueueResume, q.Resume)
 	return q
 }
 
 // journalInterruption records in the ledger that a job was running when
-// Hearth stopped: its run's outcome is unknown, and the job was requeued
-// or (on_interrupt "block") blocked.
+// Hearth stopped: its run's outcome (and command) is unknown, and the job
+// was requeued or (on_interrupt "block") blocked.
 func (a *App) journalInterruption(ctx context.Context, tx *sql.Tx, in jobs.Interruption) error {
+	if err := a.Gov.InterruptedJobRunTx(ctx, tx, in.CommandID, "task.submit"); err != nil {
+		return err
+	}
 	action := "blocked"
 	if in.Requeued {
 		action = "requeued"
@@ -67,19 +72,38 @@ func (a *App) journalInterruption(ctx context.Context, tx *sql.Tx, in jobs.Inter
 		return err
 	}
 	_, err := a.Ledger.AppendTx(ctx, tx, "outcome", map[string]any{
-		"job_id": in.JobID, "primitive": "task.submit", "route": in.Route, "attempt": in.Attempt,
+		"job_id": in.JobID, "command_id": in.CommandID, "primitive": "task.submit", "route": in.Route, "attempt": in.Attempt,
 		"outcome": "unknown", "interrupted": true, "action": action,
 	})
 	return err
 }
 
-// beginJobRun journals a run of a durable job like any other side effect,
-// before its process starts; a journal failure (or an e-stop, read-only
-// mode) refuses the run.
-func (a *App) beginJobRun(ctx context.Context, call *primitive.Call, in machine.ExecInput) error {
-	raw, _ := json.Marshal(in)
-	sum := sha256.Sum256(raw)
-	return a.Gov.BeginJob(ctx, call.Route, call.FutureID, hex.EncodeToString(sum[:]))
+// beginJobRun admits a due job's run exactly as a fresh task.submit of
+// that one job would be admitted now (e-stop, policy mode, allow-rules,
+// permits, the UNKNOWN gate) and journals it under its own command id.
+// The input governance sees, and the operator is shown in a permit, names
+// the environment variables but never their values.
+func (a *App) beginJobRun(ctx context.Context, r jobs.RunStart) error {
+	spec, ok := a.Registry.Lookup("task.submit")
+	if !ok {
+		return primitive.Blocked("unavailable", "task.submit is not registered; job %s not started", r.JobID)
+	}
+	env := map[string]string{}
+	for k := range r.Input.Env {
+		env[k] = ""
+	}
+	shown := r.Input
+	shown.Env = env
+	raw, err := json.Marshal(map[string]any{"job": shown})
+	if err != nil {
+		return primitive.Failed("internal", "encode job %s: %v", r.JobID, err)
+	}
+	adm := dispatch.NewAdmission(dispatch.Request{Route: r.Route, Spec: spec, Input: raw, CommandID: r.CommandID}, r.JobID)
+	pid, err := a.Gov.BeginJobRun(ctx, govern.JobRun{Admission: adm, Submit: r.Submit, Park: r.Park})
+	if errors.Is(err, dispatch.ErrPermitRequired) {
+		return &jobs.Parked{PermitID: pid}
+	}
+	return err
 }
 
 // journalJobEnd journals the outcome of a run beginJobRun journaled, inside
@@ -95,6 +119,5 @@ func (a *App) journalJobEnd(ctx context.Context, tx *sql.Tx, end jobs.RunEnd) er
 	default:
 		data["exit_code"] = res.ExitCode
 	}
-	_, err = a.Ledger.AppendTx(ctx, tx, "outcome", data)
-	return err
+	return a.Gov.EndJobRunTx(ctx, tx, end.CommandID, end.Envelope, data)
 }

@@ -304,10 +304,8 @@ func (d *Dispatcher) checkDeps(ctx context.Context, req Request, deps *[]string)
 // again when it starts (runQueued), and parked for the operator then, with
 // the input it will really run (references resolved).
 func (d *Dispatcher) admitLater(ctx context.Context, a *Admission) *Envelope {
-	for _, g := range d.Gates {
-		if err := g(ctx, a.Spec, a.Route); err != nil {
-			return ErrorEnvelope(a.Spec.Name(), err)
-		}
+	if env := d.checks(ctx, a); env != nil {
+		return env
 	}
 	if d.Gov == nil {
 		return nil

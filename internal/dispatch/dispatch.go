@@ -278,7 +278,7 @@ var errCommandTaken = errors.New("another future already carries this command id
 // the loser gets errCommandTaken (see commandTaken).
 func (d *Dispatcher) insertFuture(ctx context.Context, id string, req Request, state string) (futureRow, error) {
 	sum := sha256.Sum256(req.Input)
-	guard := d.Gov != nil && req.CommandID != "" && req.Spec.Risk != primitive.RiskRead
+	guard := d.Gov != nil && req.CommandID != "" && journaled(req.Spec)
 	res, err := d.DB.W.ExecContext(context.WithoutCancel(ctx), `INSERT INTO futures(id, route, primitive, input, input_sha256, state, detached, created_at, command_id)
 		SELECT ?,?,?,?,?,?,?,?,? WHERE NOT ? OR NOT EXISTS (SELECT 1 FROM futures WHERE command_id = ?)`,
 		id, req.Route, req.Spec.Name(), string(req.Input), hex.EncodeToString(sum[:]), state, boolInt(req.Detach), time.Now().UnixMilli(), req.CommandID,
@@ -355,6 +355,14 @@ func (d *Dispatcher) runQueued(id string, req Request, approved bool) {
 	}
 	a := NewAdmission(req, id)
 	a.Approved = approved
+	// The input may differ from the one admitted at submission (references
+	// resolved), and so may the world (Hearth's own pid after a restart).
+	if err := precheck(a); err != nil {
+		env := ErrorEnvelope(req.Spec.Name(), err)
+		env.CommandID = a.CommandID
+		d.complete(id, req.Route, env)
+		return
+	}
 	if d.Gov != nil {
 		err := d.Gov.Admit(d.ctx, a)
 		if errors.Is(err, ErrPermitRequired) {
@@ -483,7 +491,7 @@ func (d *Dispatcher) neverStarted(ctx context.Context, prim, cmd, id string) (bo
 		return false, nil
 	}
 	spec, ok := d.Registry.Lookup(prim)
-	if !ok || spec.Risk == primitive.RiskRead {
+	if !ok || !journaled(spec) {
 		return false, nil
 	}
 	began, err := ij.Journaled(ctx, cmd, id)

@@ -32,8 +32,22 @@ type Admission struct {
 	Approved bool
 }
 
-// SideEffecting reports whether the primitive is journaled.
-func (a *Admission) SideEffecting() bool { return a.Spec.Risk != primitive.RiskRead }
+// SideEffecting reports whether the primitive is journaled: every
+// primitive but a read, and a compound one (it submits calls that are).
+func (a *Admission) SideEffecting() bool { return journaled(a.Spec) }
+
+func journaled(spec *primitive.Spec) bool { return spec.Risk != primitive.RiskRead || spec.Compound }
+
+// ChildCommandID derives the command id of the i-th call a compound
+// command (a scatter, a recipe run) submits: a repeat of the parent is
+// answered by its replay, and the children of two parents never share an
+// id.
+func ChildCommandID(parent, kind string, i int) string {
+	if parent == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s/%s%d", parent, kind, i)
+}
 
 // Governor is the governance choke point every call passes (DESIGN §5). The
 // dispatcher calls it in this order: Replay (command-id lookup), Admit
@@ -81,15 +95,8 @@ func NewAdmission(req Request, futureID string) *Admission {
 // call must not run now (replayed, refused or parked for a permit).
 func (d *Dispatcher) gate(ctx context.Context, a *Admission, park bool) *Envelope {
 	name := a.Spec.Name()
-	if a.Spec.Precheck != nil {
-		if err := a.Spec.Precheck(a.Input); err != nil {
-			return ErrorEnvelope(name, err)
-		}
-	}
-	for _, g := range d.Gates {
-		if err := g(ctx, a.Spec, a.Route); err != nil {
-			return ErrorEnvelope(name, err)
-		}
+	if env := d.checks(ctx, a); env != nil {
+		return env
 	}
 	if d.Gov == nil {
 		return nil
@@ -115,6 +122,27 @@ func (d *Dispatcher) gate(ctx context.Context, a *Admission, park bool) *Envelop
 	env := ErrorEnvelope(name, err)
 	env.CommandID = a.CommandID
 	return env
+}
+
+// checks runs what every admission path applies before governance: the
+// primitive's Precheck (input that can never run) and the gates.
+func (d *Dispatcher) checks(ctx context.Context, a *Admission) *Envelope {
+	if err := precheck(a); err != nil {
+		return ErrorEnvelope(a.Spec.Name(), err)
+	}
+	for _, g := range d.Gates {
+		if err := g(ctx, a.Spec, a.Route); err != nil {
+			return ErrorEnvelope(a.Spec.Name(), err)
+		}
+	}
+	return nil
+}
+
+func precheck(a *Admission) error {
+	if a.Spec.Precheck == nil {
+		return nil
+	}
+	return a.Spec.Precheck(a.Input)
 }
 
 // park stores the call as a future awaiting the operator's permit.

@@ -23,7 +23,6 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/dispatch"
-	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/route"
@@ -74,6 +73,8 @@ type Governor struct {
 	Programs map[string]func(json.RawMessage) []ProgramUse
 	// Dispatcher is used to run approved permits and settle denied ones.
 	Dispatcher *dispatch.Dispatcher
+	// Jobs releases or settles a job run parked for a permit.
+	Jobs ParkedJobs
 	// OnEStop runs after the latch is set (cancel running work, hold jobs).
 	OnEStop []func()
 	// OnQueueResume runs after the operator resumes the queue.
@@ -397,6 +398,12 @@ func (g *Governor) replayPermit(ctx context.Context, a *dispatch.Admission) (*di
 
 // Admit implements dispatch.Governor.
 func (g *Governor) Admit(ctx context.Context, a *dispatch.Admission) error {
+	return g.admit(ctx, a, "")
+}
+
+// admit is Admit; an UNKNOWN opened by a job of the task.submit command
+// siblingsOf (a job run's own submit) does not refuse the call.
+func (g *Governor) admit(ctx context.Context, a *dispatch.Admission, siblingsOf string) error {
 	risk := a.Spec.Risk
 	if risk == primitive.RiskRead || risk == primitive.RiskControl {
 		return nil
@@ -416,11 +423,12 @@ func (g *Governor) Admit(ctx context.Context, a *dispatch.Admission) error {
 	// around an open UNKNOWN by dropping its conversation id.
 	var open string
 	cond, arg := route.Match("route", a.Route)
-	openStmt, err := g.DB.ReadStmt(ctx, `SELECT command_id FROM unknowns WHERE `+cond+` AND reconciled_at IS NULL ORDER BY created_at LIMIT 1`)
+	openStmt, err := g.DB.ReadStmt(ctx, `SELECT command_id FROM unknowns WHERE `+cond+` AND reconciled_at IS NULL
+		AND (? = '' OR command_id NOT IN (SELECT id FROM jobs WHERE command_id = ?)) ORDER BY created_at LIMIT 1`)
 	if err != nil {
 		return err
 	}
-	err = openStmt.QueryRowContext(ctx, arg).Scan(&open)
+	err = openStmt.QueryRowContext(ctx, arg, siblingsOf, siblingsOf).Scan(&open)
 	if err == nil {
 		return primitive.Blocked("unknown_open", "command %s has an UNKNOWN outcome; re-read the state it may have changed, then call task.reconcile {id: %q, observed}", open, open).
 			WithDetails(map[string]any{"command_id": open})
@@ -478,25 +486,7 @@ func (g *Governor) needsPermit(ctx context.Context, mode string, a *dispatch.Adm
 
 // RequestPermit implements dispatch.Governor.
 func (g *Governor) RequestPermit(ctx context.Context, a *dispatch.Admission) (string, error) {
-	id := ids.New("pmt")
-	now := g.now()
-	exp := now.Add(g.PermitTTL)
-	err := g.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO permits(id, route, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at)
-			VALUES (?,?,?,?,?,?,?,'pending',?,?)`, id, a.Route, a.Spec.Name(), string(a.Input), a.Digest, a.FutureID, a.CommandID, now.UnixMilli(), exp.UnixMilli()); err != nil {
-			return err
-		}
-		_, err := g.Ledger.AppendTx(ctx, tx, "permit_requested", map[string]any{
-			"permit_id": id, "primitive": a.Spec.Name(), "route": a.Route, "input_sha256": a.Digest,
-			"command_id": a.CommandID, "future_id": a.FutureID, "expires_at": exp.UTC().Format(time.RFC3339),
-		})
-		return err
-	})
-	if err != nil {
-		return "", fmt.Errorf("request permit: %w", err)
-	}
-	g.armExpiry(exp)
-	return id, nil
+	return g.requestPermit(ctx, a, nil)
 }
 
 // Begin implements dispatch.Governor: command row and intent entry commit
@@ -507,7 +497,9 @@ func (g *Governor) RequestPermit(ctx context.Context, a *dispatch.Admission) (st
 // between Admit and Begin cannot let a call run unstopped.
 func (g *Governor) Begin(ctx context.Context, a *dispatch.Admission) error {
 	err := g.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
-		if a.Spec.Risk != primitive.RiskControl {
+		// A compound call (run.scatter) is admitted as a read: under the
+		// e-stop it still answers, with every call it submits refused.
+		if a.Spec.Risk != primitive.RiskControl && !a.Spec.Compound {
 			var st EStopState
 			if _, err := getSetting(ctx, tx, keyEStop, &st); err != nil {
 				return err
@@ -536,48 +528,6 @@ func (g *Governor) Begin(ctx context.Context, a *dispatch.Admission) error {
 			return pe
 		}
 		return primitive.Failed("journal_failed", "could not journal the intent, so %s did not run: %v", a.Spec.Name(), err)
-	}
-	return nil
-}
-
-// BeginJob admits one run of a durable job and journals its intent, in one
-// write transaction. The submit was admitted (and, where needed, permitted)
-// when the job was queued; a run may start much later, so what the
-// operator can have changed since is checked again here: the e-stop and
-// read-only mode. The UNKNOWN gate is not: it refuses new calls of a
-// conversation, while jobs it had already queued — including ones requeued
-// after an interruption — keep the queue's semantics (DESIGN §5). A refusal
-// is a blocked *primitive.Error and nothing is journaled.
-func (g *Governor) BeginJob(ctx context.Context, route, jobID, digest string) error {
-	err := g.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
-		var es EStopState
-		if _, err := getSetting(ctx, tx, keyEStop, &es); err != nil {
-			return err
-		}
-		if es.Latched {
-			return primitive.Blocked("estop", "emergency stop is latched (%s); job %s not started", es.Reason, jobID)
-		}
-		mode := g.DefaultMode
-		var m string
-		if ok, err := getSetting(ctx, tx, keyPolicy, &m); err != nil {
-			return err
-		} else if ok && m != "" {
-			mode = m
-		}
-		if mode == config.ModeReadOnly {
-			return primitive.Blocked("read_only", "policy mode is read-only; job %s not started", jobID)
-		}
-		_, err := g.Ledger.AppendTx(ctx, tx, "intent", map[string]any{
-			"job_id": jobID, "primitive": "task.submit", "risk": string(primitive.RiskExec), "route": route, "input_sha256": digest,
-		})
-		return err
-	})
-	var pe *primitive.Error
-	if errors.As(err, &pe) {
-		return pe
-	}
-	if err != nil {
-		return primitive.Failed("journal_failed", "could not journal the job run, so it did not start: %v", err)
 	}
 	return nil
 }
@@ -728,7 +678,7 @@ func (g *Governor) SettleParked(ctx context.Context) error {
 // running gets an `unknown` outcome and closes its conversation's gate;
 // pending permits get their expiry timer back.
 func (g *Governor) Recover(ctx context.Context) error {
-	rows, err := g.DB.R.QueryContext(ctx, `SELECT command_id, route, primitive FROM commands WHERE state = 'running'`)
+	rows, err := g.DB.R.QueryContext(ctx, `SELECT command_id, route, primitive, future_id FROM commands WHERE state = 'running'`)
 	if err != nil {
 		return fmt.Errorf("find interrupted commands: %w", err)
 	}
@@ -736,9 +686,13 @@ func (g *Governor) Recover(ctx context.Context) error {
 	var cmds []cmd
 	for rows.Next() {
 		var c cmd
-		if err := rows.Scan(&c.id, &c.route, &c.prim); err != nil {
+		var fut string
+		if err := rows.Scan(&c.id, &c.route, &c.prim, &fut); err != nil {
 			rows.Close()
 			return err
+		}
+		if IsJobRun(fut) {
+			continue // the job queue's recovery settles it, by on_interrupt
 		}
 		cmds = append(cmds, c)
 	}
@@ -816,11 +770,14 @@ func (g *Governor) ExpirePermits(ctx context.Context) error {
 	}
 	rows.Close()
 	for _, x := range ps {
-		changed, err := g.decide(ctx, x.id, "expired", "", "permit_expired", nil)
+		why := primitive.Blocked("permit_expired", "the operator did not decide on permit %s before it expired", x.id)
+		changed, err := g.decide(ctx, x.id, "expired", "", "permit_expired", g.refuseJob(x.fut, why))
 		if err != nil {
 			return err
 		}
-		if changed && g.Dispatcher != nil {
+		if changed && IsJobRun(x.fut) {
+			g.Jobs.Changed(x.fut)
+		} else if changed && g.Dispatcher != nil {
 			g.Dispatcher.Settle(x.fut, dispatch.ErrorEnvelope(x.prim, primitive.Blocked("permit_expired", "the operator did not decide on permit %s before it expired", x.id)))
 		}
 	}
@@ -832,6 +789,15 @@ func (g *Governor) ExpirePermits(ctx context.Context) error {
 		g.armExpiry(time.UnixMilli(next.Int64))
 	}
 	return nil
+}
+
+// refuseJob returns, for a permit of a job run, what settles the job
+// blocked with why inside the decision's transaction (nil otherwise).
+func (g *Governor) refuseJob(futureID string, why *primitive.Error) func(tx *sql.Tx) error {
+	if !IsJobRun(futureID) || g.Jobs == nil {
+		return nil
+	}
+	return func(tx *sql.Tx) error { return g.Jobs.RefuseTx(context.Background(), tx, futureID, why) }
 }
 
 // decide moves a pending permit to state and journals kind, atomically.

@@ -185,8 +185,13 @@ func (o *Operator) Approve(ctx context.Context, permitID, operator string, alway
 		}
 		return fmt.Errorf("permit %s: %w", permitID, ErrExpired)
 	}
+	job := IsJobRun(fut) && g.Jobs != nil
 	changed, err := g.decide(ctx, permitID, "approved", operator, "permit_approved", func(tx *sql.Tx) error {
-		if err := dispatch.ReleaseApprovedTx(ctx, tx, fut); err != nil {
+		release := dispatch.ReleaseApprovedTx
+		if job {
+			release = g.Jobs.ReleaseTx
+		}
+		if err := release(ctx, tx, fut); err != nil {
 			return err
 		}
 		if always == nil {
@@ -201,6 +206,10 @@ func (o *Operator) Approve(ctx context.Context, permitID, operator string, alway
 	if !changed {
 		return fmt.Errorf("permit %s is not pending", permitID)
 	}
+	if job {
+		g.Jobs.Changed(fut) // the queue runs it, admitted again, once
+		return nil
+	}
 	return g.Dispatcher.RunApproved(ctx, fut)
 }
 
@@ -214,12 +223,17 @@ func (o *Operator) Deny(ctx context.Context, permitID, operator string) error {
 	if err := g.DB.R.QueryRowContext(ctx, `SELECT future_id, primitive FROM permits WHERE id = ?`, permitID).Scan(&fut, &prim); err != nil {
 		return fmt.Errorf("permit %s: %w", permitID, err)
 	}
-	changed, err := g.decide(ctx, permitID, "denied", operator, "permit_denied", nil)
+	why := primitive.Blocked("permit_denied", "the operator denied permit %s", permitID)
+	changed, err := g.decide(ctx, permitID, "denied", operator, "permit_denied", g.refuseJob(fut, why))
 	if err != nil {
 		return err
 	}
 	if !changed {
 		return fmt.Errorf("permit %s is not pending", permitID)
+	}
+	if IsJobRun(fut) && g.Jobs != nil {
+		g.Jobs.Changed(fut)
+		return nil
 	}
 	g.Dispatcher.Settle(fut, dispatch.ErrorEnvelope(prim, primitive.Blocked("permit_denied", "the operator denied permit %s", permitID)))
 	return nil

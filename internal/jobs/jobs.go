@@ -42,6 +42,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -86,10 +87,44 @@ var ErrNoJob = errors.New("no such job in this conversation")
 // context kill the whole process tree.
 type ExecFunc func(ctx context.Context, call *primitive.Call, in machine.ExecInput) (*machine.ExecResult, error)
 
+// RunStart is a due job's run as the queue asks governance to admit it:
+// exactly as a fresh task.submit of that one job would be admitted now.
+type RunStart struct {
+	JobID string
+	Route string
+	// CommandID is the run's own command id (RunCommandID); Submit is the
+	// command id of the task.submit that queued the job.
+	CommandID string
+	Submit    string
+	Attempt   int
+	// Input is what the run executes. Its environment values must never be
+	// journaled or shown; only their names.
+	Input machine.ExecInput
+	// Park records, inside the transaction that asks the operator for a
+	// permit, that the job waits for it (BeginRun then returns *Parked).
+	Park func(ctx context.Context, tx *sql.Tx, permitID string) error
+}
+
+// Parked is BeginRun's answer for a run that waits for the operator's
+// permit: the job is queued again, waiting for PermitID.
+type Parked struct{ PermitID string }
+
+func (p *Parked) Error() string { return "waiting for operator permit " + p.PermitID }
+
+// RunCommandID is the command id of attempt of job id: derived from the
+// job, so one job's runs are one family in the ledger.
+func RunCommandID(jobID string, attempt int) string {
+	return fmt.Sprintf("%s/run%d", jobID, attempt)
+}
+
 // RunEnd describes how a journaled run of a job ended.
 type RunEnd struct {
 	JobID string
 	Route string
+	// CommandID is the run's command id; Envelope is the job's terminal
+	// envelope, as its arrival carries it.
+	CommandID string
+	Envelope  *dispatch.Envelope
 	// Result and Err are what the run returned.
 	Result *machine.ExecResult
 	Err    error
@@ -97,10 +132,12 @@ type RunEnd struct {
 
 // Interruption describes a job found running at start-up.
 type Interruption struct {
-	JobID   string
-	Route   string
-	Command string
-	Attempt int
+	JobID string
+	Route string
+	// CommandID is the interrupted run's command id.
+	CommandID string
+	Command   string
+	Attempt   int
 	// Requeued is true for on_interrupt "requeue"; false means the job is
 	// now blocked with outcome unknown.
 	Requeued bool
@@ -124,19 +161,23 @@ type Queue struct {
 	// every job that was running when Hearth stopped, so that the
 	// interruption can be journaled in the same commit.
 	Interrupted func(ctx context.Context, tx *sql.Tx, in Interruption) error
-	// BeginRun, when set, journals a run before its process starts; its
-	// error refuses the run, which ends with that error and nothing more
-	// journaled. EndRun, when set, journals the end of a run BeginRun
+	// BeginRun, when set, admits a run as a fresh call and journals it
+	// before its process starts; a *Parked answer parks the job for a
+	// permit, any other error refuses the run, which ends with that error
+	// and nothing more journaled. EndRun, when set, journals the end of a run BeginRun
 	// journaled, inside the transaction that records the job's terminal
 	// state: a crash leaves both or neither, never a journaled outcome for
 	// a job the next start then treats as interrupted (and requeues).
-	BeginRun func(ctx context.Context, call *primitive.Call, in machine.ExecInput) error
+	BeginRun func(ctx context.Context, r RunStart) error
 	EndRun   func(ctx context.Context, tx *sql.Tx, end RunEnd) error
 	// Held, when set, reports whether the operator holds the queue (the
 	// e-stop holds it until the operator resumes it). It is consulted before
 	// anything starts, so a hold survives a restart; Resume wakes the
 	// scheduler when it is released.
 	Held func(ctx context.Context) (bool, error)
+	// OnCancelParked, when set, is told about a queued job cancelled
+	// before it started, so that a permit its run asked for is withdrawn.
+	OnCancelParked func(ctx context.Context, jobID string)
 
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -151,6 +192,9 @@ type Queue struct {
 	// where claimed jobs are registered, so a job either is registered
 	// before Hold (and killed by it) or is not started at all.
 	held bool
+	// refused holds, between a permit's refusal and its commit's Changed,
+	// the dependents the refusal blocked.
+	refused map[string][]string
 }
 
 type runningJob struct {

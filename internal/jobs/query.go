@@ -18,11 +18,13 @@ type jobRow struct {
 	Job
 	route string
 	env   map[string]string
+	// submit is the command id of the task.submit that queued the job.
+	submit string
 }
 
 func jobColsOf(alias string) string {
 	cols := []string{"id", "route", "command", "args", "cwd", "env", "timeout_ms", "run_at", "on_interrupt", "state", "attempts",
-		"interruptions", "exit_code", "result", "reason", "outcome", "created_at", "started_at", "finished_at"}
+		"interruptions", "exit_code", "result", "reason", "outcome", "created_at", "started_at", "finished_at", "command_id"}
 	if alias != "" {
 		for i, c := range cols {
 			cols[i] = alias + "." + c
@@ -38,11 +40,12 @@ func scanJob(sc interface{ Scan(...any) error }) (*jobRow, error) {
 	var args, env string
 	var runAt, created int64
 	var exit, started, finished sql.NullInt64
-	var result, outcome sql.NullString
+	var result, outcome, submit sql.NullString
 	if err := sc.Scan(&r.ID, &r.route, &r.Command, &args, &r.Cwd, &env, &r.TimeoutMS, &runAt, &r.OnInterrupt, &r.State, &r.Attempts,
-		&r.Interruptions, &exit, &result, &r.Reason, &outcome, &created, &started, &finished); err != nil {
+		&r.Interruptions, &exit, &result, &r.Reason, &outcome, &created, &started, &finished, &submit); err != nil {
 		return nil, err
 	}
+	r.submit = submit.String
 	if err := json.Unmarshal([]byte(args), &r.Args); err != nil {
 		return nil, fmt.Errorf("job %s: decode args: %w", r.ID, err)
 	}
@@ -177,6 +180,10 @@ func (q *Queue) Cancel(ctx context.Context, route, id string) (*Job, bool, error
 		}
 		q.notify(changed)
 		q.wake()
+		if len(changed) > 0 && q.OnCancelParked != nil {
+			// A job parked for a permit: the operator is no longer asked.
+			q.OnCancelParked(ctx, id)
+		}
 		if len(changed) > 0 {
 			j, err = q.Get(ctx, route, id)
 			return j, err == nil, err

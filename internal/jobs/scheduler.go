@@ -183,17 +183,24 @@ func (q *Queue) run(j *jobRow, rj *runningJob, ctx context.Context) {
 		q.wake()
 	}()
 	in := machine.ExecInput{Command: j.Command, Args: j.Args, Cwd: j.Cwd, Env: j.env, TimeoutMS: j.TimeoutMS}
-	call := &primitive.Call{Route: j.route, FutureID: j.ID}
+	cmd := RunCommandID(j.ID, j.Attempts)
+	call := &primitive.Call{Route: j.route, FutureID: j.ID, CommandID: cmd}
 	var res *machine.ExecResult
 	var err error
 	var end *RunEnd
 	if q.BeginRun != nil {
-		err = q.BeginRun(ctx, call, in)
+		err = q.BeginRun(ctx, RunStart{JobID: j.ID, Route: j.route, CommandID: cmd, Submit: j.submit, Attempt: j.Attempts, Input: in,
+			Park: func(ctx context.Context, tx *sql.Tx, permitID string) error { return q.parkTx(ctx, tx, j, permitID) }})
+		var parked *Parked
+		if errors.As(err, &parked) {
+			q.notify([]string{j.ID})
+			return
+		}
 	}
 	if err == nil {
 		res, err = q.execSafely(ctx, call, in)
 		if q.BeginRun != nil {
-			end = &RunEnd{JobID: j.ID, Route: j.route, Result: res, Err: err}
+			end = &RunEnd{JobID: j.ID, Route: j.route, CommandID: cmd, Result: res, Err: err}
 		}
 	}
 	killed := err != nil || res.Cancelled
@@ -269,6 +276,7 @@ func (q *Queue) finish(j *jobRow, state, code, reason string, exit *int, result 
 		}
 		changed = append(changed, j.ID)
 		if end != nil && q.EndRun != nil {
+			end.Envelope = env
 			if err := q.EndRun(ctx, tx, *end); err != nil {
 				return fmt.Errorf("journal the end of job %s: %w", j.ID, err)
 			}
@@ -412,7 +420,7 @@ func (q *Queue) recover(ctx context.Context) error {
 				}
 			}
 			if q.Interrupted != nil {
-				if err := q.Interrupted(ctx, tx, Interruption{JobID: r.ID, Route: r.route, Command: r.Command, Attempt: r.Attempts, Requeued: requeue}); err != nil {
+				if err := q.Interrupted(ctx, tx, Interruption{JobID: r.ID, Route: r.route, CommandID: RunCommandID(r.ID, r.Attempts), Command: r.Command, Attempt: r.Attempts, Requeued: requeue}); err != nil {
 					return fmt.Errorf("journal interruption of job %s: %w", r.ID, err)
 				}
 			}

@@ -70,6 +70,12 @@ func invalid(field, format string, a ...any) error {
 // A job whose dependency failed, was cancelled or blocked, or is no job of
 // route is accepted as blocked, with its arrival queued in the same commit.
 func (q *Queue) Submit(ctx context.Context, route string, jobs []JobInput, batch bool) ([]Submitted, error) {
+	return q.SubmitFor(ctx, route, "", jobs, batch)
+}
+
+// SubmitFor is Submit on behalf of the task.submit command commandID: the
+// jobs remember it (see RunStart.Submit).
+func (q *Queue) SubmitFor(ctx context.Context, route, commandID string, jobs []JobInput, batch bool) ([]Submitted, error) {
 	if len(jobs) == 0 {
 		return nil, primitive.Failed("invalid_input", "task.submit: give job (one object) or jobs (a non-empty array)")
 	}
@@ -159,9 +165,13 @@ func (q *Queue) Submit(ctx context.Context, route string, jobs []JobInput, batch
 			if state == StateBlocked {
 				finished = created
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO jobs(id, route, command, args, cwd, env, timeout_ms, run_at, on_interrupt, state, waiting, reason, created_at, finished_at)
-				VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, p.id, route, p.in.Command, string(args), p.in.Cwd, string(env), p.timeoutMS, p.runAt,
-				onInt, state, waiting, reason, created, finished); err != nil {
+			var cmd any
+			if commandID != "" {
+				cmd = commandID
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO jobs(id, route, command, args, cwd, env, timeout_ms, run_at, on_interrupt, state, waiting, reason, created_at, finished_at, command_id)
+				VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, p.id, route, p.in.Command, string(args), p.in.Cwd, string(env), p.timeoutMS, p.runAt,
+				onInt, state, waiting, reason, created, finished, cmd); err != nil {
 				return fmt.Errorf("insert job: %w", err)
 			}
 			for _, d := range linked {

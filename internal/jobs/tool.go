@@ -94,13 +94,13 @@ func (q *Queue) submitOp(ctx context.Context, call *primitive.Call, in submitInp
 	case in.Job != nil && in.Jobs != nil:
 		return nil, primitive.Failed("invalid_input", "task.submit: give job or jobs, not both")
 	case in.Job != nil:
-		out, err := q.Submit(ctx, call.Route, []JobInput{*in.Job}, false)
+		out, err := q.SubmitFor(ctx, call.Route, call.CommandID, []JobInput{*in.Job}, false)
 		if err != nil {
 			return nil, err
 		}
 		return map[string]any{"id": out[0].ID, "ids": []string{out[0].ID}, "jobs": out}, nil
 	case in.Jobs != nil:
-		out, err := q.Submit(ctx, call.Route, in.Jobs, true)
+		out, err := q.SubmitFor(ctx, call.Route, call.CommandID, in.Jobs, true)
 		if err != nil {
 			return nil, err
 		}

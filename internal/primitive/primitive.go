@@ -49,6 +49,12 @@ type Spec struct {
 	// Inline marks primitives that always answer inline (no durable future
 	// even when slow), such as a bounded wait.
 	Inline bool
+	// Compound marks a primitive that only submits other primitive calls
+	// (run.scatter): it is journaled and replayable as one command — a
+	// repeat of its command id answers its first answer and submits nothing
+	// — while each call it submits is governed as its own primitive, under
+	// a command id derived from the compound's.
+	Compound bool
 	// Precheck, when set, refuses input that can never run (Hearth's own
 	// pid, a timeout over the ceiling) before governance asks the operator
 	// for a permit that could not help.

@@ -79,10 +79,7 @@ func (b *Book) Run(ctx context.Context, call *primitive.Call, in RunInput) (any,
 		if spec == nil {
 			env = dispatch.ErrorEnvelope(st.Primitive, primitive.Blocked("unknown_primitive", "step primitive %s is not available", st.Primitive))
 		} else {
-			req := dispatch.Request{Route: call.Route, Spec: spec, Input: inputs[i]}
-			if call.CommandID != "" {
-				req.CommandID = fmt.Sprintf("%s/step%d", call.CommandID, i)
-			}
+			req := dispatch.Request{Route: call.Route, Spec: spec, Input: inputs[i], CommandID: dispatch.ChildCommandID(call.CommandID, "step", i)}
 			env = b.Dispatcher.Invoke(nctx, req, "")
 			if env.State == primitive.StatePending && env.FutureID != "" {
 				sr.FutureID = env.FutureID

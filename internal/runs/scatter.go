@@ -118,7 +118,7 @@ func (s *Service) ScatterSpec(reg *primitive.Registry) (*primitive.Spec, error) 
 		u.f.Desc = strings.Join(u.types, " | ") + " or $future ref. " + kindGroups(u.kinds, s.kindNames)
 		items = append(items, u.f)
 	}
-	return &primitive.Spec{Tool: "run", Operation: "scatter", Risk: primitive.RiskRead, Inline: true,
+	return &primitive.Spec{Tool: "run", Operation: "scatter", Risk: primitive.RiskRead, Inline: true, Compound: true,
 		Summary: "run up to 100 primitive calls as durable futures at once; answers {state, futures:[{index, future_id, kind}]} immediately; each result arrives in this conversation's mailbox in completion order. Each call is governed as its own primitive.",
 		Fields: []primitive.Field{{Name: "calls", Type: primitive.TArray, Required: true, Min: primitive.Bound(1), Max: primitive.Bound(MaxScatter),
 			Desc:  `Calls {kind, ...that primitive's fields (see its tool), dependencies?}. Any field value may be {"$future": index-or-future-id, "$path": "result.field"}: it adds the dependency and is replaced by that call's value once it completed.`,
@@ -246,7 +246,8 @@ func (s *Service) scatter(ctx context.Context, call *primitive.Call, in struct {
 		if err != nil {
 			return nil, scatterErr(i, "", "encode input: %v", err)
 		}
-		id, wasRefused, err := s.Dispatcher.EnqueueChecked(nctx, dispatch.Request{Route: call.Route, Spec: p.spec, Input: input, Detach: true}, deps)
+		req := dispatch.Request{Route: call.Route, Spec: p.spec, Input: input, Detach: true, CommandID: dispatch.ChildCommandID(call.CommandID, "call", i)}
+		id, wasRefused, err := s.Dispatcher.EnqueueChecked(nctx, req, deps)
 		if wasRefused {
 			refused++
 		}

@@ -1,0 +1,270 @@
+//go:build !windows
+
+package jobs_test
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/hearthtest"
+	"github.com/hearth-dev/hearth/internal/jobs"
+	"github.com/hearth-dev/hearth/internal/mcpserver"
+)
+
+// runGate is one wired Hearth with a conversation and the job it submits.
+type runGate struct {
+	t      *testing.T
+	in     *hearthtest.Instance
+	c      *hearthtest.Client
+	route  string
+	marker string
+}
+
+func newRunGate(t *testing.T, edit func(*config.Config)) *runGate {
+	t.Helper()
+	needShell(t)
+	in := hearthtest.Start(t, edit)
+	conv := "run-gate-" + strings.ReplaceAll(t.Name(), "/", "-")
+	return &runGate{t: t, in: in, c: hearthtest.Connect(t, in.URL, conv),
+		route: mcpserver.Route(map[string]any{"hearth/conversation": conv}), marker: filepath.Join(t.TempDir(), "ran")}
+}
+
+// submit queues a job that appends a line to the marker, due after delay.
+func (g *runGate) submit(delayMS int, extra ...any) string {
+	g.t.Helper()
+	job := with(sh(`echo ran >> "$1"`, "sh", g.marker), append([]any{"delay_ms", delayMS}, extra...)...)
+	r := g.c.Call("task", map[string]any{"operation": "submit", "job": job})
+	id, _ := r.Get("result.id").(string)
+	if r.State() != "completed" || id == "" {
+		g.t.Fatalf("submit: %s", r.Raw)
+	}
+	return id
+}
+
+func (g *runGate) runs() int {
+	b, err := os.ReadFile(g.marker)
+	if os.IsNotExist(err) {
+		return 0
+	}
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return strings.Count(string(b), "ran")
+}
+
+// pendingPermit waits for the permit a job's run asked for.
+func (g *runGate) pendingPermit(jobID string) govern.Permit {
+	g.t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		ps, err := g.in.App.Operator.Permits(context.Background(), "pending")
+		if err != nil {
+			g.t.Fatal(err)
+		}
+		for _, p := range ps {
+			if p.FutureID == jobID {
+				return p
+			}
+		}
+	}
+	g.t.Fatalf("job %s never asked for a permit", jobID)
+	return govern.Permit{}
+}
+
+func (g *runGate) waitJob(id string, done func(*jobs.Job) bool) *jobs.Job {
+	g.t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		j, err := g.in.App.Jobs.Get(context.Background(), g.route, id)
+		if err != nil {
+			g.t.Fatal(err)
+		}
+		if done(j) {
+			return j
+		}
+		if time.Now().After(deadline) {
+			g.t.Fatalf("job %s: %+v", id, j)
+		}
+	}
+}
+
+func (g *runGate) commandState(cmd string) string {
+	var st string
+	err := g.in.App.DB.R.QueryRow(`SELECT state FROM commands WHERE command_id = ?`, cmd).Scan(&st)
+	if err == sql.ErrNoRows {
+		return ""
+	}
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return st
+}
+
+// parkedThenApproved checks a due job that now needs a permit: it parks
+// (nothing runs, the permit is pending, its arrival says so, no command
+// journaled yet); approved, it runs once under its run's command id.
+func (g *runGate) parkedThenApproved(id string) {
+	g.t.Helper()
+	p := g.pendingPermit(id)
+	if p.Primitive != "task.submit" || p.CommandID != jobs.RunCommandID(id, 1) || !strings.Contains(p.Input, `"command":"sh"`) {
+		g.t.Fatalf("the run's permit: %+v", p)
+	}
+	arr := g.c.WaitArrival(id)
+	if hearthtest.Get(arr, "envelope.state") != "pending" || hearthtest.Get(arr, "envelope.permit_id") != p.ID {
+		g.t.Fatalf("the parked job's arrival must say it waits for permit %s: %v", p.ID, arr)
+	}
+	j := g.waitJob(id, func(j *jobs.Job) bool { return true })
+	if j.State != jobs.StateQueued || j.Attempts != 0 || !strings.Contains(j.Reason, p.ID) {
+		g.t.Fatalf("a parked job is queued, not started, and says why: %+v", j)
+	}
+	if n := g.runs(); n != 0 {
+		g.t.Fatalf("a job waiting for a permit ran %d times", n)
+	}
+	if st := g.commandState(jobs.RunCommandID(id, 1)); st != "" {
+		g.t.Fatalf("a parked run must not be journaled as begun: %s", st)
+	}
+	if err := g.in.App.Operator.Approve(context.Background(), p.ID, "alice", nil); err != nil {
+		g.t.Fatal(err)
+	}
+	j = g.waitJob(id, func(j *jobs.Job) bool { return jobs.Terminal(j.State) })
+	if j.State != jobs.StateCompleted || j.Attempts != 1 {
+		g.t.Fatalf("the approved job: %+v", j)
+	}
+	if n := g.runs(); n != 1 {
+		g.t.Fatalf("the approved job ran %d times, want once", n)
+	}
+	if st := g.commandState(jobs.RunCommandID(id, 1)); st != "completed" {
+		g.t.Fatalf("the run's command: %q", st)
+	}
+}
+
+// TestDueJobParksWhenPolicyTightened: a delayed job submitted under
+// trusted, the policy switched to ask before it is due: it parks for a
+// permit instead of running, and runs once when the operator approves.
+func TestDueJobParksWhenPolicyTightened(t *testing.T) {
+	g := newRunGate(t, trusted)
+	id := g.submit(400)
+	if err := g.in.App.Operator.SetPolicy(context.Background(), "alice", config.ModeAsk); err != nil {
+		t.Fatal(err)
+	}
+	g.parkedThenApproved(id)
+}
+
+// TestDueJobParksWhenRuleRemoved: submitted under ask, allowed by a rule;
+// the rule removed before it is due, its run needs a permit.
+func TestDueJobParksWhenRuleRemoved(t *testing.T) {
+	g := newRunGate(t, nil)
+	ctx := context.Background()
+	rule, err := g.in.App.Operator.AddRule(ctx, "alice", "sh", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := g.submit(400)
+	if err := g.in.App.Operator.RemoveRule(ctx, "alice", rule.ID); err != nil {
+		t.Fatal(err)
+	}
+	g.parkedThenApproved(id)
+}
+
+// TestApprovedSubmitCoversItsRun: a submit the operator approved is not
+// asked about again when its job comes due (the operator saw the job).
+func TestApprovedSubmitCoversItsRun(t *testing.T) {
+	g := newRunGate(t, nil)
+	job := with(sh(`echo ran >> "$1"`, "sh", g.marker), "delay_ms", 200)
+	r := g.c.Call("task", map[string]any{"operation": "submit", "job": job})
+	pid, _ := r.Get("permit_id").(string)
+	if r.State() != "pending" || pid == "" {
+		t.Fatalf("under ask a submit waits for a permit: %s", r.Raw)
+	}
+	if err := g.in.App.Operator.Approve(context.Background(), pid, "alice", nil); err != nil {
+		t.Fatal(err)
+	}
+	env, _ := g.c.WaitArrival(r.Get("future_id").(string), r)["envelope"].(map[string]any)
+	id, _ := hearthtest.Get(env, "result.id").(string)
+	if id == "" {
+		t.Fatalf("approved submit: %v", env)
+	}
+	j := g.waitJob(id, func(j *jobs.Job) bool { return jobs.Terminal(j.State) })
+	if j.State != jobs.StateCompleted || g.runs() != 1 {
+		t.Fatalf("the approved submit's job: %+v, ran %d", j, g.runs())
+	}
+	if ps, _ := g.in.App.Operator.Permits(context.Background(), "pending"); len(ps) != 0 {
+		t.Fatalf("the run asked again: %+v", ps)
+	}
+}
+
+// TestDueJobDeniedIsBlocked: a denied run permit blocks the job and its
+// dependent, with the reason, and nothing runs.
+func TestDueJobDeniedIsBlocked(t *testing.T) {
+	g := newRunGate(t, trusted)
+	id := g.submit(400)
+	dep := g.submit(0, "dependencies", []any{id})
+	if err := g.in.App.Operator.SetPolicy(context.Background(), "alice", config.ModeAsk); err != nil {
+		t.Fatal(err)
+	}
+	p := g.pendingPermit(id)
+	if err := g.in.App.Operator.Deny(context.Background(), p.ID, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	j := g.waitJob(id, func(j *jobs.Job) bool { return jobs.Terminal(j.State) })
+	if j.State != jobs.StateBlocked || !strings.Contains(j.Reason, "denied") {
+		t.Fatalf("denied: %+v", j)
+	}
+	d := g.waitJob(dep, func(j *jobs.Job) bool { return jobs.Terminal(j.State) })
+	if d.State != jobs.StateBlocked || !strings.Contains(d.Reason, id) {
+		t.Fatalf("the dependent of a denied job: %+v", d)
+	}
+	if g.runs() != 0 {
+		t.Fatalf("a denied job ran")
+	}
+}
+
+// TestDueJobRefusedByOpenUnknown: an UNKNOWN opened in the conversation
+// after the submit refuses the run when it comes due, as it refuses a
+// fresh call; nothing runs.
+func TestDueJobRefusedByOpenUnknown(t *testing.T) {
+	g := newRunGate(t, trusted)
+	id := g.submit(400)
+	err := g.in.App.DB.InTx(context.Background(), func(tx *sql.Tx) error {
+		return govern.OpenUnknownTx(context.Background(), tx, "cmd-unknown-before-due", g.route, "machine.exec", time.Now())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := g.waitJob(id, func(j *jobs.Job) bool { return jobs.Terminal(j.State) })
+	if j.State != jobs.StateBlocked || !strings.Contains(j.Reason, "cmd-unknown-before-due") {
+		t.Fatalf("a run under an open UNKNOWN: %+v", j)
+	}
+	if g.runs() != 0 {
+		t.Fatal("a job ran under an open UNKNOWN")
+	}
+}
+
+// TestCancelParkedJobWithdrawsPermit: task.cancel of a job parked for a
+// permit cancels it and withdraws the permit; approving it then fails.
+func TestCancelParkedJobWithdrawsPermit(t *testing.T) {
+	g := newRunGate(t, trusted)
+	id := g.submit(300)
+	if err := g.in.App.Operator.SetPolicy(context.Background(), "alice", config.ModeAsk); err != nil {
+		t.Fatal(err)
+	}
+	p := g.pendingPermit(id)
+	r := g.c.Call("task", map[string]any{"operation": "cancel", "id": id})
+	if r.Get("result.job.state") != jobs.StateCancelled || r.Get("result.cancelled") != true {
+		t.Fatalf("cancel a parked job: %s", r.Raw)
+	}
+	if ps, _ := g.in.App.Operator.Permits(context.Background(), "pending"); len(ps) != 0 {
+		t.Fatalf("the permit of a cancelled job is still pending: %+v", ps)
+	}
+	if err := g.in.App.Operator.Approve(context.Background(), p.ID, "alice", nil); err == nil {
+		t.Fatal("approving a withdrawn permit must fail")
+	}
+	if g.runs() != 0 {
+		t.Fatal("a cancelled job ran")
+	}
+}

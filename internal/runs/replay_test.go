@@ -1,0 +1,85 @@
+package runs_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hearth-dev/hearth/internal/hearthtest"
+)
+
+// TestScatterReplay: run.scatter is journaled as one command. The same
+// command id with the same input answers the first answer (replayed, the
+// same future ids) and submits nothing — the fs.write that may only create
+// its marker and the exec that appends a line ran once —, another input
+// under that id is a conflict, and the calls were journaled under command
+// ids derived from the scatter's.
+func TestScatterReplay(t *testing.T) {
+	in := hearthtest.Start(t, trusted)
+	c := hearthtest.Connect(t, in.URL, "scatter-replay")
+	marker := filepath.Join(in.Root, "marker.txt")
+	log := filepath.Join(in.Root, "runs.log")
+	calls := []any{
+		map[string]any{"kind": "fs.write", "path": marker, "data": "once", "expected_sha256": nil},
+		map[string]any{"kind": "machine.exec", "command": "sh", "args": []string{"-c", "echo ran >> " + log}},
+	}
+	meta := map[string]any{"hearth/command_id": "cmd-scatter-replay"}
+	args := map[string]any{"operation": "scatter", "calls": calls}
+
+	first, err := c.TryCall("run", args, meta)
+	if err != nil || first.IsError {
+		t.Fatalf("scatter: %v %v", err, first)
+	}
+	ids := futureIDs(t, first)
+	got := byID(collect(t, c, ids, first))
+	for i, id := range ids {
+		if got[id].Env["state"] != "completed" {
+			t.Fatalf("calls[%d] arrived as %v", i, got[id].Env)
+		}
+	}
+
+	again, err := c.TryCall("run", args, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Get("replayed") != true || again.State() != first.State() {
+		t.Fatalf("a repeat of the command id must replay the first answer: %s", again.Raw)
+	}
+	if re := futureIDs(t, again); !slices.Equal(re, ids) {
+		t.Fatalf("replayed future ids %v, first answer %v", re, ids)
+	}
+	// Nothing more was submitted: no new future in the conversation, and
+	// the exec's line is there once (a second fs.write would have failed
+	// its "does not exist" precondition and left its own future).
+	fl := c.Call("task", map[string]any{"operation": "list"})
+	if n := fl.Get("result.count"); n != float64(len(ids)) {
+		t.Fatalf("the conversation has %d futures after a replay, want %d: %s", n, len(ids), fl.Raw)
+	}
+	if b, err := os.ReadFile(marker); err != nil || string(b) != "once" {
+		t.Fatalf("marker: %q %v", b, err)
+	}
+	if b, err := os.ReadFile(log); err != nil || strings.Count(string(b), "ran") != 1 {
+		t.Fatalf("the exec ran %d times: %q %v", strings.Count(string(b), "ran"), b, err)
+	}
+
+	other := map[string]any{"operation": "scatter", "calls": calls[:1]}
+	conflict, err := c.TryCall("run", other, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conflict.State() != "conflict" || conflict.Get("error.code") != "command_id_reused" {
+		t.Fatalf("another input under the command id must be a conflict: %s", conflict.Raw)
+	}
+
+	// Each call was journaled under a command id derived from the
+	// scatter's, and the scatter under its own.
+	for _, cmd := range []string{"cmd-scatter-replay", "cmd-scatter-replay/call0", "cmd-scatter-replay/call1"} {
+		var n int
+		if err := in.App.DB.R.QueryRowContext(context.Background(), `SELECT count(*) FROM commands WHERE command_id = ?`, cmd).Scan(&n); err != nil || n != 1 {
+			t.Errorf("command %s: %d rows, %v", cmd, n, err)
+		}
+	}
+}
