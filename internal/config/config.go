@@ -71,6 +71,12 @@ type Config struct {
 	Wake   Armable `json:"wake"`
 
 	Tunnel Tunnel `json:"tunnel"`
+
+	// LoopbackSameUser admits a loopback connection (MCP endpoint, control
+	// panel, tray control endpoint) only from a process of the account
+	// Hearth runs as; false admits every account on this computer, for a
+	// host where a connection's owner cannot be determined.
+	LoopbackSameUser bool `json:"loopback_same_user"`
 }
 
 // Policy is the governance mode.
@@ -139,6 +145,7 @@ func Default() Config {
 		ArtifactRetentionDays:  30,
 		ReceiptRetentionDays:   30,
 		Tunnel:                 Tunnel{Profile: DefaultTunnelProfile},
+		LoopbackSameUser:       true,
 	}
 }
 
