@@ -13,9 +13,8 @@ import (
 // ForbiddenBody is the body of the answer a refused connection gets.
 const ForbiddenBody = "403 Forbidden: this Hearth serves only the account that runs it; a connection from another account (or one whose owner cannot be determined) is refused.\n"
 
-// forbidden is the whole HTTP answer a refused connection gets, written
-// before anything it sent is read (and what it sent is never read as a
-// request: it is discarded unparsed while the answer drains).
+// forbidden is the whole HTTP answer a refused connection gets (what it
+// sent is never read as a request: it is discarded unparsed).
 func forbidden() string {
 	return "HTTP/1.1 403 Forbidden\r\n" +
 		"Content-Type: text/plain; charset=utf-8\r\n" +
@@ -25,9 +24,9 @@ func forbidden() string {
 		"\r\n" + ForbiddenBody
 }
 
-// Refusal bounds: a refused connection is answered, then what it sent is
-// discarded (so that closing does not reset the answer away) for at most
-// refuseLinger or refuseDrain bytes, whichever comes first.
+// Refusal bounds: a refused connection waits at most refuseLinger for its
+// first bytes before it is answered, then what it sent is discarded for at
+// most refuseLinger or refuseDrain bytes, whichever comes first.
 const (
 	refuseLinger = 2 * time.Second
 	refuseDrain  = 64 << 10
@@ -126,9 +125,18 @@ func (g *Guarded) refused(msg string, args ...any) {
 	g.log.Warn(msg, args...)
 }
 
-// refuse answers c with Forbidden and closes it.
+// refuse answers c with the 403 answer and closes it. The answer waits
+// for the peer's first bytes (discarded unparsed; the decision was made
+// without them): an HTTP client that gets an answer before it has sent
+// its request takes it for a stray and reports a broken connection
+// instead of the 403. What follows is discarded too while the answer
+// drains, so that closing does not reset the connection under it.
 func refuse(c net.Conn) {
 	defer c.Close()
+	var first [512]byte
+	if c.SetReadDeadline(time.Now().Add(refuseLinger)) == nil {
+		c.Read(first[:])
+	}
 	if err := c.SetDeadline(time.Now().Add(refuseLinger)); err != nil {
 		return
 	}

@@ -85,7 +85,7 @@ func ConnOwner(c net.Conn) (Account, error) {
 
 // Probe connects to a listener of its own on 127.0.0.1 and looks up the
 // owner of that connection, which must be Self: doctor's proof that the
-// check admits the user on this host. It returns the account found.
+// check admits the user on this host. It returns Self, named.
 func Probe() (Account, error) {
 	me, err := Self()
 	if err != nil {
@@ -111,9 +111,9 @@ func Probe() (Account, error) {
 		return Account{}, fmt.Errorf("find the owner of a test connection: %w", err)
 	}
 	if got.ID != me.ID {
-		return got, fmt.Errorf("a test connection of this process was reported as owned by %s, not by %s", got, me)
+		return got, fmt.Errorf("a test connection of this process was reported as owned by %s, not by %s", Named(got), me)
 	}
-	return got, nil
+	return me, nil
 }
 
 func unmap(a netip.AddrPort) netip.AddrPort {

@@ -24,6 +24,8 @@ type Handler struct {
 	MCPURL func() string
 	// Tunnel, when set, reports the tunnel-client supervisor's state.
 	Tunnel func() (state, reason string)
+	// AnyAccount: loopback_same_user is false (see AnyAccountNotice).
+	AnyAccount bool
 }
 
 // Mount adds the page's routes.
@@ -43,6 +45,7 @@ type View struct {
 	LedgerSize     int64
 	TunnelState    string
 	TunnelReason   string
+	AnyAccount     bool
 }
 
 func (h *Handler) load(ctx context.Context) (View, error) {
@@ -65,6 +68,7 @@ func (h *Handler) load(ctx context.Context) (View, error) {
 	v := View{
 		MCPURL: h.MCPURL(), Mode: st.Mode, EStop: st.EStop, QueueHeld: st.QueueHeld,
 		PendingPermits: len(pending), OpenUnknowns: len(unknowns), LedgerSize: size,
+		AnyAccount: h.AnyAccount,
 	}
 	if h.Tunnel != nil {
 		v.TunnelState, v.TunnelReason = h.Tunnel()
