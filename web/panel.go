@@ -86,6 +86,9 @@ type Deps struct {
 	// LastBackup reports the newest verified database backup, for the
 	// Status page; nil leaves the line out.
 	LastBackup func() status.Backup
+	// AnyAccount: config key loopback_same_user is false, so every account
+	// on this computer reaches Hearth (the Status page says so).
+	AnyAccount bool
 }
 
 // Panel is the control panel: its sessions and its router.
@@ -183,8 +186,8 @@ func (p *Panel) routes() (http.Handler, error) {
 
 	r.Group(func(r chi.Router) {
 		r.Use(p.requireSession(true), p.checkCSRF)
-		st := &status.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Ledger: d.Ledger, MCPURL: d.MCPURL}
-		st.LastBackup = d.LastBackup
+		st := &status.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Ledger: d.Ledger, MCPURL: d.MCPURL,
+			AnyAccount: d.AnyAccount, LastBackup: d.LastBackup}
 		if d.Tunnel != nil {
 			st.Tunnel = func() (string, string) { s := d.Tunnel.Status(); return string(s.State), s.Reason }
 		}

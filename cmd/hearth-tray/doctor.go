@@ -98,6 +98,7 @@ func doctorCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	d.line(checkOK, "version", fmt.Sprintf("hearth-tray %s (%s/%s)", version, runtime.GOOS, runtime.GOARCH))
 	d.checkDataDir()
 	d.checkConfig()
+	d.checkLoopback()
 	d.checkInstance(ctx)
 	d.checkPort("MCP port", "mcp_addr", d.cfg.MCPAddr, func(i instance.Info) string { return i.MCPURL })
 	d.checkPort("panel port", "panel_addr", d.cfg.PanelAddr, func(i instance.Info) string { return i.PanelURL })

@@ -99,7 +99,7 @@ func trayMain(ctx context.Context, quiet bool) error {
 	}
 	// The control endpoint is published before instance.json, so that a
 	// second start that sees instance.json finds it too.
-	ctl := &tray.Control{Open: t.OpenPanel, Quit: quit, Log: log}
+	ctl := &tray.Control{Open: t.OpenPanel, Quit: quit, Log: log, AnyAccount: !a.Config.LoopbackSameUser}
 	if err := ctl.Listen(dataDir); err != nil {
 		return err
 	}

@@ -217,6 +217,7 @@ func (a *App) status() map[string]any {
 	out["ui_automation"] = ui
 	out["wake"] = a.wakeStatus()
 	out["data_dir"] = a.DataDir
+	out["loopback"] = a.loopbackStatus()
 	return out
 }
 
@@ -251,7 +252,8 @@ func (a *App) disclosure(ctx context.Context) string {
 	return s
 }
 
-// Listen binds both loopback listeners.
+// Listen binds both loopback listeners, each serving only the account
+// Hearth runs as unless loopback_same_user is false (loopback.go).
 func (a *App) Listen() error {
 	var err error
 	if a.mcpLn, err = net.Listen("tcp", a.Config.MCPAddr); err != nil {
@@ -260,6 +262,11 @@ func (a *App) Listen() error {
 	if a.panelLn, err = net.Listen("tcp", a.Config.PanelAddr); err != nil {
 		a.mcpLn.Close()
 		return fmt.Errorf("listen on panel_addr %s: %w", a.Config.PanelAddr, err)
+	}
+	if err := a.guardListeners(); err != nil {
+		a.mcpLn.Close()
+		a.panelLn.Close()
+		return err
 	}
 	// ui.action refuses a browser window titled with the panel's address.
 	a.UI.SetPanelAddr(a.panelLn.Addr().String())

@@ -35,6 +35,7 @@ func (a *App) PanelDeps() web.Deps {
 		MCPURL: a.MCPURL, Log: a.Log,
 		Tunnel: a.Tunnel, StartTunnel: a.StartTunnel, StopTunnel: a.StopTunnel,
 		LastBackup: a.lastBackupLine,
+		AnyAccount: !a.Config.LoopbackSameUser,
 	}
 	if runtime.GOOS == "windows" {
 		// The logon task exists only on Windows; elsewhere the Setup page

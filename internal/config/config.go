@@ -76,6 +76,12 @@ type Config struct {
 	Wake   Wake    `json:"wake"`
 
 	Tunnel Tunnel `json:"tunnel"`
+
+	// LoopbackSameUser admits a loopback connection (MCP endpoint, control
+	// panel, tray control endpoint) only from a process of the account
+	// Hearth runs as; false admits every account on this computer, for a
+	// host where a connection's owner cannot be determined.
+	LoopbackSameUser bool `json:"loopback_same_user"`
 }
 
 // Policy is the governance mode.
@@ -196,6 +202,7 @@ func Default() Config {
 		BackupKeep:             DefaultBackupKeep,
 		Tunnel:                 Tunnel{Profile: DefaultTunnelProfile},
 		Wake:                   DefaultWake(),
+		LoopbackSameUser:       true,
 	}
 }
 

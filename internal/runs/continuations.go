@@ -14,6 +14,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	hroute "github.com/hearth-dev/hearth/internal/route"
 )
 
 // Continuation bounds.
@@ -149,7 +150,7 @@ func (s *Service) Schedule(ctx context.Context, route string, in ScheduleInput) 
 	case s.kick <- struct{}{}:
 	default:
 	}
-	return s.Continuation(ctx, id)
+	return s.Continuation(ctx, route, id)
 }
 
 const contCols = `id, run_id, state, prompt, target_kind, target, due_at, reason, command, created_at, settled_at`
@@ -182,20 +183,28 @@ func (s *Service) scanContinuation(sc interface{ Scan(...any) error }) (*Continu
 	return &c, nil
 }
 
-// Continuation returns one continuation, settling it first when due.
-func (s *Service) Continuation(ctx context.Context, id string) (*Continuation, error) {
+// Continuation returns one continuation of the conversation caller (its
+// route; internal/route.Match), settling it first when due. Another
+// conversation's continuation is answered exactly like an id that never
+// existed: its prompt is that conversation's.
+func (s *Service) Continuation(ctx context.Context, caller, id string) (*Continuation, error) {
 	if err := s.settleDue(ctx); err != nil {
 		s.Log.Error("settle continuations", "err", err)
 	}
-	c, err := s.scanContinuation(s.DB.R.QueryRowContext(ctx, `SELECT `+contCols+` FROM continuations WHERE id = ?`, id))
+	cond, arg := hroute.Match("route", caller)
+	c, err := s.scanContinuation(s.DB.R.QueryRowContext(ctx, `SELECT `+contCols+` FROM continuations WHERE id = ? AND `+cond, id, arg))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, primitive.Failed("not_found", "run.continuation_status: no continuation %q", id)
 	}
 	return c, err
 }
 
-func (s *Service) continuationsOf(ctx context.Context, runID string) ([]Continuation, error) {
-	rows, err := s.DB.R.QueryContext(ctx, `SELECT `+contCols+` FROM continuations WHERE run_id = ? ORDER BY created_at, id`, runID)
+// continuationsOf lists run runID's continuations of the conversation
+// caller: a run is shared by every conversation, its continuations' prompts
+// are not.
+func (s *Service) continuationsOf(ctx context.Context, caller, runID string) ([]Continuation, error) {
+	cond, arg := hroute.Match("route", caller)
+	rows, err := s.DB.R.QueryContext(ctx, `SELECT `+contCols+` FROM continuations WHERE run_id = ? AND `+cond+` ORDER BY created_at, id`, runID, arg)
 	if err != nil {
 		return nil, fmt.Errorf("list continuations: %w", err)
 	}

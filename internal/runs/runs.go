@@ -192,7 +192,7 @@ func (s *Service) Checkpoint(ctx context.Context, route string, in CheckpointInp
 		if err != nil {
 			return nil, err
 		}
-		return s.Get(ctx, id)
+		return s.Get(ctx, route, id)
 	}
 	sets := []string{}
 	args := []any{}
@@ -249,7 +249,7 @@ func (s *Service) Checkpoint(ctx context.Context, route string, in CheckpointInp
 	if err != nil {
 		return nil, err
 	}
-	return s.Get(ctx, in.ID)
+	return s.Get(ctx, route, in.ID)
 }
 
 const runCols = `id, state, objective, acceptance_criteria, summary, next_actions, pending_task_ids, version, created_at, updated_at, closed_at`
@@ -282,8 +282,9 @@ func scanRun(sc interface{ Scan(...any) error }) (*Run, error) {
 	return &r, nil
 }
 
-// Get returns a run with its continuations.
-func (s *Service) Get(ctx context.Context, id string) (*Run, error) {
+// Get returns a run with the continuations the conversation caller
+// scheduled for it (another conversation's are not listed).
+func (s *Service) Get(ctx context.Context, caller, id string) (*Run, error) {
 	r, err := scanRun(s.DB.R.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: %s", ErrNoRun, id)
@@ -294,7 +295,7 @@ func (s *Service) Get(ctx context.Context, id string) (*Run, error) {
 	if err := s.settleDue(ctx); err != nil {
 		s.Log.Error("settle continuations", "err", err)
 	}
-	cs, err := s.continuationsOf(ctx, id)
+	cs, err := s.continuationsOf(ctx, caller, id)
 	if err != nil {
 		return nil, err
 	}
@@ -332,8 +333,9 @@ func (s *Service) List(ctx context.Context, state string, limit int) ([]RunSumma
 	return out, rows.Err()
 }
 
-// Close closes an open run, optionally with a final summary.
-func (s *Service) Close(ctx context.Context, id string, summary *string) (*Run, error) {
+// Close closes an open run, optionally with a final summary, and returns
+// it as Get does for the conversation caller.
+func (s *Service) Close(ctx context.Context, caller, id string, summary *string) (*Run, error) {
 	if summary != nil {
 		if err := checkText("close", "summary", *summary, MaxSummary); err != nil {
 			return nil, err
@@ -371,5 +373,5 @@ func (s *Service) Close(ctx context.Context, id string, summary *string) (*Run, 
 	if err != nil {
 		return nil, err
 	}
-	return s.Get(ctx, id)
+	return s.Get(ctx, caller, id)
 }

@@ -67,9 +67,9 @@ func (s *Service) Specs() []*primitive.Spec {
 				return map[string]any{"runs": rs}, nil
 			})},
 		{Tool: "run", Operation: "get", Risk: primitive.RiskRead, Inline: true, Fields: []primitive.Field{id(true)},
-			Summary: "a run with its latest checkpoint and continuations.",
-			Run: primitive.Typed(func(ctx context.Context, _ *primitive.Call, in idInput) (any, error) {
-				r, err := s.Get(ctx, in.ID)
+			Summary: "a run with its latest checkpoint and this conversation's continuations.",
+			Run: primitive.Typed(func(ctx context.Context, call *primitive.Call, in idInput) (any, error) {
+				r, err := s.Get(ctx, call.Route, in.ID)
 				if errors.Is(err, ErrNoRun) {
 					return nil, notFound("get", in.ID)
 				}
@@ -77,8 +77,8 @@ func (s *Service) Specs() []*primitive.Spec {
 			})},
 		{Tool: "run", Operation: "close", Risk: primitive.RiskWrite, Inline: true, Fields: []primitive.Field{id(true), summary},
 			Summary: "close an open run.",
-			Run: primitive.Typed(func(ctx context.Context, _ *primitive.Call, in closeInput) (any, error) {
-				return s.Close(ctx, in.ID, in.Summary)
+			Run: primitive.Typed(func(ctx context.Context, call *primitive.Call, in closeInput) (any, error) {
+				return s.Close(ctx, call.Route, in.ID, in.Summary)
 			})},
 		{Tool: "run", Operation: "events", Risk: primitive.RiskRead, Inline: true,
 			Fields:  []primitive.Field{limit, {Name: "entity_id", Type: primitive.TString, Desc: "Only events of this run, recipe or scatter id."}},
@@ -107,9 +107,9 @@ func (s *Service) Specs() []*primitive.Spec {
 				return s.Schedule(ctx, call.Route, in)
 			})},
 		{Tool: "run", Operation: "continuation_status", Risk: primitive.RiskRead, Inline: true, Fields: []primitive.Field{id(true)},
-			Summary: "a continuation's state (scheduled, blocked, dry_run, ready, woken) and its command; executed is true only when woken.",
-			Run: primitive.Typed(func(ctx context.Context, _ *primitive.Call, in idInput) (any, error) {
-				return s.Continuation(ctx, in.ID)
+			Summary: "one of this conversation's continuations: state (scheduled, blocked, dry_run, ready, woken) and its command; executed is true only when woken.",
+			Run: primitive.Typed(func(ctx context.Context, call *primitive.Call, in idInput) (any, error) {
+				return s.Continuation(ctx, call.Route, in.ID)
 			})},
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/fsops"
 	"github.com/hearth-dev/hearth/internal/httpbound"
+	"github.com/hearth-dev/hearth/internal/peeruser"
 	"github.com/hearth-dev/hearth/web"
 )
 
@@ -43,6 +44,10 @@ import (
 // that user's programs could do anyway (taskkill), but never obtain a panel
 // session. The file is removed at shutdown; a stale one left by a crash
 // points at a closed port and a secret nobody accepts any more.
+//
+// Like the MCP and panel listeners, the endpoint serves only connections
+// of the account the tray runs as (package peeruser): another account
+// that learned the secret still gets 403, unless AnyAccount is set.
 
 // ControlFile is the name of the control endpoint's file in the data
 // directory.
@@ -71,6 +76,9 @@ type Control struct {
 	// Quit begins Hearth's shutdown without waiting for it.
 	Quit func()
 	Log  *slog.Logger
+	// AnyAccount serves every account on this computer, not only the one
+	// the tray runs as (config key loopback_same_user false).
+	AnyAccount bool
 
 	dataDir string
 	secret  string
@@ -89,6 +97,14 @@ func (c *Control) Listen(dataDir string) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return fmt.Errorf("tray control listener: %w", err)
+	}
+	if !c.AnyAccount {
+		g, err := peeruser.Guard(ln, "tray control", c.log())
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		ln = g
 	}
 	c.dataDir, c.secret, c.ln = dataDir, hex.EncodeToString(b[:]), ln
 	c.srv = httpbound.New(httpbound.Control(), nil).Server(c)

@@ -26,6 +26,8 @@ type Handler struct {
 	Tunnel func() (state, reason string)
 	// LastBackup, when set, reports the newest verified backup.
 	LastBackup func() Backup
+	// AnyAccount: loopback_same_user is false (see AnyAccountNotice).
+	AnyAccount bool
 }
 
 // Mount adds the page's routes.
@@ -46,6 +48,7 @@ type View struct {
 	TunnelState    string
 	TunnelReason   string
 	Backup         Backup
+	AnyAccount     bool
 }
 
 func (h *Handler) load(ctx context.Context) (View, error) {
@@ -68,6 +71,7 @@ func (h *Handler) load(ctx context.Context) (View, error) {
 	v := View{
 		MCPURL: h.MCPURL(), Mode: st.Mode, EStop: st.EStop, QueueHeld: st.QueueHeld,
 		PendingPermits: len(pending), OpenUnknowns: len(unknowns), LedgerSize: size,
+		AnyAccount: h.AnyAccount,
 	}
 	if h.Tunnel != nil {
 		v.TunnelState, v.TunnelReason = h.Tunnel()

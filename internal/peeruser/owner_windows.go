@@ -1,0 +1,105 @@
+package peeruser
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
+)
+
+const method = "GetExtendedTcpTable owner PID, process token user SID"
+
+var procGetExtendedTcpTable = windows.NewLazySystemDLL("iphlpapi.dll").NewProc("GetExtendedTcpTable")
+
+// tcpTableOwnerPIDAll is TCP_TABLE_OWNER_PID_ALL.
+const tcpTableOwnerPIDAll = 5
+
+func self() (Account, error) {
+	tu, err := windows.GetCurrentProcessToken().GetTokenUser()
+	if err != nil {
+		return Account{}, fmt.Errorf("read this process's token user: %w", err)
+	}
+	return named(Account{ID: tu.User.Sid.String()}), nil
+}
+
+func named(a Account) Account {
+	sid, err := windows.StringToSid(a.ID)
+	if err != nil {
+		return a
+	}
+	if name, domain, _, err := sid.LookupAccount(""); err == nil {
+		a.Name = name
+		if domain != "" {
+			a.Name = domain + `\` + name
+		}
+	}
+	return a
+}
+
+func owner(local, remote netip.AddrPort) (Account, error) {
+	ipv6 := !remote.Addr().Is4()
+	table, err := tcpTable(ipv6)
+	if err != nil {
+		return Account{}, err
+	}
+	rows, err := tableRows(table, ipv6)
+	if err != nil {
+		return Account{}, err
+	}
+	pid, ok := peerPID(rows, local, remote)
+	if !ok {
+		return Account{}, ErrNotFound
+	}
+	if pid == uint32(os.Getpid()) {
+		return self()
+	}
+	return processAccount(pid)
+}
+
+// tcpTable returns the whole IPv4 or IPv6 TCP table with owning pids.
+func tcpTable(ipv6 bool) ([]byte, error) {
+	family := uintptr(windows.AF_INET)
+	if ipv6 {
+		family = windows.AF_INET6
+	}
+	size := uint32(16 << 10)
+	for range 8 {
+		buf := make([]byte, size)
+		r, _, _ := procGetExtendedTcpTable.Call(uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(&size)), 0, family, tcpTableOwnerPIDAll, 0)
+		switch windows.Errno(r) {
+		case 0:
+			return buf[:size], nil
+		case windows.ERROR_INSUFFICIENT_BUFFER:
+			size += size / 4 // the table may grow before the next call
+			continue
+		default:
+			return nil, fmt.Errorf("GetExtendedTcpTable: %w", windows.Errno(r))
+		}
+	}
+	return nil, errors.New("GetExtendedTcpTable: the table kept growing")
+}
+
+// processAccount returns the token user of process pid.
+func processAccount(pid uint32) (Account, error) {
+	if pid == 0 || pid == 4 {
+		return Account{}, fmt.Errorf("the peer is owned by the system (pid %d)", pid)
+	}
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, pid)
+	if err != nil {
+		return Account{}, fmt.Errorf("open the peer's process %d: %w", pid, err)
+	}
+	defer windows.CloseHandle(h)
+	var tok windows.Token
+	if err := windows.OpenProcessToken(h, windows.TOKEN_QUERY, &tok); err != nil {
+		return Account{}, fmt.Errorf("open the token of the peer's process %d: %w", pid, err)
+	}
+	defer tok.Close()
+	tu, err := tok.GetTokenUser()
+	if err != nil {
+		return Account{}, fmt.Errorf("read the token user of the peer's process %d: %w", pid, err)
+	}
+	return Account{ID: tu.User.Sid.String()}, nil
+}
