@@ -111,8 +111,13 @@ func VerifyDB(ctx context.Context, db *store.DB, opts ...VerifyOption) (Report, 
 		return Report{}, fmt.Errorf("verify ledger: %w", err)
 	}
 	defer tx.Rollback()
+	hashTx, release, err := sameSnapshot(ctx, db, tx)
+	if err != nil {
+		return Report{}, fmt.Errorf("verify ledger: %w", err)
+	}
+	defer release()
 	var rep Report
-	err = verifyDB(ctx, tx, cfg, &rep)
+	err = verifyDB(ctx, tx, hashTx, cfg, &rep)
 	return rep, err
 }
 

@@ -10,19 +10,23 @@ import (
 	"math/bits"
 	"runtime"
 	"sync"
+	"time"
 
 	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/hearth-dev/hearth/internal/store"
 )
 
-// verifyDB reads the ledger in order on the calling goroutine (one read
-// transaction, two cursors), hands blocks of blockSize entries to
-// GOMAXPROCS workers that check each entry's form, seq, stored hash and the
-// prev links inside the block and compute the block's leaf and subtree
-// hashes, and merges the blocks in order on one more goroutine: the prev
-// link across blocks, the tree levels above a block, every stored tree hash
-// and every checkpoint's root. Errors are the same, and found at the same
-// entry, as a sequential walk would report.
-func verifyDB(ctx context.Context, tx *sql.Tx, cfg verifyConfig, rep *Report) error {
+// verifyDB reads the entries in order on the calling goroutine and the
+// stored tree hashes on another (from hashTx, a second snapshot of the same
+// ledger when one could be had, else tx itself), hands blocks of blockSize
+// entries to GOMAXPROCS workers that check each entry's form, seq, stored
+// hash and the prev links inside the block and compute the block's leaf and
+// subtree hashes, and merges the blocks in order on one more goroutine: the
+// prev link across blocks, the tree levels above a block, every stored tree
+// hash and every checkpoint's root. Errors are the same, and found at the
+// same entry, as a sequential walk would report.
+func verifyDB(ctx context.Context, tx, hashTx *sql.Tx, cfg verifyConfig, rep *Report) error {
 	n, err := size(ctx, tx)
 	if err != nil {
 		return err
@@ -41,7 +45,7 @@ func verifyDB(ctx context.Context, tx *sql.Tx, cfg verifyConfig, rep *Report) er
 		return fmt.Errorf("read entries: %w", err)
 	}
 	defer entries.Close()
-	hashes, err := tx.QueryContext(ctx, `SELECT idx, hash FROM ledger_hashes ORDER BY idx`)
+	hashes, err := hashTx.QueryContext(ctx, `SELECT idx, hash FROM ledger_hashes ORDER BY idx`)
 	if err != nil {
 		return fmt.Errorf("read tree hashes: %w", err)
 	}
@@ -51,6 +55,8 @@ func verifyDB(ctx context.Context, tx *sql.Tx, cfg verifyConfig, rep *Report) er
 	work := make(chan *block, workers)
 	ordered := make(chan *block, 2*workers+2)
 	free := make(chan *block, 2*workers+4)
+	trees := make(chan *treeBlock, 2*workers+2)
+	freeTrees := make(chan *treeBlock, 2*workers+4)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for range workers {
@@ -64,20 +70,70 @@ func verifyDB(ctx context.Context, tx *sql.Tx, cfg verifyConfig, rep *Report) er
 			}
 		}()
 	}
+	treesRead := make(chan struct{})
+	go func() {
+		defer close(treesRead)
+		defer close(trees)
+		readTreeBlocks(hashes, n, trees, freeTrees, stop)
+	}()
 	merged := make(chan error, 1)
 	go func() {
 		m := merger{cps: cps, rep: rep} // prev: GenesisPrev, all zero
-		merged <- m.run(ordered, free, stop)
+		merged <- m.run(ordered, trees, free, freeTrees, stop)
 	}()
 
-	readErr := readBlocks(entries, hashes, n, work, ordered, free, stop)
+	readBlocks(entries, n, work, ordered, free, stop)
+	<-treesRead
 	close(work)
 	close(ordered)
 	wg.Wait()
-	if err := <-merged; err != nil {
-		return err
+	return <-merged
+}
+
+// sameSnapshot returns a second read transaction that sees the same ledger
+// as tx (the same last entry and last tree hash: the tables are append
+// only), on another connection so that both can be read at once, and the
+// function that ends it. When no connection is free at once or the ledger
+// keeps growing between the two, it returns tx itself.
+func sameSnapshot(ctx context.Context, db *store.DB, tx *sql.Tx) (*sql.Tx, func(), error) {
+	heads := func(q querier) (seq, idx int64, err error) {
+		err = q.QueryRowContext(ctx, `SELECT coalesce((SELECT max(seq) FROM ledger_entries), 0), coalesce((SELECT max(idx) FROM ledger_hashes), -1)`).Scan(&seq, &idx)
+		return seq, idx, err
 	}
-	return readErr
+	seq, idx, err := heads(tx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read ledger size: %w", err)
+	}
+	same := func() {}
+	if db.R.Stats().MaxOpenConnections == 1 {
+		return tx, same, nil
+	}
+	for range 3 {
+		acquire, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		conn, err := db.R.Conn(acquire)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
+			return tx, same, nil // the pool is busy: read both from one snapshot
+		}
+		tx2, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			conn.Close()
+			return nil, nil, err
+		}
+		seq2, idx2, err := heads(tx2)
+		if err == nil && seq2 == seq && idx2 == idx {
+			return tx2, func() { tx2.Rollback(); conn.Close() }, nil
+		}
+		tx2.Rollback()
+		conn.Close()
+		if err != nil {
+			return nil, nil, fmt.Errorf("read ledger size: %w", err)
+		}
+	}
+	return tx, same, nil
 }
 
 // blockSize is the number of entries in a block: a power of two, so that
@@ -87,14 +143,12 @@ const blockSize = 1 << 10
 // block is a run of consecutive entries, from the 0-based index start.
 type block struct {
 	start  int64
-	arena  []byte   // bodies, entry hashes and tree hashes as read
+	arena  []byte   // bodies and entry hashes as read
 	bodies [][]byte // into arena
 	sums   [][]byte // stored entry hashes, into arena
-	tree   [][]byte // stored tree hashes in index order, into arena
-	// treeErr, when set, is what went wrong reading the tree hash after
-	// tree: a read error or a missing index. tailErr is what a read error
-	// or a mismatch after the last entry of the block was.
-	treeErr, tailErr error
+	// tailErr is what went wrong reading after the last entry of the
+	// block, or what the end of the entries shows.
+	tailErr error
 
 	done chan struct{}
 	// Filled by check: the first failing entry (len(bodies) if none) and
@@ -112,8 +166,7 @@ func (b *block) reset(start int64) {
 	b.arena = b.arena[:0]
 	b.bodies = b.bodies[:0]
 	b.sums = b.sums[:0]
-	b.tree = b.tree[:0]
-	b.treeErr, b.tailErr, b.badErr = nil, nil, nil
+	b.tailErr, b.badErr = nil, nil
 	b.done = make(chan struct{})
 }
 
@@ -121,17 +174,14 @@ func (b *block) reset(start int64) {
 // 0-based index i: its leaf and one per trailing one bit of i.
 func storedCount(i int64) int { return 1 + bits.TrailingZeros64(^uint64(i)) }
 
-// readBlocks reads entries and their tree hashes into blocks, sends each to
-// work and, in order, to ordered; it returns what went wrong after the last
-// block, if anything.
-func readBlocks(entries, hashes *sql.Rows, n int64, work, ordered chan<- *block, free chan *block, stop <-chan struct{}) error {
+// readBlocks reads the entries into blocks and sends each to work and, in
+// order, to ordered, the last one (perhaps empty) with what the end of the
+// entries shows.
+func readBlocks(entries *sql.Rows, n int64, work, ordered chan<- *block, free chan *block, stop <-chan struct{}) {
 	var (
-		pos     int64 // entries read
-		nextIdx int64 // tree hash index expected next
-		body    sql.RawBytes
-		sum     sql.RawBytes
-		idx     int64
-		th      sql.RawBytes
+		pos  int64 // entries read
+		body sql.RawBytes
+		sum  sql.RawBytes
 	)
 	next := func() *block {
 		var b *block
@@ -153,55 +203,21 @@ func readBlocks(entries, hashes *sql.Rows, n int64, work, ordered chan<- *block,
 		return true
 	}
 	b := next()
-	for {
-		select {
-		case <-stop:
-			return nil
-		default:
-		}
-		if !entries.Next() {
-			break
-		}
+	for entries.Next() {
 		if err := entries.Scan(&body, &sum); err != nil {
 			b.tailErr = fmt.Errorf("read entries: %w", err)
 			send(b)
-			return nil
+			return
 		}
 		at := len(b.arena)
 		b.arena = append(b.arena, body...)
 		b.arena = append(b.arena, sum...)
 		b.bodies = append(b.bodies, b.arena[at:at+len(body)])
 		b.sums = append(b.sums, b.arena[at+len(body):len(b.arena)])
-		for k := storedCount(pos); k > 0 && b.treeErr == nil; k-- {
-			if !hashes.Next() {
-				if err := hashes.Err(); err != nil {
-					b.treeErr = fmt.Errorf("read tree hashes: %w", err)
-				} else {
-					b.treeErr = fmt.Errorf("entry seq %d: stored tree hash %d is missing", pos+1, nextIdx)
-				}
-				break
-			}
-			if err := hashes.Scan(&idx, &th); err != nil {
-				b.treeErr = fmt.Errorf("read tree hashes: %w", err)
-				break
-			}
-			if idx != nextIdx {
-				b.treeErr = fmt.Errorf("entry seq %d: stored tree hash %d is missing", pos+1, nextIdx)
-				break
-			}
-			at := len(b.arena)
-			b.arena = append(b.arena, th...)
-			b.tree = append(b.tree, b.arena[at:len(b.arena)])
-			nextIdx++
-		}
 		pos++
-		if b.treeErr != nil {
-			send(b)
-			return nil
-		}
 		if len(b.bodies) == blockSize {
 			if !send(b) {
-				return nil
+				return
 			}
 			b = next()
 		}
@@ -211,13 +227,80 @@ func readBlocks(entries, hashes *sql.Rows, n int64, work, ordered chan<- *block,
 		b.tailErr = fmt.Errorf("read entries: %w", entries.Err())
 	case pos != n:
 		b.tailErr = fmt.Errorf("ledger has %d entries but its highest seq is %d", pos, n)
-	case hashes.Next():
-		b.tailErr = fmt.Errorf("stored tree hashes continue past entry seq %d", n)
-	case hashes.Err() != nil:
-		b.tailErr = fmt.Errorf("read tree hashes: %w", hashes.Err())
 	}
 	send(b)
-	return nil
+}
+
+// treeBlock is the stored tree hashes of the entries of one block.
+type treeBlock struct {
+	arena []byte
+	tree  [][]byte // in index order, into arena
+	// err is what went wrong reading the hash after tree: a read error or
+	// a missing index. tailErr is what the end of the hashes shows, on the
+	// last block.
+	err, tailErr error
+}
+
+// readTreeBlocks reads the stored tree hashes of the n entries, block by
+// block as readBlocks cuts them, and sends them in order to out.
+func readTreeBlocks(hashes *sql.Rows, n int64, out chan<- *treeBlock, free chan *treeBlock, stop <-chan struct{}) {
+	var (
+		nextIdx int64
+		idx     int64
+		th      sql.RawBytes
+	)
+	for start := int64(0); ; start += blockSize {
+		var tb *treeBlock
+		select {
+		case tb = <-free:
+			tb.arena, tb.tree, tb.err, tb.tailErr = tb.arena[:0], tb.tree[:0], nil, nil
+		default:
+			tb = &treeBlock{}
+		}
+		end := min(n, start+blockSize)
+	read:
+		for pos := start; pos < end; pos++ {
+			for range storedCount(pos) {
+				if !hashes.Next() {
+					if err := hashes.Err(); err != nil {
+						tb.err = fmt.Errorf("read tree hashes: %w", err)
+					} else {
+						tb.err = fmt.Errorf("entry seq %d: stored tree hash %d is missing", pos+1, nextIdx)
+					}
+					break read
+				}
+				if err := hashes.Scan(&idx, &th); err != nil {
+					tb.err = fmt.Errorf("read tree hashes: %w", err)
+					break read
+				}
+				if idx != nextIdx {
+					tb.err = fmt.Errorf("entry seq %d: stored tree hash %d is missing", pos+1, nextIdx)
+					break read
+				}
+				at := len(tb.arena)
+				tb.arena = append(tb.arena, th...)
+				tb.tree = append(tb.tree, tb.arena[at:len(tb.arena)])
+				nextIdx++
+			}
+		}
+		last := tb.err != nil || end-start < blockSize
+		if last && tb.err == nil {
+			switch {
+			case hashes.Next():
+				tb.tailErr = fmt.Errorf("stored tree hashes continue past entry seq %d", n)
+			case hashes.Err() != nil:
+				tb.tailErr = fmt.Errorf("read tree hashes: %w", hashes.Err())
+			}
+		}
+		select {
+		case out <- tb:
+		case <-stop:
+			return
+		}
+		if last {
+			return
+		}
+	}
 }
 
 // check runs on a worker: each entry's form and seq, the prev links inside
@@ -234,27 +317,31 @@ func (b *block) check(h hash.Hash) {
 	var leafIn [1]byte
 	for j, raw := range b.bodies {
 		pos := b.start + int64(j) + 1
-		e, err := ParseEntry(raw)
-		if err != nil {
-			b.bad, b.badErr = j, fmt.Errorf("entry %d: %w", pos, err)
-			return
+		seq, ok := checkEntryFast(raw, &b.prevs[j])
+		if !ok {
+			e, err := ParseEntry(raw)
+			if err != nil {
+				b.bad, b.badErr = j, fmt.Errorf("entry %d: %w", pos, err)
+				return
+			}
+			seq = e.Seq
+			if !decodeHash(&b.prevs[j], e.Prev) {
+				b.bad, b.badErr = j, fmt.Errorf("entry seq %d: prev hash mismatch", e.Seq)
+				return
+			}
 		}
-		if e.Seq != pos {
-			b.bad, b.badErr = j, fmt.Errorf("entry %d out of order: seq %d", pos, e.Seq)
-			return
-		}
-		if !decodeHash(&b.prevs[j], e.Prev) {
-			b.bad, b.badErr = j, fmt.Errorf("entry seq %d: prev hash mismatch", e.Seq)
+		if seq != pos {
+			b.bad, b.badErr = j, fmt.Errorf("entry %d out of order: seq %d", pos, seq)
 			return
 		}
 		b.hashes[j] = sha256.Sum256(raw)
 		if j > 0 {
 			if b.prevs[j] != b.hashes[j-1] {
-				b.bad, b.badErr = j, fmt.Errorf("entry seq %d: prev hash mismatch", e.Seq)
+				b.bad, b.badErr = j, fmt.Errorf("entry seq %d: prev hash mismatch", seq)
 				return
 			}
 			if !bytes.Equal(b.sums[j], b.hashes[j][:]) {
-				b.bad, b.badErr = j, fmt.Errorf("entry seq %d: stored hash does not match its bytes", e.Seq)
+				b.bad, b.badErr = j, fmt.Errorf("entry seq %d: stored hash does not match its bytes", seq)
 				return
 			}
 		}
@@ -319,11 +406,13 @@ type merger struct {
 	blocks int64
 }
 
-func (m *merger) run(ordered <-chan *block, free chan<- *block, stop chan struct{}) error {
+func (m *merger) run(ordered <-chan *block, trees <-chan *treeBlock, free chan<- *block, freeTrees chan<- *treeBlock, stop chan struct{}) error {
 	fail := func(err error) error {
 		close(stop)
-		for b := range ordered { // let the reader and workers finish
+		for b := range ordered { // let the readers and workers finish
 			<-b.done
+		}
+		for range trees {
 		}
 		return err
 	}
@@ -332,20 +421,29 @@ func (m *merger) run(ordered <-chan *block, free chan<- *block, stop chan struct
 	}
 	for b := range ordered {
 		<-b.done
-		if err := m.merge(b); err != nil {
+		tb, ok := <-trees
+		if !ok {
+			tb = &treeBlock{err: fmt.Errorf("entry seq %d: stored tree hashes end early", b.start+1)}
+		}
+		if err := m.merge(b, tb); err != nil {
 			return fail(err)
 		}
 		select {
 		case free <- b:
 		default:
 		}
+		select {
+		case freeTrees <- tb:
+		default:
+		}
 	}
 	return nil
 }
 
-// merge checks block b against the entries before it and the stored tree
-// hashes, entry by entry, reporting the first failure in ledger order.
-func (m *merger) merge(b *block) error {
+// merge checks block b, whose stored tree hashes are tb, against the
+// entries before it, entry by entry, reporting the first failure in ledger
+// order.
+func (m *merger) merge(b *block, tb *treeBlock) error {
 	t, c := 0, 0 // next stored and computed tree hash of b
 	for j := range b.bodies {
 		pos := b.start + int64(j) + 1
@@ -363,9 +461,6 @@ func (m *merger) merge(b *block) error {
 		m.prev = b.hashes[j]
 		want := storedCount(pos - 1)
 		inBlock := storedCount(int64(j))
-		if j == blockSize-1 {
-			inBlock = want - bits.TrailingZeros64(^uint64(m.blocks))
-		}
 		for k := 0; k < want; k++ {
 			var h tlog.Hash
 			if k < inBlock {
@@ -381,10 +476,10 @@ func (m *merger) merge(b *block) error {
 				h = tlog.NodeHash(m.stack[s-2], m.stack[s-1])
 				m.stack = append(m.stack[:s-2], h)
 			}
-			if t >= len(b.tree) {
-				return b.treeErr
+			if t >= len(tb.tree) {
+				return tb.err
 			}
-			if !bytes.Equal(b.tree[t], h[:]) {
+			if !bytes.Equal(tb.tree[t], h[:]) {
 				return fmt.Errorf("entry seq %d: stored tree hash %d mismatch", pos, tlog.StoredHashIndex(0, pos-1)+int64(k))
 			}
 			t++
@@ -400,7 +495,13 @@ func (m *merger) merge(b *block) error {
 			return err
 		}
 	}
-	return b.tailErr
+	if b.tailErr != nil {
+		return b.tailErr
+	}
+	if tb.err != nil {
+		return tb.err
+	}
+	return tb.tailErr
 }
 
 // checkRoot checks the checkpoints at size pos, which ends after the k

@@ -264,3 +264,46 @@ func sha256Sum(b []byte) []byte {
 	s := sha256.Sum256(b)
 	return s[:]
 }
+
+// TestVerifySecondSnapshot: the tree hashes are read from a second read
+// transaction when a connection is free, and from the first when the pool
+// is busy; both verify alike.
+func TestVerifySecondSnapshot(t *testing.T) {
+	ctx := context.Background()
+	l, db := newTestLedger(t)
+	appendN(t, l, 50)
+	if _, err := l.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	other, release, err := sameSnapshot(ctx, db, tx)
+	if err != nil || other == tx {
+		t.Fatalf("with a free connection: %v, same transaction %v", err, other == tx)
+	}
+	release()
+	// Hold every other connection of the read pool.
+	var held []*sql.Conn
+	for range db.R.Stats().MaxOpenConnections - 1 {
+		c, err := db.R.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	same, release, err := sameSnapshot(ctx, db, tx)
+	if err != nil || same != tx {
+		t.Fatalf("with a busy pool: %v, same transaction %v", err, same == tx)
+	}
+	release()
+	var rep Report
+	if err := verifyDB(ctx, tx, same, verifyConfig{}, &rep); err != nil || rep.Entries != 50 || rep.Checkpoints != 1 {
+		t.Fatalf("one snapshot: %v %+v", err, rep)
+	}
+	for _, c := range held {
+		c.Close()
+	}
+}
