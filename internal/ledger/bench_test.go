@@ -201,6 +201,6 @@ func BenchmarkVerify1M(b *testing.B) {
 	// CPU time per verification: on a shared, loaded machine it moves
 	// less than the wall time does.
 	if cpu1, ok := processCPU(); ok && cpuOK {
-		b.ReportMetric((cpu1 - cpu0).Seconds()/float64(runs), "cpu-s/op")
+		b.ReportMetric((cpu1-cpu0).Seconds()/float64(runs), "cpu-s/op")
 	}
 }

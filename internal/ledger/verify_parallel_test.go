@@ -2,8 +2,8 @@ package ledger
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"fmt"
 	"strings"
@@ -111,7 +111,6 @@ func verifySequential(ctx context.Context, tx *sql.Tx, cfg verifyConfig, rep *Re
 	}
 	return nil
 }
-
 
 // checkpointAt stores a checkpoint of the first size entries signed by l,
 // with the given root (the real one when root is nil).
