@@ -18,7 +18,7 @@ var errNotCanonical = errors.New("not in canonical form")
 // member is one member of a top-level object: its decoded key and the
 // bytes of its value.
 type member struct {
-	key string
+	key []byte
 	val []byte
 }
 
@@ -29,6 +29,7 @@ type member struct {
 // Canonical: b passes exactly when Canonical(b) succeeds and equals b.
 func checkCanonical(b []byte) ([]member, error) {
 	c := canonChecker{b: b}
+	c.members = c.memberBuf[:0]
 	if err := c.value(true); err != nil {
 		return nil, err
 	}
@@ -43,6 +44,8 @@ type canonChecker struct {
 	i       int
 	depth   int
 	members []member
+	// memberBuf holds the members of an entry (five) without growing.
+	memberBuf [8]member
 }
 
 // errAt reports the byte at the current position: a syntax error when it
@@ -108,7 +111,7 @@ func (c *canonChecker) object(top bool) error {
 		c.depth--
 		return nil
 	}
-	var prev string
+	var prev []byte
 	for n := 0; ; n++ {
 		if c.i >= len(c.b) || c.b[c.i] != '"' {
 			return c.errAt()
@@ -117,7 +120,7 @@ func (c *canonChecker) object(top bool) error {
 		if err != nil {
 			return err
 		}
-		if n > 0 && key <= prev {
+		if n > 0 && bytes.Compare(key, prev) <= 0 {
 			// Out of order, or a duplicate, which Canonical would drop.
 			return errNotCanonical
 		}
@@ -178,10 +181,11 @@ func (c *canonChecker) array() error {
 	}
 }
 
-// str checks a string at c.i and returns its decoded value. Canonical
+// str checks a string at c.i and returns its decoded value (a slice of
+// the input when it has no escapes, so checking allocates nothing). Canonical
 // strings escape exactly '"', '\\' and the control characters, with the
 // short escapes where JSON has them and lowercase \u00xx otherwise.
-func (c *canonChecker) str() (string, error) {
+func (c *canonChecker) str() ([]byte, error) {
 	c.i++ // opening quote
 	start := c.i
 	var buf []byte // the decoded value, once an escape is seen
@@ -192,21 +196,21 @@ func (c *canonChecker) str() (string, error) {
 			s := c.b[start:c.i]
 			c.i++
 			if buf != nil {
-				return string(buf), nil
+				return buf, nil
 			}
-			return string(s), nil
+			return s, nil
 		case ch < 0x20:
-			return "", fmt.Errorf("invalid JSON at byte %d: control character in string", c.i)
+			return nil, fmt.Errorf("invalid JSON at byte %d: control character in string", c.i)
 		case ch == '\\':
 			if buf == nil {
 				buf = append([]byte(nil), c.b[start:c.i]...)
 			}
 			if c.i+1 >= len(c.b) {
-				return "", c.errAt()
+				return nil, c.errAt()
 			}
 			dec, n, err := c.escape(c.b[c.i+1:])
 			if err != nil {
-				return "", err
+				return nil, err
 			}
 			buf = append(buf, dec)
 			c.i += 1 + n
@@ -219,7 +223,7 @@ func (c *canonChecker) str() (string, error) {
 			r, size := utf8.DecodeRune(c.b[c.i:])
 			if r == utf8.RuneError && size == 1 {
 				// encoding/json would turn it into U+FFFD.
-				return "", errNotCanonical
+				return nil, errNotCanonical
 			}
 			if buf != nil {
 				buf = append(buf, c.b[c.i:c.i+size]...)
@@ -227,7 +231,7 @@ func (c *canonChecker) str() (string, error) {
 			c.i += size
 		}
 	}
-	return "", c.errAt()
+	return nil, c.errAt()
 }
 
 // escape checks the escape sequence after a backslash (e starts at the

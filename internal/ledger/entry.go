@@ -172,7 +172,7 @@ func ParseEntry(raw []byte) (Entry, error) {
 		return Entry{}, errors.New("want an object with fields data, kind, prev, seq, ts")
 	}
 	for i, m := range members {
-		if m.key != want[i] {
+		if string(m.key) != want[i] {
 			return Entry{}, fmt.Errorf("unexpected field %q", m.key)
 		}
 	}
@@ -194,7 +194,8 @@ func ParseEntry(raw []byte) (Entry, error) {
 	if err == nil {
 		e.Time, err = time.Parse(TimeLayout, t)
 	}
-	if err != nil || e.Time.Format(TimeLayout) != t {
+	var formatted [len(TimeLayout) + 8]byte
+	if err != nil || string(e.Time.AppendFormat(formatted[:0], TimeLayout)) != t {
 		return Entry{}, fmt.Errorf("ts %s is not RFC 3339 UTC with milliseconds", ts)
 	}
 	return e, nil

@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -112,103 +111,14 @@ func VerifyDB(ctx context.Context, db *store.DB, opts ...VerifyOption) (Report, 
 		return Report{}, fmt.Errorf("verify ledger: %w", err)
 	}
 	defer tx.Rollback()
+	hashTx, release, err := sameSnapshot(ctx, db, tx)
+	if err != nil {
+		return Report{}, fmt.Errorf("verify ledger: %w", err)
+	}
+	defer release()
 	var rep Report
-	err = verifyDB(ctx, tx, cfg, &rep)
+	err = verifyDB(ctx, tx, hashTx, cfg, &rep)
 	return rep, err
-}
-
-func verifyDB(ctx context.Context, tx *sql.Tx, cfg verifyConfig, rep *Report) error {
-	n, err := size(ctx, tx)
-	if err != nil {
-		return err
-	}
-	cps, err := loadCheckpoints(ctx, tx, cfg, rep)
-	if err != nil {
-		return err
-	}
-	if rep.CheckpointSize > n {
-		return fmt.Errorf("ledger truncated: checkpoint size %d but %d entries", rep.CheckpointSize, n)
-	}
-	rep.Unsigned = n - rep.CheckpointSize
-
-	entries, err := tx.QueryContext(ctx, `SELECT body, hash FROM ledger_entries ORDER BY seq`)
-	if err != nil {
-		return fmt.Errorf("read entries: %w", err)
-	}
-	defer entries.Close()
-	hashes, err := tx.QueryContext(ctx, `SELECT idx, hash FROM ledger_hashes ORDER BY idx`)
-	if err != nil {
-		return fmt.Errorf("read tree hashes: %w", err)
-	}
-	defer hashes.Close()
-
-	w := newWalker()
-	checkRoot := func() error {
-		for _, cp := range cps[w.n] {
-			if root := w.root(); root != cp.root {
-				return fmt.Errorf("checkpoint at size %d: root mismatch: entries hash to %s, checkpoint signed %s", w.n, root, cp.root)
-			}
-			rep.Checkpoints++
-		}
-		return nil
-	}
-	if err := checkRoot(); err != nil {
-		return err
-	}
-	var nextIdx int64
-	for entries.Next() {
-		var body, sum []byte
-		if err := entries.Scan(&body, &sum); err != nil {
-			return fmt.Errorf("read entries: %w", err)
-		}
-		pos := w.n + 1
-		e, stored, err := w.add(pos, body)
-		if err != nil {
-			return err
-		}
-		if !bytes.Equal(sum, w.last[:]) {
-			return fmt.Errorf("entry seq %d: stored hash does not match its bytes", e.Seq)
-		}
-		for _, h := range stored {
-			var (
-				idx int64
-				b   []byte
-			)
-			if !hashes.Next() {
-				if err := hashes.Err(); err != nil {
-					return fmt.Errorf("read tree hashes: %w", err)
-				}
-				return fmt.Errorf("entry seq %d: stored tree hash %d is missing", e.Seq, nextIdx)
-			}
-			if err := hashes.Scan(&idx, &b); err != nil {
-				return fmt.Errorf("read tree hashes: %w", err)
-			}
-			if idx != nextIdx {
-				return fmt.Errorf("entry seq %d: stored tree hash %d is missing", e.Seq, nextIdx)
-			}
-			if !bytes.Equal(b, h[:]) {
-				return fmt.Errorf("entry seq %d: stored tree hash %d mismatch", e.Seq, idx)
-			}
-			nextIdx++
-		}
-		rep.Entries = w.n
-		if err := checkRoot(); err != nil {
-			return err
-		}
-	}
-	if err := entries.Err(); err != nil {
-		return fmt.Errorf("read entries: %w", err)
-	}
-	if w.n != n {
-		return fmt.Errorf("ledger has %d entries but its highest seq is %d", w.n, n)
-	}
-	if hashes.Next() {
-		return fmt.Errorf("stored tree hashes continue past entry seq %d", n)
-	}
-	if err := hashes.Err(); err != nil {
-		return fmt.Errorf("read tree hashes: %w", err)
-	}
-	return nil
 }
 
 // loadCheckpoints verifies the signature and text of every stored
