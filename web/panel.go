@@ -19,6 +19,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -83,6 +84,9 @@ type Deps struct {
 	// StartAtLogon reports whether Hearth starts when the user logs on;
 	// nil where that is not available (the Setup page says so).
 	StartAtLogon func() (bool, error)
+	// Storage reports the space fs undo copies and artifacts take and
+	// storage_budget_bytes, for one line of the Status page; nil hides it.
+	Storage func(ctx context.Context) (used, budget int64, err error)
 }
 
 // Panel is the control panel: its sessions and its router.
@@ -180,7 +184,7 @@ func (p *Panel) routes() (http.Handler, error) {
 
 	r.Group(func(r chi.Router) {
 		r.Use(p.requireSession(true), p.checkCSRF)
-		st := &status.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Ledger: d.Ledger, MCPURL: d.MCPURL}
+		st := &status.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Ledger: d.Ledger, MCPURL: d.MCPURL, Storage: d.Storage}
 		if d.Tunnel != nil {
 			st.Tunnel = func() (string, string) { s := d.Tunnel.Status(); return string(s.State), s.Reason }
 		}

@@ -102,6 +102,7 @@ func doctorCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	d.checkPort("MCP port", "mcp_addr", d.cfg.MCPAddr, func(i instance.Info) string { return i.MCPURL })
 	d.checkPort("panel port", "panel_addr", d.cfg.PanelAddr, func(i instance.Info) string { return i.PanelURL })
 	d.checkDatabase(ctx)
+	d.checkStorage(ctx)
 	d.checkTunnel()
 	d.checkAutostart()
 	switch {

@@ -203,6 +203,7 @@ func (a *App) status() map[string]any {
 	}
 	out["ui_automation"] = ui
 	out["data_dir"] = a.DataDir
+	out["storage"] = a.storageStatus()
 	return out
 }
 
@@ -300,6 +301,7 @@ func (a *App) Serve(ctx context.Context) error {
 	defer stopCheckpoints()
 	checkpointsDone := a.startCheckpoints(cpCtx)
 	retentionDone := a.startRetention(cpCtx)
+	budgetDone := a.startBudget(cpCtx)
 	errc := make(chan error, 2)
 	go func() { errc <- mcpSrv.Serve(a.mcpLn) }()
 	go func() { errc <- panelSrv.Serve(a.panelLn) }()
@@ -334,6 +336,7 @@ func (a *App) Serve(ctx context.Context) error {
 	stopCheckpoints()
 	<-checkpointsDone
 	<-retentionDone
+	<-budgetDone
 	// Sign a checkpoint of everything journaled, so evidence verifies
 	// offline up to the last entry of this run.
 	if _, cerr := a.Ledger.Checkpoint(context.WithoutCancel(ctx)); cerr != nil {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"net/http"
 	"runtime"
 
@@ -28,6 +29,10 @@ func (a *App) PanelDeps() web.Deps {
 		Jobs: a.Jobs, Dispatcher: a.Dispatcher, Runs: a.Runs, Recipes: a.Recipes,
 		MCPURL: a.MCPURL, Log: a.Log,
 		Tunnel: a.Tunnel, StartTunnel: a.StartTunnel, StopTunnel: a.StopTunnel,
+		Storage: func(ctx context.Context) (int64, int64, error) {
+			u, err := a.StorageUsage(ctx)
+			return u.UsedBytes, u.BudgetBytes, err
+		},
 	}
 	if runtime.GOOS == "windows" {
 		// The logon task exists only on Windows; elsewhere the Setup page

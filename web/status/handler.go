@@ -24,6 +24,9 @@ type Handler struct {
 	MCPURL func() string
 	// Tunnel, when set, reports the tunnel-client supervisor's state.
 	Tunnel func() (state, reason string)
+	// Storage, when set, reports the space stored copies take and the
+	// budget (storage_budget_bytes).
+	Storage func(ctx context.Context) (used, budget int64, err error)
 }
 
 // Mount adds the page's routes.
@@ -43,6 +46,8 @@ type View struct {
 	LedgerSize     int64
 	TunnelState    string
 	TunnelReason   string
+	// Storage is "used of budget" for stored copies; empty hides it.
+	Storage string
 }
 
 func (h *Handler) load(ctx context.Context) (View, error) {
@@ -68,6 +73,13 @@ func (h *Handler) load(ctx context.Context) (View, error) {
 	}
 	if h.Tunnel != nil {
 		v.TunnelState, v.TunnelReason = h.Tunnel()
+	}
+	if h.Storage != nil {
+		used, budget, err := h.Storage(ctx)
+		if err != nil {
+			return View{}, fmt.Errorf("measure storage: %w", err)
+		}
+		v.Storage = StorageLine(used, budget)
 	}
 	return v, nil
 }
