@@ -19,6 +19,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -89,6 +90,9 @@ type Deps struct {
 	// AnyAccount: config key loopback_same_user is false, so every account
 	// on this computer reaches Hearth (the Status page says so).
 	AnyAccount bool
+	// Storage reports the space fs undo copies and artifacts take and
+	// storage_budget_bytes, for one line of the Status page; nil hides it.
+	Storage func(ctx context.Context) (used, budget int64, err error)
 }
 
 // Panel is the control panel: its sessions and its router.
@@ -187,7 +191,7 @@ func (p *Panel) routes() (http.Handler, error) {
 	r.Group(func(r chi.Router) {
 		r.Use(p.requireSession(true), p.checkCSRF)
 		st := &status.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Ledger: d.Ledger, MCPURL: d.MCPURL,
-			AnyAccount: d.AnyAccount, LastBackup: d.LastBackup}
+			AnyAccount: d.AnyAccount, LastBackup: d.LastBackup, Storage: d.Storage}
 		if d.Tunnel != nil {
 			st.Tunnel = func() (string, string) { s := d.Tunnel.Status(); return string(s.State), s.Reason }
 		}

@@ -104,6 +104,7 @@ func doctorCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	d.checkPort("panel port", "panel_addr", d.cfg.PanelAddr, func(i instance.Info) string { return i.PanelURL })
 	d.checkDatabase(ctx)
 	d.checkBackups()
+	d.checkStorage(ctx)
 	d.checkTunnel()
 	d.checkAutostart()
 	switch {

@@ -218,6 +218,7 @@ func (a *App) status() map[string]any {
 	out["wake"] = a.wakeStatus()
 	out["data_dir"] = a.DataDir
 	out["loopback"] = a.loopbackStatus()
+	out["storage"] = a.storageStatus()
 	return out
 }
 
@@ -335,6 +336,7 @@ func (a *App) Serve(ctx context.Context) error {
 	checkpointsDone := a.startCheckpoints(cpCtx)
 	retentionDone := a.startRetention(cpCtx)
 	backupsDone := a.startBackups(cpCtx)
+	budgetDone := a.startBudget(cpCtx)
 	errc := make(chan error, 2)
 	go func() { errc <- mcpSrv.Serve(a.mcpLn) }()
 	go func() { errc <- panelSrv.Serve(a.panelLn) }()
@@ -371,6 +373,7 @@ func (a *App) Serve(ctx context.Context) error {
 	<-checkpointsDone
 	<-retentionDone
 	<-backupsDone
+	<-budgetDone
 	// Sign a checkpoint of everything journaled, so evidence verifies
 	// offline up to the last entry of this run.
 	if _, cerr := a.Ledger.Checkpoint(context.WithoutCancel(ctx)); cerr != nil {

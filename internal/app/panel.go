@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"net/http"
 	"runtime"
 	"time"
@@ -36,6 +37,10 @@ func (a *App) PanelDeps() web.Deps {
 		Tunnel: a.Tunnel, StartTunnel: a.StartTunnel, StopTunnel: a.StopTunnel,
 		LastBackup: a.lastBackupLine,
 		AnyAccount: !a.Config.LoopbackSameUser,
+		Storage: func(ctx context.Context) (int64, int64, error) {
+			u, err := a.StorageUsage(ctx)
+			return u.UsedBytes, u.BudgetBytes, err
+		},
 	}
 	if runtime.GOOS == "windows" {
 		// The logon task exists only on Windows; elsewhere the Setup page

@@ -165,9 +165,35 @@ func addRefs(refs map[string]bool, text string, odd []string) {
 // ErrNotFound). fs receipts keep their prior content in their own spill
 // directory (internal/fsops), never in artifacts.
 func (s *Store) Prune(ctx context.Context, before time.Time) (PruneReport, error) {
+	return s.prune(ctx, before.UnixMilli(), before.UnixMilli(), true)
+}
+
+// PruneOldest is Prune for the storage budget: it deletes the artifacts
+// created before before that nothing alive refers to, but deletes no
+// arrival, and counts an unacknowledged arrival created since
+// arrivalsSince as alive (the age limit's cutoff; the zero time keeps
+// every unacknowledged arrival alive), so the budget never takes a result
+// its conversation has not read.
+func (s *Store) PruneOldest(ctx context.Context, before, arrivalsSince time.Time) (PruneReport, error) {
+	since := int64(-1 << 62)
+	if !arrivalsSince.IsZero() {
+		since = arrivalsSince.UnixMilli()
+	}
+	return s.prune(ctx, before.UnixMilli(), since, false)
+}
+
+// StoredBytes is the total size of the stored artifacts.
+func (s *Store) StoredBytes(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.DB.R.QueryRowContext(ctx, `SELECT COALESCE(SUM(size), 0) FROM artifacts`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("sum artifact sizes: %w", err)
+	}
+	return n, nil
+}
+
+func (s *Store) prune(ctx context.Context, cutoff, arrivalCutoff int64, deleteArrivals bool) (PruneReport, error) {
 	var rep PruneReport
-	cutoff := before.UnixMilli()
-	for {
+	for deleteArrivals {
 		if ctx.Err() != nil {
 			rep.Remaining = true
 			return rep, nil
@@ -226,7 +252,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (PruneReport, error
 			if len(cs) == 0 {
 				return nil
 			}
-			live, err := liveRefs(ctx, tx, cutoff, cids)
+			live, err := liveRefs(ctx, tx, arrivalCutoff, cids)
 			if err != nil {
 				return err
 			}

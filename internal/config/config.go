@@ -66,6 +66,10 @@ type Config struct {
 	// the prior content) is kept; an older receipt can no longer be undone.
 	// 0 keeps receipts forever.
 	ReceiptRetentionDays int `json:"receipt_retention_days"`
+	// StorageBudgetBytes bounds the space fs undo copies and artifacts
+	// take together, on top of their age limits: past it, the oldest that
+	// nothing alive needs are pruned first. 0 means no budget.
+	StorageBudgetBytes int64 `json:"storage_budget_bytes"`
 
 	// BackupKeep is how many verified backups of hearth.db are kept in
 	// <data>/backups (the daily one, the one before each migration and
@@ -200,11 +204,16 @@ func Default() Config {
 		ArtifactRetentionDays:  30,
 		ReceiptRetentionDays:   30,
 		BackupKeep:             DefaultBackupKeep,
+		StorageBudgetBytes:     DefaultStorageBudgetBytes,
 		Tunnel:                 Tunnel{Profile: DefaultTunnelProfile},
 		Wake:                   DefaultWake(),
 		LoopbackSameUser:       true,
 	}
 }
+
+// DefaultStorageBudgetBytes is storage_budget_bytes' default, 1 GiB: a
+// small share of a laptop's disk, and months of ordinary edits.
+const DefaultStorageBudgetBytes = 1 << 30
 
 // MaxRetentionDays bounds artifact_retention_days and
 // receipt_retention_days (about a hundred years; 0 already means forever).
@@ -370,6 +379,7 @@ func (c *Config) Validate() error {
 		{"artifact_retention_days", int64(c.ArtifactRetentionDays), 0, MaxRetentionDays},
 		{"receipt_retention_days", int64(c.ReceiptRetentionDays), 0, MaxRetentionDays},
 		{"backup_keep", int64(c.BackupKeep), 1, MaxBackupKeep},
+		{"storage_budget_bytes", c.StorageBudgetBytes, 0, 1 << 50},
 	}
 	for _, f := range ints {
 		if f.v < f.lo || f.v > f.hi {

@@ -357,24 +357,30 @@ func (e *Engine) mutate(ctx context.Context, m mutation) (MutationResult, error)
 			filepath.Dir(m.path), created); err != nil {
 			return err
 		}
-		var prior []byte
-		var priorFile sql.NullString
+		var priorFile, priorSHA sql.NullString
 		if snap.exists {
 			if snap.spill != "" {
 				priorFile = sql.NullString{String: snap.spill, Valid: true}
 			} else {
-				prior = snap.data
+				// Inline prior content is stored once per content.
+				prior := snap.data
 				if prior == nil {
 					prior = []byte{}
 				}
+				if _, err := tx.ExecContext(ctx,
+					`INSERT INTO fs_priors(sha256, data, size) VALUES (?, ?, ?) ON CONFLICT(sha256) DO NOTHING`,
+					snap.sha, prior, len(prior)); err != nil {
+					return err
+				}
+				priorSHA = sql.NullString{String: snap.sha, Valid: true}
 			}
 		}
 		_, err := tx.ExecContext(ctx,
 			`INSERT INTO fs_receipts(id, route, op, path, existed_before, pre_sha256, post_sha256,
-			   prior, prior_file, prior_size, undoes, state, created_at)
+			   prior_sha256, prior_file, prior_size, undoes, state, created_at)
 			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
 			id, m.route, m.op, m.path, snap.exists, nullIf(!snap.exists, snap.sha), post,
-			prior, priorFile, snap.size, nullIf(m.undoes == "", m.undoes), created)
+			priorSHA, priorFile, snap.size, nullIf(m.undoes == "", m.undoes), created)
 		return err
 	})
 	if err != nil {
@@ -548,8 +554,9 @@ func (e *Engine) loadReceipt(ctx context.Context, route, id string) (receipt, er
 	r := receipt{id: id}
 	cond, arg := hroute.Match("route", route)
 	err := e.DB.R.QueryRowContext(ctx,
-		`SELECT path, state, existed_before, pre_sha256, post_sha256, prior, prior_file, undone_by
-		 FROM fs_receipts WHERE id = ? AND `+cond, id, arg).
+		`SELECT path, state, existed_before, pre_sha256, post_sha256, coalesce(prior, p.data), prior_file, undone_by
+		 FROM fs_receipts LEFT JOIN fs_priors p ON p.sha256 = fs_receipts.prior_sha256
+		 WHERE id = ? AND `+cond, id, arg).
 		Scan(&r.path, &r.state, &r.existed, &r.pre, &r.post, &r.prior, &r.priorFile, &r.undoneBy)
 	if errors.Is(err, sql.ErrNoRows) {
 		if xerr := e.expiredReceipt(ctx, route, id); xerr != nil {
@@ -578,7 +585,7 @@ func (e *Engine) priorReader(ctx context.Context, r receipt) (io.ReadCloser, err
 func (e *Engine) voidReceipt(ctx context.Context, id, spill string) error {
 	err := e.DB.InTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx,
-			`UPDATE fs_receipts SET state = 'void', prior = NULL, prior_file = NULL WHERE id = ?`, id)
+			`UPDATE fs_receipts SET state = 'void', prior = NULL, prior_file = NULL, prior_sha256 = NULL WHERE id = ?`, id)
 		return err
 	})
 	if err != nil {
@@ -653,7 +660,7 @@ func (e *Engine) Recover(ctx context.Context) (RecoverReport, error) {
 				return commitReceipt(ctx, tx, p.id, p.undoes, e.now().UnixMilli())
 			}
 			_, err := tx.ExecContext(ctx,
-				`UPDATE fs_receipts SET state = 'void', prior = NULL, prior_file = NULL WHERE id = ?`, p.id)
+				`UPDATE fs_receipts SET state = 'void', prior = NULL, prior_file = NULL, prior_sha256 = NULL WHERE id = ?`, p.id)
 			return err
 		})
 		if err != nil {

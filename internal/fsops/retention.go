@@ -28,7 +28,7 @@ type ExpiredReceiptError struct {
 }
 
 func (e *ExpiredReceiptError) Error() string {
-	return fmt.Sprintf("receipt %s expired: made %s, pruned %s (older than receipt_retention_days), so its change can no longer be undone",
+	return fmt.Sprintf("receipt %s expired: made %s, pruned %s (older than receipt_retention_days, or among the oldest when stored copies passed storage_budget_bytes), so its change can no longer be undone",
 		e.ID, e.CreatedAt.UTC().Format(time.DateOnly), e.PrunedAt.UTC().Format(time.DateOnly))
 }
 
@@ -173,13 +173,13 @@ func (e *Engine) prunePath(ctx context.Context, path string, ids []string, cutof
 	err := e.DB.InTx(ctx, func(tx *sql.Tx) error {
 		spills, deleted, deferred, bytes = nil, 0, 0, 0
 		for _, id := range ids {
-			var priorFile sql.NullString
+			var priorFile, priorSHA sql.NullString
 			var size, created int64
 			var owner string
 			err := tx.QueryRowContext(ctx,
-				`SELECT prior_file, prior_size, created_at, route FROM fs_receipts
+				`SELECT prior_file, prior_sha256, prior_size, created_at, route FROM fs_receipts
 				 WHERE id = ? AND state IN ('committed', 'void') AND created_at < ?`, id, cutoff).
-				Scan(&priorFile, &size, &created, &owner)
+				Scan(&priorFile, &priorSHA, &size, &created, &owner)
 			if errors.Is(err, sql.ErrNoRows) {
 				continue // settled otherwise since the look-up
 			}
@@ -206,7 +206,17 @@ func (e *Engine) prunePath(ctx context.Context, path string, ids []string, cutof
 				return err
 			}
 			deleted++
-			bytes += size
+			if priorSHA.Valid {
+				// Content shared with other receipts stays until the last
+				// one goes.
+				freed, err := dropPrior(ctx, tx, priorSHA.String)
+				if err != nil {
+					return err
+				}
+				bytes += freed
+			} else {
+				bytes += size
+			}
 			if priorFile.Valid {
 				spills = append(spills, priorFile.String)
 			}

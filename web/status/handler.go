@@ -28,6 +28,9 @@ type Handler struct {
 	LastBackup func() Backup
 	// AnyAccount: loopback_same_user is false (see AnyAccountNotice).
 	AnyAccount bool
+	// Storage, when set, reports the space stored copies take and the
+	// budget (storage_budget_bytes).
+	Storage func(ctx context.Context) (used, budget int64, err error)
 }
 
 // Mount adds the page's routes.
@@ -49,6 +52,8 @@ type View struct {
 	TunnelReason   string
 	Backup         Backup
 	AnyAccount     bool
+	// Storage is "used of budget" for stored copies; empty hides it.
+	Storage string
 }
 
 func (h *Handler) load(ctx context.Context) (View, error) {
@@ -78,6 +83,13 @@ func (h *Handler) load(ctx context.Context) (View, error) {
 	}
 	if h.LastBackup != nil {
 		v.Backup = h.LastBackup()
+	}
+	if h.Storage != nil {
+		used, budget, err := h.Storage(ctx)
+		if err != nil {
+			return View{}, fmt.Errorf("measure storage: %w", err)
+		}
+		v.Storage = StorageLine(used, budget)
 	}
 	return v, nil
 }
