@@ -51,6 +51,9 @@ func install(ctx context.Context, stdout io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "Copied this program to %s\n", dst)
 	}
+	if err := copyTunnelClient(filepath.Dir(src), dir, stdout); err != nil {
+		return err
+	}
 	if err := autostart.Enable(dst); err != nil {
 		return err
 	}

@@ -139,6 +139,7 @@ func trayMain(ctx context.Context, quiet bool) error {
 	// are released last, by the deferred calls above.
 	trayCtx, stopTray := context.WithCancel(context.Background())
 	defer stopTray()
+	defer startNotifications(trayCtx, a, t, log)()
 	stopIcon := make(chan struct{})
 	done := make(chan struct{})
 	var serveErr error
