@@ -183,6 +183,7 @@ func (p *Panel) routes() (http.Handler, error) {
 		st := &status.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Ledger: d.Ledger, MCPURL: d.MCPURL}
 		if d.Tunnel != nil {
 			st.Tunnel = func() (string, string) { s := d.Tunnel.Status(); return string(s.State), s.Reason }
+			st.Reach = func() (bool, bool, string) { return setup.Summary(d.Tunnel) }
 		}
 		st.Mount(r)
 		(&setup.Handler{Kit: kit, Tunnel: d.Tunnel, MCPURL: d.MCPURL, Start: d.StartTunnel, Stop: d.StopTunnel,

@@ -33,6 +33,9 @@ const (
 type Flash struct {
 	Error bool
 	Text  string
+	// Card, when set, names the card of the page the message belongs to
+	// (the Setup page shows it there, beside the form that was posted).
+	Card string
 }
 
 // Session is one logged-in browser.

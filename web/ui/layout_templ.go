@@ -188,7 +188,7 @@ func Layout(c Chrome) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		if c.Flash != nil {
+		if c.Flash != nil && !c.FlashInPage {
 			if c.Flash.Error {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "<div class=\"flash error\" role=\"alert\" data-testid=\"flash-error\">")
 				if templ_7745c5c3_Err != nil {

@@ -35,6 +35,9 @@ type Chrome struct {
 	EStopReason string
 	// Pending is the number of permits waiting for the operator.
 	Pending int
+	// FlashInPage: the page shows Flash itself (in the card it belongs
+	// to), not the layout.
+	FlashInPage bool
 }
 
 // NavItem is one entry of the navigation.
