@@ -1,0 +1,93 @@
+package web_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/app"
+	"github.com/hearth-dev/hearth/internal/tunnel"
+)
+
+// connectThroughSetup saves a key and the tunnel ID and presses Connect,
+// as the Setup page's forms do.
+func connectThroughSetup(t *testing.T, f *fixture, b *browser) {
+	t.Helper()
+	for _, p := range []struct{ path, k, v string }{
+		{"/setup/key", "key", newRuntimeKey(t)},
+		{"/setup/tunnel-id", "tunnel_id", setupTunnelID},
+		{"/setup/connect", "", ""},
+	} {
+		r := f.post(t, b, p.path, p.k, p.v)
+		if r.StatusCode != http.StatusSeeOther {
+			t.Fatalf("POST %s: %d %s", p.path, r.StatusCode, r.body)
+		}
+		if strings.Contains(f.get(t, b, "/setup"), `data-testid="flash-error"`) {
+			t.Fatalf("POST %s refused:\n%s", p.path, f.get(t, b, "/setup"))
+		}
+	}
+}
+
+// TestTunnelTruthKeyRefused: with the FAKE control plane refusing the key
+// (the fake tunnel-client logs 401s and its poll gauge never moves, while
+// its /readyz answers 200, as the real one's does), neither Setup nor
+// Status ever says ChatGPT can reach Hearth; both name the key once
+// tunnel-client has said so.
+func TestTunnelTruthKeyRefused(t *testing.T) {
+	dir := besideHearth(t)
+	t.Setenv("FAKE_TUNNEL_REFUSE_KEY", "1")
+	f := newFixtureWith(t, nil, func(o *app.Options) { o.TunnelProgramDir = dir })
+	b := f.login(t)
+	connectThroughSetup(t, f, b)
+	ready := []string{"ChatGPT can reach Hearth", `data-ready="true"`, `data-state="ready"`, "Connected to OpenAI"}
+	never := func(where, body string) {
+		t.Helper()
+		for _, w := range ready {
+			if strings.Contains(body, w) {
+				t.Fatalf("%s says %q while the key is refused", where, w)
+			}
+		}
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for f.in.App.Tunnel.Status().State != tunnel.StateKeyRefused {
+		if time.Now().After(deadline) {
+			t.Fatalf("the tunnel did not report the refused key: %+v", f.in.App.Tunnel.Status())
+		}
+		never("Setup", f.get(t, b, "/setup"))
+		never("Status", f.get(t, b, "/"))
+		never("Setup's live line", f.get(t, b, "/setup/progress/live?phase=connecting"))
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Refused: both pages name the key, and stay so.
+	for range 10 {
+		setup, status := f.get(t, b, "/setup"), f.get(t, b, "/")
+		never("Setup", setup)
+		never("Status", status)
+		for _, w := range []string{"OpenAI refused the tunnel key", `data-testid="step-key" data-step-state="current"`, `data-testid="key-refused"`} {
+			if !strings.Contains(setup, w) {
+				t.Fatalf("Setup lacks %q with the key refused:\n%s", w, setup)
+			}
+		}
+		if !strings.Contains(status, "ChatGPT cannot reach Hearth: OpenAI refused the tunnel key") {
+			t.Fatalf("Status does not name the refused key:\n%s", status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestTunnelTruthPollsSucceed: the same walk with the polls succeeding
+// ends with Setup and Status saying ChatGPT can reach Hearth.
+func TestTunnelTruthPollsSucceed(t *testing.T) {
+	dir := besideHearth(t)
+	f := newFixtureWith(t, nil, func(o *app.Options) { o.TunnelProgramDir = dir })
+	b := f.login(t)
+	connectThroughSetup(t, f, b)
+	waitTunnel(t, f, "ready", func(st tunnel.Status) bool { return st.State == tunnel.StateReady })
+	if s := f.get(t, b, "/"); !strings.Contains(s, `data-ready="true">ChatGPT can reach Hearth<`) {
+		t.Fatalf("Status with the tunnel ready:\n%s", s)
+	}
+	if s := f.get(t, b, "/setup"); !strings.Contains(s, `data-testid="connect-state">Connected to OpenAI.`) {
+		t.Fatalf("Setup with the tunnel ready:\n%s", s)
+	}
+}
