@@ -124,7 +124,7 @@ func TestBrowserOperatorFlow(t *testing.T) {
 	pid, fid := execNeedingPermit(t, c, "hello from the panel")
 	card := `[data-permit-id="` + pid + `"]`
 	run("open the permit", chromedp.Navigate(base+"permits"), chromedp.WaitVisible(css(card)))
-	input := get("read the permit input", chromedp.Text(css(card+` [data-testid="permit-input"]`)))
+	input := get("read the permit input", chromedp.TextContent(css(card+` [data-testid="permit-input"]`)))
 	if !strings.Contains(input, `"hello from the panel"`) || !strings.Contains(input, `"command": "echo"`) {
 		t.Fatalf("permit input shown: %q", input)
 	}
@@ -137,6 +137,12 @@ func TestBrowserOperatorFlow(t *testing.T) {
 		shotPath = filepath.Join(t.TempDir(), "permits.png")
 	}
 	if err := os.WriteFile(shotPath, shot, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The operator name is filled in (the signed-in user's); it can be
+	// changed, and the change is remembered.
+	run("open the operator name", chromedp.Click(css(card+` [data-testid="operator-as"] summary`)))
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.getElementById("operator-`+pid+`").value = "") === ""`)); err != nil {
 		t.Fatal(err)
 	}
 	run("approve once",

@@ -443,7 +443,7 @@ func TestPermitDecisions(t *testing.T) {
 	}
 	// A second decision on the same permit is refused with a message.
 	f.post(t, b, "/permits/"+pid+"/deny", "operator", "Ada")
-	if !strings.Contains(f.get(t, b, "/permits"), "no longer pending") {
+	if !strings.Contains(f.get(t, b, "/permits"), "no longer waiting") {
 		t.Error("deciding a decided permit is not explained")
 	}
 

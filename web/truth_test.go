@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/app"
+	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/tunnel"
 )
 
@@ -89,5 +90,32 @@ func TestTunnelTruthPollsSucceed(t *testing.T) {
 	}
 	if s := f.get(t, b, "/setup"); !strings.Contains(s, `data-testid="connect-state">Connected to OpenAI.`) {
 		t.Fatalf("Setup with the tunnel ready:\n%s", s)
+	}
+}
+
+// TestPermitsLiveAnswers204WhileUnchanged: the live list's poll swaps
+// nothing (204) while the same permits wait, and answers the list when
+// they change; the badge's poll carries the count and the tab title.
+func TestPermitsLiveAnswers204WhileUnchanged(t *testing.T) {
+	f := newFixture(t, nil)
+	b := f.login(t)
+	if r := f.do(t, req{method: "GET", path: "/permits/live?ids=", b: b}); r.StatusCode != http.StatusNoContent {
+		t.Fatalf("unchanged empty list: %d", r.StatusCode)
+	}
+	c := hearthtest.Connect(t, f.in.URL, "conv-live-204")
+	pid, _ := execNeedingPermit(t, c, "x")
+	r := f.do(t, req{method: "GET", path: "/permits/live?ids=", b: b})
+	if r.StatusCode != http.StatusOK || !strings.Contains(r.body, `data-permit-id="`+pid+`"`) || !strings.Contains(r.body, `hx-get="/permits/live?ids=`+pid+`"`) {
+		t.Fatalf("changed list: %d %s", r.StatusCode, r.body)
+	}
+	if r := f.do(t, req{method: "GET", path: "/permits/live?ids=" + pid, b: b}); r.StatusCode != http.StatusNoContent {
+		t.Fatalf("unchanged list: %d", r.StatusCode)
+	}
+	badge := f.get(t, b, "/nav/pending/live?title=Permits")
+	if !strings.Contains(badge, "<title>(1) Permits · Hearth control panel</title>") || !strings.Contains(badge, `data-testid="nav-pending-count"`) {
+		t.Fatalf("badge poll: %s", badge)
+	}
+	if badge := f.get(t, b, "/nav/pending/live?title=<script>"); !strings.Contains(badge, "<title>(1) Hearth · Hearth control panel</title>") {
+		t.Fatalf("badge poll with an unknown title: %s", badge)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/hearth-dev/hearth/internal/app"
-	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
 
@@ -52,6 +50,11 @@ func shotDir(t *testing.T) string {
 	}
 	t.Logf("screenshots of every step: %s", dir)
 	return dir
+}
+
+// writeFile writes a screenshot into dir.
+func writeFile(dir, name string, b []byte) error {
+	return os.WriteFile(filepath.Join(dir, name), b, 0o644)
 }
 
 // newBrowser starts headless Chromium (the flags of the project's browser
@@ -236,6 +239,4 @@ func TestBrowserFirstRunWalk(t *testing.T) {
 	if p := problems(); len(p) > 0 {
 		t.Errorf("the browser reported errors (CSP violations show here):\n%s", strings.Join(p, "\n"))
 	}
-	_ = runtime.GOOS
-	_ = config.Default
 }

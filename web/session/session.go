@@ -28,6 +28,11 @@ const (
 	tokenBytes       = 32
 )
 
+// OperatorCookieName is the cookie that remembers the operator name in
+// this browser across sessions (a name is no secret; the session keeps
+// it too).
+const OperatorCookieName = "hearth_operator"
+
 // Flash is a one-shot message shown on the next page of a session: the
 // outcome of the form the operator just posted.
 type Flash struct {
