@@ -178,7 +178,7 @@ func TestBrowserOperatorFlow(t *testing.T) {
 		chromedp.WaitVisible(css(`[data-testid="flash"]`)),
 		chromedp.WaitVisible(css(`[data-testid="estop-button"]`)),
 	)
-	if state := get("read the e-stop state", chromedp.Text(css(`[data-testid="estop-state"]`))); !strings.Contains(state, "Released") {
+	if state := get("read the e-stop state", chromedp.Text(css(`[data-testid="estop-state"]`))); !strings.Contains(state, "Off") {
 		t.Fatalf("after reset the page says %q", state)
 	}
 	if r := c.Call("fs", write); r.State() != "completed" {

@@ -193,7 +193,7 @@ func (p *Panel) routes() (http.Handler, error) {
 			StartAtLogon: d.StartAtLogon}).Mount(r)
 		(&permits.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Chats: p.chats()}).Mount(r)
 		r.Get("/nav/pending/live", p.pendingLive)
-		(&safety.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator}).Mount(r)
+		(&safety.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Chats: p.chats()}).Mount(r)
 		(&tasks.Handler{Kit: kit, Jobs: d.Jobs, Dispatcher: d.Dispatcher}).Mount(r)
 		(&ledger.Handler{Kit: kit, Ledger: d.Ledger, DB: d.DB}).Mount(r)
 		(&recipes.Handler{Kit: kit, Recipes: d.Recipes, Runs: d.Runs}).Mount(r)
