@@ -194,7 +194,7 @@ func (p *Panel) routes() (http.Handler, error) {
 		(&permits.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Chats: p.chats()}).Mount(r)
 		r.Get("/nav/pending/live", p.pendingLive)
 		(&safety.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Chats: p.chats()}).Mount(r)
-		(&tasks.Handler{Kit: kit, Jobs: d.Jobs, Dispatcher: d.Dispatcher}).Mount(r)
+		(&tasks.Handler{Kit: kit, Jobs: d.Jobs, Dispatcher: d.Dispatcher, Chats: p.chats()}).Mount(r)
 		(&ledger.Handler{Kit: kit, Ledger: d.Ledger, DB: d.DB}).Mount(r)
 		(&recipes.Handler{Kit: kit, Recipes: d.Recipes, Runs: d.Runs}).Mount(r)
 		r.Post("/logout", p.logout)
