@@ -73,6 +73,8 @@ func TestTunnelTruthKeyRefused(t *testing.T) {
 		if !strings.Contains(status, "ChatGPT cannot reach Hearth: OpenAI refused the tunnel key") {
 			t.Fatalf("Status does not name the refused key:\n%s", status)
 		}
+		checkPlain(t, "key refused: /setup", setup)
+		checkPlain(t, "key refused: /", status)
 		time.Sleep(50 * time.Millisecond)
 	}
 }
