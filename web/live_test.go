@@ -20,7 +20,7 @@ func TestBrowserLivePermits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := newBrowser(t, 1024, 900)
+	ctx := newBrowser(t, 800, 900)
 	problems := watchConsole(ctx)
 	shots := shotDir(t)
 	shot := func(name string) {
@@ -96,6 +96,12 @@ func TestBrowserLivePermits(t *testing.T) {
 	execNeedingPermit(t, c, "second")
 	if err := waitFor(ctx, `document.title.startsWith("(1) Status") && (document.querySelector('[data-testid="nav-pending-count"]')||{}).textContent === "1"`); err != nil {
 		t.Fatalf("badge and title on Status did not follow: %v", err)
+	}
+	// The other pages as they look with some work done, for the eye.
+	base := strings.TrimSuffix(in.App.PanelURL(), "/")
+	for _, p := range []string{"tasks", "ledger", "safety", "recipes"} {
+		run("open "+p, chromedp.Navigate(base+"/"+p), chromedp.WaitVisible(css(`[data-testid="page-title"]`)))
+		shot("page-" + p)
 	}
 	if p := problems(); len(p) > 0 {
 		t.Errorf("the browser reported errors (CSP violations show here):\n%s", strings.Join(p, "\n"))

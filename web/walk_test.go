@@ -124,7 +124,8 @@ func TestBrowserFirstRunWalk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := newBrowser(t, 1024, 900)
+	// 800 px wide: the panel must read at that width (UX.md).
+	ctx := newBrowser(t, 800, 900)
 	problems := watchConsole(ctx)
 	shots := shotDir(t)
 	fields, clicks, pages := 0, 0, 1

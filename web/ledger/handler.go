@@ -66,6 +66,8 @@ type View struct {
 	Filter  Filter
 	Matched int64
 	Pages   int
+	// Now is when the page was made (times are said relative to it).
+	Now time.Time
 }
 
 func (h *Handler) load(r *http.Request) (View, error) {
@@ -75,7 +77,7 @@ func (h *Handler) load(r *http.Request) (View, error) {
 		return View{}, err
 	}
 	f := ParseFilter(r.URL.Query())
-	v := View{Size: size, Filter: f}
+	v := View{Size: size, Filter: f, Now: time.Now()}
 	where, args := f.where()
 	if err := h.DB.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM ledger_entries`+where, args...).Scan(&v.Matched); err != nil {
 		return View{}, fmt.Errorf("count ledger entries: %w", err)

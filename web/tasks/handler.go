@@ -81,6 +81,10 @@ func (r Row) StateWords(now time.Time) string {
 		return "interrupted when Hearth stopped: check what happened, then tell Hearth on the Safety page"
 	}
 	switch r.State {
+	case "permit":
+		return "waiting for your approval (Permits page)"
+	case dispatch.StateWaiting:
+		return "waiting for earlier work to finish"
 	case jobs.StateQueued, "pending":
 		if r.RunAt != nil && r.RunAt.After(now) {
 			return "runs at " + ui.Clock(*r.RunAt, now)
@@ -138,7 +142,7 @@ func Operation(primitive string) string {
 // Active reports whether the row is not finished.
 func (r Row) Active() bool {
 	switch r.State {
-	case jobs.StateQueued, jobs.StateRunning, "pending":
+	case jobs.StateQueued, jobs.StateRunning, "pending", "permit", dispatch.StateWaiting:
 		return true
 	}
 	return false
