@@ -57,8 +57,7 @@ func watchConsole(ctx context.Context) func() []string {
 // TestBrowserOperatorFlow drives the panel in headless Chromium as an
 // operator would: log in through the one-time URL, approve a permit a real
 // MCP client is waiting on, latch the e-stop and see a call refused, reset
-// it by typing "reset" and see calls work again, and save the tunnel
-// runtime key on the Setup page. Set
+// it by typing "reset" and see calls work again. Set
 // HEARTH_PANEL_SCREENSHOT to a file path to keep a screenshot of the
 // Permits page.
 func TestBrowserOperatorFlow(t *testing.T) {
@@ -111,8 +110,8 @@ func TestBrowserOperatorFlow(t *testing.T) {
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 
 	// Log in: the one-time URL sets the session and lands on Status.
-	run("log in", chromedp.Navigate(login), chromedp.WaitVisible(css(`[data-testid="status-mcp-url"]`)))
-	if got := get("read the MCP URL", chromedp.Text(css(`[data-testid="status-mcp-url"]`))); got != in.URL {
+	run("log in", chromedp.Navigate(login), chromedp.WaitVisible(css(`[data-testid="status-sentence"]`)))
+	if got := get("read the MCP URL", chromedp.TextContent(css(`[data-testid="status-mcp-url"]`))); got != in.URL {
 		t.Fatalf("status page shows MCP endpoint %q, want %q", got, in.URL)
 	}
 	htmxReady, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`typeof htmx === "object" && htmx.config.allowEval === false && htmx.config.includeIndicatorStyles === false`))
@@ -125,7 +124,7 @@ func TestBrowserOperatorFlow(t *testing.T) {
 	pid, fid := execNeedingPermit(t, c, "hello from the panel")
 	card := `[data-permit-id="` + pid + `"]`
 	run("open the permit", chromedp.Navigate(base+"permits"), chromedp.WaitVisible(css(card)))
-	input := get("read the permit input", chromedp.Text(css(card+` [data-testid="permit-input"]`)))
+	input := get("read the permit input", chromedp.TextContent(css(card+` [data-testid="permit-input"]`)))
 	if !strings.Contains(input, `"hello from the panel"`) || !strings.Contains(input, `"command": "echo"`) {
 		t.Fatalf("permit input shown: %q", input)
 	}
@@ -138,6 +137,12 @@ func TestBrowserOperatorFlow(t *testing.T) {
 		shotPath = filepath.Join(t.TempDir(), "permits.png")
 	}
 	if err := os.WriteFile(shotPath, shot, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The operator name is filled in (the signed-in user's); it can be
+	// changed, and the change is remembered.
+	run("open the operator name", chromedp.Click(css(card+` [data-testid="operator-as"] summary`)))
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.getElementById("operator-`+pid+`").value = "") === ""`)); err != nil {
 		t.Fatal(err)
 	}
 	run("approve once",
@@ -173,7 +178,7 @@ func TestBrowserOperatorFlow(t *testing.T) {
 		chromedp.WaitVisible(css(`[data-testid="flash"]`)),
 		chromedp.WaitVisible(css(`[data-testid="estop-button"]`)),
 	)
-	if state := get("read the e-stop state", chromedp.Text(css(`[data-testid="estop-state"]`))); !strings.Contains(state, "Released") {
+	if state := get("read the e-stop state", chromedp.Text(css(`[data-testid="estop-state"]`))); !strings.Contains(state, "Off") {
 		t.Fatalf("after reset the page says %q", state)
 	}
 	if r := c.Call("fs", write); r.State() != "completed" {
@@ -189,31 +194,8 @@ func TestBrowserOperatorFlow(t *testing.T) {
 	}
 	run("live task row", chromedp.WaitVisible(css(`[data-task-id="`+id+`"]`)))
 
-	// Setup: the runtime key typed into the password field is saved, and
-	// afterwards the page shows only its last four characters; the
-	// clipboard button is there (its script ran under the CSP).
-	key := "sk-browser-" + strings.Repeat("0123456789", 3) + "wxyz"
-	run("save the runtime key",
-		chromedp.Navigate(base+"setup"),
-		chromedp.WaitVisible(css(`[data-testid="key-input"]`)),
-		chromedp.SendKeys(css(`#tunnel-key`), key),
-		chromedp.Click(css(`[data-testid="key-save"]`)),
-		chromedp.WaitVisible(css(`[data-testid="key-hint"]`)),
-		chromedp.WaitVisible(css(`[data-testid="clear-clipboard"]`)),
-		chromedp.Click(css(`[data-testid="clear-clipboard"]`)),
-	)
-	if hint := get("read the key hint", chromedp.Text(css(`[data-testid="key-hint"]`))); hint != "…wxyz" {
-		t.Errorf("key hint %q, want …wxyz", hint)
-	}
-	if v := get("read the key field", chromedp.Value(css(`#tunnel-key`))); v != "" {
-		t.Error("the key field is filled in after saving")
-	}
-	if html := get("read the setup page", chromedp.OuterHTML(css(`html`))); strings.Contains(html, key) || strings.Contains(html, "0123456789wxyz") {
-		t.Error("the Setup page holds the key")
-	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("clipboard-status").textContent !== ""`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
-		t.Errorf("the clipboard button did not answer: %v", err)
-	}
+	// Setup (the tunnel key in its password field, the clipboard offer)
+	// is walked by TestBrowserFirstRunWalk.
 
 	// A login link with next (the tray's "Pending permits") lands on
 	// that page.

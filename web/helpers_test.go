@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/web"
@@ -69,7 +70,13 @@ type fixture struct {
 
 func newFixture(t *testing.T, edit func(*config.Config)) *fixture {
 	t.Helper()
-	in := hearthtest.Start(t, edit)
+	return newFixtureWith(t, edit, nil)
+}
+
+// newFixtureWith is newFixture with the app's options changed by opts.
+func newFixtureWith(t *testing.T, edit func(*config.Config), opts func(*app.Options)) *fixture {
+	t.Helper()
+	in := hearthtest.StartWith(t, edit, opts)
 	f := &fixture{in: in, clock: &clock{t: time.Now()}, log: &syncBuffer{}}
 	deps := in.App.PanelDeps()
 	deps.Now = f.clock.Now

@@ -101,6 +101,9 @@ type Panel struct {
 	log      *slog.Logger
 	sessions *session.Store
 	handler  http.Handler
+	// osUser is the signed-in user's name, the operator name of a browser
+	// that has not given one.
+	osUser string
 }
 
 // New builds the panel.
@@ -109,7 +112,7 @@ func New(d Deps) (*Panel, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Panel{deps: d, log: log, sessions: session.NewStore(d.Now)}
+	p := &Panel{deps: d, log: log, sessions: session.NewStore(d.Now), osUser: osUserName()}
 	h, err := p.routes()
 	if err != nil {
 		return nil, err
@@ -194,13 +197,15 @@ func (p *Panel) routes() (http.Handler, error) {
 			AnyAccount: d.AnyAccount, LastBackup: d.LastBackup, Storage: d.Storage}
 		if d.Tunnel != nil {
 			st.Tunnel = func() (string, string) { s := d.Tunnel.Status(); return string(s.State), s.Reason }
+			st.Reach = func() (bool, bool, string) { return setup.Summary(d.Tunnel) }
 		}
 		st.Mount(r)
 		(&setup.Handler{Kit: kit, Tunnel: d.Tunnel, MCPURL: d.MCPURL, Start: d.StartTunnel, Stop: d.StopTunnel,
 			StartAtLogon: d.StartAtLogon}).Mount(r)
-		(&permits.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator}).Mount(r)
-		(&safety.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator}).Mount(r)
-		(&tasks.Handler{Kit: kit, Jobs: d.Jobs, Dispatcher: d.Dispatcher}).Mount(r)
+		(&permits.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Chats: p.chats()}).Mount(r)
+		r.Get("/nav/pending/live", p.pendingLive)
+		(&safety.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Chats: p.chats()}).Mount(r)
+		(&tasks.Handler{Kit: kit, Jobs: d.Jobs, Dispatcher: d.Dispatcher, Chats: p.chats()}).Mount(r)
 		(&ledger.Handler{Kit: kit, Ledger: d.Ledger, DB: d.DB}).Mount(r)
 		(&recipes.Handler{Kit: kit, Recipes: d.Recipes, Runs: d.Runs}).Mount(r)
 		r.Post("/logout", p.logout)
@@ -221,7 +226,7 @@ func (p *Panel) routes() (http.Handler, error) {
 // banner and pending-permit count every page shows.
 func (p *Panel) chrome(r *http.Request, title, active string) ui.Chrome {
 	sess := session.FromContext(r.Context())
-	c := ui.Chrome{Title: title, Active: active, CSRF: sess.CSRFToken(), Operator: sess.Operator()}
+	c := ui.Chrome{Title: title, Active: active, CSRF: sess.CSRFToken(), Operator: p.operator(r, sess)}
 	if f, ok := sess.PopFlash(); ok {
 		c.Flash = &f
 	}

@@ -365,9 +365,23 @@ func TestSafetyActions(t *testing.T) {
 	if st, _ := f.in.App.Gov.Status(context.Background()); !st.QueueHeld {
 		t.Fatal("the e-stop did not hold the queue")
 	}
+	if !strings.Contains(f.get(t, b, "/safety"), `data-testid="queue-held-note"`) {
+		t.Error("a queue still held after a reset alone is not said next to its button")
+	}
 	f.post(t, b, "/safety/resume", "operator", "Ada")
 	if st, _ := f.in.App.Gov.Status(context.Background()); st.QueueHeld {
 		t.Fatal("resume did not release the queue")
+	}
+
+	// "Reset and resume the queue" is one action; it still needs the word.
+	f.post(t, b, "/safety/estop", "operator", "Ada", "reason", "again")
+	f.post(t, b, "/safety/reset", "operator", "Ada", "confirm", "no", "then", "resume")
+	if st, _ := f.in.App.Gov.Status(context.Background()); !st.EStop.Latched || !st.QueueHeld {
+		t.Fatalf("reset and resume without the word: %+v", st)
+	}
+	f.post(t, b, "/safety/reset", "operator", "Ada", "confirm", "reset", "then", "resume")
+	if st, _ := f.in.App.Gov.Status(context.Background()); st.EStop.Latched || st.QueueHeld {
+		t.Fatalf("reset and resume left %+v", st)
 	}
 
 	// Policy.
@@ -443,7 +457,7 @@ func TestPermitDecisions(t *testing.T) {
 	}
 	// A second decision on the same permit is refused with a message.
 	f.post(t, b, "/permits/"+pid+"/deny", "operator", "Ada")
-	if !strings.Contains(f.get(t, b, "/permits"), "no longer pending") {
+	if !strings.Contains(f.get(t, b, "/permits"), "no longer waiting") {
 		t.Error("deciding a decided permit is not explained")
 	}
 

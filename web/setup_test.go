@@ -142,7 +142,7 @@ func TestSetupFlow(t *testing.T) {
 	// A key that is too short is refused without being echoed.
 	post("/setup/key", "key", "sk-short")
 	body = page("short key")
-	has("short key", body, `data-testid="flash-error">Runtime key not saved: the tunnel runtime key is too short`)
+	has("short key", body, `data-testid="flash-error">Tunnel key not saved: the tunnel key is too short`)
 	lacks("short key", body, "sk-short")
 
 	// Save: only the last four characters are ever shown.
@@ -151,7 +151,7 @@ func TestSetupFlow(t *testing.T) {
 		t.Fatalf("key not stored: %v %v", ok, err)
 	}
 	body = page("after save")
-	has("after save", body, `data-testid="flash">Runtime key saved (it ends in `+last4+`)`,
+	has("after save", body, `data-testid="flash">Tunnel key saved (it ends in `+last4+`)`,
 		`data-testid="key-hint">…`+last4+`<`, `data-testid="clipboard-notice"`, `/static/setup.js`)
 	body = page("reload after save")
 	has("reload after save", body, `data-testid="key-hint">…`+last4+`<`)
@@ -245,10 +245,10 @@ func TestSetupFlow(t *testing.T) {
 		t.Fatal("key not cleared")
 	}
 	body = page("after clear")
-	has("after clear", body, `data-testid="flash">Runtime key cleared.`, `data-testid="key-none"`, `data-state="not_configured"`)
+	has("after clear", body, `data-testid="flash">Tunnel key cleared.`, `data-testid="key-none"`, `data-state="not_configured"`)
 	lacks("after clear", body, `data-testid="key-hint"`)
 	post("/setup/key/clear")
-	has("second clear", page("second clear"), `data-testid="flash-error">There is no runtime key to clear.`)
+	has("second clear", page("second clear"), `data-testid="flash-error">There is no tunnel key to clear.`)
 	post("/setup/start")
 	has("start without key", page("start without key"), `data-testid="flash-error">The tunnel cannot start yet: no tunnel runtime key yet`)
 
@@ -486,7 +486,7 @@ func TestSetupPin(t *testing.T) {
 
 	post("/setup/pin", "client_path", fake, "client_sha256", sum)
 	body = f.get(t, b, "/setup")
-	has("pinned", body, `data-testid="flash">tunnel-client pinned: `+fake+` (SHA-256 `+sum+`)`,
+	has("pinned", body, `data-testid="flash">Trusted. Hearth runs only this file`,
 		`data-testid="client-pinned"`, `data-testid="client-path">`+fake+`<`, `data-testid="client-sha256">`+sum+`<`,
 		`data-testid="client-pin-note"`, `data-state="stopped"`, `data-testid="candidate-pinned"`)
 	if c := pinned(); c.ClientPath != fake || c.ClientSHA256 != sum {
@@ -528,7 +528,7 @@ func TestSetupPin(t *testing.T) {
 	// The operator checked the file and pins it again; now it runs.
 	post("/setup/pin", "client_path", fake, "client_sha256", now)
 	body = f.get(t, b, "/setup")
-	has("re-pinned", body, `data-testid="flash">tunnel-client pinned: `+fake+` (SHA-256 `+now+`)`, `data-testid="client-sha256">`+now+`<`, `data-state="stopped"`)
+	has("re-pinned", body, `data-testid="flash">Trusted. Hearth runs only this file`, `data-testid="client-sha256">`+now+`<`, `data-state="stopped"`)
 	lacks("re-pinned", body, `data-testid="client-changed"`)
 	if c := pinned(); c.ClientPath != fake || c.ClientSHA256 != now {
 		t.Fatalf("config.json after the re-pin: %+v", c)

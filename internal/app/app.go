@@ -50,6 +50,10 @@ type Options struct {
 	// UIProvider replaces this host's UI Automation (tests inject a
 	// uia.FakeProvider); nil uses uia.DefaultProvider.
 	UIProvider uia.Provider
+	// TunnelProgramDir, when set, is where the tunnel-client "beside
+	// hearth-tray" is looked for, instead of hearth-tray's own folder
+	// (tests put a fake there).
+	TunnelProgramDir string
 }
 
 // App is a running Hearth.
@@ -123,7 +127,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		db.Close()
 		return nil, err
 	}
-	if err := a.openTunnel(opts.ConfigPath); err != nil {
+	if err := a.openTunnel(opts.ConfigPath, opts.TunnelProgramDir); err != nil {
 		db.Close()
 		return nil, err
 	}

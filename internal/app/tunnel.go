@@ -20,7 +20,7 @@ type tunnelServe struct {
 // openTunnel builds the tunnel supervisor over the secrets store (Windows
 // Credential Manager; a 0600 development file elsewhere). Nothing starts
 // until Serve.
-func (a *App) openTunnel(configPath string) error {
+func (a *App) openTunnel(configPath, programDir string) error {
 	store, err := secrets.Open(a.DataDir)
 	if err != nil {
 		return fmt.Errorf("open secrets store: %w", err)
@@ -28,7 +28,7 @@ func (a *App) openTunnel(configPath string) error {
 	a.Tunnel = tunnel.New(tunnel.Options{
 		Config: a.Config.Tunnel, ConfigPath: configPath, DataDir: a.DataDir,
 		Secrets: store, Journal: a.Ledger, Log: a.Log, Roots: a.Config.Roots,
-		OnPinned: a.denyPinnedToFS,
+		OnPinned: a.denyPinnedToFS, ProgramDir: programDir,
 	})
 	return nil
 }

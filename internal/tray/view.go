@@ -167,6 +167,8 @@ func tunnelEntry(st tunnel.State) Entry {
 	switch st {
 	case tunnel.StateNotConfigured:
 		return Entry{Title: "Set up the tunnel…", Tooltip: "Enter the tunnel key and ID in the control panel", Action: ActOpenPanel, Page: "/setup"}
+	case tunnel.StateKeyRefused:
+		return Entry{Title: "Tunnel key refused: paste it again…", Tooltip: "OpenAI refused the tunnel key; paste it again on the control panel's Setup page", Action: ActOpenPanel, Page: "/setup"}
 	case tunnel.StateClientChanged:
 		return Entry{Title: "tunnel-client changed: check it…", Tooltip: "Check tunnel-client and pin it again on the control panel's Setup page", Action: ActOpenPanel, Page: "/setup"}
 	case tunnel.StateStarting, tunnel.StateReady, tunnel.StateUnhealthy, tunnel.StateBackoff:
@@ -195,6 +197,8 @@ func tunnelPhrase(st tunnel.State) string {
 		return "crashed repeatedly"
 	case tunnel.StateClientChanged:
 		return "tunnel-client changed; not run"
+	case tunnel.StateKeyRefused:
+		return "OpenAI refused the key"
 	case "":
 		return "unknown"
 	}

@@ -92,6 +92,7 @@ func TestRenderTunnelEntry(t *testing.T) {
 	}{
 		tunnel.StateNotConfigured: {"Set up the tunnel…", ActOpenPanel},
 		tunnel.StateClientChanged: {"tunnel-client changed: check it…", ActOpenPanel},
+		tunnel.StateKeyRefused:    {"Tunnel key refused: paste it again…", ActOpenPanel},
 		tunnel.StateStopped:       {"Start tunnel (stopped)", ActStartTunnel},
 		tunnel.StateCrashLoop:     {"Start tunnel (crashed repeatedly)", ActStartTunnel},
 		tunnel.StateStarting:      {"Stop tunnel (starting)", ActStopTunnel},

@@ -99,6 +99,17 @@ func keyRefusedLine(line string) bool {
 		(strings.Contains(l, "403") && strings.Contains(l, "forbidden"))
 }
 
+// KeyRefused reports whether tunnel-client output (a line, or a setup
+// command's whole output) says OpenAI's control plane refused the key.
+func KeyRefused(output string) bool {
+	for line := range strings.Lines(output) {
+		if keyRefusedLine(line) {
+			return true
+		}
+	}
+	return false
+}
+
 // parsePollMetric finds pollMetric in a Prometheus text exposition and
 // returns its time (zero when absent, unparsable or 0: never polled).
 func parsePollMetric(body string) time.Time {

@@ -183,6 +183,14 @@ func (s *Supervisor) VerifyClient() error {
 	return c.Close()
 }
 
+// ProgramFolder is the folder of hearth-tray, where its own tunnel-client
+// belongs (the one copy Hearth trusts by itself).
+func (s *Supervisor) ProgramFolder() string { return filepath.Dir(s.besideExe()) }
+
+// HasBesideExe reports whether a tunnel-client lies beside hearth-tray:
+// the copy Connect trusts by itself (PinBesideExe) when nothing is pinned.
+func (s *Supervisor) HasBesideExe() bool { return isFile(s.besideExe()) }
+
 // besideExe is where hearth-tray's own tunnel-client would be.
 func (s *Supervisor) besideExe() string {
 	dir := s.exeDir

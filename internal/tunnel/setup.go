@@ -188,15 +188,15 @@ func (s *Supervisor) SetKey(key string) error {
 func checkKey(key string) error {
 	switch {
 	case key == "":
-		return errors.New("the tunnel runtime key is empty")
+		return errors.New("the tunnel key is empty")
 	case len(key) < minKeyLen:
-		return fmt.Errorf("the tunnel runtime key is too short (%d characters; runtime keys are much longer)", len(key))
+		return fmt.Errorf("the tunnel key is too short (%d characters; tunnel keys are much longer): copy the whole key", len(key))
 	case len(key) > secrets.MaxSecretSize:
-		return fmt.Errorf("the tunnel runtime key is too long (%d bytes; at most %d)", len(key), secrets.MaxSecretSize)
+		return fmt.Errorf("the tunnel key is too long (%d bytes; at most %d): paste only the key", len(key), secrets.MaxSecretSize)
 	}
 	for _, c := range key {
 		if unicode.IsSpace(c) || unicode.IsControl(c) || c > unicode.MaxASCII {
-			return errors.New("the tunnel runtime key contains spaces or characters a runtime key does not have; paste it again")
+			return errors.New("the tunnel key contains spaces or characters a tunnel key does not have; paste it again")
 		}
 	}
 	return nil

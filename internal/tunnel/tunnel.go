@@ -138,6 +138,9 @@ type Options struct {
 	// then on, so that the model cannot stop the tunnel by rewriting it.
 	// It runs while pins are serialized; it must not pin.
 	OnPinned func(path string)
+	// ProgramDir, when set, replaces hearth-tray's folder as the place of
+	// the tunnel-client "beside hearth-tray" (tests).
+	ProgramDir string
 }
 
 // timing holds the supervisor's delays and limits (tests shorten them).
@@ -262,6 +265,7 @@ func New(o Options) *Supervisor {
 		secrets: o.Secrets, journal: o.Journal, log: log,
 		roots:    slices.Clone(o.Roots),
 		onPinned: o.OnPinned,
+		exeDir:   o.ProgramDir,
 		t:        defaultTiming(),
 		cfg:      o.Config,
 		status:   Status{State: StateStopped, Reason: "not started", Since: time.Now()},

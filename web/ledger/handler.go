@@ -6,8 +6,8 @@ package ledger
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -17,8 +17,8 @@ import (
 	"github.com/hearth-dev/hearth/web/ui"
 )
 
-// TailSize is how many entries the page shows.
-const TailSize = 50
+// TailSize is how many entries one page shows.
+const TailSize = 25
 
 // Handler serves the Ledger page, Verify and Export.
 type Handler struct {
@@ -45,6 +45,8 @@ type Entry struct {
 	Kind string
 	Data string
 	Hash string
+	// Summary is the entry in one sentence.
+	Summary string
 }
 
 // Verification is the outcome of Verify.
@@ -60,25 +62,58 @@ type View struct {
 	Entries []Entry
 	// Verified is set after Verify.
 	Verified *Verification
+	// Filter, Matched (entries it matches) and Pages page the list.
+	Filter  Filter
+	Matched int64
+	Pages   int
+	// Now is when the page was made (times are said relative to it).
+	Now time.Time
 }
 
 func (h *Handler) load(r *http.Request) (View, error) {
-	size, err := h.Ledger.Size(r.Context())
+	ctx := r.Context()
+	size, err := h.Ledger.Size(ctx)
 	if err != nil {
 		return View{}, err
 	}
-	tail, err := h.Ledger.Tail(r.Context(), TailSize)
-	if err != nil {
-		return View{}, err
+	f := ParseFilter(r.URL.Query())
+	v := View{Size: size, Filter: f, Now: time.Now()}
+	where, args := f.where()
+	if err := h.DB.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM ledger_entries`+where, args...).Scan(&v.Matched); err != nil {
+		return View{}, fmt.Errorf("count ledger entries: %w", err)
 	}
-	v := View{Size: size}
-	for _, e := range slices.Backward(tail) {
+	v.Pages = max(1, int((v.Matched+TailSize-1)/TailSize))
+	v.Filter.Page = min(f.Page, v.Pages)
+	rows, err := h.DB.R.QueryContext(ctx, `SELECT body FROM ledger_entries`+where+` ORDER BY seq DESC LIMIT ? OFFSET ?`,
+		append(args, TailSize, (v.Filter.Page-1)*TailSize)...)
+	if err != nil {
+		return View{}, fmt.Errorf("read ledger page: %w", err)
+	}
+	defer rows.Close()
+	d := describer{ctx: ctx, db: h.DB.R}
+	var page []hledger.Entry
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return View{}, fmt.Errorf("read ledger page: %w", err)
+		}
+		e, err := hledger.ParseEntry(b)
+		if err != nil {
+			return View{}, fmt.Errorf("read ledger page: %w", err)
+		}
+		page = append(page, e)
+	}
+	if err := rows.Err(); err != nil {
+		return View{}, fmt.Errorf("read ledger page: %w", err)
+	}
+	rows.Close()
+	for _, e := range page {
 		data := string(e.Data)
 		var buf bytes.Buffer
 		if json.Indent(&buf, e.Data, "", "  ") == nil {
 			data = buf.String()
 		}
-		v.Entries = append(v.Entries, Entry{Seq: e.Seq, Time: e.Time, Kind: e.Kind, Data: data, Hash: e.Hash()})
+		v.Entries = append(v.Entries, Entry{Seq: e.Seq, Time: e.Time, Kind: e.Kind, Data: data, Hash: e.Hash(), Summary: d.Summary(e.Kind, e.Data)})
 	}
 	return v, nil
 }

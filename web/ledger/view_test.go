@@ -34,3 +34,29 @@ func TestLedgerView(t *testing.T) {
 		t.Errorf("failure: %s", b.String())
 	}
 }
+
+// TestEntrySummaries: each kind of entry reads as a sentence (the calls'
+// own words come from the database, absent here).
+func TestEntrySummaries(t *testing.T) {
+	d := describer{}
+	for _, c := range []struct{ kind, data, want string }{
+		{"estop", `{"by":"operator:Ann","reason":"lunch"}`, "Ann pressed the emergency stop: lunch"},
+		{"reset", `{"operator":"Ann"}`, "Ann reset the emergency stop"},
+		{"policy_change", `{"operator":"Ann","from":"ask","to":"read-only"}`, "Ann changed what Hearth may do: ask → read-only"},
+		{"rule_added", `{"operator":"Ann","program":"git","cwd_root":"C:\\src"}`, `Ann always allows git in C:\src`},
+		{"permit_approved", `{"operator":"Ann","permit_id":"pmt_1"}`, "Ann approved a call"},
+		{"outcome", `{"command_id":"c","outcome":"unknown"}`, "Interrupted when Hearth stopped: a call (check what happened)"},
+		{"tunnel_key_set", `{"last4":"wxyz"}`, "The tunnel key was saved (it ends in wxyz)"},
+		{"run_created", `{}`, "Run created"},
+	} {
+		if got := d.Summary(c.kind, []byte(c.data)); got != c.want {
+			t.Errorf("%s: %q, want %q", c.kind, got, c.want)
+		}
+	}
+	if got := Describe("machine.exec", `{"command":"ls","args":["-la"]}`); got != "run ls -la" {
+		t.Errorf("Describe exec = %q", got)
+	}
+	if got := Describe("fs.write", `{"path":"C:\\a.txt"}`); got != `write C:\a.txt` {
+		t.Errorf("Describe write = %q", got)
+	}
+}

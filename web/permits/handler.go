@@ -1,7 +1,12 @@
 // Package permits is the control panel's Permits page: the calls waiting
-// for the operator, with their exact input and its digest, and the
-// operator's allow-rules. Approve once, approve and always allow, deny and
-// remove a rule are plain form POSTs, so they work without JavaScript.
+// for the operator, each in one sentence ("ChatGPT wants to run `ls -la`
+// in `C:\…`") with Allow once, Always allow `ls` here and Deny, the time
+// left and which chat asked; the exact input, its digest and a custom
+// rule are behind "Details". The list updates live (htmx polls
+// /permits/live, which answers 204 while the set of waiting calls is the
+// same, so nothing typed is lost) and decisions swap the list in place.
+// Approve once, approve and always allow, deny and remove a rule are
+// plain form POSTs, so they work without JavaScript.
 package permits
 
 import (
@@ -12,11 +17,13 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/web/session"
 	"github.com/hearth-dev/hearth/web/ui"
 )
 
@@ -25,11 +32,14 @@ type Handler struct {
 	Kit      *ui.Kit
 	Gov      *govern.Governor
 	Operator *govern.Operator
+	// Chats labels the conversation of each call.
+	Chats ui.Chats
 }
 
 // Mount adds the page's routes.
 func (h *Handler) Mount(r chi.Router) {
 	r.Get("/permits", h.page)
+	r.Get("/permits/live", h.live)
 	r.Post("/permits/{id}/approve", h.approve)
 	r.Post("/permits/{id}/deny", h.deny)
 	r.Post("/permits/rules/{id}/remove", h.removeRule)
@@ -44,12 +54,27 @@ type Item struct {
 	RuleProgram, RuleCwd string
 	// Interpreter is set when RuleProgram is a general interpreter.
 	Interpreter bool
+	// What is the call in words ("run", "ls -la"; Where: its folder).
+	Verb, What, Where string
+	// Chat labels the conversation that asked.
+	Chat string
 }
 
 // View is what the page shows.
 type View struct {
 	Pending []Item
 	Rules   []govern.Rule
+	// Flash is the page's one-shot message, shown in the live list.
+	Flash *session.Flash
+}
+
+// IDs is the set of waiting permits the live list shows, for its poll.
+func (v View) IDs() string {
+	ids := make([]string, len(v.Pending))
+	for i, it := range v.Pending {
+		ids[i] = it.ID
+	}
+	return strings.Join(ids, ",")
 }
 
 // NewItem prepares a permit for display.
@@ -63,26 +88,103 @@ func NewItem(p govern.Permit) Item {
 		it.RuleProgram, it.RuleCwd = p.Programs[0].Command, p.Programs[0].Cwd
 	}
 	it.Interpreter = it.RuleProgram != "" && govern.IsInterpreter(it.RuleProgram)
+	it.Verb, it.What, it.Where = Describe(p)
 	return it
 }
 
-func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
+// Describe says what a call waiting for a permit would do: a verb and
+// its object ("run", "ls -la"), and where when that is known.
+func Describe(p govern.Permit) (verb, what, where string) {
+	var in struct {
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+		Cwd     string   `json:"cwd"`
+		Path    string   `json:"path"`
+	}
+	_ = json.Unmarshal([]byte(p.Input), &in)
+	switch {
+	case len(p.Programs) == 1:
+		cmd := p.Programs[0].Command
+		if in.Command == cmd {
+			cmd = strings.Join(append([]string{cmd}, in.Args...), " ")
+		}
+		return "run", cmd, p.Programs[0].Cwd
+	case len(p.Programs) > 1:
+		names := make([]string, len(p.Programs))
+		for i, u := range p.Programs {
+			names[i] = u.Command
+		}
+		return "run " + strconv.Itoa(len(names)) + " programs:", strings.Join(names, ", "), p.Programs[0].Cwd
+	case in.Path != "":
+		return "use the file", in.Path, ""
+	}
+	return "do", PrimitiveWords(p.Primitive), ""
+}
+
+// PrimitiveWords says an operation ("fs.write") in words.
+func PrimitiveWords(primitive string) string {
+	tool, op, _ := strings.Cut(primitive, ".")
+	op = strings.ReplaceAll(op, "_", " ")
+	switch tool {
+	case "machine":
+		return op + " on this computer"
+	case "fs":
+		return op + " files"
+	case "task":
+		return op + " a job"
+	case "ui":
+		return op + " in a window"
+	case "recipe", "run":
+		return op + " a " + tool
+	}
+	return strings.ReplaceAll(primitive, ".", " ")
+}
+
+// load reads the waiting permits and the rules.
+func (h *Handler) load(r *http.Request) (View, error) {
 	ctx := r.Context()
 	pending, err := h.Operator.Permits(ctx, "pending")
 	if err != nil {
-		h.Kit.Fail(w, r, "list pending permits", err)
-		return
+		return View{}, fmt.Errorf("list pending permits: %w", err)
 	}
 	rules, err := h.Gov.Rules(ctx)
 	if err != nil {
-		h.Kit.Fail(w, r, "list allow-rules", err)
-		return
+		return View{}, fmt.Errorf("list allow-rules: %w", err)
 	}
 	v := View{Rules: rules}
 	for _, p := range pending {
-		v.Pending = append(v.Pending, NewItem(p))
+		it := NewItem(p)
+		it.Chat = h.Chats.LabelOfFuture(ctx, p.FutureID)
+		v.Pending = append(v.Pending, it)
 	}
-	h.Kit.Render(w, r, http.StatusOK, Page(h.Kit.Chrome(r, "Permits", "permits"), v))
+	return v, nil
+}
+
+// live answers the waiting list for htmx's poll, or 204 (nothing to swap)
+// while it holds the same permits as the page (ids).
+func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
+	v, err := h.load(r)
+	if err != nil {
+		h.Kit.Fail(w, r, "permits fragment", err)
+		return
+	}
+	if r.URL.Query().Get("ids") == v.IDs() && r.URL.Query().Has("ids") {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	c := h.Kit.Chrome(r, "Permits", "permits")
+	h.Kit.Render(w, r, http.StatusOK, Live(c, v))
+}
+
+func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
+	v, err := h.load(r)
+	if err != nil {
+		h.Kit.Fail(w, r, "permits page", err)
+		return
+	}
+	c := h.Kit.Chrome(r, "Permits", "permits")
+	c.FlashInPage, v.Flash = true, c.Flash
+	h.Kit.Render(w, r, http.StatusOK, Page(c, v))
 }
 
 // pending returns the pending permit id, or false after telling the
@@ -95,7 +197,7 @@ func (h *Handler) pending(w http.ResponseWriter, r *http.Request, id string) (go
 	}
 	i := slices.IndexFunc(all, func(p govern.Permit) bool { return p.ID == id })
 	if i < 0 {
-		h.Kit.Refuse(w, r, "/permits", fmt.Sprintf("Permit %s is no longer pending: it was already decided, it expired, or it does not exist.", id))
+		h.Kit.Refuse(w, r, "/permits", "That request is no longer waiting: it was already decided, or its time ran out.")
 		return govern.Permit{}, false
 	}
 	return all[i], true
@@ -127,24 +229,25 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request) {
 		}
 		rule = &govern.Rule{Program: program, CwdRoot: cwd}
 	default:
-		h.Kit.Refuse(w, r, "/permits", "Choose Approve once or Approve and always allow.")
+		h.Kit.Refuse(w, r, "/permits", "Choose Allow once, Always allow or Deny.")
 		return
 	}
 	if err := h.Operator.Approve(r.Context(), p.ID, operator, rule); err != nil {
 		if errors.Is(err, govern.ErrExpired) {
-			h.Kit.Refuse(w, r, "/permits", fmt.Sprintf("Permit %s expired before it was approved; the call arrives in its conversation as blocked.", p.ID))
+			h.Kit.Refuse(w, r, "/permits", "Its time ran out before you allowed it; ChatGPT is told it was not allowed.")
 			return
 		}
 		h.Kit.Fail(w, r, "approve permit "+p.ID, err)
 		return
 	}
-	msg := fmt.Sprintf("Approved permit %s once: %s runs its exact input, and the result arrives in its conversation.", p.ID, p.Primitive)
+	verb, what, _ := Describe(p)
+	msg := fmt.Sprintf("You allowed it once: Hearth will %s %s, and ChatGPT gets the result in its chat.", verb, what)
 	if rule != nil {
-		msg += fmt.Sprintf(" Allow-rule added for %s", rule.Program)
+		msg += fmt.Sprintf(" From now on %s", rule.Program)
 		if rule.CwdRoot != "" {
-			msg += " under " + rule.CwdRoot
+			msg += " in " + rule.CwdRoot
 		}
-		msg += "."
+		msg += " runs without asking (remove that under Always allowed below)."
 		if govern.IsInterpreter(rule.Program) {
 			msg += " Warning: it allows a general interpreter, which can run any code; remove it below if that was not intended."
 		}
@@ -166,7 +269,8 @@ func (h *Handler) deny(w http.ResponseWriter, r *http.Request) {
 		h.Kit.Fail(w, r, "deny permit "+p.ID, err)
 		return
 	}
-	h.Kit.Done(w, r, "/permits", operator, fmt.Sprintf("Denied permit %s: the call arrives in its conversation as blocked.", p.ID))
+	verb, what, _ := Describe(p)
+	h.Kit.Done(w, r, "/permits", operator, fmt.Sprintf("You denied it: Hearth will not %s %s, and ChatGPT is told so.", verb, what))
 }
 
 func (h *Handler) removeRule(w http.ResponseWriter, r *http.Request) {
@@ -189,5 +293,5 @@ func (h *Handler) removeRule(w http.ResponseWriter, r *http.Request) {
 		h.Kit.Fail(w, r, "remove allow-rule "+id, err)
 		return
 	}
-	h.Kit.Done(w, r, "/permits", operator, fmt.Sprintf("Removed the allow-rule for %s.", rules[i].Program))
+	h.Kit.Done(w, r, "/permits", operator, fmt.Sprintf("%s now asks you again before it runs.", rules[i].Program))
 }

@@ -78,3 +78,43 @@ func TestInterpreterWarning(t *testing.T) {
 		t.Error("no empty-state for pending permits")
 	}
 }
+
+// TestPermitSentence: a waiting call reads as a sentence with the three
+// choices; the exact input is only behind Details.
+func TestPermitSentence(t *testing.T) {
+	it := NewItem(permit("git"))
+	it.Chat = "chat seen first at 14:02"
+	html := render(t, View{Pending: []Item{it}})
+	for _, want := range []string{
+		`ChatGPT wants to run <code>git -c echo &lt;hi&gt;</code>`, `in <code>/srv/app</code>`,
+		`>Allow once<`, `Always allow <code>git</code>`, `here`, `>Deny<`,
+		`data-testid="permit-chat">chat seen first at 14:02<`, `Decide in 14 minutes`,
+		`data-testid="operator-as"`, `Deciding as <strong>Ada</strong>`,
+		`hx-get="/permits/live?ids=pmt_1"`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+	details := strings.Index(html, `data-testid="permit-details"`)
+	if details < 0 || strings.Index(html, `data-testid="permit-sha256"`) < details || strings.Index(html, `data-testid="permit-input"`) < details {
+		t.Error("the digest and the exact input are not behind Details")
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	for _, c := range []struct {
+		p                 govern.Permit
+		verb, what, where string
+	}{
+		{permit("ls"), "run", "ls -c echo <hi>", "/srv/app"},
+		{govern.Permit{Primitive: "task.submit", Input: `{}`, Programs: []govern.ProgramUse{{Command: "a"}, {Command: "b"}}}, "run 2 programs:", "a, b", ""},
+		{govern.Permit{Primitive: "fs.write", Input: `{"path":"C:\\x.txt"}`}, "use the file", `C:\x.txt`, ""},
+		{govern.Permit{Primitive: "ui.act", Input: `{}`}, "do", "act in a window", ""},
+	} {
+		verb, what, where := Describe(c.p)
+		if verb != c.verb || what != c.what || where != c.where {
+			t.Errorf("Describe(%s) = %q %q %q, want %q %q %q", c.p.Primitive, verb, what, where, c.verb, c.what, c.where)
+		}
+	}
+}

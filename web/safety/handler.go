@@ -1,5 +1,6 @@
 // Package safety is the control panel's Safety page: the emergency stop,
-// its reset (the operator types "reset"), resuming the held job queue,
+// its reset (the operator types "reset"), offered as "Reset and resume
+// the queue" beside a reset alone, resuming the held job queue,
 // reconciling open UNKNOWN outcomes and the policy mode. Every action is a
 // plain form POST, so the essentials work without JavaScript.
 package safety
@@ -31,9 +32,9 @@ type Mode struct{ Value, Label, Help string }
 
 // Modes are the policy modes the operator can choose, in order.
 var Modes = []Mode{
-	{config.ModeAsk, "Ask", "Programs without an allow-rule, process kills and UI fallback input wait for your permit."},
-	{config.ModeTrusted, "Trusted", "Only process kills and UI fallback input wait for your permit."},
-	{config.ModeReadOnly, "Read-only", "Every action but reading is refused."},
+	{config.ModeAsk, "Ask me", "Hearth asks you before it runs a program you have not always allowed, stops a process, or types into a window."},
+	{config.ModeTrusted, "Trusted", "Hearth asks you only before it stops a process or types into a window."},
+	{config.ModeReadOnly, "Read only", "ChatGPT can only read: anything else is refused."},
 }
 
 // Handler serves the Safety page and its actions.
@@ -41,6 +42,8 @@ type Handler struct {
 	Kit      *ui.Kit
 	Gov      *govern.Governor
 	Operator *govern.Operator
+	// Chats labels the conversation of each interrupted call.
+	Chats ui.Chats
 }
 
 // Mount adds the page's routes.
@@ -57,6 +60,9 @@ func (h *Handler) Mount(r chi.Router) {
 type View struct {
 	Status   govern.Status
 	Unknowns []govern.Unknown
+	// Chats are the readable labels of the Unknowns' conversations, by
+	// route.
+	Chats map[string]string
 }
 
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
@@ -70,7 +76,13 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 		h.Kit.Fail(w, r, "list open unknowns", err)
 		return
 	}
-	h.Kit.Render(w, r, http.StatusOK, Page(h.Kit.Chrome(r, "Safety", "safety"), View{Status: st, Unknowns: unknowns}))
+	v := View{Status: st, Unknowns: unknowns, Chats: map[string]string{}}
+	for _, u := range unknowns {
+		if _, ok := v.Chats[u.Route]; !ok {
+			v.Chats[u.Route] = h.Chats.Label(r.Context(), u.Route)
+		}
+	}
+	h.Kit.Render(w, r, http.StatusOK, Page(h.Kit.Chrome(r, "Safety", "safety"), v))
 }
 
 const back = "/safety"
@@ -114,7 +126,23 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 		h.Kit.Fail(w, r, "reset e-stop", err)
 		return
 	}
-	h.Kit.Done(w, r, back, operator, "E-stop reset. Held jobs stay held until you resume the queue.")
+	if r.PostFormValue("then") != "resume" {
+		h.Kit.Done(w, r, back, operator, "Emergency stop reset. Queued jobs stay paused until you resume them below.")
+		return
+	}
+	// "Reset and resume the queue": one action for the usual case.
+	st, err = h.Gov.EStop(r.Context())
+	if err != nil {
+		h.Kit.Fail(w, r, "read e-stop", err)
+		return
+	}
+	if !st.Latched {
+		if err := h.Operator.ResumeQueue(r.Context(), operator); err != nil {
+			h.Kit.Fail(w, r, "resume job queue", err)
+			return
+		}
+	}
+	h.Kit.Done(w, r, back, operator, "Emergency stop reset and queued jobs resumed.")
 }
 
 func (h *Handler) resume(w http.ResponseWriter, r *http.Request) {
@@ -139,7 +167,7 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request) {
 		h.Kit.Fail(w, r, "resume job queue", err)
 		return
 	}
-	h.Kit.Done(w, r, back, operator, "Job queue resumed.")
+	h.Kit.Done(w, r, back, operator, "Queued jobs resumed.")
 }
 
 func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) {
@@ -188,4 +216,14 @@ func (h *Handler) policy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.Kit.Done(w, r, back, operator, fmt.Sprintf("Policy mode is now %s.", mode))
+}
+
+// modeLabel is a policy mode's label (the value itself when unknown).
+func modeLabel(mode string) string {
+	for _, m := range Modes {
+		if m.Value == mode {
+			return m.Label
+		}
+	}
+	return mode
 }

@@ -22,7 +22,7 @@ func render(t *testing.T, v View) string {
 func TestReleasedOffersEStop(t *testing.T) {
 	html := render(t, View{Status: govern.Status{Mode: "ask"}})
 	for _, want := range []string{`data-testid="estop-form"`, `data-testid="estop-reason"`, `data-testid="estop-button"`,
-		`data-testid="unknowns-empty"`, `data-testid="policy-current">ask<`, `<option value="ask" selected>`} {
+		`data-testid="unknowns-empty"`, `data-testid="policy-current" data-mode="ask">Ask me<`, `<option value="ask" selected>`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("missing %q", want)
 		}
@@ -41,7 +41,7 @@ func TestLatchedOffersTypedReset(t *testing.T) {
 		Unknowns: []govern.Unknown{{CommandID: "cmd_9", Primitive: "fs.write", Route: strings.Repeat("f", 64), CreatedAt: at}},
 	})
 	for _, want := range []string{`data-testid="reset-form"`, `data-testid="reset-confirm"`, `name="confirm" required`,
-		`data-testid="reset-button"`, "smoke &lt;seen&gt;", "Reset the e-stop before resuming the queue",
+		`data-testid="reset-button"`, "smoke &lt;seen&gt;", "Reset the emergency stop above first", `data-testid="reset-resume-button"`,
 		`data-testid="unknown" data-command-id="cmd_9"`, `name="command_id" value="cmd_9"`, `data-testid="reconcile-observed"`,
 		`<option value="trusted" selected>`} {
 		if !strings.Contains(html, want) {

@@ -28,11 +28,19 @@ const (
 	tokenBytes       = 32
 )
 
+// OperatorCookieName is the cookie that remembers the operator name in
+// this browser across sessions (a name is no secret; the session keeps
+// it too).
+const OperatorCookieName = "hearth_operator"
+
 // Flash is a one-shot message shown on the next page of a session: the
 // outcome of the form the operator just posted.
 type Flash struct {
 	Error bool
 	Text  string
+	// Card, when set, names the card of the page the message belongs to
+	// (the Setup page shows it there, beside the form that was posted).
+	Card string
 }
 
 // Session is one logged-in browser.

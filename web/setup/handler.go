@@ -85,6 +85,10 @@ func (h *Handler) Mount(r chi.Router) {
 	r.Post("/setup/stop", h.stop)
 	r.Post("/setup/restart", h.restart)
 	r.Post("/setup/autostart", h.autostart)
+	r.Post("/setup/tunnel-id", h.saveTunnelID)
+	r.Post("/setup/connect", h.connect)
+	r.Post("/setup/open-folder", h.openFolder)
+	r.Get("/setup/progress/live", h.progressLive)
 }
 
 // Client is the pinned tunnel-client, the files the operator could pin,
@@ -160,6 +164,22 @@ type View struct {
 	// KeySaved is set once after the key was saved: the page offers to
 	// clear the clipboard.
 	KeySaved bool
+	// Pinned: a connection program is trusted (its file is checked by
+	// Client, on the full page).
+	Pinned bool
+	// BesideExe: nothing is pinned, but a tunnel-client lies beside
+	// hearth-tray, which Connect trusts by itself.
+	BesideExe bool
+	// FirstCall is when ChatGPT's first call reached Hearth (zero: not
+	// yet).
+	FirstCall time.Time
+	// ProgramDir is hearth-tray's folder, where the connection program
+	// belongs.
+	ProgramDir string
+	// Progress is Connect's outcome, shown once after it ran.
+	Progress *progress
+	// Flash is the page's one-shot message, shown in its card.
+	Flash *session.Flash
 }
 
 // load reads what the page shows; client adds the tunnel-client section,
@@ -172,7 +192,10 @@ func (h *Handler) load(client bool) View {
 		DevStore: runtime.GOOS != "windows",
 		TunnelID: cfg.TunnelID, Profile: cfg.Profile, Autostart: cfg.Autostart,
 		MCPURL: h.MCPURL(), LogPath: h.Tunnel.LogPath(),
+		FirstCall: h.Tunnel.FirstChatGPTCall(), ProgramDir: h.Tunnel.ProgramFolder(),
 	}
+	_, v.Pinned = h.Tunnel.Pinned()
+	v.BesideExe = !v.Pinned && h.Tunnel.HasBesideExe()
 	if client {
 		v.Client = h.client()
 	}
@@ -228,9 +251,11 @@ func (h *Handler) client() Client {
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	v := h.load(true)
 	if o, ok := h.outcomes.pop(session.FromContext(r.Context())); ok {
-		v.Result, v.KeySaved, v.Client.Checked = o.result, o.keySaved, o.checked
+		v.Result, v.KeySaved, v.Client.Checked, v.Progress = o.result, o.keySaved, o.checked, o.progress
 	}
-	h.Kit.Render(w, r, http.StatusOK, Page(h.Kit.Chrome(r, "Setup", "setup"), v))
+	c := h.Kit.Chrome(r, "Setup", "setup")
+	c.FlashInPage, v.Flash = true, c.Flash
+	h.Kit.Render(w, r, http.StatusOK, Page(c, v))
 }
 
 func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
@@ -239,16 +264,33 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
 
 const back = "/setup"
 
-// ok goes back with a confirmation.
+// ok goes back with a confirmation, shown in the card of the form.
 func (h *Handler) ok(w http.ResponseWriter, r *http.Request, text string) {
-	h.Kit.Back(w, r, back, session.Flash{Text: text})
+	h.Kit.Back(w, r, back, session.Flash{Text: text, Card: cardOf(r.URL.Path)})
+}
+
+// refuse goes back with an error, shown in the card of the form.
+func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, text string) {
+	h.Kit.Back(w, r, back, session.Flash{Text: text, Error: true, Card: cardOf(r.URL.Path)})
+}
+
+// cardOf is the card of the Setup page whose form posts to path ("": the
+// message goes above the steps).
+func cardOf(path string) string {
+	switch {
+	case strings.HasPrefix(path, "/setup/pin"):
+		return StepProgram
+	case strings.HasPrefix(path, "/setup/key"):
+		return StepKey
+	}
+	return ""
 }
 
 // failed logs an internal error and goes back saying where the details
 // are; the error's text never reaches the browser.
 func (h *Handler) failed(w http.ResponseWriter, r *http.Request, what string, err error, text string) {
 	h.Kit.Log.Error("panel: "+what, "err", err)
-	h.Kit.Refuse(w, r, back, text+" The details are in Hearth's log.")
+	h.refuse(w, r, text+" The details are in Hearth's log.")
 }
 
 // pin pins the posted client_path with the posted client_sha256, the
@@ -259,7 +301,7 @@ func (h *Handler) failed(w http.ResponseWriter, r *http.Request, what string, er
 func (h *Handler) pin(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSpace(r.PostFormValue("client_path"))
 	if path == "" {
-		h.Kit.Refuse(w, r, back, "tunnel-client path: choose a file to pin from the list under \"The tunnel-client program\", or give its full path there and check its SHA-256 first.")
+		h.refuse(w, r, "tunnel-client path: choose a file to pin from the list under \"The tunnel-client program\", or give its full path there and check its SHA-256 first.")
 		return
 	}
 	pin, err := h.Tunnel.PinClient(path, r.PostFormValue("client_sha256"))
@@ -268,21 +310,22 @@ func (h *Handler) pin(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case err == nil:
 	case errors.As(err, &ce) && ce.Key == "tunnel.client_sha256":
-		h.Kit.Refuse(w, r, back, "tunnel-client SHA-256: missing or not a SHA-256. Pin a file from the list under \"The tunnel-client program\", which shows each file's SHA-256.")
+		h.refuse(w, r, "tunnel-client SHA-256: missing or not a SHA-256. Pin a file from the list under \"The tunnel-client program\", which shows each file's SHA-256.")
 		return
 	case errors.As(err, &ce):
-		h.Kit.Refuse(w, r, back, "tunnel-client path: that is not the full path of a program file. Give the whole path of "+clientName()+", from the drive or root folder to the file name.")
+		h.refuse(w, r, "tunnel-client path: that is not the full path of a program file. Give the whole path of "+clientName()+", from the drive or root folder to the file name.")
 		return
 	case errors.As(err, &mismatch):
-		h.Kit.Refuse(w, r, back, "Not pinned: "+err.Error()+".")
+		h.refuse(w, r, "Not pinned: "+err.Error()+".")
 		return
 	default:
 		h.failed(w, r, "pin tunnel-client", err, "Hearth could not pin tunnel-client.")
 		return
 	}
-	text := "tunnel-client pinned: " + pin.Path + " (SHA-256 " + pin.SHA256 + "). Hearth runs only this file, and only while its SHA-256 stays the same."
+	h.Kit.Log.Info("panel: tunnel-client pinned", "path", pin.Path, "sha256", pin.SHA256)
+	text := "Trusted. Hearth runs only this file, and only while it stays the same (Details: its SHA-256)."
 	if h.Tunnel.Running() {
-		text += " The running tunnel-client keeps running; restart the tunnel to run the pinned file."
+		text += " The connection that runs now keeps running; restart it under Details to run this file."
 	}
 	h.ok(w, r, text)
 }
@@ -294,21 +337,21 @@ func (h *Handler) pin(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) checkPath(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSpace(r.PostFormValue("client_path"))
 	if path == "" {
-		h.Kit.Refuse(w, r, back, "tunnel-client path: enter the full path of "+clientName()+".")
+		h.refuse(w, r, "tunnel-client path: enter the full path of "+clientName()+".")
 		return
 	}
 	cand, err := h.Tunnel.Inspect(path)
 	var ce *config.Error
 	switch {
 	case errors.As(err, &ce):
-		h.Kit.Refuse(w, r, back, "tunnel-client path: that is not the full path of a program file. Give the whole path of "+clientName()+", from the drive or root folder to the file name.")
+		h.refuse(w, r, "tunnel-client path: that is not the full path of a program file. Give the whole path of "+clientName()+", from the drive or root folder to the file name.")
 		return
 	case err != nil:
 		h.failed(w, r, "check tunnel-client", err, "Hearth could not check that file.")
 		return
 	case cand.Err != nil:
 		h.Kit.Log.Warn("panel: hash a tunnel-client given", "path", cand.Path, "err", cand.Err)
-		h.Kit.Refuse(w, r, back, "Hearth cannot read "+cand.Path+" (another program may hold it open). The details are in Hearth's log.")
+		h.refuse(w, r, "Hearth cannot read "+cand.Path+" (another program may hold it open). The details are in Hearth's log.")
 		return
 	}
 	h.outcomes.put(session.FromContext(r.Context()), outcome{checked: &cand})
@@ -329,21 +372,29 @@ func clientName() string {
 func (h *Handler) saveKey(w http.ResponseWriter, r *http.Request) {
 	key := r.PostFormValue("key")
 	if strings.TrimSpace(key) == "" {
-		h.Kit.Refuse(w, r, back, "Runtime key: paste the key into the field before saving.")
+		h.refuse(w, r, "Tunnel key: paste the key into the field before saving.")
 		return
 	}
+	wasRefused := h.Tunnel.Status().State == tunnel.StateKeyRefused && !h.Tunnel.Running()
 	if err := h.Tunnel.SetKey(key); err != nil {
 		if errors.Unwrap(err) == nil {
-			h.Kit.Refuse(w, r, back, "Runtime key not saved: "+err.Error()+".")
+			h.refuse(w, r, "Tunnel key not saved: "+err.Error()+".")
 			return
 		}
-		h.failed(w, r, "save tunnel runtime key", err, "Hearth could not save the runtime key.")
+		h.failed(w, r, "save tunnel runtime key", err, "Hearth could not save the tunnel key.")
 		return
 	}
 	h.outcomes.put(session.FromContext(r.Context()), outcome{keySaved: true})
-	text := "Runtime key saved (it ends in " + strings.TrimPrefix(h.Tunnel.KeyHint(), "…") + ")."
+	text := "Tunnel key saved (it ends in " + strings.TrimPrefix(h.Tunnel.KeyHint(), "…") + ")."
 	if h.Tunnel.Running() {
-		text += " tunnel-client is restarting with it."
+		text += " The connection restarts with it."
+	} else if wasRefused {
+		// The key OpenAI refused is replaced: connect again with it.
+		if err := h.Start(); err != nil {
+			h.Kit.Log.Warn("panel: start the tunnel with the new key", "err", err)
+		} else {
+			text += " Hearth connects again with it."
+		}
 	}
 	h.ok(w, r, text)
 }
@@ -355,14 +406,14 @@ func (h *Handler) clearKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !present {
-		h.Kit.Refuse(w, r, back, "There is no runtime key to clear.")
+		h.refuse(w, r, "There is no tunnel key to clear.")
 		return
 	}
 	if err := h.Tunnel.ClearKey(); err != nil {
 		h.failed(w, r, "clear tunnel runtime key", err, "Hearth could not clear the runtime key.")
 		return
 	}
-	h.ok(w, r, "Runtime key cleared. The tunnel is stopped until you save a new key and start it.")
+	h.ok(w, r, "Tunnel key cleared. The connection is stopped until you save a new key and connect again.")
 }
 
 // ValidTunnelID reports whether id has the shape of a tunnel ID:
@@ -386,21 +437,21 @@ func (h *Handler) runInit(w http.ResponseWriter, r *http.Request) {
 	id := strings.TrimSpace(r.PostFormValue("tunnel_id"))
 	switch {
 	case id == "":
-		h.Kit.Refuse(w, r, back, "Tunnel ID: enter the tunnel ID from the OpenAI Platform's tunnel settings.")
+		h.refuse(w, r, "Tunnel ID: enter the tunnel ID from the OpenAI Platform's tunnel settings.")
 		return
 	case !ValidTunnelID(id):
 		// Not quoted: it may be the runtime key, pasted in the wrong field.
-		h.Kit.Refuse(w, r, back, "Tunnel ID: that is not a tunnel ID. A tunnel ID is tunnel_ followed by digits and the letters a to f; copy it from the OpenAI Platform's tunnel settings.")
+		h.refuse(w, r, "Tunnel ID: that is not a tunnel ID. A tunnel ID is tunnel_ followed by digits and the letters a to f; copy it from the OpenAI Platform's tunnel settings.")
 		return
 	}
 	_, wasPinned := h.Tunnel.Pinned()
 	res, err := h.Tunnel.Init(r.Context(), id, h.MCPURL())
 	switch {
 	case errors.Is(err, tunnel.ErrNotPinned):
-		h.Kit.Refuse(w, r, back, "tunnel-client init did not run: no tunnel-client is pinned yet. Pin one under \"The tunnel-client program\" below (init pins one by itself only when "+clientName()+" lies beside hearth-tray).")
+		h.refuse(w, r, "tunnel-client init did not run: no tunnel-client is pinned yet. Pin one under \"The tunnel-client program\" below (init pins one by itself only when "+clientName()+" lies beside hearth-tray).")
 		return
 	case errors.Is(err, tunnel.ErrClientChanged), errors.Is(err, tunnel.ErrClientUnreadable):
-		h.Kit.Refuse(w, r, back, "tunnel-client init did not run: "+err.Error()+".")
+		h.refuse(w, r, "tunnel-client init did not run: "+err.Error()+".")
 		return
 	}
 	if err != nil && res.Args == nil {
@@ -412,7 +463,7 @@ func (h *Handler) runInit(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		h.failed(w, r, "save tunnel ID after init", err, "tunnel-client init succeeded, but Hearth could not save the tunnel ID in its config.json.")
 	case !res.OK():
-		h.Kit.Refuse(w, r, back, "tunnel-client init failed: "+outcomeText(res)+". Its output is below.")
+		h.refuse(w, r, "tunnel-client init failed: "+outcomeText(res)+". Its output is below.")
 	case h.Tunnel.Running():
 		h.ok(w, r, "tunnel-client init succeeded and the tunnel ID is saved. Restart the tunnel to use it."+pinned(wasPinned, h.Tunnel))
 	default:
@@ -435,7 +486,7 @@ func (h *Handler) runDoctor(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := h.Tunnel.Doctor(r.Context())
 	if errors.Is(err, tunnel.ErrClientChanged) || errors.Is(err, tunnel.ErrClientUnreadable) {
-		h.Kit.Refuse(w, r, back, "tunnel-client doctor did not run: "+err.Error()+".")
+		h.refuse(w, r, "tunnel-client doctor did not run: "+err.Error()+".")
 		return
 	}
 	if err != nil {
@@ -444,7 +495,7 @@ func (h *Handler) runDoctor(w http.ResponseWriter, r *http.Request) {
 	}
 	h.outcomes.put(session.FromContext(r.Context()), outcome{result: &Result{Command: "doctor", CommandResult: res}})
 	if !res.OK() {
-		h.Kit.Refuse(w, r, back, "tunnel-client doctor found problems ("+outcomeText(res)+"). Its output is below.")
+		h.refuse(w, r, "tunnel-client doctor found problems ("+outcomeText(res)+"). Its output is below.")
 		return
 	}
 	h.ok(w, r, "tunnel-client doctor finished without problems. Its output is below.")
@@ -457,7 +508,7 @@ func (h *Handler) clientReady(w http.ResponseWriter, r *http.Request, cmd string
 	if _, ok := h.Tunnel.Pinned(); ok {
 		return true
 	}
-	h.Kit.Refuse(w, r, back, "tunnel-client "+cmd+" did not run: no tunnel-client is pinned yet. Pin it under \"The tunnel-client program\" below.")
+	h.refuse(w, r, "tunnel-client "+cmd+" did not run: no tunnel-client is pinned yet. Pin it under \"The tunnel-client program\" below.")
 	return false
 }
 
@@ -471,16 +522,16 @@ func outcomeText(res tunnel.CommandResult) string {
 
 func (h *Handler) start(w http.ResponseWriter, r *http.Request) {
 	if h.Tunnel.Running() {
-		h.Kit.Refuse(w, r, back, "The tunnel is already running.")
+		h.refuse(w, r, "The tunnel is already running.")
 		return
 	}
 	if err := h.Start(); err != nil {
 		if errors.Is(err, tunnel.ErrNotConfigured) {
-			h.Kit.Refuse(w, r, back, "The tunnel cannot start yet: "+h.Tunnel.Status().Reason+".")
+			h.refuse(w, r, "The tunnel cannot start yet: "+h.Tunnel.Status().Reason+".")
 			return
 		}
 		if errors.Is(err, tunnel.ErrClientChanged) {
-			h.Kit.Refuse(w, r, back, "The tunnel did not start: "+err.Error()+".")
+			h.refuse(w, r, "The tunnel did not start: "+err.Error()+".")
 			return
 		}
 		h.failed(w, r, "start tunnel", err, "Hearth could not start the tunnel.")
@@ -491,7 +542,7 @@ func (h *Handler) start(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) stop(w http.ResponseWriter, r *http.Request) {
 	if !h.Tunnel.Running() {
-		h.Kit.Refuse(w, r, back, "The tunnel is not running.")
+		h.refuse(w, r, "The tunnel is not running.")
 		return
 	}
 	h.Stop()
@@ -500,7 +551,7 @@ func (h *Handler) stop(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) restart(w http.ResponseWriter, r *http.Request) {
 	if !h.Tunnel.Restart() {
-		h.Kit.Refuse(w, r, back, "The tunnel is not running; start it instead.")
+		h.refuse(w, r, "The tunnel is not running; start it instead.")
 		return
 	}
 	h.ok(w, r, "tunnel-client is restarting.")
@@ -530,8 +581,10 @@ type outcome struct {
 	keySaved bool
 	// checked is the typed tunnel-client path, hashed.
 	checked *tunnel.Candidate
-	at      time.Time
-	seq     uint64
+	// progress is Connect's.
+	progress *progress
+	at       time.Time
+	seq      uint64
 }
 
 // Bounds of the one-shot outcomes kept.

@@ -45,18 +45,18 @@ func TestFreshSetup(t *testing.T) {
 		`data-testid="nav-setup" aria-current="page"`,
 		`hx-get="/setup/live" hx-trigger="every 2s"`,
 		`data-testid="tunnel-state" data-state="not_configured"`, `data-testid="tunnel-reason">no tunnel ID yet<`,
-		`data-testid="client-missing"`, `<code>tunnel-client.exe</code>`, `<code>hearth-tray.exe</code>`,
+		`data-testid="step-program" data-step-state="current"`, `data-testid="step-key" data-step-state="waiting"`,
+		`data-testid="client-missing"`, `<code>tunnel-client.exe</code>`, `data-testid="program-folder"`, `data-testid="open-folder"`,
 		`href="https://github.com/openai/tunnel-client/releases/latest"`,
 		`data-testid="pin-check-form"`, `action="/setup/pin/check"`, `name="client_path"`, `data-testid="pin-check-button"`,
-		`data-testid="key-none"`, `data-testid="key-form"`, `action="/setup/key"`,
-		`type="password" id="tunnel-key" name="key" required autocomplete="off"`,
-		`data-testid="init-form"`, `data-testid="tunnel-id"`, `name="tunnel_id" value=""`,
+		`data-testid="key-none"`,
+		`data-testid="init-form"`, `data-testid="tunnel-id-init"`, `name="tunnel_id" value=""`,
 		`data-testid="setup-mcp-url">http://127.0.0.1:3000/mcp<`,
 		`data-testid="doctor-form"`, `data-testid="start-button"`, `data-testid="stop-button"`, `data-testid="restart-button"`,
 		`data-testid="autostart-form"`, `data-testid="logon"`, "available on Windows after install",
 		`name="csrf" value="tok"`,
 	}, []string{
-		`data-testid="key-hint"`, `data-testid="key-clear-form"`, `data-testid="clipboard-notice"`, `/static/setup.js`,
+		`data-testid="key-hint"`, `data-testid="key-clear-form"`, `data-testid="clipboard-notice"`, `data-testid="key-form"`, `data-testid="connect-button"`,
 		`data-testid="command-result"`, `data-testid="client-candidates"`, `data-testid="client-pinned"`, `data-testid="tunnel-last-error"`, ` checked`,
 	})
 	// Every form, the pin's included, carries the CSRF token.
@@ -122,6 +122,7 @@ func TestCandidatesShown(t *testing.T) {
 func TestPinnedClientChanged(t *testing.T) {
 	now := strings.Repeat("ab", 32)
 	html := render(t, View{
+		Pinned: true,
 		Status: tunnel.Status{State: tunnel.StateClientChanged, Reason: `the pinned tunnel-client C:\Tools\tunnel-client.exe no longer has the SHA-256 pinned on the Setup page`},
 		Client: Client{Pinned: tunnel.Pin{Path: `C:\Tools\tunnel-client.exe`, SHA256: pinnedSum}, Changed: true, Now: now,
 			Name: "tunnel-client.exe", HearthName: "hearth-tray.exe"},
@@ -130,18 +131,18 @@ func TestPinnedClientChanged(t *testing.T) {
 		`data-testid="tunnel-state" data-state="client_changed"`, `<span class="state-on">Not run: tunnel-client changed since it was pinned<`,
 		`data-testid="client-pinned"`, `data-testid="client-path">C:\Tools\tunnel-client.exe<`,
 		`data-testid="client-sha256">` + pinnedSum + `<`,
-		`data-testid="client-changed"`, "has changed since you pinned it", `data-testid="client-sha256-now">` + now + `<`,
-	}, []string{`data-testid="client-pin-note"`, `data-testid="client-unpinned"`, "This file is gone"})
+		`data-testid="client-changed"`, "changed since you trusted it", `data-testid="client-sha256-now">` + now + `<`,
+	}, []string{`data-testid="client-unpinned"`, "is gone"})
 
-	html = render(t, View{Client: Client{Pinned: tunnel.Pin{Path: `C:\Tools\tunnel-client.exe`, SHA256: pinnedSum}, Changed: true, Gone: true}})
-	check(t, html, []string{`data-testid="client-changed"`, "This file is gone"}, []string{`data-testid="client-sha256-now"`})
+	html = render(t, View{Pinned: true, Client: Client{Pinned: tunnel.Pin{Path: `C:\Tools\tunnel-client.exe`, SHA256: pinnedSum}, Changed: true, Gone: true}})
+	check(t, html, []string{`data-testid="client-changed"`, "is gone"}, []string{`data-testid="client-sha256-now"`})
 }
 
 func TestConfiguredSetup(t *testing.T) {
 	html := render(t, View{
 		Status: tunnel.Status{State: tunnel.StateReady, Reason: "tunnel-client reports ready", PID: 4242, Restarts: 2,
 			LastError: "error: control plane refused key [REDACTED]", Since: time.Now()},
-		Running: true, KeyPresent: true, KeyHint: "…wxyz", TunnelID: "tunnel_abc123", Profile: "hearth-local",
+		Running: true, Pinned: true, KeyPresent: true, KeyHint: "…wxyz", TunnelID: "tunnel_abc123", Profile: "hearth-local",
 		Autostart: true, Client: Client{Pinned: tunnel.Pin{Path: `C:\Tools\tunnel-client.exe`, SHA256: pinnedSum}, Name: "tunnel-client.exe", HearthName: "hearth-tray.exe",
 			Candidates: []tunnel.Candidate{{Path: `C:\Tools\tunnel-client.exe`, Source: tunnel.SourceConfigured, SHA256: pinnedSum}}},
 		Logon:    Logon{Available: true, On: true},

@@ -1,5 +1,7 @@
-// Package status is the control panel's Status page: the MCP endpoint and
-// the governance state at a glance, refreshed every 2 s by htmx.
+// Package status is the control panel's Status page: one sentence first
+// (ChatGPT can reach Hearth / Finish setting up / ChatGPT cannot reach
+// Hearth: why), then the governance state in plain words, the exact
+// values behind "Details"; refreshed every 2 s by htmx.
 package status
 
 import (
@@ -31,6 +33,9 @@ type Handler struct {
 	// Storage, when set, reports the space stored copies take and the
 	// budget (storage_budget_bytes).
 	Storage func(ctx context.Context) (used, budget int64, err error)
+	// Reach, when set, says whether setup is finished and ChatGPT can
+	// reach Hearth, with the tunnel's state in a sentence (setup.Summary).
+	Reach func() (setupDone, ready bool, sentence string)
 }
 
 // Mount adds the page's routes.
@@ -54,6 +59,11 @@ type View struct {
 	AnyAccount     bool
 	// Storage is "used of budget" for stored copies; empty hides it.
 	Storage string
+	// Reach: Reach was set; SetupDone, Ready and Sentence are its answer.
+	Reach     bool
+	SetupDone bool
+	Ready     bool
+	Sentence  string
 }
 
 func (h *Handler) load(ctx context.Context) (View, error) {
@@ -91,6 +101,10 @@ func (h *Handler) load(ctx context.Context) (View, error) {
 		}
 		v.Storage = StorageLine(used, budget)
 	}
+	if h.Reach != nil {
+		v.Reach = true
+		v.SetupDone, v.Ready, v.Sentence = h.Reach()
+	}
 	return v, nil
 }
 
@@ -110,4 +124,24 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.Kit.Render(w, r, http.StatusOK, Facts(v))
+}
+
+// ModeLabel says a policy mode in words.
+func ModeLabel(mode string) string {
+	switch mode {
+	case "ask":
+		return "Asks you before it runs a program"
+	case "read-only":
+		return "Only reads: it changes nothing on this computer"
+	case "trusted":
+		return "Runs programs without asking"
+	}
+	return mode
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

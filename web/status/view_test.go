@@ -20,13 +20,39 @@ func TestStatusView(t *testing.T) {
 	html := b.String()
 	for _, want := range []string{
 		`data-testid="status-mcp-url">http://127.0.0.1:3000/mcp<`, `data-testid="status-policy-mode">read-only<`,
-		`data-testid="status-estop"><span class="state-on">Latched</span>: stop`, `data-testid="status-queue"><span class="state-on">Held`,
-		`data-testid="status-pending-permits">3<`, `no runtime key`, `data-testid="status-tunnel"`, `data-testid="status-unknowns">2<`, `data-testid="status-ledger-size">42<`,
+		`data-testid="status-estop"><span class="state-on">On</span>: stop`, `data-testid="status-queue"><span class="state-on">Paused`,
+		`data-testid="status-pending-permits"><a href="/permits">3 requests</a>`, `data-testid="status-sentence">Hearth is running.<`, `no runtime key`, `data-testid="status-tunnel"`, `data-testid="status-unknowns">2<`, `data-testid="status-ledger-size">42<`,
 		`hx-get="/status/live" hx-trigger="every 2s"`, `data-testid="estop-banner"`, `data-testid="nav-pending-count"`,
 		`data-testid="nav-status" aria-current="page"`,
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("missing %q", want)
+		}
+	}
+}
+
+// TestStatusSentence: the page leads with one sentence: finish setting up,
+// ChatGPT can reach Hearth, or why it cannot.
+func TestStatusSentence(t *testing.T) {
+	for _, c := range []struct {
+		v    View
+		want string
+	}{
+		{View{Reach: true}, `<a href="/setup" data-testid="finish-setup">Finish setting up →</a>`},
+		{View{Reach: true, SetupDone: true, Ready: true}, `data-ready="true">ChatGPT can reach Hearth<`},
+		{View{Reach: true, SetupDone: true, Sentence: "OpenAI refused the tunnel key: paste it again on the Setup page"},
+			`ChatGPT cannot reach Hearth: OpenAI refused the tunnel key: paste it again on the Setup page.`},
+	} {
+		var b strings.Builder
+		if err := Page(ui.Chrome{Title: "Status"}, c.v).Render(context.Background(), &b); err != nil {
+			t.Fatal(err)
+		}
+		html := b.String()
+		if !strings.Contains(html, c.want) {
+			t.Errorf("%+v: missing %q", c.v, c.want)
+		}
+		if n := strings.Count(html, `data-testid="status-sentence"`); n != 1 {
+			t.Errorf("%+v: %d sentences", c.v, n)
 		}
 	}
 }

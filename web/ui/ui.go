@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +36,9 @@ type Chrome struct {
 	EStopReason string
 	// Pending is the number of permits waiting for the operator.
 	Pending int
+	// FlashInPage: the page shows Flash itself (in the card it belongs
+	// to), not the layout.
+	FlashInPage bool
 }
 
 // NavItem is one entry of the navigation.
@@ -132,6 +136,10 @@ func (k *Kit) Refuse(w http.ResponseWriter, r *http.Request, to, text string) {
 // with a confirmation.
 func (k *Kit) Done(w http.ResponseWriter, r *http.Request, to, operator, text string) {
 	session.FromContext(r.Context()).SetOperator(operator)
+	http.SetCookie(w, &http.Cookie{
+		Name: session.OperatorCookieName, Value: url.QueryEscape(operator), Path: "/",
+		MaxAge: 365 * 24 * 3600, HttpOnly: true, SameSite: http.SameSiteStrictMode,
+	})
 	k.Back(w, r, to, session.Flash{Text: text})
 }
 
@@ -213,3 +221,13 @@ func Until(t time.Time) string {
 
 // Itoa is strconv.Itoa, for views.
 func Itoa(n int) string { return strconv.Itoa(n) }
+
+// PageTitle is the browser tab's title: the page, with the number of
+// waiting permits first when there are any ("(2) Permits · …").
+func PageTitle(title string, pending int) string {
+	t := title + " · Hearth control panel"
+	if pending > 0 {
+		t = "(" + strconv.Itoa(pending) + ") " + t
+	}
+	return t
+}

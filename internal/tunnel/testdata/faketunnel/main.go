@@ -30,6 +30,7 @@
 //	                                    _meta["openai/session"], as
 //	                                    ChatGPT's calls arrive through the
 //	                                    tunnel
+//	FAKE_TUNNEL_FORWARD_AFTER=<dur>     run: wait that long before forwarding
 //
 // Like the real tunnel-client, run serves /readyz, /healthz and a
 // Prometheus /metrics on its health address, where
@@ -275,6 +276,9 @@ func poll(lastPoll *atomic.Int64, profile string) {
 // forwardCall sends one MCP call to the profile's MCP server the way
 // ChatGPT's calls come through the tunnel: with _meta["openai/session"].
 func forwardCall(profile string) {
+	if d, err := time.ParseDuration(os.Getenv("FAKE_TUNNEL_FORWARD_AFTER")); err == nil {
+		time.Sleep(d)
+	}
 	url, err := profileMCPURL(profile)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "time=now level=ERROR msg=\"forward call failed\" error=", strconv.Quote(err.Error()))

@@ -1,0 +1,212 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// decisions are the kinds of entries a person made (the operator, or
+// setup); the rest is what ChatGPT's calls did.
+var decisions = []string{
+	"estop", "reset", "queue_resume", "permit_approved", "permit_denied", "rule_added", "rule_removed",
+	"reconcile", "policy_change", "tunnel_key_set", "tunnel_key_cleared", "tunnel_client_pinned",
+}
+
+// Filter is which entries the page shows and which page.
+type Filter struct {
+	// Show is "" (everything), "decisions" (yours) or "calls" (what
+	// ChatGPT's calls did).
+	Show string
+	Page int
+}
+
+// ParseFilter reads the filter from a query.
+func ParseFilter(q url.Values) Filter {
+	f := Filter{Show: q.Get("show")}
+	if f.Show != "decisions" && f.Show != "calls" {
+		f.Show = ""
+	}
+	f.Page, _ = strconv.Atoi(q.Get("page"))
+	f.Page = max(f.Page, 1)
+	return f
+}
+
+// Query is the filter as a query string for page.
+func (f Filter) Query(page int) string {
+	v := url.Values{}
+	if f.Show != "" {
+		v.Set("show", f.Show)
+	}
+	if page > 1 {
+		v.Set("page", strconv.Itoa(page))
+	}
+	return v.Encode()
+}
+
+// where is the SQL condition of the filter and its arguments.
+func (f Filter) where() (string, []any) {
+	if f.Show == "" {
+		return "", nil
+	}
+	args := make([]any, len(decisions))
+	for i, k := range decisions {
+		args[i] = k
+	}
+	in := "kind IN (?" + strings.Repeat(",?", len(decisions)-1) + ")"
+	if f.Show == "calls" {
+		in = "NOT " + in
+	}
+	return " WHERE " + in, args
+}
+
+// describer says what a call did, from the database's read side.
+type describer struct {
+	ctx context.Context
+	db  *sql.DB
+}
+
+// call describes the call of a future: "run echo hi", "write a file".
+func (d describer) future(id string) string {
+	if d.db == nil || id == "" {
+		return ""
+	}
+	var prim, input string
+	if err := d.db.QueryRowContext(d.ctx, `SELECT primitive, input FROM futures WHERE id = ?`, id).Scan(&prim, &input); err != nil {
+		return ""
+	}
+	return Describe(prim, input)
+}
+
+func (d describer) command(id string) string {
+	if d.db == nil || id == "" {
+		return ""
+	}
+	var fut string
+	if err := d.db.QueryRowContext(d.ctx, `SELECT future_id FROM commands WHERE command_id = ?`, id).Scan(&fut); err != nil {
+		return ""
+	}
+	return d.future(fut)
+}
+
+func (d describer) permit(id string) string {
+	if d.db == nil || id == "" {
+		return ""
+	}
+	var prim, input string
+	if err := d.db.QueryRowContext(d.ctx, `SELECT primitive, input FROM permits WHERE id = ?`, id).Scan(&prim, &input); err != nil {
+		return ""
+	}
+	return Describe(prim, input)
+}
+
+// Describe says a call in a few words: "run echo hi", "write
+// C:\notes.txt", "look at this computer".
+func Describe(primitive, input string) string {
+	var in struct {
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+		Path    string   `json:"path"`
+		Name    string   `json:"name"`
+	}
+	_ = json.Unmarshal([]byte(input), &in)
+	switch {
+	case in.Command != "":
+		return "run " + strings.Join(append([]string{in.Command}, in.Args...), " ")
+	case primitive == "machine.host_info":
+		return "look at this computer"
+	case strings.HasPrefix(primitive, "fs.") && in.Path != "":
+		return strings.TrimPrefix(primitive, "fs.") + " " + in.Path
+	}
+	tool, op, _ := strings.Cut(primitive, ".")
+	if op == "" {
+		return tool
+	}
+	return strings.ReplaceAll(op, "_", " ") + " (" + tool + ")"
+}
+
+// Summary is one entry in a sentence a person reads.
+func (d describer) Summary(kind string, raw json.RawMessage) string {
+	var f map[string]any
+	_ = json.Unmarshal(raw, &f)
+	s := func(k string) string {
+		v, _ := f[k].(string)
+		return v
+	}
+	who := func(k string) string {
+		if n := s(k); n != "" {
+			return strings.TrimPrefix(n, "operator:")
+		}
+		return "You"
+	}
+	call := func(what string) string {
+		if what == "" {
+			return "a call"
+		}
+		return what
+	}
+	switch kind {
+	case "intent":
+		return "Started: " + call(d.future(s("future_id")))
+	case "outcome":
+		what := call(d.command(s("command_id")))
+		switch s("outcome") {
+		case "in_flight":
+			return "Still running: " + what
+		case "unknown":
+			return "Interrupted when Hearth stopped: " + what + " (check what happened)"
+		}
+		switch s("state") {
+		case "completed":
+			return "Done: " + what
+		case "blocked":
+			return "Not allowed: " + what
+		case "cancelled":
+			return "Cancelled: " + what
+		}
+		return "Failed: " + what
+	case "permit_requested":
+		return "ChatGPT asked to " + call(d.permit(s("permit_id")))
+	case "permit_approved":
+		return who("operator") + " approved " + call(d.permit(s("permit_id")))
+	case "permit_denied":
+		return who("operator") + " denied " + call(d.permit(s("permit_id")))
+	case "permit_expired":
+		return "Nobody answered in time, so it was not allowed: " + call(d.permit(s("permit_id")))
+	case "permit_cancelled":
+		return "The request was withdrawn: " + call(d.permit(s("permit_id")))
+	case "estop":
+		r := s("reason")
+		if r == "" {
+			return who("by") + " pressed the emergency stop"
+		}
+		return who("by") + " pressed the emergency stop: " + r
+	case "reset":
+		return who("operator") + " reset the emergency stop"
+	case "queue_resume":
+		return who("operator") + " resumed queued jobs"
+	case "rule_added":
+		t := who("operator") + " always allows " + s("program")
+		if c := s("cwd_root"); c != "" {
+			t += " in " + c
+		}
+		return t
+	case "rule_removed":
+		return who("operator") + " stopped always allowing a program"
+	case "reconcile":
+		return who("by") + " told Hearth what an interrupted action did"
+	case "policy_change":
+		return fmt.Sprintf("%s changed what Hearth may do: %s → %s", who("operator"), s("from"), s("to"))
+	case "tunnel_key_set":
+		return "The tunnel key was saved (it ends in " + s("last4") + ")"
+	case "tunnel_key_cleared":
+		return "The tunnel key was cleared"
+	case "tunnel_client_pinned":
+		return "The connection program was trusted"
+	}
+	return strings.ToUpper(kind[:1]) + strings.ReplaceAll(kind[1:], "_", " ")
+}

@@ -1,0 +1,385 @@
+package setup
+
+import (
+	"errors"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/tunnel"
+	"github.com/hearth-dev/hearth/web/session"
+)
+
+// Phase is where the guided setup is: the first step not done yet.
+type Phase string
+
+// Phases, in the order of the steps.
+const (
+	PhaseProgram    Phase = "program"
+	PhaseKey        Phase = "key"
+	PhaseTunnelID   Phase = "tunnel-id"
+	PhaseConnect    Phase = "connect"
+	PhaseConnecting Phase = "connecting"
+	PhaseChatGPT    Phase = "chatgpt"
+	PhaseDone       Phase = "done"
+)
+
+// Step names, in order; each is a card of the page (id "step-"+name).
+const (
+	StepProgram   = "program"
+	StepKey       = "key"
+	StepTunnelID  = "tunnel-id"
+	StepConnect   = "connect"
+	StepChatGPT   = "chatgpt"
+	StepFirstCall = "first-call"
+)
+
+// steps lists the step names in order.
+var steps = []string{StepProgram, StepKey, StepTunnelID, StepConnect, StepChatGPT, StepFirstCall}
+
+// StepState is how a step shows: done, the current one (the only one
+// with a primary button) or waiting for an earlier one.
+type StepState string
+
+// Step states.
+const (
+	Done    StepState = "done"
+	Current StepState = "current"
+	Waiting StepState = "waiting"
+)
+
+// ProgramOK reports whether the connection program is trusted and
+// unchanged.
+func (v View) ProgramOK() bool {
+	return (v.Pinned || v.BesideExe) && !v.Client.Changed && v.Status.State != tunnel.StateClientChanged
+}
+
+// Summary is the tunnel's state for the Status page: whether setup is
+// finished (the first four steps) and the state in one sentence.
+func Summary(t *tunnel.Supervisor) (setupDone, ready bool, sentence string) {
+	cfg := t.Config()
+	v := View{Status: t.Status(), Running: t.Running(), TunnelID: cfg.TunnelID}
+	_, v.Pinned = t.Pinned()
+	v.BesideExe = !v.Pinned && t.HasBesideExe()
+	v.KeyPresent, _ = t.KeyPresent()
+	v.FirstCall = t.FirstChatGPTCall()
+	switch v.Phase() {
+	case PhaseProgram, PhaseTunnelID:
+		return false, false, ""
+	case PhaseKey:
+		if v.KeyRefused() {
+			return true, false, Sentence(v.Status)
+		}
+		return false, false, ""
+	case PhaseConnect:
+		if v.FirstCall.IsZero() && v.Status.State == tunnel.StateStopped && !cfg.Autostart {
+			// Never connected: Connect is still to do.
+			return false, false, ""
+		}
+	}
+	return true, v.Status.State == tunnel.StateReady, Sentence(v.Status)
+}
+
+// KeyRefused: OpenAI refused the saved key.
+func (v View) KeyRefused() bool { return v.Status.State == tunnel.StateKeyRefused }
+
+// Phase is the first step not done.
+func (v View) Phase() Phase {
+	switch {
+	case !v.ProgramOK():
+		return PhaseProgram
+	case !v.KeyPresent || v.KeyRefused():
+		return PhaseKey
+	case v.TunnelID == "":
+		return PhaseTunnelID
+	case v.Status.State == tunnel.StateReady && v.FirstCall.IsZero():
+		return PhaseChatGPT
+	case v.Status.State == tunnel.StateReady:
+		return PhaseDone
+	case v.Running:
+		return PhaseConnecting
+	}
+	return PhaseConnect
+}
+
+// Step is the state of the named step.
+func (v View) Step(name string) StepState {
+	if name == StepFirstCall && !v.FirstCall.IsZero() {
+		return Done
+	}
+	cur := 0
+	switch v.Phase() {
+	case PhaseProgram:
+		cur = 0
+	case PhaseKey:
+		cur = 1
+	case PhaseTunnelID:
+		cur = 2
+	case PhaseConnect, PhaseConnecting:
+		cur = 3
+	case PhaseChatGPT:
+		// The ChatGPT half and the wait for its first call go together.
+		if name == StepFirstCall {
+			return Current
+		}
+		cur = 4
+	case PhaseDone:
+		return Done
+	}
+	i := 0
+	for j, s := range steps {
+		if s == name {
+			i = j
+		}
+	}
+	switch {
+	case i < cur:
+		return Done
+	case i == cur:
+		return Current
+	}
+	return Waiting
+}
+
+// Lead is the page's one sentence of state.
+func (v View) Lead() string {
+	switch v.Phase() {
+	case PhaseProgram:
+		return "Finish setting up: step 1 of 6, the connection program."
+	case PhaseKey:
+		if v.KeyRefused() {
+			return "ChatGPT cannot reach Hearth: OpenAI refused the tunnel key. Paste it again (step 2)."
+		}
+		return "Finish setting up: step 2 of 6, the tunnel key."
+	case PhaseTunnelID:
+		return "Finish setting up: step 3 of 6, the tunnel ID."
+	case PhaseConnect:
+		if !v.FirstCall.IsZero() {
+			return "ChatGPT cannot reach Hearth: " + Sentence(v.Status) + "."
+		}
+		return "Finish setting up: step 4 of 6, connect."
+	case PhaseConnecting:
+		if v.Status.State == tunnel.StateStarting {
+			return "Connecting to OpenAI…"
+		}
+		return "ChatGPT cannot reach Hearth yet: " + Sentence(v.Status) + "."
+	case PhaseChatGPT:
+		return "Hearth is connected to OpenAI. Now add Hearth to ChatGPT (step 5), then try it."
+	}
+	return "ChatGPT can reach Hearth. Setup is done."
+}
+
+// Sentence says the tunnel's state in plain words.
+func Sentence(st tunnel.Status) string {
+	switch st.State {
+	case tunnel.StateReady:
+		return "connected to OpenAI; ChatGPT can reach Hearth"
+	case tunnel.StateKeyRefused:
+		return "OpenAI refused the tunnel key: paste it again on the Setup page"
+	case tunnel.StateStarting:
+		return "connecting to OpenAI"
+	case tunnel.StateUnhealthy:
+		if st.Reason == tunnel.ReasonPollFailing {
+			return "the connection to OpenAI is failing"
+		}
+		return "the connection program runs but is not connected"
+	case tunnel.StateBackoff:
+		return "the connection program stopped; Hearth restarts it in a moment"
+	case tunnel.StateCrashLoop:
+		return "the connection program stopped after failing several times; connect again"
+	case tunnel.StateClientChanged:
+		return "the connection program changed since you trusted it; trust it again"
+	case tunnel.StateNotConfigured:
+		return "not set up yet"
+	}
+	return "not connected (the connection is stopped)"
+}
+
+// progress is the outcome of Connect, shown in its card once.
+type progress struct {
+	Lines []ProgressLine
+}
+
+// ProgressLine is one part of Connect and how it went.
+type ProgressLine struct {
+	Label string
+	OK    bool
+}
+
+func (h *Handler) backTo(w http.ResponseWriter, r *http.Request, card, text string, isErr bool) {
+	h.Kit.Back(w, r, back, session.Flash{Text: text, Error: isErr, Card: card})
+}
+
+// saveTunnelID saves the posted tunnel ID (tunnel.tunnel_id) after a
+// check of its format; a refused one is not quoted back (it may be the
+// key, pasted in the wrong field).
+func (h *Handler) saveTunnelID(w http.ResponseWriter, r *http.Request) {
+	id := strings.TrimSpace(r.PostFormValue("tunnel_id"))
+	switch {
+	case id == "":
+		h.backTo(w, r, StepTunnelID, "Tunnel ID: paste the tunnel ID from the OpenAI Platform into the field first.", true)
+		return
+	case !strings.HasPrefix(id, "tunnel_"):
+		h.backTo(w, r, StepTunnelID, "Tunnel ID: that is not a tunnel ID. A tunnel ID starts with tunnel_ (the tunnel key starts differently and goes in step 2).", true)
+		return
+	case !ValidTunnelID(id):
+		h.backTo(w, r, StepTunnelID, "Tunnel ID: after tunnel_ a tunnel ID has only the digits 0 to 9 and the letters a to f, with no spaces. Copy it again from the OpenAI Platform.", true)
+		return
+	}
+	err := h.Tunnel.UpdateConfig(func(t *config.Tunnel) error {
+		t.TunnelID = id
+		return nil
+	})
+	if err != nil {
+		h.Kit.Log.Error("panel: save tunnel ID", "err", err)
+		h.backTo(w, r, StepTunnelID, "Hearth could not save the tunnel ID. The details are in Hearth's log.", true)
+		return
+	}
+	h.backTo(w, r, StepTunnelID, "Tunnel ID saved.", false)
+}
+
+// connect is the one "Connect" of the guided setup: it prepares the
+// connection (tunnel-client init with the saved tunnel ID; a profile made
+// before is kept), checks it (doctor), turns "connect whenever Hearth
+// starts" on and starts the tunnel (or restarts it when it runs).
+func (h *Handler) connect(w http.ResponseWriter, r *http.Request) {
+	v := h.load(false)
+	switch v.Phase() {
+	case PhaseProgram:
+		h.backTo(w, r, StepConnect, "Connect needs the connection program first (step 1).", true)
+		return
+	case PhaseKey:
+		h.backTo(w, r, StepConnect, "Connect needs the tunnel key first (step 2).", true)
+		return
+	case PhaseTunnelID:
+		h.backTo(w, r, StepConnect, "Connect needs the tunnel ID first (step 3).", true)
+		return
+	}
+	sess := session.FromContext(r.Context())
+	var pr progress
+	fail := func(text string, res *Result) {
+		h.outcomes.put(sess, outcome{result: res, progress: &pr})
+		h.backTo(w, r, StepConnect, text, true)
+	}
+	res, err := h.Tunnel.Init(r.Context(), v.TunnelID, h.MCPURL())
+	switch {
+	case errors.Is(err, tunnel.ErrNotPinned), errors.Is(err, tunnel.ErrClientChanged), errors.Is(err, tunnel.ErrClientUnreadable):
+		pr.Lines = append(pr.Lines, ProgressLine{Label: "Prepare the connection"})
+		fail("Hearth could not use the connection program: trust it again in step 1.", nil)
+		return
+	case err != nil && res.Args == nil:
+		h.Kit.Log.Error("panel: connect: tunnel-client init", "err", err)
+		pr.Lines = append(pr.Lines, ProgressLine{Label: "Prepare the connection"})
+		fail("Hearth could not prepare the connection. The details are in Hearth's log.", nil)
+		return
+	case err != nil:
+		h.Kit.Log.Error("panel: connect: save the tunnel ID after init", "err", err)
+		pr.Lines = append(pr.Lines, ProgressLine{Label: "Prepare the connection"})
+		fail("Hearth could not save the tunnel ID. The details are in Hearth's log.", &Result{Command: "init", CommandResult: res})
+		return
+	case !res.OK() && !strings.Contains(res.Stdout+res.Stderr, "already exists"):
+		pr.Lines = append(pr.Lines, ProgressLine{Label: "Prepare the connection"})
+		fail("Hearth could not prepare the connection: the connection program reported a problem (see Details).", &Result{Command: "init", CommandResult: res})
+		return
+	}
+	pr.Lines = append(pr.Lines, ProgressLine{Label: "Prepare the connection", OK: true})
+	doc, err := h.Tunnel.Doctor(r.Context())
+	if err != nil {
+		h.Kit.Log.Error("panel: connect: tunnel-client doctor", "err", err)
+		pr.Lines = append(pr.Lines, ProgressLine{Label: "Check the connection"})
+		fail("Hearth could not check the connection. The details are in Hearth's log.", nil)
+		return
+	}
+	if !doc.OK() {
+		pr.Lines = append(pr.Lines, ProgressLine{Label: "Check the connection"})
+		text := "The connection check found a problem (see Details)."
+		if tunnel.KeyRefused(doc.Stdout + doc.Stderr) {
+			text = "OpenAI refused the tunnel key: paste it again in step 2."
+		}
+		fail(text, &Result{Command: "doctor", CommandResult: doc})
+		return
+	}
+	pr.Lines = append(pr.Lines, ProgressLine{Label: "Check the connection", OK: true})
+	if err := h.Tunnel.UpdateConfig(func(t *config.Tunnel) error {
+		t.Autostart = true
+		return nil
+	}); err != nil {
+		h.Kit.Log.Error("panel: connect: turn tunnel.autostart on", "err", err)
+	}
+	if h.Tunnel.Running() {
+		h.Tunnel.Restart()
+	} else if err := h.Start(); err != nil {
+		pr.Lines = append(pr.Lines, ProgressLine{Label: "Start the connection"})
+		h.Kit.Log.Error("panel: connect: start the tunnel", "err", err)
+		fail("Hearth could not start the connection: "+Sentence(h.Tunnel.Status())+".", nil)
+		return
+	}
+	pr.Lines = append(pr.Lines, ProgressLine{Label: "Start the connection", OK: true})
+	h.outcomes.put(sess, outcome{result: &Result{Command: "doctor", CommandResult: doc}, progress: &pr})
+	h.backTo(w, r, StepConnect, "Started. Hearth now waits for OpenAI to accept the connection; this card shows when it does. Hearth connects by itself whenever it starts (you can turn that off under Details).", false)
+}
+
+// openFolder opens the program folder (where the connection program
+// belongs) in the file manager, on Windows; elsewhere it says the path.
+func (h *Handler) openFolder(w http.ResponseWriter, r *http.Request) {
+	dir := h.Tunnel.ProgramFolder()
+	if err := openFolder(dir); err != nil {
+		h.Kit.Log.Warn("panel: open the program folder", "dir", dir, "err", err)
+		h.backTo(w, r, StepProgram, "Hearth cannot open the folder here; open it yourself: "+dir, true)
+		return
+	}
+	h.backTo(w, r, StepProgram, "The folder is open. Put the connection program there, then press Check again.", false)
+}
+
+// progressLive is the live line of the Connect and first-call steps: a
+// page shown in another phase is reloaded (HX-Refresh), so that its steps
+// follow.
+func (h *Handler) progressLive(w http.ResponseWriter, r *http.Request) {
+	v := h.load(false)
+	if Phase(r.URL.Query().Get("phase")) != v.Phase() {
+		w.Header().Set("HX-Refresh", "true")
+	}
+	h.Kit.Render(w, r, http.StatusOK, Progress(v))
+}
+
+// firstCandidate is the file the program step offers to trust: the
+// first one found that can be read.
+func (v View) firstCandidate() (tunnel.Candidate, bool) {
+	for _, c := range v.Client.Candidates {
+		if c.Err == nil && c.SHA256 != "" && !v.Client.IsPin(c) {
+			return c, true
+		}
+	}
+	return tunnel.Candidate{}, false
+}
+
+func dirOf(path string) string { return filepath.Dir(path) }
+
+func keyInputID(secondary bool) string {
+	if secondary {
+		return "tunnel-key-replace"
+	}
+	return "tunnel-key"
+}
+
+func stepBadge(s StepState) string {
+	switch s {
+	case Done:
+		return "✓ done"
+	case Current:
+		return "now"
+	}
+	return "waiting"
+}
+
+// capitalize upper-cases the first letter of a sentence.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
+}

@@ -1,0 +1,92 @@
+package setup
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/tunnel"
+	"github.com/hearth-dev/hearth/web/session"
+)
+
+var (
+	detailsRe = regexp.MustCompile(`(?s)<details.*?</details>`)
+	buttonRe  = regexp.MustCompile(`<(button|a class="button")[^>]*>`)
+)
+
+// primaries counts the primary buttons outside Details (a button without
+// the secondary or danger class, or a link styled as a button).
+func primaries(html string) int {
+	n := 0
+	for _, b := range buttonRe.FindAllString(detailsRe.ReplaceAllString(html, ""), -1) {
+		if !strings.Contains(b, "secondary") && !strings.Contains(b, "danger") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestGuidedSteps: each state of setup has its steps done, current or
+// waiting in order, and at most one primary button, in the current step.
+func TestGuidedSteps(t *testing.T) {
+	pinned := Client{Pinned: tunnel.Pin{Path: `C:\Hearth\tunnel-client.exe`, SHA256: pinnedSum}}
+	ready := tunnel.Status{State: tunnel.StateReady}
+	for _, c := range []struct {
+		name    string
+		v       View
+		phase   Phase
+		current string
+	}{
+		{"no program", View{}, PhaseProgram, StepProgram},
+		{"program found", View{Client: Client{Candidates: []tunnel.Candidate{{Path: `D:\t\tunnel-client.exe`, Source: tunnel.SourceConfigured, SHA256: pinnedSum}}}}, PhaseProgram, StepProgram},
+		{"beside hearth-tray", View{BesideExe: true}, PhaseKey, StepKey},
+		{"key", View{Pinned: true, Client: pinned}, PhaseKey, StepKey},
+		{"tunnel ID", View{Pinned: true, Client: pinned, KeyPresent: true}, PhaseTunnelID, StepTunnelID},
+		{"connect", View{Pinned: true, Client: pinned, KeyPresent: true, TunnelID: "tunnel_ab"}, PhaseConnect, StepConnect},
+		{"connecting", View{Pinned: true, Client: pinned, KeyPresent: true, TunnelID: "tunnel_ab", Running: true, Status: tunnel.Status{State: tunnel.StateStarting}}, PhaseConnecting, StepConnect},
+		{"key refused", View{Pinned: true, Client: pinned, KeyPresent: true, TunnelID: "tunnel_ab", Running: true, Status: tunnel.Status{State: tunnel.StateKeyRefused}}, PhaseKey, StepKey},
+		{"chatgpt", View{Pinned: true, Client: pinned, KeyPresent: true, TunnelID: "tunnel_ab", Running: true, Status: ready}, PhaseChatGPT, StepChatGPT},
+		{"done", View{Pinned: true, Client: pinned, KeyPresent: true, TunnelID: "tunnel_ab", Running: true, Status: ready, FirstCall: time.Now()}, PhaseDone, ""},
+	} {
+		if got := c.v.Phase(); got != c.phase {
+			t.Errorf("%s: phase %s, want %s", c.name, got, c.phase)
+		}
+		seen := false
+		for _, s := range steps {
+			st := c.v.Step(s)
+			switch {
+			case s == c.current && st != Current:
+				t.Errorf("%s: step %s is %s, want current", c.name, s, st)
+			case s == c.current:
+				seen = true
+			case !seen && c.current != "" && st != Done:
+				t.Errorf("%s: step %s before the current one is %s", c.name, s, st)
+			case seen && s != StepFirstCall && st != Waiting:
+				t.Errorf("%s: step %s after the current one is %s", c.name, s, st)
+			}
+		}
+		html := render(t, c.v)
+		if n := primaries(html); n > 1 {
+			t.Errorf("%s: %d primary buttons outside Details", c.name, n)
+		}
+		if c.current != "" && !strings.Contains(html, `data-testid="step-`+c.current+`" data-step-state="current"`) {
+			t.Errorf("%s: the page does not show step %s as current", c.name, c.current)
+		}
+	}
+}
+
+// TestCardFlash: a message shows in the card of the form that was posted.
+func TestCardFlash(t *testing.T) {
+	v := View{Pinned: true, Client: Client{Pinned: tunnel.Pin{Path: "x", SHA256: pinnedSum}}, KeyPresent: true,
+		Flash: &session.Flash{Error: true, Text: "Tunnel ID: that is not a tunnel ID.", Card: StepTunnelID}}
+	html := render(t, v)
+	card := html[strings.Index(html, `id="step-tunnel-id"`):]
+	card = card[:strings.Index(card, "</li>")]
+	if !strings.Contains(card, `data-testid="flash-error">Tunnel ID: that is not a tunnel ID.<`) {
+		t.Errorf("the message is not in its card:\n%s", card)
+	}
+	if strings.Count(html, "that is not a tunnel ID") != 1 {
+		t.Error("the message shows more than once")
+	}
+}
