@@ -69,6 +69,10 @@ func TestFakeChatGPTConversationIsWokenAndReceivesArrivals(t *testing.T) {
 	if err != nil || r2.Get("route_probe.nonce") != nonce {
 		t.Fatalf("second pending answer: %v %s", err, r2.Raw)
 	}
+	// An answer that is not pending carries no probe.
+	if hi, err := c.TryCall("machine", map[string]any{"operation": "host_info"}, meta); err != nil || hi.Get("route_probe") != nil {
+		t.Fatalf("a completed answer: %v %s", err, hi.Raw)
+	}
 	// A conversation routed by hearth/conversation gets no probe.
 	local := hearthtest.Connect(t, in.URL, "local-conv")
 	if lr := local.Call("machine", map[string]any{"operation": "exec", "command": "true", "detach": true}); lr.Get("route_probe") != nil {
