@@ -48,6 +48,7 @@ import (
 	"github.com/hearth-dev/hearth/web/status"
 	"github.com/hearth-dev/hearth/web/tasks"
 	"github.com/hearth-dev/hearth/web/ui"
+	wakepage "github.com/hearth-dev/hearth/web/wake"
 )
 
 // CSP is the Content-Security-Policy of every response: scripts, styles
@@ -93,6 +94,15 @@ type Deps struct {
 	// Storage reports the space fs undo copies and artifacts take and
 	// storage_budget_bytes, for one line of the Status page; nil hides it.
 	Storage func(ctx context.Context) (used, budget int64, err error)
+
+	// Wake is Hearth's ChatGPT window, binder and waker, for the ChatGPT
+	// window page; OpenChatGPT, SetWakeArmed and SetWakeTimings are the
+	// operator's actions there (App.OpenChatGPT, App.SetWakeArmed,
+	// App.SetWakeTimings). The page is served only when Wake is set.
+	Wake           wakepage.Service
+	OpenChatGPT    func(ctx context.Context) error
+	SetWakeArmed   func(ctx context.Context, operator string, armed bool) error
+	SetWakeTimings func(ctx context.Context, operator string, debounceMS, quietMS, cooldownMS, maxAttempts int) error
 }
 
 // Panel is the control panel: its sessions and its router.
@@ -208,6 +218,9 @@ func (p *Panel) routes() (http.Handler, error) {
 		(&tasks.Handler{Kit: kit, Jobs: d.Jobs, Dispatcher: d.Dispatcher, Chats: p.chats()}).Mount(r)
 		(&ledger.Handler{Kit: kit, Ledger: d.Ledger, DB: d.DB}).Mount(r)
 		(&recipes.Handler{Kit: kit, Recipes: d.Recipes, Runs: d.Runs}).Mount(r)
+		if d.Wake != nil {
+			(&wakepage.Handler{Kit: kit, Wake: d.Wake, Open: d.OpenChatGPT, SetArmed: d.SetWakeArmed, SetTimings: d.SetWakeTimings}).Mount(r)
+		}
 		r.Post("/logout", p.logout)
 	})
 	// Unknown paths and wrong methods also need a session, so that they

@@ -41,6 +41,7 @@ func (a *App) PanelDeps() web.Deps {
 			u, err := a.StorageUsage(ctx)
 			return u.UsedBytes, u.BudgetBytes, err
 		},
+		Wake: a.Wake, OpenChatGPT: a.OpenChatGPT, SetWakeArmed: a.SetWakeArmed, SetWakeTimings: a.SetWakeTimings,
 	}
 	if runtime.GOOS == "windows" {
 		// The logon task exists only on Windows; elsewhere the Setup page

@@ -80,8 +80,9 @@ func (a *App) wakeStatus() map[string]any {
 
 // wakeDisclosure is the tool descriptions' sentence about wake.
 func (a *App) wakeDisclosure() string {
+	const probe = " A pending answer's route_probe nonce: repeat it once in your reply."
 	if a.Wake.Armed() {
-		return " Wake: ARMED (operator-controlled): a bound ChatGPT conversation that is quiet while its detached results wait is prompted to call machine.host_info."
+		return " Wake: ARMED (operator-controlled): a bound ChatGPT conversation that is quiet while its detached results wait is prompted to call machine.host_info." + probe
 	}
-	return " Wake: off (operator-controlled): nothing prompts a conversation when detached work ends; call again to collect arrivals."
+	return " Wake: off (operator-controlled): nothing prompts a conversation when detached work ends; call again to collect arrivals." + probe
 }

@@ -246,18 +246,15 @@ func (s *Service) settleDue(ctx context.Context) error {
 		state, reason := ContBlocked, "no target: Hearth cannot resume a conversation by itself; read the prompt with continuation_status and continue from it"
 		var argv []string
 		var env *dispatch.Envelope
-		woken := false
+		if d.kind == "browser_tab" && s.Tabs != nil && s.Tabs.Armed() {
+			if err := s.settleWake(ctx, d.id, d.route, d.run, d.prompt, d.target, now); err != nil {
+				return err
+			}
+			continue
+		}
 		switch {
 		case d.kind == "":
 			env = dispatch.ErrorEnvelope("run.schedule_continuation", primitive.Blocked("no_target", "continuation %s of run %s is due, but it has no target, so nothing was sent", d.id, d.run))
-		case d.kind == "browser_tab" && s.Tabs != nil && s.Tabs.Armed():
-			if werr := s.Tabs.WakeTab(ctx, d.route, d.target, d.prompt); werr != nil {
-				reason = "wake.armed is true, but the tab was not woken: " + werr.Error()
-				env = dispatch.ErrorEnvelope("run.schedule_continuation", primitive.Blocked("not_woken", "continuation %s of run %s is due; its tab was not woken: %s", d.id, d.run, werr.Error()))
-			} else {
-				state, reason, woken = ContWoken, "wake.armed is true: the prompt was typed into this conversation's bound tab and sent", true
-				env = &dispatch.Envelope{State: primitive.StateCompleted, Primitive: "run.schedule_continuation"}
-			}
 		case !s.armed():
 			state, reason = ContDryRun, "oracle.armed is false: only a dry-run command was built; nothing was sent"
 			argv = oracleArgv(d.prompt, true)
@@ -267,7 +264,7 @@ func (s *Service) settleDue(ctx context.Context) error {
 			argv = oracleArgv(d.prompt, false)
 			env = dispatch.ErrorEnvelope("run.schedule_continuation", primitive.Blocked("not_executed", "continuation %s of run %s is due; its command is built but was not run", d.id, d.run))
 		}
-		details := map[string]any{"continuation_id": d.id, "run_id": d.run, "state": state, "executed": woken, "prompt": d.prompt}
+		details := map[string]any{"continuation_id": d.id, "run_id": d.run, "state": state, "executed": false, "prompt": d.prompt}
 		var cmdJSON any
 		if argv != nil {
 			details["target"] = map[string]string{d.kind: d.target}
@@ -275,12 +272,7 @@ func (s *Service) settleDue(ctx context.Context) error {
 			b, _ := json.Marshal(argv)
 			cmdJSON = string(b)
 		}
-		if woken {
-			details["target"] = map[string]string{d.kind: d.target}
-			env.Result = details
-		} else {
-			env.Error.Details = details
-		}
+		env.Error.Details = details
 		var payload []byte
 		if s.Dispatcher != nil {
 			payload = s.Dispatcher.ArrivalPayload(ctx, d.route, d.id, env)
@@ -297,7 +289,7 @@ func (s *Service) settleDue(ctx context.Context) error {
 			if n, _ := res.RowsAffected(); n == 0 {
 				return nil
 			}
-			if err := AppendTx(ctx, tx, "", KindContinuationDue, d.run, map[string]any{"continuation_id": d.id, "state": state, "executed": woken}); err != nil {
+			if err := AppendTx(ctx, tx, "", KindContinuationDue, d.run, map[string]any{"continuation_id": d.id, "state": state, "executed": false}); err != nil {
 				return err
 			}
 			return dispatch.EnqueueArrival(ctx, tx, d.route, d.id, payload, now)
@@ -305,6 +297,51 @@ func (s *Service) settleDue(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("settle continuation %s: %w", d.id, err)
 		}
+	}
+	return nil
+}
+
+// settleWake settles a due browser_tab continuation while wake is armed:
+// it claims the continuation first (so that it is typed at most once, even
+// when two settlers race or Hearth stops mid-way), wakes the bound tab of
+// its conversation with its prompt, and then records the outcome (woken,
+// or blocked with the reason) with its arrival.
+func (s *Service) settleWake(ctx context.Context, id, route, run, prompt, target string, now time.Time) error {
+	res, err := s.DB.W.ExecContext(ctx, `UPDATE continuations SET state = 'woken', reason = 'being typed into the bound tab', settled_at = ? WHERE id = ? AND state = 'scheduled'`, now.UnixMilli(), id)
+	if err != nil {
+		return fmt.Errorf("claim continuation %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil // settled by another pass
+	}
+	state, reason := ContWoken, "wake.armed is true: the prompt was typed into this conversation's bound tab and sent"
+	details := map[string]any{"continuation_id": id, "run_id": run, "state": state, "executed": true, "prompt": prompt,
+		"target": map[string]string{"browser_tab": target}}
+	env := &dispatch.Envelope{State: primitive.StateCompleted, Primitive: "run.schedule_continuation", Result: details}
+	if werr := s.Tabs.WakeTab(ctx, route, target, prompt); werr != nil {
+		state, reason = ContBlocked, "wake.armed is true, but the tab was not woken: "+werr.Error()
+		details["state"], details["executed"] = state, false
+		env = dispatch.ErrorEnvelope("run.schedule_continuation", primitive.Blocked("not_woken", "continuation %s of run %s is due; its tab was not woken: %s", id, run, werr.Error()))
+		env.Error.Details = details
+	}
+	var payload []byte
+	if s.Dispatcher != nil {
+		payload = s.Dispatcher.ArrivalPayload(ctx, route, id, env)
+	} else {
+		env.FutureID = id
+		payload, _ = json.Marshal(env)
+	}
+	err = s.DB.InTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE continuations SET state = ?, reason = ? WHERE id = ?`, state, reason, id); err != nil {
+			return err
+		}
+		if err := AppendTx(ctx, tx, "", KindContinuationDue, run, map[string]any{"continuation_id": id, "state": state, "executed": state == ContWoken}); err != nil {
+			return err
+		}
+		return dispatch.EnqueueArrival(ctx, tx, route, id, payload, now)
+	})
+	if err != nil {
+		return fmt.Errorf("settle continuation %s: %w", id, err)
 	}
 	return nil
 }

@@ -64,6 +64,7 @@ func RunIcon(ctx context.Context, t *Tray, stop <-chan struct{}, onEnd func()) e
 	ic := &icon{first: true}
 	systray.SetTitle("Hearth")
 	ic.items[ItemOpenPanel] = systray.AddMenuItem("Open control panel", "")
+	ic.items[ItemOpenChatGPT] = systray.AddMenuItem("Open ChatGPT", "")
 	ic.items[ItemPermits] = systray.AddMenuItem("Pending permits", "")
 	systray.AddSeparator()
 	ic.items[ItemEStop] = systray.AddMenuItem("Emergency stop", "")

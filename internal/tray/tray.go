@@ -45,6 +45,8 @@ type Hearth struct {
 	StopTunnel  func()
 	// EStop latches the emergency stop on the operator's behalf.
 	EStop func(ctx context.Context, reason string) error
+	// OpenChatGPT opens Hearth's own ChatGPT window (internal/wake).
+	OpenChatGPT func(ctx context.Context) error
 	// LoginURL mints a one-time control panel login URL that lands on
 	// page, a panel path such as "/permits"; "" lands where a plain login
 	// does (a page remembered from a refused visit, else Status).
@@ -65,6 +67,7 @@ func FromApp(a *app.App) Hearth {
 		EStop: func(ctx context.Context, reason string) error {
 			return a.Operator.EStop(ctx, Operator, reason)
 		},
+		OpenChatGPT: a.OpenChatGPT,
 		LoginURL: func(page string) (string, error) {
 			if page == "" {
 				return a.NewLoginURL()
@@ -256,6 +259,11 @@ func (t *Tray) do(ctx context.Context, act Action, page string) error {
 		return t.OpenPanelAt(page)
 	case ActEStop:
 		return t.Hearth.EStop(ctx, "emergency stop from the tray menu")
+	case ActOpenChatGPT:
+		if t.Hearth.OpenChatGPT == nil {
+			return errors.New("open ChatGPT: not available here")
+		}
+		return t.Hearth.OpenChatGPT(ctx)
 	case ActStartTunnel:
 		return t.Hearth.StartTunnel()
 	case ActStopTunnel:

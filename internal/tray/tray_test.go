@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hearth-dev/hearth/assets"
+	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/tunnel"
@@ -254,5 +256,28 @@ func TestTrayTunnelEntry(t *testing.T) {
 			t.Fatalf("poke did not refresh: %+v", tr.View().Entries[ItemTunnel])
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestTrayOpenChatGPT clicks "Open ChatGPT" on a real Hearth whose
+// wake.browser_path names no browser: the click reaches Hearth's wake
+// service, which reports the missing browser, and the tooltip says the
+// action failed.
+func TestTrayOpenChatGPT(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-msedge.exe")
+	in := hearthtest.Start(t, func(c *config.Config) { c.Wake.BrowserPath = missing })
+	ui := &recorder{}
+	tr := &Tray{Hearth: FromApp(in.App), UI: ui, Every: time.Hour}
+	ctx := context.Background()
+	tr.Refresh(ctx)
+	if e := tr.View().Entries[ItemOpenChatGPT]; e.Title != "Open ChatGPT" || e.Action != ActOpenChatGPT {
+		t.Fatalf("entry %+v", e)
+	}
+	tr.Click(ctx, ItemOpenChatGPT)
+	if w := in.App.Wake.Window(); w.Open || !strings.Contains(w.Error, missing) {
+		t.Fatalf("window %+v", w)
+	}
+	if tip := tr.View().Tooltip; !strings.Contains(tip, "Last action failed") {
+		t.Fatalf("tooltip %q", tip)
 	}
 }

@@ -45,6 +45,7 @@ const (
 	ActStopTunnel
 	ActEnableAutostart
 	ActDisableAutostart
+	ActOpenChatGPT
 	ActQuit
 )
 
@@ -54,6 +55,7 @@ type Item int
 // Menu entries, top to bottom.
 const (
 	ItemOpenPanel Item = iota
+	ItemOpenChatGPT
 	ItemPermits
 	ItemEStop
 	ItemTunnel
@@ -126,6 +128,11 @@ func Render(s Snapshot) View {
 	v.Tooltip = clip(strings.Join(lines, "\n"), maxTooltip)
 
 	v.Entries[ItemOpenPanel] = Entry{Title: "Open control panel", Action: ActOpenPanel}
+	v.Entries[ItemOpenChatGPT] = Entry{
+		Title:   "Open ChatGPT",
+		Tooltip: "Hearth's own ChatGPT window: where Hearth can bring a conversation back when its work is done",
+		Action:  ActOpenChatGPT,
+	}
 	v.Entries[ItemPermits] = Entry{
 		Title:   fmt.Sprintf("Pending permits (%d)", s.Pending),
 		Tooltip: "Approve or deny what waits for you, in the control panel",

@@ -1,3 +1,5 @@
+//go:build !windows
+
 package wake_test
 
 import (
@@ -67,6 +69,10 @@ func TestFakeChatGPTConversationIsWokenAndReceivesArrivals(t *testing.T) {
 	if err != nil || r2.Get("route_probe.nonce") != nonce {
 		t.Fatalf("second pending answer: %v %s", err, r2.Raw)
 	}
+	// An answer that is not pending carries no probe.
+	if hi, err := c.TryCall("machine", map[string]any{"operation": "host_info"}, meta); err != nil || hi.Get("route_probe") != nil {
+		t.Fatalf("a completed answer: %v %s", err, hi.Raw)
+	}
 	// A conversation routed by hearth/conversation gets no probe.
 	local := hearthtest.Connect(t, in.URL, "local-conv")
 	if lr := local.Call("machine", map[string]any{"operation": "exec", "command": "true", "detach": true}); lr.Get("route_probe") != nil {
@@ -120,5 +126,42 @@ func TestFakeChatGPTConversationIsWokenAndReceivesArrivals(t *testing.T) {
 	}
 	if n := len(fake.Sent("e2e")); n != 1 {
 		t.Fatalf("%d prompts sent, want 1", n)
+	}
+
+	// A due continuation with target {browser_tab} wakes the bound tab
+	// with its own prompt while wake is armed.
+	fake.OnSend = nil
+	run, err := c.TryCall("run", map[string]any{"operation": "checkpoint", "objective": "wake test"}, meta)
+	if err != nil || run.IsError {
+		t.Fatalf("checkpoint: %v %s", err, run.Raw)
+	}
+	runID := run.Get("result.id").(string)
+	cont, err := c.TryCall("run", map[string]any{"operation": "schedule_continuation", "run_id": runID, "prompt": "Continue the wake test.",
+		"delay_ms": 0, "target": map[string]any{"browser_tab": "bound"}}, meta)
+	if err != nil || cont.IsError {
+		t.Fatalf("schedule_continuation: %v %s", err, cont.Raw)
+	}
+	waitFor("the continuation typed into the tab", func() bool {
+		s := fake.Sent("e2e")
+		return len(s) == 2 && s[1] == "Continue the wake test."
+	})
+	st, err := c.TryCall("run", map[string]any{"operation": "continuation_status", "id": cont.Get("result.id")}, meta)
+	if err != nil || st.Get("result.state") != "woken" || st.Get("result.executed") != true {
+		t.Fatalf("continuation status: %v %s", err, st.Raw)
+	}
+	// Another conversation cannot aim a continuation at this tab.
+	other := map[string]any{"openai/session": "sess-e2e-2"}
+	run2, _ := c.TryCall("run", map[string]any{"operation": "checkpoint", "objective": "other"}, other)
+	cont2, err := c.TryCall("run", map[string]any{"operation": "schedule_continuation", "run_id": run2.Get("result.id"), "prompt": "hijack",
+		"delay_ms": 0, "target": map[string]any{"browser_tab": in.App.Wake.Bindings()[0].TargetID}}, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the other continuation settled", func() bool {
+		st, err := c.TryCall("run", map[string]any{"operation": "continuation_status", "id": cont2.Get("result.id")}, other)
+		return err == nil && st.Get("result.state") == "blocked"
+	})
+	if n := len(fake.Sent("e2e")); n != 2 {
+		t.Fatalf("another conversation's continuation was typed into this tab (%d sent)", n)
 	}
 }

@@ -135,4 +135,3 @@ func containsInt(xs []int, x int) bool {
 	}
 	return false
 }
-

@@ -29,7 +29,7 @@ func (s *Service) Open(ctx context.Context) error {
 	s.mu.Unlock()
 	exe, err := FindBrowser(path)
 	if err != nil {
-		s.setWindowError(err)
+		s.setWindowError(err.Error()) // names the key or the path: the operator's own setting
 		return err
 	}
 	start := ChatGPTURL
@@ -38,7 +38,8 @@ func (s *Service) Open(ctx context.Context) error {
 	}
 	b, err := Launch(LaunchOptions{Path: exe, ProfileDir: s.profile, URL: start, ExtraArgs: s.hooks.extraArgs}, s.onEvent)
 	if err != nil {
-		s.setWindowError(err)
+		s.log.Error("wake: open the ChatGPT window", "browser", exe, "err", err)
+		s.setWindowError(fmt.Sprintf("%s did not start or did not answer on its pipe (details in Hearth's log)", exe))
 		return err
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -46,7 +47,8 @@ func (s *Service) Open(ctx context.Context) error {
 	if err := b.Conn.Call(cctx, "", "Target.setDiscoverTargets", map[string]any{"discover": true}, nil); err != nil {
 		b.Close()
 		err = fmt.Errorf("open the ChatGPT window: watch its tabs: %w", err)
-		s.setWindowError(err)
+		s.log.Error("wake: open the ChatGPT window", "err", err)
+		s.setWindowError("the browser started but did not report its tabs (details in Hearth's log)")
 		return err
 	}
 	s.mu.Lock()
@@ -74,9 +76,11 @@ func (s *Service) Open(ctx context.Context) error {
 	return nil
 }
 
-func (s *Service) setWindowError(err error) {
+// setWindowError records why the window did not open, in words fit for
+// the operator's panel.
+func (s *Service) setWindowError(msg string) {
 	s.mu.Lock()
-	s.window.Error = err.Error()
+	s.window.Error = msg
 	s.mu.Unlock()
 }
 

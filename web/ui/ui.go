@@ -53,6 +53,7 @@ var Nav = []NavItem{
 	{"safety", "Safety", "/safety"},
 	{"ledger", "Ledger", "/ledger"},
 	{"recipes", "Recipes and runs", "/recipes"},
+	{"chatgpt", "ChatGPT window", "/chatgpt"},
 }
 
 // HTMXConfig is htmx's configuration, read from a meta tag (no inline
