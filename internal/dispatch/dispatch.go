@@ -213,31 +213,17 @@ func (d *Dispatcher) Call(ctx context.Context, req Request) *Envelope {
 	return &Envelope{State: primitive.StatePending, Primitive: name, FutureID: a.FutureID, CommandID: a.CommandID}
 }
 
-// approvalChecker is implemented by a Governor that knows whether the
-// operator approved a permit for a future (so a restart does not ask again).
-type approvalChecker interface {
-	ApprovedFuture(ctx context.Context, futureID string) bool
-}
-
-// inFlightJournal is implemented by a Governor that journals, inside tx,
-// calls which outlived the inline budget (outcome in_flight) before their
-// final outcome.
-type inFlightJournal interface {
-	InFlight(ctx context.Context, tx *sql.Tx, a *Admission) error
-}
-
 // insertRunning records a call that outlived the inline budget as a running
 // future, journaling it as in flight in the same transaction.
 func (d *Dispatcher) insertRunning(ctx context.Context, a *Admission, req Request) error {
 	ctx = context.WithoutCancel(ctx)
-	ifl, journal := d.Gov.(inFlightJournal)
-	journal = journal && a.SideEffecting()
+	journal := d.Gov != nil && a.SideEffecting()
 	return d.DB.InTx(ctx, func(tx *sql.Tx) error {
 		if err := insertRunningTx(ctx, tx, a.FutureID, req); err != nil {
 			return err
 		}
 		if journal {
-			return ifl.InFlight(ctx, tx, a)
+			return d.Gov.InFlight(ctx, tx, a)
 		}
 		return nil
 	})
@@ -472,12 +458,6 @@ func futureState(envState string) string {
 	return envState
 }
 
-// intentJournal is implemented by a Governor that can tell whether a
-// call's intent was journaled (and so whether it may have run).
-type intentJournal interface {
-	Journaled(ctx context.Context, commandID, futureID string) (bool, error)
-}
-
 // neverStarted reports whether a future the previous process left running
 // provably never started its primitive: it is side-effecting, so under
 // governance it runs only after Begin journaled its intent, and its command
@@ -486,15 +466,14 @@ type intentJournal interface {
 // a governor, or for a read primitive (never journaled), nothing proves
 // it, and the future is interrupted work: unknown.
 func (d *Dispatcher) neverStarted(ctx context.Context, prim, cmd, id string) (bool, error) {
-	ij, ok := d.Gov.(intentJournal)
-	if !ok || cmd == "" {
+	if d.Gov == nil || cmd == "" {
 		return false, nil
 	}
 	spec, ok := d.Registry.Lookup(prim)
 	if !ok || !journaled(spec) {
 		return false, nil
 	}
-	began, err := ij.Journaled(ctx, cmd, id)
+	began, err := d.Gov.Journaled(ctx, cmd, id)
 	return !began, err
 }
 
@@ -557,10 +536,7 @@ func (d *Dispatcher) recover(ctx context.Context) error {
 			continue
 		}
 		req := Request{Route: route, Spec: spec, Input: json.RawMessage(input), Detach: true, CommandID: cmd}
-		approved := false
-		if ac, ok := d.Gov.(approvalChecker); ok {
-			approved = ac.ApprovedFuture(ctx, id)
-		}
+		approved := d.Gov != nil && d.Gov.ApprovedFuture(ctx, id)
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()

@@ -76,6 +76,16 @@ type Governor interface {
 	// returns and the one that arrives are one commit: a crash leaves both
 	// or neither.
 	Finish(ctx context.Context, tx *sql.Tx, a *Admission, env *Envelope) error
+	// InFlight journals, inside tx (the one that records its running
+	// future), that a side-effecting call outlived the inline budget
+	// (outcome in_flight) before its final outcome.
+	InFlight(ctx context.Context, tx *sql.Tx, a *Admission) error
+	// Journaled reports whether the intent of commandID was journaled for
+	// futureID: a side-effecting future without one provably never ran.
+	Journaled(ctx context.Context, commandID, futureID string) (bool, error)
+	// ApprovedFuture reports whether the operator approved a permit for
+	// futureID (so a restart does not ask again).
+	ApprovedFuture(ctx context.Context, futureID string) bool
 }
 
 // NewAdmission builds the admission of req, generating ids as needed.
