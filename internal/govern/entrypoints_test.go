@@ -110,7 +110,7 @@ var entryPoints = []entryPoint{
 			return cmd + "/call0", m.told(r, fid)
 		}},
 	{name: "recipe step",
-		prims: func(m *matrix) []*primitive.Spec { return journaledSpecs(m, recipes.StepPrimitives) },
+		prims: func(m *matrix) []*primitive.Spec { return journaledSpecs(m, recipes.StepPrimitives()) },
 		call: func(m *matrix, s *primitive.Spec, cmd string) (string, string) {
 			name := m.recipes[s.Name()]
 			if name == "" {

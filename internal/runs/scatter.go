@@ -18,12 +18,14 @@ import (
 // MaxScatter bounds the calls of one scatter.
 const MaxScatter = 100
 
-// ScatterKinds is the closed allow-list of primitives a scatter item may
-// name, in advertised order. Only those registered become kinds. Nothing
-// that kills, controls the host or fans out further (machine.batch,
-// machine.process_kill, machine.estop, run.scatter) is here, and no tool
-// name can ever be a kind.
-var ScatterKinds = []string{
+// ScatterKinds returns the closed allow-list of primitives a scatter item
+// may name, in advertised order (a fresh copy). Only those registered
+// become kinds. Nothing that kills, controls the host or fans out further
+// (machine.batch, machine.process_kill, machine.estop, run.scatter) is
+// here, and no tool name can ever be a kind.
+func ScatterKinds() []string { return append([]string(nil), scatterKinds[:]...) }
+
+var scatterKinds = [...]string{
 	"machine.host_info", "machine.exec", "machine.process_list",
 	"fs.stat", "fs.read", "fs.list", "fs.search", "fs.write", "fs.patch",
 	"artifact.list", "artifact.metadata", "artifact.read", "artifact.range", "artifact.search",
@@ -64,7 +66,7 @@ func (s *Service) ScatterSpec(reg *primitive.Registry) (*primitive.Spec, error) 
 	}
 	var order []string
 	fields := map[string]*union{}
-	for _, name := range ScatterKinds {
+	for _, name := range scatterKinds {
 		spec, ok := reg.Lookup(name)
 		if !ok {
 			continue
