@@ -92,17 +92,17 @@ func programsOf() map[string]func(json.RawMessage) []govern.ProgramUse {
 func (a *App) newGovernor() *govern.Governor {
 	return &govern.Governor{
 		DB: a.DB, Ledger: a.Ledger, Log: a.Log,
-		DefaultMode: a.Config.Policy.Mode,
-		PermitTTL:   PermitTTL,
-		Programs:    programsOf(),
+		DefaultMode:  a.Config.Policy.Mode,
+		PermitTTL:    PermitTTL,
+		Programs:     programsOf(),
+		InlineBudget: time.Duration(a.Config.DispatchInlineBudgetMS) * time.Millisecond,
 	}
 }
 
 func (a *App) connectGovernor() {
 	g := a.Gov
-	g.Dispatcher = a.Dispatcher
+	g.Futures = a.Dispatcher
 	a.Dispatcher.Gov = g
-	a.Dispatcher.OnCancelParked = g.CancelPermitsOf
 	g.OnEStop = append(g.OnEStop, func() { a.Dispatcher.CancelRunning(dispatch.ErrEStop) })
 	a.Operator = &govern.Operator{G: g}
 }

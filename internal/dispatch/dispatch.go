@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
+	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/store"
 )
@@ -45,9 +46,6 @@ type Dispatcher struct {
 	Gates []Gate
 	// Gov, when set, governs every call: replay, admission, journaling.
 	Gov Governor
-	// OnCancelParked, when set, is told about a future cancelled while it
-	// was parked for a permit (governance withdraws the permit).
-	OnCancelParked func(ctx context.Context, futureID string)
 	// AfterFinishHook, when set, is called inside the transaction that
 	// journals a call's outcome, after Governor.Finish and before the call's
 	// future is completed. It is a seam for crash tests (which kill the
@@ -99,36 +97,14 @@ type Request struct {
 	CommandID string
 }
 
-// Envelope is what every call answers. Arrivals are attached by the caller
-// (the MCP facade) so that errors carry them too.
-type Envelope struct {
-	State     string          `json:"state"`
-	Primitive string          `json:"primitive,omitempty"`
-	FutureID  string          `json:"future_id,omitempty"`
-	PermitID  string          `json:"permit_id,omitempty"`
-	CommandID string          `json:"command_id,omitempty"`
-	Replayed  bool            `json:"replayed,omitempty"`
-	Result    any             `json:"result,omitempty"`
-	Error     *ErrorBody      `json:"error,omitempty"`
-	Artifact  *artifacts.Meta `json:"artifact,omitempty"`
-	Arrivals  []Arrival       `json:"arrivals,omitzero"`
-}
-
-// ErrorBody is the error part of an envelope.
-type ErrorBody struct {
-	Code    string         `json:"code"`
-	Message string         `json:"message"`
-	Details map[string]any `json:"details,omitempty"`
-}
-
-// IsError reports whether the envelope should set MCP isError.
-func (e *Envelope) IsError() bool { return e.Error != nil }
+// Envelope is what every call answers; ErrorBody its error part.
+type (
+	Envelope  = callpath.Envelope
+	ErrorBody = callpath.ErrorBody
+)
 
 // ErrorEnvelope renders err as an envelope.
-func ErrorEnvelope(prim string, err error) *Envelope {
-	pe := primitive.AsError(err)
-	return &Envelope{State: pe.State, Primitive: prim, Error: &ErrorBody{Code: pe.Code, Message: pe.Message, Details: pe.Details}}
-}
+func ErrorEnvelope(prim string, err error) *Envelope { return callpath.ErrorEnvelope(prim, err) }
 
 func outcome(prim string, res any, err error) *Envelope {
 	if err != nil {
@@ -386,7 +362,7 @@ func (d *Dispatcher) reparkForPermit(a *Admission) {
 // tx, the operator's approval transaction: the approval and the release
 // commit together, so a crash cannot leave an approved call parked. It
 // fails when the future is no longer parked (cancelled meanwhile).
-func ReleaseApprovedTx(ctx context.Context, tx *sql.Tx, futureID string) error {
+func (d *Dispatcher) ReleaseApprovedTx(ctx context.Context, tx *sql.Tx, futureID string) error {
 	res, err := tx.ExecContext(ctx, `UPDATE futures SET state = 'queued' WHERE id = ? AND state = 'permit'`, futureID)
 	if err != nil {
 		return err

@@ -24,15 +24,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/config"
-	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/route"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
-// Governor implements dispatch.Governor.
+// Governor implements callpath.Governor.
 type Governor struct {
 	DB     *store.DB
 	Ledger *ledger.Ledger
@@ -46,8 +46,11 @@ type Governor struct {
 	// keyed by primitive name; a primitive without an extractor always needs
 	// a permit in ask mode.
 	Programs map[string]func(json.RawMessage) []ProgramUse
-	// Dispatcher is used to run approved permits and settle denied ones.
-	Dispatcher *dispatch.Dispatcher
+	// InlineBudget is the dispatcher's inline budget: a retry of a command
+	// still racing it waits that long (plus a margin) for its future.
+	InlineBudget time.Duration
+	// Futures runs approved parked futures and settles refused ones.
+	Futures ParkedFutures
 	// Jobs releases or settles a job run parked for a permit.
 	Jobs ParkedJobs
 	// OnEStop runs after the latch is set (cancel running work, hold jobs).
@@ -57,6 +60,16 @@ type Governor struct {
 
 	mu    sync.Mutex
 	timer *time.Timer
+}
+
+// ParkedFutures is the dispatcher as the operator's permit decisions reach
+// it: an approval releases the parked future inside the decision's
+// transaction and runs it after the commit; a denial or expiry settles it.
+// Governance holds only this, never the engine itself.
+type ParkedFutures interface {
+	ReleaseApprovedTx(ctx context.Context, tx *sql.Tx, futureID string) error
+	RunApproved(ctx context.Context, futureID string) error
+	Settle(futureID string, env *callpath.Envelope)
 }
 
 func (g *Governor) now() time.Time {
@@ -138,14 +151,14 @@ func (g *Governor) Status(ctx context.Context) (Status, error) {
 	return st, rows.Err()
 }
 
-// Admit implements dispatch.Governor.
-func (g *Governor) Admit(ctx context.Context, a *dispatch.Admission) error {
+// Admit implements callpath.Governor.
+func (g *Governor) Admit(ctx context.Context, a *callpath.Admission) error {
 	return g.admit(ctx, a, "")
 }
 
 // admit is Admit; an UNKNOWN opened by a job of the task.submit command
 // siblingsOf (a job run's own submit) does not refuse the call.
-func (g *Governor) admit(ctx context.Context, a *dispatch.Admission, siblingsOf string) error {
+func (g *Governor) admit(ctx context.Context, a *callpath.Admission, siblingsOf string) error {
 	risk := a.Spec.Risk
 	if risk == primitive.RiskRead || risk == primitive.RiskControl {
 		return nil
@@ -186,7 +199,7 @@ func (g *Governor) admit(ctx context.Context, a *dispatch.Admission, siblingsOf 
 		return err
 	}
 	if need {
-		return dispatch.ErrPermitRequired
+		return callpath.ErrPermitRequired
 	}
 	return nil
 }

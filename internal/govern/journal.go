@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
@@ -16,13 +16,13 @@ import (
 // transaction that completes it, UNKNOWN outcomes, and the recovery of
 // commands a previous process left running.
 
-// Begin implements dispatch.Governor: command row and intent entry commit
+// Begin implements callpath.Governor: command row and intent entry commit
 // together, before the primitive runs. The e-stop latch is read again in
 // this write transaction: Latch writes through the same single writer, so
 // a call either begins before the latch (and its work context is then
 // cancelled by the e-stop) or is refused here — an e-stop that lands
 // between Admit and Begin cannot let a call run unstopped.
-func (g *Governor) Begin(ctx context.Context, a *dispatch.Admission) error {
+func (g *Governor) Begin(ctx context.Context, a *callpath.Admission) error {
 	err := g.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
 		// A compound call (run.scatter) is admitted as a read: under the
 		// e-stop it still answers, with every call it submits refused.
@@ -60,7 +60,7 @@ func (g *Governor) Begin(ctx context.Context, a *dispatch.Admission) error {
 }
 
 // outcomeKind maps an envelope to the ledger's outcome vocabulary.
-func outcomeKind(env *dispatch.Envelope) string {
+func outcomeKind(env *callpath.Envelope) string {
 	switch {
 	case env.State == primitive.StateCompleted:
 		return "receipt"
@@ -72,11 +72,11 @@ func outcomeKind(env *dispatch.Envelope) string {
 	return "tool_error"
 }
 
-// Finish implements dispatch.Governor: the command's stored envelope (what
+// Finish implements callpath.Governor: the command's stored envelope (what
 // a replay returns), its outcome entry and, for an unknown outcome, the
 // closed gate are written inside tx, the dispatcher's transaction that also
 // completes the call's future.
-func (g *Governor) Finish(ctx context.Context, tx *sql.Tx, a *dispatch.Admission, env *dispatch.Envelope) error {
+func (g *Governor) Finish(ctx context.Context, tx *sql.Tx, a *callpath.Admission, env *callpath.Envelope) error {
 	stored := *env
 	stored.Arrivals = nil
 	b, err := json.Marshal(&stored)
@@ -104,7 +104,7 @@ func (g *Governor) Finish(ctx context.Context, tx *sql.Tx, a *dispatch.Admission
 // InFlight journals, inside tx (the one that records the call's running
 // future), that a command outlived the inline budget and is still running
 // (outcome in_flight); its final outcome follows.
-func (g *Governor) InFlight(ctx context.Context, tx *sql.Tx, a *dispatch.Admission) error {
+func (g *Governor) InFlight(ctx context.Context, tx *sql.Tx, a *callpath.Admission) error {
 	_, err := g.Ledger.AppendTx(ctx, tx, "outcome", map[string]any{"command_id": a.CommandID, "outcome": "in_flight", "future_id": a.FutureID})
 	return err
 }
@@ -147,8 +147,8 @@ func (g *Governor) Recover(ctx context.Context) error {
 	rows.Close()
 	for _, c := range cmds {
 		err := g.DB.InTx(ctx, func(tx *sql.Tx) error {
-			env := dispatch.Envelope{State: primitive.StateBlocked, Primitive: c.prim, CommandID: c.id,
-				Error: &dispatch.ErrorBody{Code: "unknown", Message: "Hearth stopped while this command was running; its outcome is unknown"}}
+			env := callpath.Envelope{State: primitive.StateBlocked, Primitive: c.prim, CommandID: c.id,
+				Error: &callpath.ErrorBody{Code: "unknown", Message: "Hearth stopped while this command was running; its outcome is unknown"}}
 			b, _ := json.Marshal(&env)
 			if _, err := tx.ExecContext(ctx, `UPDATE commands SET state = 'unknown', envelope = ?, finished_at = ? WHERE command_id = ?`, string(b), g.now().UnixMilli(), c.id); err != nil {
 				return err

@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
 // Permits: a parked call's request, its expiry, and the operator's
 // decision settling it.
 
-// RequestPermit implements dispatch.Governor.
-func (g *Governor) RequestPermit(ctx context.Context, a *dispatch.Admission) (string, error) {
+// RequestPermit implements callpath.Governor.
+func (g *Governor) RequestPermit(ctx context.Context, a *callpath.Admission) (string, error) {
 	return g.requestPermit(ctx, a, nil)
 }
 
@@ -92,7 +92,7 @@ func (g *Governor) SettleParked(ctx context.Context) error {
 		default:
 			why = primitive.Blocked("permit_lost", "Hearth stopped before this call's permit request was recorded; nothing ran. Call again to ask the operator.")
 		}
-		g.Dispatcher.Settle(p.id, dispatch.ErrorEnvelope(p.prim, why))
+		g.Futures.Settle(p.id, callpath.ErrorEnvelope(p.prim, why))
 	}
 	return nil
 }
@@ -149,8 +149,8 @@ func (g *Governor) ExpirePermits(ctx context.Context) error {
 		}
 		if changed && IsJobRun(x.fut) {
 			g.Jobs.Changed(x.fut)
-		} else if changed && g.Dispatcher != nil {
-			g.Dispatcher.Settle(x.fut, dispatch.ErrorEnvelope(x.prim, primitive.Blocked("permit_expired", "the operator did not decide on permit %s before it expired", x.id)))
+		} else if changed && g.Futures != nil {
+			g.Futures.Settle(x.fut, callpath.ErrorEnvelope(x.prim, primitive.Blocked("permit_expired", "the operator did not decide on permit %s before it expired", x.id)))
 		}
 	}
 	var next sql.NullInt64

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/config"
-	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
@@ -54,7 +54,7 @@ func (g *Governor) Mode(ctx context.Context) string {
 	return g.DefaultMode
 }
 
-func (g *Governor) needsPermit(ctx context.Context, mode string, a *dispatch.Admission) (bool, error) {
+func (g *Governor) needsPermit(ctx context.Context, mode string, a *callpath.Admission) (bool, error) {
 	// A primitive may declare inputs that need a permit in every mode that
 	// runs anything (read-only was refused above): UI fallback input.
 	if a.Spec.NeedsPermit != nil && a.Spec.NeedsPermit(a.Input) {

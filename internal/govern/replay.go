@@ -8,20 +8,20 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
 // Command-id replay: a repeat of a command id answers what the first call
 // was told, wherever that call has got to.
 
-// Replay implements dispatch.Governor. A command id is looked up where
+// Replay implements callpath.Governor. A command id is looked up where
 // each stage of a call leaves it: the command record Begin writes with the
 // intent; before that, a permit request (a parked call); before that, the
 // durable future of a detached call that is queued, waiting, or claimed
 // but not yet journaled. Without the last, a retry of a queued call ran it
 // as a new call and the queued one then ended in a conflict.
-func (g *Governor) Replay(ctx context.Context, a *dispatch.Admission) (*dispatch.Envelope, error) {
+func (g *Governor) Replay(ctx context.Context, a *callpath.Admission) (*callpath.Envelope, error) {
 	var route, prim, digest, futureID, state string
 	var envelope sql.NullString
 	err := g.DB.R.QueryRowContext(ctx, `SELECT route, primitive, input_sha256, future_id, state, envelope FROM commands WHERE command_id = ?`, a.CommandID).
@@ -51,8 +51,8 @@ func (g *Governor) Replay(ctx context.Context, a *dispatch.Admission) (*dispatch
 // a durable future (detached, or slower than the inline budget) is
 // answered with that future's id, as its first answer was; one answered
 // inline never had a future.
-func (g *Governor) replayStored(ctx context.Context, a *dispatch.Admission, stored, futureID string) (*dispatch.Envelope, error) {
-	var env dispatch.Envelope
+func (g *Governor) replayStored(ctx context.Context, a *callpath.Admission, stored, futureID string) (*callpath.Envelope, error) {
+	var env callpath.Envelope
 	if err := json.Unmarshal([]byte(stored), &env); err != nil {
 		return nil, fmt.Errorf("decode stored outcome of %s: %w", a.CommandID, err)
 	}
@@ -93,17 +93,15 @@ var (
 // never become a future (a primitive that always answers inline; anonymous
 // calls carry no command id) and one that outlasts the wait are answered
 // blocked with code in_progress: retry shortly.
-func (g *Governor) replayRunning(ctx context.Context, a *dispatch.Admission, prim, futureID string) (*dispatch.Envelope, error) {
+func (g *Governor) replayRunning(ctx context.Context, a *callpath.Admission, prim, futureID string) (*callpath.Envelope, error) {
 	inProgress := primitive.Blocked("in_progress", "command %s is still running; retry it shortly", a.CommandID).
 		WithDetails(map[string]any{"command_id": a.CommandID})
 	wait := replayRunningMargin
-	if g.Dispatcher != nil {
-		wait += g.Dispatcher.Budget
-	}
+	wait += g.InlineBudget
 	if a.Spec.Inline {
 		wait = 0
 	}
-	pending := &dispatch.Envelope{State: primitive.StatePending, Primitive: prim, FutureID: futureID, CommandID: a.CommandID, Replayed: true}
+	pending := &callpath.Envelope{State: primitive.StatePending, Primitive: prim, FutureID: futureID, CommandID: a.CommandID, Replayed: true}
 	deadline := time.Now().Add(wait)
 	for {
 		exists, err := g.futureExists(ctx, futureID)
@@ -141,7 +139,7 @@ func (g *Governor) replayRunning(ctx context.Context, a *dispatch.Admission, pri
 // or primitive under the id, or another conversation, is a conflict. When
 // several futures carry the id (left by a version of Hearth without this
 // lookup), the first one is the command.
-func (g *Governor) replayFuture(ctx context.Context, a *dispatch.Admission) (*dispatch.Envelope, error) {
+func (g *Governor) replayFuture(ctx context.Context, a *callpath.Admission) (*callpath.Envelope, error) {
 	var id, route, prim, digest, state string
 	var result sql.NullString
 	err := g.DB.R.QueryRowContext(ctx, `SELECT id, route, primitive, input_sha256, state, result FROM futures
@@ -159,15 +157,15 @@ func (g *Governor) replayFuture(ctx context.Context, a *dispatch.Admission) (*di
 			WithDetails(map[string]any{"command_id": a.CommandID})
 	}
 	if result.Valid {
-		var env dispatch.Envelope
+		var env callpath.Envelope
 		if err := json.Unmarshal([]byte(result.String), &env); err != nil {
 			return nil, fmt.Errorf("decode stored outcome of %s: %w", a.CommandID, err)
 		}
 		env.Replayed, env.Arrivals, env.FutureID, env.CommandID = true, nil, id, a.CommandID
 		return &env, nil
 	}
-	env := &dispatch.Envelope{State: primitive.StatePending, Primitive: prim, FutureID: id, CommandID: a.CommandID, Replayed: true}
-	if dispatch.Settled(state) {
+	env := &callpath.Envelope{State: primitive.StatePending, Primitive: prim, FutureID: id, CommandID: a.CommandID, Replayed: true}
+	if callpath.Settled(state) {
 		env.State = state
 	}
 	return env, nil
@@ -190,7 +188,7 @@ func (g *Governor) Journaled(ctx context.Context, commandID, futureID string) (b
 	return fut == futureID, nil
 }
 
-func (g *Governor) replayPermit(ctx context.Context, a *dispatch.Admission) (*dispatch.Envelope, error) {
+func (g *Governor) replayPermit(ctx context.Context, a *callpath.Admission) (*callpath.Envelope, error) {
 	var route, prim, digest, futureID, pid, state string
 	err := g.DB.R.QueryRowContext(ctx, `SELECT route, primitive, input_sha256, future_id, id, state FROM permits WHERE command_id = ? ORDER BY created_at DESC LIMIT 1`, a.CommandID).
 		Scan(&route, &prim, &digest, &futureID, &pid, &state)
@@ -207,11 +205,11 @@ func (g *Governor) replayPermit(ctx context.Context, a *dispatch.Admission) (*di
 	// has a terminal future: replay its outcome rather than "pending".
 	var result sql.NullString
 	if err := g.DB.R.QueryRowContext(ctx, `SELECT result FROM futures WHERE id = ?`, futureID).Scan(&result); err == nil && result.Valid {
-		var env dispatch.Envelope
+		var env callpath.Envelope
 		if json.Unmarshal([]byte(result.String), &env) == nil {
 			env.Replayed, env.Arrivals, env.PermitID, env.CommandID = true, nil, pid, a.CommandID
 			return &env, nil
 		}
 	}
-	return &dispatch.Envelope{State: primitive.StatePending, Primitive: prim, FutureID: futureID, PermitID: pid, CommandID: a.CommandID, Replayed: true}, nil
+	return &callpath.Envelope{State: primitive.StatePending, Primitive: prim, FutureID: futureID, PermitID: pid, CommandID: a.CommandID, Replayed: true}, nil
 }
