@@ -102,7 +102,6 @@ func (a *App) newGovernor() *govern.Governor {
 func (a *App) connectGovernor() {
 	g := a.Gov
 	g.Futures = a.Dispatcher
-	a.Dispatcher.Gov = g
 	g.OnEStop = append(g.OnEStop, func() { a.Dispatcher.CancelRunning(dispatch.ErrEStop) })
 	a.Operator = &govern.Operator{G: g}
 }

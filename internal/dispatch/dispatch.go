@@ -29,7 +29,44 @@ import (
 // returns a *primitive.Error (normally blocked) to refuse.
 type Gate func(ctx context.Context, spec *primitive.Spec, route string) error
 
-// Dispatcher owns futures and mailboxes.
+// Options are everything a Dispatcher is built from (New).
+type Options struct {
+	DB        *store.DB
+	Registry  *primitive.Registry
+	Artifacts *artifacts.Store
+	Log       *slog.Logger
+	// Gov governs every call: replay, admission, journaling. Required.
+	Gov Governor
+	// Gates run in order before every call (before the Governor).
+	Gates []Gate
+	// Budget is the inline budget (dispatch_inline_budget_ms).
+	Budget time.Duration
+	// MaxResultBytes bounds a stored result; larger ones spill to an artifact.
+	MaxResultBytes int
+	// MaxArrivals and MaxArrivalBytes bound one response's arrivals.
+	MaxArrivals     int
+	MaxArrivalBytes int
+}
+
+// New builds a dispatcher complete: nothing is connected afterwards. A
+// dispatcher without a governor would run calls ungoverned, so it is
+// refused.
+func New(o Options) (*Dispatcher, error) {
+	switch {
+	case o.Gov == nil:
+		return nil, errors.New("build the dispatcher: a governor is required")
+	case o.DB == nil || o.Registry == nil:
+		return nil, errors.New("build the dispatcher: a database and a registry are required")
+	}
+	return &Dispatcher{DB: o.DB, Registry: o.Registry, Artifacts: o.Artifacts, Log: o.Log, Gov: o.Gov,
+		Gates: append([]Gate(nil), o.Gates...), Budget: o.Budget, MaxResultBytes: o.MaxResultBytes,
+		MaxArrivals: o.MaxArrivals, MaxArrivalBytes: o.MaxArrivalBytes}, nil
+}
+
+// Dispatcher owns futures and mailboxes. Build it with New; its fields are
+// what New set. (The mailbox alone, Deliver, may be read through a literal
+// with DB and the arrival bounds; Start refuses a dispatcher without a
+// governor.)
 type Dispatcher struct {
 	DB        *store.DB
 	Registry  *primitive.Registry
@@ -44,7 +81,7 @@ type Dispatcher struct {
 	MaxArrivalBytes int
 	// Gates run in order before every call (before the Governor).
 	Gates []Gate
-	// Gov, when set, governs every call: replay, admission, journaling.
+	// Gov governs every call: replay, admission, journaling.
 	Gov Governor
 	// AfterFinishHook, when set, is called inside the transaction that
 	// journals a call's outcome, after Governor.Finish and before the call's
@@ -71,6 +108,9 @@ type Dispatcher struct {
 // never replayed; work that provably never started, and queued work, is
 // started) and begins accepting calls.
 func (d *Dispatcher) Start(ctx context.Context, maxFutures int) error {
+	if d.Gov == nil {
+		return errors.New("start the dispatcher: it has no governor (build it with New)")
+	}
 	d.workMu.Lock()
 	d.ctx, d.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	d.workMu.Unlock()
