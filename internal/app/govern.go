@@ -101,8 +101,15 @@ func (a *App) newGovernor() *govern.Governor {
 
 func (a *App) connectGovernor() {
 	g := a.Gov
-	g.Futures = a.Dispatcher
-	g.OnEStop = append(g.OnEStop, func() { a.Dispatcher.CancelRunning(dispatch.ErrEStop) })
+	// What the governor reaches, all here: the parked work an operator's
+	// permit decision releases or settles, and what an e-stop stops and a
+	// resume restarts.
+	g.Futures, g.Jobs = a.Dispatcher, a.Jobs
+	g.OnEStop = []func(){
+		func() { a.Jobs.Hold(estopJobReason) },
+		func() { a.Dispatcher.CancelRunning(dispatch.ErrEStop) },
+	}
+	g.OnQueueResume = []func(){a.Jobs.Resume}
 	a.Operator = &govern.Operator{G: g}
 }
 
