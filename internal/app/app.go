@@ -170,12 +170,16 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		return nil, err
 	}
 	a.Registry = reg
-	a.Dispatcher = &dispatch.Dispatcher{
-		DB: db, Registry: reg, Artifacts: a.Artifacts, Log: log,
+	a.Dispatcher, err = dispatch.New(dispatch.Options{
+		DB: db, Registry: reg, Artifacts: a.Artifacts, Log: log, Gov: a.Gov, Gates: a.gates(),
 		Budget:          time.Duration(cfg.DispatchInlineBudgetMS) * time.Millisecond,
 		MaxResultBytes:  cfg.MaxResultBytes,
 		MaxArrivals:     cfg.MaxArrivalsPerResponse,
 		MaxArrivalBytes: cfg.MaxArrivalBytes,
+	})
+	if err != nil {
+		db.Close()
+		return nil, err
 	}
 	a.connectGovernor()
 	a.connectRuns()

@@ -92,18 +92,24 @@ func programsOf() map[string]func(json.RawMessage) []govern.ProgramUse {
 func (a *App) newGovernor() *govern.Governor {
 	return &govern.Governor{
 		DB: a.DB, Ledger: a.Ledger, Log: a.Log,
-		DefaultMode: a.Config.Policy.Mode,
-		PermitTTL:   PermitTTL,
-		Programs:    programsOf(),
+		DefaultMode:  a.Config.Policy.Mode,
+		PermitTTL:    PermitTTL,
+		Programs:     programsOf(),
+		InlineBudget: time.Duration(a.Config.DispatchInlineBudgetMS) * time.Millisecond,
 	}
 }
 
 func (a *App) connectGovernor() {
 	g := a.Gov
-	g.Dispatcher = a.Dispatcher
-	a.Dispatcher.Gov = g
-	a.Dispatcher.OnCancelParked = g.CancelPermitsOf
-	g.OnEStop = append(g.OnEStop, func() { a.Dispatcher.CancelRunning(dispatch.ErrEStop) })
+	// What the governor reaches, all here: the parked work an operator's
+	// permit decision releases or settles, and what an e-stop stops and a
+	// resume restarts.
+	g.Futures, g.Jobs = a.Dispatcher, a.Jobs
+	g.OnEStop = []func(){
+		func() { a.Jobs.Hold(estopJobReason) },
+		func() { a.Dispatcher.CancelRunning(dispatch.ErrEStop) },
+	}
+	g.OnQueueResume = []func(){a.Jobs.Resume}
 	a.Operator = &govern.Operator{G: g}
 }
 

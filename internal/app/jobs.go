@@ -27,7 +27,8 @@ const estopJobReason = "cancelled by the e-stop; its process tree was killed"
 // Governance: the queue starts nothing while the operator holds it (the
 // hold is read from the database, so it survives a restart); the e-stop
 // kills running jobs and holds the queue; the operator's resume releases
-// it; every run is journaled (intent before it starts, outcome in the
+// it (connectGovernor wires the hold and resume); every run is admitted as
+// a fresh call and journaled (intent before it starts, outcome in the
 // transaction that records its end), and every job found interrupted at
 // start-up is journaled in the same transaction that requeues or blocks it.
 func (a *App) newJobs(cfg config.Config) *jobs.Queue {
@@ -50,9 +51,6 @@ func (a *App) newJobs(cfg config.Config) *jobs.Queue {
 		Interrupted:    a.journalInterruption,
 		OnCancelParked: a.Gov.CancelPermitsOf,
 	}
-	a.Gov.Jobs = q
-	a.Gov.OnEStop = append(a.Gov.OnEStop, func() { q.Hold(estopJobReason) })
-	a.Gov.OnQueueResume = append(a.Gov.OnQueueResume, q.Resume)
 	return q
 }
 

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/recipes"
 	"github.com/hearth-dev/hearth/internal/runs"
@@ -32,11 +33,13 @@ func (a *App) newRegistry(specs []*primitive.Spec) (*primitive.Registry, error) 
 	return primitive.NewRegistry(append(specs, scatter)...)
 }
 
-// connectRuns hands the dispatcher to the run and recipe tools and records
-// each conversation's top-level calls for recipe.suggest (a gate that
-// never refuses).
+// gates are the dispatcher's gates: each conversation's top-level calls
+// are recorded for recipe.suggest (a gate that never refuses).
+func (a *App) gates() []dispatch.Gate { return []dispatch.Gate{a.Runs.Events.Observe} }
+
+// connectRuns hands the dispatcher to the run and recipe tools, whose
+// primitives (built into the dispatcher's registry) submit calls to it.
 func (a *App) connectRuns() {
 	a.Runs.Dispatcher = a.Dispatcher
 	a.Recipes.Dispatcher = a.Dispatcher
-	a.Dispatcher.Gates = append(a.Dispatcher.Gates, a.Runs.Events.Observe)
 }

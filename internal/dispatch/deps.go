@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/jsontree"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
@@ -55,13 +56,7 @@ func Nested(ctx context.Context) bool {
 // Settled reports whether a future state is final for its dependents:
 // anything but queued, running, waiting for a permit, or waiting for its
 // own dependencies.
-func Settled(state string) bool {
-	switch state {
-	case "queued", "running", "permit", StateWaiting:
-		return false
-	}
-	return true
-}
+func Settled(state string) bool { return callpath.Settled(state) }
 
 // Ref is an exact future reference: Future is a future id (string) or,
 // before a scatter converts it, a batch index (json.Number).

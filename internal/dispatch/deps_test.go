@@ -66,7 +66,10 @@ func newDepsFixture(t *testing.T) *depsFixture {
 
 func (f *depsFixture) start(t *testing.T, slots int) *Dispatcher {
 	t.Helper()
-	d := &Dispatcher{DB: f.db, Registry: f.reg, Budget: 100 * time.Millisecond, MaxResultBytes: 1 << 20, MaxArrivals: 100, MaxArrivalBytes: 1 << 20}
+	d, err := New(Options{DB: f.db, Registry: f.reg, Gov: testGovernor(t, f.db), Budget: 100 * time.Millisecond, MaxResultBytes: 1 << 20, MaxArrivals: 100, MaxArrivalBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := d.Start(context.Background(), slots); err != nil {
 		t.Fatal(err)
 	}
@@ -362,8 +365,11 @@ func TestMapRefsAndLookup(t *testing.T) {
 // artifact is read back to resolve the reference.
 func TestReferenceIntoSpilledResult(t *testing.T) {
 	f := newDepsFixture(t)
-	d := &Dispatcher{DB: f.db, Registry: f.reg, Budget: 100 * time.Millisecond, MaxResultBytes: 256, MaxArrivals: 100, MaxArrivalBytes: 1 << 20,
-		Artifacts: &artifacts.Store{DB: f.db, Dir: filepath.Join(t.TempDir(), "artifacts")}}
+	d, err := New(Options{DB: f.db, Registry: f.reg, Gov: testGovernor(t, f.db), Budget: 100 * time.Millisecond, MaxResultBytes: 256, MaxArrivals: 100, MaxArrivalBytes: 1 << 20,
+		Artifacts: &artifacts.Store{DB: f.db, Dir: filepath.Join(t.TempDir(), "artifacts")}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := d.Start(context.Background(), 2); err != nil {
 		t.Fatal(err)
 	}

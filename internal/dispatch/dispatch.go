@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
+	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/store"
 )
@@ -28,7 +29,44 @@ import (
 // returns a *primitive.Error (normally blocked) to refuse.
 type Gate func(ctx context.Context, spec *primitive.Spec, route string) error
 
-// Dispatcher owns futures and mailboxes.
+// Options are everything a Dispatcher is built from (New).
+type Options struct {
+	DB        *store.DB
+	Registry  *primitive.Registry
+	Artifacts *artifacts.Store
+	Log       *slog.Logger
+	// Gov governs every call: replay, admission, journaling. Required.
+	Gov Governor
+	// Gates run in order before every call (before the Governor).
+	Gates []Gate
+	// Budget is the inline budget (dispatch_inline_budget_ms).
+	Budget time.Duration
+	// MaxResultBytes bounds a stored result; larger ones spill to an artifact.
+	MaxResultBytes int
+	// MaxArrivals and MaxArrivalBytes bound one response's arrivals.
+	MaxArrivals     int
+	MaxArrivalBytes int
+}
+
+// New builds a dispatcher complete: nothing is connected afterwards. A
+// dispatcher without a governor would run calls ungoverned, so it is
+// refused.
+func New(o Options) (*Dispatcher, error) {
+	switch {
+	case o.Gov == nil:
+		return nil, errors.New("build the dispatcher: a governor is required")
+	case o.DB == nil || o.Registry == nil:
+		return nil, errors.New("build the dispatcher: a database and a registry are required")
+	}
+	return &Dispatcher{DB: o.DB, Registry: o.Registry, Artifacts: o.Artifacts, Log: o.Log, Gov: o.Gov,
+		Gates: append([]Gate(nil), o.Gates...), Budget: o.Budget, MaxResultBytes: o.MaxResultBytes,
+		MaxArrivals: o.MaxArrivals, MaxArrivalBytes: o.MaxArrivalBytes}, nil
+}
+
+// Dispatcher owns futures and mailboxes. Build it with New; its fields are
+// what New set. (The mailbox alone, Deliver, may be read through a literal
+// with DB and the arrival bounds; Start refuses a dispatcher without a
+// governor.)
 type Dispatcher struct {
 	DB        *store.DB
 	Registry  *primitive.Registry
@@ -43,11 +81,8 @@ type Dispatcher struct {
 	MaxArrivalBytes int
 	// Gates run in order before every call (before the Governor).
 	Gates []Gate
-	// Gov, when set, governs every call: replay, admission, journaling.
+	// Gov governs every call: replay, admission, journaling.
 	Gov Governor
-	// OnCancelParked, when set, is told about a future cancelled while it
-	// was parked for a permit (governance withdraws the permit).
-	OnCancelParked func(ctx context.Context, futureID string)
 	// AfterFinishHook, when set, is called inside the transaction that
 	// journals a call's outcome, after Governor.Finish and before the call's
 	// future is completed. It is a seam for crash tests (which kill the
@@ -73,6 +108,9 @@ type Dispatcher struct {
 // never replayed; work that provably never started, and queued work, is
 // started) and begins accepting calls.
 func (d *Dispatcher) Start(ctx context.Context, maxFutures int) error {
+	if d.Gov == nil {
+		return errors.New("start the dispatcher: it has no governor (build it with New)")
+	}
 	d.workMu.Lock()
 	d.ctx, d.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	d.workMu.Unlock()
@@ -99,36 +137,14 @@ type Request struct {
 	CommandID string
 }
 
-// Envelope is what every call answers. Arrivals are attached by the caller
-// (the MCP facade) so that errors carry them too.
-type Envelope struct {
-	State     string          `json:"state"`
-	Primitive string          `json:"primitive,omitempty"`
-	FutureID  string          `json:"future_id,omitempty"`
-	PermitID  string          `json:"permit_id,omitempty"`
-	CommandID string          `json:"command_id,omitempty"`
-	Replayed  bool            `json:"replayed,omitempty"`
-	Result    any             `json:"result,omitempty"`
-	Error     *ErrorBody      `json:"error,omitempty"`
-	Artifact  *artifacts.Meta `json:"artifact,omitempty"`
-	Arrivals  []Arrival       `json:"arrivals,omitzero"`
-}
-
-// ErrorBody is the error part of an envelope.
-type ErrorBody struct {
-	Code    string         `json:"code"`
-	Message string         `json:"message"`
-	Details map[string]any `json:"details,omitempty"`
-}
-
-// IsError reports whether the envelope should set MCP isError.
-func (e *Envelope) IsError() bool { return e.Error != nil }
+// Envelope is what every call answers; ErrorBody its error part.
+type (
+	Envelope  = callpath.Envelope
+	ErrorBody = callpath.ErrorBody
+)
 
 // ErrorEnvelope renders err as an envelope.
-func ErrorEnvelope(prim string, err error) *Envelope {
-	pe := primitive.AsError(err)
-	return &Envelope{State: pe.State, Primitive: prim, Error: &ErrorBody{Code: pe.Code, Message: pe.Message, Details: pe.Details}}
-}
+func ErrorEnvelope(prim string, err error) *Envelope { return callpath.ErrorEnvelope(prim, err) }
 
 func outcome(prim string, res any, err error) *Envelope {
 	if err != nil {
@@ -213,31 +229,17 @@ func (d *Dispatcher) Call(ctx context.Context, req Request) *Envelope {
 	return &Envelope{State: primitive.StatePending, Primitive: name, FutureID: a.FutureID, CommandID: a.CommandID}
 }
 
-// approvalChecker is implemented by a Governor that knows whether the
-// operator approved a permit for a future (so a restart does not ask again).
-type approvalChecker interface {
-	ApprovedFuture(ctx context.Context, futureID string) bool
-}
-
-// inFlightJournal is implemented by a Governor that journals, inside tx,
-// calls which outlived the inline budget (outcome in_flight) before their
-// final outcome.
-type inFlightJournal interface {
-	InFlight(ctx context.Context, tx *sql.Tx, a *Admission) error
-}
-
 // insertRunning records a call that outlived the inline budget as a running
 // future, journaling it as in flight in the same transaction.
 func (d *Dispatcher) insertRunning(ctx context.Context, a *Admission, req Request) error {
 	ctx = context.WithoutCancel(ctx)
-	ifl, journal := d.Gov.(inFlightJournal)
-	journal = journal && a.SideEffecting()
+	journal := d.Gov != nil && a.SideEffecting()
 	return d.DB.InTx(ctx, func(tx *sql.Tx) error {
 		if err := insertRunningTx(ctx, tx, a.FutureID, req); err != nil {
 			return err
 		}
 		if journal {
-			return ifl.InFlight(ctx, tx, a)
+			return d.Gov.InFlight(ctx, tx, a)
 		}
 		return nil
 	})
@@ -400,7 +402,7 @@ func (d *Dispatcher) reparkForPermit(a *Admission) {
 // tx, the operator's approval transaction: the approval and the release
 // commit together, so a crash cannot leave an approved call parked. It
 // fails when the future is no longer parked (cancelled meanwhile).
-func ReleaseApprovedTx(ctx context.Context, tx *sql.Tx, futureID string) error {
+func (d *Dispatcher) ReleaseApprovedTx(ctx context.Context, tx *sql.Tx, futureID string) error {
 	res, err := tx.ExecContext(ctx, `UPDATE futures SET state = 'queued' WHERE id = ? AND state = 'permit'`, futureID)
 	if err != nil {
 		return err
@@ -472,12 +474,6 @@ func futureState(envState string) string {
 	return envState
 }
 
-// intentJournal is implemented by a Governor that can tell whether a
-// call's intent was journaled (and so whether it may have run).
-type intentJournal interface {
-	Journaled(ctx context.Context, commandID, futureID string) (bool, error)
-}
-
 // neverStarted reports whether a future the previous process left running
 // provably never started its primitive: it is side-effecting, so under
 // governance it runs only after Begin journaled its intent, and its command
@@ -486,15 +482,14 @@ type intentJournal interface {
 // a governor, or for a read primitive (never journaled), nothing proves
 // it, and the future is interrupted work: unknown.
 func (d *Dispatcher) neverStarted(ctx context.Context, prim, cmd, id string) (bool, error) {
-	ij, ok := d.Gov.(intentJournal)
-	if !ok || cmd == "" {
+	if d.Gov == nil || cmd == "" {
 		return false, nil
 	}
 	spec, ok := d.Registry.Lookup(prim)
 	if !ok || !journaled(spec) {
 		return false, nil
 	}
-	began, err := ij.Journaled(ctx, cmd, id)
+	began, err := d.Gov.Journaled(ctx, cmd, id)
 	return !began, err
 }
 
@@ -557,10 +552,7 @@ func (d *Dispatcher) recover(ctx context.Context) error {
 			continue
 		}
 		req := Request{Route: route, Spec: spec, Input: json.RawMessage(input), Detach: true, CommandID: cmd}
-		approved := false
-		if ac, ok := d.Gov.(approvalChecker); ok {
-			approved = ac.ApprovedFuture(ctx, id)
-		}
+		approved := d.Gov != nil && d.Gov.ApprovedFuture(ctx, id)
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()

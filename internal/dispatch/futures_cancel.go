@@ -37,8 +37,8 @@ func (d *Dispatcher) CancelQueued(ctx context.Context, route, id string) (Future
 			return Future{}, fmt.Errorf("cancel future %s: %w", id, err)
 		}
 		if n, _ := res.RowsAffected(); n > 0 {
-			if f.State == "permit" && d.OnCancelParked != nil {
-				d.OnCancelParked(ctx, id)
+			if f.State == "permit" && d.Gov != nil {
+				d.Gov.CancelPermitsOf(ctx, id) // the operator is no longer asked
 			}
 			d.wake(id)
 		}

@@ -9,17 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/route"
 )
 
-// Arrival is a terminal future result delivered to its conversation. Seq
-// is the completion order within Hearth.
-type Arrival struct {
-	Seq         int64           `json:"seq"`
-	FutureID    string          `json:"future_id"`
-	CompletedAt time.Time       `json:"completed_at"`
-	Envelope    json.RawMessage `json:"envelope"`
-}
+// Arrival is a terminal future result delivered to its conversation.
+type Arrival = callpath.Arrival
 
 // AnonymousPrefix marks request-scoped routes: they have no later request,
 // so they have no mailbox.

@@ -399,7 +399,7 @@ func TestNoToolReachesOperatorActions(t *testing.T) {
 	}
 
 	var steps []string
-	for _, name := range recipes.StepPrimitives {
+	for _, name := range recipes.StepPrimitives() {
 		spec, ok := in.App.Registry.Lookup(name)
 		if !ok {
 			continue

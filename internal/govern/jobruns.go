@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
@@ -48,7 +48,7 @@ type JobRun struct {
 	// Admission is the run as a task.submit of the one job: its spec, the
 	// job's conversation, the run's command id, the job id as its future,
 	// and the input the operator would see (no environment values).
-	Admission *dispatch.Admission
+	Admission *callpath.Admission
 	// Submit is the command id of the task.submit that queued the job.
 	Submit string
 	// Park records, inside the transaction that requests the permit, that
@@ -61,7 +61,7 @@ type JobRun struct {
 func IsJobRun(futureID string) bool { return ids.Valid("job", futureID) }
 
 // BeginJobRun admits a job's run and journals its intent. It returns nil
-// to run, dispatch.ErrPermitRequired with the permit's id when the run was
+// to run, callpath.ErrPermitRequired with the permit's id when the run was
 // parked for the operator (r.Park committed with the request), or a
 // *primitive.Error (blocked) refusing the run, with nothing journaled.
 func (g *Governor) BeginJobRun(ctx context.Context, r JobRun) (string, error) {
@@ -72,12 +72,12 @@ func (g *Governor) BeginJobRun(ctx context.Context, r JobRun) (string, error) {
 	}
 	a.Approved = approved
 	err = g.admit(ctx, a, r.Submit)
-	if errors.Is(err, dispatch.ErrPermitRequired) {
+	if errors.Is(err, callpath.ErrPermitRequired) {
 		pid, perr := g.requestPermit(ctx, a, r.Park)
 		if perr != nil {
 			return "", primitive.Failed("journal_failed", "could not ask the operator for a permit for job %s, so it did not start: %v", a.FutureID, perr)
 		}
-		return pid, dispatch.ErrPermitRequired
+		return pid, callpath.ErrPermitRequired
 	}
 	if err != nil {
 		return "", err
@@ -87,7 +87,7 @@ func (g *Governor) BeginJobRun(ctx context.Context, r JobRun) (string, error) {
 
 // runApproved reports whether the operator approved this run (a permit of
 // its own command id and input) or the submit that queued the job.
-func (g *Governor) runApproved(ctx context.Context, a *dispatch.Admission, submit string) (bool, error) {
+func (g *Governor) runApproved(ctx context.Context, a *callpath.Admission, submit string) (bool, error) {
 	var n int
 	err := g.DB.R.QueryRowContext(ctx, `SELECT count(*) FROM permits WHERE state = 'approved'
 		AND ((command_id = ? AND input_sha256 = ?) OR (command_id = ? AND ? != ''))`, a.CommandID, a.Digest, submit, submit).Scan(&n)
@@ -100,7 +100,7 @@ func (g *Governor) runApproved(ctx context.Context, a *dispatch.Admission, submi
 // EndJobRunTx journals, inside tx (the one that records the job's end),
 // the outcome of a run BeginJobRun journaled: the command's envelope and
 // an outcome entry (data, plus the command id).
-func (g *Governor) EndJobRunTx(ctx context.Context, tx *sql.Tx, commandID string, env *dispatch.Envelope, data map[string]any) error {
+func (g *Governor) EndJobRunTx(ctx context.Context, tx *sql.Tx, commandID string, env *callpath.Envelope, data map[string]any) error {
 	if err := g.storeOutcome(ctx, tx, commandID, env.State, env); err != nil {
 		return err
 	}
@@ -114,12 +114,12 @@ func (g *Governor) EndJobRunTx(ctx context.Context, tx *sql.Tx, commandID string
 // it closes the conversation's gate is the job's on_interrupt (the caller
 // opens that UNKNOWN).
 func (g *Governor) InterruptedJobRunTx(ctx context.Context, tx *sql.Tx, commandID, prim string) error {
-	env := &dispatch.Envelope{State: primitive.StateBlocked, Primitive: prim, CommandID: commandID,
-		Error: &dispatch.ErrorBody{Code: "unknown", Message: "Hearth stopped while this job run was running"}}
+	env := &callpath.Envelope{State: primitive.StateBlocked, Primitive: prim, CommandID: commandID,
+		Error: &callpath.ErrorBody{Code: "unknown", Message: "Hearth stopped while this job run was running"}}
 	return g.storeOutcome(ctx, tx, commandID, "unknown", env)
 }
 
-func (g *Governor) storeOutcome(ctx context.Context, tx *sql.Tx, commandID, state string, env *dispatch.Envelope) error {
+func (g *Governor) storeOutcome(ctx context.Context, tx *sql.Tx, commandID, state string, env *callpath.Envelope) error {
 	stored := *env
 	stored.Arrivals = nil
 	b, err := json.Marshal(&stored)
@@ -135,7 +135,7 @@ func (g *Governor) storeOutcome(ctx context.Context, tx *sql.Tx, commandID, stat
 
 // requestPermit records a permit request for a and, in the same
 // transaction, park (when set): a crash leaves both or neither.
-func (g *Governor) requestPermit(ctx context.Context, a *dispatch.Admission, park func(ctx context.Context, tx *sql.Tx, permitID string) error) (string, error) {
+func (g *Governor) requestPermit(ctx context.Context, a *callpath.Admission, park func(ctx context.Context, tx *sql.Tx, permitID string) error) (string, error) {
 	id := ids.New("pmt")
 	now := g.now()
 	exp := now.Add(g.PermitTTL)

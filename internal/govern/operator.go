@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/config"
-	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	hroute "github.com/hearth-dev/hearth/internal/route"
@@ -187,7 +187,7 @@ func (o *Operator) Approve(ctx context.Context, permitID, operator string, alway
 	}
 	job := IsJobRun(fut) && g.Jobs != nil
 	changed, err := g.decide(ctx, permitID, "approved", operator, "permit_approved", func(tx *sql.Tx) error {
-		release := dispatch.ReleaseApprovedTx
+		release := g.Futures.ReleaseApprovedTx
 		if job {
 			release = g.Jobs.ReleaseTx
 		}
@@ -210,7 +210,7 @@ func (o *Operator) Approve(ctx context.Context, permitID, operator string, alway
 		g.Jobs.Changed(fut) // the queue runs it, admitted again, once
 		return nil
 	}
-	return g.Dispatcher.RunApproved(ctx, fut)
+	return g.Futures.RunApproved(ctx, fut)
 }
 
 // Deny denies a pending permit; the parked call arrives as blocked.
@@ -235,7 +235,7 @@ func (o *Operator) Deny(ctx context.Context, permitID, operator string) error {
 		g.Jobs.Changed(fut)
 		return nil
 	}
-	g.Dispatcher.Settle(fut, dispatch.ErrorEnvelope(prim, primitive.Blocked("permit_denied", "the operator denied permit %s", permitID)))
+	g.Futures.Settle(fut, callpath.ErrorEnvelope(prim, primitive.Blocked("permit_denied", "the operator denied permit %s", permitID)))
 	return nil
 }
 

@@ -12,9 +12,12 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
+	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/jsontree"
+	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/machine"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/store"
@@ -84,15 +87,19 @@ func (e *env) startWith(edit func(*jobs.Queue)) {
 	m.MaxCaptureBytes = 1 << 20
 	m.DefaultTimeout = time.Minute
 	m.MaxTimeout = time.Hour
-	e.d = &dispatch.Dispatcher{DB: e.db, Artifacts: arts, Budget: 100 * time.Millisecond,
-		MaxResultBytes: 64 << 10, MaxArrivals: 1000, MaxArrivalBytes: 4 << 20}
-	e.q = &jobs.Queue{DB: e.db, Dispatcher: e.d, Exec: m.Exec, MaxConcurrent: e.opts.maxJobs,
+	e.q = &jobs.Queue{DB: e.db, Exec: m.Exec, MaxConcurrent: e.opts.maxJobs,
 		DefaultTimeout: time.Minute, MaxTimeout: time.Hour}
 	reg, err := primitive.NewRegistry(append(e.q.Specs(), e.opts.extra...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.reg, e.d.Registry = reg, reg
+	e.reg = reg
+	e.d, err = dispatch.New(dispatch.Options{DB: e.db, Registry: reg, Artifacts: arts, Gov: e.governor(), Budget: 100 * time.Millisecond,
+		MaxResultBytes: 64 << 10, MaxArrivals: 1000, MaxArrivalBytes: 4 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.q.Dispatcher = e.d
 	if edit != nil {
 		edit(e.q)
 	}
@@ -104,6 +111,22 @@ func (e *env) startWith(edit func(*jobs.Queue)) {
 	}
 	q, d := e.q, e.d
 	t.Cleanup(func() { q.Stop(); d.Stop() })
+}
+
+// governor is the real governor over e.db (trusted: these tests exercise
+// the queue, not the operator's approval), with the ledger key kept across
+// restarts.
+func (e *env) governor() *govern.Governor {
+	e.t.Helper()
+	skey, _, err := ledger.LoadOrCreateKey(ledger.FileKeyStore{Path: filepath.Join(e.dir, "ledger.key")})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	l, err := ledger.Open(e.db, skey)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return &govern.Governor{DB: e.db, Ledger: l, DefaultMode: config.ModeTrusted, PermitTTL: time.Minute, InlineBudget: 100 * time.Millisecond}
 }
 
 // restart stops the queue (killing running jobs and leaving them running

@@ -3,11 +3,9 @@ package jobs
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
@@ -35,12 +33,7 @@ func (q *Queue) parkTx(ctx context.Context, tx *sql.Tx, j *jobRow, permitID stri
 	if err != nil {
 		return fmt.Errorf("read parked job %s: %w", j.ID, err)
 	}
-	payload, err := json.Marshal(&dispatch.Envelope{State: primitive.StatePending, Primitive: submitPrimitive, FutureID: j.ID, PermitID: permitID,
-		CommandID: RunCommandID(j.ID, j.Attempts), Result: r.view()})
-	if err != nil {
-		return fmt.Errorf("encode arrival of %s: %w", j.ID, err)
-	}
-	return dispatch.EnqueueArrival(ctx, tx, j.route, j.ID, payload, time.Now())
+	return queueArrival(ctx, tx, r, "", permitID, time.Now())
 }
 
 // ReleaseTx releases, inside the operator's approval transaction, a job
@@ -73,12 +66,7 @@ func (q *Queue) RefuseTx(ctx context.Context, tx *sql.Tx, jobID string, why *pri
 	if err != nil {
 		return fmt.Errorf("read blocked job %s: %w", jobID, err)
 	}
-	payload, err := json.Marshal(&dispatch.Envelope{State: StateBlocked, Primitive: submitPrimitive, FutureID: jobID,
-		Result: r.view(), Error: &dispatch.ErrorBody{Code: why.Code, Message: why.Message}})
-	if err != nil {
-		return fmt.Errorf("encode arrival of %s: %w", jobID, err)
-	}
-	if err := dispatch.EnqueueArrival(ctx, tx, r.route, jobID, payload, now); err != nil {
+	if err := queueArrival(ctx, tx, r, why.Code, "", now); err != nil {
 		return err
 	}
 	blocked, err := blockDependents(ctx, tx, jobID, StateBlocked, now)

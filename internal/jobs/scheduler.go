@@ -354,8 +354,22 @@ func blockDependents(ctx context.Context, tx *sql.Tx, root, rootState string, no
 // queueBlockedArrival queues, in tx, the arrival of r, a job just blocked
 // by a dependency (r.Reason names it).
 func queueBlockedArrival(ctx context.Context, tx *sql.Tx, r *jobRow, now time.Time) error {
-	payload, err := json.Marshal(&dispatch.Envelope{State: StateBlocked, Primitive: submitPrimitive, FutureID: r.ID,
-		Result: r.view(), Error: &dispatch.ErrorBody{Code: "dependency", Message: r.Reason}})
+	return queueArrival(ctx, tx, r, "dependency", "", now)
+}
+
+// queueArrival queues, in tx, the arrival of r as it is now: a small
+// envelope (no exec result) naming its state and, unless it completed,
+// code and r.Reason; permitID names the permit a parked job waits for. A
+// run's end, whose result may need to spill, goes through finish instead.
+func queueArrival(ctx context.Context, tx *sql.Tx, r *jobRow, code, permitID string, now time.Time) error {
+	env := &dispatch.Envelope{State: r.State, Primitive: submitPrimitive, FutureID: r.ID, PermitID: permitID, Result: r.view()}
+	switch {
+	case permitID != "":
+		env.State = primitive.StatePending
+	case r.State != StateCompleted:
+		env.Error = &dispatch.ErrorBody{Code: code, Message: r.Reason}
+	}
+	payload, err := json.Marshal(env)
 	if err != nil {
 		return fmt.Errorf("encode arrival of %s: %w", r.ID, err)
 	}
@@ -404,12 +418,7 @@ func (q *Queue) recover(ctx context.Context) error {
 					return fmt.Errorf("block interrupted job %s: %w", r.ID, err)
 				}
 				r.State, r.Reason, r.Outcome, r.Interruptions, r.FinishedAt = StateBlocked, reason, OutcomeUnknown, r.Interruptions+1, &now
-				payload, err := json.Marshal(&dispatch.Envelope{State: StateBlocked, Primitive: submitPrimitive, FutureID: r.ID,
-					Result: r.view(), Error: &dispatch.ErrorBody{Code: OutcomeUnknown, Message: reason}})
-				if err != nil {
-					return err
-				}
-				if err := dispatch.EnqueueArrival(ctx, tx, r.route, r.ID, payload, now); err != nil {
+				if err := queueArrival(ctx, tx, r, OutcomeUnknown, "", now); err != nil {
 					return err
 				}
 				changed = append(changed, r.ID)

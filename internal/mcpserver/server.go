@@ -30,9 +30,12 @@ type ToolInfo struct {
 	ReadOnly bool
 }
 
-// Tools lists the seven tools in their advertised order. Only tools with
-// at least one registered primitive are served.
-var Tools = []ToolInfo{
+// Tools lists the seven tools in their advertised order (a fresh copy:
+// the list a server serves cannot be changed by anyone else). Only tools
+// with at least one registered primitive are served.
+func Tools() []ToolInfo { return append([]ToolInfo(nil), tools[:]...) }
+
+var tools = [...]ToolInfo{
 	{Name: "machine", Intro: "Run programs on this PC (argv, never a shell), inspect the host and processes. Output beyond max_output_bytes returns a preview plus an artifact id."},
 	{Name: "fs", Intro: "Read, search and edit files under the configured roots: atomic writes, sha256 conflict checks, durable undo receipts."},
 	{Name: "task", Intro: "Durable job queue and future inspection: submit jobs with dependencies and delays, wait, cancel, reconcile unknown outcomes."},
@@ -93,7 +96,7 @@ func (s *Server) Build() error {
 		Instructions: "Hearth runs work on the user's own PC. Every tool takes {operation, ...fields}; results carry state and arrivals of earlier detached work. Send _meta[\"hearth/conversation\"] on every call to receive later arrivals. A call that finishes before its answer is written is answered completed (with its future_id), so a pending answer never carries its own result in arrivals. An early pending answer may carry route_probe {nonce, expires_at}: repeat the nonce once, verbatim, in your reply, so that Hearth's ChatGPT window can find this conversation and bring you back when the work is done.",
 	})
 	s.mcp.AddReceivingMiddleware(undeclared, s.disclose)
-	for _, t := range Tools {
+	for _, t := range tools {
 		if len(s.Registry.Operations(t.Name)) == 0 {
 			continue
 		}

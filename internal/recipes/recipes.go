@@ -28,9 +28,11 @@ import (
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
-// StepPrimitives are the primitives a step may name; only the registered
-// ones are offered.
-var StepPrimitives = []string{"machine.exec", "fs.read", "fs.write", "fs.patch", "task.submit"}
+// StepPrimitives returns the closed allow-list of primitives a step may
+// name (a fresh copy); only the registered ones are offered.
+func StepPrimitives() []string { return append([]string(nil), stepPrimitives[:]...) }
+
+var stepPrimitives = [...]string{"machine.exec", "fs.read", "fs.write", "fs.patch", "task.submit"}
 
 // Bounds.
 const (
@@ -63,7 +65,7 @@ func New(db *store.DB, reg *primitive.Registry, events *runs.Events, maxSteps in
 		log = slog.New(slog.DiscardHandler)
 	}
 	b := &Book{DB: db, Events: events, Log: log, MaxSteps: maxSteps, steps: map[string]*primitive.Spec{}}
-	for _, name := range StepPrimitives {
+	for _, name := range stepPrimitives {
 		if s, ok := reg.Lookup(name); ok {
 			b.steps[name] = s
 			b.names = append(b.names, name)

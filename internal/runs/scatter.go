@@ -18,12 +18,14 @@ import (
 // MaxScatter bounds the calls of one scatter.
 const MaxScatter = 100
 
-// ScatterKinds is the closed allow-list of primitives a scatter item may
-// name, in advertised order. Only those registered become kinds. Nothing
-// that kills, controls the host or fans out further (machine.batch,
-// machine.process_kill, machine.estop, run.scatter) is here, and no tool
-// name can ever be a kind.
-var ScatterKinds = []string{
+// ScatterKinds returns the closed allow-list of primitives a scatter item
+// may name, in advertised order (a fresh copy). Only those registered
+// become kinds. Nothing that kills, controls the host or fans out further
+// (machine.batch, machine.process_kill, machine.estop, run.scatter) is
+// here, and no tool name can ever be a kind.
+func ScatterKinds() []string { return append([]string(nil), scatterKinds[:]...) }
+
+var scatterKinds = [...]string{
 	"machine.host_info", "machine.exec", "machine.process_list",
 	"fs.stat", "fs.read", "fs.list", "fs.search", "fs.write", "fs.patch",
 	"artifact.list", "artifact.metadata", "artifact.read", "artifact.range", "artifact.search",
@@ -64,7 +66,7 @@ func (s *Service) ScatterSpec(reg *primitive.Registry) (*primitive.Spec, error) 
 	}
 	var order []string
 	fields := map[string]*union{}
-	for _, name := range ScatterKinds {
+	for _, name := range scatterKinds {
 		spec, ok := reg.Lookup(name)
 		if !ok {
 			continue
@@ -220,41 +222,17 @@ func (s *Service) scatter(ctx context.Context, call *primitive.Call, in struct {
 	if err != nil {
 		return nil, err
 	}
-	futureIDs := make([]string, len(plan))
-	// refused counts calls the gates refused at submission; a call that ran
-	// and failed at once is not refused, however fast it was.
-	refused := 0
-	nctx := dispatch.WithNested(ctx)
-	for _, i := range order {
-		p := plan[i]
-		deps := append([]string(nil), p.idDeps...)
-		for _, j := range p.idxDeps {
-			deps = append(deps, futureIDs[j])
+	calls := make([]dispatch.ScatterCall, len(plan))
+	for i, p := range plan {
+		calls[i] = dispatch.ScatterCall{Request: dispatch.Request{Route: call.Route, Spec: p.spec}, Fields: p.fields, After: p.idxDeps, Deps: p.idDeps}
+	}
+	futureIDs, refused, err := s.Dispatcher.Scatter(ctx, call.CommandID, calls, order)
+	if err != nil {
+		var se *dispatch.ScatterError
+		if errors.As(err, &se) {
+			return nil, primitive.Failed("internal", "run.scatter: record calls[%d] (earlier calls were submitted: %v): %v", se.Index, se.Submitted, se.Err)
 		}
-		resolved, err := dispatch.MapRefs(anyMap(p.fields), "", func(_ string, r dispatch.Ref) (any, error) {
-			id := r.ID()
-			if id == "" {
-				j, _ := refIndex(r.Future)
-				id = futureIDs[j]
-			}
-			return map[string]any{"$future": id, "$path": r.Path}, nil
-		})
-		if err != nil {
-			return nil, scatterErr(i, "", "%v", err)
-		}
-		input, err := json.Marshal(resolved)
-		if err != nil {
-			return nil, scatterErr(i, "", "encode input: %v", err)
-		}
-		req := dispatch.Request{Route: call.Route, Spec: p.spec, Input: input, Detach: true, CommandID: dispatch.ChildCommandID(call.CommandID, "call", i)}
-		id, wasRefused, err := s.Dispatcher.EnqueueChecked(nctx, req, deps)
-		if wasRefused {
-			refused++
-		}
-		if err != nil {
-			return nil, primitive.Failed("internal", "run.scatter: record calls[%d] (earlier calls were submitted: %v): %v", i, nonEmpty(futureIDs), err)
-		}
-		futureIDs[i] = id
+		return nil, primitive.Failed("internal", "run.scatter: %v", err)
 	}
 	if s.AfterSubmit != nil {
 		s.AfterSubmit(futureIDs)
@@ -289,16 +267,6 @@ func (s *Service) scatter(ctx context.Context, call *primitive.Call, in struct {
 		res["note"] = `this call has no conversation identity, so results cannot arrive later; send _meta["hearth/conversation"] (or use a client that sends openai/session)`
 	}
 	return res, nil
-}
-
-func nonEmpty(l []string) []string {
-	var out []string
-	for _, s := range l {
-		if s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 func anyMap(m map[string]any) any { return m }

@@ -3,40 +3,28 @@ package dispatch
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 
+	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
+// The call's admission, its envelope and the Governor contract live in
+// callpath, which governance shares without importing the engine.
+type (
+	Admission = callpath.Admission
+	Governor  = callpath.Governor
+)
+
 // ErrPermitRequired is returned by Governor.Admit when the call may run
 // only after the operator approves it.
-var ErrPermitRequired = errors.New("operator permit required")
+var ErrPermitRequired = callpath.ErrPermitRequired
 
-// Admission is one request as governance sees it: what would run, for whom,
-// under which command id, with which input digest.
-type Admission struct {
-	Spec      *primitive.Spec
-	Route     string
-	CommandID string
-	FutureID  string
-	Input     json.RawMessage
-	Digest    string
-	// Approved is set when the operator approved a permit for exactly this
-	// input; Admit then skips the permit requirement (but not the e-stop).
-	Approved bool
-}
-
-// SideEffecting reports whether the primitive is journaled: every
-// primitive but a read, and a compound one (it submits calls that are).
-func (a *Admission) SideEffecting() bool { return journaled(a.Spec) }
-
-func journaled(spec *primitive.Spec) bool { return spec.Risk != primitive.RiskRead || spec.Compound }
+func journaled(spec *primitive.Spec) bool { return callpath.Journaled(spec) }
 
 // ChildCommandID derives the command id of the i-th call a compound
 // command (a scatter, a recipe run) submits: a repeat of the parent is
@@ -47,35 +35,6 @@ func ChildCommandID(parent, kind string, i int) string {
 		return ""
 	}
 	return fmt.Sprintf("%s/%s%d", parent, kind, i)
-}
-
-// Governor is the governance choke point every call passes (DESIGN §5). The
-// dispatcher calls it in this order: Replay (command-id lookup), Admit
-// (e-stop, policy, UNKNOWN gate, permits), then Begin before the primitive
-// runs and Finish after. A Governor must never let a failure to journal
-// pass silently: Begin's error stops the call, and Finish's error rolls back
-// the transaction that would have completed the call's future.
-type Governor interface {
-	// Replay returns the stored envelope of a command that already ran
-	// (or the pending envelope of one still running, parked, or queued as
-	// a future that has not journaled its intent yet) when a.CommandID was
-	// seen with the same digest, a *primitive.Error conflict when it was
-	// seen with another, and nil for a new command.
-	Replay(ctx context.Context, a *Admission) (*Envelope, error)
-	// Admit returns nil to run, ErrPermitRequired to park the call for the
-	// operator, or a *primitive.Error (normally blocked) to refuse.
-	Admit(ctx context.Context, a *Admission) error
-	// RequestPermit records a permit request for a parked call and returns
-	// its id.
-	RequestPermit(ctx context.Context, a *Admission) (string, error)
-	// Begin journals the intent before a side-effecting primitive runs.
-	Begin(ctx context.Context, a *Admission) error
-	// Finish journals, inside tx, the outcome of a call Begin journaled.
-	// The dispatcher completes the call's durable future (and queues its
-	// arrival) in the same tx, so the outcome a replay of the command id
-	// returns and the one that arrives are one commit: a crash leaves both
-	// or neither.
-	Finish(ctx context.Context, tx *sql.Tx, a *Admission, env *Envelope) error
 }
 
 // NewAdmission builds the admission of req, generating ids as needed.

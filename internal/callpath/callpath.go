@@ -1,0 +1,135 @@
+// Package callpath holds what the dispatcher and governance both speak:
+// the admission of one call, the envelope every call answers, and the
+// Governor contract the dispatcher calls on every call's path (DESIGN §3,
+// §5). It depends on neither, so governance does not import the engine
+// it governs, and the engine's tests can run with the real governor.
+package callpath
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/artifacts"
+	"github.com/hearth-dev/hearth/internal/primitive"
+)
+
+// ErrPermitRequired is returned by Governor.Admit when the call may run
+// only after the operator approves it.
+var ErrPermitRequired = errors.New("operator permit required")
+
+// Admission is one request as governance sees it: what would run, for whom,
+// under which command id, with which input digest.
+type Admission struct {
+	Spec      *primitive.Spec
+	Route     string
+	CommandID string
+	FutureID  string
+	Input     json.RawMessage
+	Digest    string
+	// Approved is set when the operator approved a permit for exactly this
+	// input; Admit then skips the permit requirement (but not the e-stop).
+	Approved bool
+}
+
+// SideEffecting reports whether the primitive is journaled: every
+// primitive but a read, and a compound one (it submits calls that are).
+func (a *Admission) SideEffecting() bool { return Journaled(a.Spec) }
+
+// Journaled reports whether calls of spec are journaled as commands.
+func Journaled(spec *primitive.Spec) bool { return spec.Risk != primitive.RiskRead || spec.Compound }
+
+// Envelope is what every call answers. Arrivals are attached by the caller
+// (the MCP facade) so that errors carry them too.
+type Envelope struct {
+	State     string          `json:"state"`
+	Primitive string          `json:"primitive,omitempty"`
+	FutureID  string          `json:"future_id,omitempty"`
+	PermitID  string          `json:"permit_id,omitempty"`
+	CommandID string          `json:"command_id,omitempty"`
+	Replayed  bool            `json:"replayed,omitempty"`
+	Result    any             `json:"result,omitempty"`
+	Error     *ErrorBody      `json:"error,omitempty"`
+	Artifact  *artifacts.Meta `json:"artifact,omitempty"`
+	Arrivals  []Arrival       `json:"arrivals,omitzero"`
+}
+
+// ErrorBody is the error part of an envelope.
+type ErrorBody struct {
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// IsError reports whether the envelope should set MCP isError.
+func (e *Envelope) IsError() bool { return e.Error != nil }
+
+// ErrorEnvelope renders err as an envelope.
+func ErrorEnvelope(prim string, err error) *Envelope {
+	pe := primitive.AsError(err)
+	return &Envelope{State: pe.State, Primitive: prim, Error: &ErrorBody{Code: pe.Code, Message: pe.Message, Details: pe.Details}}
+}
+
+// Arrival is a terminal future result delivered to its conversation. Seq
+// is the completion order within Hearth.
+type Arrival struct {
+	Seq         int64           `json:"seq"`
+	FutureID    string          `json:"future_id"`
+	CompletedAt time.Time       `json:"completed_at"`
+	Envelope    json.RawMessage `json:"envelope"`
+}
+
+// Settled reports whether a future state is final for its dependents:
+// anything but queued, running, waiting for a permit, or waiting for its
+// own dependencies.
+func Settled(state string) bool {
+	switch state {
+	case "queued", "running", "permit", "waiting":
+		return false
+	}
+	return true
+}
+
+// Governor is the governance choke point every call passes (DESIGN §5). The
+// dispatcher calls it in this order: Replay (command-id lookup), Admit
+// (e-stop, policy, UNKNOWN gate, permits), then Begin before the primitive
+// runs and Finish after. A Governor must never let a failure to journal
+// pass silently: Begin's error stops the call, and Finish's error rolls back
+// the transaction that would have completed the call's future.
+type Governor interface {
+	// Replay returns the stored envelope of a command that already ran
+	// (or the pending envelope of one still running, parked, or queued as
+	// a future that has not journaled its intent yet) when a.CommandID was
+	// seen with the same digest, a *primitive.Error conflict when it was
+	// seen with another, and nil for a new command.
+	Replay(ctx context.Context, a *Admission) (*Envelope, error)
+	// Admit returns nil to run, ErrPermitRequired to park the call for the
+	// operator, or a *primitive.Error (normally blocked) to refuse.
+	Admit(ctx context.Context, a *Admission) error
+	// RequestPermit records a permit request for a parked call and returns
+	// its id.
+	RequestPermit(ctx context.Context, a *Admission) (string, error)
+	// Begin journals the intent before a side-effecting primitive runs.
+	Begin(ctx context.Context, a *Admission) error
+	// Finish journals, inside tx, the outcome of a call Begin journaled.
+	// The dispatcher completes the call's durable future (and queues its
+	// arrival) in the same tx, so the outcome a replay of the command id
+	// returns and the one that arrives are one commit: a crash leaves both
+	// or neither.
+	Finish(ctx context.Context, tx *sql.Tx, a *Admission, env *Envelope) error
+	// InFlight journals, inside tx (the one that records its running
+	// future), that a side-effecting call outlived the inline budget
+	// (outcome in_flight) before its final outcome.
+	InFlight(ctx context.Context, tx *sql.Tx, a *Admission) error
+	// Journaled reports whether the intent of commandID was journaled for
+	// futureID: a side-effecting future without one provably never ran.
+	Journaled(ctx context.Context, commandID, futureID string) (bool, error)
+	// ApprovedFuture reports whether the operator approved a permit for
+	// futureID (so a restart does not ask again).
+	ApprovedFuture(ctx context.Context, futureID string) bool
+	// CancelPermitsOf withdraws the pending permit of a future cancelled
+	// before the operator decided.
+	CancelPermitsOf(ctx context.Context, futureID string)
+}

@@ -1,0 +1,174 @@
+package govern
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/callpath"
+	"github.com/hearth-dev/hearth/internal/primitive"
+)
+
+// The journal: intent before a side effect runs, outcome in the
+// transaction that completes it, UNKNOWN outcomes, and the recovery of
+// commands a previous process left running.
+
+// Begin implements callpath.Governor: command row and intent entry commit
+// together, before the primitive runs. The e-stop latch is read again in
+// this write transaction: Latch writes through the same single writer, so
+// a call either begins before the latch (and its work context is then
+// cancelled by the e-stop) or is refused here — an e-stop that lands
+// between Admit and Begin cannot let a call run unstopped.
+func (g *Governor) Begin(ctx context.Context, a *callpath.Admission) error {
+	err := g.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+		// A compound call (run.scatter) is admitted as a read: under the
+		// e-stop it still answers, with every call it submits refused.
+		if a.Spec.Risk != primitive.RiskControl && !a.Spec.Compound {
+			var st EStopState
+			if _, err := getSetting(ctx, tx, keyEStop, &st); err != nil {
+				return err
+			}
+			if st.Latched {
+				return primitive.Blocked("estop", "emergency stop is latched (%s); %s refused. Only the operator can reset it.", st.Reason, a.Spec.Name())
+			}
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO commands(command_id, route, primitive, input_sha256, future_id, state, created_at)
+			VALUES (?,?,?,?,?,'running',?) ON CONFLICT(command_id) DO NOTHING`, a.CommandID, a.Route, a.Spec.Name(), a.Digest, a.FutureID, g.now().UnixMilli())
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return primitive.Conflict("command_id_reused", "command id %s is already in use", a.CommandID)
+		}
+		_, err = g.Ledger.AppendTx(ctx, tx, "intent", map[string]any{
+			"command_id": a.CommandID, "primitive": a.Spec.Name(), "risk": string(a.Spec.Risk),
+			"route": a.Route, "input_sha256": a.Digest, "future_id": a.FutureID, "approved": a.Approved,
+		})
+		return err
+	})
+	if err != nil {
+		var pe *primitive.Error
+		if errors.As(err, &pe) {
+			return pe
+		}
+		return primitive.Failed("journal_failed", "could not journal the intent, so %s did not run: %v", a.Spec.Name(), err)
+	}
+	return nil
+}
+
+// outcomeKind maps an envelope to the ledger's outcome vocabulary.
+func outcomeKind(env *callpath.Envelope) string {
+	switch {
+	case env.State == primitive.StateCompleted:
+		return "receipt"
+	case env.State == primitive.StateCancelled:
+		return "unknown"
+	case env.Error != nil && env.Error.Code == "unknown":
+		return "unknown"
+	}
+	return "tool_error"
+}
+
+// Finish implements callpath.Governor: the command's stored envelope (what
+// a replay returns), its outcome entry and, for an unknown outcome, the
+// closed gate are written inside tx, the dispatcher's transaction that also
+// completes the call's future.
+func (g *Governor) Finish(ctx context.Context, tx *sql.Tx, a *callpath.Admission, env *callpath.Envelope) error {
+	stored := *env
+	stored.Arrivals = nil
+	b, err := json.Marshal(&stored)
+	if err != nil {
+		return fmt.Errorf("encode outcome of %s: %w", a.CommandID, err)
+	}
+	kind := outcomeKind(env)
+	if _, err := tx.ExecContext(ctx, `UPDATE commands SET state = ?, envelope = ?, finished_at = ? WHERE command_id = ?`,
+		env.State, string(b), g.now().UnixMilli(), a.CommandID); err != nil {
+		return fmt.Errorf("record outcome of %s: %w", a.CommandID, err)
+	}
+	data := map[string]any{"command_id": a.CommandID, "outcome": kind, "state": env.State}
+	if env.Error != nil {
+		data["error_code"] = env.Error.Code
+	}
+	if kind == "unknown" {
+		if err := openUnknown(ctx, tx, a.CommandID, a.Route, a.Spec.Name(), g.now()); err != nil {
+			return fmt.Errorf("open unknown %s: %w", a.CommandID, err)
+		}
+	}
+	_, err = g.Ledger.AppendTx(ctx, tx, "outcome", data)
+	return err
+}
+
+// InFlight journals, inside tx (the one that records the call's running
+// future), that a command outlived the inline budget and is still running
+// (outcome in_flight); its final outcome follows.
+func (g *Governor) InFlight(ctx context.Context, tx *sql.Tx, a *callpath.Admission) error {
+	_, err := g.Ledger.AppendTx(ctx, tx, "outcome", map[string]any{"command_id": a.CommandID, "outcome": "in_flight", "future_id": a.FutureID})
+	return err
+}
+
+// OpenUnknownTx records, inside tx, an UNKNOWN outcome for id (a command
+// or job id) that closes route's gate until it is reconciled. The job
+// queue calls it for a run interrupted with on_interrupt "block".
+func OpenUnknownTx(ctx context.Context, tx *sql.Tx, id, route, prim string, at time.Time) error {
+	return openUnknown(ctx, tx, id, route, prim, at)
+}
+
+func openUnknown(ctx context.Context, tx *sql.Tx, cmd, route, prim string, at time.Time) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO unknowns(command_id, route, primitive, created_at) VALUES (?,?,?,?) ON CONFLICT(command_id) DO NOTHING`,
+		cmd, route, prim, at.UnixMilli())
+	return err
+}
+
+// Recover settles what a previous process left: every command journaled as
+// running gets an `unknown` outcome and closes its conversation's gate;
+// pending permits get their expiry timer back.
+func (g *Governor) Recover(ctx context.Context) error {
+	rows, err := g.DB.R.QueryContext(ctx, `SELECT command_id, route, primitive, future_id FROM commands WHERE state = 'running'`)
+	if err != nil {
+		return fmt.Errorf("find interrupted commands: %w", err)
+	}
+	type cmd struct{ id, route, prim string }
+	var cmds []cmd
+	for rows.Next() {
+		var c cmd
+		var fut string
+		if err := rows.Scan(&c.id, &c.route, &c.prim, &fut); err != nil {
+			rows.Close()
+			return err
+		}
+		if IsJobRun(fut) {
+			continue // the job queue's recovery settles it, by on_interrupt
+		}
+		cmds = append(cmds, c)
+	}
+	rows.Close()
+	for _, c := range cmds {
+		err := g.DB.InTx(ctx, func(tx *sql.Tx) error {
+			env := callpath.Envelope{State: primitive.StateBlocked, Primitive: c.prim, CommandID: c.id,
+				Error: &callpath.ErrorBody{Code: "unknown", Message: "Hearth stopped while this command was running; its outcome is unknown"}}
+			b, _ := json.Marshal(&env)
+			if _, err := tx.ExecContext(ctx, `UPDATE commands SET state = 'unknown', envelope = ?, finished_at = ? WHERE command_id = ?`, string(b), g.now().UnixMilli(), c.id); err != nil {
+				return err
+			}
+			if err := openUnknown(ctx, tx, c.id, c.route, c.prim, g.now()); err != nil {
+				return err
+			}
+			_, err := g.Ledger.AppendTx(ctx, tx, "outcome", map[string]any{"command_id": c.id, "outcome": "unknown", "state": "blocked", "interrupted": true})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("settle interrupted command %s: %w", c.id, err)
+		}
+	}
+	var next sql.NullInt64
+	if err := g.DB.R.QueryRowContext(ctx, `SELECT MIN(expires_at) FROM permits WHERE state = 'pending'`).Scan(&next); err != nil {
+		return err
+	}
+	if next.Valid {
+		g.armExpiry(time.UnixMilli(next.Int64))
+	}
+	return nil
+}

@@ -1,0 +1,202 @@
+package govern
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/callpath"
+	"github.com/hearth-dev/hearth/internal/primitive"
+)
+
+// Permits: a parked call's request, its expiry, and the operator's
+// decision settling it.
+
+// RequestPermit implements callpath.Governor.
+func (g *Governor) RequestPermit(ctx context.Context, a *callpath.Admission) (string, error) {
+	return g.requestPermit(ctx, a, nil)
+}
+
+// ApprovedFuture reports whether the operator approved a permit for
+// futureID (dispatch asks at start-up for queued futures).
+func (g *Governor) ApprovedFuture(ctx context.Context, futureID string) bool {
+	var n int
+	err := g.DB.R.QueryRowContext(ctx, `SELECT count(*) FROM permits WHERE future_id = ? AND state = 'approved'`, futureID).Scan(&n)
+	return err == nil && n > 0
+}
+
+// CancelPermitsOf withdraws the pending permit of a future that was
+// cancelled before the operator decided (task.cancel of a parked call).
+func (g *Governor) CancelPermitsOf(ctx context.Context, futureID string) {
+	err := g.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM permits WHERE future_id = ? AND state = 'pending'`, futureID)
+		if err != nil {
+			return err
+		}
+		var pids []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			pids = append(pids, id)
+		}
+		rows.Close()
+		for _, id := range pids {
+			if _, err := tx.ExecContext(ctx, `UPDATE permits SET state = 'cancelled', decided_at = ? WHERE id = ?`, g.now().UnixMilli(), id); err != nil {
+				return err
+			}
+			if _, err := g.Ledger.AppendTx(ctx, tx, "permit_cancelled", map[string]any{"permit_id": id, "future_id": futureID}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		g.Log.Error("withdraw permits", "future", futureID, "err", err)
+	}
+}
+
+// SettleParked settles futures a previous process left parked without a
+// pending permit: a permit denied or expired just before a crash (the call
+// arrives as blocked), or a parking interrupted before its permit was
+// recorded. It runs once the dispatcher has started.
+func (g *Governor) SettleParked(ctx context.Context) error {
+	rows, err := g.DB.R.QueryContext(ctx, `SELECT f.id, f.primitive, COALESCE((SELECT p.state FROM permits p WHERE p.future_id = f.id ORDER BY p.created_at DESC LIMIT 1), '')
+		FROM futures f WHERE f.state = 'permit'`)
+	if err != nil {
+		return fmt.Errorf("find parked futures: %w", err)
+	}
+	type parked struct{ id, prim, permit string }
+	var ps []parked
+	for rows.Next() {
+		var p parked
+		if err := rows.Scan(&p.id, &p.prim, &p.permit); err != nil {
+			rows.Close()
+			return err
+		}
+		ps = append(ps, p)
+	}
+	rows.Close()
+	for _, p := range ps {
+		var why *primitive.Error
+		switch p.permit {
+		case "pending":
+			continue
+		case "denied":
+			why = primitive.Blocked("permit_denied", "the operator denied the permit for this call")
+		case "expired":
+			why = primitive.Blocked("permit_expired", "the operator did not decide on the permit for this call before it expired")
+		default:
+			why = primitive.Blocked("permit_lost", "Hearth stopped before this call's permit request was recorded; nothing ran. Call again to ask the operator.")
+		}
+		g.Futures.Settle(p.id, callpath.ErrorEnvelope(p.prim, why))
+	}
+	return nil
+}
+
+// armExpiry makes sure a timer fires by at to expire pending permits: one
+// timer for the earliest expiry, no polling.
+func (g *Governor) armExpiry(at time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	d := max(at.Sub(g.now()), 0) + 10*time.Millisecond
+	if g.timer != nil {
+		g.timer.Stop()
+	}
+	g.timer = time.AfterFunc(d, func() {
+		if err := g.ExpirePermits(context.Background()); err != nil {
+			g.Log.Error("expire permits", "err", err)
+		}
+	})
+}
+
+// Stop stops the expiry timer.
+func (g *Governor) Stop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.timer != nil {
+		g.timer.Stop()
+	}
+}
+
+// ExpirePermits expires every pending permit past its expiry: the parked
+// call arrives as blocked. It re-arms the timer for the next one.
+func (g *Governor) ExpirePermits(ctx context.Context) error {
+	now := g.now()
+	rows, err := g.DB.R.QueryContext(ctx, `SELECT id, future_id, primitive FROM permits WHERE state = 'pending' AND expires_at <= ?`, now.UnixMilli())
+	if err != nil {
+		return err
+	}
+	type p struct{ id, fut, prim string }
+	var ps []p
+	for rows.Next() {
+		var x p
+		if err := rows.Scan(&x.id, &x.fut, &x.prim); err != nil {
+			rows.Close()
+			return err
+		}
+		ps = append(ps, x)
+	}
+	rows.Close()
+	for _, x := range ps {
+		why := primitive.Blocked("permit_expired", "the operator did not decide on permit %s before it expired", x.id)
+		changed, err := g.decide(ctx, x.id, "expired", "", "permit_expired", g.refuseJob(x.fut, why))
+		if err != nil {
+			return err
+		}
+		if changed && IsJobRun(x.fut) {
+			g.Jobs.Changed(x.fut)
+		} else if changed && g.Futures != nil {
+			g.Futures.Settle(x.fut, callpath.ErrorEnvelope(x.prim, primitive.Blocked("permit_expired", "the operator did not decide on permit %s before it expired", x.id)))
+		}
+	}
+	var next sql.NullInt64
+	if err := g.DB.R.QueryRowContext(ctx, `SELECT MIN(expires_at) FROM permits WHERE state = 'pending'`).Scan(&next); err != nil {
+		return err
+	}
+	if next.Valid {
+		g.armExpiry(time.UnixMilli(next.Int64))
+	}
+	return nil
+}
+
+// refuseJob returns, for a permit of a job run, what settles the job
+// blocked with why inside the decision's transaction (nil otherwise).
+func (g *Governor) refuseJob(futureID string, why *primitive.Error) func(tx *sql.Tx) error {
+	if !IsJobRun(futureID) || g.Jobs == nil {
+		return nil
+	}
+	return func(tx *sql.Tx) error { return g.Jobs.RefuseTx(context.Background(), tx, futureID, why) }
+}
+
+// decide moves a pending permit to state and journals kind, atomically.
+// It reports false when the permit was no longer pending.
+func (g *Governor) decide(ctx context.Context, permitID, state, by, kind string, extra func(tx *sql.Tx) error) (bool, error) {
+	changed := false
+	err := g.DB.InTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE permits SET state = ?, decided_at = ?, decided_by = ? WHERE id = ? AND state = 'pending'`,
+			state, g.now().UnixMilli(), by, permitID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		changed = true
+		data := map[string]any{"permit_id": permitID}
+		if by != "" {
+			data["operator"] = by
+		}
+		if _, err := g.Ledger.AppendTx(ctx, tx, kind, data); err != nil {
+			return err
+		}
+		if extra != nil {
+			return extra(tx)
+		}
+		return nil
+	})
+	return changed, err
+}
