@@ -7,7 +7,7 @@ import (
 )
 
 // StoredBytes is the space the undo copies take: the distinct inline
-// prior contents (stored once each, migration 0011), any inline copy of an
+// prior contents (stored once each, migration 0012), any inline copy of an
 // older schema, and the spilled copies of large files.
 func (e *Engine) StoredBytes(ctx context.Context) (int64, error) {
 	var n int64

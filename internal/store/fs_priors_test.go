@@ -7,7 +7,7 @@ import (
 )
 
 // TestMigrationStoresPriorCopiesOnce migrates a version-10 database whose
-// receipts keep identical inline prior content through 0011: the content
+// receipts keep identical inline prior content through 0012: the content
 // moves into fs_priors once, and each receipt refers to it by SHA-256.
 func TestMigrationStoresPriorCopiesOnce(t *testing.T) {
 	ctx := context.Background()
