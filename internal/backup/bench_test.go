@@ -62,6 +62,7 @@ func BenchmarkDailyBackup(b *testing.B) {
 	})
 	b.Run("verified", func(b *testing.B) {
 		o := h.opts(ReasonDaily, 2)
+		var size int64
 		for b.Loop() {
 			info, err := Make(ctx, h.db, o)
 			if err != nil {
@@ -70,6 +71,8 @@ func BenchmarkDailyBackup(b *testing.B) {
 			if info.LedgerEntries != benchEntries {
 				b.Fatalf("backup has %d entries", info.LedgerEntries)
 			}
+			size = info.Size
 		}
+		b.ReportMetric(float64(size)/(1<<20), "MB/backup")
 	})
 }

@@ -462,7 +462,7 @@ Hearth lets ChatGPT use this PC, and asks you first before anything is changed.
 
 3. Your web browser opens Hearth's Setup page. Follow it from top to bottom: it tells
    you what to copy from the OpenAI Platform and from ChatGPT, one step at a time, and
-   shows "ChatGPT reached Hearth" when everything works.
+   tells you when ChatGPT can reach Hearth.
 
 After that, Hearth sits in the notification area at the bottom right of the screen,
 near the clock (click the small arrow ^ if you do not see its icon). When ChatGPT asks to do something that needs your permission,
