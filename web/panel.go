@@ -83,6 +83,9 @@ type Deps struct {
 	// StartAtLogon reports whether Hearth starts when the user logs on;
 	// nil where that is not available (the Setup page says so).
 	StartAtLogon func() (bool, error)
+	// DataDir is Hearth's data directory, where the Status page finds the
+	// last selftest report; "" shows none.
+	DataDir string
 }
 
 // Panel is the control panel: its sessions and its router.
@@ -180,7 +183,7 @@ func (p *Panel) routes() (http.Handler, error) {
 
 	r.Group(func(r chi.Router) {
 		r.Use(p.requireSession(true), p.checkCSRF)
-		st := &status.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Ledger: d.Ledger, MCPURL: d.MCPURL}
+		st := &status.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Ledger: d.Ledger, MCPURL: d.MCPURL, DataDir: d.DataDir}
 		if d.Tunnel != nil {
 			st.Tunnel = func() (string, string) { s := d.Tunnel.Status(); return string(s.State), s.Reason }
 		}

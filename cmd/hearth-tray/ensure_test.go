@@ -20,6 +20,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/instance"
+	"github.com/hearth-dev/hearth/internal/selftest"
 	"github.com/hearth-dev/hearth/internal/tray"
 )
 
@@ -34,7 +35,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(asMainEnv) == "" {
+	// The selftest's fixture children are this binary too (run routes
+	// them to selftest.Child).
+	if os.Getenv(asMainEnv) == "" && os.Getenv(selftest.ChildEnv) == "" {
 		os.Exit(m.Run())
 	}
 	if len(os.Args) == 1 {

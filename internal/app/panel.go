@@ -28,6 +28,7 @@ func (a *App) PanelDeps() web.Deps {
 		Jobs: a.Jobs, Dispatcher: a.Dispatcher, Runs: a.Runs, Recipes: a.Recipes,
 		MCPURL: a.MCPURL, Log: a.Log,
 		Tunnel: a.Tunnel, StartTunnel: a.StartTunnel, StopTunnel: a.StopTunnel,
+		DataDir: a.DataDir,
 	}
 	if runtime.GOOS == "windows" {
 		// The logon task exists only on Windows; elsewhere the Setup page

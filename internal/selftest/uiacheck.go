@@ -27,7 +27,7 @@ const (
 // checkUIAvailable asks host_info whether UI Automation works here, which
 // probes the provider (Windows: CoCreateInstance of CUIAutomation).
 func (r *run) checkUIAvailable(ctx context.Context) (string, error) {
-	res, err := r.hearth.call(ctx, "machine", map[string]any{"operation": "host_info"})
+	res, err := r.hearth.callSettled(ctx, "machine", map[string]any{"operation": "host_info"})
 	if err != nil {
 		return "", err
 	}
@@ -65,7 +65,7 @@ func (r *run) checkFixture(ctx context.Context) (string, error) {
 
 // snapshot runs ui.snapshot on the fixture window.
 func (r *run) snapshot(ctx context.Context, depth, nodes int) (*uia.SnapshotResult, *result, error) {
-	res, err := r.hearth.call(ctx, "ui", map[string]any{"operation": "snapshot", "hwnd": r.fixture.ready.HWND, "max_depth": depth, "max_nodes": nodes})
+	res, err := r.hearth.callSettled(ctx, "ui", map[string]any{"operation": "snapshot", "hwnd": r.fixture.ready.HWND, "max_depth": depth, "max_nodes": nodes})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -111,7 +111,7 @@ func (r *run) checkBounds(ctx context.Context) (string, error) {
 	if flat.NodeCount != 1 || len(flat.Roots) != 1 || len(flat.Roots[0].Children) != 0 || !slices.Contains(flat.TruncatedBy, "max_depth") {
 		return "", fmt.Errorf("max_depth 0: %d nodes, truncated_by %v", flat.NodeCount, flat.TruncatedBy)
 	}
-	res, err := r.hearth.call(ctx, "ui", map[string]any{"operation": "snapshot", "hwnd": r.fixture.ready.HWND, "max_depth": uia.MaxDepth + 1})
+	res, err := r.hearth.callSettled(ctx, "ui", map[string]any{"operation": "snapshot", "hwnd": r.fixture.ready.HWND, "max_depth": uia.MaxDepth + 1})
 	if err != nil {
 		return "", err
 	}
@@ -122,7 +122,7 @@ func (r *run) checkBounds(ctx context.Context) (string, error) {
 }
 
 func (r *run) checkQuery(ctx context.Context) (string, error) {
-	res, err := r.hearth.call(ctx, "ui", map[string]any{"operation": "query", "hwnd": r.fixture.ready.HWND,
+	res, err := r.hearth.callSettled(ctx, "ui", map[string]any{"operation": "query", "hwnd": r.fixture.ready.HWND,
 		"target": map[string]any{"automation_id": fmt.Sprint(IDButton)}})
 	if err != nil {
 		return "", err
@@ -130,7 +130,7 @@ func (r *run) checkQuery(ctx context.Context) (string, error) {
 	if res.state() != "completed" || res.num("result.match_count") != 1 || res.str("result.matches.0.control_type") != "Button" || res.str("result.matches.0.name") != "Count" {
 		return "", fmt.Errorf("query of the button: %s", res.brief())
 	}
-	items, err := r.hearth.call(ctx, "ui", map[string]any{"operation": "query", "hwnd": r.fixture.ready.HWND,
+	items, err := r.hearth.callSettled(ctx, "ui", map[string]any{"operation": "query", "hwnd": r.fixture.ready.HWND,
 		"target": map[string]any{"control_type": "ListItem"}})
 	if err != nil {
 		return "", err
@@ -147,7 +147,7 @@ func (r *run) act(ctx context.Context, hwnd uint64, id int, action string, extra
 	for k, v := range extra {
 		args[k] = v
 	}
-	return r.hearth.call(ctx, "ui", args)
+	return r.hearth.callSettled(ctx, "ui", args)
 }
 
 func (r *run) checkInvoke(ctx context.Context) (string, error) {

@@ -24,12 +24,17 @@ type Handler struct {
 	MCPURL func() string
 	// Tunnel, when set, reports the tunnel-client supervisor's state.
 	Tunnel func() (state, reason string)
+	// DataDir, when set, is where the last selftest report is read from.
+	DataDir string
 }
 
 // Mount adds the page's routes.
 func (h *Handler) Mount(r chi.Router) {
 	r.Get("/", h.page)
 	r.Get("/status/live", h.live)
+	if h.DataDir != "" {
+		r.Get("/status/selftest-report", h.selfTestReport)
+	}
 }
 
 // View is what the page shows.
@@ -43,6 +48,8 @@ type View struct {
 	LedgerSize     int64
 	TunnelState    string
 	TunnelReason   string
+	// SelfTest is the last selftest's summary; nil without a data directory.
+	SelfTest *SelfTestSummary
 }
 
 func (h *Handler) load(ctx context.Context) (View, error) {
@@ -68,6 +75,10 @@ func (h *Handler) load(ctx context.Context) (View, error) {
 	}
 	if h.Tunnel != nil {
 		v.TunnelState, v.TunnelReason = h.Tunnel()
+	}
+	if h.DataDir != "" {
+		st := h.selfTest()
+		v.SelfTest = &st
 	}
 	return v, nil
 }
