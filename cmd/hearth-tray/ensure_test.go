@@ -78,6 +78,8 @@ func TestEnsureStartsOneInstance(t *testing.T) {
 	cfg := config.Default()
 	cfg.MCPAddr, cfg.PanelAddr = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.Roots = []string{t.TempDir()}
+	// host_info below must answer inline on a loaded machine (under Wine).
+	cfg.DispatchInlineBudgetMS = hearthtest.TestInlineBudgetMS
 	if err := config.Write(filepath.Join(home, "config.json"), cfg); err != nil {
 		t.Fatal(err)
 	}

@@ -156,6 +156,9 @@ type fixtureProc struct {
 	*childProc
 	ready Ready
 	model Fixture
+	// stateOf, when set, answers state instead of the child (the tests'
+	// fake desktop).
+	stateOf func() (State, error)
 }
 
 // startFixture starts the fixture child and waits for its windows.
@@ -178,6 +181,9 @@ func (r *run) startFixture(ctx context.Context) (*fixtureProc, error) {
 
 // state asks the fixture for its state.
 func (f *fixtureProc) state() (State, error) {
+	if f.stateOf != nil {
+		return f.stateOf()
+	}
 	b, err := f.ask(CmdState)
 	if err != nil {
 		return State{}, err

@@ -46,7 +46,7 @@ func (r *run) startHearth(ctx context.Context) (string, error) {
 	if err := config.Write(cfgPath, cfg); err != nil {
 		return "", fmt.Errorf("write the temporary Hearth's config: %w", err)
 	}
-	a, err := app.Open(context.WithoutCancel(ctx), app.Options{DataDir: r.dataDir, ConfigPath: cfgPath, Version: r.o.Version, Log: r.o.Log})
+	a, err := app.Open(context.WithoutCancel(ctx), app.Options{DataDir: r.dataDir, ConfigPath: cfgPath, Version: r.o.Version, Log: r.o.Log, UIProvider: r.o.uiProvider})
 	if err != nil {
 		return "", fmt.Errorf("open Hearth on the temporary data directory: %w", err)
 	}

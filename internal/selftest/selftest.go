@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/selftest/report"
+	"github.com/hearth-dev/hearth/internal/uia"
 )
 
 // Operator is the operator name the selftest's permit approvals are
@@ -64,6 +65,11 @@ type Options struct {
 
 	// checks replaces the check list (tests of the runner's reporting).
 	checks func(*run) []check
+	// uiProvider replaces the temporary Hearth's UI Automation, and
+	// fixture the fixture child (tests of the ui checks against a named
+	// fake desktop, where no Windows desktop exists).
+	uiProvider uia.Provider
+	fixture    func(*run) (*fixtureProc, error)
 }
 
 // Run runs every check and writes the report. Its error is ErrFailed when

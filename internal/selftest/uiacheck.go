@@ -44,10 +44,14 @@ func (r *run) checkUIAvailable(ctx context.Context) (string, error) {
 // checkFixture starts the fixture child and checks, through the window's
 // own messages, that its controls are there.
 func (r *run) checkFixture(ctx context.Context) (string, error) {
-	if runtime.GOOS != "windows" {
+	start := r.startFixture
+	switch {
+	case r.o.fixture != nil:
+		start = func(context.Context) (*fixtureProc, error) { return r.o.fixture(r) }
+	case runtime.GOOS != "windows":
 		return "", skip("the fixture window is a Win32 window; this is not Windows")
 	}
-	f, err := r.startFixture(ctx)
+	f, err := start(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -224,6 +228,9 @@ func (r *run) fallback(ctx context.Context, id int, action string, extra map[str
 	if err := op.Approve(ctx, pid, Operator, nil); err != nil {
 		return nil, "", fmt.Errorf("approve permit %s as %s: %w", pid, Operator, err)
 	}
+	if err := r.journaled(ctx, pid); err != nil {
+		return nil, "", err
+	}
 	env, err := r.hearth.await(ctx, fid, 60*time.Second)
 	if err != nil {
 		return nil, "", err
@@ -247,7 +254,7 @@ func (r *run) checkFallbackClick(ctx context.Context) (string, error) {
 	if _, err := r.waitState(func(s State) bool { return s.Checked != before.Checked }); err != nil {
 		return "", fmt.Errorf("after the fallback click: %w", err)
 	}
-	return fmt.Sprintf("fallback click waited for permit %s, approved as %q through the operator API; the click toggled the check box", pid, Operator), nil
+	return fmt.Sprintf("fallback click waited for permit %s, approved as %q through the operator API and journaled; the click toggled the check box", pid, Operator), nil
 }
 
 // vkA is the virtual-key code of the A key.
@@ -317,4 +324,23 @@ func (r *run) waitState(ok func(State) bool) (State, error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// journaled requires the temporary Hearth's ledger to record the approval
+// of permit pid by the selftest operator.
+func (r *run) journaled(ctx context.Context, pid string) error {
+	tail, err := r.hearth.app.Ledger.Tail(ctx, 50)
+	if err != nil {
+		return err
+	}
+	for _, e := range tail {
+		if e.Kind != "permit_approved" {
+			continue
+		}
+		var d map[string]any
+		if json.Unmarshal(e.Data, &d) == nil && strings.Contains(string(e.Data), pid) && d["operator"] == Operator {
+			return nil
+		}
+	}
+	return fmt.Errorf("the ledger has no permit_approved entry for %s by operator %q", pid, Operator)
 }
