@@ -114,7 +114,9 @@ func realDir(dir string) (string, error) {
 // containment check does (GetFinalPathNameByHandle), with room for the
 // longest path Windows has.
 func finalPathProbe(dir string) error {
-	p, err := windows.UTF16PtrFromString(dir)
+	// The verbatim prefix lifts MAX_PATH for the open itself, so what is
+	// probed is only the system's answer (Hearth's own open is the check).
+	p, err := windows.UTF16PtrFromString(`\\?\` + dir)
 	if err != nil {
 		return err
 	}

@@ -69,6 +69,13 @@ func (r *run) checkTrayIcon(ctx context.Context) (string, error) {
 	if len(icons) != len(res.States) {
 		return "", fmt.Errorf("%d states showed only %d different icons", len(res.States), len(icons))
 	}
+	tipsSeen := map[string]bool{}
+	for _, s := range res.States {
+		tipsSeen[s.View.Tooltip] = true
+	}
+	if len(tipsSeen) != len(res.States) {
+		return "", fmt.Errorf("%d states showed only %d different tooltips", len(res.States), len(tipsSeen))
+	}
 	where := "the shell reports the icon at " + strings.Join(uniq(placed), " / ")
 	if len(placed) == 0 {
 		where = fmt.Sprintf("the shell does not say where the icon is (it may sit in the overflow area: %v)", res.States[0].RectErr)

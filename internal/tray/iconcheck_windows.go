@@ -131,17 +131,30 @@ func drive(ctx context.Context, stop <-chan struct{}, t *Tray, snaps []Snapshot,
 		}
 		sc := StateCheck{View: v}
 		sc.Rect, sc.RectErr = iconRect(hwnd)
-		sc.ShellErr = strings.TrimSpace(logs())
+		sc.ShellErr = systrayErrors(logs())
 		for _, it := range ic.items {
 			sc.Menu = append(sc.Menu, MenuCheck{Title: menuTitle(it.String()), Disabled: it.Disabled(), Checked: it.Checked()})
 		}
 		res.States = append(res.States, sc)
 	}
 	res.Notice = balloon(hwnd, notice[0], notice[1])
-	if l := strings.TrimSpace(logs()); l != "" && res.Notice == nil {
+	if l := systrayErrors(logs()); l != "" && res.Notice == nil {
 		res.Notice = errors.New(l)
 	}
 	return nil
+}
+
+// systrayErrors are the lines systray logged about itself ("systray
+// error: …"); whatever else wrote to the standard logger meanwhile is not
+// the icon's.
+func systrayErrors(logged string) string {
+	var out []string
+	for _, l := range strings.Split(logged, "\n") {
+		if strings.Contains(l, "systray") {
+			out = append(out, strings.TrimSpace(l))
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // waitIcon waits until RunIcon has set t.UI.
