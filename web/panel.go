@@ -103,6 +103,9 @@ type Deps struct {
 	OpenChatGPT    func(ctx context.Context) error
 	SetWakeArmed   func(ctx context.Context, operator string, armed bool) error
 	SetWakeTimings func(ctx context.Context, operator string, debounceMS, quietMS, cooldownMS, maxAttempts int) error
+	// DataDir is Hearth's data directory, where the Status page finds the
+	// last selftest report; "" shows none.
+	DataDir string
 }
 
 // Panel is the control panel: its sessions and its router.
@@ -204,7 +207,7 @@ func (p *Panel) routes() (http.Handler, error) {
 	r.Group(func(r chi.Router) {
 		r.Use(p.requireSession(true), p.checkCSRF)
 		st := &status.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Ledger: d.Ledger, MCPURL: d.MCPURL,
-			AnyAccount: d.AnyAccount, LastBackup: d.LastBackup, Storage: d.Storage}
+			AnyAccount: d.AnyAccount, LastBackup: d.LastBackup, Storage: d.Storage, DataDir: d.DataDir}
 		if d.Tunnel != nil {
 			st.Tunnel = func() (string, string) { s := d.Tunnel.Status(); return string(s.State), s.Reason }
 			st.Reach = func() (bool, bool, string) { return setup.Summary(d.Tunnel) }

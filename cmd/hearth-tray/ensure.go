@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/hearth-dev/hearth/internal/autostart"
 	"github.com/hearth-dev/hearth/internal/config"
@@ -21,23 +22,37 @@ const startedByEnv = "HEARTH_STARTED_BY"
 func ensureCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("ensure", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	// --home is how the selftest's copy of the logon task points ensure at
+	// its temporary data directory: Task Scheduler sets no environment.
+	home := fs.String("home", "", "ensure the Hearth of this data `DIR` (default: HEARTH_HOME, else the usual one)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("ensure: unexpected argument %q", fs.Arg(0))}
 	}
-	dataDir, err := config.DataDir()
-	if err != nil {
-		return err
+	env := append(os.Environ(), startedByEnv+"=ensure")
+	var dataDir string
+	if *home != "" {
+		abs, err := filepath.Abs(*home)
+		if err != nil {
+			return usageError{fmt.Sprintf("ensure: --home %q: %v", *home, err)}
+		}
+		// The tray it starts reads the same directory and its config.
+		dataDir = abs
+		env = append(env, "HEARTH_HOME="+abs, "HEARTH_CONFIG="+filepath.Join(abs, "config.json"))
+	} else {
+		var err error
+		if dataDir, err = config.DataDir(); err != nil {
+			return err
+		}
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("ensure: find this program: %w", err)
 	}
 	res, err := autostart.Ensure(ctx, autostart.EnsureOptions{
-		DataDir: dataDir, Exe: exe,
-		Env: append(os.Environ(), startedByEnv+"=ensure"),
+		DataDir: dataDir, Exe: exe, Env: env,
 	})
 	if err != nil {
 		return fmt.Errorf("ensure: %w", err)

@@ -20,6 +20,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/instance"
+	"github.com/hearth-dev/hearth/internal/selftest"
 	"github.com/hearth-dev/hearth/internal/tray"
 )
 
@@ -34,7 +35,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(asMainEnv) == "" {
+	// The selftest's fixture children are this binary too (run routes
+	// them to selftest.Child).
+	if os.Getenv(asMainEnv) == "" && os.Getenv(selftest.ChildEnv) == "" {
 		os.Exit(m.Run())
 	}
 	if len(os.Args) == 1 {
@@ -75,6 +78,8 @@ func TestEnsureStartsOneInstance(t *testing.T) {
 	cfg := config.Default()
 	cfg.MCPAddr, cfg.PanelAddr = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.Roots = []string{t.TempDir()}
+	// host_info below must answer inline on a loaded machine (under Wine).
+	cfg.DispatchInlineBudgetMS = hearthtest.TestInlineBudgetMS
 	if err := config.Write(filepath.Join(home, "config.json"), cfg); err != nil {
 		t.Fatal(err)
 	}

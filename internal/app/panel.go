@@ -42,6 +42,7 @@ func (a *App) PanelDeps() web.Deps {
 			return u.UsedBytes, u.BudgetBytes, err
 		},
 		Wake: a.Wake, OpenChatGPT: a.OpenChatGPT, SetWakeArmed: a.SetWakeArmed, SetWakeTimings: a.SetWakeTimings,
+		DataDir: a.DataDir,
 	}
 	if runtime.GOOS == "windows" {
 		// The logon task exists only on Windows; elsewhere the Setup page

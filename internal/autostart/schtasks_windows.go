@@ -40,6 +40,13 @@ func Disable() error {
 }
 
 func createTask(name, exePath string) error {
+	return registerTask(Task{Exe: exePath, Name: name})
+}
+
+// registerTask registers t as the current user's task t.Name (replacing
+// one of that name), in t.Exe's directory unless t.Dir says otherwise.
+func registerTask(t Task) error {
+	name, exePath := t.name(), t.Exe
 	if !filepath.IsAbs(exePath) {
 		return fmt.Errorf("logon task: %q is not an absolute path", exePath)
 	}
@@ -47,7 +54,11 @@ func createTask(name, exePath string) error {
 	if err != nil {
 		return err
 	}
-	def, err := TaskXML(Task{Exe: exePath, Dir: filepath.Dir(exePath), UserSID: sid})
+	if t.Dir == "" {
+		t.Dir = filepath.Dir(exePath)
+	}
+	t.UserSID = sid
+	def, err := TaskXML(t)
 	if err != nil {
 		return err
 	}

@@ -102,6 +102,27 @@ type Task struct {
 	Dir string
 	// UserSID is the user whose logon triggers the task and who runs it.
 	UserSID string
+	// Name is the task's name; empty means TaskName. The selftest
+	// registers a copy of the logon task under a name of its own.
+	Name string
+	// Args are the action's arguments; empty means "ensure".
+	Args string
+}
+
+// name is the task's name, TaskName unless it has its own.
+func (t Task) name() string {
+	if t.Name != "" {
+		return t.Name
+	}
+	return TaskName
+}
+
+// args are the action's arguments, "ensure" unless given.
+func (t Task) args() string {
+	if t.Args != "" {
+		return t.Args
+	}
+	return "ensure"
 }
 
 // TaskXML is the logon task's definition, as UTF-8 text whose XML
@@ -121,7 +142,7 @@ func TaskXML(t Task) (string, error) {
 	d.Version, d.Xmlns = "1.2", taskNS
 	d.RegistrationInfo.Author = "Hearth"
 	d.RegistrationInfo.Description = "Starts Hearth at logon and within a minute whenever it is not running (hearth-tray ensure)."
-	d.RegistrationInfo.URI = `\` + TaskName
+	d.RegistrationInfo.URI = `\` + t.name()
 	lt := &d.Triggers.LogonTrigger
 	lt.Repetition.Interval = "PT1M"
 	lt.Repetition.StopAtDurationEnd = false
@@ -142,7 +163,7 @@ func TaskXML(t Task) (string, error) {
 	// Task Scheduler takes the program as written; quotes keep a path with
 	// spaces (a user name such as "Ada Lovelace") one program.
 	d.Actions.Exec.Command = `"` + t.Exe + `"`
-	d.Actions.Exec.Arguments = "ensure"
+	d.Actions.Exec.Arguments = t.args()
 	d.Actions.Exec.WorkingDirectory = t.Dir
 	body, err := xml.MarshalIndent(d, "", "  ")
 	if err != nil {

@@ -26,7 +26,9 @@ func platformPathProblem(p string) (Rule, string) { return windowsPathProblem(p)
 // instead of filepath.EvalSymlinks, which since Go 1.23 does not follow
 // junctions, so a junction could otherwise lead out of a root unnoticed.
 func evalExisting(p string) (string, error) {
-	name, err := windows.UTF16PtrFromString(p)
+	// Past MAX_PATH the open needs the \\?\ prefix (a program that is not
+	// long-path aware gets no other way); the answer is stripped of it.
+	name, err := windows.UTF16PtrFromString(extendedLength(p))
 	if err != nil {
 		return "", err
 	}

@@ -74,7 +74,8 @@ type childProc struct {
 	in    io.WriteCloser
 	lines *bufio.Scanner
 	mu    sync.Mutex
-	done  chan error
+	// done is closed when the child has exited.
+	done chan struct{}
 }
 
 // startChild starts exe as the child job args.
@@ -92,8 +93,11 @@ func startChild(exe string, args ...string) (*childProc, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start the fixture child: %w", err)
 	}
-	c := &childProc{cmd: cmd, in: in, lines: bufio.NewScanner(out), done: make(chan error, 1)}
-	go func() { c.done <- cmd.Wait() }()
+	c := &childProc{cmd: cmd, in: in, lines: bufio.NewScanner(out), done: make(chan struct{})}
+	go func() {
+		cmd.Wait()
+		close(c.done)
+	}()
 	return c, nil
 }
 
@@ -134,7 +138,7 @@ func (c *childProc) ask(cmd string) ([]byte, error) {
 }
 
 // stop closes the child's input and waits for it to end, killing it when
-// it does not.
+// it does not. It may be called again once the child has ended.
 func (c *childProc) stop() error {
 	c.in.Close()
 	select {
@@ -152,6 +156,9 @@ type fixtureProc struct {
 	*childProc
 	ready Ready
 	model Fixture
+	// stateOf, when set, answers state instead of the child (the tests'
+	// fake desktop).
+	stateOf func() (State, error)
 }
 
 // startFixture starts the fixture child and waits for its windows.
@@ -174,6 +181,9 @@ func (r *run) startFixture(ctx context.Context) (*fixtureProc, error) {
 
 // state asks the fixture for its state.
 func (f *fixtureProc) state() (State, error) {
+	if f.stateOf != nil {
+		return f.stateOf()
+	}
 	b, err := f.ask(CmdState)
 	if err != nil {
 		return State{}, err

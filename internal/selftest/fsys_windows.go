@@ -109,3 +109,26 @@ func realDir(dir string) (string, error) {
 	}
 	return windows.UTF16ToString(buf[:n]), nil
 }
+
+// finalPathProbe asks Windows for the final path of dir, as the fs tool's
+// containment check does (GetFinalPathNameByHandle), with room for the
+// longest path Windows has.
+func finalPathProbe(dir string) error {
+	// The verbatim prefix lifts MAX_PATH for the open itself, so what is
+	// probed is only the system's answer (Hearth's own open is the check).
+	p, err := windows.UTF16PtrFromString(`\\?\` + dir)
+	if err != nil {
+		return err
+	}
+	h, err := windows.CreateFile(p, 0, windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE,
+		nil, windows.OPEN_EXISTING, windows.FILE_FLAG_BACKUP_SEMANTICS, 0)
+	if err != nil {
+		return err
+	}
+	defer windows.CloseHandle(h)
+	buf := make([]uint16, windows.MAX_LONG_PATH)
+	if _, err := windows.GetFinalPathNameByHandle(h, &buf[0], uint32(len(buf)), 0); err != nil {
+		return fmt.Errorf("GetFinalPathNameByHandle: %w", err)
+	}
+	return nil
+}

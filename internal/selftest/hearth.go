@@ -46,7 +46,7 @@ func (r *run) startHearth(ctx context.Context) (string, error) {
 	if err := config.Write(cfgPath, cfg); err != nil {
 		return "", fmt.Errorf("write the temporary Hearth's config: %w", err)
 	}
-	a, err := app.Open(context.WithoutCancel(ctx), app.Options{DataDir: r.dataDir, ConfigPath: cfgPath, Version: r.o.Version, Log: r.o.Log})
+	a, err := app.Open(context.WithoutCancel(ctx), app.Options{DataDir: r.dataDir, ConfigPath: cfgPath, Version: r.o.Version, Log: r.o.Log, UIProvider: r.o.uiProvider})
 	if err != nil {
 		return "", fmt.Errorf("open Hearth on the temporary data directory: %w", err)
 	}
@@ -123,6 +123,9 @@ func (r *result) code() string {
 
 // brief is a short rendering for a FAIL line.
 func (r *result) brief() string {
+	if m := r.str("error.message"); m != "" {
+		return r.code() + ": " + m
+	}
 	const max = 300
 	if len(r.raw) > max {
 		return string(r.raw[:max]) + "…"
@@ -156,6 +159,22 @@ func (h *hearth) call(ctx context.Context, tool string, args map[string]any) (*r
 		}
 	}
 	return out, nil
+}
+
+// callSettled is call, but a call that outlasted the inline budget (a slow
+// PC, or Wine) is waited for: it answers what its future ended with. A
+// call waiting for a permit is answered as it is.
+func (h *hearth) callSettled(ctx context.Context, tool string, args map[string]any) (*result, error) {
+	res, err := h.call(ctx, tool, args)
+	if err != nil {
+		return nil, err
+	}
+	env, err := h.settle(ctx, res)
+	if err != nil {
+		return nil, err
+	}
+	raw, _ := json.Marshal(env)
+	return &result{env: env, raw: raw}, nil
 }
 
 // await returns the terminal envelope of future id once it arrived,

@@ -17,6 +17,8 @@ type check struct {
 	// anything; when one did not, this check is skipped and says which.
 	needs []string
 	run   func(ctx context.Context) (detail string, err error)
+	// timeout bounds the check; 0 means checkTimeout.
+	timeout time.Duration
 }
 
 // SkipError is a check's answer that it cannot run on this host; Reason
@@ -87,7 +89,12 @@ func unmet(c check, done map[string]report.Result) (string, bool) {
 
 // runOne runs c with its timeout; a panic in a check is its FAIL.
 func runOne(ctx context.Context, c check) (detail string, err error) {
-	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	timeout := c.timeout
+	if timeout <= 0 {
+		timeout = checkTimeout
+	}
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	type answer struct {
 		detail string
@@ -108,7 +115,10 @@ func runOne(ctx context.Context, c check) (detail string, err error) {
 	case a := <-ch:
 		return a.detail, a.err
 	case <-ctx.Done():
-		return "", fmt.Errorf("did not finish within %s: %w", checkTimeout, ctx.Err())
+		if parent.Err() != nil {
+			return "", fmt.Errorf("interrupted: %w", parent.Err())
+		}
+		return "", fmt.Errorf("did not finish within %s", timeout)
 	}
 }
 

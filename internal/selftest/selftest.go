@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/selftest/report"
+	"github.com/hearth-dev/hearth/internal/uia"
 )
 
 // Operator is the operator name the selftest's permit approvals are
@@ -61,6 +62,14 @@ type Options struct {
 	// hearth-tray, which answers Child); empty means os.Executable.
 	Exe string
 	Log *slog.Logger
+
+	// checks replaces the check list (tests of the runner's reporting).
+	checks func(*run) []check
+	// uiProvider replaces the temporary Hearth's UI Automation, and
+	// fixture the fixture child (tests of the ui checks against a named
+	// fake desktop, where no Windows desktop exists).
+	uiProvider uia.Provider
+	fixture    func(*run) (*fixtureProc, error)
 }
 
 // Run runs every check and writes the report. Its error is ErrFailed when
@@ -81,9 +90,13 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 		StartedAt: time.Now().UTC().Truncate(time.Millisecond),
 		Fixtures:  r.fixtures(),
 	}
+	checks := r.checks()
+	if o.checks != nil {
+		checks = o.checks(r)
+	}
 	fmt.Fprintf(o.Stdout, "Hearth selftest %s (%s/%s), run %s: %d checks on disposable fixtures\n",
-		o.Version, runtime.GOOS, runtime.GOARCH, r.id, len(r.checks()))
-	runChecks(ctx, r.checks(), r.scrub, func(res report.Result) {
+		o.Version, runtime.GOOS, runtime.GOARCH, r.id, len(checks))
+	runChecks(ctx, checks, r.scrub, func(res report.Result) {
 		rep.Add(res)
 		fmt.Fprintln(o.Stdout, report.Line(res))
 	})
@@ -142,6 +155,7 @@ type run struct {
 
 	hearth  *hearth
 	fixture *fixtureProc
+	plat    platformState
 	// undo are the teardowns of what the checks made, run last first.
 	undo []teardown
 }

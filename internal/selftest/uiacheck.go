@@ -27,7 +27,7 @@ const (
 // checkUIAvailable asks host_info whether UI Automation works here, which
 // probes the provider (Windows: CoCreateInstance of CUIAutomation).
 func (r *run) checkUIAvailable(ctx context.Context) (string, error) {
-	res, err := r.hearth.call(ctx, "machine", map[string]any{"operation": "host_info"})
+	res, err := r.hearth.callSettled(ctx, "machine", map[string]any{"operation": "host_info"})
 	if err != nil {
 		return "", err
 	}
@@ -44,10 +44,14 @@ func (r *run) checkUIAvailable(ctx context.Context) (string, error) {
 // checkFixture starts the fixture child and checks, through the window's
 // own messages, that its controls are there.
 func (r *run) checkFixture(ctx context.Context) (string, error) {
-	if runtime.GOOS != "windows" {
+	start := r.startFixture
+	switch {
+	case r.o.fixture != nil:
+		start = func(context.Context) (*fixtureProc, error) { return r.o.fixture(r) }
+	case runtime.GOOS != "windows":
 		return "", skip("the fixture window is a Win32 window; this is not Windows")
 	}
-	f, err := r.startFixture(ctx)
+	f, err := start(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -65,7 +69,7 @@ func (r *run) checkFixture(ctx context.Context) (string, error) {
 
 // snapshot runs ui.snapshot on the fixture window.
 func (r *run) snapshot(ctx context.Context, depth, nodes int) (*uia.SnapshotResult, *result, error) {
-	res, err := r.hearth.call(ctx, "ui", map[string]any{"operation": "snapshot", "hwnd": r.fixture.ready.HWND, "max_depth": depth, "max_nodes": nodes})
+	res, err := r.hearth.callSettled(ctx, "ui", map[string]any{"operation": "snapshot", "hwnd": r.fixture.ready.HWND, "max_depth": depth, "max_nodes": nodes})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -111,7 +115,7 @@ func (r *run) checkBounds(ctx context.Context) (string, error) {
 	if flat.NodeCount != 1 || len(flat.Roots) != 1 || len(flat.Roots[0].Children) != 0 || !slices.Contains(flat.TruncatedBy, "max_depth") {
 		return "", fmt.Errorf("max_depth 0: %d nodes, truncated_by %v", flat.NodeCount, flat.TruncatedBy)
 	}
-	res, err := r.hearth.call(ctx, "ui", map[string]any{"operation": "snapshot", "hwnd": r.fixture.ready.HWND, "max_depth": uia.MaxDepth + 1})
+	res, err := r.hearth.callSettled(ctx, "ui", map[string]any{"operation": "snapshot", "hwnd": r.fixture.ready.HWND, "max_depth": uia.MaxDepth + 1})
 	if err != nil {
 		return "", err
 	}
@@ -122,7 +126,7 @@ func (r *run) checkBounds(ctx context.Context) (string, error) {
 }
 
 func (r *run) checkQuery(ctx context.Context) (string, error) {
-	res, err := r.hearth.call(ctx, "ui", map[string]any{"operation": "query", "hwnd": r.fixture.ready.HWND,
+	res, err := r.hearth.callSettled(ctx, "ui", map[string]any{"operation": "query", "hwnd": r.fixture.ready.HWND,
 		"target": map[string]any{"automation_id": fmt.Sprint(IDButton)}})
 	if err != nil {
 		return "", err
@@ -130,7 +134,7 @@ func (r *run) checkQuery(ctx context.Context) (string, error) {
 	if res.state() != "completed" || res.num("result.match_count") != 1 || res.str("result.matches.0.control_type") != "Button" || res.str("result.matches.0.name") != "Count" {
 		return "", fmt.Errorf("query of the button: %s", res.brief())
 	}
-	items, err := r.hearth.call(ctx, "ui", map[string]any{"operation": "query", "hwnd": r.fixture.ready.HWND,
+	items, err := r.hearth.callSettled(ctx, "ui", map[string]any{"operation": "query", "hwnd": r.fixture.ready.HWND,
 		"target": map[string]any{"control_type": "ListItem"}})
 	if err != nil {
 		return "", err
@@ -147,7 +151,7 @@ func (r *run) act(ctx context.Context, hwnd uint64, id int, action string, extra
 	for k, v := range extra {
 		args[k] = v
 	}
-	return r.hearth.call(ctx, "ui", args)
+	return r.hearth.callSettled(ctx, "ui", args)
 }
 
 func (r *run) checkInvoke(ctx context.Context) (string, error) {
@@ -224,6 +228,9 @@ func (r *run) fallback(ctx context.Context, id int, action string, extra map[str
 	if err := op.Approve(ctx, pid, Operator, nil); err != nil {
 		return nil, "", fmt.Errorf("approve permit %s as %s: %w", pid, Operator, err)
 	}
+	if err := r.journaled(ctx, pid); err != nil {
+		return nil, "", err
+	}
 	env, err := r.hearth.await(ctx, fid, 60*time.Second)
 	if err != nil {
 		return nil, "", err
@@ -247,7 +254,7 @@ func (r *run) checkFallbackClick(ctx context.Context) (string, error) {
 	if _, err := r.waitState(func(s State) bool { return s.Checked != before.Checked }); err != nil {
 		return "", fmt.Errorf("after the fallback click: %w", err)
 	}
-	return fmt.Sprintf("fallback click waited for permit %s, approved as %q through the operator API; the click toggled the check box", pid, Operator), nil
+	return fmt.Sprintf("fallback click waited for permit %s, approved as %q through the operator API and journaled; the click toggled the check box", pid, Operator), nil
 }
 
 // vkA is the virtual-key code of the A key.
@@ -317,4 +324,23 @@ func (r *run) waitState(ok func(State) bool) (State, error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// journaled requires the temporary Hearth's ledger to record the approval
+// of permit pid by the selftest operator.
+func (r *run) journaled(ctx context.Context, pid string) error {
+	tail, err := r.hearth.app.Ledger.Tail(ctx, 50)
+	if err != nil {
+		return err
+	}
+	for _, e := range tail {
+		if e.Kind != "permit_approved" {
+			continue
+		}
+		var d map[string]any
+		if json.Unmarshal(e.Data, &d) == nil && strings.Contains(string(e.Data), pid) && d["operator"] == Operator {
+			return nil
+		}
+	}
+	return fmt.Errorf("the ledger has no permit_approved entry for %s by operator %q", pid, Operator)
 }

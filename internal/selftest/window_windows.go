@@ -17,23 +17,23 @@ import (
 // with the standard BUTTON, EDIT and LISTBOX controls as children.
 
 var (
-	user32               = windows.NewLazySystemDLL("user32.dll")
-	kernel32             = windows.NewLazySystemDLL("kernel32.dll")
-	procRegisterClassExW = user32.NewProc("RegisterClassExW")
-	procUnregisterClassW = user32.NewProc("UnregisterClassW")
-	procCreateWindowExW  = user32.NewProc("CreateWindowExW")
-	procDestroyWindow    = user32.NewProc("DestroyWindow")
-	procDefWindowProcW   = user32.NewProc("DefWindowProcW")
-	procGetMessageW      = user32.NewProc("GetMessageW")
-	procTranslateMessage = user32.NewProc("TranslateMessage")
-	procDispatchMessageW = user32.NewProc("DispatchMessageW")
-	procPostMessageW     = user32.NewProc("PostMessageW")
-	procSendMessageW     = user32.NewProc("SendMessageW")
-	procPostQuitMessage  = user32.NewProc("PostQuitMessage")
-	procShowWindow       = user32.NewProc("ShowWindow")
-	procGetWindowTextW   = user32.NewProc("GetWindowTextW")
-	procGetWindowTextLen = user32.NewProc("GetWindowTextLengthW")
-	procGetModuleHandleW = kernel32.NewProc("GetModuleHandleW")
+	user32                    = windows.NewLazySystemDLL("user32.dll")
+	kernel32                  = windows.NewLazySystemDLL("kernel32.dll")
+	procRegisterClassExW      = user32.NewProc("RegisterClassExW")
+	procUnregisterClassW      = user32.NewProc("UnregisterClassW")
+	procCreateWindowExW       = user32.NewProc("CreateWindowExW")
+	procDestroyWindow         = user32.NewProc("DestroyWindow")
+	procDefWindowProcW        = user32.NewProc("DefWindowProcW")
+	procGetMessageW           = user32.NewProc("GetMessageW")
+	procTranslateMessage      = user32.NewProc("TranslateMessage")
+	procDispatchMessageW      = user32.NewProc("DispatchMessageW")
+	procPostMessageW          = user32.NewProc("PostMessageW")
+	procSendMessageW          = user32.NewProc("SendMessageW")
+	procPostQuitMessage       = user32.NewProc("PostQuitMessage")
+	procShowWindow            = user32.NewProc("ShowWindow")
+	procInternalGetWindowText = user32.NewProc("InternalGetWindowText")
+	procGetWindowTextLen      = user32.NewProc("GetWindowTextLengthW")
+	procGetModuleHandleW      = kernel32.NewProc("GetModuleHandleW")
 )
 
 // Window messages and notifications the fixture uses.
@@ -313,14 +313,14 @@ func (w *fixtureWindows) check(id int, on bool) {
 // findWindows lists the top-level windows titled title, of any process.
 func findWindows(title string) ([]uint64, error) {
 	var found []uint64
+	// InternalGetWindowText reads the title without sending the window a
+	// message: GetWindowText would send one to a window of this process,
+	// and wait forever for a window whose thread runs no message loop.
+	buf := make([]uint16, 512)
 	cb := syscall.NewCallback(func(h windows.HWND, _ uintptr) uintptr {
-		n, _, _ := procGetWindowTextLen.Call(uintptr(h))
-		if n > 0 && int(n) < 512 {
-			buf := make([]uint16, n+1)
-			procGetWindowTextW.Call(uintptr(h), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
-			if windows.UTF16ToString(buf) == title {
-				found = append(found, uint64(h))
-			}
+		n, _, _ := procInternalGetWindowText.Call(uintptr(h), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+		if n > 0 && windows.UTF16ToString(buf[:n]) == title {
+			found = append(found, uint64(h))
 		}
 		return 1
 	})

@@ -36,12 +36,17 @@ type Handler struct {
 	// Reach, when set, says whether setup is finished and ChatGPT can
 	// reach Hearth, with the tunnel's state in a sentence (setup.Summary).
 	Reach func() (setupDone, ready bool, sentence string)
+	// DataDir, when set, is where the last selftest report is read from.
+	DataDir string
 }
 
 // Mount adds the page's routes.
 func (h *Handler) Mount(r chi.Router) {
 	r.Get("/", h.page)
 	r.Get("/status/live", h.live)
+	if h.DataDir != "" {
+		r.Get("/status/selftest-report", h.selfTestReport)
+	}
 }
 
 // View is what the page shows.
@@ -64,6 +69,8 @@ type View struct {
 	SetupDone bool
 	Ready     bool
 	Sentence  string
+	// SelfTest is the last selftest's summary; nil without a data directory.
+	SelfTest *SelfTestSummary
 }
 
 func (h *Handler) load(ctx context.Context) (View, error) {
@@ -104,6 +111,10 @@ func (h *Handler) load(ctx context.Context) (View, error) {
 	if h.Reach != nil {
 		v.Reach = true
 		v.SetupDone, v.Ready, v.Sentence = h.Reach()
+	}
+	if h.DataDir != "" {
+		st := h.selfTest()
+		v.SelfTest = &st
 	}
 	return v, nil
 }

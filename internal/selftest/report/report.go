@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -187,15 +188,17 @@ func LastSummary(dataDir string) (s Summary, found bool, err error) {
 
 // Scrubber replaces machine-specific text with placeholders.
 type Scrubber struct {
-	subs []sub
+	paths []sub
+	words []sub
 }
 
 type sub struct{ from, to string }
 
 // NewScrubber replaces each key of paths (a path on this machine) with its
 // value (a placeholder such as "<temp>"), longest first so that a path
-// inside another gets its own placeholder. words are replaced as they are
-// (a user name becomes "<user>"). Empty or trivial entries are ignored.
+// inside another gets its own placeholder, and each key of words (a user
+// or computer name) where it stands as a whole word. Empty or trivial
+// entries are ignored.
 func NewScrubber(paths map[string]string, words map[string]string) *Scrubber {
 	s := &Scrubber{}
 	for p, to := range paths {
@@ -203,43 +206,60 @@ func NewScrubber(paths map[string]string, words map[string]string) *Scrubber {
 		if p == "" || p == "." || p == string(filepath.Separator) || len(p) < 3 {
 			continue
 		}
-		s.subs = append(s.subs, sub{p, to})
+		s.paths = append(s.paths, sub{p, to})
 		if esc, err := json.Marshal(p); err == nil { // as it appears inside JSON text
 			if e := strings.Trim(string(esc), `"`); e != p {
-				s.subs = append(s.subs, sub{e, to})
+				s.paths = append(s.paths, sub{e, to})
 			}
 		}
 		if fwd := filepath.ToSlash(p); fwd != p {
-			s.subs = append(s.subs, sub{fwd, to})
+			s.paths = append(s.paths, sub{fwd, to})
 		}
 	}
 	for w, to := range words {
 		if len(w) >= 3 {
-			s.subs = append(s.subs, sub{w, to})
+			s.words = append(s.words, sub{w, to})
 		}
 	}
-	slices.SortStableFunc(s.subs, func(a, b sub) int { return len(b.from) - len(a.from) })
+	longest := func(a, b sub) int { return len(b.from) - len(a.from) }
+	slices.SortStableFunc(s.paths, longest)
+	slices.SortStableFunc(s.words, longest)
 	return s
 }
 
 // Scrub returns text with every known path and word replaced, matching
-// case-insensitively (Windows paths compare that way).
+// case-insensitively (Windows paths and names compare that way). Paths go
+// first, and a placeholder is never scrubbed again: a user called "root"
+// does not turn "<fs-root>" into "<fs-<username>>".
 func (s *Scrubber) Scrub(text string) string {
-	for _, r := range s.subs {
-		text = replaceFold(text, r.from, r.to)
+	const mark = "\x00"
+	var held []string
+	for _, r := range s.paths {
+		text = replaceFold(text, r.from, func() string {
+			held = append(held, r.to)
+			return mark + strconv.Itoa(len(held)-1) + mark
+		}, false)
+	}
+	for _, r := range s.words {
+		text = replaceFold(text, r.from, func() string { return r.to }, true)
+	}
+	for i, h := range held {
+		text = strings.ReplaceAll(text, mark+strconv.Itoa(i)+mark, h)
 	}
 	return text
 }
 
-// replaceFold replaces every case-insensitive occurrence of old in s.
-func replaceFold(s, old, with string) string {
+// replaceFold replaces every case-insensitive occurrence of old in s with
+// with(); whole only where old is neither preceded nor followed by a
+// letter or digit (and not inside a placeholder's brackets).
+func replaceFold(s, old string, with func() string, whole bool) string {
 	if old == "" {
 		return s
 	}
 	lower, lold := strings.ToLower(s), strings.ToLower(old)
 	if len(lower) != len(s) || len(lold) != len(old) {
 		// Case folding changed byte lengths (rare non-ASCII): exact match.
-		return strings.ReplaceAll(s, old, with)
+		lower, lold = s, old
 	}
 	var b strings.Builder
 	for {
@@ -248,8 +268,19 @@ func replaceFold(s, old, with string) string {
 			b.WriteString(s)
 			return b.String()
 		}
+		end := i + len(old)
+		if whole && (i > 0 && wordByte(s[i-1]) || end < len(s) && wordByte(s[end])) {
+			b.WriteString(s[:end])
+			s, lower = s[end:], lower[end:]
+			continue
+		}
 		b.WriteString(s[:i])
-		b.WriteString(with)
-		s, lower = s[i+len(old):], lower[i+len(old):]
+		b.WriteString(with())
+		s, lower = s[end:], lower[end:]
 	}
+}
+
+// wordByte reports whether c continues a word (or a placeholder).
+func wordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '<' || c == '>' || c >= 0x80
 }
