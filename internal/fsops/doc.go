@@ -24,8 +24,11 @@
 //   - Hearth's data directory (denied in Roots) is unreachable even under a
 //     root; search prunes it.
 //   - Write creates missing parent directories; undo does not remove them.
-//   - Search is a case-sensitive substring search of names and of the text of
-//     files up to 2 MiB that do not look binary.
+//   - Search matches names and lines of files up to 2 MiB that do not look
+//     binary: a literal or an RE2 regex, optionally ignoring case, honouring
+//     .gitignore/.ignore files, hidden entries and include/exclude globs
+//     like ripgrep, walking in parallel and answering in path, line order
+//     (search.go).
 //   - Replacing a file by rename gives it a new identity: hard links to the
 //     old file keep the old content, and on Windows explicit ACLs and
 //     attributes other than read-only are not carried over (the new file

@@ -130,15 +130,16 @@ func (e *Engine) Search(ctx context.Context, in SearchInput) (SearchResult, erro
 // search is one running search. Its walk callback runs on several
 // goroutines at once.
 type search struct {
-	e                      *Engine
-	abs                    string
-	m                      *lineMatcher
-	limit, maxEntries, ctx int
-	include, exclude       []glob
-	respectIgnore, hidden  bool
-	namesOnly              bool
-	done                   <-chan struct{}
-	cancelled              func() error
+	e                     *Engine
+	abs                   string
+	m                     *lineMatcher
+	limit, maxEntries     int
+	contextLines          int
+	include, exclude      []glob
+	respectIgnore, hidden bool
+	namesOnly             bool
+	done                  <-chan struct{}
+	cancelled             func() error
 
 	entries   atomic.Int64
 	exhausted atomic.Bool
@@ -187,7 +188,7 @@ func (e *Engine) newSearch(ctx context.Context, in SearchInput) (*search, error)
 		return nil, err
 	}
 	s := &search{
-		e: e, abs: abs, m: m, limit: limit, maxEntries: maxEntries, ctx: in.ContextLines,
+		e: e, abs: abs, m: m, limit: limit, maxEntries: maxEntries, contextLines: in.ContextLines,
 		include: include, exclude: exclude,
 		respectIgnore: in.RespectIgnore == nil || *in.RespectIgnore,
 		hidden:        in.Hidden, namesOnly: in.NamesOnly,
@@ -245,7 +246,7 @@ func (s *search) visit(p string, d fs.DirEntry, err error) error {
 	var parent *ignoreDir
 	if s.respectIgnore {
 		parent = s.parentDir(p, name)
-		if (isDir && name == ".git") || parent.ignored(name, isDir) {
+		if name == ".git" || parent.ignored(name, isDir) { // a directory, or a worktree's file
 			return s.skip(skipIgnored, isDir)
 		}
 	}
@@ -325,8 +326,8 @@ func (s *search) searchFile(p, name string, regular bool) error {
 			return false
 		}
 		m := SearchMatch{Path: p, Kind: "content", Line: line, Preview: preview(data[start:end], at-start)}
-		if s.ctx > 0 {
-			m.Before, m.After = contextLines(data, start, end, s.ctx)
+		if s.contextLines > 0 {
+			m.Before, m.After = contextLines(data, start, end, s.contextLines)
 		}
 		found = append(found, m)
 		return true

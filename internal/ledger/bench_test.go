@@ -204,3 +204,38 @@ func BenchmarkVerify1M(b *testing.B) {
 		b.ReportMetric((cpu1-cpu0).Seconds()/float64(runs), "cpu-s/op")
 	}
 }
+
+// BenchmarkVerifyGrowth times VerifyDB at 10,000 and 100,000 entries, beside
+// Verify1M's million, to show how verification grows with the ledger.
+func BenchmarkVerifyGrowth(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run("entries="+strconv.Itoa(n), func(b *testing.B) {
+			ctx := context.Background()
+			db := openTestDB(b)
+			skey, vkey := testKey(b, "bench")
+			l, err := Open(db, skey)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := bulkAppend(ctx, db, time.Now, n, benchData); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := l.Checkpoint(ctx); err != nil {
+				b.Fatal(err)
+			}
+			cpu0, cpuOK := processCPU()
+			runs := 0
+			for b.Loop() {
+				rep, err := VerifyDB(ctx, db, ExpectKey(vkey))
+				if err != nil || rep.Entries != int64(n) {
+					b.Fatalf("verify: %v %+v", err, rep)
+				}
+				runs++
+			}
+			b.ReportMetric(float64(runs*n)/b.Elapsed().Seconds(), "entries/s")
+			if cpu1, ok := processCPU(); ok && cpuOK {
+				b.ReportMetric((cpu1-cpu0).Seconds()/float64(runs), "cpu-s/op")
+			}
+		})
+	}
+}
