@@ -26,6 +26,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/machine"
 	"github.com/hearth-dev/hearth/internal/mcpserver"
+	"github.com/hearth-dev/hearth/internal/peeruser"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/recipes"
 	"github.com/hearth-dev/hearth/internal/runs"
@@ -75,6 +76,8 @@ type App struct {
 	panel          *web.Panel
 	tunnelServe    tunnelServe
 	mcpLn, panelLn net.Listener
+	// served is the account the guarded listeners serve (guardListeners).
+	served peeruser.Account
 	ready          chan struct{}
 }
 
