@@ -76,9 +76,10 @@ type App struct {
 	panel          *web.Panel
 	tunnelServe    tunnelServe
 	mcpLn, panelLn net.Listener
+	ready          chan struct{}
+
 	// served is the account the guarded listeners serve (guardListeners).
 	served peeruser.Account
-	ready          chan struct{}
 }
 
 // Open loads the config, opens the database and builds every part, but
