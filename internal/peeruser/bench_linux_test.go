@@ -90,3 +90,43 @@ func raiseNoFile(b *testing.B, n uint64) {
 		b.Skipf("cannot open %d files (RLIMIT_NOFILE %d): %v", n, lim.Cur, err)
 	}
 }
+
+// BenchmarkAccept is a new loopback connection dialled and accepted, from
+// a plain listener and from a Guard, side by side: the difference is what
+// the same-user check adds per connection (a kept-alive connection pays it
+// once, whatever number of requests it carries).
+//
+//	go test -run '^$' -bench Accept -count 6 ./internal/peeruser/ | benchstat -col /listener -
+func BenchmarkAccept(b *testing.B) {
+	for _, guarded := range []bool{false, true} {
+		name := "listener=plain"
+		if guarded {
+			name = "listener=guarded"
+		}
+		b.Run(name, func(b *testing.B) {
+			raw, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			ln := raw
+			if guarded {
+				if ln, err = Guard(raw, "bench", nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			defer ln.Close()
+			for b.Loop() {
+				c, err := net.Dial("tcp", raw.Addr().String())
+				if err != nil {
+					b.Fatal(err)
+				}
+				s, err := ln.Accept()
+				if err != nil {
+					b.Fatal(err)
+				}
+				s.Close()
+				c.Close()
+			}
+		})
+	}
+}
