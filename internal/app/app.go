@@ -28,6 +28,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/machine"
 	"github.com/hearth-dev/hearth/internal/mcpserver"
+	"github.com/hearth-dev/hearth/internal/peeruser"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/recipes"
 	"github.com/hearth-dev/hearth/internal/runs"
@@ -89,6 +90,9 @@ type App struct {
 	tunnelServe    tunnelServe
 	mcpLn, panelLn net.Listener
 	ready          chan struct{}
+
+	// served is the account the guarded listeners serve (guardListeners).
+	served peeruser.Account
 }
 
 // Open loads the config, opens the database and builds every part, but

@@ -12,7 +12,10 @@ import (
 
 const method = "GetExtendedTcpTable owner PID, process token user SID"
 
-var procGetExtendedTcpTable = windows.NewLazySystemDLL("iphlpapi.dll").NewProc("GetExtendedTcpTable")
+var (
+	procGetExtendedTcpTable  = windows.NewLazySystemDLL("iphlpapi.dll").NewProc("GetExtendedTcpTable")
+	procWTSEnumerateProcessW = windows.NewLazySystemDLL("wtsapi32.dll").NewProc("WTSEnumerateProcessesW")
+)
 
 // tcpTableOwnerPIDAll is TCP_TABLE_OWNER_PID_ALL.
 const tcpTableOwnerPIDAll = 5
@@ -82,14 +85,21 @@ func tcpTable(ipv6 bool) ([]byte, error) {
 	return nil, errors.New("GetExtendedTcpTable: the table kept growing")
 }
 
-// processAccount returns the token user of process pid.
+// processAccount returns the token user of process pid. Another
+// account's process usually cannot be opened (its DACL grants its own
+// user, not this one); the account the session manager lists for it is
+// then the answer, so that the refusal can name it.
 func processAccount(pid uint32) (Account, error) {
 	if pid == 0 || pid == 4 {
 		return Account{}, fmt.Errorf("the peer is owned by the system (pid %d)", pid)
 	}
 	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, pid)
 	if err != nil {
-		return Account{}, fmt.Errorf("open the peer's process %d: %w", pid, err)
+		sid, lerr := listedSID(pid)
+		if lerr != nil {
+			return Account{}, fmt.Errorf("open the peer's process %d: %w (%v)", pid, err, lerr)
+		}
+		return Account{ID: sid}, nil
 	}
 	defer windows.CloseHandle(h)
 	var tok windows.Token
@@ -102,4 +112,30 @@ func processAccount(pid uint32) (Account, error) {
 		return Account{}, fmt.Errorf("read the token user of the peer's process %d: %w", pid, err)
 	}
 	return Account{ID: tu.User.Sid.String()}, nil
+}
+
+// wtsProcessInfo is WTS_PROCESS_INFOW.
+type wtsProcessInfo struct {
+	SessionID uint32
+	PID       uint32
+	Name      *uint16
+	UserSID   *windows.SID
+}
+
+// listedSID returns the account Windows' session manager lists for process
+// pid (WTSEnumerateProcessesW, which names every process's user).
+func listedSID(pid uint32) (string, error) {
+	var info *wtsProcessInfo
+	var n uint32
+	r, _, err := procWTSEnumerateProcessW.Call(0, 0, 1, uintptr(unsafe.Pointer(&info)), uintptr(unsafe.Pointer(&n)))
+	if r == 0 {
+		return "", fmt.Errorf("WTSEnumerateProcesses: %w", err)
+	}
+	defer windows.WTSFreeMemory(uintptr(unsafe.Pointer(info)))
+	for _, p := range unsafe.Slice(info, n) {
+		if p.PID == pid && p.UserSID != nil {
+			return p.UserSID.String(), nil
+		}
+	}
+	return "", fmt.Errorf("the session manager lists no account for process %d", pid)
 }

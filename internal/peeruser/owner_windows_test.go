@@ -120,3 +120,19 @@ func TestWindowsGuardAdmitsSameUser(t *testing.T) {
 		t.Fatalf("not admitted: read %q; log %s", b, logs.String())
 	}
 }
+
+// TestWindowsListedSID: the session manager's account of this process is
+// this process's token user (Wine may list processes without accounts).
+func TestWindowsListedSID(t *testing.T) {
+	me, err := Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid, err := listedSID(uint32(os.Getpid()))
+	if err != nil && underWine() {
+		t.Skipf("Wine: %v", err)
+	}
+	if err != nil || sid != me.ID {
+		t.Fatalf("listedSID = %q, %v; want %s", sid, err, me.ID)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -104,7 +105,14 @@ func Request(t testing.TB, cred *syscall.Credential, method, url, body string, h
 // the client's own address (as the client sees it).
 func Hold(t testing.TB, cred *syscall.Credential, addr string) (clientAddr string, release func()) {
 	t.Helper()
-	cmd := command(t, cred, "hold", addr)
+	return HoldN(t, cred, addr, 1)
+}
+
+// HoldN is Hold for n connections (their client ends live in the child's
+// file table, not the caller's); it returns the last one's address.
+func HoldN(t testing.TB, cred *syscall.Credential, addr string, n int) (clientAddr string, release func()) {
+	t.Helper()
+	cmd := command(t, cred, "hold", addr, strconv.Itoa(n))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

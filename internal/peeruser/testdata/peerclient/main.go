@@ -1,10 +1,10 @@
 // Command peerclient is the client the peeruser tests start as another
 // operating-system account: it sends one HTTP request and prints what
-// came back as JSON, or ("hold") connects and keeps the connection open
-// until its stdin closes.
+// came back as JSON, or ("hold") opens N connections (default 1), prints
+// the last one's own address and keeps them open until its stdin closes.
 //
 //	peerclient request METHOD URL BODY [HEADER=VALUE ...]
-//	peerclient hold ADDR
+//	peerclient hold ADDR [N]
 package main
 
 import (
@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -42,15 +43,25 @@ func run(args []string) error {
 		}
 		return request(args[1], args[2], args[3], args[4:])
 	case "hold":
-		if len(args) != 2 {
-			return fmt.Errorf("usage: peerclient hold ADDR")
+		n := 1
+		if len(args) == 3 {
+			var err error
+			if n, err = strconv.Atoi(args[2]); err != nil || n < 1 {
+				return fmt.Errorf("hold: N %q is not a positive number", args[2])
+			}
+		} else if len(args) != 2 {
+			return fmt.Errorf("usage: peerclient hold ADDR [N]")
 		}
-		c, err := net.Dial("tcp", args[1])
-		if err != nil {
-			return err
+		var last net.Conn
+		for i := range n {
+			c, err := net.Dial("tcp", args[1])
+			if err != nil {
+				return fmt.Errorf("connection %d of %d: %w", i+1, n, err)
+			}
+			defer c.Close()
+			last = c
 		}
-		defer c.Close()
-		fmt.Println(c.LocalAddr().String())
+		fmt.Println(last.LocalAddr().String())
 		io.Copy(io.Discard, os.Stdin)
 		return nil
 	}
