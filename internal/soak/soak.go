@@ -274,6 +274,12 @@ func judge(rep *Report, o Options) {
 	if len(rep.CorpusProblems) > 0 {
 		rep.failf("bad-input corpus: %s", strings.Join(rep.CorpusProblems, " | "))
 	}
+	// Until a checkpoint is signed at start, a crash in the first minutes
+	// leaves no signed checkpoint to verify against; any other failure of
+	// the hash chain fails the soak.
+	if !rep.VerifyAfterCrashOK && !strings.Contains(rep.VerifyAfterCrash, "no signed checkpoint") && rep.VerifyAfterCrash != "" {
+		rep.failf("ledger verify after kill -9: %s", rep.VerifyAfterCrash)
+	}
 	if !rep.VerifyAtEndOK {
 		rep.failf("ledger verify after the clean stop: %s", rep.VerifyAtEnd)
 	}

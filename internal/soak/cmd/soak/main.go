@@ -32,6 +32,8 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&o.Stalled, "stalled", o.Stalled, "stalled bodies")
 	fs.BoolVar(&o.NoKill, "no-kill", false, "skip the kill -9")
 	fs.Int64Var(&o.StalledBytes, "stalled-bytes", o.StalledBytes, "declared size of each stalled body")
+	writeMix := fs.Duration("write-mix", 0, "instead of the soak, run only an fs.write mix this long and report the database's size")
+	budget := fs.Int64("budget", 0, "storage_budget_bytes for -write-mix (0: the default)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -47,6 +49,16 @@ func run(ctx context.Context, args []string) error {
 		if err := build.Run(); err != nil {
 			return fmt.Errorf("build hearth-tray: %w", err)
 		}
+	}
+	if *writeMix > 0 {
+		rep, err := soak.WriteMix(ctx, o.Bin, o.Clients, *writeMix, *budget, func(f string, a ...any) { fmt.Printf("soak: "+f+"\n", a...) })
+		if err != nil {
+			return err
+		}
+		if rep.Errors > 0 {
+			return soak.ErrFailed
+		}
+		return nil
 	}
 	rep, err := soak.Run(ctx, o)
 	if err != nil {
