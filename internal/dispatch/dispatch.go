@@ -498,6 +498,9 @@ func (d *Dispatcher) neverStarted(ctx context.Context, prim, cmd, id string) (bo
 // now, like every queued future, admitted afresh); every other running
 // future was interrupted and becomes blocked with outcome unknown.
 func (d *Dispatcher) recover(ctx context.Context) error {
+	if err := d.reofferAfterRestart(ctx); err != nil {
+		return err
+	}
 	rows, err := d.DB.R.QueryContext(ctx, `SELECT id, route, primitive, COALESCE(command_id, '') FROM futures WHERE state = 'running'`)
 	if err != nil {
 		return fmt.Errorf("find interrupted futures: %w", err)
