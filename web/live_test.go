@@ -3,6 +3,7 @@ package web_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -26,7 +27,14 @@ func TestBrowserLivePermits(t *testing.T) {
 	shots := shotDir(t)
 	shot := func(name string) {
 		t.Helper()
-		b, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		var b []byte
+		var err error
+		for range 50 {
+			if b, err = chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 		if err == nil {
 			err = writeFile(shots, name+".png", b)
 		}
