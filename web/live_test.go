@@ -3,9 +3,11 @@ package web_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
 
@@ -25,7 +27,14 @@ func TestBrowserLivePermits(t *testing.T) {
 	shots := shotDir(t)
 	shot := func(name string) {
 		t.Helper()
-		b, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		var b []byte
+		var err error
+		for range 50 {
+			if b, err = chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 		if err == nil {
 			err = writeFile(shots, name+".png", b)
 		}
@@ -102,6 +111,63 @@ func TestBrowserLivePermits(t *testing.T) {
 	for _, p := range []string{"tasks", "ledger", "safety", "recipes"} {
 		run("open "+p, chromedp.Navigate(base+"/"+p), chromedp.WaitVisible(css(`[data-testid="page-title"]`)))
 		shot("page-" + p)
+	}
+	if p := problems(); len(p) > 0 {
+		t.Errorf("the browser reported errors (CSP violations show here):\n%s", strings.Join(p, "\n"))
+	}
+}
+
+// TestBrowserSetupKeepsTyped: a refused tunnel ID is explained in its
+// own card, the page is not reloaded and the field keeps what was typed;
+// the clipboard offer after the key answers.
+func TestBrowserSetupKeepsTyped(t *testing.T) {
+	dir := besideHearth(t)
+	in := hearthtest.StartWith(t, nil, func(o *app.Options) { o.TunnelProgramDir = dir })
+	login, err := in.App.NewLoginURLTo("/setup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := newBrowser(t, 800, 900)
+	problems := watchConsole(ctx)
+	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	eval := func(expr string) string {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		return v
+	}
+	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
+	run("open Setup", chromedp.Navigate(login), chromedp.WaitVisible(css(`#tunnel-key`)))
+	run("save the key",
+		chromedp.SendKeys(css(`#tunnel-key`), newRuntimeKey(t)),
+		chromedp.Click(css(`[data-testid="key-save"]`)),
+		chromedp.WaitVisible(css(`[data-testid="clear-clipboard"]`)),
+		chromedp.Click(css(`[data-testid="clear-clipboard"]`)),
+	)
+	if err := waitFor(ctx, `document.getElementById("clipboard-status").textContent !== ""`); err != nil {
+		t.Errorf("the clipboard button did not answer: %v", err)
+	}
+	eval(`window.hearthMark = "kept"; "ok"`)
+	run("a tunnel ID of the wrong format",
+		chromedp.SendKeys(css(`#tunnel-id`), "tunnel_not-hex"),
+		chromedp.Click(css(`[data-testid="tunnel-id-save"]`)),
+		chromedp.WaitVisible(css(`#step-tunnel-id [data-testid="flash-error"]`)),
+	)
+	if msg := eval(`document.querySelector('#step-tunnel-id [data-testid="flash-error"]').textContent`); !strings.Contains(msg, "only the digits 0 to 9 and the letters a to f") {
+		t.Errorf("the refusal says %q", msg)
+	}
+	if v := eval(`document.getElementById("tunnel-id").value`); v != "tunnel_not-hex" {
+		t.Errorf("the field holds %q after the refusal, want what was typed", v)
+	}
+	if eval(`window.hearthMark || ""`) != "kept" {
+		t.Error("the refusal reloaded the page")
 	}
 	if p := problems(); len(p) > 0 {
 		t.Errorf("the browser reported errors (CSP violations show here):\n%s", strings.Join(p, "\n"))

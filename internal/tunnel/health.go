@@ -91,11 +91,18 @@ const (
 const pollMetric = "commands_poll_last_successful_timestamp_seconds"
 
 // keyRefusedLine reports whether a line of tunnel-client output says the
-// control plane refused the key: an HTTP 401 or 403 with the word that
-// goes with it.
+// control plane refused the key: a poll failure (tunnel-client logs
+// "poll failed; backing off" with status_code and status) with an HTTP
+// 401 or 403. A 401 that is not about polling (the MCP target's own, say)
+// is not the key's.
 func keyRefusedLine(line string) bool {
 	l := strings.ToLower(line)
-	return (strings.Contains(l, "401") && strings.Contains(l, "unauthorized")) ||
+	if !strings.Contains(l, "poll") && !strings.Contains(l, "control plane") && !strings.Contains(l, "control-plane") {
+		return false
+	}
+	return strings.Contains(l, "status_code=401") || strings.Contains(l, "status_code=403") ||
+		strings.Contains(l, `"status_code":401`) || strings.Contains(l, `"status_code":403`) ||
+		(strings.Contains(l, "401") && strings.Contains(l, "unauthorized")) ||
 		(strings.Contains(l, "403") && strings.Contains(l, "forbidden"))
 }
 
@@ -115,17 +122,30 @@ func KeyRefused(output string) bool {
 func parsePollMetric(body string) time.Time {
 	for line := range strings.Lines(body) {
 		line = strings.TrimSpace(line)
-		rest, ok := strings.CutPrefix(line, pollMetric)
-		if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '{' && rest[0] != '\t') {
+		if line == "" || line[0] == '#' {
 			continue
 		}
-		if i := strings.LastIndexByte(rest, '}'); rest[0] == '{' && i >= 0 {
+		end := strings.IndexAny(line, "{ \t")
+		if end < 0 {
+			continue
+		}
+		// The name may carry an exporter's prefix ("tunnel_client_…").
+		if name := line[:end]; name != pollMetric && !strings.HasSuffix(name, "_"+pollMetric) {
+			continue
+		}
+		rest := line[end:]
+		if rest[0] == '{' {
+			i := strings.LastIndexByte(rest, '}')
+			if i < 0 {
+				continue
+			}
 			rest = rest[i+1:]
 		}
 		fields := strings.Fields(rest)
 		if len(fields) == 0 {
 			continue
 		}
+		// tunnel-client v0.0.14 writes e.g. 1.789486034e+09.
 		v, err := strconv.ParseFloat(fields[0], 64)
 		if err != nil || v <= 0 || math.IsInf(v, 0) || math.IsNaN(v) {
 			continue

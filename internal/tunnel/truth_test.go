@@ -120,6 +120,10 @@ func TestParsePollMetric(t *testing.T) {
 	}{
 		{"# HELP x\n" + pollMetric + " 1700000000.5\n", 1700000000},
 		{pollMetric + `{tunnel="t"} 1700000001` + "\n", 1700000001},
+		// As tunnel-client v0.0.14 writes it.
+		{pollMetric + `{otel_scope_name="controlplane"} 1.789486034e+09` + "\n", 1789486034},
+		{"tunnel_client_" + pollMetric + " 1700000002\n", 1700000002},
+		{"x" + pollMetric + " 1700000002\n", 0},
 		{pollMetric + " 0\n", 0},
 		{pollMetric + "_other 1700000000\n", 0},
 		{"other 1700000000\n", 0},

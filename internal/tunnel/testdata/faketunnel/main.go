@@ -199,7 +199,9 @@ func runCmd(args []string) error {
 			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 			fmt.Fprintln(w, "# HELP commands_poll_last_successful_timestamp_seconds Unix time of the last successful control-plane poll.")
 			fmt.Fprintln(w, "# TYPE commands_poll_last_successful_timestamp_seconds gauge")
-			fmt.Fprintf(w, "commands_poll_last_successful_timestamp_seconds %.3f\n", float64(lastPoll.Load())/1e9)
+			// Labelled and in scientific notation, as tunnel-client
+			// v0.0.14 writes it (0 before the first success).
+			fmt.Fprintf(w, "commands_poll_last_successful_timestamp_seconds{otel_scope_name=\"controlplane\"} %.9e\n", float64(lastPoll.Load()/1e9))
 		default:
 			http.NotFound(w, r)
 		}
@@ -261,9 +263,10 @@ func poll(lastPoll *atomic.Int64, profile string) {
 	for {
 		switch {
 		case refuse || os.Getenv(keyVar) == "":
-			fmt.Fprintln(os.Stderr, `time=now level=ERROR msg="commands poll failed" status=401 error="401 Unauthorized: invalid runtime key"`)
+			// The real client's line (slog text) for a refused key.
+			fmt.Fprintf(os.Stderr, "time=%s level=WARN msg=\"poll failed; backing off\" error=\"unexpected status 401 Unauthorized\" retry_in_ms=200 tunnel_service_request_id=missing_request_id status_code=401 status=\"401 Unauthorized\"\n", time.Now().UTC().Format(time.RFC3339))
 		case failing:
-			fmt.Fprintln(os.Stderr, `time=now level=WARN msg="commands poll failed" status=503 error="503 Service Unavailable"`)
+			fmt.Fprintf(os.Stderr, "time=%s level=WARN msg=\"poll failed; backing off\" error=\"unexpected status 503 Service Unavailable\" retry_in_ms=200 tunnel_service_request_id=missing_request_id status_code=503 status=\"503 Service Unavailable\"\n", time.Now().UTC().Format(time.RFC3339))
 		default:
 			if lastPoll.Swap(time.Now().UnixNano()) == 0 && forward {
 				go forwardCall(profile)
