@@ -17,7 +17,7 @@ var ErrNotServing = errors.New("open the ChatGPT window: Hearth is not serving")
 // profile keeps the sign-in for later opens.
 func (s *Service) Open(ctx context.Context) error {
 	s.mu.Lock()
-	if s.cancel == nil {
+	if !s.serving {
 		s.mu.Unlock()
 		return ErrNotServing
 	}
@@ -52,6 +52,11 @@ func (s *Service) Open(ctx context.Context) error {
 		return err
 	}
 	s.mu.Lock()
+	if !s.serving { // stopped meanwhile
+		s.mu.Unlock()
+		b.Close()
+		return ErrNotServing
+	}
 	if s.browser != nil { // opened concurrently
 		s.mu.Unlock()
 		b.Close()
