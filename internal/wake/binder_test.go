@@ -105,7 +105,16 @@ func TestBinderFakeChatGPT(t *testing.T) {
 		if err := PageForTest(ctx, r.svc, newTab, "Page.reload", map[string]any{}); err != nil {
 			t.Fatal(err)
 		}
-		r.passesAny(3)
+		// While the page reloads its target may briefly show no URL; once
+		// loaded, the same target is bound and live.
+		waitFor(t, "the binding live after a reload", func() bool {
+			nb, _ := r.binding("r:aaaa")
+			return nb.Live && nb.TargetID == newTab
+		})
+		waitFor(t, "the reloaded page shown again", func() bool {
+			ns, err := ReadTabForTest(ctx, r.svc, newTab)
+			return err == nil && len(ns) == 1
+		})
 		if nb, _ := r.binding("r:aaaa"); !nb.Live || nb.TargetID != newTab {
 			t.Fatalf("after a reload: %+v", nb)
 		}

@@ -418,7 +418,7 @@ func (s *Service) RouteProbe(route string) (string, time.Time, bool) {
 	p := probe{nonce: "hrp_" + hex.EncodeToString(raw[:]), expires: now.Add(s.settings.ProbeTTL).Truncate(time.Millisecond)}
 	s.probes[route] = p
 	s.lastCall[route] = now // asked for by a call
-	go s.poke()
+	s.poke()
 	return p.nonce, p.expires, true
 }
 
