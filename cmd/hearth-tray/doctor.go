@@ -103,6 +103,7 @@ func doctorCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	d.checkPort("panel port", "panel_addr", d.cfg.PanelAddr, func(i instance.Info) string { return i.PanelURL })
 	d.checkDatabase(ctx)
 	d.checkTunnel()
+	d.checkWake()
 	d.checkAutostart()
 	switch {
 	case d.fails > 0:
