@@ -187,6 +187,7 @@ type Service struct {
 	serving  bool // between Start and Stop
 	dirty    bool // targets changed since the last scan
 	lastScan time.Time
+	nextDue  time.Time // when the waker's next seen wake falls due
 	stats    Stats
 
 	cancel context.CancelFunc
