@@ -106,6 +106,7 @@ func doctorCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	d.checkBackups()
 	d.checkStorage(ctx)
 	d.checkTunnel()
+	d.checkWake()
 	d.checkAutostart()
 	switch {
 	case d.fails > 0:

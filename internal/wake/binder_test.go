@@ -20,6 +20,27 @@ func TestBinderFakeChatGPT(t *testing.T) {
 	r := newRig(t, dir, false, fastSettings(), fake)
 	r.open()
 
+	t.Run("opening an open window brings ChatGPT forward", func(t *testing.T) {
+		r.t = t
+		ctx := context.Background()
+		pid := BrowserPidForTest(r.svc)
+		before, err := PageCountForTest(ctx, r.svc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// No ChatGPT tab yet: a second open opens one.
+		r.open()
+		if n, _ := PageCountForTest(ctx, r.svc); n != before+1 || BrowserPidForTest(r.svc) != pid {
+			t.Fatalf("pages %d → %d, browser %d → %d", before, n, pid, BrowserPidForTest(r.svc))
+		}
+		r.tab(fake.URL("front"))
+		// A ChatGPT tab exists: it is brought forward, nothing opens.
+		r.open()
+		if n, _ := PageCountForTest(ctx, r.svc); n != before+2 {
+			t.Fatalf("pages %d after opening with a ChatGPT tab, want %d", n, before+2)
+		}
+	})
+
 	t.Run("bind by nonce", func(t *testing.T) {
 		r.t = t
 		target := r.bindConv(fake, "conv-a", "r:aaaa")
@@ -105,7 +126,16 @@ func TestBinderFakeChatGPT(t *testing.T) {
 		if err := PageForTest(ctx, r.svc, newTab, "Page.reload", map[string]any{}); err != nil {
 			t.Fatal(err)
 		}
-		r.passesAny(3)
+		// While the page reloads its target may briefly show no URL; once
+		// loaded, the same target is bound and live.
+		waitFor(t, "the binding live after a reload", func() bool {
+			nb, _ := r.binding("r:aaaa")
+			return nb.Live && nb.TargetID == newTab
+		})
+		waitFor(t, "the reloaded page shown again", func() bool {
+			ns, err := ReadTabForTest(ctx, r.svc, newTab)
+			return err == nil && len(ns) == 1
+		})
 		if nb, _ := r.binding("r:aaaa"); !nb.Live || nb.TargetID != newTab {
 			t.Fatalf("after a reload: %+v", nb)
 		}

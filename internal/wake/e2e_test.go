@@ -165,3 +165,112 @@ func TestFakeChatGPTConversationIsWokenAndReceivesArrivals(t *testing.T) {
 		t.Fatalf("another conversation's continuation was typed into this tab (%d sent)", n)
 	}
 }
+
+// TestBindingSurvivesHearthRestart binds a conversation in one run of
+// Hearth, restarts Hearth on the same data directory (a new browser on
+// the same profile, new target ids), and wakes the same conversation in
+// its reopened tab.
+func TestBindingSurvivesHearthRestart(t *testing.T) {
+	fake := wake.NewFakeChatGPT(t)
+	home := t.TempDir()
+	in := hearthtest.StartHome(t, home, func(c *config.Config) {
+		hearthtest.Trusted(c)
+		c.Wake.Armed = true
+		c.Wake.BrowserPath = wake.TestBrowser
+		c.Wake.QuietMS = 0
+		c.Wake.CooldownMS = 0
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	open := func(in *hearthtest.Instance) string {
+		t.Helper()
+		wake.AllowOriginForTest(in.App.Wake, fake.Origin())
+		if err := in.App.OpenChatGPT(ctx); err != nil {
+			t.Fatal(err)
+		}
+		tab, err := wake.OpenTabForTest(ctx, in.App.Wake, fake.URL("restart"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tab
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	first := open(in)
+	meta := map[string]any{"openai/session": "sess-restart"}
+	c := hearthtest.Connect(t, in.URL, "")
+	r, err := c.TryCall("machine", map[string]any{"operation": "exec", "command": "true", "detach": true}, meta)
+	if err != nil || r.Get("route_probe.nonce") == nil {
+		t.Fatalf("pending answer: %v %s", err, r.Raw)
+	}
+	fake.Show("restart", "tool", r.Text)
+	waitFor("the binding", func() bool { b := in.App.Wake.Bindings(); return len(b) == 1 && b[0].TargetID == first })
+	// The conversation collects that quick job's arrival, so nothing
+	// waits across the restart.
+	waitFor("the first arrival collected", func() bool {
+		hi, err := c.TryCall("machine", map[string]any{"operation": "host_info"}, meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range hi.Arrivals() {
+			if a["future_id"] == r.Get("future_id") {
+				return true
+			}
+		}
+		return false
+	})
+	c.Session.Close()
+	in.Stop()
+
+	in2 := hearthtest.StartHome(t, home, nil)
+	if b := in2.App.Wake.Bindings(); len(b) != 1 || b[0].Live || b[0].TargetID != first || b[0].ConvURL != fake.URL("restart") {
+		t.Fatalf("bindings after restart: %+v", b)
+	}
+	second := open(in2)
+	if second == first {
+		t.Fatal("the new browser reused the target id; the test proves nothing")
+	}
+	waitFor("the binding to follow", func() bool { b := in2.App.Wake.Bindings(); return len(b) == 1 && b[0].Live && b[0].TargetID == second })
+
+	c2 := hearthtest.Connect(t, in2.URL, "")
+	woken := make(chan *hearthtest.Result, 1)
+	fake.OnSend = func(conv, text string) {
+		if text != wake.WakePrompt {
+			return
+		}
+		res, err := c2.TryCall("machine", map[string]any{"operation": "host_info"}, meta)
+		if err != nil {
+			t.Errorf("woken host_info: %v", err)
+		}
+		woken <- res
+	}
+	gate := filepath.Join(t.TempDir(), "gate")
+	r2, err := c2.TryCall("machine", map[string]any{"operation": "exec", "command": "sh",
+		"args": []string{"-c", `while [ ! -e "$0" ]; do sleep 0.02; done`, gate}, "detach": true}, meta)
+	if err != nil || r2.Get("route_probe") != nil {
+		t.Fatalf("a bound conversation's pending answer: %v %s", err, r2.Raw)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case host := <-woken:
+		got := false
+		for _, a := range host.Arrivals() {
+			got = got || a["future_id"] == r2.Get("future_id")
+		}
+		if !got {
+			t.Fatalf("the woken host_info lacks %v: %s", r2.Get("future_id"), host.Raw)
+		}
+	case <-ctx.Done():
+		t.Fatal("not woken after the restart")
+	}
+}

@@ -100,3 +100,26 @@ func ReadTabForTest(ctx context.Context, s *Service, target string) ([]string, e
 	st, err := s.read(ctx, b, target)
 	return st.Nonces, err
 }
+
+// PageCountForTest counts the window's page targets.
+func PageCountForTest(ctx context.Context, s *Service) (int, error) {
+	b, err := browserForTest(s)
+	if err != nil {
+		return 0, err
+	}
+	var res struct {
+		TargetInfos []struct {
+			Type string `json:"type"`
+		} `json:"targetInfos"`
+	}
+	if err := b.Conn.Call(ctx, "", "Target.getTargets", nil, &res); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, t := range res.TargetInfos {
+		if t.Type == "page" {
+			n++
+		}
+	}
+	return n, nil
+}

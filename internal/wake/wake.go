@@ -184,8 +184,10 @@ type Service struct {
 	bindings map[string]*Binding
 	browser  *Browser
 	window   Window
+	serving  bool // between Start and Stop
 	dirty    bool // targets changed since the last scan
 	lastScan time.Time
+	nextDue  time.Time // when the waker's next seen wake falls due
 	stats    Stats
 
 	cancel context.CancelFunc
@@ -269,13 +271,14 @@ func (s *Service) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.mu.Lock()
 	s.started = time.Now()
 	for _, b := range bs {
 		s.bindings[b.Route] = b
 	}
+	s.cancel, s.serving = cancel, true
 	s.mu.Unlock()
-	ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -286,8 +289,12 @@ func (s *Service) Start(ctx context.Context) error {
 
 // Stop ends the loop and closes Hearth's browser window.
 func (s *Service) Stop() {
-	if s.cancel != nil {
-		s.cancel()
+	s.mu.Lock()
+	cancel := s.cancel
+	s.serving = false
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
 	}
 	s.wg.Wait()
 	s.mu.Lock()
@@ -364,14 +371,18 @@ var nonceRE = regexp.MustCompile(`^hrp_[0-9a-f]{32}$`)
 
 // Called records a call of route's conversation (from the MCP facade, for
 // every call). A call clears the wake attempts: the conversation is back.
+// Only conversations with a probe or a binding are remembered, so the
+// record stays as small as they are.
 func (s *Service) Called(route string) {
 	if route == "" {
 		return
 	}
 	now := time.Now()
 	s.mu.Lock()
-	s.lastCall[route] = now
 	b := s.bindings[route]
+	if _, probed := s.probes[route]; probed || b != nil {
+		s.lastCall[route] = now
+	}
 	reset := b != nil && (b.Attempts > 0 || b.GaveUp)
 	if reset {
 		b.Attempts, b.GaveUp = 0, false
@@ -407,7 +418,8 @@ func (s *Service) RouteProbe(route string) (string, time.Time, bool) {
 	}
 	p := probe{nonce: "hrp_" + hex.EncodeToString(raw[:]), expires: now.Add(s.settings.ProbeTTL).Truncate(time.Millisecond)}
 	s.probes[route] = p
-	go s.poke()
+	s.lastCall[route] = now // asked for by a call
+	s.poke()
 	return p.nonce, p.expires, true
 }
 
@@ -421,6 +433,9 @@ func (s *Service) liveProbes() map[string]string {
 	for route, p := range s.probes {
 		if !now.Before(p.expires) {
 			delete(s.probes, route)
+			if s.bindings[route] == nil {
+				delete(s.lastCall, route)
+			}
 			continue
 		}
 		if s.bindings[route] != nil {
@@ -489,6 +504,7 @@ func (s *Service) Unbind(ctx context.Context, operator, route string) error {
 	s.mu.Lock()
 	delete(s.bindings, route)
 	delete(s.probes, route)
+	delete(s.lastCall, route)
 	s.mu.Unlock()
 	return nil
 }

@@ -65,6 +65,13 @@ func (s *Service) nextWait() time.Duration {
 	}
 	switch {
 	case s.armed && len(s.bindings) > 0:
+		// Sooner when a seen wake falls due before the next check, so that
+		// a wake follows its debounce, not the check's phase.
+		if !s.nextDue.IsZero() {
+			if d := time.Until(s.nextDue); d < CheckEvery {
+				return max(d, time.Millisecond)
+			}
+		}
 		return CheckEvery
 	case probes:
 		return ScanEvery
@@ -100,9 +107,16 @@ func (s *Service) step(ctx context.Context) {
 func (s *Service) wakeDue(ctx context.Context, b *Browser) {
 	set := s.Settings()
 	now := time.Now()
+	var next time.Time // the earliest time a waiting wake becomes due
+	due := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
 	defer func() {
 		s.mu.Lock()
 		s.stats.Checks++
+		s.nextDue = next
 		s.mu.Unlock()
 	}()
 	for _, bd := range s.Bindings() {
@@ -114,13 +128,19 @@ func (s *Service) wakeDue(ctx context.Context, b *Browser) {
 			s.log.Error("wake: check arrivals", "err", err)
 			return
 		}
-		if n == 0 || now.Sub(newest) < set.Debounce {
-			continue // nothing terminal waits, or results are still coming
+		if n == 0 {
+			continue // nothing terminal waits
 		}
-		if now.Sub(s.lastCallOf(bd.Route)) < set.Quiet {
+		if now.Sub(newest) < set.Debounce {
+			due(newest.Add(set.Debounce)) // results are still coming
+			continue
+		}
+		if last := s.lastCallOf(bd.Route); now.Sub(last) < set.Quiet {
+			due(last.Add(set.Quiet))
 			continue
 		}
 		if bd.LastWakeAt != nil && now.Sub(*bd.LastWakeAt) < set.Cooldown {
+			due(bd.LastWakeAt.Add(set.Cooldown))
 			continue
 		}
 		if bd.Attempts >= set.MaxAttempts {

@@ -46,6 +46,28 @@ func TestWakerFakeChatGPT(t *testing.T) {
 		}
 	})
 
+	t.Run("armed and idle, no page is read", func(t *testing.T) {
+		r.t = t
+		// w1's arrival was offered to it (as a call would), nothing else
+		// waits, and no probe is live: passes read the database only.
+		_, err := r.db.W.Exec(`INSERT INTO cursors(route, offered_seq) SELECT route, MAX(seq) FROM arrivals WHERE route = 'r:w1'
+			ON CONFLICT(route) DO UPDATE SET offered_seq = excluded.offered_seq`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := r.binding("r:w1")
+		r.passes(2)
+		before := r.svc.Stats().PageReads[b.TargetID]
+		r.passes(5)
+		if after := r.svc.Stats().PageReads[b.TargetID]; after != before {
+			t.Fatalf("%d page reads in 5 idle passes", after-before)
+		}
+		_, err = r.db.W.Exec(`UPDATE cursors SET offered_seq = 0 WHERE route = 'r:w1'`)
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	t.Run("cooldown, then the attempt limit and a give-up", func(t *testing.T) {
 		r.t = t
 		// w1 was woken once and did not call: the cooldown (an hour)

@@ -17,13 +17,13 @@ var ErrNotServing = errors.New("open the ChatGPT window: Hearth is not serving")
 // profile keeps the sign-in for later opens.
 func (s *Service) Open(ctx context.Context) error {
 	s.mu.Lock()
-	if s.cancel == nil {
+	if !s.serving {
 		s.mu.Unlock()
 		return ErrNotServing
 	}
-	if s.browser != nil {
+	if b := s.browser; b != nil {
 		s.mu.Unlock()
-		return nil
+		return s.focus(ctx, b)
 	}
 	path := s.settings.BrowserPath
 	s.mu.Unlock()
@@ -52,6 +52,11 @@ func (s *Service) Open(ctx context.Context) error {
 		return err
 	}
 	s.mu.Lock()
+	if !s.serving { // stopped meanwhile
+		s.mu.Unlock()
+		b.Close()
+		return ErrNotServing
+	}
 	if s.browser != nil { // opened concurrently
 		s.mu.Unlock()
 		b.Close()
@@ -78,6 +83,31 @@ func (s *Service) Open(ctx context.Context) error {
 
 // setWindowError records why the window did not open, in words fit for
 // the operator's panel.
+// focus answers "Open ChatGPT" when the window is open already: it brings
+// a ChatGPT tab forward, or opens one when there is none.
+func (s *Service) focus(ctx context.Context, b *Browser) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	ts, err := s.tabs(ctx, b)
+	if err != nil {
+		return fmt.Errorf("open ChatGPT: %w", err)
+	}
+	if len(ts) > 0 {
+		if err := b.Conn.Call(ctx, "", "Target.activateTarget", map[string]any{"targetId": ts[0].ID}, nil); err != nil {
+			return fmt.Errorf("open ChatGPT: bring its tab forward: %w", err)
+		}
+		return nil
+	}
+	start := ChatGPTURL
+	if s.hooks.startURL != "" {
+		start = s.hooks.startURL
+	}
+	if err := b.Conn.Call(ctx, "", "Target.createTarget", map[string]any{"url": start}, nil); err != nil {
+		return fmt.Errorf("open ChatGPT: open a tab: %w", err)
+	}
+	return nil
+}
+
 func (s *Service) setWindowError(msg string) {
 	s.mu.Lock()
 	s.window.Error = msg
