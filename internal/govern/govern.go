@@ -179,11 +179,11 @@ func (g *Governor) admit(ctx context.Context, a *callpath.Admission, siblingsOf 
 	var open string
 	cond, arg := route.Match("route", a.Route)
 	openStmt, err := g.DB.ReadStmt(ctx, `SELECT command_id FROM unknowns WHERE `+cond+` AND reconciled_at IS NULL
-		AND (? = '' OR command_id NOT IN (SELECT id FROM jobs WHERE command_id = ?)) ORDER BY created_at LIMIT 1`)
+		AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = unknowns.command_id AND j.command_id = ?) ORDER BY created_at LIMIT 1`)
 	if err != nil {
 		return err
 	}
-	err = openStmt.QueryRowContext(ctx, arg, siblingsOf, siblingsOf).Scan(&open)
+	err = openStmt.QueryRowContext(ctx, arg, siblingsOf).Scan(&open)
 	if err == nil {
 		return primitive.Blocked("unknown_open", "command %s has an UNKNOWN outcome; re-read the state it may have changed, then call task.reconcile {id: %q, observed}", open, open).
 			WithDetails(map[string]any{"command_id": open})
@@ -202,4 +202,23 @@ func (g *Governor) admit(ctx context.Context, a *callpath.Admission, siblingsOf 
 		return callpath.ErrPermitRequired
 	}
 	return nil
+}
+
+// collect reads every row of a query (rows, err as QueryContext returns
+// them) with scan, closing the rows before it returns, so the caller may
+// write afterwards on the one write connection.
+func collect[T any](rows *sql.Rows, err error, scan func(*sql.Rows) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }

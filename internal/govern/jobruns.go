@@ -88,10 +88,13 @@ func (g *Governor) BeginJobRun(ctx context.Context, r JobRun) (string, error) {
 // runApproved reports whether the operator approved this run (a permit of
 // its own command id and input) or the submit that queued the job.
 func (g *Governor) runApproved(ctx context.Context, a *callpath.Admission, submit string) (bool, error) {
-	var n int
-	err := g.DB.R.QueryRowContext(ctx, `SELECT count(*) FROM permits WHERE state = 'approved'
-		AND ((command_id = ? AND input_sha256 = ?) OR (command_id = ? AND ? != ''))`, a.CommandID, a.Digest, submit, submit).Scan(&n)
+	stmt, err := g.DB.ReadStmt(ctx, `SELECT EXISTS (SELECT 1 FROM permits WHERE command_id = ? AND input_sha256 = ? AND state = 'approved')
+		OR EXISTS (SELECT 1 FROM permits WHERE command_id = ? AND ? != '' AND state = 'approved')`)
 	if err != nil {
+		return false, err
+	}
+	var n int
+	if err := stmt.QueryRowContext(ctx, a.CommandID, a.Digest, submit, submit).Scan(&n); err != nil {
 		return false, fmt.Errorf("look up the approval of job %s: %w", a.FutureID, err)
 	}
 	return n > 0, nil

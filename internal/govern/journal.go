@@ -126,26 +126,18 @@ func openUnknown(ctx context.Context, tx *sql.Tx, cmd, route, prim string, at ti
 // running gets an `unknown` outcome and closes its conversation's gate;
 // pending permits get their expiry timer back.
 func (g *Governor) Recover(ctx context.Context) error {
+	type cmd struct{ id, route, prim, fut string }
 	rows, err := g.DB.R.QueryContext(ctx, `SELECT command_id, route, primitive, future_id FROM commands WHERE state = 'running'`)
+	cmds, err := collect(rows, err, func(r *sql.Rows) (c cmd, err error) {
+		return c, r.Scan(&c.id, &c.route, &c.prim, &c.fut)
+	})
 	if err != nil {
 		return fmt.Errorf("find interrupted commands: %w", err)
 	}
-	type cmd struct{ id, route, prim string }
-	var cmds []cmd
-	for rows.Next() {
-		var c cmd
-		var fut string
-		if err := rows.Scan(&c.id, &c.route, &c.prim, &fut); err != nil {
-			rows.Close()
-			return err
-		}
-		if IsJobRun(fut) {
+	for _, c := range cmds {
+		if IsJobRun(c.fut) {
 			continue // the job queue's recovery settles it, by on_interrupt
 		}
-		cmds = append(cmds, c)
-	}
-	rows.Close()
-	for _, c := range cmds {
 		err := g.DB.InTx(ctx, func(tx *sql.Tx) error {
 			env := callpath.Envelope{State: primitive.StateBlocked, Primitive: c.prim, CommandID: c.id,
 				Error: &callpath.ErrorBody{Code: "unknown", Message: "Hearth stopped while this command was running; its outcome is unknown"}}
@@ -163,12 +155,5 @@ func (g *Governor) Recover(ctx context.Context) error {
 			return fmt.Errorf("settle interrupted command %s: %w", c.id, err)
 		}
 	}
-	var next sql.NullInt64
-	if err := g.DB.R.QueryRowContext(ctx, `SELECT MIN(expires_at) FROM permits WHERE state = 'pending'`).Scan(&next); err != nil {
-		return err
-	}
-	if next.Valid {
-		g.armExpiry(time.UnixMilli(next.Int64))
-	}
-	return nil
+	return g.armNextExpiry(ctx)
 }

@@ -31,19 +31,10 @@ func (g *Governor) ApprovedFuture(ctx context.Context, futureID string) bool {
 func (g *Governor) CancelPermitsOf(ctx context.Context, futureID string) {
 	err := g.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT id FROM permits WHERE future_id = ? AND state = 'pending'`, futureID)
+		pids, err := collect(rows, err, func(r *sql.Rows) (id string, err error) { return id, r.Scan(&id) })
 		if err != nil {
 			return err
 		}
-		var pids []string
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return err
-			}
-			pids = append(pids, id)
-		}
-		rows.Close()
 		for _, id := range pids {
 			if _, err := tx.ExecContext(ctx, `UPDATE permits SET state = 'cancelled', decided_at = ? WHERE id = ?`, g.now().UnixMilli(), id); err != nil {
 				return err
@@ -66,20 +57,11 @@ func (g *Governor) CancelPermitsOf(ctx context.Context, futureID string) {
 func (g *Governor) SettleParked(ctx context.Context) error {
 	rows, err := g.DB.R.QueryContext(ctx, `SELECT f.id, f.primitive, COALESCE((SELECT p.state FROM permits p WHERE p.future_id = f.id ORDER BY p.created_at DESC LIMIT 1), '')
 		FROM futures f WHERE f.state = 'permit'`)
+	type parked struct{ id, prim, permit string }
+	ps, err := collect(rows, err, func(r *sql.Rows) (p parked, err error) { return p, r.Scan(&p.id, &p.prim, &p.permit) })
 	if err != nil {
 		return fmt.Errorf("find parked futures: %w", err)
 	}
-	type parked struct{ id, prim, permit string }
-	var ps []parked
-	for rows.Next() {
-		var p parked
-		if err := rows.Scan(&p.id, &p.prim, &p.permit); err != nil {
-			rows.Close()
-			return err
-		}
-		ps = append(ps, p)
-	}
-	rows.Close()
 	for _, p := range ps {
 		var why *primitive.Error
 		switch p.permit {
@@ -126,21 +108,12 @@ func (g *Governor) Stop() {
 // call arrives as blocked. It re-arms the timer for the next one.
 func (g *Governor) ExpirePermits(ctx context.Context) error {
 	now := g.now()
+	type p struct{ id, fut, prim string }
 	rows, err := g.DB.R.QueryContext(ctx, `SELECT id, future_id, primitive FROM permits WHERE state = 'pending' AND expires_at <= ?`, now.UnixMilli())
+	ps, err := collect(rows, err, func(r *sql.Rows) (x p, err error) { return x, r.Scan(&x.id, &x.fut, &x.prim) })
 	if err != nil {
 		return err
 	}
-	type p struct{ id, fut, prim string }
-	var ps []p
-	for rows.Next() {
-		var x p
-		if err := rows.Scan(&x.id, &x.fut, &x.prim); err != nil {
-			rows.Close()
-			return err
-		}
-		ps = append(ps, x)
-	}
-	rows.Close()
 	for _, x := range ps {
 		why := primitive.Blocked("permit_expired", "the operator did not decide on permit %s before it expired", x.id)
 		changed, err := g.decide(ctx, x.id, "expired", "", "permit_expired", g.refuseJob(x.fut, why))
@@ -150,12 +123,17 @@ func (g *Governor) ExpirePermits(ctx context.Context) error {
 		if changed && IsJobRun(x.fut) {
 			g.Jobs.Changed(x.fut)
 		} else if changed && g.Futures != nil {
-			g.Futures.Settle(x.fut, callpath.ErrorEnvelope(x.prim, primitive.Blocked("permit_expired", "the operator did not decide on permit %s before it expired", x.id)))
+			g.Futures.Settle(x.fut, callpath.ErrorEnvelope(x.prim, why))
 		}
 	}
+	return g.armNextExpiry(ctx)
+}
+
+// armNextExpiry arms the expiry timer for the earliest pending permit.
+func (g *Governor) armNextExpiry(ctx context.Context) error {
 	var next sql.NullInt64
 	if err := g.DB.R.QueryRowContext(ctx, `SELECT MIN(expires_at) FROM permits WHERE state = 'pending'`).Scan(&next); err != nil {
-		return err
+		return fmt.Errorf("find the next permit expiry: %w", err)
 	}
 	if next.Valid {
 		g.armExpiry(time.UnixMilli(next.Int64))

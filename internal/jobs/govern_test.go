@@ -99,7 +99,9 @@ func TestEStopHoldsQueue(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "pids")
 	r := c.Call("task", map[string]any{"operation": "submit", "jobs": []any{
 		sh(estopTreeScript, "sh", pidfile),
-		with(sh("true"), "delay_ms", 500),
+		// Due well after the e-stop below even on a loaded machine (a job
+		// that started before it would be killed by it, not held).
+		with(sh("true"), "delay_ms", 3000),
 	}})
 	ids := r.Get("result.ids").([]any)
 	running, delayed := ids[0].(string), ids[1].(string)
@@ -132,7 +134,11 @@ func TestEStopHoldsQueue(t *testing.T) {
 		t.Fatalf("job killed by the e-stop: %+v", j)
 	}
 	estopTreeDies(t, pids)
-	time.Sleep(800 * time.Millisecond) // the delayed job is due now
+	dj, err := q.Get(ctx, route, delayed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(dj.RunAt) + 300*time.Millisecond) // the delayed job is due now
 	if j, _ := q.Get(ctx, route, delayed); j.State != jobs.StateQueued {
 		t.Fatalf("held queue ran a due job: %s", j.State)
 	}

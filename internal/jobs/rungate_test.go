@@ -268,3 +268,36 @@ func TestCancelParkedJobWithdrawsPermit(t *testing.T) {
 		t.Fatal("a cancelled job ran")
 	}
 }
+
+// TestSiblingUnknownDoesNotRefuseItsBatch is the one named difference of
+// a run's UNKNOWN gate: an UNKNOWN opened by a job of the same submit (as
+// the interruption of an on_interrupt "block" job opens one) does not
+// refuse its siblings; a job of another submit is refused by it.
+func TestSiblingUnknownDoesNotRefuseItsBatch(t *testing.T) {
+	g := newRunGate(t, trusted)
+	job := func(delay int) map[string]any {
+		return with(sh(`echo ran >> "$1"`, "sh", g.marker), "delay_ms", delay)
+	}
+	r := g.c.Call("task", map[string]any{"operation": "submit", "jobs": []any{job(60000), job(400)}})
+	ids, _ := r.Get("result.ids").([]any)
+	if len(ids) != 2 {
+		t.Fatalf("submit: %s", r.Raw)
+	}
+	interrupted, sibling := ids[0].(string), ids[1].(string)
+	other := g.submit(400)
+	err := g.in.App.DB.InTx(context.Background(), func(tx *sql.Tx) error {
+		return govern.OpenUnknownTx(context.Background(), tx, interrupted, g.route, "task.submit", time.Now())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := g.waitJob(sibling, func(j *jobs.Job) bool { return jobs.Terminal(j.State) }); j.State != jobs.StateCompleted {
+		t.Fatalf("a sibling of the job whose outcome is UNKNOWN: %+v", j)
+	}
+	if j := g.waitJob(other, func(j *jobs.Job) bool { return jobs.Terminal(j.State) }); j.State != jobs.StateBlocked || !strings.Contains(j.Reason, interrupted) {
+		t.Fatalf("a job of another submit must be refused by the UNKNOWN: %+v", j)
+	}
+	if n := g.runs(); n != 1 {
+		t.Fatalf("%d runs, want the sibling's only", n)
+	}
+}
