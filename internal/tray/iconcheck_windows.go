@@ -195,9 +195,7 @@ func menuTitle(s string) string {
 }
 
 var (
-	shell32                     = windows.NewLazySystemDLL("shell32.dll")
 	procShellNotifyIconGetRect  = shell32.NewProc("Shell_NotifyIconGetRect")
-	procShellNotifyIconW        = shell32.NewProc("Shell_NotifyIconW")
 	procGetClassNameW           = user32.NewProc("GetClassNameW")
 	procGetWindowThreadProcessI = user32.NewProc("GetWindowThreadProcessId")
 )
@@ -251,30 +249,11 @@ func iconRect(hwnd windows.HWND) ([4]int32, error) {
 	return rc, nil
 }
 
-// notifyIconData is NOTIFYICONDATAW (Vista and later).
-type notifyIconData struct {
-	size            uint32
-	wnd             windows.HWND
-	id              uint32
-	flags           uint32
-	callbackMessage uint32
-	icon            windows.Handle
-	tip             [128]uint16
-	state           uint32
-	stateMask       uint32
-	info            [256]uint16
-	version         uint32
-	infoTitle       [64]uint16
-	infoFlags       uint32
-	guidItem        windows.GUID
-	balloonIcon     windows.Handle
-}
-
 // balloon shows a notification from the icon (NIM_MODIFY with NIF_INFO).
 func balloon(hwnd windows.HWND, title, text string) error {
 	const nimModify, nifInfo, niifInfo = 1, 0x10, 0x1
-	d := notifyIconData{wnd: hwnd, id: systrayID, flags: nifInfo, infoFlags: niifInfo}
-	d.size = uint32(unsafe.Sizeof(d))
+	d := notifyIconData{Wnd: windows.Handle(hwnd), ID: systrayID, Flags: nifInfo, InfoFlags: niifInfo}
+	d.Size = uint32(unsafe.Sizeof(d))
 	t, err := windows.UTF16FromString(title)
 	if err != nil {
 		return err
@@ -283,8 +262,8 @@ func balloon(hwnd windows.HWND, title, text string) error {
 	if err != nil {
 		return err
 	}
-	copy(d.infoTitle[:len(d.infoTitle)-1], t)
-	copy(d.info[:len(d.info)-1], m)
+	copy(d.InfoTitle[:len(d.InfoTitle)-1], t)
+	copy(d.Info[:len(d.Info)-1], m)
 	if r, _, err := procShellNotifyIconW.Call(nimModify, uintptr(unsafe.Pointer(&d))); r == 0 {
 		return fmt.Errorf("Shell_NotifyIcon(NIM_MODIFY, NIF_INFO): %v", err)
 	}
