@@ -102,3 +102,26 @@ func TestCardFlash(t *testing.T) {
 		t.Error("the message shows more than once")
 	}
 }
+
+// TestLeadPollsOnlyWithoutFields: the steps with fields (and the program
+// step, which only the full page checks) do not poll; the later ones do,
+// naming their phase.
+func TestLeadPollsOnlyWithoutFields(t *testing.T) {
+	pinned := Client{Pinned: tunnel.Pin{Path: "x", SHA256: pinnedSum}}
+	for _, c := range []struct {
+		v    View
+		poll bool
+	}{
+		{View{}, false},
+		{View{Pinned: true, Client: pinned}, false},
+		{View{Pinned: true, Client: pinned, KeyPresent: true}, false},
+		{View{Pinned: true, Client: Client{Pinned: pinned.Pinned, Changed: true}, KeyPresent: true, TunnelID: "tunnel_ab"}, false},
+		{View{Pinned: true, Client: pinned, KeyPresent: true, TunnelID: "tunnel_ab"}, true},
+	} {
+		html := render(t, c.v)
+		polls := strings.Contains(html, `hx-get="/setup/progress/live?phase=`+string(c.v.Phase())+`"`)
+		if polls != c.poll {
+			t.Errorf("phase %s: polls %v, want %v", c.v.Phase(), polls, c.poll)
+		}
+	}
+}
