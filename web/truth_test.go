@@ -121,3 +121,36 @@ func TestPermitsLiveAnswers204WhileUnchanged(t *testing.T) {
 		t.Fatalf("badge poll with an unknown title: %s", badge)
 	}
 }
+
+// TestSetupStepRefusals: Connect before its steps says which step comes
+// first, in its card; a tunnel ID field holding something else (a key
+// pasted in the wrong field) is refused without echoing it.
+func TestSetupStepRefusals(t *testing.T) {
+	dir := besideHearth(t)
+	f := newFixtureWith(t, nil, func(o *app.Options) { o.TunnelProgramDir = dir })
+	b := f.login(t)
+	if r := f.post(t, b, "/setup/connect"); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("connect: %d", r.StatusCode)
+	}
+	page := f.get(t, b, "/setup")
+	card := page[strings.Index(page, `id="step-connect"`):]
+	if !strings.Contains(card[:strings.Index(card, "</li>")], "Connect needs the tunnel key first (step 2).") {
+		t.Errorf("Connect before the key is not explained in its card:\n%s", page)
+	}
+	if f.in.App.Tunnel.Running() {
+		t.Fatal("Connect started the tunnel without a key")
+	}
+	secret := newRuntimeKey(t)
+	f.post(t, b, "/setup/tunnel-id", "tunnel_id", secret)
+	page = f.get(t, b, "/setup")
+	if strings.Contains(page, secret) || !strings.Contains(page, "A tunnel ID starts with tunnel_") {
+		t.Errorf("a key in the tunnel ID field: echoed or not explained:\n%s", page)
+	}
+	if id := f.in.App.Tunnel.Config().TunnelID; id != "" {
+		t.Fatalf("a refused tunnel ID was saved: %q", id)
+	}
+	f.post(t, b, "/setup/tunnel-id", "tunnel_id", "  "+setupTunnelID+" ")
+	if id := f.in.App.Tunnel.Config().TunnelID; id != setupTunnelID {
+		t.Fatalf("tunnel ID saved as %q", id)
+	}
+}

@@ -111,8 +111,10 @@ func (s *Supervisor) supervise(ctx context.Context, r *run, logf *rotatingLog) {
 		}
 		if res.keyRefused {
 			// The same key would be refused again: no restart loop.
-			s.update(r, func(st *Status) { st.LastError = truncate(res.desc, maxErrorLine) })
-			s.setState(r, StateKeyRefused, ReasonKeyRefused)
+			s.update(r, func(st *Status) {
+				st.State, st.Reason, st.PID = StateKeyRefused, ReasonKeyRefused, 0
+				st.LastError = truncate(res.desc, maxErrorLine)
+			})
 			s.note(logf, "tunnel-client "+res.desc+"; OpenAI refused the key, not restarting until a new key is saved")
 			s.log.Error("tunnel: the control plane refused the runtime key; not restarting", "exit", res.desc)
 			return

@@ -28,8 +28,8 @@ func TestKeyRefusedIsItsOwnState(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := waitFor(t, s, "key refused", 20*time.Second, stateIs(StateKeyRefused))
-	if !strings.Contains(st.Reason, "refused the tunnel key") {
-		t.Errorf("reason = %q, want it to name the refused key", st.Reason)
+	if !strings.Contains(st.Reason, "refused the tunnel key") || st.PID == 0 {
+		t.Errorf("status = %+v, want a reason that names the refused key and the running child's pid", st)
 	}
 	// Many more health polls: it stays refused, never ready.
 	deadline := time.Now().Add(time.Second)
@@ -63,7 +63,7 @@ func TestKeyRefusedExitIsNoRestartLoop(t *testing.T) {
 	}
 	waitFor(t, s, "supervision ended", 20*time.Second, func(st Status) bool { return !s.Running() })
 	st := s.Status()
-	if st.State != StateKeyRefused || st.Restarts != 0 {
+	if st.State != StateKeyRefused || st.Restarts != 0 || st.PID != 0 {
 		t.Fatalf("after a refused key the client exited: %+v, want key_refused without restarts", st)
 	}
 	// Saving a key lifts it (the new key is not tried yet).

@@ -375,7 +375,7 @@ func (s *Supervisor) notify(sub *subscriber) {
 func (s *Supervisor) setState(r *run, state State, reason string) {
 	s.update(r, func(st *Status) {
 		st.State, st.Reason = state, reason
-		if state != StateStarting && state != StateReady && state != StateUnhealthy {
+		if state != StateStarting && state != StateReady && state != StateUnhealthy && state != StateKeyRefused {
 			st.PID = 0
 		}
 	})

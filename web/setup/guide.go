@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -105,43 +106,57 @@ func (v View) Phase() Phase {
 	return PhaseConnect
 }
 
-// Step is the state of the named step.
+// Step is the state of the named step: current when it is the phase's
+// step, else done when what it sets up is in place (a tunnel ID saved
+// stays done while a refused key is pasted again), else waiting.
 func (v View) Step(name string) StepState {
-	if name == StepFirstCall && !v.FirstCall.IsZero() {
-		return Done
-	}
-	cur := 0
+	var cur []string
 	switch v.Phase() {
 	case PhaseProgram:
-		cur = 0
+		cur = []string{StepProgram}
 	case PhaseKey:
-		cur = 1
+		cur = []string{StepKey}
 	case PhaseTunnelID:
-		cur = 2
+		cur = []string{StepTunnelID}
 	case PhaseConnect, PhaseConnecting:
-		cur = 3
+		cur = []string{StepConnect}
 	case PhaseChatGPT:
 		// The ChatGPT half and the wait for its first call go together.
-		if name == StepFirstCall {
-			return Current
-		}
-		cur = 4
-	case PhaseDone:
-		return Done
+		cur = []string{StepChatGPT, StepFirstCall}
 	}
-	i := 0
-	for j, s := range steps {
-		if s == name {
-			i = j
-		}
-	}
-	switch {
-	case i < cur:
-		return Done
-	case i == cur:
+	if slices.Contains(cur, name) {
 		return Current
 	}
+	if v.stepDone(name) {
+		return Done
+	}
 	return Waiting
+}
+
+// WaitingText is what a waiting step says: which step comes first.
+func (v View) WaitingText() string {
+	n := map[Phase]string{PhaseProgram: "1", PhaseKey: "2", PhaseTunnelID: "3", PhaseConnect: "4", PhaseConnecting: "4", PhaseChatGPT: "5"}[v.Phase()]
+	if n == "" {
+		return "Waiting."
+	}
+	return "After step " + n + "."
+}
+
+// stepDone reports whether what a step sets up is in place.
+func (v View) stepDone(name string) bool {
+	switch name {
+	case StepProgram:
+		return v.ProgramOK()
+	case StepKey:
+		return v.KeyPresent && !v.KeyRefused()
+	case StepTunnelID:
+		return v.TunnelID != ""
+	case StepConnect:
+		return v.Status.State == tunnel.StateReady
+	case StepChatGPT, StepFirstCall:
+		return !v.FirstCall.IsZero()
+	}
+	return false
 }
 
 // Lead is the page's one sentence of state.

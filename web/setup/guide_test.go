@@ -62,8 +62,8 @@ func TestGuidedSteps(t *testing.T) {
 				seen = true
 			case !seen && c.current != "" && st != Done:
 				t.Errorf("%s: step %s before the current one is %s", c.name, s, st)
-			case seen && s != StepFirstCall && st != Waiting:
-				t.Errorf("%s: step %s after the current one is %s", c.name, s, st)
+			case seen && s != StepFirstCall && st == Current:
+				t.Errorf("%s: step %s after the current one is current too", c.name, s)
 			}
 		}
 		html := render(t, c.v)
@@ -72,6 +72,18 @@ func TestGuidedSteps(t *testing.T) {
 		}
 		if c.current != "" && !strings.Contains(html, `data-testid="step-`+c.current+`" data-step-state="current"`) {
 			t.Errorf("%s: the page does not show step %s as current", c.name, c.current)
+		}
+	}
+}
+
+// TestStepsAfterARefusedKey: with the key refused, the tunnel ID saved
+// stays done and Connect waits.
+func TestStepsAfterARefusedKey(t *testing.T) {
+	v := View{Pinned: true, Client: Client{Pinned: tunnel.Pin{Path: "x", SHA256: pinnedSum}}, KeyPresent: true, TunnelID: "tunnel_ab",
+		Running: true, Status: tunnel.Status{State: tunnel.StateKeyRefused}}
+	for name, want := range map[string]StepState{StepProgram: Done, StepKey: Current, StepTunnelID: Done, StepConnect: Waiting, StepChatGPT: Waiting, StepFirstCall: Waiting} {
+		if got := v.Step(name); got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
 		}
 	}
 }
@@ -88,5 +100,28 @@ func TestCardFlash(t *testing.T) {
 	}
 	if strings.Count(html, "that is not a tunnel ID") != 1 {
 		t.Error("the message shows more than once")
+	}
+}
+
+// TestLeadPollsOnlyWithoutFields: the steps with fields (and the program
+// step, which only the full page checks) do not poll; the later ones do,
+// naming their phase.
+func TestLeadPollsOnlyWithoutFields(t *testing.T) {
+	pinned := Client{Pinned: tunnel.Pin{Path: "x", SHA256: pinnedSum}}
+	for _, c := range []struct {
+		v    View
+		poll bool
+	}{
+		{View{}, false},
+		{View{Pinned: true, Client: pinned}, false},
+		{View{Pinned: true, Client: pinned, KeyPresent: true}, false},
+		{View{Pinned: true, Client: Client{Pinned: pinned.Pinned, Changed: true}, KeyPresent: true, TunnelID: "tunnel_ab"}, false},
+		{View{Pinned: true, Client: pinned, KeyPresent: true, TunnelID: "tunnel_ab"}, true},
+	} {
+		html := render(t, c.v)
+		polls := strings.Contains(html, `hx-get="/setup/progress/live?phase=`+string(c.v.Phase())+`"`)
+		if polls != c.poll {
+			t.Errorf("phase %s: polls %v, want %v", c.v.Phase(), polls, c.poll)
+		}
 	}
 }

@@ -655,6 +655,8 @@ func StateLabel(s tunnel.State) string {
 		return "Stopped after repeated crashes"
 	case tunnel.StateClientChanged:
 		return "Not run: tunnel-client changed since it was pinned"
+	case tunnel.StateKeyRefused:
+		return "OpenAI refused the tunnel key"
 	}
 	return string(s)
 }
