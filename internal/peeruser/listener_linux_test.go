@@ -34,8 +34,9 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// guardedServer serves a counting handler behind Guard on addr.
-func guardedServer(t *testing.T, addr string) (url string, served *atomic.Int64, logs *syncBuffer, g *Guarded) {
+// guardedServer serves a counting handler behind Guard on addr; setup,
+// when given, changes the Guard before it serves.
+func guardedServer(t *testing.T, addr string, setup func(*Guarded)) (url string, served *atomic.Int64, logs *syncBuffer, g *Guarded) {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -45,6 +46,9 @@ func guardedServer(t *testing.T, addr string) (url string, served *atomic.Int64,
 	g, err = Guard(ln, "test", slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if setup != nil {
+		setup(g)
 	}
 	served = &atomic.Int64{}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -76,7 +80,7 @@ func TestGuardRefusesAnotherAccount(t *testing.T) {
 	cred := peerusertest.Other(t)
 	const secret = "request-body-that-must-not-be-logged"
 	for _, addr := range loopbacks(t) {
-		url, served, logs, _ := guardedServer(t, addr)
+		url, served, logs, _ := guardedServer(t, addr, nil)
 		a := peerusertest.Request(t, cred, "POST", url, secret, "Content-Type=text/plain")
 		if a.Status != http.StatusForbidden || a.Body != ForbiddenBody {
 			t.Errorf("%s: another account got %+v, want 403", addr, a)
@@ -105,7 +109,7 @@ func TestGuardRefusesAnotherAccount(t *testing.T) {
 // request), and Accept never hands it to the server.
 func TestGuardDecidesBeforeAnyByte(t *testing.T) {
 	cred := peerusertest.Other(t)
-	url, served, logs, _ := guardedServer(t, "127.0.0.1:0")
+	url, served, logs, _ := guardedServer(t, "127.0.0.1:0", nil)
 	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/")
 	client, release := peerusertest.Hold(t, cred, addr)
 	waitFor(t, "the refusal of a silent connection", func() bool { return strings.Contains(logs.String(), client) })
@@ -196,5 +200,28 @@ func TestGuardBoundsItsLog(t *testing.T) {
 	g.refused("one more")
 	if !strings.Contains(logs.String(), fmt.Sprintf("refusals_not_logged_before=%d", flood-logBurst)) {
 		t.Fatalf("the next line does not count the left-out ones:\n%s", logs.String())
+	}
+}
+
+// TestGuardLooksUpOncePerConnection: a kept-alive connection carrying many
+// requests costs one owner lookup, not one per request.
+func TestGuardLooksUpOncePerConnection(t *testing.T) {
+	var lookups atomic.Int64
+	url, served, _, _ := guardedServer(t, "127.0.0.1:0", func(g *Guarded) {
+		g.owner = func(c net.Conn) (Account, error) { lookups.Add(1); return ConnOwner(c) }
+	})
+	client := &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1}}
+	defer client.CloseIdleConnections()
+	const requests = 50
+	for range requests {
+		resp, err := client.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if served.Load() != requests || lookups.Load() != 1 {
+		t.Fatalf("%d requests served with %d owner lookups, want %d with 1", served.Load(), lookups.Load(), requests)
 	}
 }

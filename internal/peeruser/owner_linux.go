@@ -73,6 +73,11 @@ func diagUID(local, remote netip.AddrPort) (uint32, error) {
 		return 0, &netlinkUnavailableError{fmt.Errorf("socket: %w", err)}
 	}
 	defer unix.Close(fd)
+	// The kernel answers at once; a receive that waits longer than this
+	// falls back to /proc rather than holding the listener's Accept.
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: 2}); err != nil {
+		return 0, &netlinkUnavailableError{fmt.Errorf("set a receive timeout: %w", err)}
+	}
 	family := byte(unix.AF_INET6)
 	if remote.Addr().Is4() {
 		family = unix.AF_INET

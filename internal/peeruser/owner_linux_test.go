@@ -145,3 +145,21 @@ func TestProbe(t *testing.T) {
 		t.Fatalf("Probe = %v, %v; want %v", got, err, me)
 	}
 }
+
+// TestListenerIsNotAPeer: asked for a connection whose peer end would be
+// a listening address, the kernel's lookup may answer with the listener
+// itself (its own socket, owned by this account); that is no connection
+// and must not be taken for its owner.
+func TestListenerIsNotAPeer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	listening := ln.Addr().(*net.TCPAddr).AddrPort()
+	for name, lookup := range lookups() {
+		if uid, err := lookup(netip.MustParseAddrPort("127.0.0.1:1"), listening); !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s: uid %d, %v; want ErrNotFound", name, uid, err)
+		}
+	}
+}
