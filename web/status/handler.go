@@ -76,10 +76,6 @@ func (h *Handler) load(ctx context.Context) (View, error) {
 	if h.Tunnel != nil {
 		v.TunnelState, v.TunnelReason = h.Tunnel()
 	}
-	if h.DataDir != "" {
-		st := h.selfTest()
-		v.SelfTest = &st
-	}
 	return v, nil
 }
 
@@ -88,6 +84,11 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.Kit.Fail(w, r, "status page", err)
 		return
+	}
+	// The selftest report is read for the page, not its live part.
+	if h.DataDir != "" {
+		st := h.selfTest()
+		v.SelfTest = &st
 	}
 	h.Kit.Render(w, r, http.StatusOK, Page(h.Kit.Chrome(r, "Status", "status"), v))
 }
