@@ -50,7 +50,9 @@ With no command: Hearth with its tray icon (Windows; elsewhere as serve).
 
 commands:
   serve     run Hearth headless (MCP endpoint and control panel)
-  ensure    start Hearth detached unless it already runs (the logon task)
+  ensure [--home DIR]
+            start Hearth detached unless it already runs (the logon task);
+            --home: for data directory DIR
   install   install for this user (Windows): program, logon task,
             Start-menu shortcut; then start it
   uninstall [--purge]

@@ -1,6 +1,7 @@
 package autostart
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -81,5 +82,46 @@ func TestShortcutRoundTrip(t *testing.T) {
 	}
 	if !strings.EqualFold(filepath.Clean(got), filepath.Clean(target)) {
 		t.Fatalf("shortcut target = %q, want %q", got, target)
+	}
+}
+
+// TestNamedTaskRoundTrip registers a named copy of the logon task,
+// reads its definition back where Task Scheduler reports it (Wine's
+// schtasks /Query prints nothing: ErrNoDefinition), and removes it. The
+// logon task's own name is refused by the named-task calls.
+func TestNamedTaskRoundTrip(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := Task{Exe: exe, Name: fmt.Sprintf("Hearth-Selftest-Test-%d", os.Getpid()), Args: `ensure --home "C:\nowhere"`}
+	if err := RegisterTask(task); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteTask(task.Name) })
+	def, err := TaskDefinition(task.Name)
+	switch {
+	case errors.Is(err, ErrNoDefinition):
+		t.Logf("this Task Scheduler does not report definitions: %v", err)
+	case err != nil:
+		t.Fatal(err)
+	default:
+		sid, _ := userSID()
+		task.UserSID = sid
+		if err := CheckDefinition(task, def); err != nil {
+			t.Fatalf("%v\n%s", err, def)
+		}
+	}
+	if err := DeleteTask(task.Name); err != nil {
+		t.Fatal(err)
+	}
+	if err := DeleteTask(task.Name); err == nil {
+		t.Fatal("a second delete must fail")
+	}
+	if err := RegisterTask(Task{Exe: exe, Name: TaskName}); err == nil {
+		t.Fatal("RegisterTask must refuse the logon task's own name")
+	}
+	if err := DeleteTask(TaskName); err == nil {
+		t.Fatal("DeleteTask must refuse the logon task's own name")
 	}
 }

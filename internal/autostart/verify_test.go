@@ -64,3 +64,22 @@ func TestCheckDefinitionFindsEveryChange(t *testing.T) {
 		t.Error("text that is not XML must be an error")
 	}
 }
+
+// TestTaskNameAndArgs: a named copy of the logon task carries its own name
+// in its URI and its own arguments; the defaults stay the logon task's.
+func TestTaskNameAndArgs(t *testing.T) {
+	def, err := TaskXML(Task{Exe: `C:\P\hearth-tray.exe`, UserSID: "S-1-5-21-1", Name: "Hearth-Selftest-1", Args: `ensure --home "C:\T\d"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(def, `<URI>\Hearth-Selftest-1</URI>`) || !strings.Contains(def, `<Arguments>ensure --home &#34;C:\T\d&#34;</Arguments>`) {
+		t.Fatalf("named task:\n%s", def)
+	}
+	def, err = TaskXML(Task{Exe: `C:\P\hearth-tray.exe`, UserSID: "S-1-5-21-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(def, `<URI>\`+TaskName+`</URI>`) || !strings.Contains(def, `<Arguments>ensure</Arguments>`) {
+		t.Fatalf("the logon task:\n%s", def)
+	}
+}

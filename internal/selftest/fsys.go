@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,20 +53,11 @@ func (r *run) escapeChecks(ctx context.Context, link, kind string) (string, erro
 func uniq(s []string) []string {
 	var out []string
 	for _, v := range s {
-		if v != "" && !contains(out, v) {
+		if v != "" && !slices.Contains(out, v) {
 			out = append(out, v)
 		}
 	}
 	return out
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // checkSymlink makes a directory symbolic link in the root to the outside

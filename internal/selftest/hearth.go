@@ -216,12 +216,3 @@ func (h *hearth) settle(ctx context.Context, r *result) (map[string]any, error) 
 	}
 	return h.await(ctx, id, 60*time.Second)
 }
-
-// needHearth is the error of a check that runs through the temporary
-// Hearth when it is not running.
-func (r *run) needHearth() error {
-	if r.hearth == nil {
-		return errors.New("the temporary Hearth is not running")
-	}
-	return nil
-}

@@ -114,7 +114,9 @@ func (r *run) checkTrayMenu(context.Context) (string, error) {
 }
 
 // checkTrayNotification: the shell took a balloon notification from the
-// icon.
+// icon (Shell_NotifyIcon with NIF_INFO, tray.ShowStates). When the tray
+// shows permit notifications of its own, this check should show one of
+// those instead, so that it proves the notification users see.
 func (r *run) checkTrayNotification(context.Context) (string, error) {
 	if r.plat.trayCheck == nil {
 		return "", errors.New("the icon check recorded nothing")

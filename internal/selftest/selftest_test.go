@@ -69,10 +69,12 @@ func mustPass() []string {
 }
 
 // TestRunLeavesNothingBehind runs the whole selftest with the temporary
-// directory, the user's data directory and the report path in a sandbox:
+// directory, the user's data directory, home, caches and application data
+// and the report path in a sandbox:
 // no check FAILs, those that must pass here do, every skip says why; the
 // run's temporary directory is gone afterwards and the only file it left
-// is its report, in the data directory and at --report; the report holds
+// is its report, in the data directory and at --report (home, caches and
+// application data stay empty); the report holds
 // no path of this machine; and (on Windows) no task, credential, window
 // or shortcut of the run's names remains.
 func TestRunLeavesNothingBehind(t *testing.T) {
@@ -89,6 +91,17 @@ func TestRunLeavesNothingBehind(t *testing.T) {
 	}
 	for _, k := range []string{"TMPDIR", "TMP", "TEMP"} {
 		t.Setenv(k, temp)
+	}
+	// The places a program writes to without being asked: home, caches,
+	// application data. Each is an empty directory of the sandbox.
+	userDirs := map[string]string{}
+	for _, k := range []string{"HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "APPDATA", "LOCALAPPDATA"} {
+		d := filepath.Join(sandbox, "user", strings.ToLower(k))
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv(k, d)
+		userDirs[k] = d
 	}
 	before := leftovers(t)
 	dataBefore := tree(t, dataDir)
@@ -117,6 +130,11 @@ func TestRunLeavesNothingBehind(t *testing.T) {
 
 	if entries, err := os.ReadDir(temp); err != nil || len(entries) != 0 {
 		t.Errorf("left in the temporary directory: %v %v", entries, err)
+	}
+	for k, d := range userDirs {
+		if got := tree(t, d); len(got) != 1 {
+			t.Errorf("the run wrote into %s: %v", k, got)
+		}
 	}
 	dataAfter := tree(t, dataDir)
 	added := slices.DeleteFunc(slices.Clone(dataAfter), func(s string) bool { return slices.Contains(dataBefore, s) })

@@ -27,7 +27,6 @@ var (
 	procGetMessageW           = user32.NewProc("GetMessageW")
 	procTranslateMessage      = user32.NewProc("TranslateMessage")
 	procDispatchMessageW      = user32.NewProc("DispatchMessageW")
-	procPostMessageW          = user32.NewProc("PostMessageW")
 	procSendMessageW          = user32.NewProc("SendMessageW")
 	procPostQuitMessage       = user32.NewProc("PostQuitMessage")
 	procShowWindow            = user32.NewProc("ShowWindow")
@@ -38,7 +37,6 @@ var (
 
 // Window messages and notifications the fixture uses.
 const (
-	wmDestroy     = 0x0002
 	wmClose       = 0x0010
 	wmSetText     = 0x000C
 	wmGetText     = 0x000D
@@ -55,12 +53,10 @@ const (
 	lbAddString   = 0x0180
 	lbGetCount    = 0x018B
 	lbGetCurSel   = 0x0188
-	lbSetCurSel   = 0x0186
 	wsOverlapped  = 0x00CF0000 // WS_OVERLAPPEDWINDOW
 	wsVisible     = 0x10000000
 	wsChild       = 0x40000000
 	swShowNormal  = 1
-	cwUseDefault  = 0x80000000
 )
 
 type wndClassEx struct {
