@@ -79,6 +79,20 @@ func TestChatGPTWindowPage(t *testing.T) {
 		t.Fatal("window open without a browser")
 	}
 
+	f.post(t, b, "/chatgpt/unbind", "route", "r:nobody", "operator", "Ada")
+	if page := f.get(t, b, "/chatgpt"); !strings.Contains(page, "Nothing was unbound") {
+		t.Fatal("unbinding an unbound conversation is not refused")
+	}
+	if r := f.post(t, b, "/chatgpt/arm", "armed", "maybe", "operator", "Ada"); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("bad armed value: %d", r.StatusCode)
+	}
+	if page := f.get(t, b, "/chatgpt"); !strings.Contains(page, "Choose to arm or disarm") || !f.in.App.Wake.Armed() {
+		t.Fatal("a bad armed value was not refused")
+	}
+	if r := f.post(t, b, "/chatgpt/arm", "armed", "false"); r.StatusCode != http.StatusSeeOther || !f.in.App.Wake.Armed() {
+		t.Fatal("disarmed without an operator name")
+	}
+
 	f.post(t, b, "/chatgpt/arm", "armed", "false", "operator", "Ada")
 	if f.in.App.Wake.Armed() {
 		t.Fatal("still armed after disarming")

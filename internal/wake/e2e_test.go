@@ -164,6 +164,26 @@ func TestFakeChatGPTConversationIsWokenAndReceivesArrivals(t *testing.T) {
 	if n := len(fake.Sent("e2e")); n != 2 {
 		t.Fatalf("another conversation's continuation was typed into this tab (%d sent)", n)
 	}
+
+	// Disarmed, a browser_tab continuation stays the dry run.
+	if err := in.App.SetWakeArmed(ctx, "test", false); err != nil {
+		t.Fatal(err)
+	}
+	cont3, err := c.TryCall("run", map[string]any{"operation": "schedule_continuation", "run_id": runID, "prompt": "not while disarmed",
+		"delay_ms": 0, "target": map[string]any{"browser_tab": "bound"}}, meta)
+	if err != nil || cont3.IsError {
+		t.Fatalf("schedule_continuation: %v %s", err, cont3.Raw)
+	}
+	waitFor("the disarmed continuation settled", func() bool {
+		st, err := c.TryCall("run", map[string]any{"operation": "continuation_status", "id": cont3.Get("result.id")}, meta)
+		return err == nil && st.Get("result.state") == "dry_run" && st.Get("result.executed") == false
+	})
+	if n := len(fake.Sent("e2e")); n != 2 {
+		t.Fatalf("a disarmed continuation was typed into the tab (%d sent)", n)
+	}
+	if list, err := c.Session.ListTools(ctx, nil); err != nil || !strings.Contains(list.Tools[0].Description, "Wake: off") {
+		t.Fatalf("tool description after disarming: %v", err)
+	}
 }
 
 // TestBindingSurvivesHearthRestart binds a conversation in one run of

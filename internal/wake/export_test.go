@@ -123,3 +123,21 @@ func PageCountForTest(ctx context.Context, s *Service) (int, error) {
 	}
 	return n, nil
 }
+
+// EvalForTest evaluates expr in a tab and returns its value as JSON.
+func EvalForTest(ctx context.Context, s *Service, target, expr string) (string, error) {
+	b, err := browserForTest(s)
+	if err != nil {
+		return "", err
+	}
+	session, detach, err := attach(ctx, b, target)
+	if err != nil {
+		return "", err
+	}
+	defer detach()
+	var v any
+	if err := evaluate(ctx, b, session, expr, &v); err != nil {
+		return "", err
+	}
+	return fmt.Sprint(v), nil
+}
