@@ -101,3 +101,38 @@ func TestBudgetPrunesOldestFirst(t *testing.T) {
 		t.Fatalf("host_info storage: %v", r.Get("result.storage"))
 	}
 }
+
+func TestBudgetPassDropsFinishedInputs(t *testing.T) {
+	in := hearthtest.Start(t, hearthtest.Trusted)
+	ctx := context.Background()
+	c := hearthtest.Connect(t, in.URL, "inputs")
+	data := strings.Repeat("d", 64*kib)
+	r := c.Call("fs", map[string]any{"operation": "write", "path": filepath.Join(in.Root, "big.txt"), "data": data, "detach": true})
+	fid, _ := r.Get("future_id").(string)
+	if fid == "" {
+		t.Fatalf("detached write: %s", r.Raw)
+	}
+	c.WaitArrival(fid, r)
+	inputLen := func() int {
+		var n int
+		if err := in.App.DB.R.QueryRow(`SELECT length(input) FROM futures WHERE id = ?`, fid).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if inputLen() < 64*kib {
+		t.Fatalf("the future's input is %d bytes before the pass", inputLen())
+	}
+	rep, err := in.App.EnforceBudget(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := inputLen(); n > 4*kib || rep.Inputs < 1 {
+		t.Fatalf("after the pass the finished future keeps %d bytes of input (report %+v)", n, rep)
+	}
+	// The result is still there for task get.
+	g := c.Call("task", map[string]any{"operation": "get", "id": fid})
+	if g.State() != "completed" || g.Get("result.future.result.result.size") != float64(64*kib) {
+		t.Fatalf("task get after the pass: %s", g.Raw)
+	}
+}

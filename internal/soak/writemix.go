@@ -31,7 +31,11 @@ func WriteMix(ctx context.Context, bin string, clients int, d time.Duration, bud
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(work)
+	if os.Getenv("HEARTH_SOAK_KEEP") == "" {
+		defer os.RemoveAll(work)
+	} else {
+		log("work directory kept: %s", work)
+	}
 	home, root := filepath.Join(work, "home"), filepath.Join(work, "files")
 	for _, dir := range []string{home, root} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
