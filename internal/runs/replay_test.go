@@ -83,3 +83,37 @@ func TestScatterReplay(t *testing.T) {
 		}
 	}
 }
+
+// TestScatterReplayAfterRestart: the scatter's answer is journaled, not
+// remembered in memory: after a restart the same command id still replays
+// it, and submits nothing.
+func TestScatterReplayAfterRestart(t *testing.T) {
+	home := t.TempDir()
+	in := hearthtest.StartHome(t, home, trusted)
+	log := filepath.Join(in.Root, "runs.log")
+	args := map[string]any{"operation": "scatter", "calls": []any{
+		map[string]any{"kind": "machine.exec", "command": "sh", "args": []string{"-c", "echo ran >> " + log}},
+	}}
+	meta := map[string]any{"hearth/command_id": "cmd-scatter-restart"}
+	c := hearthtest.Connect(t, in.URL, "scatter-restart")
+	first, err := c.TryCall("run", args, meta)
+	if err != nil || first.IsError {
+		t.Fatalf("scatter: %v %v", err, first)
+	}
+	ids := futureIDs(t, first)
+	collect(t, c, ids, first)
+	in.Stop()
+
+	in = hearthtest.StartHome(t, home, trusted)
+	c = hearthtest.Connect(t, in.URL, "scatter-restart")
+	again, err := c.TryCall("run", args, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Get("replayed") != true || !slices.Equal(futureIDs(t, again), ids) {
+		t.Fatalf("after a restart the command id must replay the first answer %v: %s", ids, again.Raw)
+	}
+	if b, err := os.ReadFile(log); err != nil || strings.Count(string(b), "ran") != 1 {
+		t.Fatalf("the exec ran %d times: %q %v", strings.Count(string(b), "ran"), b, err)
+	}
+}
