@@ -344,7 +344,7 @@ func (d *Dispatcher) insertSettled(ctx context.Context, id string, req Request, 
 // releaseDependents releases the waiting futures that depend on id. It is
 // called when id settles.
 func (d *Dispatcher) releaseDependents(id string) {
-	rows, err := d.DB.R.QueryContext(d.ctx, `SELECT fd.future_id FROM future_deps fd JOIN futures f ON f.id = fd.future_id
+	waiting, err := d.ids(`SELECT fd.future_id FROM future_deps fd JOIN futures f ON f.id = fd.future_id
 		WHERE fd.dep_id = ? AND f.state = 'waiting'`, id)
 	if err != nil {
 		if d.ctx.Err() == nil {
@@ -352,35 +352,37 @@ func (d *Dispatcher) releaseDependents(id string) {
 		}
 		return
 	}
-	var waiting []string
-	for rows.Next() {
-		var w string
-		if rows.Scan(&w) == nil {
-			waiting = append(waiting, w)
-		}
-	}
-	rows.Close()
 	for _, w := range waiting {
 		d.tryRelease(w)
 	}
 }
 
+// ids reads the one-column id rows of query.
+func (d *Dispatcher) ids(query string, args ...any) ([]string, error) {
+	rows, err := d.DB.R.QueryContext(d.ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
 // recoverWaiting is called at start-up: waiting futures whose dependencies
 // all settled are released; the others keep waiting.
 func (d *Dispatcher) recoverWaiting() {
-	rows, err := d.DB.R.QueryContext(d.ctx, `SELECT id FROM futures WHERE state = 'waiting' ORDER BY created_at`)
+	waiting, err := d.ids(`SELECT id FROM futures WHERE state = 'waiting' ORDER BY created_at`)
 	if err != nil {
 		d.Log.Error("find waiting futures", "err", err)
 		return
 	}
-	var waiting []string
-	for rows.Next() {
-		var w string
-		if rows.Scan(&w) == nil {
-			waiting = append(waiting, w)
-		}
-	}
-	rows.Close()
 	for _, w := range waiting {
 		if d.tryRelease(w) {
 			continue

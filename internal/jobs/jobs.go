@@ -164,10 +164,11 @@ type Queue struct {
 	// BeginRun, when set, admits a run as a fresh call and journals it
 	// before its process starts; a *Parked answer parks the job for a
 	// permit, any other error refuses the run, which ends with that error
-	// and nothing more journaled. EndRun, when set, journals the end of a run BeginRun
-	// journaled, inside the transaction that records the job's terminal
-	// state: a crash leaves both or neither, never a journaled outcome for
-	// a job the next start then treats as interrupted (and requeues).
+	// and nothing more journaled. EndRun, when set, journals the end of a
+	// run BeginRun journaled, inside the transaction that records the job's
+	// terminal state: a crash leaves both or neither, never a journaled
+	// outcome for a job the next start then treats as interrupted (and
+	// requeues).
 	BeginRun func(ctx context.Context, r RunStart) error
 	EndRun   func(ctx context.Context, tx *sql.Tx, end RunEnd) error
 	// Held, when set, reports whether the operator holds the queue (the

@@ -83,3 +83,80 @@ func TestScatterReplay(t *testing.T) {
 		}
 	}
 }
+
+// TestScatterReplayAfterRestart: the scatter's answer is journaled, not
+// remembered in memory: after a restart the same command id still replays
+// it, and submits nothing.
+func TestScatterReplayAfterRestart(t *testing.T) {
+	home := t.TempDir()
+	in := hearthtest.StartHome(t, home, trusted)
+	log := filepath.Join(in.Root, "runs.log")
+	args := map[string]any{"operation": "scatter", "calls": []any{
+		map[string]any{"kind": "machine.exec", "command": "sh", "args": []string{"-c", "echo ran >> " + log}},
+	}}
+	meta := map[string]any{"hearth/command_id": "cmd-scatter-restart"}
+	c := hearthtest.Connect(t, in.URL, "scatter-restart")
+	first, err := c.TryCall("run", args, meta)
+	if err != nil || first.IsError {
+		t.Fatalf("scatter: %v %v", err, first)
+	}
+	ids := futureIDs(t, first)
+	collect(t, c, ids, first)
+	in.Stop()
+
+	in = hearthtest.StartHome(t, home, trusted)
+	c = hearthtest.Connect(t, in.URL, "scatter-restart")
+	again, err := c.TryCall("run", args, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Get("replayed") != true || !slices.Equal(futureIDs(t, again), ids) {
+		t.Fatalf("after a restart the command id must replay the first answer %v: %s", ids, again.Raw)
+	}
+	if b, err := os.ReadFile(log); err != nil || strings.Count(string(b), "ran") != 1 {
+		t.Fatalf("the exec ran %d times: %q %v", strings.Count(string(b), "ran"), b, err)
+	}
+}
+
+// TestRecipeRunReplay: recipe.run is a command like run.scatter: the same
+// command id answers the first run (replayed) without running a step
+// again, another input is a conflict, and the step was journaled under a
+// command id derived from the run's.
+func TestRecipeRunReplay(t *testing.T) {
+	in := hearthtest.Start(t, trusted)
+	c := hearthtest.Connect(t, in.URL, "recipe-replay")
+	log := filepath.Join(in.Root, "steps.log")
+	r := c.Call("recipe", map[string]any{"operation": "create", "name": "append", "steps": []any{
+		map[string]any{"primitive": "machine.exec", "input": map[string]any{"command": "sh", "args": []string{"-c", "echo ran >> " + log}}},
+	}})
+	if r.State() != "completed" {
+		t.Fatalf("create: %s", r.Raw)
+	}
+	meta := map[string]any{"hearth/command_id": "cmd-recipe-replay"}
+	run := map[string]any{"operation": "run", "name": "append"}
+	first, err := c.TryCall("recipe", run, meta)
+	if err != nil || first.State() != "completed" {
+		t.Fatalf("recipe.run: %v %v", err, first)
+	}
+	again, err := c.TryCall("recipe", run, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Get("replayed") != true || again.State() != "completed" {
+		t.Fatalf("a repeat of the command id must replay the run: %s", again.Raw)
+	}
+	if b, err := os.ReadFile(log); err != nil || strings.Count(string(b), "ran") != 1 {
+		t.Fatalf("the step ran %d times: %q %v", strings.Count(string(b), "ran"), b, err)
+	}
+	other, err := c.TryCall("recipe", map[string]any{"operation": "run", "name": "append", "params": map[string]any{"x": "y"}}, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.State() != "conflict" {
+		t.Fatalf("another input under the command id must be a conflict: %s", other.Raw)
+	}
+	var n int
+	if err := in.App.DB.R.QueryRowContext(context.Background(), `SELECT count(*) FROM commands WHERE command_id = 'cmd-recipe-replay/step0'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("the step's derived command: %d rows, %v", n, err)
+	}
+}
