@@ -161,15 +161,28 @@ func BenchmarkAppend(b *testing.B) {
 }
 
 // BenchmarkVerify1M builds a ledger of 1,000,000 entries once (bulkAppend,
-// in the benchmark's temporary directory) and times VerifyDB over it. It
-// runs only when -bench names it, since building takes a while:
+// in the benchmark's temporary directory) and times VerifyDB over it
+// (impl=parallel) beside the sequential walk it replaced (impl=sequential,
+// verifySequential), so that benchstat -col /impl compares them under the
+// same load. It runs only when -bench names it, since building takes a while:
 //
 //	go test -run '^$' -bench Verify1M -benchtime 3x ./internal/ledger/
 func BenchmarkVerify1M(b *testing.B) {
 	if f := flag.Lookup("test.bench"); f == nil || !strings.Contains(f.Value.String(), "Verify1M") {
 		b.Skip("building 1,000,000 entries takes a while; select it with -bench Verify1M")
 	}
-	const n = 1_000_000
+	benchVerify(b, 1_000_000)
+}
+
+// BenchmarkVerifyGrowth does the same at 10,000 and 100,000 entries, beside
+// Verify1M's million, to show how verification grows with the ledger.
+func BenchmarkVerifyGrowth(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run("entries="+strconv.Itoa(n), func(b *testing.B) { benchVerify(b, n) })
+	}
+}
+
+func benchVerify(b *testing.B, n int) {
 	ctx := context.Background()
 	db := openTestDB(b)
 	skey, vkey := testKey(b, "bench")
@@ -185,54 +198,39 @@ func BenchmarkVerify1M(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Logf("built %d entries and a checkpoint in %v", n, time.Since(start).Round(time.Millisecond))
-	runs := 0
-	cpu0, cpuOK := processCPU()
-	for b.Loop() {
-		rep, err := VerifyDB(ctx, db, ExpectKey(vkey))
+	sequential := func() (Report, error) {
+		tx, err := db.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 		if err != nil {
-			b.Fatal(err)
+			return Report{}, err
 		}
-		if rep.Entries != n || rep.CheckpointSize != n {
-			b.Fatalf("report = %+v", rep)
-		}
-		runs++
+		defer tx.Rollback()
+		var rep Report
+		err = verifySequential(ctx, tx, verifyConfig{expectKey: vkey}, &rep)
+		return rep, err
 	}
-	b.ReportMetric(float64(runs*n)/b.Elapsed().Seconds(), "entries/s")
-	// CPU time per verification: on a shared, loaded machine it moves
-	// less than the wall time does.
-	if cpu1, ok := processCPU(); ok && cpuOK {
-		b.ReportMetric((cpu1-cpu0).Seconds()/float64(runs), "cpu-s/op")
-	}
-}
-
-// BenchmarkVerifyGrowth times VerifyDB at 10,000 and 100,000 entries, beside
-// Verify1M's million, to show how verification grows with the ledger.
-func BenchmarkVerifyGrowth(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
-		b.Run("entries="+strconv.Itoa(n), func(b *testing.B) {
-			ctx := context.Background()
-			db := openTestDB(b)
-			skey, vkey := testKey(b, "bench")
-			l, err := Open(db, skey)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := bulkAppend(ctx, db, time.Now, n, benchData); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := l.Checkpoint(ctx); err != nil {
-				b.Fatal(err)
-			}
-			cpu0, cpuOK := processCPU()
+	for _, impl := range []struct {
+		name   string
+		verify func() (Report, error)
+	}{
+		{"parallel", func() (Report, error) { return VerifyDB(ctx, db, ExpectKey(vkey)) }},
+		{"sequential", sequential},
+	} {
+		b.Run("impl="+impl.name, func(b *testing.B) {
 			runs := 0
+			cpu0, cpuOK := processCPU()
 			for b.Loop() {
-				rep, err := VerifyDB(ctx, db, ExpectKey(vkey))
-				if err != nil || rep.Entries != int64(n) {
-					b.Fatalf("verify: %v %+v", err, rep)
+				rep, err := impl.verify()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if rep.Entries != int64(n) || rep.CheckpointSize != int64(n) {
+					b.Fatalf("report = %+v", rep)
 				}
 				runs++
 			}
 			b.ReportMetric(float64(runs*n)/b.Elapsed().Seconds(), "entries/s")
+			// CPU time per verification: on a shared, loaded machine it
+			// moves less than the wall time does.
 			if cpu1, ok := processCPU(); ok && cpuOK {
 				b.ReportMetric((cpu1-cpu0).Seconds()/float64(runs), "cpu-s/op")
 			}
