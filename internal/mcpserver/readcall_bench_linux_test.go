@@ -270,6 +270,10 @@ func BenchmarkReadCallVsNode(b *testing.B) {
 	}
 	hpid, npid := proc.Cmd.Process.Pid, cmd.Process.Pid
 	b.Run("hearth_fs_stat", func(b *testing.B) { measure(b, hpid, hearthCall) })
+	// The same call as one raw JSON-RPC POST (no client session): what
+	// the server spends without the client's protocol headers.
+	raw, client := statCall(path), &http.Client{}
+	b.Run("hearth_fs_stat_raw", func(b *testing.B) { measure(b, hpid, func() { post(b, client, proc.URL, raw) }) })
 	b.Run("node_get_file_info", func(b *testing.B) { measure(b, npid, nodeCall) })
 	b.Run("hearth_fs_stat_x8", func(b *testing.B) { measure8(b, hpid, hearthCall) })
 	b.Run("node_get_file_info_x8", func(b *testing.B) { measure8(b, npid, nodeCall) })
