@@ -46,7 +46,16 @@ type Events struct {
 	pending []callRec
 	kick    chan struct{}
 	running bool
+	// writeMu orders the writes of pending calls (the recorder's and a
+	// History reader's flush), so the history keeps the order of calls.
+	writeMu sync.Mutex
 }
+
+// callLinger is how long the recorder gathers observed calls before it
+// writes them in one transaction: a steady stream of calls then costs one
+// write per batch, not one per call. History flushes what is pending, so
+// it never misses a call.
+const callLinger = 50 * time.Millisecond
 
 type callRec struct {
 	at         int64
@@ -156,6 +165,8 @@ func (e *Events) Observe(ctx context.Context, spec *primitive.Spec, route string
 		return nil
 	}
 	e.mu.Unlock()
+	e.writeMu.Lock()
+	defer e.writeMu.Unlock()
 	e.record(context.WithoutCancel(ctx), []callRec{rec})
 	return nil
 }
@@ -164,8 +175,13 @@ func (e *Events) Observe(ctx context.Context, spec *primitive.Spec, route string
 // now and then.
 func (e *Events) record(ctx context.Context, recs []callRec) {
 	err := e.DB.InTx(ctx, func(tx *sql.Tx) error {
+		insert, err := tx.PrepareContext(ctx, `INSERT INTO events(at, route, kind, entity_id) VALUES (?,?,?,?)`)
+		if err != nil {
+			return err
+		}
+		defer insert.Close()
 		for _, r := range recs {
-			res, err := tx.ExecContext(ctx, `INSERT INTO events(at, route, kind, entity_id) VALUES (?,?,?,?)`, r.at, r.route, KindCall, r.sig)
+			res, err := insert.ExecContext(ctx, r.at, r.route, KindCall, r.sig)
 			if err != nil {
 				return err
 			}
@@ -186,24 +202,40 @@ func (e *Events) record(ctx context.Context, recs []callRec) {
 // runRecorder writes observed calls in the background until ctx ends,
 // then flushes what is pending.
 func (e *Events) runRecorder(ctx context.Context) {
+	linger := time.NewTimer(callLinger)
+	linger.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 		case <-e.kick:
+			linger.Reset(callLinger)
+			select {
+			case <-ctx.Done():
+			case <-linger.C:
+			}
 		}
-		e.mu.Lock()
-		batch := e.pending
-		e.pending = nil
-		if ctx.Err() != nil {
-			e.running = false
-		}
-		e.mu.Unlock()
-		if len(batch) > 0 {
-			e.record(context.WithoutCancel(ctx), batch)
-		}
-		if ctx.Err() != nil {
+		stopping := ctx.Err() != nil
+		e.flush(context.WithoutCancel(ctx), stopping)
+		if stopping {
 			return
 		}
+	}
+}
+
+// flush writes the pending calls; stopping ends background recording
+// (later calls are written synchronously).
+func (e *Events) flush(ctx context.Context, stopping bool) {
+	e.writeMu.Lock()
+	defer e.writeMu.Unlock()
+	e.mu.Lock()
+	batch := e.pending
+	e.pending = nil
+	if stopping {
+		e.running = false
+	}
+	e.mu.Unlock()
+	if len(batch) > 0 {
+		e.record(ctx, batch)
 	}
 }
 
@@ -223,6 +255,7 @@ func (e *Events) startRecorder(ctx context.Context, wg *sync.WaitGroup) {
 // History returns route's most recent top-level primitive calls, oldest
 // first, at most n.
 func (e *Events) History(ctx context.Context, route string, n int) ([]string, error) {
+	e.flush(context.WithoutCancel(ctx), false)
 	rows, err := e.DB.R.QueryContext(ctx, `SELECT entity_id FROM events WHERE kind = 'call' AND route = ? ORDER BY seq DESC LIMIT ?`, route, n)
 	if err != nil {
 		return nil, fmt.Errorf("read call history: %w", err)
