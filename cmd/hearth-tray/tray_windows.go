@@ -93,7 +93,7 @@ func trayMain(ctx context.Context, quiet bool) error {
 	var quitOnce sync.Once
 	quit := func() { quitOnce.Do(func() { close(quitc) }) }
 	t := &tray.Tray{
-		Hearth:    tray.FromApp(a),
+		Hearth:    trayHearth(a),
 		Autostart: tray.Autostart{Enabled: autostart.Enabled, Enable: autostart.Enable, Disable: autostart.Disable},
 		Exe:       exe, Browse: tray.OpenURL, Quit: quit, Log: log,
 	}
@@ -139,7 +139,7 @@ func trayMain(ctx context.Context, quiet bool) error {
 	// are released last, by the deferred calls above.
 	trayCtx, stopTray := context.WithCancel(context.Background())
 	defer stopTray()
-	defer startNotifications(trayCtx, a, t, log)()
+	defer startNotifications(trayCtx, t, log)()
 	stopIcon := make(chan struct{})
 	done := make(chan struct{})
 	var serveErr error
@@ -180,6 +180,15 @@ func trayMain(ctx context.Context, quiet bool) error {
 	}
 	<-done
 	return serveErr
+}
+
+// trayHearth is what the tray reads and drives of the running app.
+func trayHearth(a *app.App) tray.Hearth {
+	return tray.Hearth{
+		Status: a.Gov.Status, Permits: a.PendingPermits,
+		Tunnel: a.Tunnel.Status, StartTunnel: a.StartTunnel, StopTunnel: a.StopTunnel,
+		EStop: a.Operator.EStop, OpenChatGPT: a.OpenChatGPT, LoginURL: a.LoginURL,
+	}
 }
 
 // openRunning is a second start's answer: ask the running tray to open its
