@@ -54,6 +54,14 @@ type Options struct {
 	// hearth-tray" is looked for, instead of hearth-tray's own folder
 	// (tests put a fake there).
 	TunnelProgramDir string
+	// Instance (Start): one Hearth per user and data directory: take the
+	// instance lock before opening anything, and publish instance.json
+	// once listening.
+	Instance bool
+	// Listening (Start), when set, runs once both listeners are bound,
+	// before instance.json is published and serving begins (the tray
+	// publishes its control endpoint there).
+	Listening func(*App) error
 }
 
 // App is a running Hearth.
