@@ -141,10 +141,11 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	}
 	gov := newGovernor(cfg, db, led, log)
 	arts := &artifacts.Store{DB: db, Dir: filepath.Join(opts.DataDir, "artifacts")}
-	ui := &uia.Service{Provider: opts.UIProvider, Log: log}
-	if ui.Provider == nil {
-		ui.Provider = uia.DefaultProvider()
+	provider := opts.UIProvider
+	if provider == nil {
+		provider = uia.DefaultProvider()
 	}
+	ui := &uia.Service{Provider: provider, Log: log}
 	a := &App{
 		Config: cfg, DataDir: opts.DataDir, DB: db, Log: log, Ledger: led,
 		FS:   &fsops.Engine{DB: db, Roots: roots, SpillDir: filepath.Join(opts.DataDir, "receipts")},
@@ -153,7 +154,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		configPath: opts.ConfigPath, ready: make(chan struct{}),
 	}
 	exec := newMachine(cfg, arts, cfg.MaxConcurrentExec, opts.Version, a.status)
-	a.Jobs = a.newJobs(cfg, newMachine(cfg, arts, cfg.MaxConcurrentJobs, opts.Version, nil))
+	a.Jobs = a.newJobs(cfg, newMachine(cfg, arts, cfg.MaxConcurrentJobs, "", nil))
 
 	var specs []*primitive.Spec
 	specs = append(specs, exec.Specs()...)
@@ -181,8 +182,10 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	// The engine's parts still take the dispatcher (and the governor the
-	// parked work) once it exists: the two wirings left after construction.
+	// The two wirings still made after construction, both the engine's
+	// (dispatch, govern, jobs, runs): the governor reaches the parked work
+	// and the queue, and the parts whose primitives submit calls get the
+	// dispatcher that holds those primitives.
 	a.connectGovernor()
 	a.connectDispatcher()
 
