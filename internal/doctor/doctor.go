@@ -69,6 +69,7 @@ type doctor struct {
 	running *instance.Info
 	fails   int
 	warns   int
+	http    *http.Client
 }
 
 func (d *doctor) line(status, check, detail string) {
@@ -95,7 +96,7 @@ type Options struct {
 // Run runs every check (`hearth-tray doctor`): one line per check, then a
 // summary. It returns ErrFailed when at least one check failed.
 func Run(ctx context.Context, opts Options) error {
-	d := &doctor{out: opts.Out, dataDir: opts.DataDir, configPath: opts.ConfigPath}
+	d := &doctor{out: opts.Out, dataDir: opts.DataDir, configPath: opts.ConfigPath, http: newHTTPClient()}
 	d.line(checkOK, "version", fmt.Sprintf("hearth-tray %s (%s/%s)", opts.Version, runtime.GOOS, runtime.GOARCH))
 	d.checkDataDir()
 	d.checkConfig()
@@ -328,11 +329,14 @@ func loopbackURL(u string) (*url.URL, error) {
 	return p, nil
 }
 
-var doctorHTTP = &http.Client{
-	Timeout: 5 * time.Second,
-	// The panel answers a visitor without a session with a redirect; that
-	// answer is all doctor needs.
-	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+// newHTTPClient is the client of the endpoint checks: short timeouts, and
+// redirects not followed (the panel answers a visitor without a session
+// with a redirect; that answer is all doctor needs).
+func newHTTPClient() *http.Client {
+	return &http.Client{
+		Timeout:       5 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 }
 
 // checkMCP sends the running endpoint an MCP ping.
@@ -351,7 +355,7 @@ func (d *doctor) checkMCP(ctx context.Context, mcpURL string) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := doctorHTTP.Do(req)
+	resp, err := d.http.Do(req)
 	if err != nil {
 		d.line(checkFail, name, fmt.Sprintf("%s does not answer: %v (quit Hearth from the tray and start it again)", mcpURL, err))
 		return
@@ -378,7 +382,7 @@ func (d *doctor) checkPanel(ctx context.Context, panelURL string) {
 		d.line(checkFail, name, err.Error())
 		return
 	}
-	resp, err := doctorHTTP.Do(req)
+	resp, err := d.http.Do(req)
 	if err != nil {
 		d.line(checkFail, name, fmt.Sprintf("%s does not answer: %v (quit Hearth from the tray and start it again)", panelURL, err))
 		return
