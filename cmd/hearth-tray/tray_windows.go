@@ -79,7 +79,8 @@ func trayMain(ctx context.Context, quiet bool) error {
 	h, err := app.Start(ctx, app.Options{
 		DataDir: dataDir, ConfigPath: cfgPath, Version: version, Log: log, Instance: true,
 		// The control endpoint is published before instance.json, so that
-		// a second start that sees instance.json finds it too.
+		// a second start that sees instance.json finds it too, and answers
+		// while Hearth recovers the previous run's state.
 		Listening: func(a *app.App) error {
 			t = &tray.Tray{
 				Hearth:    trayHearth(a),
@@ -87,7 +88,15 @@ func trayMain(ctx context.Context, quiet bool) error {
 				Exe:       exe, Browse: tray.OpenURL, Quit: quit, Log: log,
 			}
 			ctl = &tray.Control{Open: t.OpenPanel, Quit: quit, Log: log, AnyAccount: !a.Config.LoopbackSameUser}
-			return ctl.Listen(dataDir)
+			if err := ctl.Listen(dataDir); err != nil {
+				return err
+			}
+			go func() {
+				if err := ctl.Serve(); err != nil {
+					log.Error("tray control endpoint", "err", err)
+				}
+			}()
+			return nil
 		},
 	})
 	if errors.Is(err, instance.ErrAlreadyRunning) {
@@ -103,11 +112,6 @@ func trayMain(ctx context.Context, quiet bool) error {
 		return err
 	}
 	defer ctl.Close()
-	go func() {
-		if err := ctl.Serve(); err != nil {
-			log.Error("tray control endpoint", "err", err)
-		}
-	}()
 	log.Info("hearth started", "pid", os.Getpid(), "mcp", h.MCPURL(), "panel", h.PanelURL(), "first_run", firstRun)
 	stopTunnelNotes := h.Tunnel.OnChange(func(tunnel.Status) { t.Poke() })
 	if firstRun {
