@@ -3,12 +3,14 @@
 package main
 
 import (
+	"net"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/hearth-dev/hearth/internal/backup"
+	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
 
@@ -18,7 +20,9 @@ var backedUpRE = regexp.MustCompile(`Backed up and verified: (\S+) \((\d+) ledge
 // restore is refused then, doctor names the newest verified backup, and
 // restore by the name backup --list prints works once Hearth stopped.
 func TestBackupAndRestoreCLI(t *testing.T) {
-	home := freshHome(t)
+	home := t.TempDir()
+	addrs := freeAddrs(t, 2)
+	hearthtest.WriteConfig(t, home, func(c *config.Config) { c.MCPAddr, c.PanelAddr = addrs[0], addrs[1] })
 	p := hearthtest.StartProcess(t, home)
 	c := hearthtest.Connect(t, p.URL, "backup")
 	if r := c.Call("machine", map[string]any{"operation": "host_info"}); r.State() != "completed" {
@@ -37,7 +41,7 @@ func TestBackupAndRestoreCLI(t *testing.T) {
 	if err == nil || !strings.Contains(out, "Hearth is running") {
 		t.Fatalf("restore while Hearth runs: %v\n%s", err, out)
 	}
-	out, _ = doctorCLI(t, home)
+	out, _ = runCLI(t, home, "", "doctor")
 	if !regexp.MustCompile(`(?m)^ok    backups: newest verified backup `).MatchString(out) {
 		t.Fatalf("doctor does not name a verified backup:\n%s", out)
 	}
@@ -66,4 +70,20 @@ func TestBackupAndRestoreCLI(t *testing.T) {
 	if err == nil || !strings.Contains(out, "no-such.db") {
 		t.Fatalf("restore of a missing file: %v\n%s", err, out)
 	}
+}
+
+// freeAddrs returns n loopback addresses nothing listens on just now, for
+// a config whose ports do not depend on what else runs on this machine.
+func freeAddrs(t *testing.T, n int) []string {
+	t.Helper()
+	var addrs []string
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addrs = append(addrs, ln.Addr().String())
+		ln.Close()
+	}
+	return addrs
 }

@@ -148,7 +148,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	lock, err := instance.Acquire(instance.LockHearth, dataDir)
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	h, err := app.Start(ctx, app.Options{
+		DataDir: dataDir, ConfigPath: config.Path(dataDir),
+		MCPAddr: *mcpAddr, PanelAddr: *panelAddr, Version: version, Log: log, Instance: true,
+	})
 	if errors.Is(err, instance.ErrAlreadyRunning) {
 		// One Hearth per user and data directory: a second start points at
 		// the first and succeeds.
@@ -160,31 +164,20 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			// Ctrl-C while starting is a clean exit: each recovery step is
+			// transactional, and the next start repeats what was cut short.
+			return nil
+		}
 		return err
 	}
-	defer lock.Release()
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	a, err := app.Open(ctx, app.Options{
-		DataDir: dataDir, ConfigPath: config.Path(dataDir),
-		MCPAddr: *mcpAddr, PanelAddr: *panelAddr, Version: version, Log: log,
-	})
+	login, err := h.NewLoginURL()
 	if err != nil {
-		return err
+		return errors.Join(err, h.Stop())
 	}
-	defer a.Close()
-	if err := a.Listen(); err != nil {
-		return err
-	}
-	if err := instance.WriteInfo(dataDir, instance.Info{PID: os.Getpid(), MCPURL: a.MCPURL(), PanelURL: a.PanelURL()}); err != nil {
-		return err
-	}
-	login, err := a.NewLoginURL()
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "Hearth listening at %s\n", a.MCPURL())
+	fmt.Fprintf(stdout, "Hearth listening at %s\n", h.MCPURL())
 	// A one-time login URL (valid once, for 10 minutes): whoever opens it
 	// first gets the control panel session.
 	fmt.Fprintf(stdout, "Control panel at %s\n", login)
-	return a.Serve(ctx)
+	return h.Wait()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/tray"
 )
 
@@ -13,7 +12,7 @@ import (
 // tray.Balloons); a click opens that page of the control panel signed in,
 // as the tray menu does. The returned function stops them and removes
 // their window. Without a notification area Hearth runs on without them.
-func startNotifications(ctx context.Context, a *app.App, t *tray.Tray, log *slog.Logger) (stop func()) {
+func startNotifications(ctx context.Context, t *tray.Tray, log *slog.Logger) (stop func()) {
 	balloons, err := tray.NewBalloons(func(page string) {
 		if err := t.OpenPanelAt(page); err != nil {
 			log.Error("notification click: open the control panel", "page", page, "err", err)
@@ -23,7 +22,7 @@ func startNotifications(ctx context.Context, a *app.App, t *tray.Tray, log *slog
 		log.Warn("no notifications; Hearth runs without them", "err", err)
 		return func() {}
 	}
-	n := tray.NotificationsFor(a, balloons.Show)
+	n := tray.NotificationsFor(t.Hearth, balloons.Show)
 	n.Log = log
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})

@@ -52,18 +52,6 @@ func trayMain(ctx context.Context, quiet bool) error {
 	if err != nil {
 		return err
 	}
-	lock, err := instance.Acquire(instance.LockHearth, dataDir)
-	if errors.Is(err, instance.ErrAlreadyRunning) {
-		if quiet {
-			return nil
-		}
-		return openRunning(ctx, dataDir)
-	}
-	if err != nil {
-		return err
-	}
-	defer lock.Release()
-
 	logf, err := openTrayLog(dataDir)
 	if err != nil {
 		return err
@@ -73,57 +61,59 @@ func trayMain(ctx context.Context, quiet bool) error {
 	// fyne.io/systray reports its failures through the standard logger.
 	slog.SetDefault(log)
 
-	cfgPath := config.Path(dataDir)
-	_, statErr := os.Stat(cfgPath)
-	firstRun := errors.Is(statErr, fs.ErrNotExist)
-	a, err := app.Open(ctx, app.Options{DataDir: dataDir, ConfigPath: cfgPath, Version: version, Log: log})
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	if err := a.Listen(); err != nil {
-		return err
-	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find this program: %w", err)
 	}
+	cfgPath := config.Path(dataDir)
+	_, statErr := os.Stat(cfgPath)
+	firstRun := errors.Is(statErr, fs.ErrNotExist)
 
 	quitc := make(chan struct{})
 	var quitOnce sync.Once
 	quit := func() { quitOnce.Do(func() { close(quitc) }) }
-	t := &tray.Tray{
-		Hearth:    tray.FromApp(a),
-		Autostart: tray.Autostart{Enabled: autostart.Enabled, Enable: autostart.Enable, Disable: autostart.Disable},
-		Exe:       exe, Browse: tray.OpenURL, Quit: quit, Log: log,
+	var (
+		t   *tray.Tray
+		ctl *tray.Control
+	)
+	h, err := app.Start(ctx, app.Options{
+		DataDir: dataDir, ConfigPath: cfgPath, Version: version, Log: log, Instance: true,
+		// The control endpoint is published before instance.json, so that
+		// a second start that sees instance.json finds it too, and answers
+		// while Hearth recovers the previous run's state.
+		Listening: func(a *app.App) error {
+			t = &tray.Tray{
+				Hearth:    trayHearth(a),
+				Autostart: tray.Autostart{Enabled: autostart.Enabled, Enable: autostart.Enable, Disable: autostart.Disable},
+				Exe:       exe, Browse: tray.OpenURL, Quit: quit, Log: log,
+			}
+			ctl = &tray.Control{Open: t.OpenPanel, Quit: quit, Log: log, AnyAccount: !a.Config.LoopbackSameUser}
+			if err := ctl.Listen(dataDir); err != nil {
+				return err
+			}
+			go func() {
+				if err := ctl.Serve(); err != nil {
+					log.Error("tray control endpoint", "err", err)
+				}
+			}()
+			return nil
+		},
+	})
+	if errors.Is(err, instance.ErrAlreadyRunning) {
+		if quiet {
+			return nil
+		}
+		return openRunning(ctx, dataDir)
 	}
-	// The control endpoint is published before instance.json, so that a
-	// second start that sees instance.json finds it too.
-	ctl := &tray.Control{Open: t.OpenPanel, Quit: quit, Log: log, AnyAccount: !a.Config.LoopbackSameUser}
-	if err := ctl.Listen(dataDir); err != nil {
+	if err != nil {
+		if ctl != nil {
+			ctl.Close()
+		}
 		return err
 	}
 	defer ctl.Close()
-	if err := instance.WriteInfo(dataDir, instance.Info{PID: os.Getpid(), MCPURL: a.MCPURL(), PanelURL: a.PanelURL()}); err != nil {
-		return err
-	}
-
-	serveCtx, stopServe := context.WithCancel(ctx)
-	defer stopServe()
-	serveErrc := make(chan error, 1)
-	go func() { serveErrc <- a.Serve(serveCtx) }()
-	go func() {
-		if err := ctl.Serve(); err != nil {
-			log.Error("tray control endpoint", "err", err)
-		}
-	}()
-	select {
-	case <-a.Ready():
-	case err := <-serveErrc:
-		return err
-	}
-	log.Info("hearth started", "pid", os.Getpid(), "mcp", a.MCPURL(), "panel", a.PanelURL(), "first_run", firstRun)
-	stopTunnelNotes := a.Tunnel.OnChange(func(tunnel.Status) { t.Poke() })
+	log.Info("hearth started", "pid", os.Getpid(), "mcp", h.MCPURL(), "panel", h.PanelURL(), "first_run", firstRun)
+	stopTunnelNotes := h.Tunnel.OnChange(func(tunnel.Status) { t.Poke() })
 	if firstRun {
 		// DESIGN §6: the first run opens the Setup page.
 		if err := t.OpenPanelAt("/setup"); err != nil {
@@ -132,25 +122,23 @@ func trayMain(ctx context.Context, quiet bool) error {
 	}
 
 	// Shutdown, in order, whatever asks for it (the menu's Quit, the
-	// control endpoint, logoff, a signal, or Serve ending by itself): the
-	// icon goes first, then the control endpoint, the tray's refreshes and
-	// the tunnel's notifications, then Hearth (Serve's own order: tunnel,
-	// listeners, work, checkpoint); the database and the instance lock
-	// are released last, by the deferred calls above.
+	// control endpoint, logoff, a signal, or Hearth ending by itself): the
+	// icon goes first, then the control endpoint, the tray's refreshes,
+	// its notifications and the tunnel's notes, then Hearth (Serve's own
+	// order: tunnel, listeners, work, checkpoint), whose database and
+	// instance lock are released last.
 	trayCtx, stopTray := context.WithCancel(context.Background())
 	defer stopTray()
-	defer startNotifications(trayCtx, a, t, log)()
+	stopNotifications := startNotifications(trayCtx, t, log)
 	stopIcon := make(chan struct{})
 	done := make(chan struct{})
 	var serveErr error
 	go func() {
 		defer close(done)
-		served := false
 		select {
 		case <-quitc:
 		case <-ctx.Done():
-		case serveErr = <-serveErrc:
-			served = true
+		case <-h.Done():
 		}
 		log.Info("hearth stopping")
 		close(stopIcon)
@@ -158,11 +146,9 @@ func trayMain(ctx context.Context, quiet bool) error {
 			log.Warn("close the tray control endpoint", "err", err)
 		}
 		stopTray()
+		stopNotifications()
 		stopTunnelNotes()
-		stopServe()
-		if !served {
-			serveErr = <-serveErrc
-		}
+		serveErr = h.Stop()
 		log.Info("hearth stopped", "err", serveErr)
 	}()
 	endSession := func() {
@@ -180,6 +166,15 @@ func trayMain(ctx context.Context, quiet bool) error {
 	}
 	<-done
 	return serveErr
+}
+
+// trayHearth is what the tray reads and drives of the running app.
+func trayHearth(a *app.App) tray.Hearth {
+	return tray.Hearth{
+		Status: a.Gov.Status, Permits: a.PendingPermits,
+		Tunnel: a.Tunnel.Status, StartTunnel: a.StartTunnel, StopTunnel: a.StopTunnel,
+		EStop: a.Operator.EStop, OpenChatGPT: a.OpenChatGPT, LoginURL: a.LoginURL,
+	}
 }
 
 // openRunning is a second start's answer: ask the running tray to open its

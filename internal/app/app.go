@@ -55,6 +55,14 @@ type Options struct {
 	// hearth-tray" is looked for, instead of hearth-tray's own folder
 	// (tests put a fake there).
 	TunnelProgramDir string
+	// Instance (Start): one Hearth per user and data directory: take the
+	// instance lock before opening anything, and publish instance.json
+	// once listening.
+	Instance bool
+	// Listening (Start), when set, runs once both listeners are bound,
+	// before instance.json is published and serving begins (the tray
+	// publishes its control endpoint there).
+	Listening func(*App) error
 }
 
 // App is a running Hearth.
@@ -96,18 +104,122 @@ type App struct {
 }
 
 // Open loads the config, opens the database and builds every part, but
-// serves nothing yet.
-func Open(ctx context.Context, opts Options) (*App, error) {
+// serves nothing yet. It reads as the recipe it is: each part is built
+// complete, from the parts built before it, in dependency order; Serve
+// starts them in that order and stops them in reverse.
+func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	cfg, err := loadConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	db, err := store.Open(ctx, filepath.Join(opts.DataDir, "hearth.db"), migrationBackup(opts.DataDir, cfg.BackupKeep, log))
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			db.Close()
+		}
+	}()
+	led, err := openLedger(db, opts.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	// The data directory and the config file are never reachable through
+	// fs, even under a root: the model must not rewrite its own policy.
+	roots, err := fsops.NewRoots(cfg.Roots, deniedPaths(opts, cfg))
+	if err != nil {
+		return nil, fmt.Errorf("config key \"roots\": %w", err)
+	}
+	wk, err := newWake(db, led, log, opts.DataDir, cfg.Wake)
+	if err != nil {
+		return nil, err
+	}
+	tun, err := newTunnel(cfg, opts, led, log, roots)
+	if err != nil {
+		return nil, err
+	}
+	gov := newGovernor(cfg, db, led, log)
+	arts := &artifacts.Store{DB: db, Dir: filepath.Join(opts.DataDir, "artifacts")}
+	provider := opts.UIProvider
+	if provider == nil {
+		provider = uia.DefaultProvider()
+	}
+	ui := &uia.Service{Provider: provider, Log: log}
+	a := &App{
+		Config: cfg, DataDir: opts.DataDir, DB: db, Log: log, Ledger: led,
+		FS:   &fsops.Engine{DB: db, Roots: roots, SpillDir: filepath.Join(opts.DataDir, "receipts")},
+		Wake: wk, Tunnel: tun, Gov: gov, Operator: &govern.Operator{G: gov},
+		Artifacts: arts, UI: ui, Runs: newRuns(db, log, cfg, wk),
+		configPath: opts.ConfigPath, ready: make(chan struct{}),
+	}
+	exec := newMachine(cfg, arts, cfg.MaxConcurrentExec, opts.Version, a.status)
+	a.Jobs = a.newJobs(cfg, newMachine(cfg, arts, cfg.MaxConcurrentJobs, "", nil))
+
+	var specs []*primitive.Spec
+	specs = append(specs, exec.Specs()...)
+	specs = append(specs, a.FS.Specs()...)
+	specs = append(specs, arts.Specs()...)
+	specs = append(specs, a.Jobs.Specs()...)
+	specs = append(specs, ui.Specs()...)
+	specs = append(specs, gov.Specs()...)
+	// Recipes offer the step primitives registered with everything else.
+	base, err := primitive.NewRegistry(specs...)
+	if err != nil {
+		return nil, err
+	}
+	a.Recipes = recipes.New(db, base, a.Runs.Events, cfg.RecipeMaxSteps, log)
+	if a.Registry, err = withRunTools(specs, a.Recipes, a.Runs); err != nil {
+		return nil, err
+	}
+	a.Dispatcher, err = dispatch.New(dispatch.Options{
+		DB: db, Registry: a.Registry, Artifacts: arts, Log: log, Gov: gov, Gates: a.gates(),
+		Budget:          time.Duration(cfg.DispatchInlineBudgetMS) * time.Millisecond,
+		MaxResultBytes:  cfg.MaxResultBytes,
+		MaxArrivals:     cfg.MaxArrivalsPerResponse,
+		MaxArrivalBytes: cfg.MaxArrivalBytes,
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The two wirings still made after construction, both the engine's
+	// (dispatch, govern, jobs, runs): the governor reaches the parked work
+	// and the queue, and the parts whose primitives submit calls get the
+	// dispatcher that holds those primitives.
+	a.connectGovernor()
+	a.connectDispatcher()
+
+	a.MCP = &mcpserver.Server{
+		Registry: a.Registry, Dispatcher: a.Dispatcher, Log: log, Version: opts.Version,
+		Disclosure: a.disclosure, Probes: wk,
+		// A call carrying _meta["openai/session"] comes from ChatGPT
+		// through the tunnel: Setup's last step waits for the first one.
+		OnOpenAISession: func() { tun.NoteChatGPTCall(time.Now()) },
+	}
+	if err := a.MCP.Build(); err != nil {
+		return nil, err
+	}
+	// The control panel, over the operator's API and the read side of every
+	// part, is served on its own loopback listener, never the MCP one.
+	if a.panel, err = web.New(a.PanelDeps()); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// loadConfig loads config.json (creating the data directory first) with
+// the command line's address overrides, and validates the result.
+func loadConfig(opts Options) (config.Config, error) {
 	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create data directory %s: %w", opts.DataDir, err)
+		return config.Config{}, fmt.Errorf("create data directory %s: %w", opts.DataDir, err)
 	}
 	cfg, err := config.Load(opts.ConfigPath)
 	if err != nil {
-		return nil, err
+		return config.Config{}, err
 	}
 	if opts.MCPAddr != "" {
 		cfg.MCPAddr = opts.MCPAddr
@@ -116,89 +228,24 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		cfg.PanelAddr = opts.PanelAddr
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return config.Config{}, err
 	}
-	db, err := store.Open(ctx, filepath.Join(opts.DataDir, "hearth.db"), migrationBackup(opts.DataDir, cfg.BackupKeep, log))
-	if err != nil {
-		return nil, err
-	}
-	a := &App{Config: cfg, DataDir: opts.DataDir, DB: db, Log: log, ready: make(chan struct{}), configPath: opts.ConfigPath}
-	if err := a.openLedger(); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if a.Wake, err = a.newWake(); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := a.openTunnel(opts.ConfigPath, opts.TunnelProgramDir); err != nil {
-		db.Close()
-		return nil, err
-	}
-	a.Gov = a.newGovernor()
-	a.Artifacts = &artifacts.Store{DB: db, Dir: filepath.Join(opts.DataDir, "artifacts")}
+	return cfg, nil
+}
 
-	m := machine.New(cfg.MaxConcurrentExec)
-	m.Artifacts = a.Artifacts
+// newMachine is a machine.Machine with slots run slots and the config's
+// output bounds and timeouts: machine.exec's, and the job queue's own
+// (so queued work never takes the slots of interactive calls). status is
+// what host_info reports (nil for the queue's, which serves no host_info).
+func newMachine(cfg config.Config, arts *artifacts.Store, slots int, version string, status func() map[string]any) *machine.Machine {
+	m := machine.New(slots)
+	m.Version, m.Status = version, status
+	m.Artifacts = arts
 	m.MaxOutputBytes = cfg.MaxOutputBytes
 	m.MaxCaptureBytes = cfg.MaxArtifactBytes
 	m.DefaultTimeout = time.Duration(cfg.ExecTimeoutMS) * time.Millisecond
 	m.MaxTimeout = time.Duration(cfg.MaxExecTimeoutMS) * time.Millisecond
-	m.Version = opts.Version
-	m.Status = a.status
-
-	// The data directory and the config file are never reachable through
-	// fs, even under a root: the model must not rewrite its own policy.
-	roots, err := fsops.NewRoots(cfg.Roots, deniedPaths(opts, cfg))
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("config key \"roots\": %w", err)
-	}
-	a.FS = &fsops.Engine{DB: db, Roots: roots, SpillDir: filepath.Join(opts.DataDir, "receipts")}
-
-	var specs []*primitive.Spec
-	specs = append(specs, m.Specs()...)
-	specs = append(specs, a.FS.Specs()...)
-	specs = append(specs, a.Artifacts.Specs()...)
-	a.Jobs = a.newJobs(cfg)
-	specs = append(specs, a.Jobs.Specs()...)
-	a.UI = &uia.Service{Provider: opts.UIProvider, Log: log}
-	if a.UI.Provider == nil {
-		a.UI.Provider = uia.DefaultProvider()
-	}
-	specs = append(specs, a.UI.Specs()...)
-	specs = append(specs, a.Gov.Specs()...)
-	reg, err := a.newRegistry(specs)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	a.Registry = reg
-	a.Dispatcher, err = dispatch.New(dispatch.Options{
-		DB: db, Registry: reg, Artifacts: a.Artifacts, Log: log, Gov: a.Gov, Gates: a.gates(),
-		Budget:          time.Duration(cfg.DispatchInlineBudgetMS) * time.Millisecond,
-		MaxResultBytes:  cfg.MaxResultBytes,
-		MaxArrivals:     cfg.MaxArrivalsPerResponse,
-		MaxArrivalBytes: cfg.MaxArrivalBytes,
-	})
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	a.connectGovernor()
-	a.connectRuns()
-	a.Runs.Tabs = a.Wake
-	a.Jobs.Dispatcher = a.Dispatcher
-	a.MCP = &mcpserver.Server{Registry: reg, Dispatcher: a.Dispatcher, Log: log, Version: opts.Version, Disclosure: a.disclosure, Probes: a.Wake}
-	if err := a.MCP.Build(); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := a.buildPanel(); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return a, nil
+	return m
 }
 
 // unavailable lists what this host or build cannot do, so that nothing
@@ -296,7 +343,11 @@ func (a *App) MCPURL() string { return "http://" + a.mcpLn.Addr().String() + "/m
 // PanelURL is the control panel's URL once listening.
 func (a *App) PanelURL() string { return "http://" + a.panelLn.Addr().String() + "/" }
 
-// Serve runs until ctx is cancelled, then shuts down in order.
+// Serve recovers the previous run's state, starts every part in order and
+// serves until ctx is cancelled (or a listener fails); then it stops the
+// parts in the reverse order (the tunnel first, so that no remote request
+// arrives while the local servers drain; the dispatcher and the governor
+// last) and signs a last checkpoint.
 func (a *App) Serve(ctx context.Context) error {
 	// A shutdown asked for while Hearth is still starting (Ctrl-C right
 	// after the listening line) is a clean exit: each recovery step is
@@ -320,74 +371,67 @@ func (a *App) Serve(ctx context.Context) error {
 	if _, err := a.Ledger.Checkpoint(ctx); err != nil {
 		return startup(fmt.Errorf("sign the start-up ledger checkpoint: %w", err))
 	}
-	defer a.Gov.Stop()
+	// Each started part pushes its stop; stopAll runs them newest first.
+	var stops []func()
+	stopAll := func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	stops = append(stops, a.Gov.Stop)
 	if err := a.Dispatcher.Start(ctx, a.Config.MaxConcurrentFutures); err != nil {
+		stopAll()
 		return startup(err)
 	}
+	stops = append(stops, a.Dispatcher.Stop)
 	if err := a.Gov.SettleParked(ctx); err != nil {
-		a.Dispatcher.Stop()
+		stopAll()
 		return startup(err)
 	}
 	if err := a.Jobs.Start(ctx); err != nil {
-		a.Dispatcher.Stop()
+		stopAll()
 		return startup(err)
 	}
+	stops = append(stops, a.Jobs.Stop)
 	a.Runs.Start(ctx)
+	stops = append(stops, a.Runs.Stop)
 	if err := a.Wake.Start(ctx); err != nil {
-		a.Runs.Stop()
-		a.Jobs.Stop()
-		a.Dispatcher.Stop()
+		stopAll()
 		return startup(err)
 	}
+	stops = append(stops, a.Wake.Stop)
+	// The periodic work: checkpoints, retention, backups, storage budget.
+	loopCtx, stopLoops := context.WithCancel(ctx)
+	loops := []<-chan struct{}{a.startCheckpoints(loopCtx), a.startRetention(loopCtx), a.startBackups(loopCtx), a.startBudget(loopCtx)}
+	stops = append(stops, func() {
+		stopLoops()
+		for _, done := range loops {
+			<-done
+		}
+	})
 	// Each listener bounds time and memory per request and in total
 	// (internal/httpbound); the MCP endpoint's refusals are JSON-RPC.
 	mcpSrv := httpbound.New(httpbound.MCP(), mcpserver.Reject).Server(a.MCP.Handler())
 	panelSrv := httpbound.New(httpbound.Panel(), nil).Server(a.panelHandler())
-	cpCtx, stopCheckpoints := context.WithCancel(ctx)
-	defer stopCheckpoints()
-	checkpointsDone := a.startCheckpoints(cpCtx)
-	retentionDone := a.startRetention(cpCtx)
-	backupsDone := a.startBackups(cpCtx)
-	budgetDone := a.startBudget(cpCtx)
 	errc := make(chan error, 2)
 	go func() { errc <- mcpSrv.Serve(a.mcpLn) }()
 	go func() { errc <- panelSrv.Serve(a.panelLn) }()
+	var shutErr error
+	stops = append(stops, func() { shutErr = shutdown(ctx, mcpSrv, panelSrv) })
 	close(a.ready)
 	a.startTunnel(ctx)
+	stops = append(stops, a.Tunnel.Stop)
+
 	var serveErr error
 	select {
 	case <-ctx.Done():
 	case serveErr = <-errc:
 	}
-	// The tunnel goes first, so that no remote request arrives while the
-	// local servers drain.
-	a.Tunnel.Stop()
-	// Stop accepting, give in-flight requests a moment (calls answer within
-	// the inline budget or go pending), then cancel work, wait, and close.
-	// A connection that never sent a request would hold Shutdown for five
-	// seconds, so after the grace period the servers are closed outright.
-	shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	defer cancel()
-	var err error
-	for _, srv := range []*http.Server{mcpSrv, panelSrv} {
-		if serr := srv.Shutdown(shut); errors.Is(serr, context.DeadlineExceeded) {
-			err = errors.Join(err, srv.Close())
-		} else {
-			err = errors.Join(err, serr)
-		}
-	}
-	a.Wake.Stop()
-	a.Jobs.Stop()
-	a.Runs.Stop()
-	a.Dispatcher.Stop()
+	stopAll()
 	a.UI.Close()
-	stopCheckpoints()
-	<-checkpointsDone
-	<-retentionDone
-	<-backupsDone
-	<-budgetDone
 	// Sign a checkpoint of everything journaled, so evidence verifies
 	// offline up to the last entry of this run.
+	err := shutErr
 	if _, cerr := a.Ledger.Checkpoint(context.WithoutCancel(ctx)); cerr != nil {
 		err = errors.Join(err, cerr)
 	}
@@ -395,6 +439,24 @@ func (a *App) Serve(ctx context.Context) error {
 		serveErr = nil
 	}
 	return errors.Join(serveErr, err)
+}
+
+// shutdown stops the servers accepting and gives in-flight requests a
+// moment (calls answer within the inline budget or go pending). A
+// connection that never sent a request would hold Shutdown for five
+// seconds, so after the grace period the servers are closed outright.
+func shutdown(ctx context.Context, servers ...*http.Server) error {
+	shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	var err error
+	for _, srv := range servers {
+		if serr := srv.Shutdown(shut); errors.Is(serr, context.DeadlineExceeded) {
+			err = errors.Join(err, srv.Close())
+		} else {
+			err = errors.Join(err, serr)
+		}
+	}
+	return err
 }
 
 // Close releases the database.

@@ -26,18 +26,13 @@ const PermitTTL = 15 * time.Minute
 
 // openLedger opens the host ledger with its signing key, generated on
 // first run and kept DPAPI-protected on Windows (0600 file elsewhere).
-func (a *App) openLedger() error {
-	ks := secrets.ProtectedFileKeyStore{Path: filepath.Join(a.DataDir, "ledger.key")}
+func openLedger(db *store.DB, dataDir string) (*ledger.Ledger, error) {
+	ks := secrets.ProtectedFileKeyStore{Path: filepath.Join(dataDir, "ledger.key")}
 	skey, _, err := ledger.LoadOrCreateKey(ks)
 	if err != nil {
-		return fmt.Errorf("ledger signing key: %w", err)
+		return nil, fmt.Errorf("ledger signing key: %w", err)
 	}
-	l, err := ledger.Open(a.DB, skey)
-	if err != nil {
-		return err
-	}
-	a.Ledger = l
-	return nil
+	return ledger.Open(db, skey)
 }
 
 // programsOf tells governance which programs an exec-class call would
@@ -89,13 +84,13 @@ func programsOf() map[string]func(json.RawMessage) []govern.ProgramUse {
 
 // newGovernor builds the governor; hooks are connected once the
 // dispatcher and queue exist.
-func (a *App) newGovernor() *govern.Governor {
+func newGovernor(cfg config.Config, db *store.DB, led *ledger.Ledger, log *slog.Logger) *govern.Governor {
 	return &govern.Governor{
-		DB: a.DB, Ledger: a.Ledger, Log: a.Log,
-		DefaultMode:  a.Config.Policy.Mode,
+		DB: db, Ledger: led, Log: log,
+		DefaultMode:  cfg.Policy.Mode,
 		PermitTTL:    PermitTTL,
 		Programs:     programsOf(),
-		InlineBudget: time.Duration(a.Config.DispatchInlineBudgetMS) * time.Millisecond,
+		InlineBudget: time.Duration(cfg.DispatchInlineBudgetMS) * time.Millisecond,
 	}
 }
 
@@ -110,7 +105,6 @@ func (a *App) connectGovernor() {
 		func() { a.Dispatcher.CancelRunning(dispatch.ErrEStop) },
 	}
 	g.OnQueueResume = []func(){a.Jobs.Resume}
-	a.Operator = &govern.Operator{G: g}
 }
 
 // governanceStatus is the governance part of host_info.
@@ -148,13 +142,13 @@ func OpenOffline(ctx context.Context, dataDir, configPath string) (*Offline, err
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, DataDir: dataDir, DB: db, Log: slog.New(slog.DiscardHandler)}
-	if err := a.openLedger(); err != nil {
+	led, err := openLedger(db, dataDir)
+	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	g := a.newGovernor()
-	return &Offline{DB: db, Ledger: a.Ledger, Gov: g, Operator: &govern.Operator{G: g}}, nil
+	g := newGovernor(cfg, db, led, slog.New(slog.DiscardHandler))
+	return &Offline{DB: db, Ledger: led, Gov: g, Operator: &govern.Operator{G: g}}, nil
 }
 
 // Close closes the database.

@@ -18,11 +18,11 @@ import (
 // estopJobReason is what a job killed by the e-stop reports.
 const estopJobReason = "cancelled by the e-stop; its process tree was killed"
 
-// newJobs builds the durable job queue. Jobs run through their own
-// machine.Machine, with the same output bounds and spill rules as
-// machine.exec but with max_concurrent_jobs slots, so queued work never
-// takes the slots of interactive exec calls (and vice versa). Its
-// Dispatcher is set once the dispatcher exists.
+// newJobs builds the durable job queue. Jobs run through m, their own
+// machine.Machine (newMachine), with the same output bounds and spill
+// rules as machine.exec but with max_concurrent_jobs slots, so queued work
+// never takes the slots of interactive exec calls (and vice versa). Its
+// Dispatcher is set once the dispatcher exists (connectDispatcher).
 //
 // Governance: the queue starts nothing while the operator holds it (the
 // hold is read from the database, so it survives a restart); the e-stop
@@ -31,13 +31,7 @@ const estopJobReason = "cancelled by the e-stop; its process tree was killed"
 // a fresh call and journaled (intent before it starts, outcome in the
 // transaction that records its end), and every job found interrupted at
 // start-up is journaled in the same transaction that requeues or blocks it.
-func (a *App) newJobs(cfg config.Config) *jobs.Queue {
-	m := machine.New(cfg.MaxConcurrentJobs)
-	m.Artifacts = a.Artifacts
-	m.MaxOutputBytes = cfg.MaxOutputBytes
-	m.MaxCaptureBytes = cfg.MaxArtifactBytes
-	m.DefaultTimeout = time.Duration(cfg.ExecTimeoutMS) * time.Millisecond
-	m.MaxTimeout = time.Duration(cfg.MaxExecTimeoutMS) * time.Millisecond
+func (a *App) newJobs(cfg config.Config, m *machine.Machine) *jobs.Queue {
 	q := &jobs.Queue{
 		DB:             a.DB,
 		Exec:           m.Exec,

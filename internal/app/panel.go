@@ -4,28 +4,10 @@ import (
 	"context"
 	"net/http"
 	"runtime"
-	"time"
 
 	"github.com/hearth-dev/hearth/internal/autostart"
 	"github.com/hearth-dev/hearth/web"
 )
-
-// buildPanel builds the control panel (web) over the operator's API and
-// the read side of every part; it is served on its own loopback listener,
-// never on the MCP one.
-func (a *App) buildPanel() error {
-	p, err := web.New(a.PanelDeps())
-	if err != nil {
-		return err
-	}
-	a.panel = p
-	// A call carrying _meta["openai/session"] comes from ChatGPT through
-	// the tunnel: Setup's last step waits for the first one.
-	if a.MCP != nil && a.Tunnel != nil {
-		a.MCP.OnOpenAISession = func() { a.Tunnel.NoteChatGPTCall(time.Now()) }
-	}
-	return nil
-}
 
 // PanelDeps are the parts the control panel drives (tests build a panel
 // of their own over them, with a clock they move).

@@ -1,32 +1,39 @@
 package app
 
 import (
+	"log/slog"
+
+	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/recipes"
 	"github.com/hearth-dev/hearth/internal/runs"
+	"github.com/hearth-dev/hearth/internal/store"
+	"github.com/hearth-dev/hearth/internal/wake"
 )
 
-// newRegistry builds the closed registry from every other tool's specs
-// plus the recipe and run tools. Recipes offer the step primitives that
-// are registered, and run.scatter's kinds are the allowed primitives
-// registered with everything else, so the registry is built in three
-// passes and run.scatter comes last.
-func (a *App) newRegistry(specs []*primitive.Spec) (*primitive.Registry, error) {
-	base, err := primitive.NewRegistry(specs...)
-	if err != nil {
-		return nil, err
-	}
-	a.Runs = runs.New(a.DB, a.Log)
-	a.Runs.OracleArmed = func() bool { return a.Config.Oracle.Armed }
-	a.Recipes = recipes.New(a.DB, base, a.Runs.Events, a.Config.RecipeMaxSteps, a.Log)
-	specs = append(specs, a.Recipes.Specs()...)
-	specs = append(specs, a.Runs.Specs()...)
+// newRuns builds the run service: durable runs, continuations (a due
+// browser_tab continuation wakes its bound tab through wake) and the
+// conversation events recipe.suggest reads.
+func newRuns(db *store.DB, log *slog.Logger, cfg config.Config, wk *wake.Service) *runs.Service {
+	rs := runs.New(db, log)
+	rs.OracleArmed = func() bool { return cfg.Oracle.Armed }
+	rs.Tabs = wk
+	return rs
+}
+
+// withRunTools is the closed registry: every other tool's specs plus the
+// recipe and run tools. run.scatter's kinds are the allowed primitives
+// registered with everything else, so it is built last, from a registry
+// holding the rest.
+func withRunTools(specs []*primitive.Spec, book *recipes.Book, rs *runs.Service) (*primitive.Registry, error) {
+	specs = append(specs, book.Specs()...)
+	specs = append(specs, rs.Specs()...)
 	withRuns, err := primitive.NewRegistry(specs...)
 	if err != nil {
 		return nil, err
 	}
-	scatter, err := a.Runs.ScatterSpec(withRuns)
+	scatter, err := rs.ScatterSpec(withRuns)
 	if err != nil {
 		return nil, err
 	}
@@ -37,9 +44,11 @@ func (a *App) newRegistry(specs []*primitive.Spec) (*primitive.Registry, error) 
 // are recorded for recipe.suggest (a gate that never refuses).
 func (a *App) gates() []dispatch.Gate { return []dispatch.Gate{a.Runs.Events.Observe} }
 
-// connectRuns hands the dispatcher to the run and recipe tools, whose
-// primitives (built into the dispatcher's registry) submit calls to it.
-func (a *App) connectRuns() {
+// connectDispatcher hands the dispatcher to the parts whose primitives
+// (built into the dispatcher's registry) submit calls to it: the job
+// queue, the run tools and the recipe tools.
+func (a *App) connectDispatcher() {
+	a.Jobs.Dispatcher = a.Dispatcher
 	a.Runs.Dispatcher = a.Dispatcher
 	a.Recipes.Dispatcher = a.Dispatcher
 }

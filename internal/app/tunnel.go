@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 
+	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/fsops"
+	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/secrets"
 	"github.com/hearth-dev/hearth/internal/tunnel"
 )
@@ -17,35 +21,28 @@ type tunnelServe struct {
 	ctx context.Context
 }
 
-// openTunnel builds the tunnel supervisor over the secrets store (Windows
+// newTunnel builds the tunnel supervisor over the secrets store (Windows
 // Credential Manager; a 0600 development file elsewhere). Nothing starts
-// until Serve.
-func (a *App) openTunnel(configPath, programDir string) error {
-	store, err := secrets.Open(a.DataDir)
-	if err != nil {
-		return fmt.Errorf("open secrets store: %w", err)
-	}
-	a.Tunnel = tunnel.New(tunnel.Options{
-		Config: a.Config.Tunnel, ConfigPath: configPath, DataDir: a.DataDir,
-		Secrets: store, Journal: a.Ledger, Log: a.Log, Roots: a.Config.Roots,
-		OnPinned: a.denyPinnedToFS, ProgramDir: programDir,
-	})
-	return nil
-}
-
-// denyPinnedToFS denies a tunnel-client pinned while Hearth runs to the
+// until Serve. A tunnel-client pinned while Hearth runs is denied to the
 // fs tool from that moment (deniedPaths covers the one pinned at start):
-// the model cannot get a changed file run, but it could stop the tunnel
-// by rewriting it into client_changed. A pin replaced by another stays
-// denied until Hearth restarts.
-func (a *App) denyPinnedToFS(path string) {
-	if a.FS == nil {
-		a.Log.Error("secure mcp tunnel: a tunnel-client was pinned before the fs tool exists; it is denied to fs from the next start", "path", path)
-		return
+// the model cannot get a changed file run, but it could stop the tunnel by
+// rewriting it into client_changed. A pin replaced by another stays denied
+// until Hearth restarts.
+func newTunnel(cfg config.Config, opts Options, led *ledger.Ledger, log *slog.Logger, roots fsops.Roots) (*tunnel.Supervisor, error) {
+	store, err := secrets.Open(opts.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("open secrets store: %w", err)
 	}
-	if err := a.FS.Roots.Deny(path); err != nil {
-		a.Log.Error("secure mcp tunnel: deny the pinned tunnel-client to the fs tool", "path", path, "err", err)
+	denyPinned := func(path string) {
+		if err := roots.Deny(path); err != nil {
+			log.Error("secure mcp tunnel: deny the pinned tunnel-client to the fs tool", "path", path, "err", err)
+		}
 	}
+	return tunnel.New(tunnel.Options{
+		Config: cfg.Tunnel, ConfigPath: opts.ConfigPath, DataDir: opts.DataDir,
+		Secrets: store, Journal: led, Log: log, Roots: cfg.Roots,
+		OnPinned: denyPinned, ProgramDir: opts.TunnelProgramDir,
+	}), nil
 }
 
 // startTunnel is Serve's tunnel step, once the MCP endpoint listens:

@@ -3,18 +3,21 @@ package app
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/ledger"
+	"github.com/hearth-dev/hearth/internal/store"
 	"github.com/hearth-dev/hearth/internal/wake"
 )
 
 // newWake builds the route probe, the ChatGPT window, the binder and the
 // waker from the wake.* config (disarmed unless the operator armed it).
-func (a *App) newWake() (*wake.Service, error) {
+func newWake(db *store.DB, led *ledger.Ledger, log *slog.Logger, dataDir string, w config.Wake) (*wake.Service, error) {
 	return wake.New(wake.Options{
-		DB: a.DB, Journal: a.Ledger, Log: a.Log, DataDir: a.DataDir,
-		Armed: a.Config.Wake.Armed, Settings: wakeSettings(a.Config.Wake),
+		DB: db, Journal: led, Log: log, DataDir: dataDir,
+		Armed: w.Armed, Settings: wakeSettings(w),
 	})
 }
 

@@ -140,7 +140,7 @@ type demo struct {
 	exe     string // the demo program, run as the child
 	cfgPath string
 
-	inst *instance // the running Hearth; nil while stopped
+	inst *app.Running // the running Hearth, in-process on loopback; nil while stopped
 	c    *client
 
 	// Filled in by steps for the report.
@@ -334,49 +334,35 @@ func writeReport(path string, rep *Report) error {
 	return nil
 }
 
-// instance is one in-process Hearth serving on loopback.
-type instance struct {
-	app    *app.App
-	cancel context.CancelFunc
-	done   chan error
-}
-
 // start opens Hearth on the demo's data directory, serves it and connects
 // the client. The app runs on its own context, a child of ctx.
 func (d *demo) start(ctx context.Context) error {
-	a, err := app.Open(ctx, app.Options{DataDir: d.dataDir, ConfigPath: d.cfgPath, Version: d.opts.Version, Log: d.opts.Log})
+	h, err := app.Start(ctx, app.Options{DataDir: d.dataDir, ConfigPath: d.cfgPath, Version: d.opts.Version, Log: d.opts.Log})
 	if err != nil {
-		return fmt.Errorf("open Hearth: %w", err)
+		return fmt.Errorf("start Hearth: %w", err)
 	}
-	if err := a.Listen(); err != nil {
-		a.Close()
-		return fmt.Errorf("listen: %w", err)
-	}
-	actx, cancel := context.WithCancel(ctx)
-	in := &instance{app: a, cancel: cancel, done: make(chan error, 1)}
-	go func() { in.done <- a.Serve(actx) }()
-	d.inst = in
-	return d.c.connect(ctx, a.MCPURL())
+	d.inst = h
+	return d.c.connect(ctx, h.MCPURL())
 }
 
 // stop shuts the running Hearth down in its own order (stop accepting,
 // cancel work, wait, sign a checkpoint) and closes its database.
 func (d *demo) stop() error {
-	in := d.inst
-	if in == nil {
+	h := d.inst
+	if h == nil {
 		return nil
 	}
 	d.inst = nil
 	d.c.close()
-	in.cancel()
-	var err error
+	stopped := make(chan error, 1)
+	go func() { stopped <- h.Stop() }()
 	select {
-	case err = <-in.done:
+	case err := <-stopped:
+		return err
 	case <-time.After(30 * time.Second):
-		err = errors.New("serve did not return within 30 s of cancellation")
+		return errors.New("serve did not return within 30 s of cancellation")
 	}
-	return errors.Join(err, in.app.Close())
 }
 
 // app returns the running Hearth.
-func (d *demo) app() *app.App { return d.inst.app }
+func (d *demo) app() *app.App { return d.inst.App }

@@ -91,39 +91,21 @@ func startHome(t testing.TB, home string, edit func(*config.Config), opts func(*
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	o := app.Options{DataDir: home, ConfigPath: cfgPath, MCPAddr: "127.0.0.1:0", PanelAddr: "127.0.0.1:0", Version: "test"}
 	if opts != nil {
 		opts(&o)
 	}
-	a, err := app.Open(ctx, o)
+	h, err := app.Start(context.Background(), o)
 	if err != nil {
-		cancel()
-		t.Fatalf("open hearth: %v", err)
+		t.Fatalf("start hearth: %v", err)
 	}
-	if err := a.Listen(); err != nil {
-		cancel()
-		a.Close()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx) }()
-	select {
-	case <-a.Ready():
-	case err := <-done:
-		cancel()
-		a.Close()
-		t.Fatalf("serve: %v", err)
-	}
-	in := &Instance{App: a, URL: a.MCPURL(), Home: home, Root: root}
+	in := &Instance{App: h.App, URL: h.MCPURL(), Home: home, Root: root}
 	var once sync.Once
 	in.stop = func() {
 		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
+			if err := h.Stop(); err != nil {
 				t.Errorf("serve: %v", err)
 			}
-			a.Close()
 		})
 	}
 	t.Cleanup(in.stop)

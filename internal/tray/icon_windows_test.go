@@ -31,7 +31,7 @@ func TestRunIcon(t *testing.T) {
 	tr := &Tray{
 		Hearth: Hearth{
 			Status:  func(context.Context) (govern.Status, error) { return govern.Status{}, nil },
-			Pending: func(context.Context) (int, error) { return 2, nil },
+			Permits: func(context.Context) ([]govern.Permit, error) { return make([]govern.Permit, 2), nil },
 			Tunnel:  func() tunnel.Status { mu.Lock(); defer mu.Unlock(); return tunnel.Status{State: state} },
 			StartTunnel: func() error {
 				mu.Lock()

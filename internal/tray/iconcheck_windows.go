@@ -47,7 +47,7 @@ func ShowStates(ctx context.Context, snaps []Snapshot, notice [2]string) (IconCh
 			st.EStop.Latched, st.EStop.Reason = s.EStop, s.EStopReason
 			return st, nil
 		},
-		Pending: func(context.Context) (int, error) { return state().Pending, nil },
+		Permits: func(context.Context) ([]govern.Permit, error) { return make([]govern.Permit, state().Pending), nil },
 		Tunnel:  func() tunnel.Status { return state().Tunnel },
 	}}
 	stop := make(chan struct{})

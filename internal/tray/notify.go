@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/govern"
 )
 
@@ -196,14 +195,10 @@ type Notifications struct {
 	showErr bool
 }
 
-// NotificationsFor is the Notifications of a running app, showing
+// NotificationsFor is the Notifications of a running Hearth, showing
 // through show.
-func NotificationsFor(a *app.App, show func(Notice) error) *Notifications {
-	return &Notifications{
-		Permits: func(ctx context.Context) ([]govern.Permit, error) { return a.Operator.Permits(ctx, "pending") },
-		Status:  a.Gov.Status,
-		Show:    show,
-	}
+func NotificationsFor(h Hearth, show func(Notice) error) *Notifications {
+	return &Notifications{Permits: h.Permits, Status: h.Status, Show: show}
 }
 
 func (w *Notifications) log() *slog.Logger {

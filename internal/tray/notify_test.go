@@ -139,7 +139,7 @@ func TestNotificationsOfRealHearth(t *testing.T) {
 	var mu sync.Mutex
 	var shown []Notice
 	clock := time.Now()
-	w := NotificationsFor(in.App, func(nt Notice) error { mu.Lock(); defer mu.Unlock(); shown = append(shown, nt); return nil })
+	w := NotificationsFor(hearthOf(in.App), func(nt Notice) error { mu.Lock(); defer mu.Unlock(); shown = append(shown, nt); return nil })
 	w.Now = func() time.Time { return clock }
 	ctx := context.Background()
 	if got := w.Poll(ctx); len(got) != 0 {
@@ -174,7 +174,7 @@ func TestNotificationsOfRealHearth(t *testing.T) {
 
 	// A click opens the notice's page, signed in.
 	var browsed []string
-	tr := &Tray{Hearth: FromApp(in.App), Browse: func(u string) error { browsed = append(browsed, u); return nil }}
+	tr := &Tray{Hearth: hearthOf(in.App), Browse: func(u string) error { browsed = append(browsed, u); return nil }}
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for i, nt := range []Notice{got[0], es[0]} {
 		if err := tr.OpenPanelAt(nt.Page); err != nil {

@@ -23,7 +23,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/tunnel"
 )
@@ -35,46 +34,24 @@ const Operator = "tray"
 // pokes it.
 const DefaultEvery = 2 * time.Second
 
-// Hearth is the running Hearth the tray shows and drives. FromApp fills it
-// from an *app.App.
+// Hearth is the running Hearth the tray shows and drives, given as the
+// functions it needs (cmd/hearth-tray fills them from the running app);
+// the tray knows nothing else of it.
 type Hearth struct {
-	Status      func(ctx context.Context) (govern.Status, error)
-	Pending     func(ctx context.Context) (int, error)
+	Status func(ctx context.Context) (govern.Status, error)
+	// Permits lists the permits waiting for the operator.
+	Permits     func(ctx context.Context) ([]govern.Permit, error)
 	Tunnel      func() tunnel.Status
 	StartTunnel func() error
 	StopTunnel  func()
-	// EStop latches the emergency stop on the operator's behalf.
-	EStop func(ctx context.Context, reason string) error
+	// EStop latches the emergency stop, journaled as operator's.
+	EStop func(ctx context.Context, operator, reason string) error
 	// OpenChatGPT opens Hearth's own ChatGPT window (internal/wake).
 	OpenChatGPT func(ctx context.Context) error
 	// LoginURL mints a one-time control panel login URL that lands on
 	// page, a panel path such as "/permits"; "" lands where a plain login
 	// does (a page remembered from a refused visit, else Status).
 	LoginURL func(page string) (string, error)
-}
-
-// FromApp is the Hearth of a running app.
-func FromApp(a *app.App) Hearth {
-	return Hearth{
-		Status: a.Gov.Status,
-		Pending: func(ctx context.Context) (int, error) {
-			p, err := a.Operator.Permits(ctx, "pending")
-			return len(p), err
-		},
-		Tunnel:      a.Tunnel.Status,
-		StartTunnel: a.StartTunnel,
-		StopTunnel:  a.StopTunnel,
-		EStop: func(ctx context.Context, reason string) error {
-			return a.Operator.EStop(ctx, Operator, reason)
-		},
-		OpenChatGPT: a.OpenChatGPT,
-		LoginURL: func(page string) (string, error) {
-			if page == "" {
-				return a.NewLoginURL()
-			}
-			return a.NewLoginURLTo(page)
-		},
-	}
 }
 
 // Autostart is the "Start at logon" switch: package autostart's Enabled,
@@ -193,12 +170,12 @@ func (t *Tray) Refresh(ctx context.Context) {
 func (t *Tray) snapshot(ctx context.Context) Snapshot {
 	var s Snapshot
 	st, err := t.Hearth.Status(ctx)
-	n, perr := t.Hearth.Pending(ctx)
+	perms, perr := t.Hearth.Permits(ctx)
 	if err = errors.Join(err, perr); err != nil {
 		s.StatusErr = true
 	}
 	s.EStop, s.EStopReason = st.EStop.Latched, st.EStop.Reason
-	s.Pending = n
+	s.Pending = len(perms)
 	s.Tunnel = t.Hearth.Tunnel()
 	t.mu.Lock()
 	if err != nil && !t.readErr && ctx.Err() == nil {
@@ -258,7 +235,7 @@ func (t *Tray) do(ctx context.Context, act Action, page string) error {
 	case ActOpenPanel:
 		return t.OpenPanelAt(page)
 	case ActEStop:
-		return t.Hearth.EStop(ctx, "emergency stop from the tray menu")
+		return t.Hearth.EStop(ctx, Operator, "emergency stop from the tray menu")
 	case ActOpenChatGPT:
 		if t.Hearth.OpenChatGPT == nil {
 			return errors.New("open ChatGPT: not available here")

@@ -93,7 +93,7 @@ func TestTrayDrivesRealHearth(t *testing.T) {
 	var browsed []string
 	quits := 0
 	tr := &Tray{
-		Hearth: FromApp(in.App), Autostart: auto.funcs(), Exe: `C:\Hearth\hearth-tray.exe`,
+		Hearth: hearthOf(in.App), Autostart: auto.funcs(), Exe: `C:\Hearth\hearth-tray.exe`,
 		Browse: func(u string) error { mu.Lock(); defer mu.Unlock(); browsed = append(browsed, u); return nil },
 		Quit:   func() { mu.Lock(); defer mu.Unlock(); quits++ },
 		UI:     ui, Every: 50 * time.Millisecond,
@@ -209,7 +209,7 @@ func TestTrayTunnelEntry(t *testing.T) {
 	tr := &Tray{
 		Hearth: Hearth{
 			Status:  func(context.Context) (govern.Status, error) { return govern.Status{}, nil },
-			Pending: func(context.Context) (int, error) { return 0, nil },
+			Permits: func(context.Context) ([]govern.Permit, error) { return make([]govern.Permit, 0), nil },
 			Tunnel:  func() tunnel.Status { mu.Lock(); defer mu.Unlock(); return tunnel.Status{State: state} },
 			StartTunnel: func() error {
 				mu.Lock()
@@ -267,7 +267,7 @@ func TestTrayOpenChatGPT(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no-such-msedge.exe")
 	in := hearthtest.Start(t, func(c *config.Config) { c.Wake.BrowserPath = missing })
 	ui := &recorder{}
-	tr := &Tray{Hearth: FromApp(in.App), UI: ui, Every: time.Hour}
+	tr := &Tray{Hearth: hearthOf(in.App), UI: ui, Every: time.Hour}
 	ctx := context.Background()
 	tr.Refresh(ctx)
 	if e := tr.View().Entries[ItemOpenChatGPT]; e.Title != "Open ChatGPT" || e.Action != ActOpenChatGPT {

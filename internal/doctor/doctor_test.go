@@ -1,8 +1,9 @@
 //go:build !windows
 
-package main
+package doctor
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -11,7 +12,6 @@ import (
 	"io/fs"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,19 +25,19 @@ import (
 	"github.com/hearth-dev/hearth/internal/tunnel"
 )
 
-// doctorCLI runs `hearth-tray doctor` on home and returns its output and
-// exit code.
+// doctorCLI runs doctor on home, as `hearth-tray doctor` does, and returns
+// its output and the exit code hearth-tray would give (1 on ErrFailed).
 func doctorCLI(t *testing.T, home string) (string, int) {
 	t.Helper()
-	out, err := runCLI(t, home, "", "doctor")
-	var ee *exec.ExitError
+	var out bytes.Buffer
+	err := Run(context.Background(), Options{Out: &out, DataDir: home, ConfigPath: config.Path(home), Version: "test"})
 	switch {
 	case err == nil:
-		return out, 0
-	case errors.As(err, &ee):
-		return out, ee.ExitCode()
+		return out.String(), 0
+	case errors.Is(err, ErrFailed):
+		return out.String(), 1
 	}
-	t.Fatalf("doctor: %v", err)
+	t.Fatalf("doctor: %v\n%s", err, out.String())
 	return "", -1
 }
 
