@@ -18,4 +18,6 @@ func TestPlainLanguageChatGPTWindow(t *testing.T) {
 		t.Fatalf("arm: %d %s", r.StatusCode, r.body)
 	}
 	checkPlain(t, "armed: /chatgpt", f.get(t, b, "/chatgpt"))
+	f.post(t, b, "/chatgpt/open", "operator", "Ann")
+	checkPlain(t, "no browser found: /chatgpt", f.get(t, b, "/chatgpt"))
 }
