@@ -27,8 +27,30 @@ func primaries(html string) int {
 	return n
 }
 
+// primaryStep names the step whose card holds the first primary button
+// outside Details (the last step card opened before it): "" when there is
+// no primary button, "(none)" when it comes before every step's card.
+func primaryStep(html string) string {
+	html = detailsRe.ReplaceAllString(html, "")
+	for _, loc := range buttonRe.FindAllStringIndex(html, -1) {
+		b := html[loc[0]:loc[1]]
+		if strings.Contains(b, "secondary") || strings.Contains(b, "danger") {
+			continue
+		}
+		const mark = ` id="step-`
+		i := strings.LastIndex(html[:loc[0]], mark)
+		if i < 0 {
+			return "(none)"
+		}
+		name, _, _ := strings.Cut(html[i+len(mark):], `"`)
+		return name
+	}
+	return ""
+}
+
 // TestGuidedSteps: each state of setup has its steps done, current or
-// waiting in order, and at most one primary button, in the current step.
+// waiting in order, and at most one primary button, in the current step
+// (primaryStep).
 func TestGuidedSteps(t *testing.T) {
 	pinned := Client{Pinned: tunnel.Pin{Path: `C:\Hearth\tunnel-client.exe`, SHA256: pinnedSum}}
 	ready := tunnel.Status{State: tunnel.StateReady}
@@ -69,6 +91,9 @@ func TestGuidedSteps(t *testing.T) {
 		html := render(t, c.v)
 		if n := primaries(html); n > 1 {
 			t.Errorf("%s: %d primary buttons outside Details", c.name, n)
+		}
+		if at := primaryStep(html); at != "" && at != c.current {
+			t.Errorf("%s: the primary button is in step %q, not in the current step %q", c.name, at, c.current)
 		}
 		if c.current != "" && !strings.Contains(html, `data-testid="step-`+c.current+`" data-step-state="current"`) {
 			t.Errorf("%s: the page does not show step %s as current", c.name, c.current)
@@ -123,5 +148,19 @@ func TestLeadPollsOnlyWithoutFields(t *testing.T) {
 		if polls != c.poll {
 			t.Errorf("phase %s: polls %v, want %v", c.v.Phase(), polls, c.poll)
 		}
+	}
+}
+
+func TestPrimaryStep(t *testing.T) {
+	page := `<button class="secondary">a</button><li id="step-key" data-testid="step-key"><span data-testid="step-badge"></span><ol><li>x</li></ol>` +
+		`<details><button>hidden</button></details></li><li id="step-tunnel-id"><button type="submit">Save</button></li>`
+	if got := primaryStep(page); got != "tunnel-id" {
+		t.Errorf("primaryStep = %q, want tunnel-id", got)
+	}
+	if got := primaryStep(`<a class="button" href="/">x</a><li id="step-key"></li>`); got != "(none)" {
+		t.Errorf("primaryStep before every step = %q", got)
+	}
+	if got := primaryStep(`<li id="step-key"><button class="danger">x</button></li>`); got != "" {
+		t.Errorf("primaryStep without a primary = %q", got)
 	}
 }

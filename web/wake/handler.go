@@ -81,7 +81,7 @@ func (h *Handler) open(w http.ResponseWriter, r *http.Request) {
 		h.Kit.Refuse(w, r, Path, msg)
 		return
 	}
-	h.Kit.Done(w, r, Path, operator, "The ChatGPT window is open. Sign in to ChatGPT there once; Hearth keeps that window's profile for next time.")
+	h.Kit.Done(w, r, Path, operator, "The ChatGPT window is open. Sign in to ChatGPT there once; Hearth keeps that window's sign-in for next time.")
 }
 
 func (h *Handler) arm(w http.ResponseWriter, r *http.Request) {

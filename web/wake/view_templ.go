@@ -45,7 +45,7 @@ func Page(c ui.Chrome, v View) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"card\" aria-labelledby=\"window-heading\" data-testid=\"window-section\"><h2 id=\"window-heading\">ChatGPT window</h2><p data-testid=\"window-purpose\">This is a browser window Hearth starts and owns, with its own profile, only so that Hearth can bring ChatGPT back to a conversation when work it started there has finished. Sign in to ChatGPT in it once and use it for the conversations that use Hearth. Hearth reads its ChatGPT tabs only to find which tab shows which conversation, and types into a tab only when automatic wake is armed. It talks to the window over a private pipe, never a network port, so no other program can control it.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"card\" aria-labelledby=\"window-heading\" data-testid=\"window-section\"><h2 id=\"window-heading\">ChatGPT window</h2><p data-testid=\"window-purpose\">This is a browser window Hearth starts and owns, kept apart from your usual browser, only so that Hearth can bring ChatGPT back to a conversation when work it started there has finished. Sign in to ChatGPT in it once and use it for the conversations that use Hearth. Hearth reads its ChatGPT tabs only to find which tab shows which conversation, and types into a tab only when automatic wake is armed. It talks to the window over a private pipe, never a network port, so no other program can control it.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
