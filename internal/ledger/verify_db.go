@@ -53,10 +53,10 @@ func verifyDB(ctx context.Context, tx, hashTx *sql.Tx, cfg verifyConfig, rep *Re
 
 	workers := max(1, runtime.GOMAXPROCS(0))
 	work := make(chan *block, workers)
-	ordered := make(chan *block, 2*workers+2)
-	free := make(chan *block, 2*workers+4)
-	trees := make(chan *treeBlock, 2*workers+2)
-	freeTrees := make(chan *treeBlock, 2*workers+4)
+	ordered := make(chan *block, workers+1)
+	free := make(chan *block, workers+3)
+	trees := make(chan *treeBlock, workers+1)
+	freeTrees := make(chan *treeBlock, workers+3)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for range workers {
@@ -138,9 +138,10 @@ func sameSnapshot(ctx context.Context, db *store.DB, tx *sql.Tx) (*sql.Tx, func(
 
 // blockSize is the number of entries in a block: a power of two, so that
 // a block starting at a multiple of it holds whole subtrees, and large
-// enough that handing blocks between goroutines costs little even when the
-// machine is busy (about 1.2 MB of entries each).
-const blockSize = 1 << 12
+// enough that the goroutines seldom wait for each other: on a machine
+// short of CPU each wait costs a scheduling delay (about 5 MB of entries
+// each, a few blocks in flight).
+const blockSize = 1 << 14
 
 // block is a run of consecutive entries, from the 0-based index start.
 type block struct {
