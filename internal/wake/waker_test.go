@@ -5,6 +5,7 @@ package wake
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -107,6 +108,11 @@ func TestWakerFakeChatGPT(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Non-terminal arrivals, as a job parked on a permit (pending) or
+		// not yet finished queues them: undelivered, but not results.
+		for i, state := range []string{"pending", "queued", "running"} {
+			r.arrive("r:w2", fmt.Sprintf("fut_p%d", i), state)
+		}
 		r.passes(3)
 		if n := len(fake.Sent("w2")); n != 0 {
 			t.Fatalf("pending-only work woke the tab %d times", n)
@@ -185,6 +191,8 @@ func TestWakerFakeChatGPT(t *testing.T) {
 		if err := r.svc.Unbind(ctx, "test", "r:w4"); err != nil {
 			t.Fatal(err)
 		}
+		// No cooldown: only the unbinding keeps w4's tab from a second wake.
+		set(func(s *Settings) { s.Cooldown = 0 })
 		r.arrive("r:w4", "fut_w4b", "completed")
 		r.passes(3)
 		if n := len(fake.Sent("w4")); n != 1 {
