@@ -26,7 +26,7 @@ func (r *run) checks() []check {
 		{name: "uia.elevated", needs: ui, run: r.checkElevated},
 		{name: "tray.icon", run: r.checkTrayIcon},
 		{name: "tray.menu", needs: []string{"tray.icon"}, run: r.checkTrayMenu},
-		{name: "tray.notification", needs: []string{"tray.icon"}, run: r.checkTrayNotification},
+		{name: "tray.notification", needs: hearth, run: r.checkTrayNotification},
 		{name: "recovery.task_register", run: r.checkTaskRegister},
 		{name: "recovery.task_settings", needs: []string{"recovery.task_register"}, run: r.checkTaskSettings},
 		{name: "recovery.task_run", needs: []string{"recovery.task_settings"}, run: r.checkTaskRun},

@@ -2,7 +2,11 @@
 
 package selftest
 
-import "context"
+import (
+	"context"
+
+	"github.com/hearth-dev/hearth/internal/tray"
+)
 
 // platformState: the checks off Windows keep nothing between them.
 type platformState struct{}
@@ -17,8 +21,9 @@ func (r *run) checkTrayMenu(context.Context) (string, error) {
 	return "", notWindows("the tray menu")
 }
 
-func (r *run) checkTrayNotification(context.Context) (string, error) {
-	return "", notWindows("the tray notification")
+// openNotifications: Windows notifications are a Windows part.
+func openNotifications() (func(tray.Notice) error, func() error, error) {
+	return nil, nil, notWindows("the tray notification")
 }
 
 func (r *run) checkTaskRegister(context.Context) (string, error) {

@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/selftest/report"
+	"github.com/hearth-dev/hearth/internal/tray"
 	"github.com/hearth-dev/hearth/internal/uia"
 )
 
@@ -70,6 +71,9 @@ type Options struct {
 	// fake desktop, where no Windows desktop exists).
 	uiProvider uia.Provider
 	fixture    func(*run) (*fixtureProc, error)
+	// notify replaces the Windows notification area (tests of the
+	// notification check, where there is none).
+	notify func(tray.Notice) error
 }
 
 // Run runs every check and writes the report. Its error is ErrFailed when

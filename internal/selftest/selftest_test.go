@@ -95,7 +95,7 @@ func TestRunLeavesNothingBehind(t *testing.T) {
 	// The places a program writes to without being asked: home, caches,
 	// application data. Each is an empty directory of the sandbox.
 	userDirs := map[string]string{}
-	for _, k := range []string{"HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "APPDATA", "LOCALAPPDATA"} {
+	for _, k := range []string{"HOME", "USERPROFILE", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "APPDATA", "LOCALAPPDATA"} {
 		d := filepath.Join(sandbox, "user", strings.ToLower(k))
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)

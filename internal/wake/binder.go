@@ -3,6 +3,7 @@ package wake
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -102,12 +103,41 @@ func evaluate(ctx context.Context, b *Browser, session, expr string, out any) er
 	return nil
 }
 
-// read runs readScript in one tab.
+// errNotAllowed is the answer for a tab that is not (or no longer) on an
+// allowed origin, or no longer shows the bound conversation.
+var errNotAllowed = errors.New("the tab is not on an allowed ChatGPT origin")
+
+// tabConv asks the browser where target is now and returns its stable
+// conversation URL ("" when not a conversation). A tab that has left the
+// allowed origins is errNotAllowed: the target list a pass started from
+// may be older than a navigation.
+func (s *Service) tabConv(ctx context.Context, b *Browser, target string) (string, error) {
+	var res struct {
+		TargetInfo struct {
+			Type string `json:"type"`
+			URL  string `json:"url"`
+		} `json:"targetInfo"`
+	}
+	if err := b.Conn.Call(ctx, "", "Target.getTargetInfo", map[string]any{"targetId": target}, &res); err != nil {
+		return "", fmt.Errorf("look up tab %s: %w", target, err)
+	}
+	conv, ok := s.allowed(res.TargetInfo.URL)
+	if !ok || res.TargetInfo.Type != "page" {
+		return "", fmt.Errorf("tab %s: %w", target, errNotAllowed)
+	}
+	return conv, nil
+}
+
+// read runs readScript in one tab, after checking that the tab is still
+// on an allowed origin.
 func (s *Service) read(ctx context.Context, b *Browser, target string) (pageState, error) {
+	var st pageState
+	if _, err := s.tabConv(ctx, b, target); err != nil {
+		return st, err
+	}
 	s.mu.Lock()
 	s.stats.PageReads[target]++
 	s.mu.Unlock()
-	var st pageState
 	session, detach, err := attach(ctx, b, target)
 	if err != nil {
 		return st, fmt.Errorf("read tab %s: %w", target, err)

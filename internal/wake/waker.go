@@ -186,6 +186,20 @@ func (s *Service) giveUp(ctx context.Context, bd Binding) {
 	s.log.Info("wake: gave up waking a conversation", "route", bd.Route, "attempts", bd.Attempts)
 }
 
+// sameConv checks that bd's tab still shows bd's conversation on an
+// allowed origin, as the browser says now (the binder learns of a
+// navigation only at its next pass).
+func (s *Service) sameConv(ctx context.Context, b *Browser, bd Binding) error {
+	conv, err := s.tabConv(ctx, b, bd.TargetID)
+	if err != nil {
+		return err
+	}
+	if conv != bd.ConvURL {
+		return fmt.Errorf("tab %s no longer shows the bound conversation: %w", bd.TargetID, errNotAllowed)
+	}
+	return nil
+}
+
 // errBusy is wakeTab's answer when the tab is generating a reply or has
 // no composer: not an attempt.
 var errBusy = errors.New("the tab is busy")
@@ -193,6 +207,9 @@ var errBusy = errors.New("the tab is busy")
 // wakeTab types prompt into bd's tab and sends it, counting the attempt
 // and journaling it. A tab generating a reply is left alone (errBusy).
 func (s *Service) wakeTab(ctx context.Context, b *Browser, bd Binding, prompt string) error {
+	if err := s.sameConv(ctx, b, bd); err != nil {
+		return err
+	}
 	st, err := s.read(ctx, b, bd.TargetID)
 	if err != nil {
 		return err
@@ -206,7 +223,7 @@ func (s *Service) wakeTab(ctx context.Context, b *Browser, bd Binding, prompt st
 	if !st.Composer {
 		return fmt.Errorf("%w: no composer in the tab", errBusy)
 	}
-	if err := s.typeAndSend(ctx, b, bd.TargetID, prompt); err != nil {
+	if err := s.typeAndSend(ctx, b, bd, prompt); err != nil {
 		return err
 	}
 	now := time.Now().UTC().Truncate(time.Millisecond)
@@ -232,9 +249,10 @@ func (s *Service) wakeTab(ctx context.Context, b *Browser, bd Binding, prompt st
 // typeAndSend brings the tab forward, focuses its composer, inserts the
 // prompt as typed text and presses Enter (clicking send if Enter did not
 // send it).
-func (s *Service) typeAndSend(ctx context.Context, b *Browser, target, prompt string) error {
+func (s *Service) typeAndSend(ctx context.Context, b *Browser, bd Binding, prompt string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	target := bd.TargetID
 	if err := b.Conn.Call(ctx, "", "Target.activateTarget", map[string]any{"targetId": target}, nil); err != nil {
 		return fmt.Errorf("bring the tab forward: %w", err)
 	}
@@ -249,6 +267,10 @@ func (s *Service) typeAndSend(ctx context.Context, b *Browser, target, prompt st
 	}
 	if !focused {
 		return fmt.Errorf("%w: no composer in the tab", errBusy)
+	}
+	// Once more right before typing: the tab may have navigated since.
+	if err := s.sameConv(ctx, b, bd); err != nil {
+		return err
 	}
 	if err := b.Conn.Call(ctx, session, "Input.insertText", map[string]any{"text": prompt}, nil); err != nil {
 		return fmt.Errorf("type the prompt: %w", err)

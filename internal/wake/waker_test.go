@@ -5,6 +5,8 @@ package wake
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -107,6 +109,11 @@ func TestWakerFakeChatGPT(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Non-terminal arrivals, as a job parked on a permit (pending) or
+		// not yet finished queues them: undelivered, but not results.
+		for i, state := range []string{"pending", "queued", "running"} {
+			r.arrive("r:w2", fmt.Sprintf("fut_p%d", i), state)
+		}
 		r.passes(3)
 		if n := len(fake.Sent("w2")); n != 0 {
 			t.Fatalf("pending-only work woke the tab %d times", n)
@@ -185,6 +192,8 @@ func TestWakerFakeChatGPT(t *testing.T) {
 		if err := r.svc.Unbind(ctx, "test", "r:w4"); err != nil {
 			t.Fatal(err)
 		}
+		// No cooldown: only the unbinding keeps w4's tab from a second wake.
+		set(func(s *Settings) { s.Cooldown = 0 })
 		r.arrive("r:w4", "fut_w4b", "completed")
 		r.passes(3)
 		if n := len(fake.Sent("w4")); n != 1 {
@@ -193,6 +202,37 @@ func TestWakerFakeChatGPT(t *testing.T) {
 		var n int
 		if err := r.db.R.QueryRow(`SELECT COUNT(*) FROM wake_bindings WHERE route = 'r:w4'`).Scan(&n); err != nil && err != sql.ErrNoRows || n != 0 {
 			t.Fatalf("unbound binding still stored (%d, %v)", n, err)
+		}
+	})
+	t.Run("a bound tab that left for another origin is neither read nor typed into", func(t *testing.T) {
+		r.t = t
+		target := r.bindConv(fake, "w6", "r:w6")
+		other := NewFakeChatGPT(t) // another loopback port: another origin
+		// The binder has not looked since: the binding still says live.
+		HoldScansForTest(r.svc, true)
+		defer HoldScansForTest(r.svc, false)
+		if err := PageForTest(ctx, r.svc, target, "Page.navigate", map[string]any{"url": other.URL("w6")}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the tab on the other origin", func() bool {
+			v, err := EvalForTest(ctx, r.svc, target, "location.origin + (document.getElementById('prompt-textarea') ? ' composer' : '')")
+			return err == nil && v == other.Origin()+" composer"
+		})
+		if b, _ := r.binding("r:w6"); !b.Live || b.TargetID != target {
+			t.Fatalf("the binding already followed the navigation (%+v); the test proves nothing", b)
+		}
+		before := r.svc.Stats().PageReads[target]
+		if err := r.svc.WakeTab(ctx, "r:w6", "bound", "typed into a page of another origin"); !errors.Is(err, errNotAllowed) {
+			t.Fatalf("WakeTab on a tab now on another origin: %v, want errNotAllowed", err)
+		}
+		if n := r.svc.Stats().PageReads[target] - before; n != 0 {
+			t.Fatalf("the tab on another origin was read %d times", n)
+		}
+		if _, err := ReadTabForTest(ctx, r.svc, target); !errors.Is(err, errNotAllowed) {
+			t.Fatalf("the read script ran in a tab on another origin: %v", err)
+		}
+		if sent := other.Sent("w6"); len(sent) != 0 {
+			t.Fatalf("typed into a page of another origin: %q", sent)
 		}
 	})
 }
