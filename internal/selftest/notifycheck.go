@@ -65,14 +65,15 @@ func (r *run) checkTrayNotification(ctx context.Context) (string, error) {
 
 	var shown []tray.Notice
 	var showErr error
-	n := tray.NotificationsFor(r.hearth.app, func(nt tray.Notice) error {
+	a := r.hearth.app
+	n := &tray.Notifications{Permits: a.PendingPermits, Status: a.Gov.Status, Show: func(nt tray.Notice) error {
 		shown = append(shown, nt)
 		if err := show(nt); err != nil {
 			showErr = err
 			return err
 		}
 		return nil
-	})
+	}}
 	n.Poll(ctx)
 	i := slices.IndexFunc(shown, func(nt tray.Notice) bool { return nt.Kind == tray.NoticePermit })
 	if i < 0 {
