@@ -210,7 +210,7 @@ func verifyFile(ctx context.Context, path, verifierKey string) (Info, error) {
 		return info, err
 	}
 	defer db.Close()
-	problems, err := integrity(ctx, db)
+	problems, err := db.Check(ctx, false, 10)
 	if err != nil {
 		return info, fmt.Errorf("integrity check: %w", err)
 	}
@@ -259,27 +259,6 @@ func checkHeader(path string) error {
 		return fmt.Errorf("%s is not an SQLite database", path)
 	}
 	return nil
-}
-
-// integrity returns PRAGMA integrity_check's findings (at most ten), none
-// when the database is sound.
-func integrity(ctx context.Context, db *store.DB) ([]string, error) {
-	rows, err := db.R.QueryContext(ctx, "PRAGMA integrity_check(10)")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		if s != "ok" {
-			out = append(out, s)
-		}
-	}
-	return out, rows.Err()
 }
 
 // List returns the verified backups in dir, newest first: each .db file

@@ -200,7 +200,7 @@ func (d *doctor) checkDatabase(ctx context.Context) {
 		d.line(checkOK, "database schema", fmt.Sprintf("version %d is current", have))
 	}
 
-	if problems, err := quickCheck(ctx, db); err != nil {
+	if problems, err := db.Check(ctx, true, 5); err != nil {
 		d.line(checkFail, "database integrity", fmt.Sprintf("PRAGMA quick_check: %v", err))
 	} else if len(problems) > 0 {
 		d.line(checkFail, "database integrity", fmt.Sprintf("PRAGMA quick_check reports %s; %s", strings.Join(problems, "; "), d.restoreAdvice()))
@@ -209,27 +209,6 @@ func (d *doctor) checkDatabase(ctx context.Context) {
 	}
 
 	d.checkLedger(ctx, db)
-}
-
-// quickCheck returns SQLite's quick_check findings (at most five), none
-// when the database is sound.
-func quickCheck(ctx context.Context, db *store.DB) ([]string, error) {
-	rows, err := db.R.QueryContext(ctx, "PRAGMA quick_check(5)")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		if s != "ok" {
-			out = append(out, s)
-		}
-	}
-	return out, rows.Err()
 }
 
 // checkLedger verifies the live ledger as `ledger verify` without a
