@@ -32,6 +32,10 @@ type VerifyOption func(*verifyConfig)
 
 type verifyConfig struct {
 	expectKey string
+	// blockSize is VerifyDB's block size, a power of two; 0 is
+	// defaultBlockSize (tests verify with small blocks, so that ledgers of
+	// a few hundred entries cross several block edges).
+	blockSize int64
 }
 
 // ExpectKey makes verification fail unless the latest checkpoint is signed

@@ -51,6 +51,10 @@ func verifyDB(ctx context.Context, tx, hashTx *sql.Tx, cfg verifyConfig, rep *Re
 	}
 	defer hashes.Close()
 
+	bs := cfg.blockSize
+	if bs == 0 {
+		bs = defaultBlockSize
+	}
 	workers := max(1, runtime.GOMAXPROCS(0))
 	work := make(chan *block, workers)
 	ordered := make(chan *block, workers+1)
@@ -74,15 +78,15 @@ func verifyDB(ctx context.Context, tx, hashTx *sql.Tx, cfg verifyConfig, rep *Re
 	go func() {
 		defer close(treesRead)
 		defer close(trees)
-		readTreeBlocks(hashes, n, trees, freeTrees, stop)
+		readTreeBlocks(hashes, n, bs, trees, freeTrees, stop)
 	}()
 	merged := make(chan error, 1)
 	go func() {
-		m := merger{cps: cps, rep: rep} // prev: GenesisPrev, all zero
+		m := merger{cps: cps, rep: rep, blockSize: bs} // prev: GenesisPrev, all zero
 		merged <- m.run(ordered, trees, free, freeTrees, stop)
 	}()
 
-	readBlocks(entries, n, work, ordered, free, stop)
+	readBlocks(entries, n, bs, work, ordered, free, stop)
 	<-treesRead
 	close(work)
 	close(ordered)
@@ -136,12 +140,12 @@ func sameSnapshot(ctx context.Context, db *store.DB, tx *sql.Tx) (*sql.Tx, func(
 	return tx, same, nil
 }
 
-// blockSize is the number of entries in a block: a power of two, so that
+// defaultBlockSize is the number of entries in a block: a power of two, so that
 // a block starting at a multiple of it holds whole subtrees, and large
 // enough that the goroutines seldom wait for each other: on a machine
 // short of CPU each wait costs a scheduling delay (about 5 MB of entries
 // each, a few blocks in flight).
-const blockSize = 1 << 14
+const defaultBlockSize = 1 << 14
 
 // block is a run of consecutive entries, from the 0-based index start.
 type block struct {
@@ -180,7 +184,7 @@ func storedCount(i int64) int { return 1 + bits.TrailingZeros64(^uint64(i)) }
 // readBlocks reads the entries into blocks and sends each to work and, in
 // order, to ordered, the last one (perhaps empty) with what the end of the
 // entries shows.
-func readBlocks(entries *sql.Rows, n int64, work, ordered chan<- *block, free chan *block, stop <-chan struct{}) {
+func readBlocks(entries *sql.Rows, n, blockSize int64, work, ordered chan<- *block, free chan *block, stop <-chan struct{}) {
 	var (
 		pos  int64 // entries read
 		body sql.RawBytes
@@ -218,7 +222,7 @@ func readBlocks(entries *sql.Rows, n int64, work, ordered chan<- *block, free ch
 		b.bodies = append(b.bodies, b.arena[at:at+len(body)])
 		b.sums = append(b.sums, b.arena[at+len(body):len(b.arena)])
 		pos++
-		if len(b.bodies) == blockSize {
+		if int64(len(b.bodies)) == blockSize {
 			if !send(b) {
 				return
 			}
@@ -246,7 +250,7 @@ type treeBlock struct {
 
 // readTreeBlocks reads the stored tree hashes of the n entries, block by
 // block as readBlocks cuts them, and sends them in order to out.
-func readTreeBlocks(hashes *sql.Rows, n int64, out chan<- *treeBlock, free chan *treeBlock, stop <-chan struct{}) {
+func readTreeBlocks(hashes *sql.Rows, n, blockSize int64, out chan<- *treeBlock, free chan *treeBlock, stop <-chan struct{}) {
 	var (
 		nextIdx int64
 		idx     int64
@@ -407,6 +411,8 @@ type merger struct {
 	// folds them: complete subtrees, largest first.
 	stack  []tlog.Hash
 	blocks int64
+	// blockSize is the verification's block size (verifyConfig).
+	blockSize int64
 }
 
 func (m *merger) run(ordered <-chan *block, trees <-chan *treeBlock, free chan<- *block, freeTrees chan<- *treeBlock, stop chan struct{}) error {
@@ -487,7 +493,7 @@ func (m *merger) merge(b *block, tb *treeBlock) error {
 			}
 			t++
 		}
-		if j == blockSize-1 {
+		if int64(j) == m.blockSize-1 {
 			if inBlock == want {
 				m.stack = append(m.stack, b.computed[c-1])
 			}
@@ -528,7 +534,7 @@ func (m *merger) checkRoot(pos int64, b *block, k int) error {
 // entries of b (k == blockSize: b is already among the whole blocks).
 func (m *merger) root(b *block, k int) tlog.Hash {
 	hs := append([]tlog.Hash(nil), m.stack...)
-	if b != nil && k < blockSize {
+	if b != nil && int64(k) < m.blockSize {
 		// The complete subtrees among b's first k entries: for each one
 		// bit of k, from the highest, the subtree ending at entry e is
 		// the last hash b computed for e.

@@ -133,13 +133,23 @@ func checkpointAt(t *testing.T, l *Ledger, db *store.DB, size int64, root *tlog.
 	}
 }
 
+// blockSize is the verifier's block size in TestParallelVerifyMatchesSequential:
+// small, so that a ledger of a few hundred entries crosses several block
+// edges and the test stays quick under -race.
+const blockSize = 64
+
+// withBlockSize verifies with blocks of n entries (a power of two).
+func withBlockSize(n int64) VerifyOption {
+	return func(c *verifyConfig) { c.blockSize = n }
+}
+
 // TestParallelVerifyMatchesSequential builds ledgers spanning several
 // blocks with checkpoints inside and at the edges of blocks, damages them
 // in ways that land on block boundaries and on high tree levels, and
 // requires the parallel verifier to answer exactly as the sequential one:
 // the same error (so found at the same entry) and the same report.
 func TestParallelVerifyMatchesSequential(t *testing.T) {
-	const n = 4*blockSize + 300
+	const n = 4*blockSize + 30
 	ctx := context.Background()
 	bodyOf := func(t *testing.T, db *store.DB, seq int) []byte {
 		var body []byte
@@ -189,10 +199,10 @@ func TestParallelVerifyMatchesSequential(t *testing.T) {
 			setBody(t, db, 3*blockSize+1, nb, true)
 		}},
 		{"not canonical", func(t *testing.T, l *Ledger, db *store.DB) {
-			edit(t, db, 3000, `"kind":`, `"kind" :`, true)
+			edit(t, db, 2*blockSize+40, `"kind":`, `"kind" :`, true)
 		}},
 		{"a leaf hash changed", func(t *testing.T, l *Ledger, db *store.DB) {
-			tamper(t, db, fmt.Sprintf(`UPDATE ledger_hashes SET hash = zeroblob(32) WHERE idx = %d`, tlog.StoredHashIndex(0, 1500)))
+			tamper(t, db, fmt.Sprintf(`UPDATE ledger_hashes SET hash = zeroblob(32) WHERE idx = %d`, tlog.StoredHashIndex(0, blockSize+23)))
 		}},
 		{"the highest tree hash of a block changed", func(t *testing.T, l *Ledger, db *store.DB) {
 			tamper(t, db, fmt.Sprintf(`UPDATE ledger_hashes SET hash = zeroblob(32) WHERE idx = %d`, lastIdxOf(4*blockSize-1)))
@@ -210,7 +220,7 @@ func TestParallelVerifyMatchesSequential(t *testing.T) {
 			tamper(t, db, `INSERT INTO ledger_hashes(idx, hash) SELECT max(idx)+1, zeroblob(32) FROM ledger_hashes`)
 		}},
 		{"an entry deleted", func(t *testing.T, l *Ledger, db *store.DB) {
-			tamper(t, db, `DELETE FROM ledger_entries WHERE seq = 2500`)
+			tamper(t, db, fmt.Sprintf(`DELETE FROM ledger_entries WHERE seq = %d`, 3*blockSize+10))
 		}},
 		{"a checkpoint with another root", func(t *testing.T, l *Ledger, db *store.DB) {
 			bad := tlog.Hash{1}
@@ -233,7 +243,7 @@ func TestParallelVerifyMatchesSequential(t *testing.T) {
 			}
 			c.damage(t, l, db)
 			for _, opts := range [][]VerifyOption{nil, {ExpectKey(vkey)}} {
-				got, gotErr := VerifyDB(ctx, db, opts...)
+				got, gotErr := VerifyDB(ctx, db, append(opts, withBlockSize(blockSize))...)
 				var want Report
 				var cfg verifyConfig
 				for _, o := range opts {
