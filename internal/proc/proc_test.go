@@ -497,14 +497,24 @@ func readPID(t *testing.T, file string) int {
 
 func waitPID(t *testing.T, file string) int {
 	t.Helper()
+	// The child may still be writing the file when it appears (on Windows
+	// a read then fails with a sharing violation, or sees it empty): wait
+	// until it holds a whole pid.
 	deadline := time.Now().Add(30 * time.Second)
+	var last string
 	for time.Now().Before(deadline) {
-		if _, err := os.Stat(file); err == nil {
-			return readPID(t, file)
+		b, err := os.ReadFile(file)
+		if err == nil {
+			if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil && pid > 0 {
+				return pid
+			}
+			last = fmt.Sprintf("pid file holds %q", b)
+		} else {
+			last = err.Error()
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatal("the child never recorded its grandchild")
+	t.Fatalf("the child never recorded its grandchild: %s", last)
 	return 0
 }
 
