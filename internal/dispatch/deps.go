@@ -302,9 +302,6 @@ func (d *Dispatcher) admitLater(ctx context.Context, a *Admission) *Envelope {
 	if env := d.checks(ctx, a); env != nil {
 		return env
 	}
-	if d.Gov == nil {
-		return nil
-	}
 	err := d.Gov.Admit(ctx, a)
 	if err == nil || errors.Is(err, ErrPermitRequired) {
 		return nil
