@@ -41,8 +41,13 @@ type Options struct {
 	Gates []Gate
 	// Budget is the inline budget (dispatch_inline_budget_ms).
 	Budget time.Duration
-	// MaxResultBytes bounds a stored result; larger ones spill to an artifact.
+	// MaxResultBytes bounds a stored result; larger ones spill to an
+	// artifact. It builds the arrival writer unless Arrivals is set.
 	MaxResultBytes int
+	// Arrivals is the arrival writer the dispatcher shares with the other
+	// parts whose work arrives in mailboxes; nil builds one from
+	// Artifacts, MaxResultBytes and Log.
+	Arrivals *Arrivals
 	// MaxArrivals and MaxArrivalBytes bound one response's arrivals.
 	MaxArrivals     int
 	MaxArrivalBytes int
@@ -58,8 +63,12 @@ func New(o Options) (*Dispatcher, error) {
 	case o.DB == nil || o.Registry == nil:
 		return nil, errors.New("build the dispatcher: a database and a registry are required")
 	}
+	arrivals := o.Arrivals
+	if arrivals == nil {
+		arrivals = &Arrivals{Artifacts: o.Artifacts, MaxResultBytes: o.MaxResultBytes, Log: o.Log}
+	}
 	return &Dispatcher{DB: o.DB, Registry: o.Registry, Artifacts: o.Artifacts, Log: o.Log, Gov: o.Gov,
-		Gates: append([]Gate(nil), o.Gates...), Budget: o.Budget, MaxResultBytes: o.MaxResultBytes,
+		Gates: append([]Gate(nil), o.Gates...), Budget: o.Budget, Arrivals: arrivals,
 		MaxArrivals: o.MaxArrivals, MaxArrivalBytes: o.MaxArrivalBytes}, nil
 }
 
@@ -74,8 +83,9 @@ type Dispatcher struct {
 	Log       *slog.Logger
 	// Budget is the inline budget (dispatch_inline_budget_ms).
 	Budget time.Duration
-	// MaxResultBytes bounds a stored result; larger ones spill to an artifact.
-	MaxResultBytes int
+	// Arrivals encodes a terminal envelope for its mailbox (spilling a
+	// large one to an artifact).
+	Arrivals *Arrivals
 	// MaxArrivals and MaxArrivalBytes bound one response's arrivals.
 	MaxArrivals     int
 	MaxArrivalBytes int
@@ -451,7 +461,7 @@ func (d *Dispatcher) Settle(futureID string, env *Envelope) {
 // one transaction, spilling a large result to an artifact first.
 func (d *Dispatcher) complete(id, route string, env *Envelope) {
 	ctx := context.WithoutCancel(d.ctx)
-	payload := d.ArrivalPayload(ctx, route, id, env)
+	payload := d.Arrivals.Payload(ctx, route, id, env)
 	now := time.Now()
 	err := d.DB.InTx(ctx, func(tx *sql.Tx) error {
 		return completeTx(ctx, tx, id, route, env.State, payload, now)
