@@ -150,7 +150,7 @@ type Queue struct {
 	// through (the one the dispatcher's futures use). Required.
 	Arrivals *dispatch.Arrivals
 	// Dispatcher provides the generic futures that get/status/wait/cancel/
-	// list also report.
+	// list also report. Required.
 	Dispatcher *dispatch.Dispatcher
 	Exec       ExecFunc
 	Log        *slog.Logger
@@ -218,8 +218,11 @@ func (rj *runningJob) stop(why string) {
 // Start settles jobs a previous process left running and starts the
 // scheduler. Work runs on a context detached from ctx and ends with Stop.
 func (q *Queue) Start(ctx context.Context) error {
-	if q.Arrivals == nil {
+	switch {
+	case q.Arrivals == nil:
 		return errors.New("start the job queue: it has no arrival writer (Arrivals)")
+	case q.Dispatcher == nil:
+		return errors.New("start the job queue: it has no dispatcher (Dispatcher), whose futures task.* also reports")
 	}
 	if q.Log == nil {
 		q.Log = slog.New(slog.DiscardHandler)
