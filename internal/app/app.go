@@ -145,6 +145,9 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	}
 	gov := newGovernor(cfg, db, led, log)
 	arts := &artifacts.Store{DB: db, Dir: filepath.Join(opts.DataDir, "artifacts")}
+	// One arrival writer for everything that arrives in a mailbox: the
+	// dispatcher's futures, the queue's jobs, the runs' continuations.
+	arrivals := &dispatch.Arrivals{Artifacts: arts, MaxResultBytes: cfg.MaxResultBytes, Log: log}
 	provider := opts.UIProvider
 	if provider == nil {
 		provider = uia.DefaultProvider()
@@ -154,11 +157,11 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		Config: cfg, DataDir: opts.DataDir, DB: db, Log: log, Ledger: led,
 		FS:   &fsops.Engine{DB: db, Roots: roots, SpillDir: filepath.Join(opts.DataDir, "receipts")},
 		Wake: wk, Tunnel: tun, Gov: gov, Operator: &govern.Operator{G: gov},
-		Artifacts: arts, UI: ui, Runs: newRuns(db, log, cfg, wk),
+		Artifacts: arts, UI: ui, Runs: newRuns(db, log, cfg, wk, arrivals),
 		configPath: opts.ConfigPath, ready: make(chan struct{}),
 	}
 	exec := newMachine(cfg, arts, cfg.MaxConcurrentExec, opts.Version, a.status)
-	a.Jobs = a.newJobs(cfg, newMachine(cfg, arts, cfg.MaxConcurrentJobs, "", nil))
+	a.Jobs = a.newJobs(cfg, newMachine(cfg, arts, cfg.MaxConcurrentJobs, "", nil), arrivals)
 
 	var specs []*primitive.Spec
 	specs = append(specs, exec.Specs()...)
@@ -179,7 +182,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	a.Dispatcher, err = dispatch.New(dispatch.Options{
 		DB: db, Registry: a.Registry, Artifacts: arts, Log: log, Gov: gov, Gates: a.gates(),
 		Budget:          time.Duration(cfg.DispatchInlineBudgetMS) * time.Millisecond,
-		MaxResultBytes:  cfg.MaxResultBytes,
+		Arrivals:        arrivals,
 		MaxArrivals:     cfg.MaxArrivalsPerResponse,
 		MaxArrivalBytes: cfg.MaxArrivalBytes,
 	})

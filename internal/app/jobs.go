@@ -31,9 +31,10 @@ const estopJobReason = "cancelled by the e-stop; its process tree was killed"
 // a fresh call and journaled (intent before it starts, outcome in the
 // transaction that records its end), and every job found interrupted at
 // start-up is journaled in the same transaction that requeues or blocks it.
-func (a *App) newJobs(cfg config.Config, m *machine.Machine) *jobs.Queue {
+func (a *App) newJobs(cfg config.Config, m *machine.Machine, arrivals *dispatch.Arrivals) *jobs.Queue {
 	q := &jobs.Queue{
 		DB:             a.DB,
+		Arrivals:       arrivals,
 		Exec:           m.Exec,
 		BeginRun:       a.beginJobRun,
 		EndRun:         a.journalJobEnd,

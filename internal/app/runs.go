@@ -15,8 +15,8 @@ import (
 // newRuns builds the run service: durable runs, continuations (a due
 // browser_tab continuation wakes its bound tab through wake) and the
 // conversation events recipe.suggest reads.
-func newRuns(db *store.DB, log *slog.Logger, cfg config.Config, wk *wake.Service) *runs.Service {
-	rs := runs.New(db, log)
+func newRuns(db *store.DB, log *slog.Logger, cfg config.Config, wk *wake.Service, arrivals *dispatch.Arrivals) *runs.Service {
+	rs := runs.New(db, log, arrivals)
 	rs.OracleArmed = func() bool { return cfg.Oracle.Armed }
 	rs.Tabs = wk
 	return rs

@@ -5,16 +5,33 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/hearth-dev/hearth/internal/artifacts"
 )
 
-// ArrivalPayload encodes env, the terminal envelope of the work called id,
-// as the payload of an arrival for route. A payload larger than
-// MaxResultBytes is stored as an artifact and replaced by a short envelope
-// naming it. It may write an artifact, so it must not be called inside a
-// transaction (the single write connection would deadlock).
-func (d *Dispatcher) ArrivalPayload(ctx context.Context, route, id string, env *Envelope) []byte {
+// Arrivals is the one arrival writer: every part whose work arrives in a
+// conversation's mailbox (the dispatcher's futures, the job queue's runs,
+// the run service's continuations) encodes its terminal envelope with
+// Payload and queues it with EnqueueArrival, in the transaction that makes
+// the work terminal. It is built before any of them and handed to each at
+// construction.
+type Arrivals struct {
+	// Artifacts stores a payload larger than MaxResultBytes.
+	Artifacts *artifacts.Store
+	// MaxResultBytes bounds a stored result (max_result_bytes).
+	MaxResultBytes int
+	Log            *slog.Logger
+}
+
+// Payload encodes env, the terminal envelope of the work called id, as the
+// payload of an arrival for route. A payload larger than MaxResultBytes is
+// stored as an artifact and replaced by a short envelope naming it. It may
+// write an artifact, so it must not be called inside a transaction (the
+// single write connection would deadlock).
+func (d *Arrivals) Payload(ctx context.Context, route, id string, env *Envelope) []byte {
 	ctx = context.WithoutCancel(ctx)
 	env.FutureID = id
 	env.Arrivals = nil
@@ -29,7 +46,9 @@ func (d *Dispatcher) ArrivalPayload(ctx context.Context, route, id string, env *
 				Result: map[string]any{"spilled": true, "note": "result larger than max_result_bytes; read it with artifact.read"}}
 			payload, _ = json.Marshal(spilled)
 		} else {
-			d.Log.Error("spill result", "future", id, "err", aerr)
+			if d.Log != nil {
+				d.Log.Error("spill result", "future", id, "err", aerr)
+			}
 		}
 	}
 	return payload

@@ -302,9 +302,6 @@ func (d *Dispatcher) admitLater(ctx context.Context, a *Admission) *Envelope {
 	if env := d.checks(ctx, a); env != nil {
 		return env
 	}
-	if d.Gov == nil {
-		return nil
-	}
 	err := d.Gov.Admit(ctx, a)
 	if err == nil || errors.Is(err, ErrPermitRequired) {
 		return nil
@@ -331,7 +328,7 @@ func insertFutureTx(ctx context.Context, tx *sql.Tx, id string, req Request, sta
 // start, together with its arrival.
 func (d *Dispatcher) insertSettled(ctx context.Context, id string, req Request, env *Envelope) error {
 	ctx = context.WithoutCancel(ctx)
-	payload := d.ArrivalPayload(ctx, req.Route, id, env)
+	payload := d.Arrivals.Payload(ctx, req.Route, id, env)
 	now := time.Now()
 	return d.DB.InTx(ctx, func(tx *sql.Tx) error {
 		if err := insertFutureTx(ctx, tx, id, req, futureState(env.State), string(payload), now.UnixMilli()); err != nil {

@@ -41,8 +41,13 @@ type Options struct {
 	Gates []Gate
 	// Budget is the inline budget (dispatch_inline_budget_ms).
 	Budget time.Duration
-	// MaxResultBytes bounds a stored result; larger ones spill to an artifact.
+	// MaxResultBytes bounds a stored result; larger ones spill to an
+	// artifact. It builds the arrival writer unless Arrivals is set.
 	MaxResultBytes int
+	// Arrivals is the arrival writer the dispatcher shares with the other
+	// parts whose work arrives in mailboxes; nil builds one from
+	// Artifacts, MaxResultBytes and Log.
+	Arrivals *Arrivals
 	// MaxArrivals and MaxArrivalBytes bound one response's arrivals.
 	MaxArrivals     int
 	MaxArrivalBytes int
@@ -58,8 +63,12 @@ func New(o Options) (*Dispatcher, error) {
 	case o.DB == nil || o.Registry == nil:
 		return nil, errors.New("build the dispatcher: a database and a registry are required")
 	}
+	arrivals := o.Arrivals
+	if arrivals == nil {
+		arrivals = &Arrivals{Artifacts: o.Artifacts, MaxResultBytes: o.MaxResultBytes, Log: o.Log}
+	}
 	return &Dispatcher{DB: o.DB, Registry: o.Registry, Artifacts: o.Artifacts, Log: o.Log, Gov: o.Gov,
-		Gates: append([]Gate(nil), o.Gates...), Budget: o.Budget, MaxResultBytes: o.MaxResultBytes,
+		Gates: append([]Gate(nil), o.Gates...), Budget: o.Budget, Arrivals: arrivals,
 		MaxArrivals: o.MaxArrivals, MaxArrivalBytes: o.MaxArrivalBytes}, nil
 }
 
@@ -74,8 +83,9 @@ type Dispatcher struct {
 	Log       *slog.Logger
 	// Budget is the inline budget (dispatch_inline_budget_ms).
 	Budget time.Duration
-	// MaxResultBytes bounds a stored result; larger ones spill to an artifact.
-	MaxResultBytes int
+	// Arrivals encodes a terminal envelope for its mailbox (spilling a
+	// large one to an artifact).
+	Arrivals *Arrivals
 	// MaxArrivals and MaxArrivalBytes bound one response's arrivals.
 	MaxArrivals     int
 	MaxArrivalBytes int
@@ -233,7 +243,7 @@ func (d *Dispatcher) Call(ctx context.Context, req Request) *Envelope {
 // future, journaling it as in flight in the same transaction.
 func (d *Dispatcher) insertRunning(ctx context.Context, a *Admission, req Request) error {
 	ctx = context.WithoutCancel(ctx)
-	journal := d.Gov != nil && a.SideEffecting()
+	journal := a.SideEffecting()
 	return d.DB.InTx(ctx, func(tx *sql.Tx) error {
 		if err := insertRunningTx(ctx, tx, a.FutureID, req); err != nil {
 			return err
@@ -280,7 +290,7 @@ var errCommandTaken = errors.New("another future already carries this command id
 // the loser gets errCommandTaken (see commandTaken).
 func (d *Dispatcher) insertFuture(ctx context.Context, id string, req Request, state string) (futureRow, error) {
 	sum := sha256.Sum256(req.Input)
-	guard := d.Gov != nil && req.CommandID != "" && journaled(req.Spec)
+	guard := req.CommandID != "" && journaled(req.Spec)
 	res, err := d.DB.W.ExecContext(context.WithoutCancel(ctx), `INSERT INTO futures(id, route, primitive, input, input_sha256, state, detached, created_at, command_id)
 		SELECT ?,?,?,?,?,?,?,?,? WHERE NOT ? OR NOT EXISTS (SELECT 1 FROM futures WHERE command_id = ?)`,
 		id, req.Route, req.Spec.Name(), string(req.Input), hex.EncodeToString(sum[:]), state, boolInt(req.Detach), time.Now().UnixMilli(), req.CommandID,
@@ -365,18 +375,14 @@ func (d *Dispatcher) runQueued(id string, req Request, approved bool) {
 		d.complete(id, req.Route, env)
 		return
 	}
-	if d.Gov != nil {
-		err := d.Gov.Admit(d.ctx, a)
-		if errors.Is(err, ErrPermitRequired) {
-			d.reparkForPermit(a)
-			return
-		}
-		if err != nil {
-			env := ErrorEnvelope(req.Spec.Name(), err)
-			env.CommandID = a.CommandID
-			d.complete(id, req.Route, env)
-			return
-		}
+	if err := d.Gov.Admit(d.ctx, a); errors.Is(err, ErrPermitRequired) {
+		d.reparkForPermit(a)
+		return
+	} else if err != nil {
+		env := ErrorEnvelope(req.Spec.Name(), err)
+		env.CommandID = a.CommandID
+		d.complete(id, req.Route, env)
+		return
 	}
 	if d.ClaimedHook != nil {
 		d.ClaimedHook(a)
@@ -455,7 +461,7 @@ func (d *Dispatcher) Settle(futureID string, env *Envelope) {
 // one transaction, spilling a large result to an artifact first.
 func (d *Dispatcher) complete(id, route string, env *Envelope) {
 	ctx := context.WithoutCancel(d.ctx)
-	payload := d.ArrivalPayload(ctx, route, id, env)
+	payload := d.Arrivals.Payload(ctx, route, id, env)
 	now := time.Now()
 	err := d.DB.InTx(ctx, func(tx *sql.Tx) error {
 		return completeTx(ctx, tx, id, route, env.State, payload, now)
@@ -478,11 +484,11 @@ func futureState(envState string) string {
 // provably never started its primitive: it is side-effecting, so under
 // governance it runs only after Begin journaled its intent, and its command
 // has no journaled intent naming it. Such a future was claimed (or outlived
-// the inline budget) and the process died before Begin committed. Without
-// a governor, or for a read primitive (never journaled), nothing proves
-// it, and the future is interrupted work: unknown.
+// the inline budget) and the process died before Begin committed. For a
+// read primitive (never journaled), or a future without a command id,
+// nothing proves it, and the future is interrupted work: unknown.
 func (d *Dispatcher) neverStarted(ctx context.Context, prim, cmd, id string) (bool, error) {
-	if d.Gov == nil || cmd == "" {
+	if cmd == "" {
 		return false, nil
 	}
 	spec, ok := d.Registry.Lookup(prim)
@@ -555,7 +561,7 @@ func (d *Dispatcher) recover(ctx context.Context) error {
 			continue
 		}
 		req := Request{Route: route, Spec: spec, Input: json.RawMessage(input), Detach: true, CommandID: cmd}
-		approved := d.Gov != nil && d.Gov.ApprovedFuture(ctx, id)
+		approved := d.Gov.ApprovedFuture(ctx, id)
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()

@@ -37,7 +37,7 @@ func (d *Dispatcher) CancelQueued(ctx context.Context, route, id string) (Future
 			return Future{}, fmt.Errorf("cancel future %s: %w", id, err)
 		}
 		if n, _ := res.RowsAffected(); n > 0 {
-			if f.State == "permit" && d.Gov != nil {
+			if f.State == "permit" {
 				d.Gov.CancelPermitsOf(ctx, id) // the operator is no longer asked
 			}
 			d.wake(id)

@@ -57,9 +57,6 @@ func (d *Dispatcher) gate(ctx context.Context, a *Admission, park bool) *Envelop
 	if env := d.checks(ctx, a); env != nil {
 		return env
 	}
-	if d.Gov == nil {
-		return nil
-	}
 	if a.SideEffecting() {
 		env, err := d.Gov.Replay(ctx, a)
 		if err != nil {
@@ -125,7 +122,7 @@ func (d *Dispatcher) park(ctx context.Context, a *Admission) *Envelope {
 // call's future completed when it has one, in one transaction.
 func (d *Dispatcher) execute(ctx context.Context, a *Admission, link *callLink) *Envelope {
 	name := a.Spec.Name()
-	journaled := d.Gov != nil && a.SideEffecting()
+	journaled := a.SideEffecting()
 	if journaled {
 		if err := d.Gov.Begin(ctx, a); err != nil {
 			env := ErrorEnvelope(name, err)

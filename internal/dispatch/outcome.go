@@ -52,7 +52,7 @@ func (d *Dispatcher) record(a *Admission, env *Envelope, journaled bool, link *c
 		// The arrival carries the future id; the journaled envelope (what
 		// a replay returns) does not, as before a future existed.
 		cp := *env
-		payload = d.ArrivalPayload(ctx, a.Route, a.FutureID, &cp)
+		payload = d.Arrivals.Payload(ctx, a.Route, a.FutureID, &cp)
 	}
 	now := time.Now()
 	err := d.DB.InTx(ctx, func(tx *sql.Tx) error {

@@ -146,8 +146,11 @@ type Interruption struct {
 // Queue is the job queue and its scheduler.
 type Queue struct {
 	DB *store.DB
-	// Dispatcher provides the mailbox (arrivals) and the generic futures
-	// that get/status/wait/cancel/list also report.
+	// Arrivals is the arrival writer every terminal job's envelope goes
+	// through (the one the dispatcher's futures use). Required.
+	Arrivals *dispatch.Arrivals
+	// Dispatcher provides the generic futures that get/status/wait/cancel/
+	// list also report. Required.
 	Dispatcher *dispatch.Dispatcher
 	Exec       ExecFunc
 	Log        *slog.Logger
@@ -215,6 +218,12 @@ func (rj *runningJob) stop(why string) {
 // Start settles jobs a previous process left running and starts the
 // scheduler. Work runs on a context detached from ctx and ends with Stop.
 func (q *Queue) Start(ctx context.Context) error {
+	switch {
+	case q.Arrivals == nil:
+		return errors.New("start the job queue: it has no arrival writer (Arrivals)")
+	case q.Dispatcher == nil:
+		return errors.New("start the job queue: it has no dispatcher (Dispatcher), whose futures task.* also reports")
+	}
 	if q.Log == nil {
 		q.Log = slog.New(slog.DiscardHandler)
 	}

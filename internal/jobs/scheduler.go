@@ -255,7 +255,7 @@ func (q *Queue) finish(j *jobRow, state, code, reason string, exit *int, result 
 	if state != StateCompleted {
 		env.Error = &dispatch.ErrorBody{Code: code, Message: reason}
 	}
-	payload := q.Dispatcher.ArrivalPayload(ctx, j.route, j.ID, env)
+	payload := q.Arrivals.Payload(ctx, j.route, j.ID, env)
 	var changed []string
 	err := q.DB.InTx(ctx, func(tx *sql.Tx) error {
 		changed = changed[:0]

@@ -129,7 +129,7 @@ func (q *Queue) lookup(ctx context.Context, op, route, id string) (map[string]an
 			return nil, err
 		}
 		return map[string]any{"job": j}, nil
-	case strings.HasPrefix(id, "fut_") && q.Dispatcher != nil:
+	case strings.HasPrefix(id, "fut_"):
 		f, err := q.Dispatcher.GetFuture(ctx, route, id)
 		if errors.Is(err, dispatch.ErrNoFuture) {
 			return nil, notFound(op, id)
@@ -164,7 +164,7 @@ func (q *Queue) waitOp(ctx context.Context, call *primitive.Call, in waitInput) 
 			return nil, err
 		}
 		out, timedOut = map[string]any{"job": j}, to
-	case strings.HasPrefix(in.ID, "fut_") && q.Dispatcher != nil:
+	case strings.HasPrefix(in.ID, "fut_"):
 		f, to, err := q.waitFuture(ctx, call.Route, in.ID, timeout)
 		if errors.Is(err, dispatch.ErrNoFuture) {
 			return nil, notFound("wait", in.ID)
@@ -222,7 +222,7 @@ func (q *Queue) cancelOp(ctx context.Context, call *primitive.Call, in idInput) 
 			out["note"] = "not cancelled: the job is already " + j.State
 		}
 		return out, nil
-	case strings.HasPrefix(in.ID, "fut_") && q.Dispatcher != nil:
+	case strings.HasPrefix(in.ID, "fut_"):
 		f, err := q.Dispatcher.CancelQueued(ctx, call.Route, in.ID)
 		switch {
 		case errors.Is(err, dispatch.ErrNoFuture):
@@ -251,17 +251,15 @@ func (q *Queue) listOp(ctx context.Context, call *primitive.Call, in listInput) 
 	if err != nil {
 		return nil, err
 	}
-	if q.Dispatcher != nil {
-		futs, err := q.Dispatcher.ListFutures(ctx, call.Route, limit)
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range futs {
-			items = append(items, Summary{Kind: "future", ID: f.ID, State: f.State, Primitive: f.Primitive, Outcome: f.Outcome,
-				CreatedAt: f.CreatedAt, FinishedAt: f.FinishedAt})
-		}
-		sort.SliceStable(items, func(i, j int) bool { return items[i].CreatedAt.After(items[j].CreatedAt) })
+	futs, err := q.Dispatcher.ListFutures(ctx, call.Route, limit)
+	if err != nil {
+		return nil, err
 	}
+	for _, f := range futs {
+		items = append(items, Summary{Kind: "future", ID: f.ID, State: f.State, Primitive: f.Primitive, Outcome: f.Outcome,
+			CreatedAt: f.CreatedAt, FinishedAt: f.FinishedAt})
+	}
+	sort.SliceStable(items, func(i, j int) bool { return items[i].CreatedAt.After(items[j].CreatedAt) })
 	if len(items) > limit {
 		items = items[:limit]
 	}

@@ -273,13 +273,7 @@ func (s *Service) settleDue(ctx context.Context) error {
 			cmdJSON = string(b)
 		}
 		env.Error.Details = details
-		var payload []byte
-		if s.Dispatcher != nil {
-			payload = s.Dispatcher.ArrivalPayload(ctx, d.route, d.id, env)
-		} else {
-			env.FutureID = d.id
-			payload, _ = json.Marshal(env)
-		}
+		payload := s.Arrivals.Payload(ctx, d.route, d.id, env)
 		err := s.DB.InTx(ctx, func(tx *sql.Tx) error {
 			res, err := tx.ExecContext(ctx, `UPDATE continuations SET state = ?, reason = ?, command = ?, settled_at = ? WHERE id = ? AND state = 'scheduled'`,
 				state, reason, cmdJSON, now.UnixMilli(), d.id)
@@ -324,13 +318,7 @@ func (s *Service) settleWake(ctx context.Context, id, route, run, prompt, target
 		env = dispatch.ErrorEnvelope("run.schedule_continuation", primitive.Blocked("not_woken", "continuation %s of run %s is due; its tab was not woken: %s", id, run, werr.Error()))
 		env.Error.Details = details
 	}
-	var payload []byte
-	if s.Dispatcher != nil {
-		payload = s.Dispatcher.ArrivalPayload(ctx, route, id, env)
-	} else {
-		env.FutureID = id
-		payload, _ = json.Marshal(env)
-	}
+	payload := s.Arrivals.Payload(ctx, route, id, env)
 	err = s.DB.InTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE continuations SET state = ?, reason = ? WHERE id = ?`, state, reason, id); err != nil {
 			return err

@@ -42,8 +42,11 @@ const (
 type Service struct {
 	DB         *store.DB
 	Dispatcher *dispatch.Dispatcher
-	Events     *Events
-	Log        *slog.Logger
+	// Arrivals is the arrival writer a due continuation's envelope goes
+	// through (the one the dispatcher's futures use).
+	Arrivals *dispatch.Arrivals
+	Events   *Events
+	Log      *slog.Logger
 	// OracleArmed reports config oracle.armed; nil means false.
 	OracleArmed func() bool
 	// Tabs, when set, wakes a conversation's bound browser tab: a due
@@ -62,12 +65,12 @@ type Service struct {
 	kick   chan struct{}
 }
 
-// New returns a Service on db.
-func New(db *store.DB, log *slog.Logger) *Service {
+// New returns a Service on db whose continuations arrive through arrivals.
+func New(db *store.DB, log *slog.Logger, arrivals *dispatch.Arrivals) *Service {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{DB: db, Log: log, Events: &Events{DB: db, Log: log}, kick: make(chan struct{}, 1)}
+	return &Service{DB: db, Log: log, Arrivals: arrivals, Events: &Events{DB: db, Log: log}, kick: make(chan struct{}, 1)}
 }
 
 // Run is a durable run.
