@@ -304,38 +304,118 @@ func plainCapabilities(raw json.RawMessage) bool {
 }
 
 // objectFields splits a JSON object into its members, refusing anything
-// else and any object with a repeated key (decoders disagree on those).
+// else, any key written with escapes and any object with a repeated key
+// (decoders disagree on those). raw must be part of a body fingerprint
+// has checked to be valid JSON.
 func objectFields(raw json.RawMessage) (map[string]json.RawMessage, bool) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
 		return nil, false
 	}
-	fields := map[string]json.RawMessage{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, false
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, false
-		}
-		if _, dup := fields[key]; dup {
-			return nil, false
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, false
-		}
-		fields[key] = v
+	fields := make(map[string]json.RawMessage, 8)
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return fields, skipSpace(raw, i+1) == len(raw)
 	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
-		return nil, false
+	for {
+		if i >= len(raw) || raw[i] != '"' {
+			return nil, false
+		}
+		end := bytes.IndexByte(raw[i+1:], '"')
+		if end < 0 {
+			return nil, false
+		}
+		key := raw[i+1 : i+1+end]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return nil, false
+		}
+		i = skipSpace(raw, i+2+end)
+		if i >= len(raw) || raw[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(raw, i+1)
+		v := skipValue(raw, i)
+		if v < 0 {
+			return nil, false
+		}
+		if _, dup := fields[string(key)]; dup {
+			return nil, false
+		}
+		fields[string(key)] = raw[i:v]
+		i = skipSpace(raw, v)
+		if i >= len(raw) {
+			return nil, false
+		}
+		switch raw[i] {
+		case ',':
+			i = skipSpace(raw, i+1)
+		case '}':
+			return fields, skipSpace(raw, i+1) == len(raw)
+		default:
+			return nil, false
+		}
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, false
+}
+
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
 	}
-	return fields, true
+	return i
+}
+
+// skipValue returns the end of the (valid) JSON value at i, or -1.
+func skipValue(raw []byte, i int) int {
+	if i >= len(raw) {
+		return -1
+	}
+	switch raw[i] {
+	case '"':
+		return skipString(raw, i)
+	case '{', '[':
+		depth := 0
+		for i < len(raw) {
+			switch raw[i] {
+			case '"':
+				i = skipString(raw, i)
+				if i < 0 {
+					return -1
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return -1
+	default:
+		start := i
+		for i < len(raw) && !bytes.ContainsRune([]byte(",]} \t\r\n"), rune(raw[i])) {
+			i++
+		}
+		if i == start {
+			return -1
+		}
+		return i
+	}
+}
+
+// skipString returns the end of the JSON string starting at i, or -1.
+func skipString(raw []byte, i int) int {
+	for i++; i < len(raw); i++ {
+		switch raw[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
 }
 
 // plainString: a JSON string without escapes.
