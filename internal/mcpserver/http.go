@@ -40,9 +40,18 @@ func infoFrom(ctx context.Context) requestInfo {
 // Handler returns the MCP HTTP surface: POST /mcp only (the SDK answers
 // 405 for other methods on /mcp), 404 elsewhere, with Host and Origin
 // checks in front of the SDK's own DNS-rebinding protection.
-func (s *Server) Handler() http.Handler {
+func (s *Server) Handler() http.Handler { return s.handler(true) }
+
+// handler is the HTTP surface with or without the fast path for plain
+// tools/call requests (fastpath.go); without it every request reaches
+// the SDK.
+func (s *Server) handler(fast bool) http.Handler {
+	var mcpH http.Handler = s.sdk
+	if fast {
+		mcpH = s.fastPath(s.sdk)
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", rpcErrors(s.guard(s.fingerprint(s.sdk))))
+	mux.Handle("/mcp", rpcErrors(s.guard(s.fingerprint(mcpH))))
 	mux.Handle("/.well-known/", s.guard(http.HandlerFunc(wellKnownNotFound)))
 	mux.HandleFunc("/", http.NotFound)
 	return mux

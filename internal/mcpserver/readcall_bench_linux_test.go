@@ -24,6 +24,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
+	"github.com/hearth-dev/hearth/internal/mcpserver"
 )
 
 // The read-call benchmarks measure what one cheap read (fs.stat of a
@@ -167,6 +168,11 @@ func BenchmarkReadCall(b *testing.B) {
 	echo, sdk := bareServers(b)
 	b.Run("hearth_fs_stat", func(b *testing.B) { measure(b, 0, func() { post(b, client, in.URL, call) }) })
 	b.Run("hearth_host_info", func(b *testing.B) { measure(b, 0, func() { post(b, client, in.URL, hostInfoCall) }) })
+	// The same Hearth with every request through the go-sdk (no fast
+	// path), on a plain test listener: the before of the fast path.
+	sdkPath := httptest.NewServer(mcpserver.SDKOnlyHandler(in.App.MCP))
+	b.Cleanup(sdkPath.Close)
+	b.Run("hearth_fs_stat_sdk_path", func(b *testing.B) { measure(b, 0, func() { post(b, client, sdkPath.URL+"/mcp", call) }) })
 	b.Run("sdk_bare_tool", func(b *testing.B) { measure(b, 0, func() { post(b, client, sdk, call) }) })
 	b.Run("bare_echo", func(b *testing.B) { measure(b, 0, func() { post(b, client, echo, call) }) })
 }
@@ -179,6 +185,9 @@ func BenchmarkReadCallParallel8(b *testing.B) {
 	call := statCall(statFile(b, in.Root))
 	echo, sdk := bareServers(b)
 	b.Run("hearth_fs_stat", func(b *testing.B) { measure8(b, 0, func() { post(b, client, in.URL, call) }) })
+	sdkPath := httptest.NewServer(mcpserver.SDKOnlyHandler(in.App.MCP))
+	b.Cleanup(sdkPath.Close)
+	b.Run("hearth_fs_stat_sdk_path", func(b *testing.B) { measure8(b, 0, func() { post(b, client, sdkPath.URL+"/mcp", call) }) })
 	b.Run("sdk_bare_tool", func(b *testing.B) { measure8(b, 0, func() { post(b, client, sdk, call) }) })
 	b.Run("bare_echo", func(b *testing.B) { measure8(b, 0, func() { post(b, client, echo, call) }) })
 }

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -68,6 +69,8 @@ type Server struct {
 
 	mcp *mcp.Server
 	sdk http.Handler
+	// fastCalls counts the requests the fast path answered (fastpath.go).
+	fastCalls atomic.Int64
 }
 
 // RouteProber is the wake binder's side of the facade: Called is told the
@@ -91,7 +94,7 @@ func (s *Server) Build() error {
 	if s.Log == nil {
 		s.Log = slog.New(slog.DiscardHandler)
 	}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "hearth", Title: "Hearth", Version: s.Version}, &mcp.ServerOptions{
+	s.mcp = mcp.NewServer(s.implementation(), &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		Instructions: "Hearth runs work on the user's own PC. Every tool takes {operation, ...fields}; results carry state and arrivals of earlier detached work. Send _meta[\"hearth/conversation\"] on every call to receive later arrivals. A call that finishes before its answer is written is answered completed (with its future_id), so a pending answer never carries its own result in arrivals. An early pending answer may carry route_probe {nonce, expires_at}: repeat the nonce once, verbatim, in your reply, so that Hearth's ChatGPT window can find this conversation and bring you back when the work is done.",
 	})
@@ -118,6 +121,12 @@ func (s *Server) Build() error {
 		MaxRequestBodyBytes: MaxBodyBytes,
 	})
 	return nil
+}
+
+// implementation is the server's name and version, as initialize and
+// every 2026-07-28 result's _meta give them.
+func (s *Server) implementation() *mcp.Implementation {
+	return &mcp.Implementation{Name: "hearth", Title: "Hearth", Version: s.Version}
 }
 
 // undeclared answers method-not-found for capabilities Hearth does not

@@ -1,0 +1,499 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The fast path answers a plain stateless tools/call itself instead of
+// handing it to the go-sdk, whose stateless handler builds a session for
+// every request and decodes and re-encodes the message several times.
+//
+// It sits behind guard and fingerprint (Host/Origin checks, the body
+// bound, the JSON and UTF-8 refusals and the request fingerprint all run
+// first, unchanged) and calls the same tool handler the SDK calls, with
+// the same request context, so governance, conversation routing,
+// at-least-once delivery and the invalid-UTF-8 refusal are the ones of
+// the SDK path. It answers what the SDK would answer for the same
+// request: the same JSON-RPC response, status and headers.
+//
+// Only a request that is plainly ordinary takes it; anything else, and
+// anything unusual (a batch, a notification, another method, an unknown
+// tool, missing or mismatched protocol headers, a _meta the SDK would
+// inspect or refuse, fields the SDK would act on), goes to the SDK
+// untouched. TestFastPathMatchesSDK sends a corpus through both.
+
+// Protocol versions the fast path answers. Each is also required to be one
+// the go-sdk serves (fastProtocols filters them at start-up).
+const (
+	protoModern = "2026-07-28"
+)
+
+var fastProtocolsWanted = [...]string{"2025-06-18", "2025-11-25", protoModern}
+
+// SDK _meta keys of the 2026-07-28 wire (SEP-2575).
+const (
+	metaPrefix       = "io.modelcontextprotocol/"
+	metaProtocol     = metaPrefix + "protocolVersion"
+	metaClientInfo   = metaPrefix + "clientInfo"
+	metaCapabilities = metaPrefix + "clientCapabilities"
+)
+
+// fastPath is the middleware; next is the SDK.
+type fastPath struct {
+	s         *Server
+	next      http.Handler
+	handlers  map[string]mcp.ToolHandler
+	protocols []string
+}
+
+func (s *Server) fastPath(next http.Handler) http.Handler {
+	f := &fastPath{s: s, next: next, handlers: map[string]mcp.ToolHandler{}}
+	for _, t := range tools {
+		if len(s.Registry.Operations(t.Name)) > 0 {
+			f.handlers[t.Name] = s.handle(t.Name)
+		}
+	}
+	supported := mcp.SupportedProtocolVersions()
+	for _, v := range fastProtocolsWanted {
+		if slices.Contains(supported, v) {
+			f.protocols = append(f.protocols, v)
+		}
+	}
+	return f
+}
+
+// plainCall is a request the fast path answers.
+type plainCall struct {
+	id        json.RawMessage
+	tool      string
+	arguments json.RawMessage
+	meta      map[string]any
+	modern    bool // the 2026-07-28 wire
+}
+
+func (f *fastPath) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.Body == nil || !f.plainHeaders(r) {
+		f.next.ServeHTTP(w, r)
+		return
+	}
+	// fingerprint has read the bounded body and left an in-memory copy.
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		f.next.ServeHTTP(w, r)
+		return
+	}
+	call, ok := f.plain(r, body)
+	if !ok {
+		f.next.ServeHTTP(w, r)
+		return
+	}
+	f.serve(w, r, call)
+}
+
+// plainHeaders reports whether the headers are ones the SDK accepts for a
+// stateless JSON POST and whose handling the fast path knows exactly.
+func (f *fastPath) plainHeaders(r *http.Request) bool {
+	h := r.Header
+	if len(h.Values("Last-Event-ID")) > 0 || len(h.Values("Mcp-Session-Id")) > 0 {
+		return false
+	}
+	for k := range h {
+		if strings.HasPrefix(http.CanonicalHeaderKey(k), "Mcp-Param-") {
+			return false
+		}
+	}
+	if pv := h.Values("Mcp-Protocol-Version"); len(pv) != 1 || !slices.Contains(f.protocols, pv[0]) {
+		return false
+	}
+	if mt, _, err := mime.ParseMediaType(h.Get("Content-Type")); err != nil || mt != "application/json" {
+		return false
+	}
+	if !acceptsBoth(h.Values("Accept")) {
+		return false
+	}
+	return plainLoopbackHost(r.Host)
+}
+
+// acceptsBoth reports whether Accept names application/json and
+// text/event-stream (or */*) as media ranges. It is narrower than the
+// SDK's check (which also takes application/* and text/*): a header it
+// does not recognise goes to the SDK.
+func acceptsBoth(values []string) bool {
+	json, stream := false, false
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			base, _, _ := strings.Cut(part, ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json":
+				json = true
+			case "text/event-stream":
+				stream = true
+			case "*/*":
+				json, stream = true, true
+			}
+		}
+	}
+	return json && stream
+}
+
+// plainLoopbackHost is narrower than guard's loopbackHost: only the
+// spellings every Host check (Hearth's and the SDK's) accepts alike.
+func plainLoopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	return host == "127.0.0.1" || host == "localhost" || host == "::1"
+}
+
+// plain parses body as a plain tools/call, or reports false.
+func (f *fastPath) plain(r *http.Request, body []byte) (plainCall, bool) {
+	var c plainCall
+	top, ok := objectFields(body)
+	if !ok || len(top) != 4 || string(top["jsonrpc"]) != `"2.0"` || string(top["method"]) != `"tools/call"` {
+		return c, false
+	}
+	if c.id, ok = top["id"]; !ok || !plainID(c.id) {
+		return c, false
+	}
+	params, ok := objectFields(top["params"])
+	if !ok {
+		return c, false
+	}
+	for k := range params {
+		if k != "name" && k != "arguments" && k != "_meta" {
+			return c, false
+		}
+	}
+	if !plainString(params["name"]) {
+		return c, false
+	}
+	c.tool = string(params["name"][1 : len(params["name"])-1])
+	if _, known := f.handlers[c.tool]; !known {
+		return c, false
+	}
+	if a, present := params["arguments"]; present {
+		if len(a) == 0 || a[0] != '{' {
+			return c, false
+		}
+		c.arguments = a
+	}
+	pv := r.Header.Get("Mcp-Protocol-Version")
+	c.modern = pv == protoModern
+	if c.modern && (r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != c.tool) {
+		return c, false
+	}
+	rawMeta, present := params["_meta"]
+	if !present {
+		// The 2026-07-28 wire requires its _meta triple; without it the SDK
+		// answers an error.
+		return c, !c.modern
+	}
+	meta, ok := objectFields(rawMeta)
+	if !ok || !plainMeta(meta, pv, c.modern) {
+		return c, false
+	}
+	if err := json.Unmarshal(rawMeta, &c.meta); err != nil {
+		return c, false
+	}
+	return c, true
+}
+
+// plainMeta checks the request's _meta: on the older wires it may carry
+// no key of the SDK's own (they would switch the SDK to per-request
+// protocol handling), on 2026-07-28 exactly the protocol version of the
+// header, the client's capabilities and optionally its info, in the
+// plainest shapes. A progress token goes to the SDK, which sends progress
+// notifications for it.
+func plainMeta(meta map[string]json.RawMessage, header string, modern bool) bool {
+	if _, ok := meta["progressToken"]; ok {
+		return false
+	}
+	for k, v := range meta {
+		if !strings.HasPrefix(k, metaPrefix) {
+			continue
+		}
+		if !modern {
+			return false
+		}
+		switch k {
+		case metaProtocol:
+			if !plainString(v) || string(v[1:len(v)-1]) != header {
+				return false
+			}
+		case metaClientInfo:
+			if !plainClientInfo(v) {
+				return false
+			}
+		case metaCapabilities:
+			if !plainCapabilities(v) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	if !modern {
+		return true
+	}
+	_, hasVersion := meta[metaProtocol]
+	_, hasCaps := meta[metaCapabilities]
+	return hasVersion && hasCaps
+}
+
+// plainClientInfo: an object of plain string fields of an Implementation.
+func plainClientInfo(raw json.RawMessage) bool {
+	info, ok := objectFields(raw)
+	if !ok {
+		return false
+	}
+	for k, v := range info {
+		switch k {
+		case "name", "title", "description", "version", "websiteUrl":
+			if !plainString(v) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainCapabilities: an object of capabilities in the shapes every
+// decoder reads alike: roots with at most a boolean listChanged,
+// experimental and extensions as objects, sampling and elicitation empty.
+func plainCapabilities(raw json.RawMessage) bool {
+	caps, ok := objectFields(raw)
+	if !ok {
+		return false
+	}
+	for k, v := range caps {
+		fields, ok := objectFields(v)
+		if !ok {
+			return false
+		}
+		switch k {
+		case "roots":
+			for fk, fv := range fields {
+				if fk != "listChanged" || (string(fv) != "true" && string(fv) != "false") {
+					return false
+				}
+			}
+		case "experimental", "extensions":
+		case "sampling", "elicitation":
+			if len(fields) != 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// objectFields splits a JSON object into its members, refusing anything
+// else, any key written with escapes and any object with a repeated key
+// (decoders disagree on those). raw must be part of a body fingerprint
+// has checked to be valid JSON.
+func objectFields(raw json.RawMessage) (map[string]json.RawMessage, bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil, false
+	}
+	fields := make(map[string]json.RawMessage, 8)
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return fields, skipSpace(raw, i+1) == len(raw)
+	}
+	for {
+		if i >= len(raw) || raw[i] != '"' {
+			return nil, false
+		}
+		end := bytes.IndexByte(raw[i+1:], '"')
+		if end < 0 {
+			return nil, false
+		}
+		key := raw[i+1 : i+1+end]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return nil, false
+		}
+		i = skipSpace(raw, i+2+end)
+		if i >= len(raw) || raw[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(raw, i+1)
+		v := skipValue(raw, i)
+		if v < 0 {
+			return nil, false
+		}
+		if _, dup := fields[string(key)]; dup {
+			return nil, false
+		}
+		fields[string(key)] = raw[i:v]
+		i = skipSpace(raw, v)
+		if i >= len(raw) {
+			return nil, false
+		}
+		switch raw[i] {
+		case ',':
+			i = skipSpace(raw, i+1)
+		case '}':
+			return fields, skipSpace(raw, i+1) == len(raw)
+		default:
+			return nil, false
+		}
+	}
+}
+
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the (valid) JSON value at i, or -1.
+func skipValue(raw []byte, i int) int {
+	if i >= len(raw) {
+		return -1
+	}
+	switch raw[i] {
+	case '"':
+		return skipString(raw, i)
+	case '{', '[':
+		depth := 0
+		for i < len(raw) {
+			switch raw[i] {
+			case '"':
+				i = skipString(raw, i)
+				if i < 0 {
+					return -1
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return -1
+	default:
+		start := i
+		for i < len(raw) && !bytes.ContainsRune([]byte(",]} \t\r\n"), rune(raw[i])) {
+			i++
+		}
+		if i == start {
+			return -1
+		}
+		return i
+	}
+}
+
+// skipString returns the end of the JSON string starting at i, or -1.
+func skipString(raw []byte, i int) int {
+	for i++; i < len(raw); i++ {
+		switch raw[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
+}
+
+// plainString: a JSON string without escapes.
+func plainString(raw json.RawMessage) bool {
+	return len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw[1:len(raw)-1], '\\') < 0 &&
+		bytes.IndexByte(raw[1:len(raw)-1], '"') < 0
+}
+
+// plainID: a string without escapes, or an integer of at most 15 digits
+// (exact in every decoder) other than -0.
+func plainID(raw json.RawMessage) bool {
+	if plainString(raw) {
+		return true
+	}
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+		if string(digits) == "0" {
+			return false
+		}
+	}
+	if len(digits) == 0 || len(digits) > 15 || digits[0] == '0' && len(digits) > 1 {
+		return false
+	}
+	for _, d := range digits {
+		if d < '0' || d > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// serve runs the tool handler the SDK would run and writes the SDK's
+// answer: one JSON-RPC response, 200, application/json.
+func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, c plainCall) {
+	f.s.fastCalls.Add(1)
+	res, err := f.handlers[c.tool](r.Context(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{
+		Name: c.tool, Arguments: c.arguments, Meta: c.meta,
+	}})
+	var out []byte
+	if err == nil {
+		out, err = f.result(res, c.modern)
+	}
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Type", "application/json")
+	if err != nil {
+		// The SDK answers a handler's error as a JSON-RPC error without a
+		// code (render fails only when the envelope cannot be encoded).
+		msg, _ := json.Marshal(err.Error())
+		out = []byte(`{"jsonrpc":"2.0","id":` + string(c.id) + `,"error":{"code":0,"message":` + string(msg) + `}}`)
+	} else {
+		out = append(append(append([]byte(`{"jsonrpc":"2.0","id":`), c.id...), `,"result":`...), out...)
+		out = append(out, '}')
+	}
+	w.Write(out)
+}
+
+// result encodes a tool result as the SDK does: on the 2026-07-28 wire
+// with the server's info in _meta and resultType "complete" last.
+func (f *fastPath) result(res *mcp.CallToolResult, modern bool) ([]byte, error) {
+	if res.Content == nil {
+		res.Content = []mcp.Content{}
+	}
+	if modern {
+		if res.Meta == nil {
+			res.Meta = mcp.Meta{}
+		}
+		if _, ok := res.Meta[mcp.MetaKeyServerInfo]; !ok {
+			res.Meta[mcp.MetaKeyServerInfo] = f.s.implementation()
+		}
+	}
+	b, err := json.Marshal(res)
+	if err != nil || !modern {
+		return b, err
+	}
+	if len(b) < 2 || b[len(b)-1] != '}' || string(b) == "{}" {
+		return nil, fmt.Errorf("encode result: unexpected shape %.40q", b)
+	}
+	return append(b[:len(b)-1], `,"resultType":"complete"}`...), nil
+}
