@@ -39,6 +39,12 @@ const (
 	logWindow = time.Minute
 )
 
+// maxRefusers bounds the refused connections being answered at once (each
+// holds a goroutine and a descriptor for up to refuseLinger): past it, a
+// refused connection is closed without an answer, so a flood of another
+// account's connections cannot use up this process's descriptors.
+const maxRefusers = 32
+
 // Guarded wraps a listener so that Accept returns only connections whose
 // peer is owned by the same account as this process. Any other connection
 // — another account's, or one whose owner cannot be determined — gets a
@@ -50,6 +56,8 @@ type Guarded struct {
 	self     Account
 	owner    func(net.Conn) (Account, error)
 	log      *slog.Logger
+	// refusers holds a slot per refused connection being answered.
+	refusers chan struct{}
 
 	mu         sync.Mutex
 	windowEnd  time.Time
@@ -67,7 +75,8 @@ func Guard(ln net.Listener, endpoint string, log *slog.Logger) (*Guarded, error)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Guarded{Listener: ln, endpoint: endpoint, self: me, owner: ConnOwner, log: log}, nil
+	return &Guarded{Listener: ln, endpoint: endpoint, self: me, owner: ConnOwner, log: log,
+		refusers: make(chan struct{}, maxRefusers)}, nil
 }
 
 // Self is the account the listener admits.
@@ -84,7 +93,15 @@ func (g *Guarded) Accept() (net.Conn, error) {
 		if g.admit(c) {
 			return c, nil
 		}
-		go refuse(c)
+		select {
+		case g.refusers <- struct{}{}:
+			go func() {
+				defer func() { <-g.refusers }()
+				refuse(c)
+			}()
+		default:
+			c.Close()
+		}
 	}
 }
 
