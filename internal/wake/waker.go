@@ -275,6 +275,11 @@ func (s *Service) typeAndSend(ctx context.Context, b *Browser, bd Binding, promp
 	if err := b.Conn.Call(ctx, session, "Input.insertText", map[string]any{"text": prompt}, nil); err != nil {
 		return fmt.Errorf("type the prompt: %w", err)
 	}
+	// And once more before sending: if the tab moved while the text went
+	// in, the text stays unsent in whatever page it is on now.
+	if err := s.sameConv(ctx, b, bd); err != nil {
+		return err
+	}
 	for _, typ := range []string{"keyDown", "keyUp"} {
 		key := map[string]any{"type": typ, "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13, "nativeVirtualKeyCode": 13}
 		if typ == "keyDown" {
