@@ -214,10 +214,11 @@ func Ask(ctx context.Context, dataDir, req string) error {
 	resp, err := client.Do(hreq)
 	if err != nil {
 		// Nothing listens there (dial), or what does hung up before any
-		// answer (read: a stale file whose port another program now has):
-		// either way no tray answers.
+		// answer (a stale file whose port another program now has: the
+		// reset shows on the read, or on the write when it hung up before
+		// the request was all sent): either way no tray answers.
 		var op *net.OpError
-		if errors.As(err, &op) && (op.Op == "dial" || op.Op == "read") || errors.Is(err, io.EOF) {
+		if errors.As(err, &op) && (op.Op == "dial" || op.Op == "read" || op.Op == "write") || errors.Is(err, io.EOF) {
 			return fmt.Errorf("%w (pid %d does not answer)", ErrNoTray, info.PID)
 		}
 		return fmt.Errorf("ask the running Hearth to %s: %w", req, err)
