@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -42,19 +43,39 @@ func named(a Account) Account {
 	return a
 }
 
+// lookupTries and lookupPause bound owner's second looks at the table: a
+// connection accepted a moment ago can be missing from it, or listed
+// without its pid yet (seen under Wine on a busy host). A connection that
+// is still not listed with an owner after that is refused.
+const (
+	lookupTries = 3
+	lookupPause = 5 * time.Millisecond
+)
+
 func owner(local, remote netip.AddrPort) (Account, error) {
 	ipv6 := !remote.Addr().Is4()
-	table, err := tcpTable(ipv6)
-	if err != nil {
-		return Account{}, err
-	}
-	rows, err := tableRows(table, ipv6)
-	if err != nil {
-		return Account{}, err
-	}
-	pid, ok := peerPID(rows, local, remote)
-	if !ok {
-		return Account{}, ErrNotFound
+	var pid uint32
+	for try := 1; ; try++ {
+		table, err := tcpTable(ipv6)
+		if err != nil {
+			return Account{}, err
+		}
+		rows, err := tableRows(table, ipv6)
+		if err != nil {
+			return Account{}, err
+		}
+		var ok bool
+		pid, ok = peerPID(rows, local, remote)
+		if ok && pid != 0 {
+			break
+		}
+		if try == lookupTries {
+			if !ok {
+				return Account{}, ErrNotFound
+			}
+			break
+		}
+		time.Sleep(lookupPause)
 	}
 	if pid == uint32(os.Getpid()) {
 		return self()
