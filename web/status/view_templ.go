@@ -433,7 +433,7 @@ func Facts(v View) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if v.Storage != "" {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "<dt>Undo copies and artifacts</dt><dd data-testid=\"status-storage\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "<dt>Space for undo copies and saved results</dt><dd data-testid=\"status-storage\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
