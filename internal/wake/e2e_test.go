@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,16 +93,13 @@ func TestFakeChatGPTConversationIsWokenAndReceivesArrivals(t *testing.T) {
 	waitFor("the binding", func() bool { return len(in.App.Wake.Bindings()) == 1 && in.App.Wake.Bindings()[0].Live })
 
 	woken := make(chan *hearthtest.Result, 1)
-	fake.OnSend = func(conv, text string) {
-		if conv != "e2e" || text != wake.WakePrompt {
-			return
-		}
+	fake.OnSend = firstWake("e2e", func() {
 		res, err := c.TryCall("machine", map[string]any{"operation": "host_info"}, meta)
 		if err != nil {
 			t.Errorf("woken host_info: %v", err)
 		}
 		woken <- res
-	}
+	})
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -262,16 +260,13 @@ func TestBindingSurvivesHearthRestart(t *testing.T) {
 
 	c2 := hearthtest.Connect(t, in2.URL, "")
 	woken := make(chan *hearthtest.Result, 1)
-	fake.OnSend = func(conv, text string) {
-		if text != wake.WakePrompt {
-			return
-		}
+	fake.OnSend = firstWake("restart", func() {
 		res, err := c2.TryCall("machine", map[string]any{"operation": "host_info"}, meta)
 		if err != nil {
 			t.Errorf("woken host_info: %v", err)
 		}
 		woken <- res
-	}
+	})
 	gate := filepath.Join(t.TempDir(), "gate")
 	r2, err := c2.TryCall("machine", map[string]any{"operation": "exec", "command": "sh",
 		"args": []string{"-c", `while [ ! -e "$0" ]; do sleep 0.02; done`, gate}, "detach": true}, meta)
@@ -292,5 +287,19 @@ func TestBindingSurvivesHearthRestart(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("not woken after the restart")
+	}
+}
+
+// firstWake returns an OnSend that runs answer for the first wake prompt
+// typed into conv only. The fake calls OnSend on its own goroutine, so
+// with the tests' zero quiet time and cooldown the waker may type the
+// prompt again before answer has collected the arrival; a later prompt
+// would otherwise call a client the test is already closing.
+func firstWake(conv string, answer func()) func(conv, text string) {
+	var once sync.Once
+	return func(c, text string) {
+		if c == conv && text == wake.WakePrompt {
+			once.Do(answer)
+		}
 	}
 }
