@@ -42,6 +42,12 @@ type Limits struct {
 	BodyTimeout time.Duration
 	// IdleTimeout closes a kept-alive connection idle this long.
 	IdleTimeout time.Duration
+	// WriteTimeout bounds each step of writing the answer: a client
+	// that does not take writeChunk bytes of it within this long is cut
+	// (the handler's writes fail and the connection is closed). It bounds
+	// progress, not the handler's run time: a long call may take as long
+	// as it likes before its first byte.
+	WriteTimeout time.Duration
 	// RetryAfter is the Retry-After of a 503.
 	RetryAfter time.Duration
 }
@@ -54,19 +60,22 @@ type Limits struct {
 // 32 MiB held by at most 64 requests, a body within 30 s.
 func MCP() Limits {
 	return Limits{MaxBodyBytes: 4 << 20, MaxHeldBytes: 32 << 20, MaxHeld: 64,
-		HeaderTimeout: 10 * time.Second, BodyTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, RetryAfter: time.Second}
+		HeaderTimeout: 10 * time.Second, BodyTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
+		WriteTimeout: 30 * time.Second, RetryAfter: time.Second}
 }
 
 // Panel is the control panel's: its forms are small.
 func Panel() Limits {
 	return Limits{MaxBodyBytes: 1 << 20, MaxHeldBytes: 8 << 20, MaxHeld: 32,
-		HeaderTimeout: 10 * time.Second, BodyTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, RetryAfter: time.Second}
+		HeaderTimeout: 10 * time.Second, BodyTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
+		WriteTimeout: 30 * time.Second, RetryAfter: time.Second}
 }
 
 // Control is the tray control endpoint's: its requests have no body.
 func Control() Limits {
 	return Limits{MaxBodyBytes: 4 << 10, MaxHeldBytes: 64 << 10, MaxHeld: 8,
-		HeaderTimeout: 5 * time.Second, BodyTimeout: 5 * time.Second, IdleTimeout: 30 * time.Second, RetryAfter: time.Second}
+		HeaderTimeout: 5 * time.Second, BodyTimeout: 5 * time.Second, IdleTimeout: 30 * time.Second,
+		WriteTimeout: 10 * time.Second, RetryAfter: time.Second}
 }
 
 // Rejection says why a request was refused before its handler ran.
@@ -134,9 +143,21 @@ func (l *Limiter) Held() (bytes int64, requests int) {
 }
 
 // Handler reads each request's body under the Limits and hands next an
-// identical, fully read body.
+// identical, fully read body, and a writer whose every step is bounded by
+// WriteTimeout.
 func (l *Limiter) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if l.limits.WriteTimeout > 0 {
+			bw := &boundedWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: l.limits.WriteTimeout}
+			// What net/http writes itself (a 100 Continue before the
+			// body, the buffered rest of the answer after the handler)
+			// is bounded too; without WriteTimeout on the server a
+			// deadline left by an earlier request on the connection
+			// would otherwise stay in force.
+			bw.arm()
+			defer bw.arm()
+			w = bw
+		}
 		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 			next.ServeHTTP(w, r)
 			return
@@ -186,6 +207,64 @@ func (l *Limiter) Handler(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// writeChunk is the most one bounded write step hands the connection, so
+// that a large answer taken steadily by a slow client is never cut, while
+// one not taken at all is cut within WriteTimeout.
+const writeChunk = 64 << 10
+
+// boundedWriter sets the connection's write deadline afresh before each
+// step of the answer. A failed step stays failed: a handler that ignores
+// the error is not granted another WriteTimeout per write.
+type boundedWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	err     error
+}
+
+// arm sets the write deadline one timeout from now. Errors are ignored: a
+// writer without deadlines (a test recorder) has nothing to bound.
+func (w *boundedWriter) arm() { _ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout)) }
+
+func (w *boundedWriter) Write(b []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	n := 0
+	for len(b) > 0 {
+		step := b[:min(len(b), writeChunk)]
+		w.arm()
+		m, err := w.ResponseWriter.Write(step)
+		n += m
+		if err != nil {
+			w.err = err
+			return n, err
+		}
+		b = b[len(step):]
+	}
+	return n, nil
+}
+
+// FlushError flushes under a fresh deadline (http.ResponseController
+// finds it first).
+func (w *boundedWriter) FlushError() error {
+	if w.err != nil {
+		return w.err
+	}
+	w.arm()
+	err := w.rc.Flush()
+	if err != nil && !errors.Is(err, http.ErrNotSupported) {
+		w.err = err
+	}
+	return err
+}
+
+// Flush is FlushError for writers that look for http.Flusher.
+func (w *boundedWriter) Flush() { _ = w.FlushError() }
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *boundedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 var (
 	errBusy     = errors.New("too many bytes held")

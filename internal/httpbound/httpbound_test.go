@@ -3,6 +3,7 @@ package httpbound
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -261,5 +262,137 @@ func TestIdleConnectionClosed(t *testing.T) {
 	c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	if _, err := br.ReadByte(); err != io.EOF {
 		t.Fatalf("an idle kept-alive connection was not closed by the server: %v", err)
+	}
+}
+
+// TestUnreadAnswerCutWithinWriteTimeout: a client that sends a request
+// whose answer is large and never reads it does not hold its request slot
+// (nor the handler) past WriteTimeout; the next request is served.
+func TestUnreadAnswerCutWithinWriteTimeout(t *testing.T) {
+	lim := testLimits()
+	lim.MaxHeld = 1
+	lim.WriteTimeout = 300 * time.Millisecond
+	l := New(lim, nil)
+	writeErr := make(chan error, 1)
+	var calls atomic.Int32
+	addr := serve(t, l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) > 1 {
+			io.WriteString(w, "served")
+			return
+		}
+		// Far more than the loopback socket buffers hold.
+		chunk := make([]byte, 1<<20)
+		for range 256 {
+			if _, err := w.Write(chunk); err != nil {
+				writeErr <- err
+				return
+			}
+		}
+		writeErr <- nil
+	}))
+	c := stall(t, addr, 2, 2) // a whole small body; the answer is never read
+	waitHeld(t, l, 1)
+	select {
+	case err := <-writeErr:
+		if err == nil {
+			t.Fatal("256 MiB were written to a client that reads nothing")
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the handler's writes to a client that reads nothing were never cut")
+	}
+	waitHeld(t, l, 0)
+	resp, err := http.Post("http://"+addr+"/", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != "served" {
+		t.Fatalf("the next request: status %d, body %q", resp.StatusCode, b)
+	}
+	c.Close()
+}
+
+// TestSlowReaderGetsWholeAnswer: the write bound is on progress, not on
+// the whole answer: a client that reads a large answer slowly but steadily
+// gets all of it, though that takes longer than WriteTimeout, and a
+// handler that waits longer than WriteTimeout before its first byte is
+// not cut. Both ends' socket buffers are kept small, so that the kernel
+// lets the writer go on as soon as the reader has taken a little (with
+// the default, autotuned loopback buffers a blocked write is woken only
+// once megabytes are drained).
+func TestSlowReaderGetsWholeAnswer(t *testing.T) {
+	lim := testLimits()
+	lim.WriteTimeout = 2 * time.Second
+	l := New(lim, nil)
+	const size = 16 << 20
+	release := make(chan struct{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := l.Server(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release // a long call: no byte written yet
+		if _, err := w.Write(make([]byte, size)); err != nil {
+			t.Errorf("server write: %v", err)
+		}
+	}))
+	srv.ConnState = func(c net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			c.(*net.TCPConn).SetWriteBuffer(64 << 10)
+		}
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil {
+			c.(*net.TCPConn).SetReadBuffer(64 << 10)
+		}
+		return c, err
+	}}}
+	defer client.CloseIdleConnections()
+	resp := make(chan *http.Response, 1)
+	errc := make(chan error, 1)
+	go func() {
+		r, err := client.Get("http://" + ln.Addr().String() + "/")
+		if err != nil {
+			errc <- err
+			return
+		}
+		resp <- r
+	}()
+	// Hold the handler past the write timeout before it writes (a lower
+	// bound: a longer pause only makes the case stronger).
+	time.Sleep(lim.WriteTimeout + lim.WriteTimeout/2)
+	close(release)
+	var r *http.Response
+	select {
+	case r = <-resp:
+	case err := <-errc:
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	got := 0
+	buf := make([]byte, 64<<10)
+	start := time.Now()
+	for {
+		n, err := io.ReadFull(r.Body, buf)
+		got += n
+		if err == io.EOF || err == io.ErrUnexpectedEOF && got == size {
+			break
+		}
+		if err != nil {
+			t.Fatalf("after %d of %d bytes: %v", got, size, err)
+		}
+		// 256 pauses of 10 ms: the whole read takes longer than
+		// WriteTimeout, each step far less.
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got != size {
+		t.Fatalf("got %d bytes, want %d", got, size)
+	}
+	if took := time.Since(start); took <= lim.WriteTimeout {
+		t.Fatalf("the read took %s, not longer than the write timeout: the case was not made", took)
 	}
 }
