@@ -3,13 +3,13 @@
 // an idle timeout between requests) and memory (one body's size, how many
 // bodies are held at once and how many bytes they hold together).
 //
-// Bodies are read by the Limiter itself, under the body deadline, into a
-// buffer of exactly the declared length (or grown in bounded steps for a
-// chunked body), and the handler is given that buffer. The bytes are
-// reserved against the total before they are read and released when the
-// handler returns; a request that would pass the total, or the count of
-// requests held at once, is answered 503 with Retry-After at once instead
-// of waiting or growing. When a large body ends and nothing else is held,
+// Bodies are read by the Limiter itself, under the body deadline, in
+// 64 KiB steps allocated as the bytes arrive (never past a declared
+// length), and the handler is given what was read. Each step is reserved
+// against the total before it is allocated, so a request holds about what
+// it has sent, and released when the handler returns; a request whose next
+// step would pass the total, or that would pass the count of requests held
+// at once, is answered 503 with Retry-After at once instead of waiting. When a large body ends and nothing else is held,
 // memory is handed back to the operating system (rate-limited), so that a
 // burst of big or stalled bodies does not leave the process swollen.
 package httpbound
@@ -102,6 +102,8 @@ type Limiter struct {
 	bigSinceFree bool
 	lastFree     time.Time
 	freeing      bool
+	// spare holds full-size steps of ended requests for the next ones.
+	spare [][]byte
 }
 
 // freeAbove is the body size from which the end of a request may hand
@@ -166,25 +168,27 @@ func (l *Limiter) Handler(next http.Handler) http.Handler {
 			l.refuse(w, r, Rejection{http.StatusRequestEntityTooLarge, "request body larger than " + strconv.FormatInt(l.limits.MaxBodyBytes, 10) + " bytes"})
 			return
 		}
-		// A declared length is reserved whole before a byte is read; a
-		// chunked body reserves as it grows.
-		step := r.ContentLength
-		if step < 0 {
-			step = min(64<<10, l.limits.MaxBodyBytes)
+		// The first step is reserved before a byte is read (a small
+		// declared body whole); the rest as the body arrives.
+		step := int64(stepSize)
+		if r.ContentLength > 0 {
+			step = min(step, r.ContentLength)
 		}
+		step = min(step, l.limits.MaxBodyBytes)
 		if !l.admit(step) {
 			l.busy(w, r)
 			return
 		}
 		reserved := step
-		defer func() { l.release(reserved) }()
+		var steps [][]byte
+		defer func() { l.release(reserved, steps) }()
 
 		rc := http.NewResponseController(w)
 		deadline := time.Now().Add(l.limits.BodyTimeout)
 		// Errors are ignored: a writer without deadlines (a test
 		// recorder) is still bounded by the server's ReadTimeout.
 		_ = rc.SetReadDeadline(deadline)
-		body, err := l.read(r.Body, r.ContentLength, &reserved)
+		steps, n, err := l.read(r.Body, r.ContentLength, &reserved)
 		_ = rc.SetReadDeadline(time.Time{})
 		switch {
 		case errors.Is(err, errBusy):
@@ -202,8 +206,8 @@ func (l *Limiter) Handler(next http.Handler) http.Handler {
 			l.refuse(w, r, Rejection{http.StatusBadRequest, "request body could not be read"})
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
+		r.Body = io.NopCloser(bodyReader(steps))
+		r.ContentLength = n
 		next.ServeHTTP(w, r)
 	})
 }
@@ -271,44 +275,81 @@ var (
 	errTooLarge = errors.New("body too large")
 )
 
-// read reads the whole body: into exactly n bytes when n is known, else
-// growing in steps reserved as it goes (*reserved follows).
-func (l *Limiter) read(body io.Reader, n int64, reserved *int64) ([]byte, error) {
-	if n >= 0 {
-		buf := make([]byte, n)
-		if _, err := io.ReadFull(body, buf); err != nil {
-			return nil, err
-		}
-		// A body longer than declared is cut by net/http itself.
-		return buf, nil
-	}
-	buf := make([]byte, 0, *reserved)
-	for {
-		if len(buf) == cap(buf) {
-			grow := min(int64(cap(buf)), l.limits.MaxBodyBytes+1-int64(cap(buf)))
-			if grow <= 0 {
-				return nil, errTooLarge
+// A body is read in steps of stepSize bytes (the first, or the last of a
+// declared length, may be shorter), each allocated only when the one
+// before is full: what a request holds follows what it has sent (at most
+// one step ahead), so a slow sender of a large declared body holds little.
+// Full-size steps of requests that ended are kept for the next ones (in
+// all, never more than the held-bytes cap), so that bodies refused half
+// way do not leave garbage behind for the collector to catch up with.
+const stepSize = 64 << 10
+
+// read reads the whole body into steps, each reserved before it is
+// allocated (*reserved follows), and returns them (also on an error, for
+// release to keep) and the body's length. n is the declared length, or -1.
+func (l *Limiter) read(body io.Reader, n int64, reserved *int64) (steps [][]byte, got int64, err error) {
+	cur := l.take(*reserved)
+	for n < 0 || got < n {
+		if len(cur) == cap(cur) {
+			steps = append(steps, cur)
+			size := int64(stepSize)
+			if n >= 0 {
+				size = min(size, n-got)
+			} else if size = min(size, l.limits.MaxBodyBytes+1-got); size <= 0 {
+				return steps, 0, errTooLarge
 			}
-			if !l.grow(grow) {
-				return nil, errBusy
+			if !l.grow(size, *reserved+size) {
+				return steps, 0, errBusy
 			}
-			*reserved += grow
-			nb := make([]byte, len(buf), int64(cap(buf))+grow)
-			copy(nb, buf)
-			buf = nb
+			*reserved += size
+			cur = l.take(size)
 		}
-		m, err := body.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+m]
-		if int64(len(buf)) > l.limits.MaxBodyBytes {
-			return nil, errTooLarge
+		m, rerr := body.Read(cur[len(cur):cap(cur)])
+		cur = cur[:len(cur)+m]
+		got += int64(m)
+		if got > l.limits.MaxBodyBytes {
+			return append(steps, cur), 0, errTooLarge
 		}
-		if errors.Is(err, io.EOF) {
-			return buf, nil
+		if errors.Is(rerr, io.EOF) {
+			if n >= 0 && got < n {
+				return append(steps, cur), 0, io.ErrUnexpectedEOF
+			}
+			break
 		}
-		if err != nil {
-			return nil, err
+		if rerr != nil {
+			return append(steps, cur), 0, rerr
 		}
 	}
+	// A body longer than declared is cut by net/http itself.
+	return append(steps, cur), got, nil
+}
+
+// bodyReader reads the steps of a body in order.
+func bodyReader(steps [][]byte) io.Reader {
+	if len(steps) == 1 {
+		return bytes.NewReader(steps[0])
+	}
+	readers := make([]io.Reader, len(steps))
+	for i, b := range steps {
+		readers[i] = bytes.NewReader(b)
+	}
+	return io.MultiReader(readers...)
+}
+
+// take returns an empty step of size bytes: a kept one when it is a
+// full-size step and one is kept.
+func (l *Limiter) take(size int64) []byte {
+	if size == stepSize {
+		l.mu.Lock()
+		if k := len(l.spare); k > 0 {
+			b := l.spare[k-1]
+			l.spare = l.spare[:k-1]
+			l.mu.Unlock()
+			return b[:0]
+		}
+		l.mu.Unlock()
+	}
+	return make([]byte, 0, size)
 }
 
 // admit reserves n bytes for a new request, within both caps.
@@ -319,33 +360,41 @@ func (l *Limiter) admit(n int64) bool {
 		return false
 	}
 	l.requests++
-	l.reserve(n)
+	l.reserve(n, n)
 	return true
 }
 
-// grow reserves n more bytes for an admitted request.
-func (l *Limiter) grow(n int64) bool {
+// grow reserves n more bytes for an admitted request, which then holds
+// total.
+func (l *Limiter) grow(n, total int64) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.held+n > l.limits.MaxHeldBytes {
 		return false
 	}
-	l.reserve(n)
+	l.reserve(n, total)
 	return true
 }
 
-func (l *Limiter) reserve(n int64) {
+func (l *Limiter) reserve(n, total int64) {
 	l.held += n
-	if n >= freeAbove {
+	if total >= freeAbove {
 		l.bigSinceFree = true
 	}
 }
 
-// release gives back a request's reservation and, when a large body was
-// held and nothing is held any more, hands memory back to the OS.
-func (l *Limiter) release(n int64) {
+// release gives back a request's reservation, keeps its full-size steps
+// for the next requests (its handler, if it ran, has returned: nothing
+// reads them any more) and, when a large body was held and nothing is held
+// any more, hands memory back to the OS.
+func (l *Limiter) release(n int64, steps [][]byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	for _, b := range steps {
+		if cap(b) == stepSize {
+			l.spare = append(l.spare, b)
+		}
+	}
 	l.held -= n
 	l.requests--
 	if l.held == 0 && l.bigSinceFree && !l.freeing {
@@ -356,6 +405,11 @@ func (l *Limiter) release(n int64) {
 }
 
 func (l *Limiter) free() {
+	l.mu.Lock()
+	if l.held == 0 {
+		l.spare = nil
+	}
+	l.mu.Unlock()
 	debug.FreeOSMemory()
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -396,3 +396,100 @@ func TestSlowReaderGetsWholeAnswer(t *testing.T) {
 		t.Fatalf("the read took %s, not longer than the write timeout: the case was not made", took)
 	}
 }
+
+// TestSlowLargeSendersHoldOnlyWhatTheySent: senders that declare a body
+// of the largest size and trickle it hold about what they sent, not what
+// they declared, so a small request beside them is served, not 503. A
+// sender whose body then arrives whole is still passed it intact.
+func TestSlowLargeSendersHoldOnlyWhatTheySent(t *testing.T) {
+	var calls atomic.Int32
+	lim := testLimits()
+	lim.MaxBodyBytes = 4 << 20
+	lim.MaxHeldBytes = 8 << 20 // two declared 4 MiB bodies reserved whole would fill it
+	lim.MaxHeld = 16
+	l := New(lim, nil)
+	addr := serve(t, l, echo(&calls))
+	const senders = 8
+	var conns []net.Conn
+	for range senders {
+		conns = append(conns, stall(t, addr, 4<<20, 100))
+	}
+	waitHeld(t, l, senders)
+	// Each trickles a little more.
+	for _, c := range conns {
+		c.Write(bytes.Repeat([]byte("b"), 1000))
+	}
+	if b, _ := l.Held(); b > senders*64<<10 {
+		t.Fatalf("%d senders of 1,100 bytes each hold %d bytes", senders, b)
+	}
+	resp, err := http.Post("http://"+addr+"/", "application/json", strings.NewReader(`{"small":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(got) != `{"small":true}` {
+		t.Fatalf("a small request beside %d slow senders: status %d, body %q", senders, resp.StatusCode, got)
+	}
+	// One sender finishes its 4 MiB body: it is read whole, across steps.
+	c := conns[0]
+	rest := make([]byte, 4<<20-1100)
+	for i := range rest {
+		rest[i] = byte('c' + i%7)
+	}
+	go c.Write(rest)
+	c.SetReadDeadline(time.Now().Add(60 * time.Second))
+	r, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	echoed, err := io.ReadAll(r.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(append(bytes.Repeat([]byte("a"), 100), bytes.Repeat([]byte("b"), 1000)...), rest...)
+	if r.StatusCode != 200 || !bytes.Equal(echoed, want) {
+		t.Fatalf("the finished 4 MiB body: status %d, %d bytes back (equal: %v)", r.StatusCode, len(echoed), bytes.Equal(echoed, want))
+	}
+}
+
+// TestKeptStepsWithinHeldCap: the steps kept for reuse never pass the
+// held-bytes cap, are reused, and are let go once nothing is held.
+func TestKeptStepsWithinHeldCap(t *testing.T) {
+	var calls atomic.Int32
+	lim := testLimits()
+	lim.MaxBodyBytes = 1 << 20
+	lim.MaxHeldBytes = 512 << 10
+	lim.MaxHeld = 16
+	l := New(lim, nil)
+	addr := serve(t, l, echo(&calls))
+	kept := func() int {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.spare)
+	}
+	for range 3 {
+		for _, size := range []int{300 << 10, 700 << 10, 1 << 20} {
+			resp, err := http.Post("http://"+addr+"/", "application/json", bytes.NewReader(make([]byte, size)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if want := map[bool]int{true: 200, false: 503}[size <= 512<<10]; resp.StatusCode != want {
+				t.Fatalf("%d bytes: status %d, want %d", size, resp.StatusCode, want)
+			}
+			if k := kept(); k*stepSize > int(lim.MaxHeldBytes) {
+				t.Fatalf("%d steps of %d bytes kept, past the %d-byte cap", k, stepSize, lim.MaxHeldBytes)
+			}
+		}
+	}
+	// Nothing is held now: the kept steps are let go with the memory.
+	deadline := time.Now().Add(30 * time.Second)
+	for kept() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d steps still kept with nothing held", kept())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
