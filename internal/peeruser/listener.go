@@ -1,6 +1,7 @@
 package peeruser
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -45,11 +46,23 @@ const (
 // account's connections cannot use up this process's descriptors.
 const maxRefusers = 32
 
+// maxDeciders bounds the owner lookups running at once. Lookups run off
+// the accept loop, each connection on its own, so that one slow lookup
+// (netlink's answer can take up to its receive timeout) does not hold up
+// the connections accepted after it; past the bound, accepting waits for
+// a lookup to finish.
+const maxDeciders = 8
+
 // Guarded wraps a listener so that Accept returns only connections whose
 // peer is owned by the same account as this process. Any other connection
 // — another account's, or one whose owner cannot be determined — gets a
 // 403 Forbidden answer and is closed, and a log line names the other account
 // (never what it sent). Build it with Guard.
+//
+// The first Accept starts a loop that accepts every connection of the
+// listener and has its owner looked up apart (at most maxDeciders at
+// once); Accept returns connections as they are admitted, in the order
+// they are decided. Nothing reads a connection before its verdict.
 type Guarded struct {
 	net.Listener
 	endpoint string
@@ -63,6 +76,17 @@ type Guarded struct {
 	windowEnd  time.Time
 	logged     int
 	suppressed int
+
+	ready     sync.Once
+	loop      sync.Once
+	closeOnce sync.Once
+	// deciders holds a slot per connection being decided or handed to
+	// Accept; admitted carries the admitted ones to Accept, errs the
+	// listener's errors; done is closed by Close.
+	deciders chan struct{}
+	admitted chan net.Conn
+	errs     chan error
+	done     chan struct{}
 }
 
 // Guard wraps ln (a TCP listener; endpoint names it in log lines, such as
@@ -82,26 +106,86 @@ func Guard(ln net.Listener, endpoint string, log *slog.Logger) (*Guarded, error)
 // Self is the account the listener admits.
 func (g *Guarded) Self() Account { return g.self }
 
+func (g *Guarded) init() {
+	g.ready.Do(func() {
+		g.deciders = make(chan struct{}, maxDeciders)
+		g.admitted = make(chan net.Conn)
+		g.errs = make(chan error)
+		g.done = make(chan struct{})
+	})
+}
+
 // Accept waits for the next connection of the listener's own account;
 // others are answered and closed in the background.
 func (g *Guarded) Accept() (net.Conn, error) {
+	g.init()
+	g.loop.Do(func() { go g.acceptLoop() })
+	select {
+	case c := <-g.admitted:
+		return c, nil
+	case err := <-g.errs:
+		return nil, err
+	case <-g.done:
+		return nil, &net.OpError{Op: "accept", Net: g.Addr().Network(), Addr: g.Addr(), Err: net.ErrClosed}
+	}
+}
+
+// Close closes the listener and stops its accept loop; connections
+// decided but not yet taken by Accept are closed.
+func (g *Guarded) Close() error {
+	g.init()
+	g.closeOnce.Do(func() { close(g.done) })
+	return g.Listener.Close()
+}
+
+// acceptLoop accepts connections and has each one decided apart. An
+// error of the listener is handed to Accept (net/http backs off on a
+// temporary one and calls again); the loop ends when the listener is
+// closed.
+func (g *Guarded) acceptLoop() {
+	defer g.closeOnce.Do(func() { close(g.done) })
 	for {
+		select {
+		case g.deciders <- struct{}{}:
+		case <-g.done:
+			return
+		}
 		c, err := g.Listener.Accept()
 		if err != nil {
-			return nil, err
+			<-g.deciders
+			select {
+			case g.errs <- err:
+			case <-g.done:
+				return
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
 		}
-		if g.admit(c) {
-			return c, nil
-		}
+		go g.decide(c)
+	}
+}
+
+// decide looks up c's owner and hands c to Accept, or answers it with the
+// refusal (within the bound of refusers at once) and closes it.
+func (g *Guarded) decide(c net.Conn) {
+	if g.admit(c) {
+		defer func() { <-g.deciders }()
 		select {
-		case g.refusers <- struct{}{}:
-			go func() {
-				defer func() { <-g.refusers }()
-				refuse(c)
-			}()
-		default:
+		case g.admitted <- c:
+		case <-g.done:
 			c.Close()
 		}
+		return
+	}
+	<-g.deciders
+	select {
+	case g.refusers <- struct{}{}:
+		defer func() { <-g.refusers }()
+		refuse(c)
+	default:
+		c.Close()
 	}
 }
 

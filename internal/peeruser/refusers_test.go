@@ -69,3 +69,100 @@ func TestGuardBoundsItsRefusers(t *testing.T) {
 		t.Fatalf("refuser slots in use: %d, want the 1 the test holds", len(g.refusers))
 	}
 }
+
+// TestGuardSlowLookupDoesNotStallAccept: while the owner lookup of one
+// connection is blocked, a connection accepted after it is decided and
+// returned by Accept; the blocked one follows once its lookup ends.
+func TestGuardSlowLookupDoesNotStallAccept(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	me := Account{ID: "me"}
+	slow, err := net.Dial("tcp", raw.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	slowAddr := slow.LocalAddr().String()
+	blocked := make(chan struct{})
+	unblock := make(chan struct{})
+	g := &Guarded{Listener: raw, endpoint: "test", self: me, log: slog.New(slog.DiscardHandler),
+		refusers: make(chan struct{}, maxRefusers),
+		owner: func(c net.Conn) (Account, error) {
+			if c.RemoteAddr().String() == slowAddr {
+				close(blocked)
+				<-unblock // a lookup that does not answer
+			}
+			return me, nil
+		}}
+	defer g.Close()
+	accepted := make(chan net.Conn, 2)
+	go func() {
+		for {
+			c, err := g.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	select {
+	case <-blocked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first connection's owner was never looked up")
+	}
+	fast, err := net.Dial("tcp", raw.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fast.Close()
+	select {
+	case c := <-accepted:
+		defer c.Close()
+		if c.RemoteAddr().String() != fast.LocalAddr().String() {
+			t.Fatalf("Accept returned %s while the lookup of %s was blocked, want %s", c.RemoteAddr(), slowAddr, fast.LocalAddr())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a connection was not accepted while another one's owner lookup was blocked")
+	}
+	close(unblock)
+	select {
+	case c := <-accepted:
+		defer c.Close()
+		if c.RemoteAddr().String() != slowAddr {
+			t.Fatalf("Accept returned %s, want the slow one %s", c.RemoteAddr(), slowAddr)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the slow connection was not accepted once its lookup ended")
+	}
+}
+
+// TestGuardCloseEndsAccept: Close makes a waiting Accept return an error
+// that says the listener is closed, as a plain listener's does.
+func TestGuardCloseEndsAccept(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &Guarded{Listener: raw, endpoint: "test", self: Account{ID: "me"}, log: slog.New(slog.DiscardHandler),
+		refusers: make(chan struct{}, maxRefusers),
+		owner:    func(net.Conn) (Account, error) { return Account{ID: "me"}, nil }}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := g.Accept()
+		errc <- err
+	}()
+	g.Close()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("Accept after Close: %v, want net.ErrClosed", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Accept did not return after Close")
+	}
+	if _, err := g.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("a later Accept: %v, want net.ErrClosed", err)
+	}
+}
