@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/hearth-dev/hearth/internal/instance"
@@ -37,6 +39,13 @@ func Start(ctx context.Context, opts Options) (*Running, error) {
 	if opts.Instance {
 		var err error
 		if lock, err = instance.Acquire(instance.LockHearth, opts.DataDir); err != nil {
+			return nil, err
+		}
+		// Holding the lock, no other Hearth runs on this data directory:
+		// an instance.json here is a dead run's (one killed before it
+		// stopped), and must not outlive this start if it fails.
+		if err := removeStaleInfo(opts.DataDir); err != nil {
+			lock.Release()
 			return nil, err
 		}
 	}
@@ -121,4 +130,13 @@ func (r *Running) Stop() error {
 func (a *App) closeListeners() {
 	a.mcpLn.Close()
 	a.panelLn.Close()
+}
+
+// removeStaleInfo removes an instance.json left by a run that ended
+// without releasing it. Only Start calls it, with the instance lock held.
+func removeStaleInfo(dataDir string) error {
+	if err := os.Remove(filepath.Join(dataDir, instance.InfoFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove the instance.json of a run that did not stop: %w", err)
+	}
+	return nil
 }
