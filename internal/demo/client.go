@@ -2,12 +2,12 @@ package demo
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"github.com/hearth-dev/hearth/internal/jsontree"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hearth-dev/hearth/internal/mcpclient"
 )
 
 // protocolVersion is the MCP protocol the demo speaks (server/discover, no
@@ -25,7 +25,7 @@ type client struct {
 	mc           *mcp.Client
 	session      *mcp.ClientSession
 	conversation string
-	arrivals     map[string]map[string]any // future or job id → terminal envelope
+	arrivals     mcpclient.Mailbox
 	calls        int
 }
 
@@ -33,7 +33,7 @@ func newClient(version, conversation string) *client {
 	return &client{
 		mc:           mcp.NewClient(&mcp.Implementation{Name: "hearth-demo", Version: version}, nil),
 		conversation: conversation,
-		arrivals:     map[string]map[string]any{},
+		arrivals:     mcpclient.Mailbox{},
 	}
 }
 
@@ -60,26 +60,7 @@ func (c *client) close() {
 }
 
 // result is one decoded tool result.
-type result struct {
-	isError bool
-	env     map[string]any // structuredContent: the envelope
-	raw     []byte
-}
-
-func (r *result) state() string { s, _ := r.env["state"].(string); return s }
-
-func (r *result) get(path string) any { return jsontree.Get(r.env, path) }
-
-func (r *result) str(path string) string { s, _ := r.get(path).(string); return s }
-
-// brief is a short rendering of a result for error messages.
-func (r *result) brief() string {
-	const max = 400
-	if len(r.raw) > max {
-		return string(r.raw[:max]) + "…"
-	}
-	return string(r.raw)
-}
+type result = mcpclient.Result
 
 // call calls tool with args, sending _meta["hearth/conversation"] and any
 // extra _meta entries, and records the arrivals of the response.
@@ -91,26 +72,11 @@ func (c *client) call(ctx context.Context, tool string, args map[string]any, met
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	c.calls++
-	res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args, Meta: m})
-	if err != nil {
-		return nil, fmt.Errorf("%s.%v: %w", tool, args["operation"], err)
-	}
-	raw, err := json.Marshal(res.StructuredContent)
+	out, err := mcpclient.Call(ctx, c.session, tool, args, m)
 	if err != nil {
 		return nil, err
 	}
-	out := &result{isError: res.IsError, raw: raw}
-	if err := json.Unmarshal(raw, &out.env); err != nil || out.env == nil {
-		return nil, fmt.Errorf("%s.%v: structuredContent is not an envelope: %.200s", tool, args["operation"], raw)
-	}
-	arr, _ := out.env["arrivals"].([]any)
-	for _, a := range arr {
-		id, _ := jsontree.Get(a, "future_id").(string)
-		env, _ := jsontree.Get(a, "envelope").(map[string]any)
-		if id != "" && env != nil {
-			c.arrivals[id] = env
-		}
-	}
+	c.arrivals.Keep(out)
 	return out, nil
 }
 
@@ -126,44 +92,20 @@ const awaitSlice = 2 * time.Second
 // conversation once it has arrived in the mailbox. It blocks on task.wait
 // (not polling) and lets the next call deliver the arrival.
 func (c *client) await(ctx context.Context, id string, within time.Duration) (map[string]any, error) {
-	deadline := time.Now().Add(within)
-	for {
-		if env, ok := c.arrivals[id]; ok {
-			return env, nil
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("no result for %s within %v", id, within)
-		}
-		r, err := c.call(ctx, "task", map[string]any{"operation": "wait", "id": id, "timeout_ms": awaitSlice.Milliseconds()}, nil)
-		if err != nil {
-			return nil, err
-		}
-		if r.isError {
-			return nil, fmt.Errorf("task.wait %s: %s", id, r.brief())
-		}
-		if _, ok := c.arrivals[id]; ok {
-			continue
-		}
-		if r.get("result.timed_out") == false {
-			// Terminal, or a job that just started: a terminal one's
-			// arrival was committed with it and comes with the next
-			// response; otherwise the loop waits again.
-			if _, err := c.hostInfo(ctx); err != nil {
-				return nil, err
-			}
-		}
-	}
+	return mcpclient.Await(ctx, c.arrivals, func(ctx context.Context, tool string, args map[string]any) (*result, error) {
+		return c.call(ctx, tool, args, nil)
+	}, id, within, awaitSlice)
 }
 
 // settle returns r's envelope, or, when r went pending (slower than the
 // inline budget), the terminal envelope that arrives for its future.
 func (c *client) settle(ctx context.Context, r *result) (map[string]any, error) {
-	if r.state() != "pending" {
-		return r.env, nil
+	if r.State() != "pending" {
+		return r.Env, nil
 	}
-	id := r.str("future_id")
+	id := r.Str("future_id")
 	if id == "" {
-		return nil, fmt.Errorf("pending without a future_id: %s", r.brief())
+		return nil, fmt.Errorf("pending without a future_id: %s", r.Brief())
 	}
 	return c.await(ctx, id, 30*time.Second)
 }

@@ -80,7 +80,7 @@ func expect(cond bool, r *result, format string, a ...any) error {
 	}
 	msg := fmt.Sprintf(format, a...)
 	if r != nil {
-		msg += ": " + r.brief()
+		msg += ": " + r.Brief()
 	}
 	return errors.New(msg)
 }
@@ -171,19 +171,19 @@ func (d *demo) hostInfo(ctx context.Context) (string, error) {
 		{"result.limits.max_output_bytes", float64(spillLimit)},
 	}
 	for _, c := range checks {
-		if got := r.get(c.path); got != c.want {
+		if got := r.Get(c.path); got != c.want {
 			return "", expect(false, r, "host_info %s = %v, want %v", c.path, got, c.want)
 		}
 	}
 	var unavailable []string
-	for _, u := range r.get("result.unavailable").([]any) {
+	for _, u := range r.Get("result.unavailable").([]any) {
 		unavailable = append(unavailable, fmt.Sprint(u))
 	}
 	if len(unavailable) == 0 {
 		unavailable = []string{"none"}
 	}
 	return fmt.Sprintf("%s/%s, Hearth %s, policy %s, e-stop released, max_output_bytes %d, unavailable: %s",
-		r.get("result.os"), r.get("result.arch"), d.opts.Version, config.ModeAsk, spillLimit, strings.Join(unavailable, "; ")), nil
+		r.Get("result.os"), r.Get("result.arch"), d.opts.Version, config.ModeAsk, spillLimit, strings.Join(unavailable, "; ")), nil
 }
 
 // globEscape makes a program path match only itself as an allow-rule
@@ -247,15 +247,15 @@ func (d *demo) execSpill(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if r.state() != "completed" {
+		if r.State() != "completed" {
 			return "", expect(false, r, "artifact.range at %d", offset)
 		}
-		got.WriteString(r.str("result.data"))
-		if r.get("result.eof") == true {
+		got.WriteString(r.Str("result.data"))
+		if r.Get("result.eof") == true {
 			ranges++
 			break
 		}
-		next, ok := r.get("result.next_offset").(float64)
+		next, ok := r.Get("result.next_offset").(float64)
 		if !ok || int(next) <= offset {
 			return "", expect(false, r, "artifact.range at %d: no progress", offset)
 		}
@@ -289,7 +289,7 @@ func (d *demo) fsPatchUndo(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if r.state() != "conflict" || !r.isError || r.get("error.details.matches") != float64(2) {
+	if r.State() != "conflict" || !r.IsError || r.Get("error.details.matches") != float64(2) {
 		return "", expect(false, r, "a patch whose old text occurs twice must be a conflict naming 2 matches")
 	}
 	if got, err := d.readFile(ctx, file); err != nil || got != "1st line\nsecond line\n" {
@@ -318,8 +318,8 @@ func (d *demo) scatter(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	futures, _ := r.get("result.futures").([]any)
-	if r.isError || len(futures) != 2 {
+	futures, _ := r.Get("result.futures").([]any)
+	if r.IsError || len(futures) != 2 {
 		return "", expect(false, r, "run.scatter must answer two futures")
 	}
 	var envs []map[string]any
@@ -348,13 +348,13 @@ func (d *demo) jobTimes(ctx context.Context, id string) (state string, started, 
 	if err != nil {
 		return "", time.Time{}, time.Time{}, 0, err
 	}
-	if r.isError {
+	if r.IsError {
 		return "", time.Time{}, time.Time{}, 0, expect(false, r, "task.get %s", id)
 	}
-	state = r.str("result.job.state")
-	started, _ = time.Parse(time.RFC3339Nano, r.str("result.job.started_at"))
-	finished, _ = time.Parse(time.RFC3339Nano, r.str("result.job.finished_at"))
-	a, _ := r.get("result.job.attempts").(float64)
+	state = r.Str("result.job.state")
+	started, _ = time.Parse(time.RFC3339Nano, r.Str("result.job.started_at"))
+	finished, _ = time.Parse(time.RFC3339Nano, r.Str("result.job.finished_at"))
+	a, _ := r.Get("result.job.attempts").(float64)
 	return state, started, finished, int(a), nil
 }
 
@@ -368,20 +368,20 @@ func (d *demo) jobsAcrossRestart(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ids, _ := r.get("result.ids").([]any)
-	if r.state() != "completed" || len(ids) != 2 {
+	ids, _ := r.Get("result.ids").([]any)
+	if r.State() != "completed" || len(ids) != 2 {
 		return "", expect(false, r, "task.submit of two jobs")
 	}
 	p, dep := ids[0].(string), ids[1].(string)
 	w, err := d.c.call(ctx, "task", map[string]any{"operation": "wait", "id": p, "timeout_ms": 20000}, nil)
-	for i := 0; err == nil && i < 2 && (w.str("result.job.state") == "queued" || w.str("result.job.state") == "running"); i++ {
+	for i := 0; err == nil && i < 2 && (w.Str("result.job.state") == "queued" || w.Str("result.job.state") == "running"); i++ {
 		// task.wait also returns when the job starts; wait again for its end.
 		w, err = d.c.call(ctx, "task", map[string]any{"operation": "wait", "id": p, "timeout_ms": 20000}, nil)
 	}
 	if err != nil {
 		return "", err
 	}
-	if w.str("result.job.state") != "completed" {
+	if w.Str("result.job.state") != "completed" {
 		return "", expect(false, w, "parent job %s", p)
 	}
 	st, _, _, _, err := d.jobTimes(ctx, dep)
@@ -444,8 +444,8 @@ func (d *demo) detached(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	id := r.str("future_id")
-	if r.state() != "pending" || id == "" {
+	id := r.Str("future_id")
+	if r.State() != "pending" || id == "" {
 		return "", expect(false, r, "detach:true must answer pending with a future_id")
 	}
 	answered := time.Since(t0)
@@ -483,7 +483,7 @@ func (d *demo) recipe(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if r.isError || r.get("result.params.0") != "who" {
+	if r.IsError || r.Get("result.params.0") != "who" {
 		return "", expect(false, r, "recipe.create must find the parameter who")
 	}
 	env, err := d.completed(ctx, "recipe.run", "recipe", map[string]any{"operation": "run", "name": "demo-greet", "params": map[string]any{"who": "the operator"}}, nil)
@@ -506,8 +506,8 @@ func (d *demo) permit(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	pid, fid := r.str("permit_id"), r.str("future_id")
-	if r.state() != "pending" || pid == "" || fid == "" {
+	pid, fid := r.Str("permit_id"), r.Str("future_id")
+	if r.State() != "pending" || pid == "" || fid == "" {
 		return "", expect(false, r, "an exec outside the allow-rule must wait for a permit in ask mode")
 	}
 	op := d.app().Operator
@@ -539,7 +539,7 @@ func (d *demo) estop(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if r.state() != "completed" {
+	if r.State() != "completed" {
 		return "", expect(false, r, "machine.estop")
 	}
 	marker := filepath.Join(d.root, "estop-marker.txt")
@@ -547,7 +547,7 @@ func (d *demo) estop(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if r.state() != "blocked" || r.get("error.code") != "estop" {
+	if r.State() != "blocked" || r.Get("error.code") != "estop" {
 		return "", expect(false, r, "an exec under the e-stop must be blocked with code estop")
 	}
 	st, err := d.completed(ctx, "fs.stat", "fs", map[string]any{"operation": "stat", "path": marker}, nil)
@@ -561,7 +561,7 @@ func (d *demo) estop(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if h.get("result.estop") != true {
+	if h.Get("result.estop") != true {
 		return "", expect(false, h, "host_info must disclose the latched e-stop")
 	}
 	op, gov := d.app().Operator, d.app().Gov
@@ -602,14 +602,14 @@ func (d *demo) replay(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if r.state() != "completed" || r.get("replayed") != true || r.get("result.pid") != jsontree.Get(first, "result.pid") {
+	if r.State() != "completed" || r.Get("replayed") != true || r.Get("result.pid") != jsontree.Get(first, "result.pid") {
 		return "", expect(false, r, "the same command id and input must return the stored outcome, replayed")
 	}
 	other, err := d.c.call(ctx, "machine", d.exec(d.root, "append", counter, "other"), meta)
 	if err != nil {
 		return "", err
 	}
-	if other.state() != "conflict" {
+	if other.State() != "conflict" {
 		return "", expect(false, other, "the same command id with another input must be a conflict")
 	}
 	if got, err := d.readFile(ctx, counter); err != nil || got != "ran\n" {

@@ -6,7 +6,6 @@ package hearthtest
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -23,6 +22,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/jsontree"
+	"github.com/hearth-dev/hearth/internal/mcpclient"
 )
 
 // Instance is an in-process Hearth.
@@ -190,30 +190,8 @@ func (c *Client) ScatterOne(call map[string]any) map[string]any {
 	return env
 }
 
-// Result is a decoded tool result.
-type Result struct {
-	IsError bool
-	Text    string
-	// Env is the structuredContent envelope.
-	Env map[string]any
-	Raw json.RawMessage
-}
-
-// State returns Env["state"].
-func (r *Result) State() string { s, _ := r.Env["state"].(string); return s }
-
-// Arrivals returns the envelope's arrivals.
-func (r *Result) Arrivals() []map[string]any {
-	var out []map[string]any
-	arr, _ := r.Env["arrivals"].([]any)
-	for _, a := range arr {
-		out = append(out, a.(map[string]any))
-	}
-	return out
-}
-
-// Get walks a dotted path ("result.stdout.text") in the envelope.
-func (r *Result) Get(path string) any { return Get(r.Env, path) }
+// Result is a decoded tool result (State, Get, Arrivals, …).
+type Result = mcpclient.Result
 
 // Get walks a dotted path in decoded JSON; numeric parts index arrays.
 func Get(v any, path string) any { return jsontree.Get(v, path) }
@@ -243,21 +221,7 @@ func (c *Client) TryCall(tool string, args map[string]any, meta map[string]any) 
 	if err != nil {
 		return nil, err
 	}
-	out := &Result{IsError: res.IsError}
-	for _, ct := range res.Content {
-		if tc, ok := ct.(*mcp.TextContent); ok {
-			out.Text += tc.Text
-		}
-	}
-	raw, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		return nil, err
-	}
-	out.Raw = raw
-	if err := json.Unmarshal(raw, &out.Env); err != nil {
-		return nil, fmt.Errorf("structuredContent is not an object: %s", raw)
-	}
-	return out, nil
+	return mcpclient.Decode(res)
 }
 
 var (

@@ -39,10 +39,10 @@ func (r *run) escapeChecks(ctx context.Context, link, kind string) (string, erro
 		if err != nil {
 			return "", err
 		}
-		if res.code() != "blocked/outside_roots" {
-			return "", fmt.Errorf("fs.%s through the %s answered %s, want blocked/outside_roots: %s", args["operation"], kind, res.code(), res.brief())
+		if res.Code() != "blocked/outside_roots" {
+			return "", fmt.Errorf("fs.%s through the %s answered %s, want blocked/outside_roots: %s", args["operation"], kind, res.Code(), res.Brief())
 		}
-		rules = append(rules, res.str("error.details.rule"))
+		rules = append(rules, res.Str("error.details.rule"))
 	}
 	if _, err := os.Stat(filepath.Join(r.outside, "planted.txt")); !errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("fs.write through the %s created a file outside the root (%v)", kind, err)
@@ -124,17 +124,17 @@ func (r *run) checkLongPath(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if res.state() != "completed" {
-			return "", fmt.Errorf("fs.write of a %d-character path: %s", len(path), res.brief())
+		if res.State() != "completed" {
+			return "", fmt.Errorf("fs.write of a %d-character path: %s", len(path), res.Brief())
 		}
-		attempts = res.num("result.replace_attempts")
+		attempts = res.Num("result.replace_attempts")
 	}
 	res, err := r.hearth.callSettled(ctx, "fs", map[string]any{"operation": "read", "path": path})
 	if err != nil {
 		return "", err
 	}
-	if res.state() != "completed" || res.str("result.data") != "second" {
-		return "", fmt.Errorf("fs.read of the long path: %s", res.brief())
+	if res.State() != "completed" || res.Str("result.data") != "second" {
+		return "", fmt.Errorf("fs.read of the long path: %s", res.Brief())
 	}
 	if b, err := os.ReadFile(path); err != nil || string(b) != "second" {
 		return "", fmt.Errorf("the file on disk after the replace: %q, %v", b, err)
@@ -165,7 +165,7 @@ func (r *run) checkHeldOpen(ctx context.Context) (string, error) {
 		holder.stop()
 		return "", err
 	}
-	if res.state() == "completed" {
+	if res.State() == "completed" {
 		holder.stop()
 		return "", skip("this file system let a file held open without FILE_SHARE_DELETE be replaced, so the retry cannot be exercised here")
 	}
@@ -178,7 +178,7 @@ func (r *run) checkHeldOpen(ctx context.Context) (string, error) {
 		holder.stop()
 		return "", fmt.Errorf("a failed replace left %d temporary file(s)", len(temps))
 	}
-	refused := res.code()
+	refused := res.Code()
 	released := false
 	var releaseErr error
 	rep := fsops.Replacer{Sleep: func(time.Duration) {

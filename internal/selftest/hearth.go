@@ -11,7 +11,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/config"
-	"github.com/hearth-dev/hearth/internal/jsontree"
+	"github.com/hearth-dev/hearth/internal/mcpclient"
 )
 
 // hearth is the run's in-process Hearth on its temporary data directory,
@@ -23,7 +23,7 @@ type hearth struct {
 	done    chan error
 	session *mcp.ClientSession
 	// arrivals are the terminal envelopes responses carried, by future id.
-	arrivals map[string]map[string]any
+	arrivals mcpclient.Mailbox
 }
 
 // protocolVersion is the MCP protocol the selftest speaks.
@@ -55,7 +55,7 @@ func (r *run) startHearth(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("listen: %w", err)
 	}
 	actx, cancel := context.WithCancel(context.Background())
-	h := &hearth{app: a, cancel: cancel, done: make(chan error, 1), arrivals: map[string]map[string]any{}}
+	h := &hearth{app: a, cancel: cancel, done: make(chan error, 1), arrivals: mcpclient.Mailbox{}}
 	go func() { h.done <- a.Serve(actx) }()
 	r.onFinish("the temporary Hearth", h.stop)
 	select {
@@ -98,66 +98,18 @@ func (h *hearth) stop() error {
 }
 
 // result is one tool call's envelope (structuredContent).
-type result struct {
-	env map[string]any
-	raw []byte
-}
-
-func (r *result) state() string { s, _ := r.env["state"].(string); return s }
-func (r *result) get(path string) any {
-	return jsontree.Get(r.env, path)
-}
-func (r *result) str(path string) string { s, _ := r.get(path).(string); return s }
-func (r *result) num(path string) float64 {
-	n, _ := r.get(path).(float64)
-	return n
-}
-
-// code is "state/error.code" of a refusal, "completed" otherwise.
-func (r *result) code() string {
-	if c := r.str("error.code"); c != "" {
-		return r.state() + "/" + c
-	}
-	return r.state()
-}
-
-// brief is a short rendering for a FAIL line.
-func (r *result) brief() string {
-	if m := r.str("error.message"); m != "" {
-		return r.code() + ": " + m
-	}
-	const max = 300
-	if len(r.raw) > max {
-		return string(r.raw[:max]) + "…"
-	}
-	return string(r.raw)
-}
+type result = mcpclient.Result
 
 // call calls tool with args in the selftest's conversation and keeps the
 // arrivals the response carried.
 func (h *hearth) call(ctx context.Context, tool string, args map[string]any) (*result, error) {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	res, err := h.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args, Meta: mcp.Meta{"hearth/conversation": conversation}})
-	if err != nil {
-		return nil, fmt.Errorf("%s.%v: %w", tool, args["operation"], err)
-	}
-	raw, err := json.Marshal(res.StructuredContent)
+	out, err := mcpclient.Call(ctx, h.session, tool, args, mcp.Meta{"hearth/conversation": conversation})
 	if err != nil {
 		return nil, err
 	}
-	out := &result{raw: raw}
-	if err := json.Unmarshal(raw, &out.env); err != nil || out.env == nil {
-		return nil, fmt.Errorf("%s.%v: structuredContent is not an envelope: %.200s", tool, args["operation"], raw)
-	}
-	arr, _ := out.env["arrivals"].([]any)
-	for _, a := range arr {
-		id, _ := jsontree.Get(a, "future_id").(string)
-		env, _ := jsontree.Get(a, "envelope").(map[string]any)
-		if id != "" && env != nil {
-			h.arrivals[id] = env
-		}
-	}
+	h.arrivals.Keep(out)
 	return out, nil
 }
 
@@ -174,45 +126,24 @@ func (h *hearth) callSettled(ctx context.Context, tool string, args map[string]a
 		return nil, err
 	}
 	raw, _ := json.Marshal(env)
-	return &result{env: env, raw: raw}, nil
+	return &result{Env: env, Raw: raw}, nil
 }
 
 // await returns the terminal envelope of future id once it arrived,
 // blocking on task.wait in slices.
 func (h *hearth) await(ctx context.Context, id string, within time.Duration) (map[string]any, error) {
-	deadline := time.Now().Add(within)
-	for {
-		if env, ok := h.arrivals[id]; ok {
-			return env, nil
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("no result for %s within %v", id, within)
-		}
-		r, err := h.call(ctx, "task", map[string]any{"operation": "wait", "id": id, "timeout_ms": 2000})
-		if err != nil {
-			return nil, err
-		}
-		if _, ok := h.arrivals[id]; ok {
-			continue
-		}
-		if r.get("result.timed_out") == false {
-			// Terminal: its arrival comes with the next response.
-			if _, err := h.call(ctx, "machine", map[string]any{"operation": "host_info"}); err != nil {
-				return nil, err
-			}
-		}
-	}
+	return mcpclient.Await(ctx, h.arrivals, h.call, id, within, 2*time.Second)
 }
 
 // settle is r's envelope, or the terminal one of its future when r went
 // pending for a reason other than a permit.
 func (h *hearth) settle(ctx context.Context, r *result) (map[string]any, error) {
-	if r.state() != "pending" || r.str("permit_id") != "" {
-		return r.env, nil
+	if r.State() != "pending" || r.Str("permit_id") != "" {
+		return r.Env, nil
 	}
-	id := r.str("future_id")
+	id := r.Str("future_id")
 	if id == "" {
-		return nil, fmt.Errorf("pending without a future_id: %s", r.brief())
+		return nil, fmt.Errorf("pending without a future_id: %s", r.Brief())
 	}
 	return h.await(ctx, id, 60*time.Second)
 }

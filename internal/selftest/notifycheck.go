@@ -36,9 +36,9 @@ func (r *run) checkTrayNotification(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	pid := res.str("permit_id")
-	if res.state() != "pending" || pid == "" {
-		return "", fmt.Errorf("machine.exec under policy ask must wait for a permit: %s", res.brief())
+	pid := res.Str("permit_id")
+	if res.State() != "pending" || pid == "" {
+		return "", fmt.Errorf("machine.exec under policy ask must wait for a permit: %s", res.Brief())
 	}
 	op := r.hearth.app.Operator
 	pending, err := op.Permits(ctx, "pending")

@@ -31,10 +31,10 @@ func (r *run) checkUIAvailable(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if res.get("result.ui_automation.available") != true {
-		reason := res.str("result.ui_automation.reason")
+	if res.Get("result.ui_automation.available") != true {
+		reason := res.Str("result.ui_automation.reason")
 		if reason == "" {
-			return "", fmt.Errorf("host_info says UI Automation is unavailable without a reason: %s", res.brief())
+			return "", fmt.Errorf("host_info says UI Automation is unavailable without a reason: %s", res.Brief())
 		}
 		return "", skip("%s", reason)
 	}
@@ -73,11 +73,11 @@ func (r *run) snapshot(ctx context.Context, depth, nodes int) (*uia.SnapshotResu
 	if err != nil {
 		return nil, nil, err
 	}
-	if res.state() != "completed" {
-		return nil, res, fmt.Errorf("ui.snapshot answered %s: %s", res.code(), res.brief())
+	if res.State() != "completed" {
+		return nil, res, fmt.Errorf("ui.snapshot answered %s: %s", res.Code(), res.Brief())
 	}
 	var snap uia.SnapshotResult
-	b, _ := json.Marshal(res.get("result"))
+	b, _ := json.Marshal(res.Get("result"))
 	if err := json.Unmarshal(b, &snap); err != nil {
 		return nil, res, fmt.Errorf("decode ui.snapshot's result: %w", err)
 	}
@@ -119,8 +119,8 @@ func (r *run) checkBounds(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if res.state() != "failed" || !strings.Contains(res.str("error.message"), `"max_depth"`) {
-		return "", fmt.Errorf("max_depth %d must be refused naming the field: %s", uia.MaxDepth+1, res.brief())
+	if res.State() != "failed" || !strings.Contains(res.Str("error.message"), `"max_depth"`) {
+		return "", fmt.Errorf("max_depth %d must be refused naming the field: %s", uia.MaxDepth+1, res.Brief())
 	}
 	return fmt.Sprintf("max_nodes %d stopped the walk at %d nodes, max_depth 0 listed the window alone, max_depth %d was refused naming the field", few, snap.NodeCount, uia.MaxDepth+1), nil
 }
@@ -131,18 +131,18 @@ func (r *run) checkQuery(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if res.state() != "completed" || res.num("result.match_count") != 1 || res.str("result.matches.0.control_type") != "Button" || res.str("result.matches.0.name") != "Count" {
-		return "", fmt.Errorf("query of the button: %s", res.brief())
+	if res.State() != "completed" || res.Num("result.match_count") != 1 || res.Str("result.matches.0.control_type") != "Button" || res.Str("result.matches.0.name") != "Count" {
+		return "", fmt.Errorf("query of the button: %s", res.Brief())
 	}
 	items, err := r.hearth.callSettled(ctx, "ui", map[string]any{"operation": "query", "hwnd": r.fixture.ready.HWND,
 		"target": map[string]any{"control_type": "ListItem"}})
 	if err != nil {
 		return "", err
 	}
-	if items.num("result.match_count") != float64(len(ListItems)) {
-		return "", fmt.Errorf("query of the list items: %s", items.brief())
+	if items.Num("result.match_count") != float64(len(ListItems)) {
+		return "", fmt.Errorf("query of the list items: %s", items.Brief())
 	}
-	return fmt.Sprintf("ui.query found the button exactly once (locator %s, parent %s) and the %d list items", res.str("result.matches.0.locator"), res.str("result.matches.0.parent"), len(ListItems)), nil
+	return fmt.Sprintf("ui.query found the button exactly once (locator %s, parent %s) and the %d list items", res.Str("result.matches.0.locator"), res.Str("result.matches.0.parent"), len(ListItems)), nil
 }
 
 // act runs ui.action on the fixture window's control id.
@@ -163,8 +163,8 @@ func (r *run) checkInvoke(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if res.state() != "completed" {
-		return "", fmt.Errorf("invoke of the button answered %s: %s", res.code(), res.brief())
+	if res.State() != "completed" {
+		return "", fmt.Errorf("invoke of the button answered %s: %s", res.Code(), res.Brief())
 	}
 	after, err := r.waitState(func(s State) bool { return s.Clicks == before.Clicks+1 })
 	if err != nil {
@@ -181,8 +181,8 @@ func (r *run) checkSetValue(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if res.state() != "completed" || res.str("result.value_after") != selftestText {
-		return "", fmt.Errorf("set_value answered %s: %s", res.code(), res.brief())
+	if res.State() != "completed" || res.Str("result.value_after") != selftestText {
+		return "", fmt.Errorf("set_value answered %s: %s", res.Code(), res.Brief())
 	}
 	if _, err := r.waitState(func(s State) bool { return s.Edit == selftestText }); err != nil {
 		return "", fmt.Errorf("after set_value: %w", err)
@@ -195,8 +195,8 @@ func (r *run) checkFocus(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if res.state() != "completed" {
-		return "", fmt.Errorf("focus answered %s: %s", res.code(), res.brief())
+	if res.State() != "completed" {
+		return "", fmt.Errorf("focus answered %s: %s", res.Code(), res.Brief())
 	}
 	if _, err := r.waitState(func(s State) bool { return s.Focus == IDCheckBox }); err != nil {
 		return "", fmt.Errorf("after focus: %w", err)
@@ -212,9 +212,9 @@ func (r *run) fallback(ctx context.Context, id int, action string, extra map[str
 	if err != nil {
 		return nil, "", err
 	}
-	pid, fid := res.str("permit_id"), res.str("future_id")
-	if res.state() != "pending" || pid == "" || fid == "" {
-		return nil, "", fmt.Errorf("fallback %s must wait for a permit: %s", action, res.brief())
+	pid, fid := res.Str("permit_id"), res.Str("future_id")
+	if res.State() != "pending" || pid == "" || fid == "" {
+		return nil, "", fmt.Errorf("fallback %s must wait for a permit: %s", action, res.Brief())
 	}
 	op := r.hearth.app.Operator
 	pending, err := op.Permits(ctx, "pending")
@@ -282,8 +282,8 @@ func (r *run) checkPanelRefused(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if res.code() != "blocked/operator_surface" {
-		return "", fmt.Errorf("invoke in a window titled like the control panel answered %s, want blocked/operator_surface: %s", res.code(), res.brief())
+	if res.Code() != "blocked/operator_surface" {
+		return "", fmt.Errorf("invoke in a window titled like the control panel answered %s, want blocked/operator_surface: %s", res.Code(), res.Brief())
 	}
 	st, err := r.fixture.state()
 	if err != nil {
