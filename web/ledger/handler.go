@@ -82,8 +82,7 @@ func (h *Handler) load(r *http.Request) (View, error) {
 	if err := h.DB.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM ledger_entries`+where, args...).Scan(&v.Matched); err != nil {
 		return View{}, fmt.Errorf("count ledger entries: %w", err)
 	}
-	v.Pages = max(1, int((v.Matched+TailSize-1)/TailSize))
-	v.Filter.Page = min(f.Page, v.Pages)
+	v.Pages, v.Filter.Page = ui.PageOf(v.Matched, TailSize, f.Page)
 	rows, err := h.DB.R.QueryContext(ctx, `SELECT body FROM ledger_entries`+where+` ORDER BY seq DESC LIMIT ? OFFSET ?`,
 		append(args, TailSize, (v.Filter.Page-1)*TailSize)...)
 	if err != nil {

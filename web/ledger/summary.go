@@ -6,8 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
+
+	"github.com/hearth-dev/hearth/web/ui"
 )
 
 // decisions are the kinds of entries a person made (the operator, or
@@ -27,26 +28,11 @@ type Filter struct {
 
 // ParseFilter reads the filter from a query.
 func ParseFilter(q url.Values) Filter {
-	f := Filter{Show: q.Get("show")}
-	if f.Show != "decisions" && f.Show != "calls" {
-		f.Show = ""
-	}
-	f.Page, _ = strconv.Atoi(q.Get("page"))
-	f.Page = max(f.Page, 1)
-	return f
+	return Filter{Show: ui.ParseChoice(q, "show", "decisions", "calls"), Page: ui.ParsePage(q)}
 }
 
 // Query is the filter as a query string for page.
-func (f Filter) Query(page int) string {
-	v := url.Values{}
-	if f.Show != "" {
-		v.Set("show", f.Show)
-	}
-	if page > 1 {
-		v.Set("page", strconv.Itoa(page))
-	}
-	return v.Encode()
-}
+func (f Filter) Query(page int) string { return ui.ListQuery(page, "show", f.Show) }
 
 // where is the SQL condition of the filter and its arguments.
 func (f Filter) where() (string, []any) {

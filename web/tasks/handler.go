@@ -17,7 +17,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -198,32 +197,15 @@ type Filter struct {
 
 // ParseFilter reads the filter from a query.
 func ParseFilter(q url.Values) Filter {
-	f := Filter{Q: strings.TrimSpace(q.Get("q")), Show: q.Get("show")}
+	f := Filter{Q: strings.TrimSpace(q.Get("q")), Show: ui.ParseChoice(q, "show", "active", "done"), Page: ui.ParsePage(q)}
 	if len(f.Q) > 200 {
 		f.Q = f.Q[:200]
 	}
-	if f.Show != "active" && f.Show != "done" {
-		f.Show = ""
-	}
-	f.Page, _ = strconv.Atoi(q.Get("page"))
-	f.Page = max(f.Page, 1)
 	return f
 }
 
 // Query is the filter as a query string (page included when > 1).
-func (f Filter) Query(page int) string {
-	v := url.Values{}
-	if f.Q != "" {
-		v.Set("q", f.Q)
-	}
-	if f.Show != "" {
-		v.Set("show", f.Show)
-	}
-	if page > 1 {
-		v.Set("page", strconv.Itoa(page))
-	}
-	return v.Encode()
-}
+func (f Filter) Query(page int) string { return ui.ListQuery(page, "q", f.Q, "show", f.Show) }
 
 // View is one page of rows.
 type View struct {
@@ -256,8 +238,8 @@ func Apply(rows []Row, f Filter, now time.Time) View {
 			match = append(match, r)
 		}
 	}
-	v := View{Filter: f, Total: len(match), Pages: max(1, (len(match)+PerPage-1)/PerPage), Now: now}
-	v.Filter.Page = min(f.Page, v.Pages)
+	v := View{Filter: f, Total: len(match), Now: now}
+	v.Pages, v.Filter.Page = ui.PageOf(int64(len(match)), PerPage, f.Page)
 	start := (v.Filter.Page - 1) * PerPage
 	v.Rows = match[start:min(start+PerPage, len(match))]
 	sum := sha256.New()
