@@ -267,13 +267,15 @@ func (d *Dispatcher) Invoke(ctx context.Context, req Request, futureID string) *
 	return d.execute(ctx, a, &callLink{})
 }
 
-func runSafely(ctx context.Context, spec *primitive.Spec, call *primitive.Call, input json.RawMessage) (res any, err error) {
+// runSafely runs spec, handing it the engine (WithEngine), and turns a
+// panic into a failure.
+func (d *Dispatcher) runSafely(ctx context.Context, spec *primitive.Spec, call *primitive.Call, input json.RawMessage) (res any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = primitive.Failed("internal", "%s panicked: %v", spec.Name(), p)
 		}
 	}()
-	return spec.Run(ctx, call, input)
+	return spec.Run(withEngine(ctx, d), call, input)
 }
 
 type futureRow struct{ id string }
