@@ -543,7 +543,7 @@ func TestPermitDenyAndExpiry(t *testing.T) {
 	r = c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"b"}})
 	pid := r.Get("permit_id").(string)
 	now.Add((16 * time.Minute).Milliseconds())
-	if err := in.App.Gov.ExpirePermits(bg); err != nil {
+	if err := in.App.Operator.ExpirePermits(bg); err != nil {
 		t.Fatal(err)
 	}
 	arr = c.WaitArrival(r.Get("future_id").(string), r)
