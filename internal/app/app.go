@@ -198,7 +198,6 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	if a.Operator, err = control.New(gov, a.Dispatcher, a.Jobs, log); err != nil {
 		return nil, err
 	}
-	a.connectDispatcher()
 
 	a.MCP = &mcpserver.Server{
 		Registry: a.Registry, Dispatcher: a.Dispatcher, Log: log, Version: opts.Version,

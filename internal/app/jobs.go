@@ -19,7 +19,7 @@ import (
 // machine.Machine (newMachine), with the same output bounds and spill
 // rules as machine.exec but with max_concurrent_jobs slots, so queued work
 // never takes the slots of interactive exec calls (and vice versa). Its
-// Dispatcher is set once the dispatcher exists (connectDispatcher).
+// task.* primitives receive the dispatcher running them with each call.
 //
 // Governance: the queue starts nothing while the operator holds it (the
 // hold is read from the database, so it survives a restart); the e-stop

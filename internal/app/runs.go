@@ -43,9 +43,3 @@ func withRunTools(specs []*primitive.Spec, book *recipes.Book, rs *runs.Service)
 // gates are the dispatcher's gates: each conversation's top-level calls
 // are recorded for recipe.suggest (a gate that never refuses).
 func (a *App) gates() []dispatch.Gate { return []dispatch.Gate{a.Runs.Events.Observe} }
-
-// connectDispatcher hands the dispatcher to the job queue, whose task.*
-// reports futures too.
-func (a *App) connectDispatcher() {
-	a.Jobs.Dispatcher = a.Dispatcher
-}
