@@ -183,6 +183,9 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	if a.Registry, err = withRunTools(specs, a.Recipes, a.Runs); err != nil {
 		return nil, err
 	}
+	// The primitives that drive the dispatcher (run.scatter, recipe.run,
+	// task.*, machine.estop) receive it with each call they run
+	// (dispatch.WithEngine), so the registry is complete before it.
 	a.Dispatcher, err = dispatch.New(dispatch.Options{
 		DB: db, Registry: a.Registry, Artifacts: arts, Log: log, Gov: gov, Gates: a.gates(),
 		Budget:          time.Duration(cfg.DispatchInlineBudgetMS) * time.Millisecond,
