@@ -536,7 +536,9 @@ func TestPermitDenyAndExpiry(t *testing.T) {
 	if hearthtest.Get(arr, "envelope.state") != "blocked" || hearthtest.Get(arr, "envelope.error.code") != "permit_denied" {
 		t.Fatalf("denied: %v", arr)
 	}
-	// Expiry with an injected clock.
+	// Expiry with an injected clock. The running expiry loop is stopped
+	// first (it reads the clock), so the test alone drives the expiry.
+	in.App.Operator.Stop()
 	var now atomic.Int64
 	now.Store(time.Now().UnixMilli())
 	in.App.Gov.Now = func() time.Time { return time.UnixMilli(now.Load()) }
