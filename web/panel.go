@@ -31,6 +31,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/hearth-dev/hearth/assets"
+	"github.com/hearth-dev/hearth/internal/control"
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/jobs"
@@ -61,7 +62,7 @@ const maxForm = 64 << 10
 // Deps are the parts of Hearth the panel drives.
 type Deps struct {
 	Gov        *govern.Governor
-	Operator   *govern.Operator
+	Operator   *control.Operator
 	Ledger     *hledger.Ledger
 	DB         *store.DB
 	Jobs       *jobs.Queue

@@ -20,6 +20,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/artifacts"
 	"github.com/hearth-dev/hearth/internal/autostart"
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/control"
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/fsops"
 	"github.com/hearth-dev/hearth/internal/govern"
@@ -79,8 +80,10 @@ type App struct {
 	Ledger     *ledger.Ledger
 	FS         *fsops.Engine
 	Gov        *govern.Governor
-	// Operator is the human operator's API (panel, CLI); no tool reaches it.
-	Operator *govern.Operator
+	// Operator is the human operator's API (panel, tray): governance
+	// records each decision and Operator carries it out on the engines; no
+	// tool reaches it.
+	Operator *control.Operator
 	Runs     *runs.Service
 	Recipes  *recipes.Book
 	// Tunnel supervises tunnel-client (DESIGN §7); see StartTunnel.
@@ -156,7 +159,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	a := &App{
 		Config: cfg, DataDir: opts.DataDir, DB: db, Log: log, Ledger: led,
 		FS:   &fsops.Engine{DB: db, Roots: roots, SpillDir: filepath.Join(opts.DataDir, "receipts")},
-		Wake: wk, Tunnel: tun, Gov: gov, Operator: &govern.Operator{G: gov},
+		Wake: wk, Tunnel: tun, Gov: gov,
 		Artifacts: arts, UI: ui, Runs: newRuns(db, log, cfg, wk, arrivals),
 		configPath: opts.ConfigPath, ready: make(chan struct{}),
 	}
@@ -169,6 +172,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	specs = append(specs, arts.Specs()...)
 	specs = append(specs, a.Jobs.Specs()...)
 	specs = append(specs, ui.Specs()...)
+	specs = append(specs, control.EStopSpec(gov, a.Jobs))
 	specs = append(specs, gov.Specs()...)
 	// Recipes offer the step primitives registered with everything else.
 	base, err := primitive.NewRegistry(specs...)
@@ -179,6 +183,9 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	if a.Registry, err = withRunTools(specs, a.Recipes, a.Runs); err != nil {
 		return nil, err
 	}
+	// The primitives that drive the dispatcher (run.scatter, recipe.run,
+	// task.*, machine.estop) receive it with each call they run
+	// (dispatch.WithEngine), so the registry is complete before it.
 	a.Dispatcher, err = dispatch.New(dispatch.Options{
 		DB: db, Registry: a.Registry, Artifacts: arts, Log: log, Gov: gov, Gates: a.gates(),
 		Budget:          time.Duration(cfg.DispatchInlineBudgetMS) * time.Millisecond,
@@ -189,12 +196,11 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	// The two wirings still made after construction, both the engine's
-	// (dispatch, govern, jobs, runs): the governor reaches the parked work
-	// and the queue, and the parts whose primitives submit calls get the
-	// dispatcher that holds those primitives.
-	a.connectGovernor()
-	a.connectDispatcher()
+	// The operator's decisions are recorded by the governor and carried out
+	// on the engines: built over both.
+	if a.Operator, err = control.New(gov, a.Dispatcher, a.Jobs, log); err != nil {
+		return nil, err
+	}
 
 	a.MCP = &mcpserver.Server{
 		Registry: a.Registry, Dispatcher: a.Dispatcher, Log: log, Version: opts.Version,
@@ -381,13 +387,15 @@ func (a *App) Serve(ctx context.Context) error {
 			stops[i]()
 		}
 	}
-	stops = append(stops, a.Gov.Stop)
 	if err := a.Dispatcher.Start(ctx, a.Config.MaxConcurrentFutures); err != nil {
 		stopAll()
 		return startup(err)
 	}
 	stops = append(stops, a.Dispatcher.Stop)
-	if err := a.Gov.SettleParked(ctx); err != nil {
+	// Permit decisions the last run committed but did not carry out (it
+	// stopped in between) are carried out now: approved work is released,
+	// refused work settled.
+	if err := a.Operator.Recover(ctx); err != nil {
 		stopAll()
 		return startup(err)
 	}
@@ -396,6 +404,8 @@ func (a *App) Serve(ctx context.Context) error {
 		return startup(err)
 	}
 	stops = append(stops, a.Jobs.Stop)
+	a.Operator.Start(ctx) // the permit expiry loop
+	stops = append(stops, a.Operator.Stop)
 	a.Runs.Start(ctx)
 	stops = append(stops, a.Runs.Stop)
 	if err := a.Wake.Start(ctx); err != nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/store"
 
-	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/ledger"
@@ -82,8 +81,9 @@ func programsOf() map[string]func(json.RawMessage) []govern.ProgramUse {
 	}
 }
 
-// newGovernor builds the governor; hooks are connected once the
-// dispatcher and queue exist.
+// newGovernor builds the governor. It holds no engine: what an operator's
+// decision leaves to do to running or parked work is carried out by the
+// operator's controls (internal/control), built once the engines exist.
 func newGovernor(cfg config.Config, db *store.DB, led *ledger.Ledger, log *slog.Logger) *govern.Governor {
 	return &govern.Governor{
 		DB: db, Ledger: led, Log: log,
@@ -92,19 +92,6 @@ func newGovernor(cfg config.Config, db *store.DB, led *ledger.Ledger, log *slog.
 		Programs:     programsOf(),
 		InlineBudget: time.Duration(cfg.DispatchInlineBudgetMS) * time.Millisecond,
 	}
-}
-
-func (a *App) connectGovernor() {
-	g := a.Gov
-	// What the governor reaches, all here: the parked work an operator's
-	// permit decision releases or settles, and what an e-stop stops and a
-	// resume restarts.
-	g.Futures, g.Jobs = a.Dispatcher, a.Jobs
-	g.OnEStop = []func(){
-		func() { a.Jobs.Hold(estopJobReason) },
-		func() { a.Dispatcher.CancelRunning(dispatch.ErrEStop) },
-	}
-	g.OnQueueResume = []func(){a.Jobs.Resume}
 }
 
 // governanceStatus is the governance part of host_info.
@@ -125,6 +112,9 @@ func (a *App) governanceStatus(ctx context.Context) map[string]any {
 // operator's CLI (safety reset, ledger export/verify) while serve may be
 // running in another process. SQLite serializes the two writers, and the
 // running serve reads the e-stop latch from the database on every check.
+// It has no engine, so its Operator only records decisions: a permit
+// decided here would be carried out by the serve's next start
+// (control.Operator.Recover).
 type Offline struct {
 	DB       *store.DB
 	Ledger   *ledger.Ledger

@@ -15,19 +15,16 @@ import (
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
-// estopJobReason is what a job killed by the e-stop reports.
-const estopJobReason = "cancelled by the e-stop; its process tree was killed"
-
 // newJobs builds the durable job queue. Jobs run through m, their own
 // machine.Machine (newMachine), with the same output bounds and spill
 // rules as machine.exec but with max_concurrent_jobs slots, so queued work
 // never takes the slots of interactive exec calls (and vice versa). Its
-// Dispatcher is set once the dispatcher exists (connectDispatcher).
+// task.* primitives receive the dispatcher running them with each call.
 //
 // Governance: the queue starts nothing while the operator holds it (the
 // hold is read from the database, so it survives a restart); the e-stop
 // kills running jobs and holds the queue; the operator's resume releases
-// it (connectGovernor wires the hold and resume); every run is admitted as
+// it (both through internal/control); every run is admitted as
 // a fresh call and journaled (intent before it starts, outcome in the
 // transaction that records its end), and every job found interrupted at
 // start-up is journaled in the same transaction that requeues or blocks it.

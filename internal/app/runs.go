@@ -43,12 +43,3 @@ func withRunTools(specs []*primitive.Spec, book *recipes.Book, rs *runs.Service)
 // gates are the dispatcher's gates: each conversation's top-level calls
 // are recorded for recipe.suggest (a gate that never refuses).
 func (a *App) gates() []dispatch.Gate { return []dispatch.Gate{a.Runs.Events.Observe} }
-
-// connectDispatcher hands the dispatcher to the parts whose primitives
-// (built into the dispatcher's registry) submit calls to it: the job
-// queue, the run tools and the recipe tools.
-func (a *App) connectDispatcher() {
-	a.Jobs.Dispatcher = a.Dispatcher
-	a.Runs.Dispatcher = a.Dispatcher
-	a.Recipes.Dispatcher = a.Dispatcher
-}

@@ -267,13 +267,15 @@ func (d *Dispatcher) Invoke(ctx context.Context, req Request, futureID string) *
 	return d.execute(ctx, a, &callLink{})
 }
 
-func runSafely(ctx context.Context, spec *primitive.Spec, call *primitive.Call, input json.RawMessage) (res any, err error) {
+// runSafely runs spec, handing it the engine (WithEngine), and turns a
+// panic into a failure.
+func (d *Dispatcher) runSafely(ctx context.Context, spec *primitive.Spec, call *primitive.Call, input json.RawMessage) (res any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = primitive.Failed("internal", "%s panicked: %v", spec.Name(), p)
 		}
 	}()
-	return spec.Run(ctx, call, input)
+	return spec.Run(withEngine(ctx, d), call, input)
 }
 
 type futureRow struct{ id string }
@@ -404,38 +406,33 @@ func (d *Dispatcher) reparkForPermit(a *Admission) {
 	}
 }
 
-// ReleaseApprovedTx moves a future parked for a permit to queued, inside
-// tx, the operator's approval transaction: the approval and the release
-// commit together, so a crash cannot leave an approved call parked. It
-// fails when the future is no longer parked (cancelled meanwhile).
-func (d *Dispatcher) ReleaseApprovedTx(ctx context.Context, tx *sql.Tx, futureID string) error {
-	res, err := tx.ExecContext(ctx, `UPDATE futures SET state = 'queued' WHERE id = ? AND state = 'permit'`, futureID)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("future %s is not waiting for a permit (cancelled or settled)", futureID)
-	}
-	return nil
-}
-
-// RunApproved runs a released (queued, approved) future once: the stored
-// (journaled) input, for the stored conversation and primitive. It is
-// called by the operator route after approval, and at start-up for
-// approved futures a previous process had not run; never by a tool.
-func (d *Dispatcher) RunApproved(ctx context.Context, futureID string) error {
+// ReleaseApproved releases a future parked for a permit the operator
+// approved (the approval already committed) and runs it once: the stored
+// (journaled) input, for the stored conversation and primitive. It fails
+// when the future is no longer parked (cancelled meanwhile). The operator's
+// approval reaches it through internal/control, as does, at start-up, an
+// approval a previous process committed but did not release; never a tool.
+func (d *Dispatcher) ReleaseApproved(ctx context.Context, futureID string) error {
 	var route, prim, input string
 	var cmd sql.NullString
-	err := d.DB.R.QueryRowContext(ctx, `SELECT route, primitive, input, command_id FROM futures WHERE id = ? AND state = 'queued'`, futureID).Scan(&route, &prim, &input, &cmd)
+	err := d.DB.R.QueryRowContext(ctx, `SELECT route, primitive, input, command_id FROM futures WHERE id = ? AND state = 'permit'`, futureID).Scan(&route, &prim, &input, &cmd)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("future %s is not queued", futureID)
+		return fmt.Errorf("future %s is not waiting for a permit (cancelled or settled)", futureID)
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("read approved future %s: %w", futureID, err)
 	}
 	spec, ok := d.Registry.Lookup(prim)
 	if !ok {
+		d.complete(futureID, route, ErrorEnvelope(prim, primitive.Blocked("unknown_primitive", "primitive %s no longer exists", prim)))
 		return fmt.Errorf("future %s: primitive %s no longer exists", futureID, prim)
+	}
+	res, err := d.DB.W.ExecContext(context.WithoutCancel(ctx), `UPDATE futures SET state = 'queued' WHERE id = ? AND state = 'permit'`, futureID)
+	if err != nil {
+		return fmt.Errorf("release approved future %s: %w", futureID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("future %s is not waiting for a permit (cancelled or settled)", futureID)
 	}
 	req := Request{Route: route, Spec: spec, Input: json.RawMessage(input), Detach: true, CommandID: cmd.String}
 	d.wg.Add(1)
@@ -447,7 +444,7 @@ func (d *Dispatcher) RunApproved(ctx context.Context, futureID string) error {
 }
 
 // Settle completes a non-terminal future with env (a denied or expired
-// permit). It is called by the operator route.
+// permit). internal/control calls it to carry out such a decision.
 func (d *Dispatcher) Settle(futureID string, env *Envelope) {
 	var route string
 	if err := d.DB.R.QueryRow(`SELECT route FROM futures WHERE id = ?`, futureID).Scan(&route); err != nil {

@@ -131,7 +131,7 @@ func (d *Dispatcher) execute(ctx context.Context, a *Admission, link *callLink) 
 		}
 	}
 	call := &primitive.Call{Route: a.Route, FutureID: a.FutureID, CommandID: a.CommandID}
-	res, err := runSafely(ctx, a.Spec, call, a.Input)
+	res, err := d.runSafely(ctx, a.Spec, call, a.Input)
 	env := outcome(name, res, err)
 	if ctx.Err() != nil {
 		// The work context was cancelled (an e-stop or shutdown) while the

@@ -2,16 +2,22 @@
 // policy mode, operator allow-rules and permits, the UNKNOWN gate, command
 // ids and the journal that records every side effect in the host ledger
 // before it runs. The model reaches it only through the dispatcher's
-// Governor interface and two primitives (machine.estop, task.reconcile);
-// everything an operator decides goes through Operator, which no tool can
-// reach.
+// Governor interface, task.reconcile and the e-stop latch (machine.estop,
+// built in internal/control); everything an operator decides goes through
+// Operator, which no tool can reach.
+//
+// Governance records decisions and never holds the engines it governs: an
+// operator's permit decision, a permit's expiry, an e-stop or a resumed
+// queue is committed here, and what it leaves to do to running or parked
+// work (a Decision to release or settle, work to stop) is done by the
+// caller, internal/control, which holds the engines.
 //
 // By responsibility: govern.go is the admission choke point and the
 // operator-controlled settings; estop.go the latch; policy.go the mode and
-// allow-rules; permits.go permit requests, expiry and decisions; journal.go
-// intent, outcome, UNKNOWN and recovery; replay.go command-id replay;
-// jobruns.go the admission of durable jobs' runs; operator.go the
-// operator's API.
+// allow-rules; permits.go permit requests, expiry and the decisions they
+// leave to carry out; journal.go intent, outcome, UNKNOWN and recovery;
+// replay.go command-id replay; jobruns.go the admission of durable jobs'
+// runs; operator.go the operator's decisions.
 package govern
 
 import (
@@ -49,27 +55,10 @@ type Governor struct {
 	// InlineBudget is the dispatcher's inline budget: a retry of a command
 	// still racing it waits that long (plus a margin) for its future.
 	InlineBudget time.Duration
-	// Futures runs approved parked futures and settles refused ones.
-	Futures ParkedFutures
-	// Jobs releases or settles a job run parked for a permit.
-	Jobs ParkedJobs
-	// OnEStop runs after the latch is set (cancel running work, hold jobs).
-	OnEStop []func()
-	// OnQueueResume runs after the operator resumes the queue.
-	OnQueueResume []func()
 
-	mu    sync.Mutex
-	timer *time.Timer
-}
-
-// ParkedFutures is the dispatcher as the operator's permit decisions reach
-// it: an approval releases the parked future inside the decision's
-// transaction and runs it after the commit; a denial or expiry settles it.
-// Governance holds only this, never the engine itself.
-type ParkedFutures interface {
-	ReleaseApprovedTx(ctx context.Context, tx *sql.Tx, futureID string) error
-	RunApproved(ctx context.Context, futureID string) error
-	Settle(futureID string, env *callpath.Envelope)
+	mu sync.Mutex
+	// requested is signalled when a permit is requested (PermitRequested).
+	requested chan struct{}
 }
 
 func (g *Governor) now() time.Time {

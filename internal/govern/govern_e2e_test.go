@@ -536,14 +536,16 @@ func TestPermitDenyAndExpiry(t *testing.T) {
 	if hearthtest.Get(arr, "envelope.state") != "blocked" || hearthtest.Get(arr, "envelope.error.code") != "permit_denied" {
 		t.Fatalf("denied: %v", arr)
 	}
-	// Expiry with an injected clock.
+	// Expiry with an injected clock. The running expiry loop is stopped
+	// first (it reads the clock), so the test alone drives the expiry.
+	in.App.Operator.Stop()
 	var now atomic.Int64
 	now.Store(time.Now().UnixMilli())
 	in.App.Gov.Now = func() time.Time { return time.UnixMilli(now.Load()) }
 	r = c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"b"}})
 	pid := r.Get("permit_id").(string)
 	now.Add((16 * time.Minute).Milliseconds())
-	if err := in.App.Gov.ExpirePermits(bg); err != nil {
+	if err := in.App.Operator.ExpirePermits(bg); err != nil {
 		t.Fatal(err)
 	}
 	arr = c.WaitArrival(r.Get("future_id").(string), r)

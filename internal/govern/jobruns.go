@@ -21,7 +21,7 @@ import (
 // the policy mode in force, allow-rules, permits, the UNKNOWN gate. It is
 // journaled like every call, under its own command id (a commands row the
 // journal's recovery sees), and one that now needs a permit parks: the
-// operator's decision releases or settles it (ParkedJobs).
+// operator's decision (a Decision) releases or settles it.
 //
 // Two deliberate differences, each for a reason the caller stated when it
 // submitted:
@@ -32,16 +32,6 @@ import (
 //     (on_interrupt "block") does not refuse its siblings: a job that needs
 //     what another one changed says so with a dependency, and is blocked by
 //     that dependency instead.
-
-// ParkedJobs is the job queue as the operator's permit decisions reach it:
-// inside the decision's transaction an approval releases the job parked
-// for the permit and a denial or expiry settles it blocked; after the
-// commit the queue is told that the job changed.
-type ParkedJobs interface {
-	ReleaseTx(ctx context.Context, tx *sql.Tx, jobID string) error
-	RefuseTx(ctx context.Context, tx *sql.Tx, jobID string, why *primitive.Error) error
-	Changed(jobID string)
-}
 
 // JobRun is one run of a job as governance admits it.
 type JobRun struct {
@@ -161,6 +151,6 @@ func (g *Governor) requestPermit(ctx context.Context, a *callpath.Admission, par
 	if err != nil {
 		return "", fmt.Errorf("request permit: %w", err)
 	}
-	g.armExpiry(exp)
+	g.permitRequested()
 	return id, nil
 }

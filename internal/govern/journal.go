@@ -123,8 +123,7 @@ func openUnknown(ctx context.Context, tx *sql.Tx, cmd, route, prim string, at ti
 }
 
 // Recover settles what a previous process left: every command journaled as
-// running gets an `unknown` outcome and closes its conversation's gate;
-// pending permits get their expiry timer back.
+// running gets an `unknown` outcome and closes its conversation's gate.
 func (g *Governor) Recover(ctx context.Context) error {
 	type cmd struct{ id, route, prim, fut string }
 	rows, err := g.DB.R.QueryContext(ctx, `SELECT command_id, route, primitive, future_id FROM commands WHERE state = 'running'`)
@@ -155,5 +154,5 @@ func (g *Governor) Recover(ctx context.Context) error {
 			return fmt.Errorf("settle interrupted command %s: %w", c.id, err)
 		}
 	}
-	return g.armNextExpiry(ctx)
+	return nil
 }

@@ -8,16 +8,17 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	hroute "github.com/hearth-dev/hearth/internal/route"
 )
 
-// Operator is the human operator's API: reset, queue resume, permits,
-// allow-rules, reconciliation and policy. The panel and the CLI call it;
-// no MCP tool, scatter kind or recipe step can reach it.
+// Operator is the human operator's decisions as governance records them:
+// reset, queue resume, permits, allow-rules, reconciliation and policy. The
+// panel and the CLI reach it through internal/control, which carries out on
+// the engines what a decision leaves to do; no MCP tool, scatter kind or
+// recipe step can reach it.
 type Operator struct {
 	G *Governor
 }
@@ -29,8 +30,10 @@ func checkOperator(name string) error {
 	return nil
 }
 
-// Latch sets the e-stop (also used by machine.estop with by "model").
-// Running work is cancelled and the queue is held.
+// Latch sets the e-stop (machine.estop latches it with by "model") and
+// holds the job queue, in one transaction. It only latches: every call
+// admitted from then on is refused, and stopping the work already running
+// is the engines' (internal/control does both).
 func (g *Governor) Latch(ctx context.Context, by, reason string) error {
 	if strings.TrimSpace(reason) == "" {
 		reason = "no reason given"
@@ -48,9 +51,6 @@ func (g *Governor) Latch(ctx context.Context, by, reason string) error {
 	})
 	if err != nil {
 		return fmt.Errorf("latch e-stop: %w", err)
-	}
-	for _, f := range g.OnEStop {
-		f()
 	}
 	return nil
 }
@@ -86,13 +86,15 @@ func (o *Operator) Reset(ctx context.Context, operator string) error {
 	})
 }
 
-// ResumeQueue releases a held job queue. Refused while the e-stop is latched.
+// ResumeQueue releases a held job queue (the queue reads the hold before
+// it starts anything; the caller wakes it). Refused while the e-stop is
+// latched.
 func (o *Operator) ResumeQueue(ctx context.Context, operator string) error {
 	if err := checkOperator(operator); err != nil {
 		return err
 	}
 	g := o.G
-	err := g.DB.InTx(ctx, func(tx *sql.Tx) error {
+	return g.DB.InTx(ctx, func(tx *sql.Tx) error {
 		var st EStopState
 		if _, err := getSetting(ctx, tx, keyEStop, &st); err != nil {
 			return err
@@ -106,13 +108,6 @@ func (o *Operator) ResumeQueue(ctx context.Context, operator string) error {
 		_, err := g.Ledger.AppendTx(ctx, tx, "queue_resume", map[string]any{"operator": operator})
 		return err
 	})
-	if err != nil {
-		return err
-	}
-	for _, f := range g.OnQueueResume {
-		f()
-	}
-	return nil
 }
 
 // Permit is a permit as the operator sees it: the exact input.
@@ -162,38 +157,31 @@ func (o *Operator) Permits(ctx context.Context, state string) ([]Permit, error) 
 // ErrExpired refuses approving an expired permit.
 var ErrExpired = errors.New("permit expired")
 
-// Approve approves a pending permit once: the parked future runs exactly
-// its journaled input. With always set, the rule is added in the same
-// transaction.
-func (o *Operator) Approve(ctx context.Context, permitID, operator string, always *Rule) error {
+// Approve approves a pending permit once and returns the approval for the
+// caller to carry out: the parked work is released to run exactly its
+// journaled input. With always set, the rule is added in the same
+// transaction. The approval is committed before anything is released; a
+// process stopped in between leaves the work parked under an approved
+// permit, which the next start releases (Governor.Parked).
+func (o *Operator) Approve(ctx context.Context, permitID, operator string, always *Rule) (Decision, error) {
 	if err := checkOperator(operator); err != nil {
-		return err
+		return Decision{}, err
 	}
 	g := o.G
 	var fut, prim string
 	var exp int64
 	err := g.DB.R.QueryRowContext(ctx, `SELECT future_id, primitive, expires_at FROM permits WHERE id = ? AND state = 'pending'`, permitID).Scan(&fut, &prim, &exp)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("permit %s is not pending (already decided, expired or unknown)", permitID)
+		return Decision{}, fmt.Errorf("permit %s is not pending (already decided, expired or unknown)", permitID)
 	}
 	if err != nil {
-		return err
+		return Decision{}, err
 	}
 	if !g.now().Before(time.UnixMilli(exp)) {
-		if err := g.ExpirePermits(ctx); err != nil {
-			return err
-		}
-		return fmt.Errorf("permit %s: %w", permitID, ErrExpired)
+		g.permitRequested() // the expiry loop expires it now
+		return Decision{}, fmt.Errorf("permit %s: %w", permitID, ErrExpired)
 	}
-	job := IsJobRun(fut) && g.Jobs != nil
 	changed, err := g.decide(ctx, permitID, "approved", operator, "permit_approved", func(tx *sql.Tx) error {
-		release := g.Futures.ReleaseApprovedTx
-		if job {
-			release = g.Jobs.ReleaseTx
-		}
-		if err := release(ctx, tx, fut); err != nil {
-			return err
-		}
 		if always == nil {
 			return nil
 		}
@@ -201,42 +189,34 @@ func (o *Operator) Approve(ctx context.Context, permitID, operator string, alway
 		return err
 	})
 	if err != nil {
-		return err
+		return Decision{}, err
 	}
 	if !changed {
-		return fmt.Errorf("permit %s is not pending", permitID)
+		return Decision{}, fmt.Errorf("permit %s is not pending", permitID)
 	}
-	if job {
-		g.Jobs.Changed(fut) // the queue runs it, admitted again, once
-		return nil
-	}
-	return g.Futures.RunApproved(ctx, fut)
+	return Decision{PermitID: permitID, FutureID: fut, Primitive: prim}, nil
 }
 
-// Deny denies a pending permit; the parked call arrives as blocked.
-func (o *Operator) Deny(ctx context.Context, permitID, operator string) error {
+// Deny denies a pending permit and returns the denial for the caller to
+// carry out: the parked call arrives as blocked.
+func (o *Operator) Deny(ctx context.Context, permitID, operator string) (Decision, error) {
 	if err := checkOperator(operator); err != nil {
-		return err
+		return Decision{}, err
 	}
 	g := o.G
 	var fut, prim string
 	if err := g.DB.R.QueryRowContext(ctx, `SELECT future_id, primitive FROM permits WHERE id = ?`, permitID).Scan(&fut, &prim); err != nil {
-		return fmt.Errorf("permit %s: %w", permitID, err)
+		return Decision{}, fmt.Errorf("permit %s: %w", permitID, err)
 	}
-	why := primitive.Blocked("permit_denied", "the operator denied permit %s", permitID)
-	changed, err := g.decide(ctx, permitID, "denied", operator, "permit_denied", g.refuseJob(fut, why))
+	changed, err := g.decide(ctx, permitID, "denied", operator, "permit_denied", nil)
 	if err != nil {
-		return err
+		return Decision{}, err
 	}
 	if !changed {
-		return fmt.Errorf("permit %s is not pending", permitID)
+		return Decision{}, fmt.Errorf("permit %s is not pending", permitID)
 	}
-	if IsJobRun(fut) && g.Jobs != nil {
-		g.Jobs.Changed(fut)
-		return nil
-	}
-	g.Futures.Settle(fut, callpath.ErrorEnvelope(prim, primitive.Blocked("permit_denied", "the operator denied permit %s", permitID)))
-	return nil
+	return Decision{PermitID: permitID, FutureID: fut, Primitive: prim,
+		Refusal: primitive.Blocked("permit_denied", "the operator denied permit %s", permitID)}, nil
 }
 
 // AddRule adds an allow-rule. The returned rule says whether it allows a

@@ -10,8 +10,8 @@ import (
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
-// Permits: a parked call's request, its expiry, and the operator's
-// decision settling it.
+// Permits: a parked call's request, its expiry, and the decisions both
+// leave for the caller to carry out on the parked work (Decision).
 
 // RequestPermit implements callpath.Governor.
 func (g *Governor) RequestPermit(ctx context.Context, a *callpath.Admission) (string, error) {
@@ -50,104 +50,127 @@ func (g *Governor) CancelPermitsOf(ctx context.Context, futureID string) {
 	}
 }
 
-// SettleParked settles futures a previous process left parked without a
-// pending permit: a permit denied or expired just before a crash (the call
-// arrives as blocked), or a parking interrupted before its permit was
-// recorded. It runs once the dispatcher has started.
-func (g *Governor) SettleParked(ctx context.Context) error {
-	rows, err := g.DB.R.QueryContext(ctx, `SELECT f.id, f.primitive, COALESCE((SELECT p.state FROM permits p WHERE p.future_id = f.id ORDER BY p.created_at DESC LIMIT 1), '')
-		FROM futures f WHERE f.state = 'permit'`)
-	type parked struct{ id, prim, permit string }
-	ps, err := collect(rows, err, func(r *sql.Rows) (p parked, err error) { return p, r.Scan(&p.id, &p.prim, &p.permit) })
+// Decision is what a decision on a permit (the operator's approval or
+// denial, or the permit's expiry) leaves for the engine holding the parked
+// work to carry out once it has committed: release the work to run once
+// (an approval), or settle it blocked with Refusal. Governance records
+// decisions and returns them; it never reaches the engine itself.
+type Decision struct {
+	PermitID string
+	// FutureID is the parked work: a future, or a job whose run was
+	// parked (IsJobRun).
+	FutureID  string
+	Primitive string
+	// Refusal is nil for an approval; otherwise it is why the parked call
+	// arrives blocked.
+	Refusal *primitive.Error
+}
+
+// Approved reports whether the decision releases the parked work.
+func (d Decision) Approved() bool { return d.Refusal == nil }
+
+// Envelope is what a refused future settles with.
+func (d Decision) Envelope() *callpath.Envelope {
+	return callpath.ErrorEnvelope(d.Primitive, d.Refusal)
+}
+
+// Parked returns what the work still parked for a permit that is no longer
+// pending waits for: the decision a previous process committed but was
+// stopped before carrying out (an approval releases the work, a denial or
+// expiry settles it blocked), or, for a future whose permit request was
+// never recorded, a refusal saying so. The caller carries them out at
+// start-up, once the engines can.
+func (g *Governor) Parked(ctx context.Context) ([]Decision, error) {
+	rows, err := g.DB.R.QueryContext(ctx, `SELECT f.id, f.primitive, COALESCE(p.id, ''), COALESCE(p.state, '')
+		FROM futures f LEFT JOIN permits p ON p.id = (SELECT id FROM permits WHERE future_id = f.id ORDER BY created_at DESC LIMIT 1)
+		WHERE f.state = 'permit'
+		UNION ALL
+		SELECT j.id, p.primitive, p.id, p.state
+		FROM jobs j JOIN permits p ON p.id = (SELECT id FROM permits WHERE future_id = j.id ORDER BY created_at DESC LIMIT 1)
+		WHERE j.state = 'queued' AND j.waiting > 0 AND p.state IN ('approved', 'denied', 'expired')`)
+	type parked struct{ id, prim, permit, state string }
+	ps, err := collect(rows, err, func(r *sql.Rows) (p parked, err error) { return p, r.Scan(&p.id, &p.prim, &p.permit, &p.state) })
 	if err != nil {
-		return fmt.Errorf("find parked futures: %w", err)
+		return nil, fmt.Errorf("find parked work: %w", err)
 	}
+	var out []Decision
 	for _, p := range ps {
-		var why *primitive.Error
-		switch p.permit {
+		d := Decision{PermitID: p.permit, FutureID: p.id, Primitive: p.prim}
+		switch p.state {
 		case "pending":
 			continue
+		case "approved":
 		case "denied":
-			why = primitive.Blocked("permit_denied", "the operator denied the permit for this call")
+			d.Refusal = primitive.Blocked("permit_denied", "the operator denied the permit for this call")
 		case "expired":
-			why = primitive.Blocked("permit_expired", "the operator did not decide on the permit for this call before it expired")
+			d.Refusal = primitive.Blocked("permit_expired", "the operator did not decide on the permit for this call before it expired")
 		default:
-			why = primitive.Blocked("permit_lost", "Hearth stopped before this call's permit request was recorded; nothing ran. Call again to ask the operator.")
+			d.Refusal = primitive.Blocked("permit_lost", "Hearth stopped before this call's permit request was recorded; nothing ran. Call again to ask the operator.")
 		}
-		g.Futures.Settle(p.id, callpath.ErrorEnvelope(p.prim, why))
+		out = append(out, d)
 	}
-	return nil
+	return out, nil
 }
 
-// armExpiry makes sure a timer fires by at to expire pending permits: one
-// timer for the earliest expiry, no polling.
-func (g *Governor) armExpiry(at time.Time) {
+// PermitRequested is signalled (it never blocks the sender, so signals
+// coalesce) each time a permit is requested: the caller's expiry loop then
+// looks again for the earliest expiry (NextExpiry).
+func (g *Governor) PermitRequested() <-chan struct{} { return g.requestedCh() }
+
+func (g *Governor) requestedCh() chan struct{} {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	d := max(at.Sub(g.now()), 0) + 10*time.Millisecond
-	if g.timer != nil {
-		g.timer.Stop()
+	if g.requested == nil {
+		g.requested = make(chan struct{}, 1)
 	}
-	g.timer = time.AfterFunc(d, func() {
-		if err := g.ExpirePermits(context.Background()); err != nil {
-			g.Log.Error("expire permits", "err", err)
-		}
-	})
+	return g.requested
 }
 
-// Stop stops the expiry timer.
-func (g *Governor) Stop() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.timer != nil {
-		g.timer.Stop()
+// permitRequested signals PermitRequested.
+func (g *Governor) permitRequested() {
+	select {
+	case g.requestedCh() <- struct{}{}:
+	default:
 	}
 }
 
-// ExpirePermits expires every pending permit past its expiry: the parked
-// call arrives as blocked. It re-arms the timer for the next one.
-func (g *Governor) ExpirePermits(ctx context.Context) error {
+// NextExpiry reports how long until the earliest pending permit expires
+// (plus a small margin, so that it has by then), and false when none is
+// pending.
+func (g *Governor) NextExpiry(ctx context.Context) (time.Duration, bool, error) {
+	var next sql.NullInt64
+	if err := g.DB.R.QueryRowContext(ctx, `SELECT MIN(expires_at) FROM permits WHERE state = 'pending'`).Scan(&next); err != nil {
+		return 0, false, fmt.Errorf("find the next permit expiry: %w", err)
+	}
+	if !next.Valid {
+		return 0, false, nil
+	}
+	return max(time.UnixMilli(next.Int64).Sub(g.now()), 0) + 10*time.Millisecond, true, nil
+}
+
+// ExpirePermits expires every pending permit past its expiry and returns
+// the expiries for the caller to carry out: each parked call arrives as
+// blocked.
+func (g *Governor) ExpirePermits(ctx context.Context) ([]Decision, error) {
 	now := g.now()
 	type p struct{ id, fut, prim string }
 	rows, err := g.DB.R.QueryContext(ctx, `SELECT id, future_id, primitive FROM permits WHERE state = 'pending' AND expires_at <= ?`, now.UnixMilli())
 	ps, err := collect(rows, err, func(r *sql.Rows) (x p, err error) { return x, r.Scan(&x.id, &x.fut, &x.prim) })
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var out []Decision
 	for _, x := range ps {
-		why := primitive.Blocked("permit_expired", "the operator did not decide on permit %s before it expired", x.id)
-		changed, err := g.decide(ctx, x.id, "expired", "", "permit_expired", g.refuseJob(x.fut, why))
+		changed, err := g.decide(ctx, x.id, "expired", "", "permit_expired", nil)
 		if err != nil {
-			return err
+			return out, err
 		}
-		if changed && IsJobRun(x.fut) {
-			g.Jobs.Changed(x.fut)
-		} else if changed && g.Futures != nil {
-			g.Futures.Settle(x.fut, callpath.ErrorEnvelope(x.prim, why))
+		if changed {
+			out = append(out, Decision{PermitID: x.id, FutureID: x.fut, Primitive: x.prim,
+				Refusal: primitive.Blocked("permit_expired", "the operator did not decide on permit %s before it expired", x.id)})
 		}
 	}
-	return g.armNextExpiry(ctx)
-}
-
-// armNextExpiry arms the expiry timer for the earliest pending permit.
-func (g *Governor) armNextExpiry(ctx context.Context) error {
-	var next sql.NullInt64
-	if err := g.DB.R.QueryRowContext(ctx, `SELECT MIN(expires_at) FROM permits WHERE state = 'pending'`).Scan(&next); err != nil {
-		return fmt.Errorf("find the next permit expiry: %w", err)
-	}
-	if next.Valid {
-		g.armExpiry(time.UnixMilli(next.Int64))
-	}
-	return nil
-}
-
-// refuseJob returns, for a permit of a job run, what settles the job
-// blocked with why inside the decision's transaction (nil otherwise).
-func (g *Governor) refuseJob(futureID string, why *primitive.Error) func(tx *sql.Tx) error {
-	if !IsJobRun(futureID) || g.Jobs == nil {
-		return nil
-	}
-	return func(tx *sql.Tx) error { return g.Jobs.RefuseTx(context.Background(), tx, futureID, why) }
+	return out, nil
 }
 
 // decide moves a pending permit to state and journals kind, atomically.

@@ -12,22 +12,12 @@ func isAbsPath(p string) bool {
 	return filepath.IsAbs(p) || runtime.GOOS == "windows" && len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/')
 }
 
-// Specs returns the model's two governance primitives: machine.estop (a
-// trusted stop that needs no permit and works in every mode) and
-// task.reconcile (close an UNKNOWN outcome after re-reading state).
+// Specs returns task.reconcile (close an UNKNOWN outcome after
+// re-reading state), the model's governance primitive that touches no
+// engine. The model's other one, machine.estop, also stops running work,
+// so it is built beside the engines (internal/control).
 func (g *Governor) Specs() []*primitive.Spec {
 	return []*primitive.Spec{
-		{Tool: "machine", Operation: "estop", Risk: primitive.RiskControl, Inline: true,
-			Summary: "emergency stop: refuse every non-read call and kill running work until the human operator resets it. Always allowed.",
-			Fields:  []primitive.Field{{Name: "reason", Type: primitive.TString, Desc: "Why the stop was triggered (shown to the operator)."}},
-			Run: primitive.Typed(func(ctx context.Context, _ *primitive.Call, in struct {
-				Reason string `json:"reason"`
-			}) (any, error) {
-				if err := g.Latch(context.WithoutCancel(ctx), "model", in.Reason); err != nil {
-					return nil, primitive.Failed("estop_failed", "%v", err)
-				}
-				return map[string]any{"latched": true, "reason": in.Reason, "reset": "only the operator can reset it (control panel or `hearth-tray safety reset`)"}, nil
-			})},
 		{Tool: "task", Operation: "reconcile", Risk: primitive.RiskControl, Inline: true,
 			Summary: "close an UNKNOWN outcome (command id) after re-reading the state it may have changed; reopens this conversation's gate.",
 			Fields: []primitive.Field{

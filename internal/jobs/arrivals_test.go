@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
 // A queue without the shared arrival writer could not tell any
-// conversation that its jobs ended, and one without the dispatcher would
-// silently leave generic futures out of task.*: both refuse to start,
-// naming the missing field.
+// conversation that its jobs ended: it refuses to start, naming the
+// missing field. (task.* reports generic futures through the dispatcher
+// running each call, dispatch.WithEngine, which refuses a call outside a
+// dispatcher; the queue holds none.)
 func TestQueueStartRefusedWithoutItsParts(t *testing.T) {
 	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
@@ -25,8 +25,7 @@ func TestQueueStartRefusedWithoutItsParts(t *testing.T) {
 		field string
 		q     *jobs.Queue
 	}{
-		{"Arrivals", &jobs.Queue{DB: db, MaxConcurrent: 1, Dispatcher: &dispatch.Dispatcher{DB: db}}},
-		{"Dispatcher", &jobs.Queue{DB: db, MaxConcurrent: 1, Arrivals: &dispatch.Arrivals{}}},
+		{"Arrivals", &jobs.Queue{DB: db, MaxConcurrent: 1}},
 	} {
 		err := tc.q.Start(context.Background())
 		if err == nil {

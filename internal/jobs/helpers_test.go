@@ -99,7 +99,7 @@ func (e *env) startWith(edit func(*jobs.Queue)) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.q.Dispatcher, e.q.Arrivals = e.d, e.d.Arrivals
+	e.q.Arrivals = e.d.Arrivals
 	if edit != nil {
 		edit(e.q)
 	}

@@ -149,11 +149,8 @@ type Queue struct {
 	// Arrivals is the arrival writer every terminal job's envelope goes
 	// through (the one the dispatcher's futures use). Required.
 	Arrivals *dispatch.Arrivals
-	// Dispatcher provides the generic futures that get/status/wait/cancel/
-	// list also report. Required.
-	Dispatcher *dispatch.Dispatcher
-	Exec       ExecFunc
-	Log        *slog.Logger
+	Exec     ExecFunc
+	Log      *slog.Logger
 	// MaxConcurrent is max_concurrent_jobs.
 	MaxConcurrent int
 	// DefaultTimeout applies when a job gives no timeout_ms; MaxTimeout
@@ -218,11 +215,8 @@ func (rj *runningJob) stop(why string) {
 // Start settles jobs a previous process left running and starts the
 // scheduler. Work runs on a context detached from ctx and ends with Stop.
 func (q *Queue) Start(ctx context.Context) error {
-	switch {
-	case q.Arrivals == nil:
+	if q.Arrivals == nil {
 		return errors.New("start the job queue: it has no arrival writer (Arrivals)")
-	case q.Dispatcher == nil:
-		return errors.New("start the job queue: it has no dispatcher (Dispatcher), whose futures task.* also reports")
 	}
 	if q.Log == nil {
 		q.Log = slog.New(slog.DiscardHandler)

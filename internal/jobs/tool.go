@@ -56,7 +56,8 @@ type listInput struct {
 
 // Specs returns the task tool's primitives. All answer inline: submit
 // returns ids at once, wait is bounded, and the rest only read or flip
-// state.
+// state. Those that also report generic futures receive the dispatcher
+// running them with each call (dispatch.WithEngine).
 func (q *Queue) Specs() []*primitive.Spec {
 	idField := primitive.Field{Name: "id", Type: primitive.TString, Required: true, Desc: "Job id (job_…) or future id (fut_…) of this conversation."}
 	return []*primitive.Spec{
@@ -70,22 +71,22 @@ func (q *Queue) Specs() []*primitive.Spec {
 			Run: primitive.Typed(q.submitOp)},
 		{Tool: "task", Operation: "get", Risk: primitive.RiskRead, Inline: true, Fields: []primitive.Field{idField},
 			Summary: "a job's or future's state and result.",
-			Run:     primitive.Typed(q.getOp)},
+			Run:     dispatch.WithEngine(q.getOp)},
 		{Tool: "task", Operation: "status", Risk: primitive.RiskRead, Inline: true, Fields: []primitive.Field{idField},
 			Summary: "same as get.",
-			Run:     primitive.Typed(q.getOp)},
+			Run:     dispatch.WithEngine(q.getOp)},
 		{Tool: "task", Operation: "wait", Risk: primitive.RiskRead, Inline: true,
 			Fields: []primitive.Field{idField,
 				{Name: "timeout_ms", Type: primitive.TInteger, Min: primitive.Bound(0), Max: primitive.Bound(float64(MaxWait.Milliseconds())), Desc: "Longest wait (default 30000, max 60000)."}},
 			Summary: "block until the job's state changes (queued → running, or it ends; at once if already ended), the future ends, or timeout_ms passes; then as get, plus timed_out. Wait again for a job's end.",
-			Run:     primitive.Typed(q.waitOp)},
+			Run:     dispatch.WithEngine(q.waitOp)},
 		{Tool: "task", Operation: "cancel", Risk: primitive.RiskWrite, Inline: true, Fields: []primitive.Field{idField},
 			Summary: "cancel a queued job or future atomically, or kill a running job's process tree; running generic futures cannot be cancelled safely.",
-			Run:     primitive.Typed(q.cancelOp)},
+			Run:     dispatch.WithEngine(q.cancelOp)},
 		{Tool: "task", Operation: "list", Risk: primitive.RiskRead, Inline: true,
 			Fields:  []primitive.Field{{Name: "limit", Type: primitive.TInteger, Min: primitive.Bound(1), Max: primitive.Bound(MaxList), Desc: "Most items (default 20)."}},
 			Summary: "this conversation's jobs and futures, newest first.",
-			Run:     primitive.Typed(q.listOp)},
+			Run:     dispatch.WithEngine(q.listOp)},
 	}
 }
 
@@ -118,7 +119,7 @@ func notFound(op, id string) error {
 }
 
 // lookup reads a job or a future of route by id.
-func (q *Queue) lookup(ctx context.Context, op, route, id string) (map[string]any, error) {
+func (q *Queue) lookup(ctx context.Context, e *dispatch.Dispatcher, op, route, id string) (map[string]any, error) {
 	switch {
 	case strings.HasPrefix(id, "job_"):
 		j, err := q.Get(ctx, route, id)
@@ -130,7 +131,7 @@ func (q *Queue) lookup(ctx context.Context, op, route, id string) (map[string]an
 		}
 		return map[string]any{"job": j}, nil
 	case strings.HasPrefix(id, "fut_"):
-		f, err := q.Dispatcher.GetFuture(ctx, route, id)
+		f, err := e.GetFuture(ctx, route, id)
 		if errors.Is(err, dispatch.ErrNoFuture) {
 			return nil, notFound(op, id)
 		}
@@ -142,11 +143,11 @@ func (q *Queue) lookup(ctx context.Context, op, route, id string) (map[string]an
 	return nil, notFound(op, id)
 }
 
-func (q *Queue) getOp(ctx context.Context, call *primitive.Call, in idInput) (any, error) {
-	return q.lookup(ctx, "get", call.Route, in.ID)
+func (q *Queue) getOp(ctx context.Context, e *dispatch.Dispatcher, call *primitive.Call, in idInput) (any, error) {
+	return q.lookup(ctx, e, "get", call.Route, in.ID)
 }
 
-func (q *Queue) waitOp(ctx context.Context, call *primitive.Call, in waitInput) (any, error) {
+func (q *Queue) waitOp(ctx context.Context, e *dispatch.Dispatcher, call *primitive.Call, in waitInput) (any, error) {
 	timeout := DefaultWait
 	if in.TimeoutMS != nil {
 		timeout = min(time.Duration(*in.TimeoutMS)*time.Millisecond, MaxWait)
@@ -165,7 +166,7 @@ func (q *Queue) waitOp(ctx context.Context, call *primitive.Call, in waitInput) 
 		}
 		out, timedOut = map[string]any{"job": j}, to
 	case strings.HasPrefix(in.ID, "fut_"):
-		f, to, err := q.waitFuture(ctx, call.Route, in.ID, timeout)
+		f, to, err := q.waitFuture(ctx, e, call.Route, in.ID, timeout)
 		if errors.Is(err, dispatch.ErrNoFuture) {
 			return nil, notFound("wait", in.ID)
 		}
@@ -182,12 +183,12 @@ func (q *Queue) waitOp(ctx context.Context, call *primitive.Call, in waitInput) 
 }
 
 // waitFuture waits on the dispatcher's completion signal for a future.
-func (q *Queue) waitFuture(ctx context.Context, route, id string, timeout time.Duration) (dispatch.Future, bool, error) {
+func (q *Queue) waitFuture(ctx context.Context, e *dispatch.Dispatcher, route, id string, timeout time.Duration) (dispatch.Future, bool, error) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	for {
-		ch, stop := q.Dispatcher.Watch(id)
-		f, err := q.Dispatcher.GetFuture(ctx, route, id)
+		ch, stop := e.Watch(id)
+		f, err := e.GetFuture(ctx, route, id)
 		if err != nil || dispatch.Terminal(f.State) {
 			stop()
 			return f, false, err
@@ -205,7 +206,7 @@ func (q *Queue) waitFuture(ctx context.Context, route, id string, timeout time.D
 	}
 }
 
-func (q *Queue) cancelOp(ctx context.Context, call *primitive.Call, in idInput) (any, error) {
+func (q *Queue) cancelOp(ctx context.Context, e *dispatch.Dispatcher, call *primitive.Call, in idInput) (any, error) {
 	switch {
 	case strings.HasPrefix(in.ID, "job_"):
 		cctx, cancel := context.WithTimeout(ctx, cancelBudget)
@@ -223,7 +224,7 @@ func (q *Queue) cancelOp(ctx context.Context, call *primitive.Call, in idInput) 
 		}
 		return out, nil
 	case strings.HasPrefix(in.ID, "fut_"):
-		f, err := q.Dispatcher.CancelQueued(ctx, call.Route, in.ID)
+		f, err := e.CancelQueued(ctx, call.Route, in.ID)
 		switch {
 		case errors.Is(err, dispatch.ErrNoFuture):
 			return nil, notFound("cancel", in.ID)
@@ -242,7 +243,7 @@ func (q *Queue) cancelOp(ctx context.Context, call *primitive.Call, in idInput) 
 	return nil, notFound("cancel", in.ID)
 }
 
-func (q *Queue) listOp(ctx context.Context, call *primitive.Call, in listInput) (any, error) {
+func (q *Queue) listOp(ctx context.Context, e *dispatch.Dispatcher, call *primitive.Call, in listInput) (any, error) {
 	limit := in.Limit
 	if limit <= 0 {
 		limit = DefaultList
@@ -251,7 +252,7 @@ func (q *Queue) listOp(ctx context.Context, call *primitive.Call, in listInput) 
 	if err != nil {
 		return nil, err
 	}
-	futs, err := q.Dispatcher.ListFutures(ctx, call.Route, limit)
+	futs, err := e.ListFutures(ctx, call.Route, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -44,13 +44,13 @@ const (
 
 var recipeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
-// Book is the recipe store and runner. Dispatcher is set once the
-// dispatcher exists.
+// Book is the recipe store and runner. recipe.run receives the
+// dispatcher that runs it with each call (dispatch.WithEngine) and runs
+// its steps through that one.
 type Book struct {
-	DB         *store.DB
-	Dispatcher *dispatch.Dispatcher
-	Events     *runs.Events
-	Log        *slog.Logger
+	DB     *store.DB
+	Events *runs.Events
+	Log    *slog.Logger
 	// MaxSteps is recipe_max_steps.
 	MaxSteps int
 

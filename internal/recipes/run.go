@@ -43,15 +43,12 @@ type RunInput struct {
 	Params map[string]string `json:"params"`
 }
 
-// Run runs a recipe's steps in order through the dispatcher (each step is
-// governed like any call: gates, e-stop, permits, journal), stopping at
-// the first step that does not complete. machine.exec steps that exit
-// non-zero or time out count as failed. A step parked for an operator
-// permit is waited for.
-func (b *Book) Run(ctx context.Context, call *primitive.Call, in RunInput) (any, error) {
-	if b.Dispatcher == nil {
-		return nil, primitive.Blocked("unavailable", "recipe.run: the dispatcher is not running")
-	}
+// Run runs a recipe's steps in order through e, the dispatcher running
+// recipe.run (each step is governed like any call: gates, e-stop,
+// permits, journal), stopping at the first step that does not complete.
+// machine.exec steps that exit non-zero or time out count as failed. A
+// step parked for an operator permit is waited for.
+func (b *Book) Run(ctx context.Context, e *dispatch.Dispatcher, call *primitive.Call, in RunInput) (any, error) {
 	r, err := b.Get(ctx, in.Name)
 	if errors.Is(err, ErrNoRecipe) {
 		return nil, notFound("run", in.Name)
@@ -80,10 +77,10 @@ func (b *Book) Run(ctx context.Context, call *primitive.Call, in RunInput) (any,
 			env = dispatch.ErrorEnvelope(st.Primitive, primitive.Blocked("unknown_primitive", "step primitive %s is not available", st.Primitive))
 		} else {
 			req := dispatch.Request{Route: call.Route, Spec: spec, Input: inputs[i], CommandID: dispatch.ChildCommandID(call.CommandID, "step", i)}
-			env = b.Dispatcher.Invoke(nctx, req, "")
+			env = e.Invoke(nctx, req, "")
 			if env.State == primitive.StatePending && env.FutureID != "" {
 				sr.FutureID = env.FutureID
-				env = b.await(ctx, call.Route, env)
+				env = b.await(ctx, e, call.Route, env)
 			}
 		}
 		sr.DurationMS = time.Since(sr.StartedAt).Milliseconds()
@@ -190,11 +187,11 @@ func (b *Book) expandSteps(r *Recipe, params map[string]string) ([]json.RawMessa
 
 // await waits for a step parked as a future (an operator permit) to
 // settle and returns its stored envelope.
-func (b *Book) await(ctx context.Context, route string, env *dispatch.Envelope) *dispatch.Envelope {
+func (b *Book) await(ctx context.Context, e *dispatch.Dispatcher, route string, env *dispatch.Envelope) *dispatch.Envelope {
 	id := env.FutureID
 	for {
-		ch, stop := b.Dispatcher.Watch(id)
-		f, err := b.Dispatcher.GetFuture(ctx, route, id)
+		ch, stop := e.Watch(id)
+		f, err := e.GetFuture(ctx, route, id)
 		if err != nil {
 			stop()
 			return dispatch.ErrorEnvelope(env.Primitive, primitive.Failed("internal", "read step future %s: %v", id, err))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
@@ -78,7 +79,7 @@ func (b *Book) Specs() []*primitive.Spec {
 			Fields: []primitive.Field{name(true),
 				{Name: "params", Type: primitive.TObject, Values: primitive.TString, Desc: "Values for the recipe's ${param} placeholders (strings; each replaces text inside one string, never adds an argument or field)."}},
 			Summary: "run the steps in order, each governed as its own call; stops at the first step that does not complete (exec: non-zero exit). Answers the per-step trace and results.",
-			Run:     primitive.Typed(b.Run)},
+			Run:     dispatch.WithEngine(b.Run)},
 		{Tool: "recipe", Operation: "suggest", Risk: primitive.RiskRead, Inline: true,
 			Fields: []primitive.Field{
 				{Name: "threshold", Type: primitive.TInteger, Min: primitive.Bound(2), Max: primitive.Bound(100), Desc: "Minimum repetitions (default 3)."},

@@ -37,11 +37,11 @@ const (
 	MaxEvents    = 500
 )
 
-// Service is the run tool's state. Dispatcher is set once the dispatcher
-// exists (it is built from the registry that holds these primitives).
+// Service is the run tool's state. run.scatter receives the dispatcher
+// that runs it with each call (dispatch.WithEngine): the dispatcher is
+// built from the registry that holds these primitives.
 type Service struct {
-	DB         *store.DB
-	Dispatcher *dispatch.Dispatcher
+	DB *store.DB
 	// Arrivals is the arrival writer a due continuation's envelope goes
 	// through (the one the dispatcher's futures use).
 	Arrivals *dispatch.Arrivals

@@ -125,7 +125,7 @@ func (s *Service) ScatterSpec(reg *primitive.Registry) (*primitive.Spec, error) 
 		Fields: []primitive.Field{{Name: "calls", Type: primitive.TArray, Required: true, Min: primitive.Bound(1), Max: primitive.Bound(MaxScatter),
 			Desc:  `Calls {kind, ...that primitive's fields (see its tool), dependencies?}. Any field value may be {"$future": index-or-future-id, "$path": "result.field"}: it adds the dependency and is replaced by that call's value once it completed.`,
 			Items: &primitive.Field{Type: primitive.TObject, Fields: items}}},
-		Run: primitive.Typed(s.scatter),
+		Run: dispatch.WithEngine(s.scatter),
 	}, nil
 }
 
@@ -204,12 +204,9 @@ func scatterErr(i int, field, format string, a ...any) error {
 	return primitive.Failed("invalid_input", "run.scatter: %s: %s", where, fmt.Sprintf(format, a...))
 }
 
-func (s *Service) scatter(ctx context.Context, call *primitive.Call, in struct {
+func (s *Service) scatter(ctx context.Context, e *dispatch.Dispatcher, call *primitive.Call, in struct {
 	Calls []json.RawMessage `json:"calls"`
 }) (any, error) {
-	if s.Dispatcher == nil {
-		return nil, primitive.Blocked("unavailable", "run.scatter: the dispatcher is not running")
-	}
 	plan := make([]*plannedCall, len(in.Calls))
 	for i, raw := range in.Calls {
 		p, err := s.planCall(i, len(in.Calls), raw)
@@ -226,7 +223,7 @@ func (s *Service) scatter(ctx context.Context, call *primitive.Call, in struct {
 	for i, p := range plan {
 		calls[i] = dispatch.ScatterCall{Request: dispatch.Request{Route: call.Route, Spec: p.spec}, Fields: p.fields, After: p.idxDeps, Deps: p.idDeps}
 	}
-	futureIDs, refused, err := s.Dispatcher.Scatter(ctx, call.CommandID, calls, order)
+	futureIDs, refused, err := e.Scatter(ctx, call.CommandID, calls, order)
 	if err != nil {
 		var se *dispatch.ScatterError
 		if errors.As(err, &se) {
@@ -242,7 +239,7 @@ func (s *Service) scatter(ctx context.Context, call *primitive.Call, in struct {
 	state := primitive.StateCompleted
 	for i, p := range plan {
 		out[i] = ScatterFuture{Index: i, FutureID: futureIDs[i], Kind: p.kind}
-		if f, err := s.Dispatcher.GetFuture(ctx, call.Route, futureIDs[i]); err == nil {
+		if f, err := e.GetFuture(ctx, call.Route, futureIDs[i]); err == nil {
 			out[i].State = f.State
 			if !dispatch.Settled(f.State) {
 				state = primitive.StatePending

@@ -22,6 +22,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/hearth-dev/hearth/internal/control"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/web/session"
 	"github.com/hearth-dev/hearth/web/ui"
@@ -31,7 +32,7 @@ import (
 type Handler struct {
 	Kit      *ui.Kit
 	Gov      *govern.Governor
-	Operator *govern.Operator
+	Operator *control.Operator
 	// Chats labels the conversation of each call.
 	Chats ui.Chats
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/control"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/web/ui"
 )
@@ -41,7 +42,7 @@ var Modes = []Mode{
 type Handler struct {
 	Kit      *ui.Kit
 	Gov      *govern.Governor
-	Operator *govern.Operator
+	Operator *control.Operator
 	// Chats labels the conversation of each interrupted call.
 	Chats ui.Chats
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/hearth-dev/hearth/internal/control"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/web/ui"
@@ -20,7 +21,7 @@ import (
 type Handler struct {
 	Kit      *ui.Kit
 	Gov      *govern.Governor
-	Operator *govern.Operator
+	Operator *control.Operator
 	Ledger   *ledger.Ledger
 	// MCPURL is the MCP endpoint's address.
 	MCPURL func() string

@@ -1,0 +1,238 @@
+// Package control carries out on Hearth's engines what governance decides.
+// Governance (internal/govern) records each decision — a permit approved,
+// denied or expired, an e-stop, a resumed queue — and returns what it
+// leaves to do; it never holds the engines. control holds them (the
+// dispatcher and the job queue) and does it: it releases approved parked
+// work and settles refused work, stops running work when the e-stop
+// latches, and wakes the queue on resume. It also runs the permit expiry
+// loop and, at start-up, carries out the decisions a previous process
+// committed but was stopped before carrying out.
+//
+// Calls go down only: control calls govern and the engines; neither calls
+// back.
+package control
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/jobs"
+)
+
+// Operator is the human operator's API over a running Hearth, for the
+// panel and the tray: each decision is recorded by governance first
+// (committed), then carried out on the engines. No MCP tool reaches it.
+type Operator struct {
+	gov    *govern.Governor
+	rec    *govern.Operator
+	engine *dispatch.Dispatcher
+	jobs   *jobs.Queue
+	log    *slog.Logger
+
+	stopLoop context.CancelFunc
+	loopDone chan struct{}
+}
+
+// New builds the operator's API over gov and the engines it carries
+// decisions out on. Each part is required.
+func New(gov *govern.Governor, engine *dispatch.Dispatcher, q *jobs.Queue, log *slog.Logger) (*Operator, error) {
+	switch {
+	case gov == nil:
+		return nil, errors.New("build the operator's controls: a governor is required")
+	case engine == nil:
+		return nil, errors.New("build the operator's controls: a dispatcher is required")
+	case q == nil:
+		return nil, errors.New("build the operator's controls: a job queue is required")
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Operator{gov: gov, rec: &govern.Operator{G: gov}, engine: engine, jobs: q, log: log}, nil
+}
+
+// Approve approves a pending permit once and releases the parked work,
+// which runs exactly its journaled input; with always set, the rule is
+// added with the approval.
+func (o *Operator) Approve(ctx context.Context, permitID, operator string, always *govern.Rule) error {
+	d, err := o.rec.Approve(ctx, permitID, operator, always)
+	if err != nil {
+		return err
+	}
+	return o.carryOut(ctx, d)
+}
+
+// Deny denies a pending permit; the parked call arrives as blocked.
+func (o *Operator) Deny(ctx context.Context, permitID, operator string) error {
+	d, err := o.rec.Deny(ctx, permitID, operator)
+	if err != nil {
+		return err
+	}
+	return o.carryOut(ctx, d)
+}
+
+// EStop latches the emergency stop on the operator's behalf and stops
+// what runs.
+func (o *Operator) EStop(ctx context.Context, operator, reason string) error {
+	if err := o.rec.EStop(ctx, operator, reason); err != nil {
+		return err
+	}
+	halt(o.engine, o.jobs)
+	return nil
+}
+
+// ResumeQueue releases a held job queue and wakes it. Refused while the
+// e-stop is latched.
+func (o *Operator) ResumeQueue(ctx context.Context, operator string) error {
+	if err := o.rec.ResumeQueue(ctx, operator); err != nil {
+		return err
+	}
+	o.jobs.Resume()
+	return nil
+}
+
+// Reset releases the e-stop latch and nothing else: a held queue stays
+// held until ResumeQueue.
+func (o *Operator) Reset(ctx context.Context, operator string) error {
+	return o.rec.Reset(ctx, operator)
+}
+
+// Permits lists permits in state ("" for all), newest first.
+func (o *Operator) Permits(ctx context.Context, state string) ([]govern.Permit, error) {
+	return o.rec.Permits(ctx, state)
+}
+
+// AddRule adds an allow-rule.
+func (o *Operator) AddRule(ctx context.Context, operator, program, cwdRoot string) (govern.Rule, error) {
+	return o.rec.AddRule(ctx, operator, program, cwdRoot)
+}
+
+// RemoveRule removes an allow-rule.
+func (o *Operator) RemoveRule(ctx context.Context, operator, id string) error {
+	return o.rec.RemoveRule(ctx, operator, id)
+}
+
+// Reconcile closes an UNKNOWN outcome on the operator's word.
+func (o *Operator) Reconcile(ctx context.Context, operator, commandID, observed string) error {
+	return o.rec.Reconcile(ctx, operator, commandID, observed)
+}
+
+// SetPolicy changes the policy mode.
+func (o *Operator) SetPolicy(ctx context.Context, operator, mode string) error {
+	return o.rec.SetPolicy(ctx, operator, mode)
+}
+
+// ExpirePermits expires every pending permit past its expiry; each parked
+// call arrives as blocked. The expiry loop calls it when the earliest one
+// is due.
+func (o *Operator) ExpirePermits(ctx context.Context) error {
+	ds, err := o.gov.ExpirePermits(ctx)
+	for _, d := range ds {
+		err = errors.Join(err, o.carryOut(ctx, d))
+	}
+	return err
+}
+
+// Recover carries out what the work still parked for a decided permit
+// waits for (govern.Governor.Parked): the decisions a previous process
+// committed but was stopped before carrying out, so an approval committed
+// just before a crash still runs its call once. It runs once the
+// dispatcher has started (it runs what it releases) and before the job
+// queue starts (which then runs the jobs it released). A decision that
+// cannot be carried out is logged; the next start tries it again.
+func (o *Operator) Recover(ctx context.Context) error {
+	ds, err := o.gov.Parked(ctx)
+	if err != nil {
+		return err
+	}
+	for _, d := range ds {
+		if err := o.carryOut(ctx, d); err != nil {
+			o.log.Error("carry out a permit decision left by the previous run", "permit", d.PermitID, "future", d.FutureID, "err", err)
+		}
+	}
+	return nil
+}
+
+// carryOut does what d leaves to do to the work parked for its permit: a
+// job's parked run goes back to the queue or is blocked there; a future
+// is released to run once or settled blocked.
+func (o *Operator) carryOut(ctx context.Context, d govern.Decision) error {
+	if !govern.IsJobRun(d.FutureID) {
+		if d.Approved() {
+			return o.engine.ReleaseApproved(ctx, d.FutureID)
+		}
+		o.engine.Settle(d.FutureID, d.Envelope())
+		return nil
+	}
+	ctx = context.WithoutCancel(ctx)
+	err := o.gov.DB.InTx(ctx, func(tx *sql.Tx) error {
+		if d.Approved() {
+			return o.jobs.ReleaseTx(ctx, tx, d.FutureID)
+		}
+		return o.jobs.RefuseTx(ctx, tx, d.FutureID, d.Refusal)
+	})
+	if err != nil {
+		return err
+	}
+	o.jobs.Changed(d.FutureID) // the queue runs a released job, admitted again, once
+	return nil
+}
+
+// Start runs the permit expiry loop until Stop: it expires what is past
+// due at once (a permit may have expired while Hearth was stopped), then
+// sleeps until the earliest pending permit expires or a new one is
+// requested.
+func (o *Operator) Start(ctx context.Context) {
+	ctx, o.stopLoop = context.WithCancel(context.WithoutCancel(ctx))
+	o.loopDone = make(chan struct{})
+	go o.expireLoop(ctx)
+}
+
+// Stop stops the expiry loop and waits for it.
+func (o *Operator) Stop() {
+	if o.stopLoop == nil {
+		return
+	}
+	o.stopLoop()
+	<-o.loopDone
+}
+
+// retryExpiry is how soon the expiry loop looks again after it could not
+// read the permits.
+const retryExpiry = time.Minute
+
+func (o *Operator) expireLoop(ctx context.Context) {
+	defer close(o.loopDone)
+	requested := o.gov.PermitRequested()
+	for {
+		if err := o.ExpirePermits(ctx); err != nil && ctx.Err() == nil {
+			o.log.Error("expire permits", "err", err)
+		}
+		wait, pending, err := o.gov.NextExpiry(ctx)
+		if err != nil && ctx.Err() == nil {
+			o.log.Error("find the next permit expiry", "err", err)
+			wait, pending = retryExpiry, true
+		}
+		var due <-chan time.Time
+		var timer *time.Timer
+		if pending {
+			timer = time.NewTimer(wait)
+			due = timer.C
+		}
+		select {
+		case <-ctx.Done():
+		case <-due:
+		case <-requested:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}

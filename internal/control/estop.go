@@ -1,0 +1,46 @@
+package control
+
+import (
+	"context"
+
+	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/jobs"
+	"github.com/hearth-dev/hearth/internal/primitive"
+)
+
+// The e-stop is one act in two parts: governance latches it (every call
+// admitted afterwards is refused, read from the database on each check,
+// so a latch of another process refuses here too) and the engines stop
+// what already runs. The operator's EStop and the model's machine.estop
+// both do both.
+
+// EStopJobReason is what a job killed by the e-stop reports.
+const EStopJobReason = "cancelled by the e-stop; its process tree was killed"
+
+// halt stops what runs when the e-stop latches: the job queue is held (its
+// running jobs' process trees killed, nothing started until the operator
+// resumes it) and the dispatcher's running calls are cancelled.
+func halt(engine *dispatch.Dispatcher, q *jobs.Queue) {
+	q.Hold(EStopJobReason)
+	engine.CancelRunning(dispatch.ErrEStop)
+}
+
+// EStopSpec is machine.estop, the model's emergency stop: a trusted stop
+// that needs no permit and works in every mode. It latches through gov
+// and stops running work through the dispatcher running the call
+// (dispatch.WithEngine) and the job queue q.
+func EStopSpec(gov *govern.Governor, q *jobs.Queue) *primitive.Spec {
+	return &primitive.Spec{Tool: "machine", Operation: "estop", Risk: primitive.RiskControl, Inline: true,
+		Summary: "emergency stop: refuse every non-read call and kill running work until the human operator resets it. Always allowed.",
+		Fields:  []primitive.Field{{Name: "reason", Type: primitive.TString, Desc: "Why the stop was triggered (shown to the operator)."}},
+		Run: dispatch.WithEngine(func(ctx context.Context, e *dispatch.Dispatcher, _ *primitive.Call, in struct {
+			Reason string `json:"reason"`
+		}) (any, error) {
+			if err := gov.Latch(context.WithoutCancel(ctx), "model", in.Reason); err != nil {
+				return nil, primitive.Failed("estop_failed", "%v", err)
+			}
+			halt(e, q)
+			return map[string]any{"latched": true, "reason": in.Reason, "reset": "only the operator can reset it (control panel or `hearth-tray safety reset`)"}, nil
+		})}
+}

@@ -1,0 +1,73 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/store"
+)
+
+// TestWithEngineHandsTheRunningDispatcher: a primitive built with
+// WithEngine receives the dispatcher that runs it, inline and as a
+// detached future, and one reached outside a dispatcher is refused as
+// unavailable, never run with no engine.
+func TestWithEngineHandsTheRunningDispatcher(t *testing.T) {
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	got := make(chan *Dispatcher, 2)
+	spec := &primitive.Spec{Tool: "t", Operation: "engine", Risk: primitive.RiskRead,
+		Fields: []primitive.Field{{Name: "text", Type: primitive.TString}},
+		Run: WithEngine(func(_ context.Context, e *Dispatcher, _ *primitive.Call, in struct {
+			Text string `json:"text"`
+		}) (any, error) {
+			got <- e
+			return in.Text, nil
+		})}
+	reg, err := primitive.NewRegistry(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(Options{DB: db, Registry: reg, Gov: testGovernor(t, db), Budget: time.Minute, MaxResultBytes: 1 << 20, MaxArrivals: 10, MaxArrivalBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Start(context.Background(), 2); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Stop)
+
+	env := d.Call(context.Background(), Request{Route: testRoute, Spec: spec, Input: json.RawMessage(`{"text":"inline"}`)})
+	if env.State != primitive.StateCompleted || env.Result != "inline" {
+		t.Fatalf("inline call: %+v", env)
+	}
+	if e := <-got; e != d {
+		t.Fatalf("the inline call got engine %p, want the dispatcher running it %p", e, d)
+	}
+	env = d.Call(context.Background(), Request{Route: testRoute, Spec: spec, Input: json.RawMessage(`{"text":"detached"}`), Detach: true})
+	if env.State != primitive.StatePending {
+		t.Fatalf("detached call: %+v", env)
+	}
+	select {
+	case e := <-got:
+		if e != d {
+			t.Fatalf("the detached future got engine %p, want %p", e, d)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the detached future never ran")
+	}
+
+	_, err = spec.Run(context.Background(), &primitive.Call{Route: testRoute}, json.RawMessage(`{"text":"outside"}`))
+	if pe := primitive.AsError(err); err == nil || pe.Code != "unavailable" || pe.State != primitive.StateBlocked {
+		t.Fatalf("a call outside a dispatcher must be refused as unavailable: %v", err)
+	}
+	if len(got) != 0 {
+		t.Fatal("the runner ran outside a dispatcher")
+	}
+}
