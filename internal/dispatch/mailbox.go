@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/route"
+	"github.com/hearth-dev/hearth/internal/store"
 )
 
 // Arrival is a terminal future result delivered to its conversation.
@@ -34,6 +37,12 @@ func (d *Dispatcher) Deliver(ctx context.Context, route, fp string) ([]Arrival, 
 		return []Arrival{}, nil
 	}
 	ctx = context.WithoutCancel(ctx)
+	// Fastest path, no read of the mailbox: a probe found it empty and
+	// nothing has been committed to the database since (mailboxCache).
+	version, cached := d.mailbox.version(ctx)
+	if cached && d.mailbox.empty(route, version) {
+		return []Arrival{}, nil
+	}
 	// Fast path, one read and no write: nothing offered before and nothing
 	// waiting beyond what was acknowledged.
 	var acked, offered int64
@@ -48,7 +57,11 @@ func (d *Dispatcher) Deliver(ctx context.Context, route, fp string) ([]Arrival, 
 	if err := stmt.QueryRowContext(ctx, route).Scan(&acked, &offered, &waiting); err != nil {
 		return nil, fmt.Errorf("read mailbox: %w", err)
 	}
+	d.mailbox.probes.Add(1)
 	if offered == acked && waiting == 0 {
+		if cached {
+			d.mailbox.markEmpty(route, version)
+		}
 		return []Arrival{}, nil
 	}
 	var out []Arrival
@@ -117,4 +130,114 @@ func queryArrivals(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]Ar
 		out = append(out, a)
 	}
 	return out, rows.Err()
+}
+
+// mailboxCache spares a call the mailbox probe, a read of the database on
+// every call of a conversation, when that read cannot have changed: it
+// remembers the conversations whose mailbox a probe found empty (nothing
+// offered and unacknowledged, nothing waiting), together with SQLite's
+// data_version as its own connection read it just before the probe.
+//
+// data_version changes when any other connection commits anything to the
+// database: this process's writer (every arrival is queued by
+// EnqueueArrival inside a write transaction) and any other process on the
+// same file (the operator's CLI opens it offline). An arrival that the
+// probe did not see was committed after the probe began, so after the
+// version was read, and the next read of the version differs: the cache
+// then answers nothing and the probe runs again. So a cached answer is
+// exactly the answer the probe would give; it never hides an arrival and
+// never offers one (it answers only "empty", which writes nothing).
+//
+// The routes are kept for one version only (a new version clears them),
+// and at most maxCachedRoutes of them, so the cache cannot grow with the
+// number of conversations a long-running Hearth has served.
+type mailboxCache struct {
+	mu     sync.Mutex
+	ro     *store.DB // a read-only handle on the database: its own connection
+	conn   *sql.Conn
+	stmt   *sql.Stmt // PRAGMA data_version on conn
+	at     int64     // the version the routes were found empty at
+	routes map[string]struct{}
+	// probes counts the probes that read the mailbox (for tests).
+	probes atomic.Int64
+}
+
+const maxCachedRoutes = 4096
+
+// open gives the cache its own read-only connection to file. Without it
+// (open failed, or a Dispatcher used only for its mailbox) every call
+// probes.
+func (c *mailboxCache) open(ctx context.Context, file string) error {
+	ro, err := store.OpenReadOnly(ctx, file)
+	if err != nil {
+		return fmt.Errorf("open the mailbox cache's connection: %w", err)
+	}
+	conn, err := ro.R.Conn(ctx)
+	if err != nil {
+		ro.Close()
+		return fmt.Errorf("open the mailbox cache's connection: %w", err)
+	}
+	stmt, err := conn.PrepareContext(ctx, `PRAGMA data_version`)
+	if err != nil {
+		conn.Close()
+		ro.Close()
+		return fmt.Errorf("prepare the mailbox cache's version read: %w", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ro, c.conn, c.stmt, c.routes = ro, conn, stmt, map[string]struct{}{}
+	return nil
+}
+
+// close releases the connection; the cache then answers nothing.
+func (c *mailboxCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ro == nil {
+		return
+	}
+	c.stmt.Close()
+	c.conn.Close()
+	c.ro.Close()
+	c.ro, c.conn, c.stmt, c.routes = nil, nil, nil, nil
+}
+
+// version reads data_version on the cache's connection; ok is false when
+// there is no cache or the read failed.
+func (c *mailboxCache) version(ctx context.Context) (v int64, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stmt == nil {
+		return 0, false
+	}
+	if err := c.stmt.QueryRowContext(ctx).Scan(&v); err != nil {
+		return 0, false
+	}
+	return v, true
+}
+
+// empty reports whether a probe found route's mailbox empty at version v.
+func (c *mailboxCache) empty(route string, v int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.routes == nil || v != c.at {
+		return false
+	}
+	_, ok := c.routes[route]
+	return ok
+}
+
+// markEmpty records that a probe begun at version v found route's mailbox
+// empty.
+func (c *mailboxCache) markEmpty(route string, v int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.routes == nil {
+		return
+	}
+	if v != c.at || len(c.routes) >= maxCachedRoutes {
+		c.at = v
+		clear(c.routes)
+	}
+	c.routes[route] = struct{}{}
 }
