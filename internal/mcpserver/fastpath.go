@@ -4,14 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"mime"
 	"net"
 	"net/http"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hearth-dev/hearth/internal/dispatch"
 )
 
 // The fast path answers a plain stateless tools/call itself instead of
@@ -52,15 +54,18 @@ const (
 type fastPath struct {
 	s         *Server
 	next      http.Handler
-	handlers  map[string]mcp.ToolHandler
+	tools     map[string]bool
 	protocols []string
+	// serverInfo is the encoded implementation() of a 2026-07-28 result's
+	// _meta.
+	serverInfo []byte
 }
 
-func (s *Server) fastPath(next http.Handler) http.Handler {
-	f := &fastPath{s: s, next: next, handlers: map[string]mcp.ToolHandler{}}
+func (s *Server) fastPath(next http.Handler) *fastPath {
+	f := &fastPath{s: s, next: next, tools: map[string]bool{}}
 	for _, t := range tools {
 		if len(s.Registry.Operations(t.Name)) > 0 {
-			f.handlers[t.Name] = s.handle(t.Name)
+			f.tools[t.Name] = true
 		}
 	}
 	supported := mcp.SupportedProtocolVersions()
@@ -69,6 +74,7 @@ func (s *Server) fastPath(next http.Handler) http.Handler {
 			f.protocols = append(f.protocols, v)
 		}
 	}
+	f.serverInfo, _ = json.Marshal(s.implementation())
 	return f
 }
 
@@ -81,24 +87,17 @@ type plainCall struct {
 	modern    bool // the 2026-07-28 wire
 }
 
-func (f *fastPath) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.Body == nil || !f.plainHeaders(r) {
-		f.next.ServeHTTP(w, r)
-		return
+// ServeHTTP hands the request to the SDK: fingerprint, which has read and
+// checked the body, gives the fast path its plain calls (take and serve).
+func (f *fastPath) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.next.ServeHTTP(w, r) }
+
+// take reports whether the request with this (checked) body is a plain
+// call the fast path answers.
+func (f *fastPath) take(r *http.Request, body []byte) (plainCall, bool) {
+	if r.Method != http.MethodPost || !f.plainHeaders(r) {
+		return plainCall{}, false
 	}
-	// fingerprint has read the bounded body and left an in-memory copy.
-	body, err := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	if err != nil {
-		f.next.ServeHTTP(w, r)
-		return
-	}
-	call, ok := f.plain(r, body)
-	if !ok {
-		f.next.ServeHTTP(w, r)
-		return
-	}
-	f.serve(w, r, call)
+	return f.plain(r, body)
 }
 
 // plainHeaders reports whether the headers are ones the SDK accepts for a
@@ -180,7 +179,7 @@ func (f *fastPath) plain(r *http.Request, body []byte) (plainCall, bool) {
 		return c, false
 	}
 	c.tool = string(params["name"][1 : len(params["name"])-1])
-	if _, known := f.handlers[c.tool]; !known {
+	if !f.tools[c.tool] {
 		return c, false
 	}
 	if a, present := params["arguments"]; present {
@@ -448,17 +447,12 @@ func plainID(raw json.RawMessage) bool {
 	return true
 }
 
-// serve runs the tool handler the SDK would run and writes the SDK's
-// answer: one JSON-RPC response, 200, application/json.
+// serve runs the tool call the SDK's handler would run and writes the
+// SDK's answer: one JSON-RPC response, 200, application/json.
 func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, c plainCall) {
 	f.s.fastCalls.Add(1)
-	res, err := f.handlers[c.tool](r.Context(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{
-		Name: c.tool, Arguments: c.arguments, Meta: c.meta,
-	}})
-	var out []byte
-	if err == nil {
-		out, err = f.result(res, c.modern)
-	}
+	env, probe := f.s.answer(r.Context(), c.tool, c.meta, c.arguments)
+	out, err := f.encode(c, env, probe)
 	h := w.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("Content-Type", "application/json")
@@ -467,33 +461,70 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, c plainCall) {
 		// code (render fails only when the envelope cannot be encoded).
 		msg, _ := json.Marshal(err.Error())
 		out = []byte(`{"jsonrpc":"2.0","id":` + string(c.id) + `,"error":{"code":0,"message":` + string(msg) + `}}`)
-	} else {
-		out = append(append(append([]byte(`{"jsonrpc":"2.0","id":`), c.id...), `,"result":`...), out...)
-		out = append(out, '}')
 	}
 	w.Write(out)
 }
 
-// result encodes a tool result as the SDK does: on the 2026-07-28 wire
-// with the server's info in _meta and resultType "complete" last.
-func (f *fastPath) result(res *mcp.CallToolResult, modern bool) ([]byte, error) {
-	if res.Content == nil {
-		res.Content = []mcp.Content{}
+// encode writes the JSON-RPC response the SDK writes for render's result,
+// encoding the envelope once: the same members (on the 2026-07-28 wire
+// the server's info in _meta and resultType "complete"), the text content
+// holding the same text.
+func (f *fastPath) encode(c plainCall, env *dispatch.Envelope, probe *RouteProbe) ([]byte, error) {
+	b, err := encodeEnvelope(env, probe)
+	if err != nil {
+		return nil, err
 	}
-	if modern {
-		if res.Meta == nil {
-			res.Meta = mcp.Meta{}
+	summary, err := json.Marshal(summaryText(env, probe) + "\n")
+	if err != nil {
+		return nil, fmt.Errorf("encode result: %w", err)
+	}
+	out := make([]byte, 0, 2*len(b)+len(summary)+len(f.serverInfo)+160)
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, c.id...)
+	out = append(out, `,"result":{`...)
+	if c.modern {
+		out = append(out, `"_meta":{"`+mcp.MetaKeyServerInfo+`":`...)
+		out = append(out, f.serverInfo...)
+		out = append(out, `},`...)
+	}
+	out = append(out, `"content":[{"type":"text","text":`...)
+	out = append(out, summary[:len(summary)-1]...) // the text goes on
+	switch {
+	case len(b) > maxText:
+		out = append(out, fullInStructured...)
+	case utf8.Valid(b):
+		out = appendInString(out, b)
+	default:
+		// Not from encoding/json alone (a raw message with invalid UTF-8):
+		// encode it as the SDK does.
+		s, err := json.Marshal(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("encode result: %w", err)
 		}
-		if _, ok := res.Meta[mcp.MetaKeyServerInfo]; !ok {
-			res.Meta[mcp.MetaKeyServerInfo] = f.s.implementation()
+		out = append(out, s[1:len(s)-1]...)
+	}
+	out = append(out, `"}],"structuredContent":`...)
+	out = append(out, b...)
+	if env.IsError() {
+		out = append(out, `,"isError":true`...)
+	}
+	if c.modern {
+		out = append(out, `,"resultType":"complete"`...)
+	}
+	return append(out, "}}"...), nil
+}
+
+// appendInString appends doc, valid UTF-8 JSON as encoding/json writes
+// it, as the inside of a JSON string: only quotes and backslashes need an
+// escape (encoding/json has escaped every control character, and no
+// whitespace lies between its tokens).
+func appendInString(out, doc []byte) []byte {
+	for {
+		i := bytes.IndexAny(doc, `"\`)
+		if i < 0 {
+			return append(out, doc...)
 		}
+		out = append(append(out, doc[:i]...), '\\', doc[i])
+		doc = doc[i+1:]
 	}
-	b, err := json.Marshal(res)
-	if err != nil || !modern {
-		return b, err
-	}
-	if len(b) < 2 || b[len(b)-1] != '}' || string(b) == "{}" {
-		return nil, fmt.Errorf("encode result: unexpected shape %.40q", b)
-	}
-	return append(b[:len(b)-1], `,"resultType":"complete"}`...), nil
 }
