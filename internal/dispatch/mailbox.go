@@ -39,7 +39,7 @@ func (d *Dispatcher) Deliver(ctx context.Context, route, fp string) ([]Arrival, 
 	ctx = context.WithoutCancel(ctx)
 	// Fastest path, no read of the mailbox: a probe found it empty and
 	// nothing has been committed to the database since (mailboxCache).
-	version, cached := d.mailbox.version(ctx)
+	version, cached := d.mailbox.token(ctx, d.DB)
 	if cached && d.mailbox.empty(route, version) {
 		return []Arrival{}, nil
 	}
@@ -135,34 +135,52 @@ func queryArrivals(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]Ar
 // mailboxCache spares a call the mailbox probe, a read of the database on
 // every call of a conversation, when that read cannot have changed: it
 // remembers the conversations whose mailbox a probe found empty (nothing
-// offered and unacknowledged, nothing waiting), together with SQLite's
-// data_version as its own connection read it just before the probe.
+// offered and unacknowledged, nothing waiting), with a token read just
+// before the probe: the count of this process's committed write
+// transactions (store.DB.Commits) and SQLite's data_version as the cache's
+// own connection last read it.
 //
-// data_version changes when any other connection commits anything to the
-// database: this process's writer (every arrival is queued by
-// EnqueueArrival inside a write transaction) and any other process on the
-// same file (the operator's CLI opens it offline). An arrival that the
-// probe did not see was committed after the probe began, so after the
-// version was read, and the next read of the version differs: the cache
-// then answers nothing and the probe runs again. So a cached answer is
-// exactly the answer the probe would give; it never hides an arrival and
-// never offers one (it answers only "empty", which writes nothing).
+// Every arrival is queued by EnqueueArrival inside a write transaction.
+// One of this process's that the probe did not see was committed after the
+// probe began, so after the count was read: the count differs on every
+// later call, and the cache answers nothing until a probe has run again.
+// Another process's commit (the operator's CLI opens the database
+// offline) changes data_version, which the cache reads again when
+// foreignCheck has passed since it last did: such an arrival is delivered
+// on the first call that begins foreignCheck after its commit, or sooner.
+// A cached answer is only ever "empty", which writes nothing: the cache
+// never offers an arrival, so it cannot offer one twice.
 //
-// The routes are kept for one version only (a new version clears them),
-// and at most maxCachedRoutes of them, so the cache cannot grow with the
+// The routes are kept for one token only (a new token clears them), and
+// at most maxCachedRoutes of them, so the cache cannot grow with the
 // number of conversations a long-running Hearth has served.
 type mailboxCache struct {
-	mu     sync.Mutex
-	ro     *store.DB // a read-only handle on the database: its own connection
-	conn   *sql.Conn
-	stmt   *sql.Stmt // PRAGMA data_version on conn
-	at     int64     // the version the routes were found empty at
-	routes map[string]struct{}
+	mu   sync.Mutex
+	ro   *store.DB // a read-only handle on the database: its own connection
+	conn *sql.Conn
+	stmt *sql.Stmt // PRAGMA data_version on conn
+	// version is data_version as last read, at versionAt.
+	version   int64
+	versionAt time.Time
+	at        mailboxToken // the token the routes were found empty at
+	routes    map[string]struct{}
 	// probes counts the probes that read the mailbox (for tests).
 	probes atomic.Int64
 }
 
-const maxCachedRoutes = 4096
+// mailboxToken is what must not have changed since a probe for its answer
+// to stand.
+type mailboxToken struct {
+	commits uint64
+	version int64
+}
+
+const (
+	maxCachedRoutes = 4096
+	// foreignCheck is how often the cache looks for another process's
+	// commits.
+	foreignCheck = time.Millisecond
+)
 
 // open gives the cache its own read-only connection to file. Without it
 // (open failed, or a Dispatcher used only for its mailbox) every call
@@ -186,6 +204,7 @@ func (c *mailboxCache) open(ctx context.Context, file string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ro, c.conn, c.stmt, c.routes = ro, conn, stmt, map[string]struct{}{}
+	c.versionAt = time.Time{}
 	return nil
 }
 
@@ -202,41 +221,45 @@ func (c *mailboxCache) close() {
 	c.ro, c.conn, c.stmt, c.routes = nil, nil, nil, nil
 }
 
-// version reads data_version on the cache's connection; ok is false when
-// there is no cache or the read failed.
-func (c *mailboxCache) version(ctx context.Context) (v int64, ok bool) {
+// token is the token of a probe about to begin on db; ok is false when
+// there is no cache or data_version could not be read.
+func (c *mailboxCache) token(ctx context.Context, db *store.DB) (t mailboxToken, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stmt == nil {
-		return 0, false
+		return t, false
 	}
-	if err := c.stmt.QueryRowContext(ctx).Scan(&v); err != nil {
-		return 0, false
+	if now := time.Now(); now.Sub(c.versionAt) >= foreignCheck || now.Before(c.versionAt) {
+		if err := c.stmt.QueryRowContext(ctx).Scan(&c.version); err != nil {
+			c.versionAt = time.Time{}
+			return t, false
+		}
+		c.versionAt = now
 	}
-	return v, true
+	return mailboxToken{commits: db.Commits(), version: c.version}, true
 }
 
-// empty reports whether a probe found route's mailbox empty at version v.
-func (c *mailboxCache) empty(route string, v int64) bool {
+// empty reports whether a probe found route's mailbox empty at token t.
+func (c *mailboxCache) empty(route string, t mailboxToken) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.routes == nil || v != c.at {
+	if c.routes == nil || t != c.at {
 		return false
 	}
 	_, ok := c.routes[route]
 	return ok
 }
 
-// markEmpty records that a probe begun at version v found route's mailbox
+// markEmpty records that a probe begun at token t found route's mailbox
 // empty.
-func (c *mailboxCache) markEmpty(route string, v int64) {
+func (c *mailboxCache) markEmpty(route string, t mailboxToken) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.routes == nil {
 		return
 	}
-	if v != c.at || len(c.routes) >= maxCachedRoutes {
-		c.at = v
+	if t != c.at || len(c.routes) >= maxCachedRoutes {
+		c.at = t
 		clear(c.routes)
 	}
 	c.routes[route] = struct{}{}
