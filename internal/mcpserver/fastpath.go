@@ -159,31 +159,33 @@ func plainLoopbackHost(hostport string) bool {
 // plain parses body as a plain tools/call, or reports false.
 func (f *fastPath) plain(r *http.Request, body []byte) (plainCall, bool) {
 	var c plainCall
-	top, ok := objectFields(body)
-	if !ok || len(top) != 4 || string(top["jsonrpc"]) != `"2.0"` || string(top["method"]) != `"tools/call"` {
+	var topBuf, paramsBuf, metaBuf [8]member
+	top, ok := objectFields(body, topBuf[:0])
+	if !ok || len(top) != 4 || string(top.get("jsonrpc")) != `"2.0"` || string(top.get("method")) != `"tools/call"` {
 		return c, false
 	}
-	if c.id, ok = top["id"]; !ok || !plainID(c.id) {
+	if c.id = top.get("id"); !plainID(c.id) {
 		return c, false
 	}
-	params, ok := objectFields(top["params"])
+	params, ok := objectFields(top.get("params"), paramsBuf[:0])
 	if !ok {
 		return c, false
 	}
-	for k := range params {
-		if k != "name" && k != "arguments" && k != "_meta" {
+	for _, m := range params {
+		if k := string(m.key); k != "name" && k != "arguments" && k != "_meta" {
 			return c, false
 		}
 	}
-	if !plainString(params["name"]) {
+	name := params.get("name")
+	if !plainString(name) {
 		return c, false
 	}
-	c.tool = string(params["name"][1 : len(params["name"])-1])
+	c.tool = string(name[1 : len(name)-1])
 	if !f.tools[c.tool] {
 		return c, false
 	}
-	if a, present := params["arguments"]; present {
-		if len(a) == 0 || a[0] != '{' {
+	if a := params.get("arguments"); a != nil {
+		if a[0] != '{' {
 			return c, false
 		}
 		c.arguments = a
@@ -193,20 +195,43 @@ func (f *fastPath) plain(r *http.Request, body []byte) (plainCall, bool) {
 	if c.modern && (r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != c.tool) {
 		return c, false
 	}
-	rawMeta, present := params["_meta"]
-	if !present {
+	rawMeta := params.get("_meta")
+	if rawMeta == nil {
 		// The 2026-07-28 wire requires its _meta triple; without it the SDK
 		// answers an error.
 		return c, !c.modern
 	}
-	meta, ok := objectFields(rawMeta)
+	meta, ok := objectFields(rawMeta, metaBuf[:0])
 	if !ok || !plainMeta(meta, pv, c.modern) {
 		return c, false
 	}
-	if err := json.Unmarshal(rawMeta, &c.meta); err != nil {
+	if c.meta, ok = metaMap(meta); !ok {
 		return c, false
 	}
 	return c, true
+}
+
+// metaMap is the request's _meta as the tool handler reads it (the SDK
+// decodes it into the same map): strings without escapes are copied, the
+// SDK's own keys (checked by plainMeta, read by no handler) keep their
+// JSON, anything else is decoded.
+func metaMap(meta members) (map[string]any, bool) {
+	out := make(map[string]any, len(meta))
+	for _, m := range meta {
+		switch k := string(m.key); {
+		case plainString(m.val):
+			out[k] = string(m.val[1 : len(m.val)-1])
+		case strings.HasPrefix(k, metaPrefix):
+			out[k] = m.val
+		default:
+			var v any
+			if err := json.Unmarshal(m.val, &v); err != nil {
+				return nil, false
+			}
+			out[k] = v
+		}
+	}
+	return out, true
 }
 
 // plainMeta checks the request's _meta: on the older wires it may carry
@@ -215,11 +240,12 @@ func (f *fastPath) plain(r *http.Request, body []byte) (plainCall, bool) {
 // header, the client's capabilities and optionally its info, in the
 // plainest shapes. A progress token goes to the SDK, which sends progress
 // notifications for it.
-func plainMeta(meta map[string]json.RawMessage, header string, modern bool) bool {
-	if _, ok := meta["progressToken"]; ok {
+func plainMeta(meta members, header string, modern bool) bool {
+	if meta.get("progressToken") != nil {
 		return false
 	}
-	for k, v := range meta {
+	for _, m := range meta {
+		k, v := string(m.key), m.val
 		if !strings.HasPrefix(k, metaPrefix) {
 			continue
 		}
@@ -246,19 +272,18 @@ func plainMeta(meta map[string]json.RawMessage, header string, modern bool) bool
 	if !modern {
 		return true
 	}
-	_, hasVersion := meta[metaProtocol]
-	_, hasCaps := meta[metaCapabilities]
-	return hasVersion && hasCaps
+	return meta.get(metaProtocol) != nil && meta.get(metaCapabilities) != nil
 }
 
 // plainClientInfo: an object of plain string fields of an Implementation.
 func plainClientInfo(raw json.RawMessage) bool {
-	info, ok := objectFields(raw)
+	var buf [8]member
+	info, ok := objectFields(raw, buf[:0])
 	if !ok {
 		return false
 	}
-	for k, v := range info {
-		switch k {
+	for _, m := range info {
+		switch v := m.val; string(m.key) {
 		case "name", "title", "description", "version", "websiteUrl":
 			if !plainString(v) {
 				return false
@@ -274,19 +299,20 @@ func plainClientInfo(raw json.RawMessage) bool {
 // decoder reads alike: roots with at most a boolean listChanged,
 // experimental and extensions as objects, sampling and elicitation empty.
 func plainCapabilities(raw json.RawMessage) bool {
-	caps, ok := objectFields(raw)
+	var buf, fieldsBuf [8]member
+	caps, ok := objectFields(raw, buf[:0])
 	if !ok {
 		return false
 	}
-	for k, v := range caps {
-		fields, ok := objectFields(v)
+	for _, m := range caps {
+		fields, ok := objectFields(m.val, fieldsBuf[:0])
 		if !ok {
 			return false
 		}
-		switch k {
+		switch string(m.key) {
 		case "roots":
-			for fk, fv := range fields {
-				if fk != "listChanged" || (string(fv) != "true" && string(fv) != "false") {
+			for _, f := range fields {
+				if string(f.key) != "listChanged" || (string(f.val) != "true" && string(f.val) != "false") {
 					return false
 				}
 			}
@@ -302,16 +328,39 @@ func plainCapabilities(raw json.RawMessage) bool {
 	return true
 }
 
-// objectFields splits a JSON object into its members, refusing anything
-// else, any key written with escapes and any object with a repeated key
-// (decoders disagree on those). raw must be part of a body fingerprint
-// has checked to be valid JSON.
-func objectFields(raw json.RawMessage) (map[string]json.RawMessage, bool) {
+// members are a JSON object's members, in order.
+type members []member
+
+type member struct {
+	key []byte // as written (never with escapes)
+	val json.RawMessage
+}
+
+// get is the value of key, or nil.
+func (ms members) get(key string) json.RawMessage {
+	for _, m := range ms {
+		if string(m.key) == key {
+			return m.val
+		}
+	}
+	return nil
+}
+
+// maxMembers bounds the objects objectFields splits: a larger one is not
+// plain (and its repeated-key check would grow with the square).
+const maxMembers = 64
+
+// objectFields splits a JSON object into its members, appended to buf,
+// refusing anything else, any key written with escapes, any object with a
+// repeated key (decoders disagree on those) and any with more than
+// maxMembers. raw must be part of a body fingerprint has checked to be
+// valid JSON.
+func objectFields(raw json.RawMessage, buf members) (members, bool) {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return nil, false
 	}
-	fields := make(map[string]json.RawMessage, 8)
+	fields := buf[:0]
 	i = skipSpace(raw, i+1)
 	if i < len(raw) && raw[i] == '}' {
 		return fields, skipSpace(raw, i+1) == len(raw)
@@ -337,10 +386,10 @@ func objectFields(raw json.RawMessage) (map[string]json.RawMessage, bool) {
 		if v < 0 {
 			return nil, false
 		}
-		if _, dup := fields[string(key)]; dup {
+		if len(fields) == maxMembers || fields.get(string(key)) != nil {
 			return nil, false
 		}
-		fields[string(key)] = raw[i:v]
+		fields = append(fields, member{key: key, val: raw[i:v]})
 		i = skipSpace(raw, v)
 		if i >= len(raw) {
 			return nil, false

@@ -2,7 +2,9 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -27,15 +29,24 @@ func TestObjectFieldsAgreesWithDecoder(t *testing.T) {
 		{`null`, false},
 		{`5`, false},
 		{`{"a":1} {}`, false},
+		{`{` + manyMembers(maxMembers) + `}`, true},
+		{`{` + manyMembers(maxMembers+1) + `}`, false},
 	}
 	for _, c := range cases {
-		got, ok := objectFields(json.RawMessage(c.in))
+		split, ok := objectFields(json.RawMessage(c.in), nil)
 		if ok != c.ok {
 			t.Errorf("%s: ok %v, want %v", c.in, ok, c.ok)
 			continue
 		}
 		if !ok {
 			continue
+		}
+		got := map[string]json.RawMessage{}
+		for _, m := range split {
+			got[string(m.key)] = m.val
+		}
+		if len(got) != len(split) {
+			t.Errorf("%s: a key split twice: %q", c.in, split)
 		}
 		var want map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(c.in), &want); err != nil {
@@ -44,7 +55,7 @@ func TestObjectFieldsAgreesWithDecoder(t *testing.T) {
 		if len(want) == 0 && len(got) == 0 {
 			continue
 		}
-		if !reflect.DeepEqual(map[string]json.RawMessage(got), want) {
+		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: split %q, decoder %q", c.in, got, want)
 		}
 	}
@@ -61,4 +72,13 @@ func TestPlainID(t *testing.T) {
 			t.Errorf("plainID(%s) = %v, want %v", id, got, want)
 		}
 	}
+}
+
+// manyMembers is n members "k0":0,"k1":1,...
+func manyMembers(n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf(`"k%d":%d`, i, i)
+	}
+	return strings.Join(parts, ",")
 }

@@ -33,8 +33,26 @@ type requestInfo struct {
 }
 
 func infoFrom(ctx context.Context) requestInfo {
-	ri, _ := ctx.Value(requestInfoKey{}).(requestInfo)
-	return ri
+	if ri, ok := ctx.Value(requestInfoKey{}).(requestInfo); ok {
+		return ri
+	}
+	if st, ok := ctx.Value(rpcStateKey{}).(*rpcState); ok {
+		return st.Info
+	}
+	return requestInfo{}
+}
+
+// withInfo gives r's handlers ri: in the request's rpcState when it has
+// one (no copy of the request), else in a new context.
+func withInfo(r *http.Request, ri requestInfo) *http.Request {
+	if st, ok := r.Context().Value(rpcStateKey{}).(*rpcState); ok {
+		st.Info = ri
+		return r
+	}
+	if ri == (requestInfo{}) {
+		return r
+	}
+	return r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, ri))
 }
 
 // Handler returns the MCP HTTP surface: POST /mcp only (the SDK answers
@@ -189,7 +207,7 @@ func (s *Server) fingerprint(next http.Handler) http.Handler {
 					if st, ok := r.Context().Value(rpcStateKey{}).(*rpcState); ok {
 						st.ID, st.Method = call.id, "tools/call"
 					}
-					f.serve(w, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, ri)), call)
+					f.serve(w, withInfo(r, ri), call)
 					return
 				}
 			}
@@ -229,10 +247,7 @@ func (s *Server) fingerprint(next http.Handler) http.Handler {
 		if err == nil && len(msg.ID) > 0 && msg.Method == "tools/call" {
 			ri.FP = callFingerprint(msg.ID, msg.Params.Name, msg.Params.Arguments)
 		}
-		if ri != (requestInfo{}) {
-			r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, ri))
-		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, withInfo(r, ri))
 	})
 }
 
