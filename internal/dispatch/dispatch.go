@@ -104,6 +104,7 @@ type Dispatcher struct {
 	// crash tests; production leaves it nil.
 	ClaimedHook func(a *Admission)
 	workState
+	mailbox mailboxCache // mailbox.go
 
 	ctx    context.Context // app context: running work outlives requests
 	cancel context.CancelFunc
@@ -129,13 +130,20 @@ func (d *Dispatcher) Start(ctx context.Context, maxFutures int) error {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return d.recover(ctx)
+	if err := d.recover(ctx); err != nil {
+		return err
+	}
+	if err := d.mailbox.open(ctx, d.DB.Path); err != nil {
+		d.Log.Warn("every call reads its mailbox", "err", err)
+	}
+	return nil
 }
 
 // Stop cancels running work and waits for it to settle.
 func (d *Dispatcher) Stop() {
 	d.cancel()
 	d.wg.Wait()
+	d.mailbox.close()
 }
 
 // Request is one primitive call.

@@ -4,14 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"mime"
 	"net"
 	"net/http"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hearth-dev/hearth/internal/dispatch"
 )
 
 // The fast path answers a plain stateless tools/call itself instead of
@@ -52,15 +54,18 @@ const (
 type fastPath struct {
 	s         *Server
 	next      http.Handler
-	handlers  map[string]mcp.ToolHandler
+	tools     map[string]bool
 	protocols []string
+	// serverInfo is the encoded implementation() of a 2026-07-28 result's
+	// _meta.
+	serverInfo []byte
 }
 
-func (s *Server) fastPath(next http.Handler) http.Handler {
-	f := &fastPath{s: s, next: next, handlers: map[string]mcp.ToolHandler{}}
+func (s *Server) fastPath(next http.Handler) *fastPath {
+	f := &fastPath{s: s, next: next, tools: map[string]bool{}}
 	for _, t := range tools {
 		if len(s.Registry.Operations(t.Name)) > 0 {
-			f.handlers[t.Name] = s.handle(t.Name)
+			f.tools[t.Name] = true
 		}
 	}
 	supported := mcp.SupportedProtocolVersions()
@@ -69,6 +74,7 @@ func (s *Server) fastPath(next http.Handler) http.Handler {
 			f.protocols = append(f.protocols, v)
 		}
 	}
+	f.serverInfo, _ = json.Marshal(s.implementation())
 	return f
 }
 
@@ -81,24 +87,17 @@ type plainCall struct {
 	modern    bool // the 2026-07-28 wire
 }
 
-func (f *fastPath) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.Body == nil || !f.plainHeaders(r) {
-		f.next.ServeHTTP(w, r)
-		return
+// ServeHTTP hands the request to the SDK: fingerprint, which has read and
+// checked the body, gives the fast path its plain calls (take and serve).
+func (f *fastPath) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.next.ServeHTTP(w, r) }
+
+// take reports whether the request with this (checked) body is a plain
+// call the fast path answers.
+func (f *fastPath) take(r *http.Request, body []byte) (plainCall, bool) {
+	if r.Method != http.MethodPost || !f.plainHeaders(r) {
+		return plainCall{}, false
 	}
-	// fingerprint has read the bounded body and left an in-memory copy.
-	body, err := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	if err != nil {
-		f.next.ServeHTTP(w, r)
-		return
-	}
-	call, ok := f.plain(r, body)
-	if !ok {
-		f.next.ServeHTTP(w, r)
-		return
-	}
-	f.serve(w, r, call)
+	return f.plain(r, body)
 }
 
 // plainHeaders reports whether the headers are ones the SDK accepts for a
@@ -160,31 +159,33 @@ func plainLoopbackHost(hostport string) bool {
 // plain parses body as a plain tools/call, or reports false.
 func (f *fastPath) plain(r *http.Request, body []byte) (plainCall, bool) {
 	var c plainCall
-	top, ok := objectFields(body)
-	if !ok || len(top) != 4 || string(top["jsonrpc"]) != `"2.0"` || string(top["method"]) != `"tools/call"` {
+	var topBuf, paramsBuf, metaBuf [8]member
+	top, ok := objectFields(body, topBuf[:0])
+	if !ok || len(top) != 4 || string(top.get("jsonrpc")) != `"2.0"` || string(top.get("method")) != `"tools/call"` {
 		return c, false
 	}
-	if c.id, ok = top["id"]; !ok || !plainID(c.id) {
+	if c.id = top.get("id"); !plainID(c.id) {
 		return c, false
 	}
-	params, ok := objectFields(top["params"])
+	params, ok := objectFields(top.get("params"), paramsBuf[:0])
 	if !ok {
 		return c, false
 	}
-	for k := range params {
-		if k != "name" && k != "arguments" && k != "_meta" {
+	for _, m := range params {
+		if k := string(m.key); k != "name" && k != "arguments" && k != "_meta" {
 			return c, false
 		}
 	}
-	if !plainString(params["name"]) {
+	name := params.get("name")
+	if !plainString(name) {
 		return c, false
 	}
-	c.tool = string(params["name"][1 : len(params["name"])-1])
-	if _, known := f.handlers[c.tool]; !known {
+	c.tool = string(name[1 : len(name)-1])
+	if !f.tools[c.tool] {
 		return c, false
 	}
-	if a, present := params["arguments"]; present {
-		if len(a) == 0 || a[0] != '{' {
+	if a := params.get("arguments"); a != nil {
+		if a[0] != '{' {
 			return c, false
 		}
 		c.arguments = a
@@ -194,20 +195,43 @@ func (f *fastPath) plain(r *http.Request, body []byte) (plainCall, bool) {
 	if c.modern && (r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != c.tool) {
 		return c, false
 	}
-	rawMeta, present := params["_meta"]
-	if !present {
+	rawMeta := params.get("_meta")
+	if rawMeta == nil {
 		// The 2026-07-28 wire requires its _meta triple; without it the SDK
 		// answers an error.
 		return c, !c.modern
 	}
-	meta, ok := objectFields(rawMeta)
+	meta, ok := objectFields(rawMeta, metaBuf[:0])
 	if !ok || !plainMeta(meta, pv, c.modern) {
 		return c, false
 	}
-	if err := json.Unmarshal(rawMeta, &c.meta); err != nil {
+	if c.meta, ok = metaMap(meta); !ok {
 		return c, false
 	}
 	return c, true
+}
+
+// metaMap is the request's _meta as the tool handler reads it (the SDK
+// decodes it into the same map): strings without escapes are copied, the
+// SDK's own keys (checked by plainMeta, read by no handler) keep their
+// JSON, anything else is decoded.
+func metaMap(meta members) (map[string]any, bool) {
+	out := make(map[string]any, len(meta))
+	for _, m := range meta {
+		switch k := string(m.key); {
+		case plainString(m.val):
+			out[k] = string(m.val[1 : len(m.val)-1])
+		case strings.HasPrefix(k, metaPrefix):
+			out[k] = m.val
+		default:
+			var v any
+			if err := json.Unmarshal(m.val, &v); err != nil {
+				return nil, false
+			}
+			out[k] = v
+		}
+	}
+	return out, true
 }
 
 // plainMeta checks the request's _meta: on the older wires it may carry
@@ -216,11 +240,12 @@ func (f *fastPath) plain(r *http.Request, body []byte) (plainCall, bool) {
 // header, the client's capabilities and optionally its info, in the
 // plainest shapes. A progress token goes to the SDK, which sends progress
 // notifications for it.
-func plainMeta(meta map[string]json.RawMessage, header string, modern bool) bool {
-	if _, ok := meta["progressToken"]; ok {
+func plainMeta(meta members, header string, modern bool) bool {
+	if meta.get("progressToken") != nil {
 		return false
 	}
-	for k, v := range meta {
+	for _, m := range meta {
+		k, v := string(m.key), m.val
 		if !strings.HasPrefix(k, metaPrefix) {
 			continue
 		}
@@ -247,19 +272,18 @@ func plainMeta(meta map[string]json.RawMessage, header string, modern bool) bool
 	if !modern {
 		return true
 	}
-	_, hasVersion := meta[metaProtocol]
-	_, hasCaps := meta[metaCapabilities]
-	return hasVersion && hasCaps
+	return meta.get(metaProtocol) != nil && meta.get(metaCapabilities) != nil
 }
 
 // plainClientInfo: an object of plain string fields of an Implementation.
 func plainClientInfo(raw json.RawMessage) bool {
-	info, ok := objectFields(raw)
+	var buf [8]member
+	info, ok := objectFields(raw, buf[:0])
 	if !ok {
 		return false
 	}
-	for k, v := range info {
-		switch k {
+	for _, m := range info {
+		switch v := m.val; string(m.key) {
 		case "name", "title", "description", "version", "websiteUrl":
 			if !plainString(v) {
 				return false
@@ -275,19 +299,20 @@ func plainClientInfo(raw json.RawMessage) bool {
 // decoder reads alike: roots with at most a boolean listChanged,
 // experimental and extensions as objects, sampling and elicitation empty.
 func plainCapabilities(raw json.RawMessage) bool {
-	caps, ok := objectFields(raw)
+	var buf, fieldsBuf [8]member
+	caps, ok := objectFields(raw, buf[:0])
 	if !ok {
 		return false
 	}
-	for k, v := range caps {
-		fields, ok := objectFields(v)
+	for _, m := range caps {
+		fields, ok := objectFields(m.val, fieldsBuf[:0])
 		if !ok {
 			return false
 		}
-		switch k {
+		switch string(m.key) {
 		case "roots":
-			for fk, fv := range fields {
-				if fk != "listChanged" || (string(fv) != "true" && string(fv) != "false") {
+			for _, f := range fields {
+				if string(f.key) != "listChanged" || (string(f.val) != "true" && string(f.val) != "false") {
 					return false
 				}
 			}
@@ -303,16 +328,39 @@ func plainCapabilities(raw json.RawMessage) bool {
 	return true
 }
 
-// objectFields splits a JSON object into its members, refusing anything
-// else, any key written with escapes and any object with a repeated key
-// (decoders disagree on those). raw must be part of a body fingerprint
-// has checked to be valid JSON.
-func objectFields(raw json.RawMessage) (map[string]json.RawMessage, bool) {
+// members are a JSON object's members, in order.
+type members []member
+
+type member struct {
+	key []byte // as written (never with escapes)
+	val json.RawMessage
+}
+
+// get is the value of key, or nil.
+func (ms members) get(key string) json.RawMessage {
+	for _, m := range ms {
+		if string(m.key) == key {
+			return m.val
+		}
+	}
+	return nil
+}
+
+// maxMembers bounds the objects objectFields splits: a larger one is not
+// plain (and its repeated-key check would grow with the square).
+const maxMembers = 64
+
+// objectFields splits a JSON object into its members, appended to buf,
+// refusing anything else, any key written with escapes, any object with a
+// repeated key (decoders disagree on those) and any with more than
+// maxMembers. raw must be part of a body fingerprint has checked to be
+// valid JSON.
+func objectFields(raw json.RawMessage, buf members) (members, bool) {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return nil, false
 	}
-	fields := make(map[string]json.RawMessage, 8)
+	fields := buf[:0]
 	i = skipSpace(raw, i+1)
 	if i < len(raw) && raw[i] == '}' {
 		return fields, skipSpace(raw, i+1) == len(raw)
@@ -338,10 +386,10 @@ func objectFields(raw json.RawMessage) (map[string]json.RawMessage, bool) {
 		if v < 0 {
 			return nil, false
 		}
-		if _, dup := fields[string(key)]; dup {
+		if len(fields) == maxMembers || fields.get(string(key)) != nil {
 			return nil, false
 		}
-		fields[string(key)] = raw[i:v]
+		fields = append(fields, member{key: key, val: raw[i:v]})
 		i = skipSpace(raw, v)
 		if i >= len(raw) {
 			return nil, false
@@ -448,17 +496,12 @@ func plainID(raw json.RawMessage) bool {
 	return true
 }
 
-// serve runs the tool handler the SDK would run and writes the SDK's
-// answer: one JSON-RPC response, 200, application/json.
+// serve runs the tool call the SDK's handler would run and writes the
+// SDK's answer: one JSON-RPC response, 200, application/json.
 func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, c plainCall) {
 	f.s.fastCalls.Add(1)
-	res, err := f.handlers[c.tool](r.Context(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{
-		Name: c.tool, Arguments: c.arguments, Meta: c.meta,
-	}})
-	var out []byte
-	if err == nil {
-		out, err = f.result(res, c.modern)
-	}
+	env, probe := f.s.answer(r.Context(), c.tool, c.meta, c.arguments)
+	out, err := f.encode(c, env, probe)
 	h := w.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("Content-Type", "application/json")
@@ -467,33 +510,70 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, c plainCall) {
 		// code (render fails only when the envelope cannot be encoded).
 		msg, _ := json.Marshal(err.Error())
 		out = []byte(`{"jsonrpc":"2.0","id":` + string(c.id) + `,"error":{"code":0,"message":` + string(msg) + `}}`)
-	} else {
-		out = append(append(append([]byte(`{"jsonrpc":"2.0","id":`), c.id...), `,"result":`...), out...)
-		out = append(out, '}')
 	}
 	w.Write(out)
 }
 
-// result encodes a tool result as the SDK does: on the 2026-07-28 wire
-// with the server's info in _meta and resultType "complete" last.
-func (f *fastPath) result(res *mcp.CallToolResult, modern bool) ([]byte, error) {
-	if res.Content == nil {
-		res.Content = []mcp.Content{}
+// encode writes the JSON-RPC response the SDK writes for render's result,
+// encoding the envelope once: the same members (on the 2026-07-28 wire
+// the server's info in _meta and resultType "complete"), the text content
+// holding the same text.
+func (f *fastPath) encode(c plainCall, env *dispatch.Envelope, probe *RouteProbe) ([]byte, error) {
+	b, err := encodeEnvelope(env, probe)
+	if err != nil {
+		return nil, err
 	}
-	if modern {
-		if res.Meta == nil {
-			res.Meta = mcp.Meta{}
+	summary, err := json.Marshal(summaryText(env, probe) + "\n")
+	if err != nil {
+		return nil, fmt.Errorf("encode result: %w", err)
+	}
+	out := make([]byte, 0, 2*len(b)+len(summary)+len(f.serverInfo)+160)
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, c.id...)
+	out = append(out, `,"result":{`...)
+	if c.modern {
+		out = append(out, `"_meta":{"`+mcp.MetaKeyServerInfo+`":`...)
+		out = append(out, f.serverInfo...)
+		out = append(out, `},`...)
+	}
+	out = append(out, `"content":[{"type":"text","text":`...)
+	out = append(out, summary[:len(summary)-1]...) // the text goes on
+	switch {
+	case len(b) > maxText:
+		out = append(out, fullInStructured...)
+	case utf8.Valid(b):
+		out = appendInString(out, b)
+	default:
+		// Not from encoding/json alone (a raw message with invalid UTF-8):
+		// encode it as the SDK does.
+		s, err := json.Marshal(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("encode result: %w", err)
 		}
-		if _, ok := res.Meta[mcp.MetaKeyServerInfo]; !ok {
-			res.Meta[mcp.MetaKeyServerInfo] = f.s.implementation()
+		out = append(out, s[1:len(s)-1]...)
+	}
+	out = append(out, `"}],"structuredContent":`...)
+	out = append(out, b...)
+	if env.IsError() {
+		out = append(out, `,"isError":true`...)
+	}
+	if c.modern {
+		out = append(out, `,"resultType":"complete"`...)
+	}
+	return append(out, "}}"...), nil
+}
+
+// appendInString appends doc, valid UTF-8 JSON as encoding/json writes
+// it, as the inside of a JSON string: only quotes and backslashes need an
+// escape (encoding/json has escaped every control character, and no
+// whitespace lies between its tokens).
+func appendInString(out, doc []byte) []byte {
+	for {
+		i := bytes.IndexAny(doc, `"\`)
+		if i < 0 {
+			return append(out, doc...)
 		}
+		out = append(append(out, doc[:i]...), '\\', doc[i])
+		doc = doc[i+1:]
 	}
-	b, err := json.Marshal(res)
-	if err != nil || !modern {
-		return b, err
-	}
-	if len(b) < 2 || b[len(b)-1] != '}' || string(b) == "{}" {
-		return nil, fmt.Errorf("encode result: unexpected shape %.40q", b)
-	}
-	return append(b[:len(b)-1], `,"resultType":"complete"}`...), nil
 }

@@ -2,7 +2,10 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -27,15 +30,24 @@ func TestObjectFieldsAgreesWithDecoder(t *testing.T) {
 		{`null`, false},
 		{`5`, false},
 		{`{"a":1} {}`, false},
+		{`{` + manyMembers(maxMembers) + `}`, true},
+		{`{` + manyMembers(maxMembers+1) + `}`, false},
 	}
 	for _, c := range cases {
-		got, ok := objectFields(json.RawMessage(c.in))
+		split, ok := objectFields(json.RawMessage(c.in), nil)
 		if ok != c.ok {
 			t.Errorf("%s: ok %v, want %v", c.in, ok, c.ok)
 			continue
 		}
 		if !ok {
 			continue
+		}
+		got := map[string]json.RawMessage{}
+		for _, m := range split {
+			got[string(m.key)] = m.val
+		}
+		if len(got) != len(split) {
+			t.Errorf("%s: a key split twice: %q", c.in, split)
 		}
 		var want map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(c.in), &want); err != nil {
@@ -44,7 +56,7 @@ func TestObjectFieldsAgreesWithDecoder(t *testing.T) {
 		if len(want) == 0 && len(got) == 0 {
 			continue
 		}
-		if !reflect.DeepEqual(map[string]json.RawMessage(got), want) {
+		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: split %q, decoder %q", c.in, got, want)
 		}
 	}
@@ -59,6 +71,57 @@ func TestPlainID(t *testing.T) {
 	} {
 		if got := plainID(json.RawMessage(id)); got != want {
 			t.Errorf("plainID(%s) = %v, want %v", id, got, want)
+		}
+	}
+}
+
+// manyMembers is n members "k0":0,"k1":1,...
+func manyMembers(n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf(`"k%d":%d`, i, i)
+	}
+	return strings.Join(parts, ",")
+}
+
+// TestPlainFingerprintMatchesDecoder: the fingerprint of a plain call,
+// taken from the fast path's split of the body, is the one fingerprint
+// derives from the decoder for the same body, so that a retry is
+// recognised whichever path served the first request.
+func TestPlainFingerprintMatchesDecoder(t *testing.T) {
+	f := &fastPath{tools: map[string]bool{"fs": true}, protocols: []string{"2025-06-18"}}
+	bodies := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs","arguments":{"operation":"stat","path":"/a"}}}`,
+		` { "id" : "x-1" , "method":"tools/call","jsonrpc":"2.0","params":{ "arguments" : { "path" : "/a" , "operation":"stat" } ,"name":"fs"} } `,
+		`{"jsonrpc":"2.0","id":-7,"method":"tools/call","params":{"name":"fs"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fs","arguments":{},"_meta":{"hearth/conversation":"c"}}}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"fs\",\"arguments\":{\"data\":\"\\u00e9\\n\\\"\"}}}\n",
+	}
+	for _, body := range bodies {
+		r, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+		r.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		c, ok := f.plain(r, []byte(body))
+		if !ok {
+			t.Errorf("%s: not plain", body)
+			continue
+		}
+		ri, ok := plainInfo(c, scanJSON([]byte(body)))
+		if !ok {
+			t.Errorf("%s: refused", body)
+			continue
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Params struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal([]byte(body), &msg); err != nil {
+			t.Fatal(err)
+		}
+		if want := callFingerprint(msg.ID, msg.Params.Name, msg.Params.Arguments); ri.FP != want {
+			t.Errorf("%s: fingerprint %s from the split, %s from the decoder", body, ri.FP, want)
 		}
 	}
 }

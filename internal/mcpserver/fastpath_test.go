@@ -73,6 +73,18 @@ func fpCorpus(t *testing.T, in *hearthtest.Instance) []fpCase {
 	}
 	p, _ := json.Marshal(file)
 	path := string(p)
+	// Text the answer's text content must escape (quotes, backslashes,
+	// markup, controls, line separators, non-ASCII), and a file whose
+	// answer is too large to copy into the text.
+	odd := filepath.Join(in.Root, "odd.txt")
+	if err := os.WriteFile(odd, []byte("\"q\" \\b <a href='x'>&amp;</a> \t\x01 \u2028\u2029 ü 日本 \U0001F600\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(in.Root, "big.txt")
+	if err := os.WriteFile(big, []byte(strings.Repeat("forty bytes of text, then a newline...\n", 400)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	oddPath, bigPath := jsonString(odd), jsonString(big)
 	conv := `"hearth/conversation":"diff-conv"`
 	stat := `{"operation":"stat","path":` + path + `}`
 	cs := []fpCase{
@@ -196,6 +208,10 @@ func fpCorpus(t *testing.T, in *hearthtest.Instance) []fpCase {
 		{name: "fs.stat outside the roots", body: toolCall("34", "fs", `{"operation":"stat","path":"/etc/passwd"}`, ""), fast: true},
 		{name: "fs.stat wrong field type", body: toolCall("34", "fs", `{"operation":"stat","path":5}`, ""), fast: true},
 		{name: "fs.read", body: toolCall("35", "fs", `{"operation":"read","path":`+path+`}`, ""), fast: true},
+		{name: "fs.read text to escape", body: toolCall("35", "fs", `{"operation":"read","path":`+oddPath+`}`, ""), fast: true},
+		{name: "fs.read text to escape modern", body: toolCall("35", "fs", `{"operation":"read","path":`+oddPath+`}`, modernMeta), hdr: modernHdr("fs"), fast: true},
+		{name: "fs.read larger than the text copy", body: toolCall("35", "fs", `{"operation":"read","path":`+bigPath+`}`, ""), fast: true},
+		{name: "fs.read larger than the text copy modern", body: toolCall("35", "fs", `{"operation":"read","path":`+bigPath+`}`, modernMeta), hdr: modernHdr("fs"), fast: true},
 		{name: "fs.list", body: toolCall("36", "fs", `{"operation":"list","path":`+jsonString(in.Root)+`}`, ""), fast: true},
 		{name: "fs.search", body: toolCall("37", "fs", `{"operation":"search","path":`+jsonString(in.Root)+`,"query":"two"}`, ""), fast: true},
 		{name: "artifact read unknown", body: toolCall("38", "artifact", `{"operation":"read","artifact_id":"art_nosuch"}`, ""), fast: true},

@@ -33,8 +33,26 @@ type requestInfo struct {
 }
 
 func infoFrom(ctx context.Context) requestInfo {
-	ri, _ := ctx.Value(requestInfoKey{}).(requestInfo)
-	return ri
+	if ri, ok := ctx.Value(requestInfoKey{}).(requestInfo); ok {
+		return ri
+	}
+	if st, ok := ctx.Value(rpcStateKey{}).(*rpcState); ok {
+		return st.Info
+	}
+	return requestInfo{}
+}
+
+// withInfo gives r's handlers ri: in the request's rpcState when it has
+// one (no copy of the request), else in a new context.
+func withInfo(r *http.Request, ri requestInfo) *http.Request {
+	if st, ok := r.Context().Value(rpcStateKey{}).(*rpcState); ok {
+		st.Info = ri
+		return r
+	}
+	if ri == (requestInfo{}) {
+		return r
+	}
+	return r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, ri))
 }
 
 // Handler returns the MCP HTTP surface: POST /mcp only (the SDK answers
@@ -183,6 +201,17 @@ func (s *Server) fingerprint(next http.Handler) http.Handler {
 			writeRPCError(w, http.StatusBadRequest, nil, codeParseError, fmt.Sprintf("Parse error: JSON nested deeper than %d levels", MaxJSONDepth))
 			return
 		}
+		if f, ok := next.(*fastPath); ok {
+			if call, ok := f.take(r, body); ok {
+				if ri, ok := plainInfo(call, scan); ok {
+					if st, ok := r.Context().Value(rpcStateKey{}).(*rpcState); ok {
+						st.ID, st.Method = call.id, "tools/call"
+					}
+					f.serve(w, withInfo(r, ri), call)
+					return
+				}
+			}
+		}
 		var msg struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
@@ -216,17 +245,35 @@ func (s *Server) fingerprint(next http.Handler) http.Handler {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if err == nil && len(msg.ID) > 0 && msg.Method == "tools/call" {
-			h := sha256.New()
-			h.Write(msg.ID)
-			h.Write([]byte{0})
-			h.Write([]byte(msg.Params.Name))
-			h.Write([]byte{0})
-			h.Write(msg.Params.Arguments)
-			ri.FP = hex.EncodeToString(h.Sum(nil))
+			ri.FP = callFingerprint(msg.ID, msg.Params.Name, msg.Params.Arguments)
 		}
-		if ri != (requestInfo{}) {
-			r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, ri))
-		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, withInfo(r, ri))
 	})
+}
+
+// callFingerprint is a tools/call request's FP.
+func callFingerprint(id json.RawMessage, tool string, arguments json.RawMessage) string {
+	h := sha256.New()
+	h.Write(id)
+	h.Write([]byte{0})
+	h.Write([]byte(tool))
+	h.Write([]byte{0})
+	h.Write(arguments)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// plainInfo is what fingerprint learns about a plain call from the fast
+// path's split of its body, the same as from the decoder (the id and the
+// arguments as they were sent, the tool's name without escapes); ok is
+// false for invalid UTF-8 outside the tool's arguments, which fingerprint
+// refuses.
+func plainInfo(c plainCall, scan scanResult) (requestInfo, bool) {
+	ri := requestInfo{FP: callFingerprint(c.id, c.tool, c.arguments)}
+	if p := scan.BadPath; p != nil {
+		if len(p) <= 2 || p[0] != "params" || p[1] != "arguments" {
+			return ri, false
+		}
+		ri.BadUTF8 = fieldPath(p[2:])
+	}
+	return ri, true
 }

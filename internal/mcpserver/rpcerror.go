@@ -79,10 +79,12 @@ func rpcErrors(next http.Handler) http.Handler {
 }
 
 // rpcState is what the request's reading learned that an error answer
-// needs: its id and method.
+// needs, its id and method, and the tool handler its requestInfo.
 type rpcState struct {
 	ID     json.RawMessage
 	Method string
+	// Info is what fingerprint learned for the tool handler (infoFrom).
+	Info requestInfo
 }
 
 type rpcErrorWriter struct {

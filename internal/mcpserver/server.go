@@ -198,46 +198,52 @@ func CommandID(meta map[string]any) string {
 
 func (s *Server) handle(tool string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		meta := map[string]any(req.Params.Meta)
-		if v, ok := meta["openai/session"]; ok && v != nil && s.OnOpenAISession != nil {
-			s.OnOpenAISession()
-		}
-		route := Route(meta)
-		var env *dispatch.Envelope
-		spec, input, detach, err := s.Registry.Decode(tool, req.Params.Arguments)
-		if bad := infoFrom(ctx).BadUTF8; bad != "" {
-			err = badUTF8(tool, spec, bad)
-		}
-		if err == nil && CommandID(meta) != "" && strings.HasPrefix(route, dispatch.AnonymousPrefix) {
-			err = fmt.Errorf(`_meta["hearth/command_id"]: a command id is remembered per conversation; send _meta["hearth/conversation"] with it`)
-		}
-		deliver := func() []dispatch.Arrival {
-			arr, derr := s.Dispatcher.Deliver(ctx, route, infoFrom(ctx).FP)
-			if derr != nil {
-				s.Log.Error("deliver arrivals", "err", derr)
-				arr = []dispatch.Arrival{}
-			}
-			return arr
-		}
-		// A pending answer never carries its own result: a detached call's
-		// arrivals are taken before it starts (its result arrives on a
-		// later call), and a call that went pending at the inline budget
-		// but finished before the delivery is answered completed inline.
-		var arr []dispatch.Arrival
-		if err != nil {
-			env = dispatch.ErrorEnvelope(tool, primitive.Failed("invalid_input", "%s", err.Error()))
-			arr = deliver()
-		} else if detach {
-			arr = deliver()
-			env = s.Dispatcher.Call(ctx, dispatch.Request{Route: route, Spec: spec, Input: input, Detach: detach, CommandID: CommandID(meta)})
-		} else {
-			env = s.Dispatcher.Call(ctx, dispatch.Request{Route: route, Spec: spec, Input: input, Detach: detach, CommandID: CommandID(meta)})
-			arr = deliver()
-			env, arr = settleOwn(env, arr)
-		}
-		env.Arrivals = arr
-		return render(env, s.probe(meta, route, env))
+		return render(s.answer(ctx, tool, req.Params.Meta, req.Params.Arguments))
 	}
+}
+
+// answer runs one tool call (both the SDK's handler and the fast path
+// call it) and returns its envelope, with the arrivals it carries, and
+// the route probe of its answer.
+func (s *Server) answer(ctx context.Context, tool string, meta map[string]any, arguments json.RawMessage) (*dispatch.Envelope, *RouteProbe) {
+	if v, ok := meta["openai/session"]; ok && v != nil && s.OnOpenAISession != nil {
+		s.OnOpenAISession()
+	}
+	route := Route(meta)
+	var env *dispatch.Envelope
+	spec, input, detach, err := s.Registry.Decode(tool, arguments)
+	if bad := infoFrom(ctx).BadUTF8; bad != "" {
+		err = badUTF8(tool, spec, bad)
+	}
+	if err == nil && CommandID(meta) != "" && strings.HasPrefix(route, dispatch.AnonymousPrefix) {
+		err = fmt.Errorf(`_meta["hearth/command_id"]: a command id is remembered per conversation; send _meta["hearth/conversation"] with it`)
+	}
+	deliver := func() []dispatch.Arrival {
+		arr, derr := s.Dispatcher.Deliver(ctx, route, infoFrom(ctx).FP)
+		if derr != nil {
+			s.Log.Error("deliver arrivals", "err", derr)
+			arr = []dispatch.Arrival{}
+		}
+		return arr
+	}
+	// A pending answer never carries its own result: a detached call's
+	// arrivals are taken before it starts (its result arrives on a
+	// later call), and a call that went pending at the inline budget
+	// but finished before the delivery is answered completed inline.
+	var arr []dispatch.Arrival
+	if err != nil {
+		env = dispatch.ErrorEnvelope(tool, primitive.Failed("invalid_input", "%s", err.Error()))
+		arr = deliver()
+	} else if detach {
+		arr = deliver()
+		env = s.Dispatcher.Call(ctx, dispatch.Request{Route: route, Spec: spec, Input: input, Detach: detach, CommandID: CommandID(meta)})
+	} else {
+		env = s.Dispatcher.Call(ctx, dispatch.Request{Route: route, Spec: spec, Input: input, Detach: detach, CommandID: CommandID(meta)})
+		arr = deliver()
+		env, arr = settleOwn(env, arr)
+	}
+	env.Arrivals = arr
+	return env, s.probe(meta, route, env)
 }
 
 // settleOwn answers a pending call whose own result is already among the
@@ -311,6 +317,29 @@ const maxText = 8 << 10
 const probeText = "Route probe %s (expires %s): repeat this token once, verbatim, in your reply, so that Hearth's ChatGPT window can find this conversation and bring you back when the work is done."
 
 func render(env *dispatch.Envelope, probe *RouteProbe) (*mcp.CallToolResult, error) {
+	b, err := encodeEnvelope(env, probe)
+	if err != nil {
+		return nil, err
+	}
+	text := summaryText(env, probe)
+	if len(b) <= maxText {
+		text += "\n" + string(b)
+	} else {
+		text += "\n" + fullInStructured
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
+		StructuredContent: json.RawMessage(b),
+		IsError:           env.IsError(),
+	}, nil
+}
+
+// fullInStructured ends the text of a result too large to copy there.
+const fullInStructured = "(full result in structuredContent)"
+
+// encodeEnvelope is a result's structuredContent: the envelope and the
+// route probe.
+func encodeEnvelope(env *dispatch.Envelope, probe *RouteProbe) ([]byte, error) {
 	wire := struct {
 		*dispatch.Envelope
 		RouteProbe *RouteProbe `json:"route_probe,omitempty"`
@@ -319,6 +348,12 @@ func render(env *dispatch.Envelope, probe *RouteProbe) (*mcp.CallToolResult, err
 	if err != nil {
 		return nil, fmt.Errorf("encode result: %w", err)
 	}
+	return b, nil
+}
+
+// summaryText is the first line(s) of a result's text content: what
+// happened, and a route probe's sentence.
+func summaryText(env *dispatch.Envelope, probe *RouteProbe) string {
 	summary := env.State
 	if env.Primitive != "" {
 		summary = env.Primitive + ": " + env.State
@@ -332,18 +367,8 @@ func render(env *dispatch.Envelope, probe *RouteProbe) (*mcp.CallToolResult, err
 	if len(env.Arrivals) > 0 {
 		summary += fmt.Sprintf(" [%d arrival(s)]", len(env.Arrivals))
 	}
-	text := summary
 	if probe != nil {
-		text += "\n" + fmt.Sprintf(probeText, probe.Nonce, probe.ExpiresAt.Format(time.RFC3339))
+		summary += "\n" + fmt.Sprintf(probeText, probe.Nonce, probe.ExpiresAt.Format(time.RFC3339))
 	}
-	if len(b) <= maxText {
-		text += "\n" + string(b)
-	} else {
-		text += "\n(full result in structuredContent)"
-	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
-		StructuredContent: json.RawMessage(b),
-		IsError:           env.IsError(),
-	}, nil
+	return summary
 }

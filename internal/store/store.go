@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -34,7 +35,16 @@ type DB struct {
 
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt
+
+	// commits counts the transactions InTx has committed (Commits).
+	commits atomic.Uint64
 }
+
+// Commits is how many write transactions InTx has committed on this
+// handle. It is raised after each commit has returned: a reader that saw
+// the count unchanged since before its read began has missed no commit of
+// an InTx of this process (another process's writes are not counted).
+func (db *DB) Commits() uint64 { return db.commits.Load() }
 
 // ReadStmt returns a prepared statement on the reader pool for query,
 // prepared once and reused: hot read paths (every call's governance check
@@ -135,7 +145,11 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err := fn(tx); err != nil {
 		return errors.Join(err, tx.Rollback())
 	}
-	if err := tx.Commit(); err != nil {
+	err = tx.Commit()
+	// Counted even when Commit fails: a failed commit may still have
+	// committed, and a count too many only costs a reader a read.
+	db.commits.Add(1)
+	if err != nil {
 		return fmt.Errorf("commit transaction: %w", err)
 	}
 	return nil
