@@ -161,7 +161,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		configPath: opts.ConfigPath, ready: make(chan struct{}),
 	}
 	exec := newMachine(cfg, arts, cfg.MaxConcurrentExec, opts.Version, a.status)
-	a.Jobs = a.newJobs(cfg, newMachine(cfg, arts, cfg.MaxConcurrentJobs, "", nil), arrivals)
+	a.Jobs = a.newJobs(cfg, newMachine(cfg, arts, cfg.MaxConcurrentJobs, "", nil))
 
 	var specs []*primitive.Spec
 	specs = append(specs, exec.Specs()...)
@@ -185,6 +185,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		Arrivals:        arrivals,
 		MaxArrivals:     cfg.MaxArrivalsPerResponse,
 		MaxArrivalBytes: cfg.MaxArrivalBytes,
+		Classes:         []dispatch.Class{a.Jobs.EngineClass()},
 	})
 	if err != nil {
 		return nil, err

@@ -99,7 +99,7 @@ func (a *App) connectGovernor() {
 	// What the governor reaches, all here: the parked work an operator's
 	// permit decision releases or settles, and what an e-stop stops and a
 	// resume restarts.
-	g.Futures, g.Jobs = a.Dispatcher, a.Jobs
+	g.Futures = a.Dispatcher
 	g.OnEStop = []func(){
 		func() { a.Jobs.Hold(estopJobReason) },
 		func() { a.Dispatcher.CancelRunning(dispatch.ErrEStop) },

@@ -380,8 +380,19 @@ func (d *Dispatcher) recoverWaiting() {
 		d.Log.Error("find waiting futures", "err", err)
 		return
 	}
+	scheduled, err := d.ids(`SELECT id FROM futures WHERE state = 'waiting' AND class IS NOT NULL`)
+	if err != nil {
+		d.Log.Error("find waiting futures", "err", err)
+		return
+	}
+	isScheduled := map[string]bool{}
+	for _, id := range scheduled {
+		isScheduled[id] = true
+	}
 	for _, w := range waiting {
-		if d.tryRelease(w) {
+		// A scheduled future depends only on futures of its class, whose
+		// every end releases their dependents: it needs no watcher.
+		if d.tryRelease(w) || isScheduled[w] {
 			continue
 		}
 		deps, _, err := d.depStates(w)
@@ -455,10 +466,10 @@ func (d *Dispatcher) depStates(id string) ([]depState, bool, error) {
 // Concurrent calls are safe: only one moves the future out of waiting.
 func (d *Dispatcher) tryRelease(id string) bool {
 	var route, prim, input string
-	var cmd sql.NullString
+	var cmd, class sql.NullString
 	var state string
-	err := d.DB.R.QueryRowContext(d.ctx, `SELECT route, primitive, input, command_id, state FROM futures WHERE id = ?`, id).
-		Scan(&route, &prim, &input, &cmd, &state)
+	err := d.DB.R.QueryRowContext(d.ctx, `SELECT route, primitive, input, command_id, state, class FROM futures WHERE id = ?`, id).
+		Scan(&route, &prim, &input, &cmd, &state, &class)
 	if err != nil {
 		if d.ctx.Err() == nil {
 			d.Log.Error("read waiting future", "future", id, "err", err)
@@ -475,6 +486,9 @@ func (d *Dispatcher) tryRelease(id string) bool {
 	}
 	if !all {
 		return false
+	}
+	if class.Valid {
+		return d.releaseScheduled(d.classes[class.String], id, route, prim, deps)
 	}
 	blocked := func(e *primitive.Error) bool {
 		env := ErrorEnvelope(prim, e)
@@ -586,4 +600,32 @@ func (d *Dispatcher) storedEnvelope(dep depState) (any, error) {
 		return nil, err
 	}
 	return DecodeJSON(full)
+}
+
+// releaseScheduled settles or queues the waiting scheduled future id, all
+// of whose dependencies settled: blocked, in its class's words, by the
+// first one that did not complete; otherwise queued for its scheduler.
+// Its input holds no references to resolve.
+func (d *Dispatcher) releaseScheduled(c *classState, id, route, prim string, deps []depState) bool {
+	if c == nil {
+		d.Log.Error("release future", "future", id, "err", "its class is not served")
+		return false
+	}
+	for _, dep := range deps {
+		if dep.state != primitive.StateCompleted {
+			env := ErrorEnvelope(prim, c.Runner.DependencyBlocked(d.ctx, dep.id, dep.state))
+			c.settle(id, route, env)
+			return true
+		}
+	}
+	res, err := d.DB.W.ExecContext(context.WithoutCancel(d.ctx), `UPDATE futures SET state = 'queued' WHERE id = ? AND state = 'waiting'`, id)
+	if err != nil {
+		d.Log.Error("release future", "future", id, "err", err)
+		return false
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		d.wake(id)
+		c.wake()
+	}
+	return true
 }

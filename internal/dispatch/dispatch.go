@@ -51,6 +51,9 @@ type Options struct {
 	// MaxArrivals and MaxArrivalBytes bound one response's arrivals.
 	MaxArrivals     int
 	MaxArrivalBytes int
+	// Classes are the kinds of scheduled futures (schedule.go), each with
+	// its own slots and runner.
+	Classes []Class
 }
 
 // New builds a dispatcher complete: nothing is connected afterwards. A
@@ -67,9 +70,11 @@ func New(o Options) (*Dispatcher, error) {
 	if arrivals == nil {
 		arrivals = &Arrivals{Artifacts: o.Artifacts, MaxResultBytes: o.MaxResultBytes, Log: o.Log}
 	}
-	return &Dispatcher{DB: o.DB, Registry: o.Registry, Artifacts: o.Artifacts, Log: o.Log, Gov: o.Gov,
+	d := &Dispatcher{DB: o.DB, Registry: o.Registry, Artifacts: o.Artifacts, Log: o.Log, Gov: o.Gov,
 		Gates: append([]Gate(nil), o.Gates...), Budget: o.Budget, Arrivals: arrivals,
-		MaxArrivals: o.MaxArrivals, MaxArrivalBytes: o.MaxArrivalBytes}, nil
+		MaxArrivals: o.MaxArrivals, MaxArrivalBytes: o.MaxArrivalBytes}
+	d.classes = newClasses(d, o.Classes)
+	return d, nil
 }
 
 // Dispatcher owns futures and mailboxes. Build it with New; its fields are
@@ -111,6 +116,8 @@ type Dispatcher struct {
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	wakers map[string][]chan struct{} // future id → waiters
+	// classes are the schedulers of scheduled futures, by class name.
+	classes map[string]*classState
 }
 
 // Start prepares the dispatcher: it settles futures left by a previous
@@ -129,7 +136,11 @@ func (d *Dispatcher) Start(ctx context.Context, maxFutures int) error {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return d.recover(ctx)
+	if err := d.recover(ctx); err != nil {
+		return err
+	}
+	d.startClasses()
+	return nil
 }
 
 // Stop cancels running work and waits for it to settle.
@@ -433,6 +444,14 @@ func (d *Dispatcher) RunApproved(ctx context.Context, futureID string) error {
 	if err != nil {
 		return err
 	}
+	if c, _, err := d.classOf(ctx, futureID); err != nil {
+		return err
+	} else if c != nil {
+		// A scheduled future is claimed by its class's scheduler as a new
+		// attempt, which the operator's approval of its input covers.
+		c.wake()
+		return nil
+	}
 	spec, ok := d.Registry.Lookup(prim)
 	if !ok {
 		return fmt.Errorf("future %s: primitive %s no longer exists", futureID, prim)
@@ -449,9 +468,13 @@ func (d *Dispatcher) RunApproved(ctx context.Context, futureID string) error {
 // Settle completes a non-terminal future with env (a denied or expired
 // permit). It is called by the operator route.
 func (d *Dispatcher) Settle(futureID string, env *Envelope) {
-	var route string
-	if err := d.DB.R.QueryRow(`SELECT route FROM futures WHERE id = ?`, futureID).Scan(&route); err != nil {
+	c, route, err := d.classOf(context.Background(), futureID)
+	if err != nil {
 		d.Log.Error("settle future", "future", futureID, "err", err)
+		return
+	}
+	if c != nil {
+		c.settle(futureID, route, env)
 		return
 	}
 	d.complete(futureID, route, env)
@@ -502,12 +525,19 @@ func (d *Dispatcher) neverStarted(ctx context.Context, prim, cmd, id string) (bo
 // recover settles futures a previous process left behind. A running
 // future whose primitive provably never started is queued again (it runs
 // now, like every queued future, admitted afresh); every other running
-// future was interrupted and becomes blocked with outcome unknown.
+// future was interrupted: a scheduled one follows its interruption rule
+// (recoverClass), a call's future becomes blocked with outcome unknown.
+// Queued scheduled futures need nothing: their scheduler finds them.
 func (d *Dispatcher) recover(ctx context.Context) error {
 	if err := d.reofferAfterRestart(ctx); err != nil {
 		return err
 	}
-	rows, err := d.DB.R.QueryContext(ctx, `SELECT id, route, primitive, COALESCE(command_id, '') FROM futures WHERE state = 'running'`)
+	for _, c := range d.classes {
+		if err := d.recoverClass(ctx, c); err != nil {
+			return err
+		}
+	}
+	rows, err := d.DB.R.QueryContext(ctx, `SELECT id, route, primitive, COALESCE(command_id, '') FROM futures WHERE state = 'running' AND class IS NULL`)
 	if err != nil {
 		return fmt.Errorf("find interrupted futures: %w", err)
 	}
@@ -545,7 +575,7 @@ func (d *Dispatcher) recover(ctx context.Context) error {
 			return err
 		}
 	}
-	rows, err = d.DB.R.QueryContext(ctx, `SELECT id, route, primitive, input, COALESCE(command_id, '') FROM futures WHERE state = 'queued' ORDER BY created_at`)
+	rows, err = d.DB.R.QueryContext(ctx, `SELECT id, route, primitive, input, COALESCE(command_id, '') FROM futures WHERE state = 'queued' AND class IS NULL ORDER BY created_at`)
 	if err != nil {
 		return fmt.Errorf("find queued futures: %w", err)
 	}
@@ -583,6 +613,7 @@ type Future struct {
 	CreatedAt  time.Time       `json:"created_at"`
 	FinishedAt *time.Time      `json:"finished_at,omitempty"`
 	route      string
+	class      string // of a scheduled future
 }
 
 // ErrNoFuture is returned for an unknown future or one of another
@@ -596,8 +627,10 @@ func (d *Dispatcher) GetFuture(ctx context.Context, route, id string) (Future, e
 	var outcome, result sql.NullString
 	var created int64
 	var finished sql.NullInt64
-	err := d.DB.R.QueryRowContext(ctx, `SELECT id, route, primitive, state, detached, outcome, result, created_at, finished_at FROM futures WHERE id = ?`, id).
-		Scan(&f.ID, &f.route, &f.Primitive, &f.State, &det, &outcome, &result, &created, &finished)
+	var class sql.NullString
+	err := d.DB.R.QueryRowContext(ctx, `SELECT id, route, primitive, state, detached, outcome, result, created_at, finished_at, class FROM futures WHERE id = ?`, id).
+		Scan(&f.ID, &f.route, &f.Primitive, &f.State, &det, &outcome, &result, &created, &finished, &class)
+	f.class = class.String
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && f.route != route) {
 		return Future{}, fmt.Errorf("%w: %s", ErrNoFuture, id)
 	}

@@ -185,13 +185,8 @@ func (o *Operator) Approve(ctx context.Context, permitID, operator string, alway
 		}
 		return fmt.Errorf("permit %s: %w", permitID, ErrExpired)
 	}
-	job := IsJobRun(fut) && g.Jobs != nil
 	changed, err := g.decide(ctx, permitID, "approved", operator, "permit_approved", func(tx *sql.Tx) error {
-		release := g.Futures.ReleaseApprovedTx
-		if job {
-			release = g.Jobs.ReleaseTx
-		}
-		if err := release(ctx, tx, fut); err != nil {
+		if err := g.Futures.ReleaseApprovedTx(ctx, tx, fut); err != nil {
 			return err
 		}
 		if always == nil {
@@ -205,10 +200,6 @@ func (o *Operator) Approve(ctx context.Context, permitID, operator string, alway
 	}
 	if !changed {
 		return fmt.Errorf("permit %s is not pending", permitID)
-	}
-	if job {
-		g.Jobs.Changed(fut) // the queue runs it, admitted again, once
-		return nil
 	}
 	return g.Futures.RunApproved(ctx, fut)
 }
@@ -224,18 +215,14 @@ func (o *Operator) Deny(ctx context.Context, permitID, operator string) error {
 		return fmt.Errorf("permit %s: %w", permitID, err)
 	}
 	why := primitive.Blocked("permit_denied", "the operator denied permit %s", permitID)
-	changed, err := g.decide(ctx, permitID, "denied", operator, "permit_denied", g.refuseJob(fut, why))
+	changed, err := g.decide(ctx, permitID, "denied", operator, "permit_denied", nil)
 	if err != nil {
 		return err
 	}
 	if !changed {
 		return fmt.Errorf("permit %s is not pending", permitID)
 	}
-	if IsJobRun(fut) && g.Jobs != nil {
-		g.Jobs.Changed(fut)
-		return nil
-	}
-	g.Futures.Settle(fut, callpath.ErrorEnvelope(prim, primitive.Blocked("permit_denied", "the operator denied permit %s", permitID)))
+	g.Futures.Settle(fut, callpath.ErrorEnvelope(prim, why))
 	return nil
 }
 

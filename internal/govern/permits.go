@@ -15,7 +15,7 @@ import (
 
 // RequestPermit implements callpath.Governor.
 func (g *Governor) RequestPermit(ctx context.Context, a *callpath.Admission) (string, error) {
-	return g.requestPermit(ctx, a, nil)
+	return g.requestPermit(ctx, a)
 }
 
 // ApprovedFuture reports whether the operator approved a permit for
@@ -116,13 +116,11 @@ func (g *Governor) ExpirePermits(ctx context.Context) error {
 	}
 	for _, x := range ps {
 		why := primitive.Blocked("permit_expired", "the operator did not decide on permit %s before it expired", x.id)
-		changed, err := g.decide(ctx, x.id, "expired", "", "permit_expired", g.refuseJob(x.fut, why))
+		changed, err := g.decide(ctx, x.id, "expired", "", "permit_expired", nil)
 		if err != nil {
 			return err
 		}
-		if changed && IsJobRun(x.fut) {
-			g.Jobs.Changed(x.fut)
-		} else if changed && g.Futures != nil {
+		if changed && g.Futures != nil {
 			g.Futures.Settle(x.fut, callpath.ErrorEnvelope(x.prim, why))
 		}
 	}
@@ -139,15 +137,6 @@ func (g *Governor) armNextExpiry(ctx context.Context) error {
 		g.armExpiry(time.UnixMilli(next.Int64))
 	}
 	return nil
-}
-
-// refuseJob returns, for a permit of a job run, what settles the job
-// blocked with why inside the decision's transaction (nil otherwise).
-func (g *Governor) refuseJob(futureID string, why *primitive.Error) func(tx *sql.Tx) error {
-	if !IsJobRun(futureID) || g.Jobs == nil {
-		return nil
-	}
-	return func(tx *sql.Tx) error { return g.Jobs.RefuseTx(context.Background(), tx, futureID, why) }
 }
 
 // decide moves a pending permit to state and journals kind, atomically.

@@ -6,15 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
-// A queue without the shared arrival writer could not tell any
-// conversation that its jobs ended, and one without the dispatcher would
-// silently leave generic futures out of task.*: both refuse to start,
-// naming the missing field.
+// A queue without the dispatcher — the engine that schedules its jobs and
+// whose generic futures task.* reports — refuses to start, naming the
+// missing field. (Its arrivals are the engine's, through the one writer.)
 func TestQueueStartRefusedWithoutItsParts(t *testing.T) {
 	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
@@ -25,8 +23,7 @@ func TestQueueStartRefusedWithoutItsParts(t *testing.T) {
 		field string
 		q     *jobs.Queue
 	}{
-		{"Arrivals", &jobs.Queue{DB: db, MaxConcurrent: 1, Dispatcher: &dispatch.Dispatcher{DB: db}}},
-		{"Dispatcher", &jobs.Queue{DB: db, MaxConcurrent: 1, Arrivals: &dispatch.Arrivals{}}},
+		{"Dispatcher", &jobs.Queue{DB: db, MaxConcurrent: 1}},
 	} {
 		err := tc.q.Start(context.Background())
 		if err == nil {

@@ -94,15 +94,15 @@ func (e *env) startWith(edit func(*jobs.Queue)) {
 		t.Fatal(err)
 	}
 	e.reg = reg
-	e.d, err = dispatch.New(dispatch.Options{DB: e.db, Registry: reg, Artifacts: arts, Gov: e.governor(), Budget: 100 * time.Millisecond,
-		MaxResultBytes: 64 << 10, MaxArrivals: 1000, MaxArrivalBytes: 4 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.q.Dispatcher, e.q.Arrivals = e.d, e.d.Arrivals
 	if edit != nil {
 		edit(e.q)
 	}
+	e.d, err = dispatch.New(dispatch.Options{DB: e.db, Registry: reg, Artifacts: arts, Gov: e.governor(), Budget: 100 * time.Millisecond,
+		MaxResultBytes: 64 << 10, MaxArrivals: 1000, MaxArrivalBytes: 4 << 20, Classes: []dispatch.Class{e.q.EngineClass()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.q.Dispatcher = e.d
 	if err := e.d.Start(context.Background(), e.opts.maxFutures); err != nil {
 		t.Fatal(err)
 	}
