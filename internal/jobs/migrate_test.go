@@ -18,11 +18,11 @@ import (
 // version 13), as that queue's code wrote it.
 type oldJob struct {
 	id, command, args, env, state, onInterrupt, reason, outcome, result string
-	attempts, interruptions, waiting                                      int
-	exit                                                                  *int
-	runAt, created                                                        int64
-	started, finished                                                     int64 // 0: NULL
-	deps                                                                  []string
+	attempts, interruptions, waiting                                    int
+	exit                                                                *int
+	runAt, created                                                      int64
+	started, finished                                                   int64 // 0: NULL
+	deps                                                                []string
 }
 
 // TestMigrationCarriesOldJobs builds a database with the schema of version
@@ -52,7 +52,7 @@ func TestMigrationCarriesOldJobs(t *testing.T) {
 		{id: "job_blkdblkdblkdblkdblkd", command: "true", args: `[]`, env: `{}`, state: "blocked", onInterrupt: "requeue",
 			reason: "dependency job_failfailfailfailfail failed", runAt: now - 7000, created: now - 7000, finished: now - 7998, deps: []string{"job_failfailfailfailfail"}},
 		{id: "job_unknunknunknunknunkn", command: "sleep", args: `["30"]`, env: `{}`, state: "blocked", onInterrupt: "block", outcome: "unknown",
-			reason: "Hearth stopped while attempt 1 was running; not replayed (on_interrupt: block). Re-read what it may have changed before resubmitting.",
+			reason:   "Hearth stopped while attempt 1 was running; not replayed (on_interrupt: block). Re-read what it may have changed before resubmitting.",
 			attempts: 1, interruptions: 1, runAt: now - 6000, created: now - 6000, started: now - 5999, finished: now - 5000},
 		{id: "job_cancelcancelcancelca", command: "true", args: `[]`, env: `{}`, state: "cancelled", onInterrupt: "requeue",
 			reason: "cancelled by task.cancel before it started", runAt: now + 3_600_000, created: now - 5000, finished: now - 4000},
@@ -63,7 +63,7 @@ func TestMigrationCarriesOldJobs(t *testing.T) {
 		{id: "job_dueduedueduedueduedu", command: "sh", args: appendTo("due"), env: `{"K":"secret"}`, state: "queued", onInterrupt: "block",
 			runAt: now - 2000, created: now - 2000},
 		{id: "job_parkparkparkparkpark", command: "sh", args: appendTo("parked"), env: `{}`, state: "queued", onInterrupt: "requeue",
-			reason: "waiting for operator permit pmt_oldoldoldoldoldoldold: the policy in force when it came due requires one",
+			reason:  "waiting for operator permit pmt_oldoldoldoldoldoldold: the policy in force when it came due requires one",
 			waiting: 1, runAt: now - 1500, created: now - 1500},
 		{id: "job_laterlaterlaterlater", command: "true", args: `[]`, env: `{}`, state: "queued", onInterrupt: "requeue",
 			runAt: now + 3_600_000, created: now - 1000},
