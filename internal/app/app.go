@@ -396,7 +396,6 @@ func (a *App) Serve(ctx context.Context) error {
 		stopAll()
 		return startup(err)
 	}
-	stops = append(stops, a.Jobs.Stop)
 	a.Runs.Start(ctx)
 	stops = append(stops, a.Runs.Stop)
 	if err := a.Wake.Start(ctx); err != nil {

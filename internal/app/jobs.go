@@ -26,7 +26,6 @@ func (a *App) newJobs(cfg config.Config, m *machine.Machine) *jobs.Queue {
 	return &jobs.Queue{
 		DB:             a.DB,
 		Exec:           m.Exec,
-		Log:            a.Log,
 		MaxConcurrent:  cfg.MaxConcurrentJobs,
 		DefaultTimeout: m.DefaultTimeout,
 		MaxTimeout:     m.MaxTimeout,

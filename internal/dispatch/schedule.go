@@ -424,8 +424,18 @@ func (c *classState) run(s claimed) {
 		c.wake()
 	}()
 	name := a.Spec.Name()
+	// refuse ends an attempt that did not run: refused by the gate, or
+	// stopped on purpose while it was being admitted. One stopped by a
+	// shutdown stays running: nothing is journaled, so the next start
+	// queues it again, not counted.
 	refuse := func(err error) {
 		env := ErrorEnvelope(name, err)
+		switch why := s.run.why.Load(); {
+		case why != nil:
+			env = &Envelope{State: primitive.StateCancelled, Primitive: name, Error: &ErrorBody{Code: "cancelled", Message: *why}}
+		case d.ctx.Err() != nil:
+			return
+		}
 		env.CommandID = a.CommandID
 		c.finish(a, env, nil, false)
 	}

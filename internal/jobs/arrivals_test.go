@@ -27,7 +27,6 @@ func TestQueueStartRefusedWithoutItsParts(t *testing.T) {
 	} {
 		err := tc.q.Start(context.Background())
 		if err == nil {
-			tc.q.Stop()
 			t.Fatalf("a queue without %s started", tc.field)
 		}
 		if !strings.Contains(err.Error(), tc.field) {

@@ -109,8 +109,8 @@ func (e *env) startWith(edit func(*jobs.Queue)) {
 	if err := e.q.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	q, d := e.q, e.d
-	t.Cleanup(func() { q.Stop(); d.Stop() })
+	d := e.d
+	t.Cleanup(d.Stop)
 }
 
 // governor is the real governor over e.db (trusted: these tests exercise
@@ -132,7 +132,6 @@ func (e *env) governor() *govern.Governor {
 // restart stops the queue (killing running jobs and leaving them running
 // in the database, as a crash would) and starts a new one.
 func (e *env) restart() {
-	e.q.Stop()
 	e.d.Stop()
 	e.start()
 }

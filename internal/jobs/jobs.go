@@ -57,7 +57,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
@@ -115,7 +114,6 @@ type Queue struct {
 	// futures get/status/wait/cancel/list also report. Required.
 	Dispatcher *dispatch.Dispatcher
 	Exec       ExecFunc
-	Log        *slog.Logger
 	// MaxConcurrent is max_concurrent_jobs: the class's slots.
 	MaxConcurrent int
 	// DefaultTimeout applies when a job gives no timeout_ms; MaxTimeout
@@ -139,22 +137,16 @@ func (q *Queue) EngineClass() dispatch.Class {
 	}}
 }
 
-// Start checks that the queue has its parts; the engine's Start recovers
-// and schedules the jobs.
+// Start checks that the queue has its parts. The engine's Start recovers
+// and schedules the jobs, and its Stop kills running jobs' process trees
+// and leaves them running in the database, so the next start treats them
+// as interrupted, exactly as after a crash.
 func (q *Queue) Start(ctx context.Context) error {
 	if q.Dispatcher == nil {
 		return errors.New("start the job queue: it has no dispatcher (Dispatcher), the engine that runs its jobs")
 	}
-	if q.Log == nil {
-		q.Log = slog.New(slog.DiscardHandler)
-	}
 	return nil
 }
-
-// Stop is the engine's: Dispatcher.Stop kills running jobs' process trees
-// and leaves them running in the database, so the next start treats them
-// as interrupted, exactly as after a crash.
-func (q *Queue) Stop() {}
 
 // Hold stops the queue from starting anything and kills the process tree
 // of every running job, which is recorded cancelled with reason (its

@@ -588,7 +588,6 @@ func TestHoldAndResume(t *testing.T) {
 	// A hold the queue learns from Held (the persisted setting).
 	var mu sync.Mutex
 	held := true
-	e.q.Stop()
 	e.d.Stop()
 	e.startWith(func(q *jobs.Queue) {
 		q.Held = func(context.Context) (bool, error) { mu.Lock(); defer mu.Unlock(); return held, nil }

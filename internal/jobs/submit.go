@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -66,17 +65,13 @@ func invalid(field, format string, a ...any) error {
 	return primitive.Failed("invalid_input", "task.submit: field %q: %s", field, fmt.Sprintf(format, a...))
 }
 
-// Submit validates and queues jobs for route in one transaction: either all
-// are accepted or none. batch says the jobs came as jobs[] (integer
-// dependencies are batch indexes); otherwise there is exactly one, from job.
-// A job whose dependency failed, was cancelled or blocked, or is no job of
-// route is accepted as blocked, with its arrival queued in the same commit.
-func (q *Queue) Submit(ctx context.Context, route string, jobs []JobInput, batch bool) ([]Submitted, error) {
-	return q.SubmitFor(ctx, route, "", jobs, batch)
-}
-
-// SubmitFor is Submit on behalf of the task.submit command commandID: the
-// jobs remember it as the parent of their runs (callpath.Admission.Parent).
+// SubmitFor validates and queues jobs for route, on behalf of the
+// task.submit command commandID (the parent of their runs, see
+// callpath.Admission.Parent), in one transaction: either all are accepted
+// or none. batch says the jobs came as jobs[] (integer dependencies are
+// batch indexes); otherwise there is exactly one, from job. A job whose
+// dependency failed, was cancelled or blocked, or is no job of route is
+// accepted as blocked, with its arrival queued in the same commit.
 func (q *Queue) SubmitFor(ctx context.Context, route, commandID string, jobs []JobInput, batch bool) ([]Submitted, error) {
 	if len(jobs) == 0 {
 		return nil, primitive.Failed("invalid_input", "task.submit: give job (one object) or jobs (a non-empty array)")
@@ -315,18 +310,6 @@ func dedupe(s []string) []string {
 	for _, v := range s {
 		if !seen[v] {
 			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-func dedupeInts(s []int) []int {
-	c := append([]int(nil), s...)
-	sort.Ints(c)
-	out := c[:0]
-	for i, v := range c {
-		if i == 0 || v != c[i-1] {
 			out = append(out, v)
 		}
 	}
