@@ -338,11 +338,17 @@ func (d *Dispatcher) insertSettled(ctx context.Context, id string, req Request, 
 	})
 }
 
+// dependentsQuery finds the waiting dependents of a future. CROSS JOIN
+// keeps the order, from the future's few dependents to their rows: through
+// futures_state it would read every waiting future (a 1000-job chain holds
+// 999) on every completion.
+const dependentsQuery = `SELECT fd.future_id FROM future_deps fd CROSS JOIN futures f ON f.id = fd.future_id
+	WHERE fd.dep_id = ? AND f.state = 'waiting'`
+
 // releaseDependents releases the waiting futures that depend on id. It is
 // called when id settles.
 func (d *Dispatcher) releaseDependents(id string) {
-	waiting, err := d.ids(`SELECT fd.future_id FROM future_deps fd JOIN futures f ON f.id = fd.future_id
-		WHERE fd.dep_id = ? AND f.state = 'waiting'`, id)
+	waiting, err := d.ids(dependentsQuery, id)
 	if err != nil {
 		if d.ctx.Err() == nil {
 			d.Log.Error("find dependents", "future", id, "err", err)
@@ -354,9 +360,13 @@ func (d *Dispatcher) releaseDependents(id string) {
 	}
 }
 
-// ids reads the one-column id rows of query.
+// ids reads the one-column id rows of query (prepared once).
 func (d *Dispatcher) ids(query string, args ...any) ([]string, error) {
-	rows, err := d.DB.R.QueryContext(d.ctx, query, args...)
+	st, err := d.DB.ReadStmt(d.ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(d.ctx, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -442,8 +452,12 @@ type depState struct {
 }
 
 func (d *Dispatcher) depStates(id string) ([]depState, bool, error) {
-	rows, err := d.DB.R.QueryContext(d.ctx, `SELECT f.id, f.state, f.result FROM future_deps fd JOIN futures f ON f.id = fd.dep_id
-		WHERE fd.future_id = ? ORDER BY f.created_at, f.id`, id)
+	st, err := d.DB.ReadStmt(d.ctx, `SELECT f.id, f.state, f.result FROM future_deps fd JOIN futures f ON f.id = fd.dep_id
+		WHERE fd.future_id = ? ORDER BY f.created_at, f.id`)
+	if err != nil {
+		return nil, false, err
+	}
+	rows, err := st.QueryContext(d.ctx, id)
 	if err != nil {
 		return nil, false, err
 	}
@@ -468,8 +482,10 @@ func (d *Dispatcher) tryRelease(id string) bool {
 	var route, prim, input string
 	var cmd, class sql.NullString
 	var state string
-	err := d.DB.R.QueryRowContext(d.ctx, `SELECT route, primitive, input, command_id, state, class FROM futures WHERE id = ?`, id).
-		Scan(&route, &prim, &input, &cmd, &state, &class)
+	st, err := d.DB.ReadStmt(d.ctx, `SELECT route, primitive, input, command_id, state, class FROM futures WHERE id = ?`)
+	if err == nil {
+		err = st.QueryRowContext(d.ctx, id).Scan(&route, &prim, &input, &cmd, &state, &class)
+	}
 	if err != nil {
 		if d.ctx.Err() == nil {
 			d.Log.Error("read waiting future", "future", id, "err", err)

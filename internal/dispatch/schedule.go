@@ -299,7 +299,7 @@ func (c *classState) schedule() (time.Time, error) {
 		}
 	}
 	var next sql.NullInt64
-	stmt, err := c.d.DB.ReadStmt(ctx, `SELECT MIN(run_at) FROM futures WHERE state = 'queued' AND class = ? AND run_at > ?`)
+	stmt, err := c.d.DB.ReadStmt(ctx, nextDueQuery)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -313,6 +313,14 @@ func (c *classState) schedule() (time.Time, error) {
 	// resolution and the wall clock, not the monotonic one, decides.
 	return time.UnixMilli(next.Int64 + 1), nil
 }
+
+// dueQuery and nextDueQuery read a class's queued futures through
+// futures_due, which holds only those.
+const (
+	dueQuery = `SELECT id, route, primitive, input, attempts, COALESCE(parent, '') FROM futures
+		WHERE state = 'queued' AND class = ? AND run_at <= ? ORDER BY run_at, rowid LIMIT ?`
+	nextDueQuery = `SELECT MIN(run_at) FROM futures WHERE state = 'queued' AND class = ? AND run_at > ?`
+)
 
 // claimed is a future claimed for one attempt.
 type claimed struct {
@@ -343,8 +351,7 @@ func (c *classState) claim(now int64, n int) ([]claimed, error) {
 	}
 	err := d.DB.InTx(d.ctx, func(tx *sql.Tx) error {
 		unregister()
-		rows, err := tx.QueryContext(d.ctx, `SELECT id, route, primitive, input, attempts, COALESCE(parent, '') FROM futures
-			WHERE state = 'queued' AND class = ? AND run_at <= ? ORDER BY run_at, rowid LIMIT ?`, c.Name, now, n)
+		rows, err := tx.QueryContext(d.ctx, dueQuery, c.Name, now, n)
 		if err != nil {
 			return fmt.Errorf("find due futures: %w", err)
 		}
@@ -424,6 +431,9 @@ func (c *classState) run(s claimed) {
 		c.wake()
 	}()
 	name := a.Spec.Name()
+	stopped := func(why string) *Envelope {
+		return &Envelope{State: primitive.StateCancelled, Primitive: name, Error: &ErrorBody{Code: "cancelled", Message: why}}
+	}
 	// refuse ends an attempt that did not run: refused by the gate, or
 	// stopped on purpose while it was being admitted. One stopped by a
 	// shutdown stays running: nothing is journaled, so the next start
@@ -432,7 +442,7 @@ func (c *classState) run(s claimed) {
 		env := ErrorEnvelope(name, err)
 		switch why := s.run.why.Load(); {
 		case why != nil:
-			env = &Envelope{State: primitive.StateCancelled, Primitive: name, Error: &ErrorBody{Code: "cancelled", Message: *why}}
+			env = stopped(*why)
 		case d.ctx.Err() != nil:
 			return
 		}
@@ -469,7 +479,7 @@ func (c *classState) run(s claimed) {
 	env := outcome(name, res, err)
 	switch {
 	case why != nil:
-		env = &Envelope{State: primitive.StateCancelled, Primitive: name, Error: &ErrorBody{Code: "cancelled", Message: *why}}
+		env = stopped(*why)
 	case d.ctx.Err() != nil && env.State != primitive.StateCompleted:
 		return // shutting down: the next start applies the interruption rule
 	}
@@ -512,66 +522,81 @@ func (c *classState) park(a *Admission) {
 // the runner's view, the future's completion and its arrival in one
 // transaction; then its dependents are released or blocked.
 func (c *classState) finish(a *Admission, env *Envelope, res any, journaled bool) {
-	d := c.d
-	ctx := context.WithoutCancel(d.ctx)
-	update, err := c.Runner.Ended(ctx, a.FutureID, env, res)
-	if err != nil {
-		d.Log.Error("view of an ended future", "future", a.FutureID, "err", err)
+	var began *Admission
+	if journaled {
+		began = a
 	}
-	payload := d.Arrivals.Payload(ctx, a.Route, a.FutureID, env)
-	now := time.Now()
-	err = d.DB.InTx(ctx, func(tx *sql.Tx) error {
-		if journaled {
-			if err := d.Gov.Finish(ctx, tx, a, env); err != nil {
-				return fmt.Errorf("journal outcome: %w", err)
-			}
-			if d.AfterFinishHook != nil {
-				d.AfterFinishHook(a)
-			}
-		}
-		if update != nil {
-			if err := update(ctx, tx); err != nil {
-				return err
-			}
-		}
-		return completeTx(ctx, tx, a.FutureID, a.Route, env.State, payload, now)
-	})
-	if err != nil {
-		// The future stays running; the next start applies its
-		// interruption rule rather than losing it.
-		d.Log.Error("record the end of a scheduled future", "future", a.FutureID, "err", err)
-		return
-	}
-	d.wake(a.FutureID)
-	d.releaseDependents(a.FutureID)
+	c.end(a.FutureID, a.Route, began, env, res)
 }
 
 // settle completes a scheduled future that did not run (refused, blocked
-// by a dependency, denied a permit, interrupted) with env, through its
-// runner's view.
-func (c *classState) settle(id, route string, env *Envelope) {
+// by a dependency, denied a permit, interrupted) with env.
+func (c *classState) settle(id, route string, env *Envelope) { c.end(id, route, nil, env, nil) }
+
+// end makes future id terminal with env (res is what its run returned):
+// inside one transaction the outcome of began (the attempt, when its
+// intent was journaled), the runner's view and the future's completion
+// with its arrival; then its waiters wake and its dependents are released
+// or blocked. A failure leaves the future as it was: running, it gets its
+// interruption rule at the next start.
+func (c *classState) end(id, route string, began *Admission, env *Envelope, res any) {
 	d := c.d
 	ctx := context.WithoutCancel(d.ctx)
-	update, err := c.Runner.Ended(ctx, id, env, nil)
+	update, err := c.Runner.Ended(ctx, id, env, res)
 	if err != nil {
-		d.Log.Error("view of a settled future", "future", id, "err", err)
+		d.Log.Error("view of an ended future", "future", id, "err", err)
 	}
 	payload := d.Arrivals.Payload(ctx, route, id, env)
 	now := time.Now()
+	released := int64(0)
 	err = d.DB.InTx(ctx, func(tx *sql.Tx) error {
+		released = 0
+		if began != nil {
+			if err := d.Gov.Finish(ctx, tx, began, env); err != nil {
+				return fmt.Errorf("journal outcome: %w", err)
+			}
+			if d.AfterFinishHook != nil {
+				d.AfterFinishHook(began)
+			}
+		}
 		if update != nil {
 			if err := update(ctx, tx); err != nil {
 				return err
 			}
 		}
-		return completeTx(ctx, tx, id, route, env.State, payload, now)
+		if err := completeTx(ctx, tx, id, route, env.State, payload, now); err != nil || env.State != primitive.StateCompleted {
+			return err
+		}
+		// A scheduled dependent whose dependencies have now all completed
+		// is released in this commit (it needs no reference resolved); the
+		// others are settled by releaseDependents.
+		res, err := tx.ExecContext(ctx, releaseQuery, id)
+		if err != nil {
+			return fmt.Errorf("release the dependents of %s: %w", id, err)
+		}
+		released, _ = res.RowsAffected()
+		return nil
 	})
 	if err != nil {
-		d.Log.Error("settle future", "future", id, "err", err)
+		d.Log.Error("record the end of a scheduled future", "future", id, "err", err)
+		return
 	}
 	d.wake(id)
+	if released > 0 {
+		for _, c := range d.classes {
+			c.wake()
+		}
+	}
 	d.releaseDependents(id)
 }
+
+// releaseQuery queues the waiting scheduled dependents of a completed
+// future whose dependencies all completed. The unary + keeps SQLite from
+// reaching them through futures_state (every waiting future) rather than
+// through the future's own dependents (future_deps_dep).
+const releaseQuery = `UPDATE futures SET state = 'queued' WHERE id IN (SELECT future_id FROM future_deps WHERE dep_id = ?)
+	AND +state = 'waiting' AND +class IS NOT NULL
+	AND NOT EXISTS (SELECT 1 FROM future_deps fd CROSS JOIN futures g ON g.id = fd.dep_id WHERE fd.future_id = futures.id AND g.state != 'completed')`
 
 // classOf returns the scheduler of future id's class (nil for a call's
 // future) and its route.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -295,5 +296,31 @@ func TestScheduledInterruptionRules(t *testing.T) {
 	}
 	if len(gates) != 1 || gates[0] != block {
 		t.Fatalf("open UNKNOWNs after the restart: %v, want only %s", gates, block)
+	}
+}
+
+// TestScheduledQueriesUseTheirIndexes: what runs on every completion and
+// every scheduling turn reaches a future's own dependents and a class's
+// queued futures through their indexes, never through every waiting or
+// queued future (a 1000-job chain holds 999 waiting ones).
+func TestScheduledQueriesUseTheirIndexes(t *testing.T) {
+	f := newScheduleFixture(t, 1)
+	for _, tc := range []struct {
+		query, index string
+		args         []any
+	}{
+		{dependentsQuery, "future_deps_dep", []any{"fut_x"}},
+		{releaseQuery, "future_deps_dep", []any{"fut_x"}},
+		{dueQuery, "futures_due", []any{"job", 0, 1}},
+		{nextDueQuery, "futures_due", []any{"job", 0}},
+	} {
+		plan, err := f.db.QueryPlan(context.Background(), tc.query, tc.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := strings.Join(plan, "; ")
+		if !strings.Contains(p, "INDEX "+tc.index) || strings.Contains(p, "futures_state") {
+			t.Errorf("%s\nplan %q: want %s, never futures_state", tc.query, p, tc.index)
+		}
 	}
 }

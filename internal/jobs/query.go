@@ -83,9 +83,21 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// row reads job id (of any conversation).
-func (q *Queue) row(ctx context.Context, db querier, id string) (*jobRow, error) {
-	return scanJob(db.QueryRowContext(ctx, `SELECT `+jobCols+jobFrom+`WHERE f.id = ?`, id))
+const rowQuery = `SELECT ` + jobCols + jobFrom + `WHERE f.id = ?`
+
+// row reads job id (of any conversation) in tx.
+func (q *Queue) row(ctx context.Context, tx querier, id string) (*jobRow, error) {
+	return scanJob(tx.QueryRowContext(ctx, rowQuery, id))
+}
+
+// read reads job id (of any conversation) through the reader's prepared
+// statement: every run, end and wait reads it.
+func (q *Queue) read(ctx context.Context, id string) (*jobRow, error) {
+	st, err := q.DB.ReadStmt(ctx, rowQuery)
+	if err != nil {
+		return nil, err
+	}
+	return scanJob(st.QueryRowContext(ctx, id))
 }
 
 // Get returns job id of route.
@@ -93,14 +105,18 @@ func (q *Queue) Get(ctx context.Context, route, id string) (*Job, error) {
 	if !ids.Valid("job", id) {
 		return nil, fmt.Errorf("%w: %s", ErrNoJob, id)
 	}
-	r, err := q.row(ctx, q.DB.R, id)
+	r, err := q.read(ctx, id)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && r.route != route) {
 		return nil, fmt.Errorf("%w: %s", ErrNoJob, id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read job %s: %w", id, err)
 	}
-	rows, err := q.DB.R.QueryContext(ctx, `SELECT dep_id FROM future_deps WHERE future_id = ? ORDER BY rowid`, id)
+	st, err := q.DB.ReadStmt(ctx, `SELECT dep_id FROM future_deps WHERE future_id = ? ORDER BY rowid`)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("read dependencies of %s: %w", id, err)
 	}

@@ -27,7 +27,7 @@ type runner struct{ q *Queue }
 // directory and environment, bounded like machine.exec. A time-out or a
 // non-zero exit fails the job (with its result).
 func (r runner) Run(ctx context.Context, call *primitive.Call) (any, error) {
-	j, err := r.q.row(ctx, r.q.DB.R, call.FutureID)
+	j, err := r.q.read(ctx, call.FutureID)
 	if err != nil {
 		return nil, primitive.Failed("internal", "read job %s: %v", call.FutureID, err)
 	}
@@ -47,7 +47,7 @@ func (r runner) Run(ctx context.Context, call *primitive.Call) (any, error) {
 // Ended sets env.Result to the job as it is once it ended as env says, and
 // returns the update of its row.
 func (r runner) Ended(ctx context.Context, id string, env *dispatch.Envelope, res any) (func(context.Context, *sql.Tx) error, error) {
-	j, err := r.q.row(ctx, r.q.DB.R, id)
+	j, err := r.q.read(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("read job %s: %w", id, err)
 	}
