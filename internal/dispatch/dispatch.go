@@ -3,7 +3,10 @@
 // finishes within the inline budget answers directly and leaves no durable
 // trace beyond its side effects; a slower or detached call becomes a
 // durable future whose terminal result is queued in its conversation's
-// mailbox and piggybacked on that conversation's later responses.
+// mailbox and piggybacked on that conversation's later responses. Durable
+// jobs are futures of this one engine too, admitted as scheduled work of a
+// class (schedule.go): a due time, the class's own slots, counted attempts
+// and an interruption rule are options of a future, not a second engine.
 package dispatch
 
 import (

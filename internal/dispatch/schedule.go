@@ -418,7 +418,10 @@ func (c *classState) claim(now int64, n int) ([]claimed, error) {
 // parks it for a permit or refuses it as the gate decides, journals and
 // runs it, and records its end. When Hearth is shutting down and the run
 // was stopped for that reason, nothing is recorded: the future stays
-// running and the next start applies its interruption rule.
+// running and the next start applies its interruption rule. The gate is
+// gate's without two steps that belong to a client's call: command-id
+// replay (an attempt's command id is the engine's, never a client's) and
+// the observing gates (an attempt is no call of the conversation's).
 func (c *classState) run(s claimed) {
 	d, a := c.d, s.a
 	defer d.wg.Done()
