@@ -164,7 +164,11 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		configPath: opts.ConfigPath, ready: make(chan struct{}),
 	}
 	exec := newMachine(cfg, arts, cfg.MaxConcurrentExec, opts.Version, a.status)
-	a.Jobs = a.newJobs(cfg, newMachine(cfg, arts, cfg.MaxConcurrentJobs, "", nil), arrivals)
+	a.Jobs = a.newJobs(cfg, newMachine(cfg, arts, cfg.MaxConcurrentJobs, "", nil))
+	jobClass, err := a.Jobs.EngineClass()
+	if err != nil {
+		return nil, err
+	}
 
 	var specs []*primitive.Spec
 	specs = append(specs, exec.Specs()...)
@@ -172,7 +176,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	specs = append(specs, arts.Specs()...)
 	specs = append(specs, a.Jobs.Specs()...)
 	specs = append(specs, ui.Specs()...)
-	specs = append(specs, control.EStopSpec(gov, a.Jobs))
+	specs = append(specs, control.EStopSpec(gov))
 	specs = append(specs, gov.Specs()...)
 	// Recipes offer the step primitives registered with everything else.
 	base, err := primitive.NewRegistry(specs...)
@@ -192,13 +196,14 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		Arrivals:        arrivals,
 		MaxArrivals:     cfg.MaxArrivalsPerResponse,
 		MaxArrivalBytes: cfg.MaxArrivalBytes,
+		Classes:         []dispatch.Class{jobClass},
 	})
 	if err != nil {
 		return nil, err
 	}
 	// The operator's decisions are recorded by the governor and carried out
 	// on the engines: built over both.
-	if a.Operator, err = control.New(gov, a.Dispatcher, a.Jobs, log); err != nil {
+	if a.Operator, err = control.New(gov, a.Dispatcher, log); err != nil {
 		return nil, err
 	}
 
@@ -399,11 +404,6 @@ func (a *App) Serve(ctx context.Context) error {
 		stopAll()
 		return startup(err)
 	}
-	if err := a.Jobs.Start(ctx); err != nil {
-		stopAll()
-		return startup(err)
-	}
-	stops = append(stops, a.Jobs.Stop)
 	a.Operator.Start(ctx) // the permit expiry loop
 	stops = append(stops, a.Operator.Stop)
 	a.Runs.Start(ctx)

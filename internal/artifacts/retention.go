@@ -54,7 +54,7 @@ const orphanGrace = time.Hour
 // awaiting the operator, and an open run (its checkpoint and its
 // continuations' prompts), which a later conversation resumes from. Each
 // reads through an index, a partial one that holds only live rows where the
-// table keeps its finished history (migrations 0004, 0006, 0010), so none
+// table keeps its finished history (migrations 0006, 0010, 0014), so none
 // of them reads the finished history.
 var liveQueries = []string{
 	`SELECT r.payload FROM arrivals r LEFT JOIN cursors c ON c.route = r.route
@@ -64,8 +64,9 @@ var liveQueries = []string{
 	// dependencies, never through all of future_deps.
 	`SELECT COALESCE(g.result, '') FROM futures f CROSS JOIN future_deps d ON d.future_id = f.id CROSS JOIN futures g ON g.id = d.dep_id
 		WHERE f.finished_at IS NULL`,
-	`SELECT j.args, j.env, COALESCE(j.result, '') FROM jobs j WHERE j.state = 'queued'
-		UNION ALL SELECT j.args, j.env, COALESCE(j.result, '') FROM jobs j WHERE j.state = 'running'`,
+	// A durable job is a future (its class 'job'); its own row holds its
+	// command line and exec result.
+	`SELECT j.args, j.env, COALESCE(j.result, '') FROM futures f CROSS JOIN jobs j ON j.id = f.id WHERE f.finished_at IS NULL`,
 	`SELECT p.input FROM permits p WHERE p.state = 'pending'`,
 	`SELECT r.objective, r.acceptance_criteria, r.summary, r.next_actions, r.pending_task_ids FROM runs r WHERE r.state = 'open'`,
 	`SELECT c.prompt, COALESCE(c.command, '') FROM runs r JOIN continuations c ON c.run_id = r.id WHERE r.state = 'open'`,

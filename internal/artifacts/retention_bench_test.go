@@ -45,9 +45,13 @@ func fillHistory(tb testing.TB, db *store.DB) (liveRefs []string) {
 				}
 			}
 			prev = f
-			if err := ex(`INSERT INTO jobs(id, route, command, args, timeout_ms, run_at, on_interrupt, state, created_at, result, finished_at)
-				VALUES (?, 'conv', 'x', ?, 1, 0, 'requeue', 'completed', ?, ?, ?)`,
-				ids.New("job"), `["`+pad+`"]`, i, `{"stdout":{"artifact":{"id":"`+ids.New("art")+`"}},"pad":"`+pad+`"}`, i+1); err != nil {
+			job := ids.New("job")
+			if err := ex(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at, finished_at, class, run_at, on_interrupt)
+				VALUES (?, 'conv', 'task.submit', '{}', '', 'completed', ?, ?, 'job', 0, 'requeue')`, job, i, i+1); err != nil {
+				return err
+			}
+			if err := ex(`INSERT INTO jobs(id, command, args, timeout_ms, result) VALUES (?, 'x', ?, 1, ?)`,
+				job, `["`+pad+`"]`, `{"stdout":{"artifact":{"id":"`+ids.New("art")+`"}},"pad":"`+pad+`"}`); err != nil {
 				return err
 			}
 		}
@@ -66,8 +70,12 @@ func fillHistory(tb testing.TB, db *store.DB) (liveRefs []string) {
 			if err := ex(`INSERT INTO future_deps(future_id, dep_id) VALUES (?, ?)`, w, dep); err != nil {
 				return err
 			}
-			if err := ex(`INSERT INTO jobs(id, route, command, args, timeout_ms, run_at, on_interrupt, state, created_at)
-				VALUES (?, 'conv', 'x', ?, 1, 0, 'requeue', 'queued', 0)`, ids.New("job"), `["`+ref()+`"]`); err != nil {
+			job := ids.New("job")
+			if err := ex(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at, class, run_at, on_interrupt)
+				VALUES (?, 'conv', 'task.submit', '{}', '', 'queued', 0, 'job', 0, 'requeue')`, job); err != nil {
+				return err
+			}
+			if err := ex(`INSERT INTO jobs(id, command, args, timeout_ms) VALUES (?, 'x', ?, 1)`, job, `["`+ref()+`"]`); err != nil {
 				return err
 			}
 			if err := ex(`INSERT INTO permits(id, route, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at)

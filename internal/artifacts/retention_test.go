@@ -100,9 +100,10 @@ func TestPruneKeepsWhatIsAlive(t *testing.T) {
 	// does not.
 	runningJob := old("running job", true)
 	doneJob := old("finished job", false)
-	exec(`INSERT INTO jobs(id, route, command, args, timeout_ms, run_at, on_interrupt, state, created_at) VALUES ('job_r', 'conv', 'x', ?, 1, 0, 'requeue', 'running', 0)`,
-		`["`+runningJob.ID+`"]`)
-	exec(`INSERT INTO jobs(id, route, command, args, timeout_ms, run_at, on_interrupt, state, created_at, result) VALUES ('job_d', 'conv', 'x', '[]', 1, 0, 'requeue', 'completed', 0, ?)`,
+	exec(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at, class, run_at, on_interrupt) VALUES ('job_r', 'conv', 'task.submit', '{}', '', 'running', 0, 'job', 0, 'requeue')`)
+	exec(`INSERT INTO jobs(id, command, args, timeout_ms) VALUES ('job_r', 'x', ?, 1)`, `["`+runningJob.ID+`"]`)
+	exec(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at, finished_at, class, run_at, on_interrupt) VALUES ('job_d', 'conv', 'task.submit', '{}', '', 'completed', 0, 1, 'job', 0, 'requeue')`)
+	exec(`INSERT INTO jobs(id, command, args, timeout_ms, result) VALUES ('job_d', 'x', '[]', 1, ?)`,
 		`{"stdout":{"artifact":{"id":"`+doneJob.ID+`"}}}`)
 
 	// Files: an old orphan blob and a stale temporary file go; a fresh
@@ -163,7 +164,6 @@ func TestPruneKeepsWhatIsAlive(t *testing.T) {
 	// Once the references are gone, the next pass takes the rest.
 	exec(`UPDATE cursors SET acked_seq = 2`)
 	exec(`UPDATE futures SET state = 'completed', finished_at = 1 WHERE finished_at IS NULL`)
-	exec(`UPDATE jobs SET state = 'completed'`)
 	exec(`UPDATE runs SET state = 'closed', closed_at = 1`)
 	exec(`UPDATE permits SET state = 'denied'`)
 	rep, err = s.Prune(ctx, now.Add(-30*24*time.Hour))

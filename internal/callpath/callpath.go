@@ -32,6 +32,16 @@ type Admission struct {
 	// Approved is set when the operator approved a permit for exactly this
 	// input; Admit then skips the permit requirement (but not the e-stop).
 	Approved bool
+	// Scheduled marks one attempt of a scheduled future (a durable job's
+	// run), admitted when it comes due. Its named differences from a fresh
+	// call: an approved permit of Parent (the command that queued it, whose
+	// input the operator saw) or of this attempt's own command id and input
+	// covers it; an UNKNOWN opened by another future of the same Parent does
+	// not refuse it (a job that needs what a sibling changed says so with a
+	// dependency); and a run the engine stopped on purpose (task.cancel, the
+	// e-stop's hold) ends cancelled, a known outcome, not an UNKNOWN.
+	Scheduled bool
+	Parent    string
 }
 
 // SideEffecting reports whether the primitive is journaled: every

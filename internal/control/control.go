@@ -2,7 +2,7 @@
 // Governance (internal/govern) records each decision — a permit approved,
 // denied or expired, an e-stop, a resumed queue — and returns what it
 // leaves to do; it never holds the engines. control holds them (the
-// dispatcher and the job queue) and does it: it releases approved parked
+// dispatcher, whose job class is the durable job queue) and does it: it releases approved parked
 // work and settles refused work, stops running work when the e-stop
 // latches, and wakes the queue on resume. It also runs the permit expiry
 // loop and, at start-up, carries out the decisions a previous process
@@ -14,7 +14,6 @@ package control
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"log/slog"
 	"time"
@@ -31,7 +30,6 @@ type Operator struct {
 	gov    *govern.Governor
 	rec    *govern.Operator
 	engine *dispatch.Dispatcher
-	jobs   *jobs.Queue
 	log    *slog.Logger
 
 	stopLoop context.CancelFunc
@@ -40,19 +38,17 @@ type Operator struct {
 
 // New builds the operator's API over gov and the engines it carries
 // decisions out on. Each part is required.
-func New(gov *govern.Governor, engine *dispatch.Dispatcher, q *jobs.Queue, log *slog.Logger) (*Operator, error) {
+func New(gov *govern.Governor, engine *dispatch.Dispatcher, log *slog.Logger) (*Operator, error) {
 	switch {
 	case gov == nil:
 		return nil, errors.New("build the operator's controls: a governor is required")
 	case engine == nil:
 		return nil, errors.New("build the operator's controls: a dispatcher is required")
-	case q == nil:
-		return nil, errors.New("build the operator's controls: a job queue is required")
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Operator{gov: gov, rec: &govern.Operator{G: gov}, engine: engine, jobs: q, log: log}, nil
+	return &Operator{gov: gov, rec: &govern.Operator{G: gov}, engine: engine, log: log}, nil
 }
 
 // Approve approves a pending permit once and releases the parked work,
@@ -81,7 +77,7 @@ func (o *Operator) EStop(ctx context.Context, operator, reason string) error {
 	if err := o.rec.EStop(ctx, operator, reason); err != nil {
 		return err
 	}
-	halt(o.engine, o.jobs)
+	halt(o.engine)
 	return nil
 }
 
@@ -91,7 +87,7 @@ func (o *Operator) ResumeQueue(ctx context.Context, operator string) error {
 	if err := o.rec.ResumeQueue(ctx, operator); err != nil {
 		return err
 	}
-	o.jobs.Resume()
+	o.engine.Resume(jobs.Class)
 	return nil
 }
 
@@ -157,28 +153,14 @@ func (o *Operator) Recover(ctx context.Context) error {
 	return nil
 }
 
-// carryOut does what d leaves to do to the work parked for its permit: a
-// job's parked run goes back to the queue or is blocked there; a future
-// is released to run once or settled blocked.
+// carryOut does what d leaves to do to the future parked for its permit
+// (a durable job's attempt is one): release it to run once, or settle it
+// blocked.
 func (o *Operator) carryOut(ctx context.Context, d govern.Decision) error {
-	if !govern.IsJobRun(d.FutureID) {
-		if d.Approved() {
-			return o.engine.ReleaseApproved(ctx, d.FutureID)
-		}
-		o.engine.Settle(d.FutureID, d.Envelope())
-		return nil
+	if d.Approved() {
+		return o.engine.ReleaseApproved(ctx, d.FutureID)
 	}
-	ctx = context.WithoutCancel(ctx)
-	err := o.gov.DB.InTx(ctx, func(tx *sql.Tx) error {
-		if d.Approved() {
-			return o.jobs.ReleaseTx(ctx, tx, d.FutureID)
-		}
-		return o.jobs.RefuseTx(ctx, tx, d.FutureID, d.Refusal)
-	})
-	if err != nil {
-		return err
-	}
-	o.jobs.Changed(d.FutureID) // the queue runs a released job, admitted again, once
+	o.engine.Settle(d.FutureID, d.Envelope())
 	return nil
 }
 

@@ -19,15 +19,14 @@ func TestNewRequiresEveryPart(t *testing.T) {
 		part string
 		new  func() (*control.Operator, error)
 	}{
-		{"governor", func() (*control.Operator, error) { return control.New(nil, a.Dispatcher, a.Jobs, nil) }},
-		{"dispatcher", func() (*control.Operator, error) { return control.New(a.Gov, nil, a.Jobs, nil) }},
-		{"job queue", func() (*control.Operator, error) { return control.New(a.Gov, a.Dispatcher, nil, nil) }},
+		{"governor", func() (*control.Operator, error) { return control.New(nil, a.Dispatcher, nil) }},
+		{"dispatcher", func() (*control.Operator, error) { return control.New(a.Gov, nil, nil) }},
 	} {
 		if _, err := tc.new(); err == nil || !strings.Contains(err.Error(), tc.part) {
 			t.Errorf("controls without a %s: %v", tc.part, err)
 		}
 	}
-	if _, err := control.New(a.Gov, a.Dispatcher, a.Jobs, nil); err != nil {
+	if _, err := control.New(a.Gov, a.Dispatcher, nil); err != nil {
 		t.Fatalf("controls over every part: %v", err)
 	}
 }

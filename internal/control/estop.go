@@ -18,19 +18,19 @@ import (
 // EStopJobReason is what a job killed by the e-stop reports.
 const EStopJobReason = "cancelled by the e-stop; its process tree was killed"
 
-// halt stops what runs when the e-stop latches: the job queue is held (its
-// running jobs' process trees killed, nothing started until the operator
-// resumes it) and the dispatcher's running calls are cancelled.
-func halt(engine *dispatch.Dispatcher, q *jobs.Queue) {
-	q.Hold(EStopJobReason)
+// halt stops what runs when the e-stop latches: the engine's job class is
+// held (its running jobs' process trees killed, nothing started until the
+// operator resumes it) and the dispatcher's running calls are cancelled.
+func halt(engine *dispatch.Dispatcher) {
+	engine.Hold(jobs.Class, EStopJobReason)
 	engine.CancelRunning(dispatch.ErrEStop)
 }
 
 // EStopSpec is machine.estop, the model's emergency stop: a trusted stop
 // that needs no permit and works in every mode. It latches through gov
 // and stops running work through the dispatcher running the call
-// (dispatch.WithEngine) and the job queue q.
-func EStopSpec(gov *govern.Governor, q *jobs.Queue) *primitive.Spec {
+// (dispatch.WithEngine), its job class included.
+func EStopSpec(gov *govern.Governor) *primitive.Spec {
 	return &primitive.Spec{Tool: "machine", Operation: "estop", Risk: primitive.RiskControl, Inline: true,
 		Summary: "emergency stop: refuse every non-read call and kill running work until the human operator resets it. Always allowed.",
 		Fields:  []primitive.Field{{Name: "reason", Type: primitive.TString, Desc: "Why the stop was triggered (shown to the operator)."}},
@@ -40,7 +40,7 @@ func EStopSpec(gov *govern.Governor, q *jobs.Queue) *primitive.Spec {
 			if err := gov.Latch(context.WithoutCancel(ctx), "model", in.Reason); err != nil {
 				return nil, primitive.Failed("estop_failed", "%v", err)
 			}
-			halt(e, q)
+			halt(e)
 			return map[string]any{"latched": true, "reason": in.Reason, "reset": "only the operator can reset it (control panel or `hearth-tray safety reset`)"}, nil
 		})}
 }

@@ -338,11 +338,17 @@ func (d *Dispatcher) insertSettled(ctx context.Context, id string, req Request, 
 	})
 }
 
+// dependentsQuery finds the waiting dependents of a future. CROSS JOIN
+// keeps the order, from the future's few dependents to their rows: through
+// futures_state it would read every waiting future (a 1000-job chain holds
+// 999) on every completion.
+const dependentsQuery = `SELECT fd.future_id FROM future_deps fd CROSS JOIN futures f ON f.id = fd.future_id
+	WHERE fd.dep_id = ? AND f.state = 'waiting'`
+
 // releaseDependents releases the waiting futures that depend on id. It is
 // called when id settles.
 func (d *Dispatcher) releaseDependents(id string) {
-	waiting, err := d.ids(`SELECT fd.future_id FROM future_deps fd JOIN futures f ON f.id = fd.future_id
-		WHERE fd.dep_id = ? AND f.state = 'waiting'`, id)
+	waiting, err := d.ids(dependentsQuery, id)
 	if err != nil {
 		if d.ctx.Err() == nil {
 			d.Log.Error("find dependents", "future", id, "err", err)
@@ -354,9 +360,13 @@ func (d *Dispatcher) releaseDependents(id string) {
 	}
 }
 
-// ids reads the one-column id rows of query.
+// ids reads the one-column id rows of query (prepared once).
 func (d *Dispatcher) ids(query string, args ...any) ([]string, error) {
-	rows, err := d.DB.R.QueryContext(d.ctx, query, args...)
+	st, err := d.DB.ReadStmt(d.ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(d.ctx, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -380,8 +390,19 @@ func (d *Dispatcher) recoverWaiting() {
 		d.Log.Error("find waiting futures", "err", err)
 		return
 	}
+	scheduled, err := d.ids(`SELECT id FROM futures WHERE state = 'waiting' AND class IS NOT NULL`)
+	if err != nil {
+		d.Log.Error("find waiting futures", "err", err)
+		return
+	}
+	isScheduled := map[string]bool{}
+	for _, id := range scheduled {
+		isScheduled[id] = true
+	}
 	for _, w := range waiting {
-		if d.tryRelease(w) {
+		// A scheduled future depends only on futures of its class, whose
+		// every end releases their dependents: it needs no watcher.
+		if d.tryRelease(w) || isScheduled[w] {
 			continue
 		}
 		deps, _, err := d.depStates(w)
@@ -431,8 +452,12 @@ type depState struct {
 }
 
 func (d *Dispatcher) depStates(id string) ([]depState, bool, error) {
-	rows, err := d.DB.R.QueryContext(d.ctx, `SELECT f.id, f.state, f.result FROM future_deps fd JOIN futures f ON f.id = fd.dep_id
-		WHERE fd.future_id = ? ORDER BY f.created_at, f.id`, id)
+	st, err := d.DB.ReadStmt(d.ctx, `SELECT f.id, f.state, f.result FROM future_deps fd JOIN futures f ON f.id = fd.dep_id
+		WHERE fd.future_id = ? ORDER BY f.created_at, f.id`)
+	if err != nil {
+		return nil, false, err
+	}
+	rows, err := st.QueryContext(d.ctx, id)
 	if err != nil {
 		return nil, false, err
 	}
@@ -455,10 +480,12 @@ func (d *Dispatcher) depStates(id string) ([]depState, bool, error) {
 // Concurrent calls are safe: only one moves the future out of waiting.
 func (d *Dispatcher) tryRelease(id string) bool {
 	var route, prim, input string
-	var cmd sql.NullString
+	var cmd, class sql.NullString
 	var state string
-	err := d.DB.R.QueryRowContext(d.ctx, `SELECT route, primitive, input, command_id, state FROM futures WHERE id = ?`, id).
-		Scan(&route, &prim, &input, &cmd, &state)
+	st, err := d.DB.ReadStmt(d.ctx, `SELECT route, primitive, input, command_id, state, class FROM futures WHERE id = ?`)
+	if err == nil {
+		err = st.QueryRowContext(d.ctx, id).Scan(&route, &prim, &input, &cmd, &state, &class)
+	}
 	if err != nil {
 		if d.ctx.Err() == nil {
 			d.Log.Error("read waiting future", "future", id, "err", err)
@@ -475,6 +502,9 @@ func (d *Dispatcher) tryRelease(id string) bool {
 	}
 	if !all {
 		return false
+	}
+	if class.Valid {
+		return d.releaseScheduled(d.classes[class.String], id, route, prim, deps)
 	}
 	blocked := func(e *primitive.Error) bool {
 		env := ErrorEnvelope(prim, e)
@@ -586,4 +616,32 @@ func (d *Dispatcher) storedEnvelope(dep depState) (any, error) {
 		return nil, err
 	}
 	return DecodeJSON(full)
+}
+
+// releaseScheduled settles or queues the waiting scheduled future id, all
+// of whose dependencies settled: blocked, in its class's words, by the
+// first one that did not complete; otherwise queued for its scheduler.
+// Its input holds no references to resolve.
+func (d *Dispatcher) releaseScheduled(c *classState, id, route, prim string, deps []depState) bool {
+	if c == nil {
+		d.Log.Error("release future", "future", id, "err", "its class is not served")
+		return false
+	}
+	for _, dep := range deps {
+		if dep.state != primitive.StateCompleted {
+			env := ErrorEnvelope(prim, c.Runner.DependencyBlocked(d.ctx, dep.id, dep.state))
+			c.settle(id, route, env)
+			return true
+		}
+	}
+	res, err := d.DB.W.ExecContext(context.WithoutCancel(d.ctx), `UPDATE futures SET state = 'queued' WHERE id = ? AND state = 'waiting'`, id)
+	if err != nil {
+		d.Log.Error("release future", "future", id, "err", err)
+		return false
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		d.wake(id)
+		c.wake()
+	}
+	return true
 }

@@ -3,7 +3,10 @@
 // finishes within the inline budget answers directly and leaves no durable
 // trace beyond its side effects; a slower or detached call becomes a
 // durable future whose terminal result is queued in its conversation's
-// mailbox and piggybacked on that conversation's later responses.
+// mailbox and piggybacked on that conversation's later responses. Durable
+// jobs are futures of this one engine too, admitted as scheduled work of a
+// class (schedule.go): a due time, the class's own slots, counted attempts
+// and an interruption rule are options of a future, not a second engine.
 package dispatch
 
 import (
@@ -51,6 +54,9 @@ type Options struct {
 	// MaxArrivals and MaxArrivalBytes bound one response's arrivals.
 	MaxArrivals     int
 	MaxArrivalBytes int
+	// Classes are the kinds of scheduled futures (schedule.go), each with
+	// its own slots and runner.
+	Classes []Class
 }
 
 // New builds a dispatcher complete: nothing is connected afterwards. A
@@ -67,9 +73,14 @@ func New(o Options) (*Dispatcher, error) {
 	if arrivals == nil {
 		arrivals = &Arrivals{Artifacts: o.Artifacts, MaxResultBytes: o.MaxResultBytes, Log: o.Log}
 	}
-	return &Dispatcher{DB: o.DB, Registry: o.Registry, Artifacts: o.Artifacts, Log: o.Log, Gov: o.Gov,
+	d := &Dispatcher{DB: o.DB, Registry: o.Registry, Artifacts: o.Artifacts, Log: o.Log, Gov: o.Gov,
 		Gates: append([]Gate(nil), o.Gates...), Budget: o.Budget, Arrivals: arrivals,
-		MaxArrivals: o.MaxArrivals, MaxArrivalBytes: o.MaxArrivalBytes}, nil
+		MaxArrivals: o.MaxArrivals, MaxArrivalBytes: o.MaxArrivalBytes}
+	var err error
+	if d.classes, err = newClasses(d, o.Classes); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // Dispatcher owns futures and mailboxes. Build it with New; its fields are
@@ -112,6 +123,8 @@ type Dispatcher struct {
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	wakers map[string][]chan struct{} // future id → waiters
+	// classes are the schedulers of scheduled futures, by class name.
+	classes map[string]*classState
 }
 
 // Start prepares the dispatcher: it settles futures left by a previous
@@ -136,6 +149,7 @@ func (d *Dispatcher) Start(ctx context.Context, maxFutures int) error {
 	if err := d.mailbox.open(ctx, d.DB.Path); err != nil {
 		d.Log.Warn("every call reads its mailbox", "err", err)
 	}
+	d.startClasses()
 	return nil
 }
 
@@ -430,8 +444,12 @@ func (d *Dispatcher) ReleaseApproved(ctx context.Context, futureID string) error
 	if err != nil {
 		return fmt.Errorf("read approved future %s: %w", futureID, err)
 	}
+	c, _, err := d.classOf(ctx, futureID)
+	if err != nil {
+		return err
+	}
 	spec, ok := d.Registry.Lookup(prim)
-	if !ok {
+	if !ok && c == nil {
 		d.complete(futureID, route, ErrorEnvelope(prim, primitive.Blocked("unknown_primitive", "primitive %s no longer exists", prim)))
 		return fmt.Errorf("future %s: primitive %s no longer exists", futureID, prim)
 	}
@@ -441,6 +459,12 @@ func (d *Dispatcher) ReleaseApproved(ctx context.Context, futureID string) error
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("future %s is not waiting for a permit (cancelled or settled)", futureID)
+	}
+	if c != nil {
+		// A scheduled future is claimed by its class's scheduler as a new
+		// attempt, which the operator's approval of its input covers.
+		c.wake()
+		return nil
 	}
 	req := Request{Route: route, Spec: spec, Input: json.RawMessage(input), Detach: true, CommandID: cmd.String}
 	d.wg.Add(1)
@@ -454,9 +478,13 @@ func (d *Dispatcher) ReleaseApproved(ctx context.Context, futureID string) error
 // Settle completes a non-terminal future with env (a denied or expired
 // permit). internal/control calls it to carry out such a decision.
 func (d *Dispatcher) Settle(futureID string, env *Envelope) {
-	var route string
-	if err := d.DB.R.QueryRow(`SELECT route FROM futures WHERE id = ?`, futureID).Scan(&route); err != nil {
+	c, route, err := d.classOf(context.Background(), futureID)
+	if err != nil {
 		d.Log.Error("settle future", "future", futureID, "err", err)
+		return
+	}
+	if c != nil {
+		c.settle(futureID, route, env)
 		return
 	}
 	d.complete(futureID, route, env)
@@ -507,12 +535,19 @@ func (d *Dispatcher) neverStarted(ctx context.Context, prim, cmd, id string) (bo
 // recover settles futures a previous process left behind. A running
 // future whose primitive provably never started is queued again (it runs
 // now, like every queued future, admitted afresh); every other running
-// future was interrupted and becomes blocked with outcome unknown.
+// future was interrupted: a scheduled one follows its interruption rule
+// (recoverClass), a call's future becomes blocked with outcome unknown.
+// Queued scheduled futures need nothing: their scheduler finds them.
 func (d *Dispatcher) recover(ctx context.Context) error {
 	if err := d.reofferAfterRestart(ctx); err != nil {
 		return err
 	}
-	rows, err := d.DB.R.QueryContext(ctx, `SELECT id, route, primitive, COALESCE(command_id, '') FROM futures WHERE state = 'running'`)
+	for _, c := range d.classes {
+		if err := d.recoverClass(ctx, c); err != nil {
+			return err
+		}
+	}
+	rows, err := d.DB.R.QueryContext(ctx, `SELECT id, route, primitive, COALESCE(command_id, '') FROM futures WHERE state = 'running' AND class IS NULL`)
 	if err != nil {
 		return fmt.Errorf("find interrupted futures: %w", err)
 	}
@@ -550,7 +585,7 @@ func (d *Dispatcher) recover(ctx context.Context) error {
 			return err
 		}
 	}
-	rows, err = d.DB.R.QueryContext(ctx, `SELECT id, route, primitive, input, COALESCE(command_id, '') FROM futures WHERE state = 'queued' ORDER BY created_at`)
+	rows, err = d.DB.R.QueryContext(ctx, `SELECT id, route, primitive, input, COALESCE(command_id, '') FROM futures WHERE state = 'queued' AND class IS NULL ORDER BY created_at`)
 	if err != nil {
 		return fmt.Errorf("find queued futures: %w", err)
 	}
@@ -588,6 +623,7 @@ type Future struct {
 	CreatedAt  time.Time       `json:"created_at"`
 	FinishedAt *time.Time      `json:"finished_at,omitempty"`
 	route      string
+	class      string // of a scheduled future
 }
 
 // ErrNoFuture is returned for an unknown future or one of another
@@ -601,8 +637,10 @@ func (d *Dispatcher) GetFuture(ctx context.Context, route, id string) (Future, e
 	var outcome, result sql.NullString
 	var created int64
 	var finished sql.NullInt64
-	err := d.DB.R.QueryRowContext(ctx, `SELECT id, route, primitive, state, detached, outcome, result, created_at, finished_at FROM futures WHERE id = ?`, id).
-		Scan(&f.ID, &f.route, &f.Primitive, &f.State, &det, &outcome, &result, &created, &finished)
+	var class sql.NullString
+	err := d.DB.R.QueryRowContext(ctx, `SELECT id, route, primitive, state, detached, outcome, result, created_at, finished_at, class FROM futures WHERE id = ?`, id).
+		Scan(&f.ID, &f.route, &f.Primitive, &f.State, &det, &outcome, &result, &created, &finished, &class)
+	f.class = class.String
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && f.route != route) {
 		return Future{}, fmt.Errorf("%w: %s", ErrNoFuture, id)
 	}

@@ -9,5 +9,5 @@ func (f Future) Route() string { return f.route }
 // without their results. It is for the operator's control panel, which
 // sees all conversations; tools use ListFutures, scoped to their own.
 func (d *Dispatcher) ListAllFutures(ctx context.Context, limit int) ([]Future, error) {
-	return d.listFutures(ctx, "list all futures", "", limit)
+	return d.listFutures(ctx, "list all futures", "WHERE class IS NULL", limit)
 }

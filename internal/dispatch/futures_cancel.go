@@ -28,19 +28,38 @@ func (d *Dispatcher) CancelQueued(ctx context.Context, route, id string) (Future
 		return Future{}, err
 	}
 	if f.State == "queued" || f.State == StateWaiting || f.State == "permit" {
-		env, _ := json.Marshal(&Envelope{State: primitive.StateCancelled, Primitive: f.Primitive, FutureID: id,
-			Error: &ErrorBody{Code: "cancelled", Message: "cancelled by task.cancel before it started"}})
-		res, err := d.DB.W.ExecContext(context.WithoutCancel(ctx),
-			`UPDATE futures SET state = 'cancelled', result = ?, finished_at = ? WHERE id = ? AND route = ? AND state IN ('queued', 'waiting', 'permit')`,
-			string(env), time.Now().UnixMilli(), id, route)
+		wctx := context.WithoutCancel(ctx)
+		cancelled := &Envelope{State: primitive.StateCancelled, Primitive: f.Primitive, FutureID: id,
+			Error: &ErrorBody{Code: "cancelled", Message: "cancelled by task.cancel before it started"}}
+		// A scheduled future's owner records its view in the same commit.
+		var update func(context.Context, *sql.Tx) error
+		if c := d.classes[f.class]; c != nil {
+			if update, err = c.Runner.Ended(wctx, id, cancelled, nil); err != nil {
+				return Future{}, fmt.Errorf("cancel future %s: %w", id, err)
+			}
+		}
+		env, _ := json.Marshal(cancelled)
+		var n int64
+		err := d.DB.InTx(wctx, func(tx *sql.Tx) error {
+			res, err := tx.ExecContext(wctx, `UPDATE futures SET state = 'cancelled', result = ?, finished_at = ? WHERE id = ? AND route = ? AND state IN ('queued', 'waiting', 'permit')`,
+				string(env), time.Now().UnixMilli(), id, route)
+			if err != nil {
+				return err
+			}
+			if n, _ = res.RowsAffected(); n > 0 && update != nil {
+				return update(wctx, tx)
+			}
+			return nil
+		})
 		if err != nil {
 			return Future{}, fmt.Errorf("cancel future %s: %w", id, err)
 		}
-		if n, _ := res.RowsAffected(); n > 0 {
+		if n > 0 {
 			if f.State == "permit" {
 				d.Gov.CancelPermitsOf(ctx, id) // the operator is no longer asked
 			}
 			d.wake(id)
+			d.releaseDependents(id)
 		}
 		if f, err = d.GetFuture(ctx, route, id); err != nil {
 			return Future{}, err
@@ -53,8 +72,9 @@ func (d *Dispatcher) CancelQueued(ctx context.Context, route, id string) (Future
 }
 
 // ListFutures returns route's futures, newest first, without their results.
+// Scheduled futures (jobs) are listed by their owner, with their own view.
 func (d *Dispatcher) ListFutures(ctx context.Context, route string, limit int) ([]Future, error) {
-	return d.listFutures(ctx, "list futures", `WHERE route = ?`, route, limit)
+	return d.listFutures(ctx, "list futures", `WHERE route = ? AND class IS NULL`, route, limit)
 }
 
 // listFutures reads futures matching where (args, then the limit), newest

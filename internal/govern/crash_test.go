@@ -4,6 +4,7 @@ package govern_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -40,14 +41,19 @@ func TestCrashBetweenIntentAndOutcome(t *testing.T) {
 		t.Fatalf("%s", r.Raw)
 	}
 	cmd := r.Get("command_id").(string)
-	j := c.Call("task", map[string]any{"operation": "submit", "job": map[string]any{"command": "sleep", "args": []string{"30"}, "on_interrupt": "block"}})
+	// The job says when its process runs: a job seen running may still be
+	// between its claim and its journaled intent, and one killed there
+	// provably never started, so it is queued again instead of blocked.
+	started := filepath.Join(t.TempDir(), "started")
+	j := c.Call("task", map[string]any{"operation": "submit", "job": map[string]any{"command": "sh",
+		"args": []string{"-c", `touch "$1"; exec sleep 30`, "sh", started}, "on_interrupt": "block"}})
 	jobID, _ := hearthtest.Get(j.Env, "result.jobs.0.id").(string)
 	if jobID == "" {
 		t.Fatalf("submit: %s", j.Raw)
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		g := c.Call("task", map[string]any{"operation": "get", "id": jobID})
-		if g.Get("result.job.state") == "running" {
+		if _, err := os.Stat(started); err == nil && g.Get("result.job.state") == "running" {
 			break
 		}
 		if time.Now().After(deadline) {

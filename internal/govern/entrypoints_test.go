@@ -163,7 +163,7 @@ func (m *matrix) release() {
 	if _, err := m.in.App.DB.W.Exec(`UPDATE settings SET value = 'false' WHERE key = 'queue_held'`); err != nil {
 		m.t.Fatal(err)
 	}
-	m.in.App.Jobs.Resume()
+	m.in.App.Dispatcher.Resume(jobs.Class)
 }
 
 func (m *matrix) waitJob(id string) *jobs.Job {

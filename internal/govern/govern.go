@@ -16,8 +16,9 @@
 // operator-controlled settings; estop.go the latch; policy.go the mode and
 // allow-rules; permits.go permit requests, expiry and the decisions they
 // leave to carry out; journal.go intent, outcome, UNKNOWN and recovery;
-// replay.go command-id replay; jobruns.go the admission of durable jobs'
-// runs; operator.go the operator's decisions.
+// replay.go command-id replay; scheduled.go the named differences of a
+// scheduled future's (a durable job's) runs; operator.go the operator's
+// decisions.
 package govern
 
 import (
@@ -141,13 +142,8 @@ func (g *Governor) Status(ctx context.Context) (Status, error) {
 }
 
 // Admit implements callpath.Governor.
+// An attempt of a scheduled future has the differences scheduled.go names.
 func (g *Governor) Admit(ctx context.Context, a *callpath.Admission) error {
-	return g.admit(ctx, a, "")
-}
-
-// admit is Admit; an UNKNOWN opened by a job of the task.submit command
-// siblingsOf (a job run's own submit) does not refuse the call.
-func (g *Governor) admit(ctx context.Context, a *callpath.Admission, siblingsOf string) error {
 	risk := a.Spec.Risk
 	if risk == primitive.RiskRead || risk == primitive.RiskControl {
 		return nil
@@ -168,9 +164,13 @@ func (g *Governor) admit(ctx context.Context, a *callpath.Admission, siblingsOf 
 	var open string
 	cond, arg := route.Match("route", a.Route)
 	openStmt, err := g.DB.ReadStmt(ctx, `SELECT command_id FROM unknowns WHERE `+cond+` AND reconciled_at IS NULL
-		AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = unknowns.command_id AND j.command_id = ?) ORDER BY created_at LIMIT 1`)
+		AND NOT EXISTS (SELECT 1 FROM futures f WHERE f.id = unknowns.command_id AND f.parent = ?) ORDER BY created_at LIMIT 1`)
 	if err != nil {
 		return err
+	}
+	siblingsOf := ""
+	if a.Scheduled {
+		siblingsOf = a.Parent
 	}
 	err = openStmt.QueryRowContext(ctx, arg, siblingsOf).Scan(&open)
 	if err == nil {
@@ -179,6 +179,11 @@ func (g *Governor) admit(ctx context.Context, a *callpath.Admission, siblingsOf 
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("read unknown outcomes: %w", err)
+	}
+	if a.Scheduled && !a.Approved {
+		if a.Approved, err = g.scheduledApproved(ctx, a); err != nil {
+			return err
+		}
 	}
 	if a.Approved {
 		return nil

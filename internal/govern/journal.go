@@ -60,10 +60,15 @@ func (g *Governor) Begin(ctx context.Context, a *callpath.Admission) error {
 }
 
 // outcomeKind maps an envelope to the ledger's outcome vocabulary.
-func outcomeKind(env *callpath.Envelope) string {
+func outcomeKind(a *callpath.Admission, env *callpath.Envelope) string {
 	switch {
 	case env.State == primitive.StateCompleted:
 		return "receipt"
+	case env.State == primitive.StateCancelled && a.Scheduled:
+		// Stopped on purpose (task.cancel, the e-stop's hold): a scheduled
+		// attempt is never cancelled by a shutdown, which the next start
+		// settles by its interruption rule instead.
+		return "tool_error"
 	case env.State == primitive.StateCancelled:
 		return "unknown"
 	case env.Error != nil && env.Error.Code == "unknown":
@@ -83,7 +88,7 @@ func (g *Governor) Finish(ctx context.Context, tx *sql.Tx, a *callpath.Admission
 	if err != nil {
 		return fmt.Errorf("encode outcome of %s: %w", a.CommandID, err)
 	}
-	kind := outcomeKind(env)
+	kind := outcomeKind(a, env)
 	if _, err := tx.ExecContext(ctx, `UPDATE commands SET state = ?, envelope = ?, finished_at = ? WHERE command_id = ?`,
 		env.State, string(b), g.now().UnixMilli(), a.CommandID); err != nil {
 		return fmt.Errorf("record outcome of %s: %w", a.CommandID, err)
@@ -110,8 +115,8 @@ func (g *Governor) InFlight(ctx context.Context, tx *sql.Tx, a *callpath.Admissi
 }
 
 // OpenUnknownTx records, inside tx, an UNKNOWN outcome for id (a command
-// or job id) that closes route's gate until it is reconciled. The job
-// queue calls it for a run interrupted with on_interrupt "block".
+// or a scheduled future's id) that closes route's gate until it is
+// reconciled.
 func OpenUnknownTx(ctx context.Context, tx *sql.Tx, id, route, prim string, at time.Time) error {
 	return openUnknown(ctx, tx, id, route, prim, at)
 }
@@ -124,30 +129,52 @@ func openUnknown(ctx context.Context, tx *sql.Tx, cmd, route, prim string, at ti
 
 // Recover settles what a previous process left: every command journaled as
 // running gets an `unknown` outcome and closes its conversation's gate.
+// The command of a scheduled future's attempt follows the future's
+// interruption rule instead (the dispatcher's recovery settles the future
+// itself): under "requeue" it is unknown without closing the gate (the
+// future runs again); under "block" the gate is closed naming the future,
+// which task.reconcile settles.
 func (g *Governor) Recover(ctx context.Context) error {
-	type cmd struct{ id, route, prim, fut string }
-	rows, err := g.DB.R.QueryContext(ctx, `SELECT command_id, route, primitive, future_id FROM commands WHERE state = 'running'`)
+	type cmd struct {
+		id, route, prim, fut, class, rule string
+		attempts                          int
+	}
+	rows, err := g.DB.R.QueryContext(ctx, `SELECT c.command_id, c.route, c.primitive, c.future_id, COALESCE(f.class, ''), COALESCE(f.on_interrupt, ''), COALESCE(f.attempts, 0)
+		FROM commands c LEFT JOIN futures f ON f.id = c.future_id AND f.class IS NOT NULL WHERE c.state = 'running'`)
 	cmds, err := collect(rows, err, func(r *sql.Rows) (c cmd, err error) {
-		return c, r.Scan(&c.id, &c.route, &c.prim, &c.fut)
+		return c, r.Scan(&c.id, &c.route, &c.prim, &c.fut, &c.class, &c.rule, &c.attempts)
 	})
 	if err != nil {
 		return fmt.Errorf("find interrupted commands: %w", err)
 	}
 	for _, c := range cmds {
-		if IsJobRun(c.fut) {
-			continue // the job queue's recovery settles it, by on_interrupt
-		}
 		err := g.DB.InTx(ctx, func(tx *sql.Tx) error {
+			msg := "Hearth stopped while this command was running; its outcome is unknown"
+			if c.class != "" {
+				msg = "Hearth stopped while this attempt was running; its outcome is unknown"
+			}
 			env := callpath.Envelope{State: primitive.StateBlocked, Primitive: c.prim, CommandID: c.id,
-				Error: &callpath.ErrorBody{Code: "unknown", Message: "Hearth stopped while this command was running; its outcome is unknown"}}
+				Error: &callpath.ErrorBody{Code: "unknown", Message: msg}}
 			b, _ := json.Marshal(&env)
 			if _, err := tx.ExecContext(ctx, `UPDATE commands SET state = 'unknown', envelope = ?, finished_at = ? WHERE command_id = ?`, string(b), g.now().UnixMilli(), c.id); err != nil {
 				return err
 			}
-			if err := openUnknown(ctx, tx, c.id, c.route, c.prim, g.now()); err != nil {
-				return err
+			data := map[string]any{"command_id": c.id, "outcome": "unknown", "state": "blocked", "interrupted": true}
+			gate := c.id
+			if c.class != "" {
+				// The ledger names the work as task.* does: the job.
+				data[c.class+"_id"], data["route"], data["primitive"], data["attempt"] = c.fut, c.route, c.prim, c.attempts
+				data["action"], gate = "blocked", c.fut
+				if c.rule == "requeue" {
+					data["action"], gate = "requeued", ""
+				}
 			}
-			_, err := g.Ledger.AppendTx(ctx, tx, "outcome", map[string]any{"command_id": c.id, "outcome": "unknown", "state": "blocked", "interrupted": true})
+			if gate != "" {
+				if err := openUnknown(ctx, tx, gate, c.route, c.prim, g.now()); err != nil {
+					return err
+				}
+			}
+			_, err := g.Ledger.AppendTx(ctx, tx, "outcome", data)
 			return err
 		})
 		if err != nil {

@@ -4,7 +4,6 @@ package govern_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"os"
@@ -77,18 +76,12 @@ func TestOutcomeCrashChild(t *testing.T) {
 	// The hooks are set before the calls that start the work reading them.
 	in.App.Dispatcher.AfterFinishHook = func(a *dispatch.Admission) {
 		// The job scenario's submit is journaled too; it crashes in the
-		// job's run instead.
-		if a.CommandID == crashCmd && scenario != "job" {
+		// job's run instead (an attempt of the job's future).
+		if scenario == "job" && a.Scheduled {
 			crashNow(home, a.FutureID)
 		}
-	}
-	if end := in.App.Jobs.EndRun; end != nil {
-		in.App.Jobs.EndRun = func(ctx context.Context, tx *sql.Tx, e jobs.RunEnd) error {
-			if err := end(ctx, tx, e); err != nil {
-				return err
-			}
-			crashNow(home, e.JobID)
-			return nil
+		if a.CommandID == crashCmd && scenario != "job" {
+			crashNow(home, a.FutureID)
 		}
 	}
 	tool, args := crashCall(scenario, in.Root)
@@ -199,7 +192,7 @@ func checkJobAfterCrash(t *testing.T, in *hearthtest.Instance, c *hearthtest.Cli
 	t.Helper()
 	ctx := context.Background()
 	route := mcpserver.Route(map[string]any{"hearth/conversation": crashConv})
-	j, _, err := in.App.Jobs.Wait(ctx, route, jobID, 10*time.Second)
+	j, _, err := in.App.Jobs.Wait(ctx, in.App.Dispatcher, route, jobID, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

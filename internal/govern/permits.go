@@ -15,7 +15,7 @@ import (
 
 // RequestPermit implements callpath.Governor.
 func (g *Governor) RequestPermit(ctx context.Context, a *callpath.Admission) (string, error) {
-	return g.requestPermit(ctx, a, nil)
+	return g.requestPermit(ctx, a)
 }
 
 // ApprovedFuture reports whether the operator approved a permit for
@@ -57,8 +57,7 @@ func (g *Governor) CancelPermitsOf(ctx context.Context, futureID string) {
 // decisions and returns them; it never reaches the engine itself.
 type Decision struct {
 	PermitID string
-	// FutureID is the parked work: a future, or a job whose run was
-	// parked (IsJobRun).
+	// FutureID is the parked future (a durable job's attempt is one too).
 	FutureID  string
 	Primitive string
 	// Refusal is nil for an approval; otherwise it is why the parked call
@@ -83,11 +82,7 @@ func (d Decision) Envelope() *callpath.Envelope {
 func (g *Governor) Parked(ctx context.Context) ([]Decision, error) {
 	rows, err := g.DB.R.QueryContext(ctx, `SELECT f.id, f.primitive, COALESCE(p.id, ''), COALESCE(p.state, '')
 		FROM futures f LEFT JOIN permits p ON p.id = (SELECT id FROM permits WHERE future_id = f.id ORDER BY created_at DESC LIMIT 1)
-		WHERE f.state = 'permit'
-		UNION ALL
-		SELECT j.id, p.primitive, p.id, p.state
-		FROM jobs j JOIN permits p ON p.id = (SELECT id FROM permits WHERE future_id = j.id ORDER BY created_at DESC LIMIT 1)
-		WHERE j.state = 'queued' AND j.waiting > 0 AND p.state IN ('approved', 'denied', 'expired')`)
+		WHERE f.state = 'permit'`)
 	type parked struct{ id, prim, permit, state string }
 	ps, err := collect(rows, err, func(r *sql.Rows) (p parked, err error) { return p, r.Scan(&p.id, &p.prim, &p.permit, &p.state) })
 	if err != nil {

@@ -2,20 +2,22 @@ package jobs_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hearth-dev/hearth/internal/jobs"
+	"github.com/hearth-dev/hearth/internal/machine"
+	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
-// A queue without the shared arrival writer could not tell any
-// conversation that its jobs ended: it refuses to start, naming the
-// missing field. (task.* reports generic futures through the dispatcher
-// running each call, dispatch.WithEngine, which refuses a call outside a
-// dispatcher; the queue holds none.)
-func TestQueueStartRefusedWithoutItsParts(t *testing.T) {
+// A queue without its parts cannot become the engine's job class: the
+// refusal names the missing field. (Its arrivals are the engine's,
+// through the one writer, and it reaches the engine through the calls it
+// serves, dispatch.WithEngine.)
+func TestQueueRefusedWithoutItsParts(t *testing.T) {
 	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -25,15 +27,19 @@ func TestQueueStartRefusedWithoutItsParts(t *testing.T) {
 		field string
 		q     *jobs.Queue
 	}{
-		{"Arrivals", &jobs.Queue{DB: db, MaxConcurrent: 1}},
+		{"DB", &jobs.Queue{Exec: noExec, MaxConcurrent: 1}},
+		{"Exec", &jobs.Queue{DB: db, MaxConcurrent: 1}},
 	} {
-		err := tc.q.Start(context.Background())
+		_, err := tc.q.EngineClass()
 		if err == nil {
-			tc.q.Stop()
-			t.Fatalf("a queue without %s started", tc.field)
+			t.Fatalf("a queue without %s became a class", tc.field)
 		}
 		if !strings.Contains(err.Error(), tc.field) {
 			t.Fatalf("the refusal does not name the missing field %s: %v", tc.field, err)
 		}
 	}
+}
+
+func noExec(context.Context, *primitive.Call, machine.ExecInput) (*machine.ExecResult, error) {
+	return nil, errors.New("not run")
 }

@@ -67,9 +67,9 @@ func benchQueue(b *testing.B, chain bool) {
 			b.Fatalf("submit: %s", r.Text)
 		}
 		for _, id := range ids {
-			j, timedOut, err := in.App.Jobs.Wait(context.Background(), route, id.(string), 5*time.Minute)
+			j, timedOut, err := in.App.Jobs.Wait(context.Background(), in.App.Dispatcher, route, id.(string), 5*time.Minute)
 			for err == nil && !timedOut && !jobs.Terminal(j.State) { // Wait returns on queued → running too
-				j, timedOut, err = in.App.Jobs.Wait(context.Background(), route, id.(string), 5*time.Minute)
+				j, timedOut, err = in.App.Jobs.Wait(context.Background(), in.App.Dispatcher, route, id.(string), 5*time.Minute)
 			}
 			if err != nil || timedOut || j.State != "completed" {
 				b.Fatalf("job %v: %+v %v %v", id, j, timedOut, err)

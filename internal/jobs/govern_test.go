@@ -187,7 +187,7 @@ func TestInterruptionJournaled(t *testing.T) {
 
 	in2 := hearthtest.StartHome(t, home, trusted)
 	// Wait (bounded) rather than Get: recovery runs as Serve starts.
-	blocked, _, err := in2.App.Jobs.Wait(ctx, route, ids[0].(string), 10*time.Second)
+	blocked, _, err := in2.App.Jobs.Wait(ctx, in2.App.Dispatcher, route, ids[0].(string), 10*time.Second)
 	if err != nil || blocked.State != jobs.StateBlocked || blocked.Outcome != jobs.OutcomeUnknown {
 		t.Fatalf("block job after restart: %+v %v", blocked, err)
 	}

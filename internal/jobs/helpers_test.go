@@ -94,23 +94,23 @@ func (e *env) startWith(edit func(*jobs.Queue)) {
 		t.Fatal(err)
 	}
 	e.reg = reg
-	e.d, err = dispatch.New(dispatch.Options{DB: e.db, Registry: reg, Artifacts: arts, Gov: e.governor(), Budget: 100 * time.Millisecond,
-		MaxResultBytes: 64 << 10, MaxArrivals: 1000, MaxArrivalBytes: 4 << 20})
+	if edit != nil {
+		edit(e.q)
+	}
+	class, err := e.q.EngineClass()
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.q.Arrivals = e.d.Arrivals
-	if edit != nil {
-		edit(e.q)
+	e.d, err = dispatch.New(dispatch.Options{DB: e.db, Registry: reg, Artifacts: arts, Gov: e.governor(), Budget: 100 * time.Millisecond,
+		MaxResultBytes: 64 << 10, MaxArrivals: 1000, MaxArrivalBytes: 4 << 20, Classes: []dispatch.Class{class}})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if err := e.d.Start(context.Background(), e.opts.maxFutures); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.q.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	q, d := e.q, e.d
-	t.Cleanup(func() { q.Stop(); d.Stop() })
+	d := e.d
+	t.Cleanup(d.Stop)
 }
 
 // governor is the real governor over e.db (trusted: these tests exercise
@@ -132,7 +132,6 @@ func (e *env) governor() *govern.Governor {
 // restart stops the queue (killing running jobs and leaving them running
 // in the database, as a crash would) and starts a new one.
 func (e *env) restart() {
-	e.q.Stop()
 	e.d.Stop()
 	e.start()
 }
@@ -185,7 +184,7 @@ func (e *env) wait(route, id string) *jobs.Job {
 	e.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		j, timedOut, err := e.q.Wait(context.Background(), route, id, time.Until(deadline))
+		j, timedOut, err := e.q.Wait(context.Background(), e.d, route, id, time.Until(deadline))
 		if err != nil {
 			e.t.Fatalf("wait %s: %v", id, err)
 		}

@@ -1,23 +1,36 @@
 // Package jobs is Hearth's durable job queue, reached through the task
-// tool: executable jobs with delays, dependencies and an interruption rule,
-// kept in SQLite and run by a scheduler that sleeps until the next due time
-// or until something changes (a submit, a completion, a cancel) — there is
-// no polling loop, so an idle queue costs no CPU however many delayed jobs
-// it holds.
+// tool: executable jobs with delays, dependencies and an interruption rule.
 //
-// The database is the source of truth. A job is queued, running, or
-// terminal (completed, failed, blocked, cancelled); every transition is one
-// transaction, and a terminal transition queues the job's arrival in its
-// conversation's mailbox in the same commit. A failed, cancelled or blocked
-// job blocks its queued dependents, transitively, with a reason naming the
-// dependency. At start-up, jobs that were running when Hearth stopped are
-// requeued, or — when submitted with on_interrupt "block" — become blocked
-// with outcome "unknown", because their side effects may be half done.
+// A job is a future of the one durable-work engine (internal/dispatch,
+// schedule.go), of class "job": its id is its future id, its state, due
+// time, attempts, interruptions and interruption rule are the future's,
+// its dependencies are future_deps, each run is an attempt the engine
+// admits through its gate when it comes due (e-stop, policy, allow-rules,
+// permits, the UNKNOWN gate), parks for a permit like any future, journals
+// under its own command id (RunCommandID) with its commands row, and
+// settles by the engine's one recovery; its arrival goes through the one
+// writer. The class has its own slots (max_concurrent_jobs), so queued
+// work never takes the slots of interactive calls or of other futures.
+// This package owns what only a job has — the jobs table keyed by the
+// future id (command, arguments, environment, exit code, exec result, the
+// reason task.* reports) — the submit's validation, the job's runner, and
+// the task tool. The engine's scheduler sleeps until the next due time or
+// a wake-up; there is no polling, so an idle queue costs no CPU however
+// many delayed jobs it holds.
+//
+// A job is queued, running, or terminal (completed, failed, blocked,
+// cancelled); a future waiting for its dependencies or parked for a permit
+// reads queued. A failed, cancelled or blocked job blocks its queued
+// dependents, transitively, with a reason naming the dependency. At
+// start-up, jobs that were running when Hearth stopped are requeued, or —
+// when submitted with on_interrupt "block" — become blocked with outcome
+// "unknown", because their side effects may be half done.
 //
 // Decisions worth knowing:
 //   - attempts counts starts; interruptions counts the starts Hearth
 //     stopped under. A job that completed after one interruption shows
-//     attempts 2, interruptions 1.
+//     attempts 2, interruptions 1. A start parked for a permit, or one a
+//     crash interrupted before its intent was journaled, is not counted.
 //   - task.wait on a job returns when the job's state changes (queued →
 //     running, or it ends) — at once when it has already ended — or with
 //     timed_out true when its bound passes; a caller that wants the end
@@ -27,9 +40,11 @@
 //     the job is recorded blocked, with a reason naming the dependency.
 //   - Every terminal transition queues an arrival (envelope primitive
 //     "task.submit", future_id = the job id), except a queued job the
-//     caller cancelled: the cancel's answer already says so.
+//     caller cancelled: the cancel's answer already says so. A job parked
+//     for a permit when it came due also arrives, pending, naming it.
 //   - Environment values are stored (a queued job needs them after a
-//     restart) but never reported back; only their names are.
+//     restart) but never reported back, journaled or shown in a permit;
+//     only their names are.
 //   - A graceful stop kills running jobs and leaves them running in the
 //     database, so a stop is an interruption exactly like a crash.
 //   - Hold (the e-stop) kills running jobs, recording them cancelled, and
@@ -42,10 +57,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"log/slog"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
@@ -53,6 +64,9 @@ import (
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/store"
 )
+
+// Class is the engine class of jobs (futures.class).
+const Class = "job"
 
 // Job states.
 const (
@@ -66,8 +80,8 @@ const (
 
 // Interruption rules (on_interrupt).
 const (
-	OnInterruptRequeue = "requeue"
-	OnInterruptBlock   = "block"
+	OnInterruptRequeue = dispatch.OnInterruptRequeue
+	OnInterruptBlock   = dispatch.OnInterruptBlock
 )
 
 // OutcomeUnknown marks a job interrupted with on_interrupt "block": it may
@@ -87,243 +101,52 @@ var ErrNoJob = errors.New("no such job in this conversation")
 // context kill the whole process tree.
 type ExecFunc func(ctx context.Context, call *primitive.Call, in machine.ExecInput) (*machine.ExecResult, error)
 
-// RunStart is a due job's run as the queue asks governance to admit it:
-// exactly as a fresh task.submit of that one job would be admitted now.
-type RunStart struct {
-	JobID string
-	Route string
-	// CommandID is the run's own command id (RunCommandID); Submit is the
-	// command id of the task.submit that queued the job.
-	CommandID string
-	Submit    string
-	Attempt   int
-	// Input is what the run executes. Its environment values must never be
-	// journaled or shown; only their names.
-	Input machine.ExecInput
-	// Park records, inside the transaction that asks the operator for a
-	// permit, that the job waits for it (BeginRun then returns *Parked).
-	Park func(ctx context.Context, tx *sql.Tx, permitID string) error
-}
-
-// Parked is BeginRun's answer for a run that waits for the operator's
-// permit: the job is queued again, waiting for PermitID.
-type Parked struct{ PermitID string }
-
-func (p *Parked) Error() string { return "waiting for operator permit " + p.PermitID }
-
 // RunCommandID is the command id of attempt of job id: derived from the
 // job, so one job's runs are one family in the ledger.
-func RunCommandID(jobID string, attempt int) string {
-	return fmt.Sprintf("%s/run%d", jobID, attempt)
-}
+func RunCommandID(jobID string, attempt int) string { return dispatch.RunCommandID(jobID, attempt) }
 
-// RunEnd describes how a journaled run of a job ended.
-type RunEnd struct {
-	JobID string
-	Route string
-	// CommandID is the run's command id; Envelope is the job's terminal
-	// envelope, as its arrival carries it.
-	CommandID string
-	Envelope  *dispatch.Envelope
-	// Result and Err are what the run returned.
-	Result *machine.ExecResult
-	Err    error
-}
-
-// Interruption describes a job found running at start-up.
-type Interruption struct {
-	JobID string
-	Route string
-	// CommandID is the interrupted run's command id.
-	CommandID string
-	Command   string
-	Attempt   int
-	// Requeued is true for on_interrupt "requeue"; false means the job is
-	// now blocked with outcome unknown.
-	Requeued bool
-}
-
-// Queue is the job queue and its scheduler.
+// Queue is the job class of the engine: the submit, the runner and the
+// task tool. Its futures are scheduled by Dispatcher, which is built with
+// EngineClass among its classes.
 type Queue struct {
-	DB *store.DB
-	// Arrivals is the arrival writer every terminal job's envelope goes
-	// through (the one the dispatcher's futures use). Required.
-	Arrivals *dispatch.Arrivals
-	Exec     ExecFunc
-	Log      *slog.Logger
-	// MaxConcurrent is max_concurrent_jobs.
+	DB   *store.DB
+	Exec ExecFunc
+	// MaxConcurrent is max_concurrent_jobs: the class's slots.
 	MaxConcurrent int
 	// DefaultTimeout applies when a job gives no timeout_ms; MaxTimeout
 	// bounds the ones given.
 	DefaultTimeout time.Duration
 	MaxTimeout     time.Duration
-	// Interrupted, when set, is called inside the start-up transaction for
-	// every job that was running when Hearth stopped, so that the
-	// interruption can be journaled in the same commit.
-	Interrupted func(ctx context.Context, tx *sql.Tx, in Interruption) error
-	// BeginRun, when set, admits a run as a fresh call and journals it
-	// before its process starts; a *Parked answer parks the job for a
-	// permit, any other error refuses the run, which ends with that error
-	// and nothing more journaled. EndRun, when set, journals the end of a
-	// run BeginRun journaled, inside the transaction that records the job's
-	// terminal state: a crash leaves both or neither, never a journaled
-	// outcome for a job the next start then treats as interrupted (and
-	// requeues).
-	BeginRun func(ctx context.Context, r RunStart) error
-	EndRun   func(ctx context.Context, tx *sql.Tx, end RunEnd) error
 	// Held, when set, reports whether the operator holds the queue (the
 	// e-stop holds it until the operator resumes it). It is consulted before
 	// anything starts, so a hold survives a restart; Resume wakes the
 	// scheduler when it is released.
 	Held func(ctx context.Context) (bool, error)
-	// OnCancelParked, when set, is told about a queued job cancelled
-	// before it started, so that a permit its run asked for is withdrawn.
-	OnCancelParked func(ctx context.Context, jobID string)
-
-	ctx      context.Context
-	cancel   context.CancelFunc
-	wakeCh   chan struct{}
-	loopDone chan struct{}
-	wg       sync.WaitGroup
-
-	mu       sync.Mutex
-	running  map[string]*runningJob
-	watchers map[string][]chan struct{}
-	// held is set by Hold and cleared by Resume. It is checked under mu
-	// where claimed jobs are registered, so a job either is registered
-	// before Hold (and killed by it) or is not started at all.
-	held bool
-	// refused holds, between a permit's refusal and its commit's Changed,
-	// the dependents the refusal blocked.
-	refused map[string][]string
 }
 
-type runningJob struct {
-	cancel context.CancelFunc
-	// why, when set, says who ended the run on purpose (task.cancel, the
-	// e-stop); a run killed without it was killed by a shutdown.
-	why  atomic.Pointer[string]
-	done chan struct{}
-}
-
-// stop kills the run's process tree, recording why.
-func (rj *runningJob) stop(why string) {
-	rj.why.CompareAndSwap(nil, &why)
-	rj.cancel()
-}
-
-// Start settles jobs a previous process left running and starts the
-// scheduler. Work runs on a context detached from ctx and ends with Stop.
-func (q *Queue) Start(ctx context.Context) error {
-	if q.Arrivals == nil {
-		return errors.New("start the job queue: it has no arrival writer (Arrivals)")
+// EngineClass is the job class as the engine is built with it. It
+// refuses a queue without its parts (DB, Exec), naming the missing field.
+func (q *Queue) EngineClass() (dispatch.Class, error) {
+	switch {
+	case q.DB == nil:
+		return dispatch.Class{}, errors.New("build the job queue: it has no database (DB)")
+	case q.Exec == nil:
+		return dispatch.Class{}, errors.New("build the job queue: it has nothing to run its jobs with (Exec)")
 	}
-	if q.Log == nil {
-		q.Log = slog.New(slog.DiscardHandler)
-	}
-	if q.MaxConcurrent < 1 {
-		q.MaxConcurrent = 1
-	}
-	q.ctx, q.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	q.wakeCh = make(chan struct{}, 1)
-	q.loopDone = make(chan struct{})
-	q.mu.Lock()
-	if q.running == nil {
-		q.running = map[string]*runningJob{}
-	}
-	if q.watchers == nil {
-		q.watchers = map[string][]chan struct{}{}
-	}
-	q.mu.Unlock()
-	if err := q.recover(ctx); err != nil {
-		q.cancel()
-		return err
-	}
-	go q.loop()
-	return nil
-}
-
-// Stop stops scheduling, kills running jobs' process trees and waits for
-// their runners. Those jobs stay running in the database, so the next Start
-// treats them as interrupted, exactly as after a crash.
-func (q *Queue) Stop() {
-	if q.cancel == nil {
-		return
-	}
-	q.cancel()
-	<-q.loopDone
-	q.wg.Wait()
-}
-
-// Hold stops the queue from starting anything and kills the process tree
-// of every running job, which is recorded cancelled with reason (its
-// dependents become blocked). The e-stop calls it; only Resume releases it.
-func (q *Queue) Hold(reason string) {
-	q.mu.Lock()
-	q.held = true
-	var running []*runningJob
-	for _, rj := range q.running {
-		running = append(running, rj)
-	}
-	q.mu.Unlock()
-	for _, rj := range running {
-		rj.stop(reason)
-	}
-}
-
-// Resume releases a Hold and lets due jobs start.
-func (q *Queue) Resume() {
-	q.mu.Lock()
-	q.held = false
-	q.mu.Unlock()
-	q.wake()
-}
-
-// wake nudges the scheduler; it never blocks.
-func (q *Queue) wake() {
-	select {
-	case q.wakeCh <- struct{}{}:
-	default:
-	}
-}
-
-// watch returns a channel closed when job id next changes state.
-func (q *Queue) watch(id string) (<-chan struct{}, func()) {
-	ch := make(chan struct{})
-	q.mu.Lock()
-	if q.watchers == nil {
-		q.watchers = map[string][]chan struct{}{}
-	}
-	q.watchers[id] = append(q.watchers[id], ch)
-	q.mu.Unlock()
-	return ch, func() {
-		q.mu.Lock()
-		defer q.mu.Unlock()
-		ws := q.watchers[id]
-		for i, w := range ws {
-			if w == ch {
-				q.watchers[id] = append(ws[:i], ws[i+1:]...)
-				break
-			}
+	return dispatch.Class{Name: Class, Slots: q.MaxConcurrent, Runner: runner{q}, Held: func(ctx context.Context) (bool, error) {
+		if q.Held == nil {
+			return false, nil
 		}
-		if len(q.watchers[id]) == 0 {
-			delete(q.watchers, id)
-		}
-	}
+		return q.Held(ctx)
+	}}, nil
 }
 
-func (q *Queue) notify(ids []string) {
-	q.mu.Lock()
-	var chans []chan struct{}
-	for _, id := range ids {
-		chans = append(chans, q.watchers[id]...)
-		delete(q.watchers, id)
-	}
-	q.mu.Unlock()
-	for _, ch := range chans {
-		close(ch)
-	}
-}
+// Hold and Resume of the queue are the engine's (Dispatcher.Hold and
+// Resume of Class): internal/control holds it when the e-stop latches
+// and resumes it on the operator's word. The engine's Start recovers and
+// schedules the jobs, and its Stop kills running jobs' process trees and
+// leaves them running in the database, so the next start treats them as
+// interrupted, exactly as after a crash.
 
 // Job is a job as the task tool reports it. Environment values are never
 // echoed back (they may hold credentials); only their names are.

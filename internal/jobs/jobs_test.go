@@ -567,7 +567,7 @@ func TestHoldAndResume(t *testing.T) {
 		with(sh("true"), "dependencies", []any{0}),
 	)
 	e.waitState(route, ids[0], jobs.StateRunning)
-	e.q.Hold("cancelled by the e-stop")
+	e.d.Hold(jobs.Class, "cancelled by the e-stop")
 	killed := e.wait(route, ids[0])
 	if killed.State != jobs.StateCancelled || killed.Reason != "cancelled by the e-stop" {
 		t.Fatalf("running job under hold: %s %q", killed.State, killed.Reason)
@@ -580,7 +580,7 @@ func TestHoldAndResume(t *testing.T) {
 	if j, _ := e.q.Get(context.Background(), route, later[0]); j.State != jobs.StateQueued {
 		t.Fatalf("held queue started a job: %s", j.State)
 	}
-	e.q.Resume()
+	e.d.Resume(jobs.Class)
 	if j := e.wait(route, later[0]); j.State != jobs.StateCompleted {
 		t.Fatalf("after resume: %s", j.State)
 	}
@@ -588,7 +588,6 @@ func TestHoldAndResume(t *testing.T) {
 	// A hold the queue learns from Held (the persisted setting).
 	var mu sync.Mutex
 	held := true
-	e.q.Stop()
 	e.d.Stop()
 	e.startWith(func(q *jobs.Queue) {
 		q.Held = func(context.Context) (bool, error) { mu.Lock(); defer mu.Unlock(); return held, nil }
@@ -601,7 +600,7 @@ func TestHoldAndResume(t *testing.T) {
 	mu.Lock()
 	held = false
 	mu.Unlock()
-	e.q.Resume()
+	e.d.Resume(jobs.Class)
 	if j := e.wait(route, next[0]); j.State != jobs.StateCompleted {
 		t.Fatalf("after the setting cleared: %s", j.State)
 	}
@@ -721,7 +720,7 @@ func TestWaitWakesOnStart(t *testing.T) {
 	}
 	done := make(chan res, 1)
 	go func() {
-		j, to, err := e.q.Wait(context.Background(), route, next[0], 20*time.Second)
+		j, to, err := e.q.Wait(context.Background(), e.d, route, next[0], 20*time.Second)
 		done <- res{j, to, err}
 	}()
 	time.Sleep(200 * time.Millisecond)
@@ -742,7 +741,7 @@ func TestWaitWakesOnStart(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		e.call(route, map[string]any{"operation": "cancel", "id": next[0]})
 	}()
-	j, timedOut, err := e.q.Wait(context.Background(), route, next[0], 20*time.Second)
+	j, timedOut, err := e.q.Wait(context.Background(), e.d, route, next[0], 20*time.Second)
 	if err != nil || timedOut || j.State != jobs.StateCancelled {
 		t.Fatalf("wait on a running job: %+v %v %v", j, timedOut, err)
 	}

@@ -16,7 +16,7 @@ type Listed struct {
 // without results or environment values. It is for the operator's control
 // panel; tools use ListJobs, scoped to their own conversation.
 func (q *Queue) ListAllJobs(ctx context.Context, limit int) ([]Listed, error) {
-	rows, err := q.DB.R.QueryContext(ctx, `SELECT `+jobCols+` FROM jobs ORDER BY created_at DESC, rowid DESC LIMIT ?`, limit)
+	rows, err := q.DB.R.QueryContext(ctx, `SELECT `+jobCols+jobFrom+`WHERE f.class = 'job' ORDER BY f.created_at DESC, f.rowid DESC LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list all jobs: %w", err)
 	}

@@ -7,9 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/ids"
 )
 
@@ -18,34 +18,35 @@ type jobRow struct {
 	Job
 	route string
 	env   map[string]string
-	// submit is the command id of the task.submit that queued the job.
-	submit string
 }
 
-func jobColsOf(alias string) string {
-	cols := []string{"id", "route", "command", "args", "cwd", "env", "timeout_ms", "run_at", "on_interrupt", "state", "attempts",
-		"interruptions", "exit_code", "result", "reason", "outcome", "created_at", "started_at", "finished_at", "command_id"}
-	if alias != "" {
-		for i, c := range cols {
-			cols[i] = alias + "." + c
-		}
+// jobFrom is what every job query reads: the job's future and its row.
+const jobFrom = ` FROM futures f JOIN jobs j ON j.id = f.id `
+
+const jobCols = `f.id, f.route, j.command, j.args, j.cwd, j.env, j.timeout_ms, COALESCE(f.run_at, f.created_at), COALESCE(f.on_interrupt, 'requeue'),
+	f.state, f.attempts, f.interruptions, j.exit_code, j.result, j.reason, f.outcome, f.created_at, f.started_at, f.finished_at`
+
+// viewState is a job's state as task.* reports it: a future waiting for
+// its dependencies or parked for a permit is queued.
+func viewState(futureState string) string {
+	switch futureState {
+	case dispatch.StateWaiting, "permit":
+		return StateQueued
 	}
-	return strings.Join(cols, ", ")
+	return futureState
 }
-
-var jobCols = jobColsOf("")
 
 func scanJob(sc interface{ Scan(...any) error }) (*jobRow, error) {
 	r := &jobRow{}
 	var args, env string
 	var runAt, created int64
 	var exit, started, finished sql.NullInt64
-	var result, outcome, submit sql.NullString
+	var result, outcome sql.NullString
 	if err := sc.Scan(&r.ID, &r.route, &r.Command, &args, &r.Cwd, &env, &r.TimeoutMS, &runAt, &r.OnInterrupt, &r.State, &r.Attempts,
-		&r.Interruptions, &exit, &result, &r.Reason, &outcome, &created, &started, &finished, &submit); err != nil {
+		&r.Interruptions, &exit, &result, &r.Reason, &outcome, &created, &started, &finished); err != nil {
 		return nil, err
 	}
-	r.submit = submit.String
+	r.State = viewState(r.State)
 	if err := json.Unmarshal([]byte(args), &r.Args); err != nil {
 		return nil, fmt.Errorf("job %s: decode args: %w", r.ID, err)
 	}
@@ -78,19 +79,44 @@ func (r *jobRow) view() *Job {
 	return &j
 }
 
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+const rowQuery = `SELECT ` + jobCols + jobFrom + `WHERE f.id = ?`
+
+// row reads job id (of any conversation) in tx.
+func (q *Queue) row(ctx context.Context, tx querier, id string) (*jobRow, error) {
+	return scanJob(tx.QueryRowContext(ctx, rowQuery, id))
+}
+
+// read reads job id (of any conversation) through the reader's prepared
+// statement: every run, end and wait reads it.
+func (q *Queue) read(ctx context.Context, id string) (*jobRow, error) {
+	st, err := q.DB.ReadStmt(ctx, rowQuery)
+	if err != nil {
+		return nil, err
+	}
+	return scanJob(st.QueryRowContext(ctx, id))
+}
+
 // Get returns job id of route.
 func (q *Queue) Get(ctx context.Context, route, id string) (*Job, error) {
 	if !ids.Valid("job", id) {
 		return nil, fmt.Errorf("%w: %s", ErrNoJob, id)
 	}
-	r, err := scanJob(q.DB.R.QueryRowContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE id = ?`, id))
+	r, err := q.read(ctx, id)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && r.route != route) {
 		return nil, fmt.Errorf("%w: %s", ErrNoJob, id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read job %s: %w", id, err)
 	}
-	rows, err := q.DB.R.QueryContext(ctx, `SELECT dep_id FROM job_deps WHERE job_id = ? ORDER BY rowid`, id)
+	st, err := q.DB.ReadStmt(ctx, `SELECT dep_id FROM future_deps WHERE future_id = ? ORDER BY rowid`)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("read dependencies of %s: %w", id, err)
 	}
@@ -112,15 +138,15 @@ func (q *Queue) Get(ctx context.Context, route, id string) (*Job, error) {
 // Wait returns job id of route once its state differs from the state it
 // had when Wait was called (queued → running, or an end), at once when it
 // is already terminal, or as it is when timeout passes (timedOut true) or
-// ctx ends. It blocks on a channel closed by the job's transitions, never
-// by polling. A caller that wants the end calls it again while the job is
-// queued or running.
-func (q *Queue) Wait(ctx context.Context, route, id string, timeout time.Duration) (job *Job, timedOut bool, err error) {
+// ctx ends. It blocks on the engine's signal for the job's transitions,
+// never by polling. A caller that wants the end calls it again while the
+// job is queued or running.
+func (q *Queue) Wait(ctx context.Context, e *dispatch.Dispatcher, route, id string, timeout time.Duration) (job *Job, timedOut bool, err error) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	entry := ""
 	for {
-		ch, stop := q.watch(id)
+		ch, stop := e.Watch(id)
 		j, err := q.Get(ctx, route, id)
 		if err != nil {
 			stop()
@@ -147,62 +173,28 @@ func (q *Queue) Wait(ctx context.Context, route, id string, timeout time.Duratio
 }
 
 // Cancel cancels job id of route. A queued job is cancelled atomically
-// (its dependents become blocked in the same transaction); a running job's
-// process tree is killed and Cancel waits, within ctx, for it to be
-// recorded. It returns the job afterwards and whether this call cancelled
-// it (false when it had already ended).
-func (q *Queue) Cancel(ctx context.Context, route, id string) (*Job, bool, error) {
+// (its dependents become blocked); a running job's process tree is killed
+// and Cancel waits, within ctx, for it to be recorded. It returns the job
+// afterwards and whether this call cancelled it (false when it had already
+// ended).
+func (q *Queue) Cancel(ctx context.Context, e *dispatch.Dispatcher, route, id string) (*Job, bool, error) {
 	j, err := q.Get(ctx, route, id)
 	if err != nil {
 		return nil, false, err
 	}
 	switch j.State {
 	case StateQueued:
-		now := time.Now()
-		var changed []string
-		err := q.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
-			changed = changed[:0]
-			res, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', reason = 'cancelled by task.cancel before it started', finished_at = ?
-				WHERE id = ? AND route = ? AND state = 'queued'`, now.UnixMilli(), id, route)
-			if err != nil {
-				return fmt.Errorf("cancel job %s: %w", id, err)
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				return nil // claimed meanwhile; handled below as running
-			}
-			changed = append(changed, id)
-			blocked, err := blockDependents(ctx, tx, id, StateCancelled, now)
-			changed = append(changed, blocked...)
-			return err
-		})
-		if err != nil {
+		f, err := e.CancelQueued(ctx, route, id)
+		if err != nil && !errors.Is(err, dispatch.ErrRunning) {
 			return nil, false, err
 		}
-		q.notify(changed)
-		q.wake()
-		if len(changed) > 0 && q.OnCancelParked != nil {
-			// A job parked for a permit: the operator is no longer asked.
-			q.OnCancelParked(ctx, id)
-		}
-		if len(changed) > 0 {
+		if f.State != StateRunning {
 			j, err = q.Get(ctx, route, id)
-			return j, err == nil, err
+			return j, err == nil && j.State == StateCancelled && f.State == StateCancelled, err
 		}
-		if j, err = q.Get(ctx, route, id); err != nil || j.State != StateRunning {
-			return j, false, err
-		}
-		fallthrough
+		fallthrough // claimed meanwhile
 	case StateRunning:
-		q.mu.Lock()
-		rj := q.running[id]
-		q.mu.Unlock()
-		if rj != nil {
-			rj.stop("cancelled by task.cancel while running; its process tree was killed")
-			select {
-			case <-rj.done:
-			case <-ctx.Done():
-			}
-		}
+		e.StopRun(ctx, Class, id, "cancelled by task.cancel while running; its process tree was killed")
 		j, err = q.Get(context.WithoutCancel(ctx), route, id)
 		if err != nil {
 			return nil, false, err
@@ -230,7 +222,7 @@ type Summary struct {
 
 // ListJobs returns route's newest jobs first, without results.
 func (q *Queue) ListJobs(ctx context.Context, route string, limit int) ([]Summary, error) {
-	rows, err := q.DB.R.QueryContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE route = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`, route, limit)
+	rows, err := q.DB.R.QueryContext(ctx, `SELECT `+jobCols+jobFrom+`WHERE f.route = ? AND f.class = 'job' ORDER BY f.created_at DESC, f.rowid DESC LIMIT ?`, route, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}

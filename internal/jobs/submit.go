@@ -7,12 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/dag"
+	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/ids"
+	"github.com/hearth-dev/hearth/internal/machine"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
@@ -64,18 +65,15 @@ func invalid(field, format string, a ...any) error {
 	return primitive.Failed("invalid_input", "task.submit: field %q: %s", field, fmt.Sprintf(format, a...))
 }
 
-// Submit validates and queues jobs for route in one transaction: either all
-// are accepted or none. batch says the jobs came as jobs[] (integer
-// dependencies are batch indexes); otherwise there is exactly one, from job.
-// A job whose dependency failed, was cancelled or blocked, or is no job of
-// route is accepted as blocked, with its arrival queued in the same commit.
-func (q *Queue) Submit(ctx context.Context, route string, jobs []JobInput, batch bool) ([]Submitted, error) {
-	return q.SubmitFor(ctx, route, "", jobs, batch)
-}
-
-// SubmitFor is Submit on behalf of the task.submit command commandID: the
-// jobs remember it (see RunStart.Submit).
-func (q *Queue) SubmitFor(ctx context.Context, route, commandID string, jobs []JobInput, batch bool) ([]Submitted, error) {
+// SubmitFor validates and queues jobs for route, on behalf of the
+// task.submit command commandID (the parent of their runs, see
+// callpath.Admission.Parent), in one transaction: either all are accepted
+// or none. batch says the jobs came as jobs[] (integer dependencies are
+// batch indexes); otherwise there is exactly one, from job. A job whose
+// dependency failed, was cancelled or blocked, or is no job of route is
+// accepted as blocked, with its arrival queued in the same commit. e is
+// the engine that schedules them; its job class is woken after the commit.
+func (q *Queue) SubmitFor(ctx context.Context, e *dispatch.Dispatcher, route, commandID string, jobs []JobInput, batch bool) ([]Submitted, error) {
 	if len(jobs) == 0 {
 		return nil, primitive.Failed("invalid_input", "task.submit: give job (one object) or jobs (a non-empty array)")
 	}
@@ -105,7 +103,7 @@ func (q *Queue) SubmitFor(ctx context.Context, route, commandID string, jobs []J
 	err = q.DB.InTx(ctx, func(tx *sql.Tx) error {
 		// depState maps every dependency (outside and inside the batch) to
 		// its state as of this transaction, which holds the write lock, so
-		// no dependency can change state before the jobs are inserted. A
+		// no dependency can change state before the jobs are recorded. A
 		// dependency that is no job of route — unknown, or another
 		// conversation's, which must read the same — maps to depMissing.
 		depState := map[string]string{}
@@ -115,7 +113,7 @@ func (q *Queue) SubmitFor(ctx context.Context, route, commandID string, jobs []J
 					continue
 				}
 				var st, rt string
-				err := tx.QueryRowContext(ctx, `SELECT state, route FROM jobs WHERE id = ?`, d).Scan(&st, &rt)
+				err := tx.QueryRowContext(ctx, `SELECT state, route FROM futures WHERE id = ? AND class = 'job'`, d).Scan(&st, &rt)
 				if errors.Is(err, sql.ErrNoRows) || (err == nil && rt != route) {
 					depState[d] = depMissing
 					continue
@@ -123,10 +121,9 @@ func (q *Queue) SubmitFor(ctx context.Context, route, commandID string, jobs []J
 				if err != nil {
 					return fmt.Errorf("read dependency %s: %w", d, err)
 				}
-				depState[d] = st
+				depState[d] = viewState(st)
 			}
 		}
-		created := now.UnixMilli()
 		for _, i := range order {
 			p := plan[i]
 			deps := append([]string(nil), p.extDeps...)
@@ -134,8 +131,8 @@ func (q *Queue) SubmitFor(ctx context.Context, route, commandID string, jobs []J
 				deps = append(deps, plan[b].id)
 			}
 			deps = dedupe(deps)
-			state, reason, waiting := StateQueued, "", 0
-			linked := deps[:0:0] // the dependencies recorded in job_deps
+			state, reason, waiting := StateQueued, "", false
+			linked := deps[:0:0] // the dependencies recorded in future_deps
 			for _, d := range deps {
 				st := depState[d]
 				if st != depMissing {
@@ -152,7 +149,7 @@ func (q *Queue) SubmitFor(ctx context.Context, route, commandID string, jobs []J
 						state, reason = StateBlocked, fmt.Sprintf("dependency %s %s", d, st)
 					}
 				default:
-					waiting++
+					waiting = true
 				}
 			}
 			args, _ := json.Marshal(nonNil(p.in.Args))
@@ -161,32 +158,27 @@ func (q *Queue) SubmitFor(ctx context.Context, route, commandID string, jobs []J
 			if onInt == "" {
 				onInt = OnInterruptRequeue
 			}
-			var finished any
-			if state == StateBlocked {
-				finished = created
-			}
-			var cmd any
-			if commandID != "" {
-				cmd = commandID
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO jobs(id, route, command, args, cwd, env, timeout_ms, run_at, on_interrupt, state, waiting, reason, created_at, finished_at, command_id)
-				VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, p.id, route, p.in.Command, string(args), p.in.Cwd, string(env), p.timeoutMS, p.runAt,
-				onInt, state, waiting, reason, created, finished, cmd); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO jobs(id, command, args, cwd, env, timeout_ms, reason) VALUES (?,?,?,?,?,?,?)`,
+				p.id, p.in.Command, string(args), p.in.Cwd, string(env), p.timeoutMS, reason); err != nil {
 				return fmt.Errorf("insert job: %w", err)
 			}
-			for _, d := range linked {
-				if _, err := tx.ExecContext(ctx, `INSERT INTO job_deps(job_id, dep_id) VALUES (?,?)`, p.id, d); err != nil {
-					return fmt.Errorf("insert job dependency: %w", err)
-				}
-			}
+			s := dispatch.Scheduled{ID: p.id, Route: route, Primitive: submitPrimitive, Input: runInput(p.in, p.timeoutMS), Class: Class,
+				RunAt: time.UnixMilli(p.runAt), OnInterrupt: onInt, Parent: commandID, Deps: linked, Waiting: waiting}
 			if state == StateBlocked {
 				// Blocked before it could start: its arrival is queued in
 				// this commit, as for a job blocked later by a dependency.
-				r, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE id = ?`, p.id))
+				s.Settled = &dispatch.Envelope{State: StateBlocked, Primitive: submitPrimitive, FutureID: p.id,
+					Error: &dispatch.ErrorBody{Code: "dependency", Message: reason}}
+			}
+			if err := dispatch.ScheduleTx(ctx, tx, s); err != nil {
+				return err
+			}
+			if state == StateBlocked {
+				r, err := q.row(ctx, tx, p.id)
 				if err != nil {
 					return fmt.Errorf("read blocked job %s: %w", p.id, err)
 				}
-				if err := queueBlockedArrival(ctx, tx, r, now); err != nil {
+				if err := queueArrival(ctx, tx, r, "dependency", "", now); err != nil {
 					return err
 				}
 			}
@@ -198,8 +190,20 @@ func (q *Queue) SubmitFor(ctx context.Context, route, commandID string, jobs []J
 	if err != nil {
 		return nil, err
 	}
-	q.wake()
+	e.Wake(Class)
 	return out, nil
+}
+
+// runInput is the input each run of a job is admitted with — what
+// governance checks and a permit shows: the job with the names of its
+// environment variables but never their values.
+func runInput(in JobInput, timeoutMS int64) json.RawMessage {
+	env := map[string]string{}
+	for k := range in.Env {
+		env[k] = ""
+	}
+	raw, _ := json.Marshal(map[string]any{"job": machine.ExecInput{Command: in.Command, Args: nonNil(in.Args), Cwd: in.Cwd, Env: env, TimeoutMS: timeoutMS}})
+	return raw
 }
 
 // validate checks one job and resolves its timeout, due time and
@@ -307,18 +311,6 @@ func dedupe(s []string) []string {
 	for _, v := range s {
 		if !seen[v] {
 			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-func dedupeInts(s []int) []int {
-	c := append([]int(nil), s...)
-	sort.Ints(c)
-	out := c[:0]
-	for i, v := range c {
-		if i == 0 || v != c[i-1] {
 			out = append(out, v)
 		}
 	}

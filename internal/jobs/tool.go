@@ -68,7 +68,7 @@ func (q *Queue) Specs() []*primitive.Spec {
 				{Name: "jobs", Type: primitive.TArray, Min: primitive.Bound(1), Max: primitive.Bound(MaxBatch),
 					Items: &primitive.Field{Type: primitive.TObject, Fields: jobFields()}, Desc: "Several jobs, same shape as job, submitted atomically."},
 			},
-			Run: primitive.Typed(q.submitOp)},
+			Run: dispatch.WithEngine(q.submitOp)},
 		{Tool: "task", Operation: "get", Risk: primitive.RiskRead, Inline: true, Fields: []primitive.Field{idField},
 			Summary: "a job's or future's state and result.",
 			Run:     dispatch.WithEngine(q.getOp)},
@@ -90,18 +90,18 @@ func (q *Queue) Specs() []*primitive.Spec {
 	}
 }
 
-func (q *Queue) submitOp(ctx context.Context, call *primitive.Call, in submitInput) (any, error) {
+func (q *Queue) submitOp(ctx context.Context, e *dispatch.Dispatcher, call *primitive.Call, in submitInput) (any, error) {
 	switch {
 	case in.Job != nil && in.Jobs != nil:
 		return nil, primitive.Failed("invalid_input", "task.submit: give job or jobs, not both")
 	case in.Job != nil:
-		out, err := q.SubmitFor(ctx, call.Route, call.CommandID, []JobInput{*in.Job}, false)
+		out, err := q.SubmitFor(ctx, e, call.Route, call.CommandID, []JobInput{*in.Job}, false)
 		if err != nil {
 			return nil, err
 		}
 		return map[string]any{"id": out[0].ID, "ids": []string{out[0].ID}, "jobs": out}, nil
 	case in.Jobs != nil:
-		out, err := q.SubmitFor(ctx, call.Route, call.CommandID, in.Jobs, true)
+		out, err := q.SubmitFor(ctx, e, call.Route, call.CommandID, in.Jobs, true)
 		if err != nil {
 			return nil, err
 		}
@@ -157,7 +157,7 @@ func (q *Queue) waitOp(ctx context.Context, e *dispatch.Dispatcher, call *primit
 	var timedOut bool
 	switch {
 	case strings.HasPrefix(in.ID, "job_"):
-		j, to, err := q.Wait(ctx, call.Route, in.ID, timeout)
+		j, to, err := q.Wait(ctx, e, call.Route, in.ID, timeout)
 		if errors.Is(err, ErrNoJob) {
 			return nil, notFound("wait", in.ID)
 		}
@@ -211,7 +211,7 @@ func (q *Queue) cancelOp(ctx context.Context, e *dispatch.Dispatcher, call *prim
 	case strings.HasPrefix(in.ID, "job_"):
 		cctx, cancel := context.WithTimeout(ctx, cancelBudget)
 		defer cancel()
-		j, cancelled, err := q.Cancel(cctx, call.Route, in.ID)
+		j, cancelled, err := q.Cancel(cctx, e, call.Route, in.ID)
 		if errors.Is(err, ErrNoJob) {
 			return nil, notFound("cancel", in.ID)
 		}

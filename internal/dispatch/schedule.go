@@ -1,0 +1,681 @@
+package dispatch
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/primitive"
+)
+
+// Scheduled futures. A future may be admitted as scheduled work of a
+// class (the durable jobs of the task tool are class "job"): it is queued
+// until its due time (run_at), runs within its class's own slots (so
+// queued work never takes the slots of interactive calls or of other
+// futures), counts its attempts, and follows an interruption rule when
+// Hearth stops while it runs — requeue, or block with outcome unknown.
+// Everything else is the one engine's: its dependencies are future_deps
+// (released by the same hooks), each attempt is admitted by the same gate
+// when it starts (e-stop, policy, allow-rules, permits, the UNKNOWN gate)
+// and parked for a permit as any future is, journaled under its own command
+// id, settled by the same recovery, and its arrival written by the one
+// writer. Each class has a scheduler that sleeps until the next due time or
+// a wake-up (a submit, an end, a release): no polling, so an idle class
+// costs nothing however many delayed futures it holds.
+
+// Interruption rules of a scheduled future (futures.on_interrupt).
+const (
+	OnInterruptRequeue = "requeue"
+	OnInterruptBlock   = "block"
+)
+
+// Class is a kind of scheduled future and the part that owns it.
+type Class struct {
+	// Name is stored in futures.class.
+	Name string
+	// Slots bounds how many of the class's futures run at once.
+	Slots int
+	// Held, when set, reports whether the operator holds the class (the
+	// e-stop holds it until the operator resumes it). It is read before
+	// anything starts, so a hold survives a restart.
+	Held func(ctx context.Context) (bool, error)
+	// Runner runs the class's futures and keeps their view.
+	Runner ClassRunner
+}
+
+// ClassRunner is what the engine needs from the part that owns a class.
+type ClassRunner interface {
+	// Run executes one admitted, journaled attempt of call.FutureID. ctx
+	// is cancelled when the attempt is stopped (Stop, Hold) or Hearth
+	// shuts down. An error may come with a result (a non-zero exit).
+	Run(ctx context.Context, call *primitive.Call) (any, error)
+	// Ended is told, before the transaction that makes future id
+	// terminal, how it ended (env's state and error; res when it ran). It
+	// sets env.Result to the view the arrival carries and returns what to
+	// write beside the completion, inside that transaction.
+	Ended(ctx context.Context, id string, env *Envelope, res any) (func(ctx context.Context, tx *sql.Tx) error, error)
+	// Parked records, inside tx, that id waits for the operator's permit
+	// permitID (and queues the arrival that says so).
+	Parked(ctx context.Context, tx *sql.Tx, id, permitID string) error
+	// Requeued records, inside tx, that id was requeued because Hearth
+	// stopped while attempt ran.
+	Requeued(ctx context.Context, tx *sql.Tx, id string, attempt int) error
+	// DependencyBlocked is the refusal of a future whose dependency dep
+	// ended depState.
+	DependencyBlocked(ctx context.Context, dep, depState string) *primitive.Error
+}
+
+// Scheduled is one scheduled future as its owner admits it (ScheduleTx).
+type Scheduled struct {
+	ID, Route string
+	// Primitive names the registered primitive each attempt is admitted
+	// as; Input is what governance sees (and a permit shows).
+	Primitive   string
+	Input       json.RawMessage
+	Class       string
+	RunAt       time.Time
+	OnInterrupt string
+	// Parent is the command that queued it (see callpath.Admission).
+	Parent string
+	// Deps are futures of Route it runs after; Waiting says some have not
+	// settled yet.
+	Deps    []string
+	Waiting bool
+	// Settled, when set, is its terminal envelope at once (blocked by a
+	// dependency at submission); its arrival is the caller's to queue.
+	Settled *Envelope
+}
+
+// RunCommandID is the command id of attempt n of scheduled future id:
+// derived from the future, so its runs are one family in the ledger.
+func RunCommandID(id string, n int) string { return fmt.Sprintf("%s/run%d", id, n) }
+
+// ScheduleTx records s inside tx (the owner's transaction, which also
+// writes the owner's view). Call Wake after the commit.
+func ScheduleTx(ctx context.Context, tx *sql.Tx, s Scheduled) error {
+	state, now := "queued", time.Now().UnixMilli()
+	var result, finished any
+	switch {
+	case s.Settled != nil:
+		state, finished = futureState(s.Settled.State), now
+		b, err := json.Marshal(s.Settled)
+		if err != nil {
+			return fmt.Errorf("encode future %s: %w", s.ID, err)
+		}
+		result = string(b)
+	case s.Waiting:
+		state = StateWaiting
+	}
+	var parent any
+	if s.Parent != "" {
+		parent = s.Parent
+	}
+	sum := sha256.Sum256(s.Input)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO futures(id, route, primitive, input, input_sha256, state, detached, created_at, finished_at, result,
+			class, run_at, on_interrupt, parent) VALUES (?,?,?,?,?,?,1,?,?,?,?,?,?,?)`,
+		s.ID, s.Route, s.Primitive, string(s.Input), hex.EncodeToString(sum[:]), state, now, finished, result, s.Class, s.RunAt.UnixMilli(), s.OnInterrupt, parent); err != nil {
+		return fmt.Errorf("record future %s: %w", s.ID, err)
+	}
+	for _, dep := range s.Deps {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO future_deps(future_id, dep_id) VALUES (?,?)`, s.ID, dep); err != nil {
+			return fmt.Errorf("record dependency of %s: %w", s.ID, err)
+		}
+	}
+	return nil
+}
+
+// classState is a class's scheduler.
+type classState struct {
+	Class
+	d       *Dispatcher
+	wakeCh  chan struct{}
+	mu      sync.Mutex
+	running map[string]*classRun
+	held    bool
+}
+
+type classRun struct {
+	cancel context.CancelFunc
+	// why, when set, says who stopped the run on purpose (task.cancel,
+	// the e-stop); a run stopped without it was stopped by a shutdown.
+	why  atomic.Pointer[string]
+	done chan struct{}
+}
+
+func (r *classRun) stop(why string) {
+	r.why.CompareAndSwap(nil, &why)
+	r.cancel()
+}
+
+// newClasses builds the schedulers of cs. A class needs a name, unique
+// among them, and a runner.
+func newClasses(d *Dispatcher, cs []Class) (map[string]*classState, error) {
+	out := map[string]*classState{}
+	for i, c := range cs {
+		switch {
+		case c.Name == "":
+			return nil, fmt.Errorf("build the dispatcher: class %d has no Name", i)
+		case c.Runner == nil:
+			return nil, fmt.Errorf("build the dispatcher: class %q has no Runner", c.Name)
+		case out[c.Name] != nil:
+			return nil, fmt.Errorf("build the dispatcher: class %q is given twice", c.Name)
+		}
+		if c.Slots < 1 {
+			c.Slots = 1
+		}
+		out[c.Name] = &classState{Class: c, d: d, wakeCh: make(chan struct{}, 1), running: map[string]*classRun{}}
+	}
+	return out, nil
+}
+
+// Wake nudges the scheduler of class (a submit, a release); it never
+// blocks.
+func (d *Dispatcher) Wake(class string) {
+	if c := d.classes[class]; c != nil {
+		c.wake()
+	}
+}
+
+func (c *classState) wake() {
+	select {
+	case c.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+// Hold stops class from starting anything and stops every running future
+// of it, which ends cancelled with reason why. Only Resume releases it.
+func (d *Dispatcher) Hold(class, why string) {
+	c := d.classes[class]
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.held = true
+	running := make([]*classRun, 0, len(c.running))
+	for _, r := range c.running {
+		running = append(running, r)
+	}
+	c.mu.Unlock()
+	for _, r := range running {
+		r.stop(why)
+	}
+}
+
+// Resume releases a Hold and lets due futures of class start.
+func (d *Dispatcher) Resume(class string) {
+	if c := d.classes[class]; c != nil {
+		c.mu.Lock()
+		c.held = false
+		c.mu.Unlock()
+		c.wake()
+	}
+}
+
+// StopRun stops the running scheduled future id of class with reason why
+// and waits, within ctx, until its end is recorded. It reports whether the
+// future was running here.
+func (d *Dispatcher) StopRun(ctx context.Context, class, id, why string) bool {
+	c := d.classes[class]
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	r := c.running[id]
+	c.mu.Unlock()
+	if r == nil {
+		return false
+	}
+	r.stop(why)
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+	}
+	return true
+}
+
+// startClasses starts every class's scheduler (after recovery).
+func (d *Dispatcher) startClasses() {
+	for _, c := range d.classes {
+		d.wg.Add(1)
+		go c.loop()
+	}
+}
+
+// loop is a class's scheduler. Each turn starts what is due within the
+// class's slots, then sleeps until the next due time, a wake-up or
+// shutdown. Futures waiting on dependencies need no timer: their release
+// wakes the loop.
+func (c *classState) loop() {
+	defer c.d.wg.Done()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		next, err := c.schedule()
+		if err != nil {
+			if c.d.ctx.Err() != nil {
+				return
+			}
+			c.d.Log.Error("schedule futures", "class", c.Name, "err", err)
+			next = time.Now().Add(time.Second) // retry; the database may be busy
+		}
+		if next.IsZero() {
+			timer.Stop()
+		} else {
+			timer.Reset(max(time.Until(next), 0))
+		}
+		select {
+		case <-c.d.ctx.Done():
+			timer.Stop()
+			return
+		case <-c.wakeCh:
+		case <-timer.C:
+		}
+	}
+}
+
+// schedule starts due futures in free slots and returns when the next
+// not-yet-due one is due (zero when there is none).
+func (c *classState) schedule() (time.Time, error) {
+	ctx := c.d.ctx
+	c.mu.Lock()
+	free, held := c.Slots-len(c.running), c.held
+	c.mu.Unlock()
+	if !held && c.Held != nil {
+		var err error
+		if held, err = c.Held(ctx); err != nil {
+			return time.Time{}, fmt.Errorf("read the hold of %s: %w", c.Name, err)
+		}
+	}
+	if held {
+		return time.Time{}, nil // Resume wakes the loop
+	}
+	now := time.Now().UnixMilli()
+	if free > 0 {
+		started, err := c.claim(now, free)
+		if err != nil {
+			return time.Time{}, err
+		}
+		for _, s := range started {
+			c.d.wg.Add(1)
+			go c.run(s)
+		}
+	}
+	var next sql.NullInt64
+	stmt, err := c.d.DB.ReadStmt(ctx, nextDueQuery)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if err := stmt.QueryRowContext(ctx, c.Name, now).Scan(&next); err != nil {
+		return time.Time{}, fmt.Errorf("find the next due future: %w", err)
+	}
+	if !next.Valid {
+		return time.Time{}, nil
+	}
+	// One millisecond late rather than early: run_at has millisecond
+	// resolution and the wall clock, not the monotonic one, decides.
+	return time.UnixMilli(next.Int64 + 1), nil
+}
+
+// dueQuery and nextDueQuery read a class's queued futures through
+// futures_due, which holds only those.
+const (
+	dueQuery = `SELECT id, route, primitive, input, attempts, COALESCE(parent, '') FROM futures
+		WHERE state = 'queued' AND class = ? AND run_at <= ? ORDER BY run_at, rowid LIMIT ?`
+	nextDueQuery = `SELECT MIN(run_at) FROM futures WHERE state = 'queued' AND class = ? AND run_at > ?`
+)
+
+// claimed is a future claimed for one attempt.
+type claimed struct {
+	a   *Admission
+	run *classRun
+	ctx context.Context
+	// gone is set when its primitive is no longer registered.
+	gone bool
+}
+
+var errHeld = errors.New("class held")
+
+// claim marks up to n due futures running (attempts+1, the attempt's
+// command id) in one transaction. Each is registered as running before
+// the commit, so a stop that sees the committed state always finds it.
+// After the commit their waiters wake: queued → running is a change.
+func (c *classState) claim(now int64, n int) ([]claimed, error) {
+	d := c.d
+	var out []claimed
+	unregister := func() {
+		c.mu.Lock()
+		for _, s := range out {
+			delete(c.running, s.a.FutureID)
+			s.run.cancel()
+		}
+		c.mu.Unlock()
+		out = nil
+	}
+	err := d.DB.InTx(d.ctx, func(tx *sql.Tx) error {
+		unregister()
+		rows, err := tx.QueryContext(d.ctx, dueQuery, c.Name, now, n)
+		if err != nil {
+			return fmt.Errorf("find due futures: %w", err)
+		}
+		type due struct {
+			id, route, prim, input, parent string
+			attempts                       int
+		}
+		var ds []due
+		for rows.Next() {
+			var x due
+			if err := rows.Scan(&x.id, &x.route, &x.prim, &x.input, &x.attempts, &x.parent); err != nil {
+				rows.Close()
+				return err
+			}
+			ds = append(ds, x)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		started := time.Now().UnixMilli()
+		var as []claimed
+		for _, x := range ds {
+			cmd := RunCommandID(x.id, x.attempts+1)
+			if _, err := tx.ExecContext(d.ctx, `UPDATE futures SET state = 'running', attempts = attempts + 1, started_at = ?, command_id = ? WHERE id = ? AND state = 'queued'`,
+				started, cmd, x.id); err != nil {
+				return fmt.Errorf("claim future %s: %w", x.id, err)
+			}
+			spec, ok := d.Registry.Lookup(x.prim)
+			if !ok {
+				spec = &primitive.Spec{Tool: x.prim, Risk: primitive.RiskKill}
+			}
+			a := NewAdmission(Request{Route: x.route, Spec: spec, Input: json.RawMessage(x.input), CommandID: cmd}, x.id)
+			a.Scheduled, a.Parent = true, x.parent
+			as = append(as, claimed{a: a, gone: !ok})
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.held {
+			return errHeld
+		}
+		for _, s := range as {
+			ctx, cancel := context.WithCancel(d.ctx)
+			s.run, s.ctx = &classRun{cancel: cancel, done: make(chan struct{})}, ctx
+			c.running[s.a.FutureID] = s.run
+			out = append(out, s)
+		}
+		return nil
+	})
+	if errors.Is(err, errHeld) {
+		return nil, nil
+	}
+	if err != nil {
+		unregister()
+		return nil, err
+	}
+	for _, s := range out {
+		d.wake(s.a.FutureID)
+	}
+	return out, nil
+}
+
+// run admits one claimed attempt as a fresh call would be admitted now,
+// parks it for a permit or refuses it as the gate decides, journals and
+// runs it, and records its end. When Hearth is shutting down and the run
+// was stopped for that reason, nothing is recorded: the future stays
+// running and the next start applies its interruption rule. The gate is
+// gate's without two steps that belong to a client's call: command-id
+// replay (an attempt's command id is the engine's, never a client's) and
+// the observing gates (an attempt is no call of the conversation's).
+func (c *classState) run(s claimed) {
+	d, a := c.d, s.a
+	defer d.wg.Done()
+	defer func() {
+		c.mu.Lock()
+		delete(c.running, a.FutureID)
+		c.mu.Unlock()
+		s.run.cancel()
+		close(s.run.done)
+		c.wake()
+	}()
+	name := a.Spec.Name()
+	stopped := func(why string) *Envelope {
+		return &Envelope{State: primitive.StateCancelled, Primitive: name, Error: &ErrorBody{Code: "cancelled", Message: why}}
+	}
+	// refuse ends an attempt that did not run: refused by the gate, or
+	// stopped on purpose while it was being admitted. One stopped by a
+	// shutdown stays running: nothing is journaled, so the next start
+	// queues it again, not counted.
+	refuse := func(err error) {
+		env := ErrorEnvelope(name, err)
+		switch why := s.run.why.Load(); {
+		case why != nil:
+			env = stopped(*why)
+		case d.ctx.Err() != nil:
+			return
+		}
+		env.CommandID = a.CommandID
+		c.finish(a, env, nil, false)
+	}
+	if s.gone {
+		refuse(primitive.Blocked("unknown_primitive", "primitive %s no longer exists", a.Spec.Tool))
+		return
+	}
+	if err := precheck(a); err != nil {
+		refuse(err)
+		return
+	}
+	err := d.Gov.Admit(s.ctx, a)
+	if errors.Is(err, ErrPermitRequired) {
+		c.park(a)
+		return
+	}
+	if err != nil {
+		refuse(err)
+		return
+	}
+	if d.ClaimedHook != nil {
+		d.ClaimedHook(a)
+	}
+	if err := d.Gov.Begin(s.ctx, a); err != nil {
+		refuse(err)
+		return
+	}
+	call := &primitive.Call{Route: a.Route, FutureID: a.FutureID, CommandID: a.CommandID}
+	res, err := c.runSafely(s.ctx, call)
+	why := s.run.why.Load()
+	env := outcome(name, res, err)
+	switch {
+	case why != nil:
+		env = stopped(*why)
+	case d.ctx.Err() != nil && env.State != primitive.StateCompleted:
+		return // shutting down: the next start applies the interruption rule
+	}
+	env.CommandID = a.CommandID
+	c.finish(a, env, res, true)
+}
+
+func (c *classState) runSafely(ctx context.Context, call *primitive.Call) (res any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, primitive.Failed("internal", "%s runner panicked: %v", c.Name, p)
+		}
+	}()
+	return c.Runner.Run(ctx, call)
+}
+
+// park turns a claimed attempt into a future awaiting the operator's
+// permit: its attempt is not counted, and the runner records why.
+func (c *classState) park(a *Admission) {
+	d := c.d
+	ctx := context.WithoutCancel(d.ctx)
+	if _, err := d.DB.W.ExecContext(ctx, `UPDATE futures SET state = 'permit', attempts = attempts - 1, started_at = NULL WHERE id = ? AND state = 'running'`, a.FutureID); err != nil {
+		d.Log.Error("park future", "future", a.FutureID, "err", err)
+		return
+	}
+	pid, err := d.Gov.RequestPermit(ctx, a)
+	if err != nil {
+		env := ErrorEnvelope(a.Spec.Name(), primitive.Failed("journal_failed", "could not ask the operator for a permit, so %s did not start: %v", a.FutureID, err))
+		c.settle(a.FutureID, a.Route, env)
+		return
+	}
+	err = d.DB.InTx(ctx, func(tx *sql.Tx) error { return c.Runner.Parked(ctx, tx, a.FutureID, pid) })
+	if err != nil {
+		d.Log.Error("record parked future", "future", a.FutureID, "permit", pid, "err", err)
+	}
+	d.wake(a.FutureID)
+}
+
+// finish records an attempt's end: the journal's outcome (when it began),
+// the runner's view, the future's completion and its arrival in one
+// transaction; then its dependents are released or blocked.
+func (c *classState) finish(a *Admission, env *Envelope, res any, journaled bool) {
+	var began *Admission
+	if journaled {
+		began = a
+	}
+	c.end(a.FutureID, a.Route, began, env, res)
+}
+
+// settle completes a scheduled future that did not run (refused, blocked
+// by a dependency, denied a permit, interrupted) with env.
+func (c *classState) settle(id, route string, env *Envelope) { c.end(id, route, nil, env, nil) }
+
+// end makes future id terminal with env (res is what its run returned):
+// inside one transaction the outcome of began (the attempt, when its
+// intent was journaled), the runner's view and the future's completion
+// with its arrival; then its waiters wake and its dependents are released
+// or blocked. A failure leaves the future as it was: running, it gets its
+// interruption rule at the next start.
+func (c *classState) end(id, route string, began *Admission, env *Envelope, res any) {
+	d := c.d
+	ctx := context.WithoutCancel(d.ctx)
+	update, err := c.Runner.Ended(ctx, id, env, res)
+	if err != nil {
+		d.Log.Error("view of an ended future", "future", id, "err", err)
+	}
+	payload := d.Arrivals.Payload(ctx, route, id, env)
+	now := time.Now()
+	released := int64(0)
+	err = d.DB.InTx(ctx, func(tx *sql.Tx) error {
+		released = 0
+		if began != nil {
+			if err := d.Gov.Finish(ctx, tx, began, env); err != nil {
+				return fmt.Errorf("journal outcome: %w", err)
+			}
+			if d.AfterFinishHook != nil {
+				d.AfterFinishHook(began)
+			}
+		}
+		if update != nil {
+			if err := update(ctx, tx); err != nil {
+				return err
+			}
+		}
+		if err := completeTx(ctx, tx, id, route, env.State, payload, now); err != nil || env.State != primitive.StateCompleted {
+			return err
+		}
+		// A scheduled dependent whose dependencies have now all completed
+		// is released in this commit (it needs no reference resolved); the
+		// others are settled by releaseDependents.
+		res, err := tx.ExecContext(ctx, releaseQuery, id)
+		if err != nil {
+			return fmt.Errorf("release the dependents of %s: %w", id, err)
+		}
+		released, _ = res.RowsAffected()
+		return nil
+	})
+	if err != nil {
+		d.Log.Error("record the end of a scheduled future", "future", id, "err", err)
+		return
+	}
+	d.wake(id)
+	if released > 0 {
+		for _, c := range d.classes {
+			c.wake()
+		}
+	}
+	d.releaseDependents(id)
+}
+
+// releaseQuery queues the waiting scheduled dependents of a completed
+// future whose dependencies all completed. The unary + keeps SQLite from
+// reaching them through futures_state (every waiting future) rather than
+// through the future's own dependents (future_deps_dep).
+const releaseQuery = `UPDATE futures SET state = 'queued' WHERE id IN (SELECT future_id FROM future_deps WHERE dep_id = ?)
+	AND +state = 'waiting' AND +class IS NOT NULL
+	AND NOT EXISTS (SELECT 1 FROM future_deps fd CROSS JOIN futures g ON g.id = fd.dep_id WHERE fd.future_id = futures.id AND g.state != 'completed')`
+
+// classOf returns the scheduler of future id's class (nil for a call's
+// future) and its route.
+func (d *Dispatcher) classOf(ctx context.Context, id string) (*classState, string, error) {
+	var class sql.NullString
+	var route string
+	if err := d.DB.R.QueryRowContext(ctx, `SELECT class, route FROM futures WHERE id = ?`, id).Scan(&class, &route); err != nil {
+		return nil, "", err
+	}
+	return d.classes[class.String], route, nil
+}
+
+// recoverClass settles what a previous process left running of class c:
+// an attempt that provably never started is queued again (not counted);
+// under the rule "requeue" an interrupted one is queued again with the
+// interruption counted; under "block" it ends blocked with outcome unknown
+// (never replayed), which blocks its dependents.
+func (d *Dispatcher) recoverClass(ctx context.Context, c *classState) error {
+	type fut struct {
+		id, route, prim, cmd, rule string
+		attempts                   int
+	}
+	rows, err := d.DB.R.QueryContext(ctx, `SELECT id, route, primitive, COALESCE(command_id, ''), COALESCE(on_interrupt, ''), attempts
+		FROM futures WHERE state = 'running' AND class = ? ORDER BY rowid`, c.Name)
+	if err != nil {
+		return fmt.Errorf("find interrupted %s futures: %w", c.Name, err)
+	}
+	var running []fut
+	for rows.Next() {
+		var f fut
+		if err := rows.Scan(&f.id, &f.route, &f.prim, &f.cmd, &f.rule, &f.attempts); err != nil {
+			rows.Close()
+			return err
+		}
+		running = append(running, f)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, f := range running {
+		never, err := d.neverStarted(ctx, f.prim, f.cmd, f.id)
+		if err != nil {
+			return fmt.Errorf("recover future %s: %w", f.id, err)
+		}
+		switch {
+		case never:
+			_, err = d.DB.W.ExecContext(ctx, `UPDATE futures SET state = 'queued', attempts = attempts - 1, started_at = NULL WHERE id = ? AND state = 'running'`, f.id)
+		case f.rule == OnInterruptRequeue:
+			err = d.DB.InTx(ctx, func(tx *sql.Tx) error {
+				if _, err := tx.ExecContext(ctx, `UPDATE futures SET state = 'queued', interruptions = interruptions + 1, started_at = NULL WHERE id = ? AND state = 'running'`, f.id); err != nil {
+					return err
+				}
+				return c.Runner.Requeued(ctx, tx, f.id, f.attempts)
+			})
+		default:
+			if _, err = d.DB.W.ExecContext(ctx, `UPDATE futures SET outcome = 'unknown', interruptions = interruptions + 1 WHERE id = ?`, f.id); err != nil {
+				break
+			}
+			env := &Envelope{State: primitive.StateBlocked, Primitive: f.prim, CommandID: f.cmd, Error: &ErrorBody{Code: "unknown",
+				Message: fmt.Sprintf("Hearth stopped while attempt %d was running; not replayed (on_interrupt: block). Re-read what it may have changed before resubmitting.", f.attempts)}}
+			c.settle(f.id, f.route, env)
+		}
+		if err != nil {
+			return fmt.Errorf("recover future %s: %w", f.id, err)
+		}
+	}
+	return nil
+}

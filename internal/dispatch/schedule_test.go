@@ -1,0 +1,326 @@
+package dispatch
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/ids"
+	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/store"
+)
+
+// probeRunner is a class runner whose runs record when they start and
+// last until released (or stopped).
+type probeRunner struct {
+	mu       sync.Mutex
+	starts   map[string][]time.Time
+	requeued map[string]int
+	release  chan struct{}
+}
+
+func (p *probeRunner) Run(ctx context.Context, call *primitive.Call) (any, error) {
+	p.mu.Lock()
+	p.starts[call.FutureID] = append(p.starts[call.FutureID], time.Now())
+	p.mu.Unlock()
+	select {
+	case <-p.release:
+		return map[string]any{"ran": call.CommandID}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (p *probeRunner) Ended(_ context.Context, id string, env *Envelope, _ any) (func(context.Context, *sql.Tx) error, error) {
+	env.Result = map[string]any{"id": id, "view": env.State}
+	return nil, nil
+}
+
+func (p *probeRunner) Parked(context.Context, *sql.Tx, string, string) error { return nil }
+
+func (p *probeRunner) Requeued(_ context.Context, _ *sql.Tx, id string, attempt int) error {
+	p.mu.Lock()
+	p.requeued[id] = attempt
+	p.mu.Unlock()
+	return nil
+}
+
+func (p *probeRunner) DependencyBlocked(_ context.Context, dep, depState string) *primitive.Error {
+	return primitive.Blocked("dependency", "dependency %s %s", dep, depState)
+}
+
+func (p *probeRunner) started(id string) []time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]time.Time(nil), p.starts[id]...)
+}
+
+// waitStarted polls (bounded) until id's run has started n times.
+func (p *probeRunner) waitStarted(t *testing.T, id string, n int) []time.Time {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if s := p.started(id); len(s) >= n {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("future %s never started %d times", id, n)
+		}
+	}
+}
+
+// scheduleFixture is a dispatcher with one class, "probe", on a real
+// database and the real governor.
+type scheduleFixture struct {
+	t      *testing.T
+	db     *store.DB
+	gov    *govern.Governor
+	reg    *primitive.Registry
+	runner *probeRunner
+	slots  int
+	d      *Dispatcher
+}
+
+func newScheduleFixture(t *testing.T, slots int) *scheduleFixture {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	reg, err := primitive.NewRegistry(&primitive.Spec{Tool: "t", Operation: "probe", Risk: primitive.RiskWrite,
+		Run: func(context.Context, *primitive.Call, json.RawMessage) (any, error) { return nil, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &scheduleFixture{t: t, db: db, gov: testGovernor(t, db), reg: reg, slots: slots}
+	f.start()
+	return f
+}
+
+// start builds and starts a dispatcher on f.db, as a fresh process would.
+func (f *scheduleFixture) start() {
+	f.t.Helper()
+	f.runner = &probeRunner{starts: map[string][]time.Time{}, requeued: map[string]int{}, release: make(chan struct{})}
+	d, err := New(Options{DB: f.db, Registry: f.reg, Gov: f.gov, Budget: 100 * time.Millisecond, MaxResultBytes: 1 << 20,
+		MaxArrivals: 100, MaxArrivalBytes: 1 << 20, Classes: []Class{{Name: "probe", Slots: f.slots, Runner: f.runner}}})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := d.Start(context.Background(), 4); err != nil {
+		f.t.Fatal(err)
+	}
+	f.d = d
+	f.t.Cleanup(d.Stop)
+}
+
+// schedule admits one probe future and wakes the class. All are queued
+// by one parent command, so an UNKNOWN one of them opens does not refuse
+// the others (callpath.Admission.Scheduled).
+func (f *scheduleFixture) schedule(runAt time.Time, rule string, deps ...string) string {
+	f.t.Helper()
+	id := ids.New("fut")
+	err := f.db.InTx(context.Background(), func(tx *sql.Tx) error {
+		return ScheduleTx(context.Background(), tx, Scheduled{ID: id, Route: testRoute, Primitive: "t.probe", Input: json.RawMessage(`{}`),
+			Class: "probe", RunAt: runAt, OnInterrupt: rule, Parent: "cmd_probe_parent", Deps: deps, Waiting: len(deps) > 0})
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.d.Wake("probe")
+	return id
+}
+
+type futureRecord struct {
+	state, outcome                string
+	attempts, interruptions       int
+	commandID                     string
+	startedAt                     sql.NullInt64
+	result                        sql.NullString
+	commandState, commandEnvelope sql.NullString
+}
+
+func (f *scheduleFixture) record(id string) futureRecord {
+	f.t.Helper()
+	var r futureRecord
+	var outcome sql.NullString
+	err := f.db.R.QueryRow(`SELECT f.state, f.outcome, f.attempts, f.interruptions, COALESCE(f.command_id, ''), f.started_at, f.result, c.state, c.envelope
+		FROM futures f LEFT JOIN commands c ON c.command_id = f.command_id WHERE f.id = ?`, id).
+		Scan(&r.state, &outcome, &r.attempts, &r.interruptions, &r.commandID, &r.startedAt, &r.result, &r.commandState, &r.commandEnvelope)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	r.outcome = outcome.String
+	return r
+}
+
+// waitFor polls (bounded) until done holds for future id's record.
+func (f *scheduleFixture) waitFor(id string, what string, done func(futureRecord) bool) futureRecord {
+	f.t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		r := f.record(id)
+		if done(r) {
+			return r
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("future %s never %s: %+v", id, what, r)
+		}
+	}
+}
+
+func isState(s string) func(futureRecord) bool {
+	return func(r futureRecord) bool { return r.state == s }
+}
+
+// TestScheduledFutureRunsWhenDue: a scheduled future is not started before
+// its due time, starts after it, counts its attempt, and is journaled under
+// the attempt's command id with a commands row whose outcome is the one
+// that arrives.
+func TestScheduledFutureRunsWhenDue(t *testing.T) {
+	f := newScheduleFixture(t, 2)
+	due := time.Now().Add(400 * time.Millisecond)
+	id := f.schedule(due, OnInterruptRequeue)
+	starts := f.runner.waitStarted(t, id, 1)
+	if r := f.record(id); r.state != "running" || len(starts) != 1 || starts[0].Before(due) {
+		t.Fatalf("a future due at %v started at %v", due, starts)
+	}
+	close(f.runner.release)
+	r := f.waitFor(id, "completed", isState("completed"))
+	if r.attempts != 1 || r.commandID != RunCommandID(id, 1) || r.commandState.String != "completed" {
+		t.Fatalf("the completed future: %+v", r)
+	}
+	arr, err := f.d.Deliver(context.Background(), testRoute, "fp-1")
+	if err != nil || len(arr) != 1 || arr[0].FutureID != id {
+		t.Fatalf("arrivals: %+v %v", arr, err)
+	}
+	var env Envelope
+	if err := json.Unmarshal(arr[0].Envelope, &env); err != nil || env.State != "completed" || env.CommandID != RunCommandID(id, 1) {
+		t.Fatalf("the arrival: %s", arr[0].Envelope)
+	}
+	if res, _ := env.Result.(map[string]any); res["view"] != "completed" {
+		t.Fatalf("the arrival does not carry the runner's view: %s", arr[0].Envelope)
+	}
+}
+
+// TestScheduledClassSlots: a class runs at most its slots at once, and the
+// rest start as slots free.
+func TestScheduledClassSlots(t *testing.T) {
+	f := newScheduleFixture(t, 2)
+	var all []string
+	for range 5 {
+		all = append(all, f.schedule(time.Now(), OnInterruptRequeue))
+	}
+	running := func() int {
+		n := 0
+		for _, id := range all {
+			if f.record(id).state == "running" {
+				n++
+			}
+		}
+		return n
+	}
+	for deadline := time.Now().Add(20 * time.Second); running() < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("two futures never started")
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := running(); n != 2 {
+		t.Fatalf("%d futures of a class with 2 slots running", n)
+	}
+	close(f.runner.release)
+	for _, id := range all {
+		f.waitFor(id, "completed", isState("completed"))
+	}
+}
+
+// TestScheduledInterruptionRules stops the engine while two attempts run
+// (a shutdown leaves them running, as a crash would) and starts a new one:
+// the "requeue" future runs again with its interruption counted; the
+// "block" one ends blocked with outcome unknown, never run again, and its
+// waiting dependent is blocked naming it, in its class's words.
+func TestScheduledInterruptionRules(t *testing.T) {
+	f := newScheduleFixture(t, 4)
+	requeue := f.schedule(time.Now(), OnInterruptRequeue)
+	block := f.schedule(time.Now(), OnInterruptBlock)
+	dependent := f.schedule(time.Now(), OnInterruptRequeue, block)
+	f.runner.waitStarted(t, requeue, 1)
+	f.runner.waitStarted(t, block, 1)
+	if r := f.record(dependent); r.state != StateWaiting {
+		t.Fatalf("the dependent of a running future: %+v", r)
+	}
+	f.d.Stop()
+	if err := f.gov.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.start()
+	close(f.runner.release)
+
+	r := f.waitFor(requeue, "completed again", isState("completed"))
+	if r.attempts != 2 || r.interruptions != 1 || r.commandID != RunCommandID(requeue, 2) || len(f.runner.started(requeue)) != 1 {
+		t.Fatalf("the requeued future: %+v, started %d times since the restart", r, len(f.runner.started(requeue)))
+	}
+	if at := f.runner.requeued[requeue]; at != 1 {
+		t.Fatalf("the runner was told of the requeue of attempt %d, want 1", at)
+	}
+	b := f.waitFor(block, "blocked", isState("blocked"))
+	if b.outcome != "unknown" || b.interruptions != 1 || len(f.runner.started(block)) != 0 {
+		t.Fatalf("the blocked future: %+v", b)
+	}
+	dep := f.waitFor(dependent, "blocked", isState("blocked"))
+	var env Envelope
+	if err := json.Unmarshal([]byte(dep.result.String), &env); err != nil || env.Error == nil || env.Error.Code != "dependency" ||
+		env.Error.Message != "dependency "+block+" blocked" {
+		t.Fatalf("the dependent of the blocked future: %s", dep.result.String)
+	}
+	// The governor's one recovery settled both interrupted commands as
+	// unknown; only the "block" rule closed the conversation's gate, naming
+	// the future.
+	var gates []string
+	rows, err := f.db.R.Query(`SELECT command_id FROM unknowns WHERE reconciled_at IS NULL`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var g string
+		if err := rows.Scan(&g); err != nil {
+			t.Fatal(err)
+		}
+		gates = append(gates, g)
+	}
+	if len(gates) != 1 || gates[0] != block {
+		t.Fatalf("open UNKNOWNs after the restart: %v, want only %s", gates, block)
+	}
+}
+
+// TestScheduledQueriesUseTheirIndexes: what runs on every completion and
+// every scheduling turn reaches a future's own dependents and a class's
+// queued futures through their indexes, never through every waiting or
+// queued future (a 1000-job chain holds 999 waiting ones).
+func TestScheduledQueriesUseTheirIndexes(t *testing.T) {
+	f := newScheduleFixture(t, 1)
+	for _, tc := range []struct {
+		query, index string
+		args         []any
+	}{
+		{dependentsQuery, "future_deps_dep", []any{"fut_x"}},
+		{releaseQuery, "future_deps_dep", []any{"fut_x"}},
+		{dueQuery, "futures_due", []any{"job", 0, 1}},
+		{nextDueQuery, "futures_due", []any{"job", 0}},
+	} {
+		plan, err := f.db.QueryPlan(context.Background(), tc.query, tc.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := strings.Join(plan, "; ")
+		if !strings.Contains(p, "INDEX "+tc.index) || strings.Contains(p, "futures_state") {
+			t.Errorf("%s\nplan %q: want %s, never futures_state", tc.query, p, tc.index)
+		}
+	}
+}
