@@ -324,3 +324,35 @@ func TestScheduledQueriesUseTheirIndexes(t *testing.T) {
 		}
 	}
 }
+
+// TestNewRefusesAnIncompleteClass: a class without a name or a runner, or
+// one given twice, is refused when the dispatcher is built, naming what
+// is wrong, instead of scheduling futures nothing can run.
+func TestNewRefusesAnIncompleteClass(t *testing.T) {
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	reg, err := primitive.NewRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &probeRunner{}
+	for _, tc := range []struct {
+		want    string
+		classes []Class
+	}{
+		{"no Name", []Class{{Runner: r}}},
+		{"no Runner", []Class{{Name: "probe"}}},
+		{"given twice", []Class{{Name: "probe", Runner: r}, {Name: "probe", Runner: r}}},
+	} {
+		_, err := New(Options{DB: db, Registry: reg, Gov: testGovernor(t, db), Classes: tc.classes})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("classes %+v: want an error saying %q, got %v", tc.classes, tc.want, err)
+		}
+	}
+	if _, err := New(Options{DB: db, Registry: reg, Gov: testGovernor(t, db), Classes: []Class{{Name: "probe", Runner: r}}}); err != nil {
+		t.Fatalf("a complete class: %v", err)
+	}
+}
