@@ -66,22 +66,14 @@ func (o *Operator) EStop(ctx context.Context, operator, reason string) error {
 // Reset releases the e-stop latch and nothing else: a held queue stays held
 // until ResumeQueue.
 func (o *Operator) Reset(ctx context.Context, operator string) error {
-	if err := checkOperator(operator); err != nil {
-		return err
-	}
-	g := o.G
-	return g.DB.InTx(ctx, func(tx *sql.Tx) error {
-		var st EStopState
-		if _, err := getSetting(ctx, tx, keyEStop, &st); err != nil {
-			return err
-		}
+	return o.withEStop(ctx, operator, func(tx *sql.Tx, st EStopState) error {
 		if !st.Latched {
 			return errors.New("the e-stop is not latched")
 		}
 		if err := putSetting(ctx, tx, keyEStop, EStopState{}); err != nil {
 			return err
 		}
-		_, err := g.Ledger.AppendTx(ctx, tx, "reset", map[string]any{"operator": operator, "released_reason": st.Reason})
+		_, err := o.G.Ledger.AppendTx(ctx, tx, "reset", map[string]any{"operator": operator, "released_reason": st.Reason})
 		return err
 	})
 }
@@ -90,23 +82,30 @@ func (o *Operator) Reset(ctx context.Context, operator string) error {
 // it starts anything; the caller wakes it). Refused while the e-stop is
 // latched.
 func (o *Operator) ResumeQueue(ctx context.Context, operator string) error {
-	if err := checkOperator(operator); err != nil {
-		return err
-	}
-	g := o.G
-	return g.DB.InTx(ctx, func(tx *sql.Tx) error {
-		var st EStopState
-		if _, err := getSetting(ctx, tx, keyEStop, &st); err != nil {
-			return err
-		}
+	return o.withEStop(ctx, operator, func(tx *sql.Tx, st EStopState) error {
 		if st.Latched {
 			return errors.New("reset the e-stop before resuming the queue")
 		}
 		if err := putSetting(ctx, tx, keyQueueHeld, false); err != nil {
 			return err
 		}
-		_, err := g.Ledger.AppendTx(ctx, tx, "queue_resume", map[string]any{"operator": operator})
+		_, err := o.G.Ledger.AppendTx(ctx, tx, "queue_resume", map[string]any{"operator": operator})
 		return err
+	})
+}
+
+// withEStop runs change for a named operator in one transaction with the
+// e-stop state it reads there.
+func (o *Operator) withEStop(ctx context.Context, operator string, change func(tx *sql.Tx, st EStopState) error) error {
+	if err := checkOperator(operator); err != nil {
+		return err
+	}
+	return o.G.DB.InTx(ctx, func(tx *sql.Tx) error {
+		var st EStopState
+		if _, err := getSetting(ctx, tx, keyEStop, &st); err != nil {
+			return err
+		}
+		return change(tx, st)
 	})
 }
 

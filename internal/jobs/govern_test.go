@@ -165,9 +165,13 @@ func TestInterruptionJournaled(t *testing.T) {
 	const conv = "journal-test"
 	route := mcpserver.Route(map[string]any{"hearth/conversation": conv})
 	c := hearthtest.Connect(t, in.URL, conv)
+	// Each job says when its process runs: a job seen running may still be
+	// between its claim and its journaled intent, and one stopped there
+	// provably never started, so it is queued again as if untouched.
+	marks := filepath.Join(t.TempDir(), "started")
 	r := c.Call("task", map[string]any{"operation": "submit", "jobs": []any{
-		with(sh("sleep 30"), "on_interrupt", "block"),
-		sh("sleep 30"),
+		with(sh(`echo x >> "$1"; exec sleep 30`, "sh", marks), "on_interrupt", "block"),
+		sh(`echo x >> "$1"; exec sleep 30`, "sh", marks),
 	}})
 	ids := r.Get("result.ids").([]any)
 	ctx := context.Background()
@@ -175,7 +179,8 @@ func TestInterruptionJournaled(t *testing.T) {
 	for {
 		a, _ := in.App.Jobs.Get(ctx, route, ids[0].(string))
 		b, _ := in.App.Jobs.Get(ctx, route, ids[1].(string))
-		if a.State == jobs.StateRunning && b.State == jobs.StateRunning {
+		m, _ := os.ReadFile(marks)
+		if a.State == jobs.StateRunning && b.State == jobs.StateRunning && strings.Count(string(m), "x") == 2 {
 			break
 		}
 		if time.Now().After(deadline) {
