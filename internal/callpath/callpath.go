@@ -119,8 +119,10 @@ type Governor interface {
 	// operator, or a *primitive.Error (normally blocked) to refuse.
 	Admit(ctx context.Context, a *Admission) error
 	// RequestPermit records a permit request for a parked call and returns
-	// its id.
-	RequestPermit(ctx context.Context, a *Admission) (string, error)
+	// its id. park, when set, records inside the same transaction that the
+	// call waits for that permit: a crash leaves both or neither, and an
+	// error from park (the call was cancelled meanwhile) records neither.
+	RequestPermit(ctx context.Context, a *Admission, park func(ctx context.Context, tx *sql.Tx, permitID string) error) (string, error)
 	// Begin journals the intent before a side-effecting primitive runs.
 	Begin(ctx context.Context, a *Admission) error
 	// Finish journals, inside tx, the outcome of a call Begin journaled.

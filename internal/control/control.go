@@ -137,9 +137,9 @@ func (o *Operator) ExpirePermits(ctx context.Context) error {
 // waits for (govern.Governor.Parked): the decisions a previous process
 // committed but was stopped before carrying out, so an approval committed
 // just before a crash still runs its call once. It runs once the
-// dispatcher has started (it runs what it releases) and before the job
-// queue starts (which then runs the jobs it released). A decision that
-// cannot be carried out is logged; the next start tries it again.
+// dispatcher has started (it runs what it releases; a released job is
+// claimed by its class's scheduler). A decision that cannot be carried
+// out is logged; the next start tries it again.
 func (o *Operator) Recover(ctx context.Context) error {
 	ds, err := o.gov.Parked(ctx)
 	if err != nil {

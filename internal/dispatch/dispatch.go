@@ -418,14 +418,33 @@ func (d *Dispatcher) runQueued(id string, req Request, approved bool) {
 
 // reparkForPermit turns a claimed future back into one awaiting a permit
 // (the policy changed while it was queued).
+// The permit request and the state change are one commit.
 func (d *Dispatcher) reparkForPermit(a *Admission) {
-	if _, err := d.DB.W.ExecContext(d.ctx, `UPDATE futures SET state = 'permit' WHERE id = ? AND state = 'running'`, a.FutureID); err != nil {
-		d.Log.Error("park future", "future", a.FutureID, "err", err)
-		return
+	_, err := d.Gov.RequestPermit(d.ctx, a, func(ctx context.Context, tx *sql.Tx, _ string) error {
+		return parkTx(ctx, tx, a.FutureID, "")
+	})
+	if errors.Is(err, errNotRunning) {
+		return // stopped or settled meanwhile; nothing was asked
 	}
-	if _, err := d.Gov.RequestPermit(d.ctx, a); err != nil {
+	if err != nil {
 		d.complete(a.FutureID, a.Route, ErrorEnvelope(a.Spec.Name(), err))
 	}
+}
+
+// errNotRunning says a future to park was no longer running.
+var errNotRunning = errors.New("the future is no longer running")
+
+// parkTx moves running future id to 'permit' inside tx (with extra SET
+// clauses when given), or fails with errNotRunning.
+func parkTx(ctx context.Context, tx *sql.Tx, id, extra string) error {
+	res, err := tx.ExecContext(ctx, `UPDATE futures SET state = 'permit'`+extra+` WHERE id = ? AND state = 'running'`, id)
+	if err != nil {
+		return fmt.Errorf("park future %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return errNotRunning
+	}
+	return nil
 }
 
 // ReleaseApproved releases a future parked for a permit the operator

@@ -55,9 +55,9 @@ func (d *Dispatcher) CancelQueued(ctx context.Context, route, id string) (Future
 			return Future{}, fmt.Errorf("cancel future %s: %w", id, err)
 		}
 		if n > 0 {
-			if f.State == "permit" {
-				d.Gov.CancelPermitsOf(ctx, id) // the operator is no longer asked
-			}
+			// The operator is no longer asked. Withdrawn whatever state was
+			// read before the update: the future may have parked meanwhile.
+			d.Gov.CancelPermitsOf(ctx, id)
 			d.wake(id)
 			d.releaseDependents(id)
 		}

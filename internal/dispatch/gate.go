@@ -108,7 +108,7 @@ func (d *Dispatcher) park(ctx context.Context, a *Admission) *Envelope {
 	if _, err := d.insertFuture(ctx, a.FutureID, req, "permit"); err != nil {
 		return d.commandTaken(ctx, a, err)
 	}
-	pid, err := d.Gov.RequestPermit(ctx, a)
+	pid, err := d.Gov.RequestPermit(ctx, a, nil)
 	if err != nil {
 		d.complete(a.FutureID, a.Route, ErrorEnvelope(name, err))
 		return ErrorEnvelope(name, err)

@@ -92,13 +92,20 @@ func (d *Dispatcher) record(a *Admission, env *Envelope, journaled bool, link *c
 // queues its arrival. A future already terminal (cancelled meanwhile) is
 // left as it is.
 func completeTx(ctx context.Context, tx *sql.Tx, id, route, envState string, payload []byte, now time.Time) error {
+	_, err := completedTx(ctx, tx, id, route, envState, payload, now)
+	return err
+}
+
+// completedTx is completeTx that also reports whether it completed the
+// future (false: it had already ended, and nothing was written).
+func completedTx(ctx context.Context, tx *sql.Tx, id, route, envState string, payload []byte, now time.Time) (bool, error) {
 	res, err := tx.ExecContext(ctx, `UPDATE futures SET state = ?, result = ?, finished_at = ? WHERE id = ? AND state IN ('queued','running','permit','waiting')`,
 		futureState(envState), string(payload), now.UnixMilli(), id)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return nil
+		return false, nil
 	}
-	return EnqueueArrival(ctx, tx, route, id, payload, now)
+	return true, EnqueueArrival(ctx, tx, route, id, payload, now)
 }

@@ -510,23 +510,24 @@ func (c *classState) runSafely(ctx context.Context, call *primitive.Call) (res a
 }
 
 // park turns a claimed attempt into a future awaiting the operator's
-// permit: its attempt is not counted, and the runner records why.
+// permit: its attempt is not counted, and the runner records why. The
+// permit request, the state change and the runner's record are one commit,
+// so a crash or a cancel never finds one without the others.
 func (c *classState) park(a *Admission) {
 	d := c.d
 	ctx := context.WithoutCancel(d.ctx)
-	if _, err := d.DB.W.ExecContext(ctx, `UPDATE futures SET state = 'permit', attempts = attempts - 1, started_at = NULL WHERE id = ? AND state = 'running'`, a.FutureID); err != nil {
-		d.Log.Error("park future", "future", a.FutureID, "err", err)
-		return
-	}
-	pid, err := d.Gov.RequestPermit(ctx, a)
-	if err != nil {
+	_, err := d.Gov.RequestPermit(ctx, a, func(ctx context.Context, tx *sql.Tx, pid string) error {
+		if err := parkTx(ctx, tx, a.FutureID, ", attempts = attempts - 1, started_at = NULL"); err != nil {
+			return err
+		}
+		return c.Runner.Parked(ctx, tx, a.FutureID, pid)
+	})
+	switch {
+	case errors.Is(err, errNotRunning):
+		// Settled elsewhere meanwhile: nothing was asked, nothing to record.
+	case err != nil:
 		env := ErrorEnvelope(a.Spec.Name(), primitive.Failed("journal_failed", "could not ask the operator for a permit, so %s did not start: %v", a.FutureID, err))
 		c.settle(a.FutureID, a.Route, env)
-		return
-	}
-	err = d.DB.InTx(ctx, func(tx *sql.Tx) error { return c.Runner.Parked(ctx, tx, a.FutureID, pid) })
-	if err != nil {
-		d.Log.Error("record parked future", "future", a.FutureID, "permit", pid, "err", err)
 	}
 	d.wake(a.FutureID)
 }
@@ -572,13 +573,20 @@ func (c *classState) end(id, route string, began *Admission, env *Envelope, res 
 				d.AfterFinishHook(began)
 			}
 		}
+		// The owner's view is written only with the completion: a late
+		// settlement of a future that already ended (an expiry racing a
+		// cancel) changes neither.
+		changed, err := completedTx(ctx, tx, id, route, env.State, payload, now)
+		if err != nil || !changed {
+			return err
+		}
 		if update != nil {
 			if err := update(ctx, tx); err != nil {
 				return err
 			}
 		}
-		if err := completeTx(ctx, tx, id, route, env.State, payload, now); err != nil || env.State != primitive.StateCompleted {
-			return err
+		if env.State != primitive.StateCompleted {
+			return nil
 		}
 		// A scheduled dependent whose dependencies have now all completed
 		// is released in this commit (it needs no reference resolved); the
@@ -619,7 +627,12 @@ func (d *Dispatcher) classOf(ctx context.Context, id string) (*classState, strin
 	if err := d.DB.R.QueryRowContext(ctx, `SELECT class, route FROM futures WHERE id = ?`, id).Scan(&class, &route); err != nil {
 		return nil, "", err
 	}
-	return d.classes[class.String], route, nil
+	c := d.classes[class.String]
+	if class.Valid && c == nil {
+		// Never treated as a call's future: it would run as a plain call.
+		return nil, "", fmt.Errorf("future %s is of class %q, which this dispatcher does not run", id, class.String)
+	}
+	return c, route, nil
 }
 
 // recoverClass settles what a previous process left running of class c:

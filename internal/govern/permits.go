@@ -14,8 +14,8 @@ import (
 // leave for the caller to carry out on the parked work (Decision).
 
 // RequestPermit implements callpath.Governor.
-func (g *Governor) RequestPermit(ctx context.Context, a *callpath.Admission) (string, error) {
-	return g.requestPermit(ctx, a)
+func (g *Governor) RequestPermit(ctx context.Context, a *callpath.Admission, park func(ctx context.Context, tx *sql.Tx, permitID string) error) (string, error) {
+	return g.requestPermit(ctx, a, park)
 }
 
 // ApprovedFuture reports whether the operator approved a permit for

@@ -37,8 +37,9 @@ func (g *Governor) scheduledApproved(ctx context.Context, a *callpath.Admission)
 	return n > 0, nil
 }
 
-// requestPermit records a permit request for a.
-func (g *Governor) requestPermit(ctx context.Context, a *callpath.Admission) (string, error) {
+// requestPermit records a permit request for a and, in the same
+// transaction, park (when set).
+func (g *Governor) requestPermit(ctx context.Context, a *callpath.Admission, park func(ctx context.Context, tx *sql.Tx, permitID string) error) (string, error) {
 	id := ids.New("pmt")
 	now := g.now()
 	exp := now.Add(g.PermitTTL)
@@ -51,7 +52,10 @@ func (g *Governor) requestPermit(ctx context.Context, a *callpath.Admission) (st
 			"permit_id": id, "primitive": a.Spec.Name(), "route": a.Route, "input_sha256": a.Digest,
 			"command_id": a.CommandID, "future_id": a.FutureID, "expires_at": exp.UTC().Format(time.RFC3339),
 		})
-		return err
+		if err != nil || park == nil {
+			return err
+		}
+		return park(ctx, tx, id)
 	})
 	if err != nil {
 		return "", fmt.Errorf("request permit: %w", err)

@@ -7,9 +7,13 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/control"
+	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/store"
 )
@@ -65,6 +69,9 @@ func TestMigrationCarriesOldJobs(t *testing.T) {
 		{id: "job_parkparkparkparkpark", command: "sh", args: appendTo("parked"), env: `{}`, state: "queued", onInterrupt: "requeue",
 			reason:  "waiting for operator permit pmt_oldoldoldoldoldoldold: the policy in force when it came due requires one",
 			waiting: 1, runAt: now - 1500, created: now - 1500},
+		{id: "job_denydenydenydenydeny", command: "sh", args: appendTo("denied"), env: `{}`, state: "queued", onInterrupt: "requeue",
+			reason:  "waiting for operator permit pmt_denieddenieddeniedd: the policy in force when it came due requires one",
+			waiting: 1, runAt: now - 1200, created: now - 1200},
 		{id: "job_laterlaterlaterlater", command: "true", args: `[]`, env: `{}`, state: "queued", onInterrupt: "requeue",
 			runAt: now + 3_600_000, created: now - 1000},
 	}
@@ -158,6 +165,26 @@ func TestMigrationCarriesOldJobs(t *testing.T) {
 	if got := answer("job_parkparkparkparkpark"); got.State != jobs.StateQueued || got.Attempts != 0 {
 		t.Fatalf("the parked job: %+v", got)
 	}
+	// The denial the old queue committed but had not carried out is
+	// carried out by the start-up recovery of permit decisions: the job
+	// ends blocked, saying so, and never runs.
+	gov, ok := e.d.Gov.(*govern.Governor)
+	if !ok {
+		t.Fatalf("the engine's governor is a %T", e.d.Gov)
+	}
+	op, err := control.New(gov, e.d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := op.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if j := e.wait(route, "job_denydenydenydenydeny"); j.State != jobs.StateBlocked || !strings.Contains(j.Reason, "denied") {
+		t.Fatalf("the job whose permit was denied before the migration: %+v", j)
+	}
+	if n := readLines(t, marker); slices.Contains(n, "denied") {
+		t.Fatalf("a denied job ran: %v", n)
+	}
 	// task.list lists every job, newest first, and nothing twice.
 	out := e.call(route, map[string]any{"operation": "list", "limit": 50})
 	items, _ := get(out, "result.items").([]any)
@@ -230,6 +257,11 @@ func buildOldDatabase(t *testing.T, path string, old []oldJob, now int64) {
 	exec(`INSERT INTO permits(id, route, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at)
 		VALUES ('pmt_oldoldoldoldoldoldold', ?, 'task.submit', '{}', 'x', 'job_parkparkparkparkpark', ?, 'pending', ?, ?)`,
 		route, jobs.RunCommandID("job_parkparkparkparkpark", 1), now-1400, now+3_600_000)
+	// Denied by the operator just before the old queue stopped, before it
+	// blocked the job: the decision is carried out after the migration.
+	exec(`INSERT INTO permits(id, route, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at, decided_at)
+		VALUES ('pmt_denieddenieddeniedd', ?, 'task.submit', '{}', 'x', 'job_denydenydenydenydeny', ?, 'denied', ?, ?, ?)`,
+		route, jobs.RunCommandID("job_denydenydenydenydeny", 1), now-1100, now+3_600_000, now-1000)
 	var n int
 	if err := raw.QueryRow(`SELECT COUNT(*) FROM jobs`).Scan(&n); err != nil || n != len(old) {
 		t.Fatal(fmt.Errorf("old database holds %d jobs (%v)", n, err))

@@ -15,9 +15,11 @@ ALTER TABLE futures ADD COLUMN parent TEXT;                 -- command id of the
 CREATE INDEX futures_due ON futures(class, run_at) WHERE state = 'queued' AND class IS NOT NULL;
 CREATE INDEX futures_class ON futures(class, created_at) WHERE class IS NOT NULL;
 
--- Every job of the old queue becomes a future: queued with dependencies
--- outstanding is waiting, queued with a pending permit is parked; the rest
--- keep their state. The input is what governance saw of the run: the job
+-- Every job of the old queue becomes a future: a queued job held for a
+-- permit (pending, or decided by the operator but not yet carried out when
+-- the old queue stopped) is parked, so the decision is carried out at
+-- start-up; queued with dependencies outstanding is waiting; the rest keep
+-- their state. The input is what governance saw of the run: the job
 -- with its environment's names only.
 INSERT INTO futures(id, route, primitive, input, input_sha256, state, detached, created_at, started_at, finished_at, outcome,
                     command_id, class, run_at, attempts, interruptions, on_interrupt, parent)
@@ -26,6 +28,7 @@ SELECT j.id, j.route, 'task.submit',
                    'env', (SELECT json_group_object(e.key, '') FROM json_each(j.env) e), 'timeout_ms', j.timeout_ms)),
        '',
        CASE WHEN j.state = 'queued' AND EXISTS (SELECT 1 FROM permits p WHERE p.future_id = j.id AND p.state = 'pending') THEN 'permit'
+            WHEN j.state = 'queued' AND j.waiting > 0 AND EXISTS (SELECT 1 FROM permits p WHERE p.future_id = j.id) THEN 'permit'
             WHEN j.state = 'queued' AND j.waiting > 0 THEN 'waiting'
             ELSE j.state END,
        1, j.created_at, j.started_at, j.finished_at, j.outcome,
