@@ -356,3 +356,31 @@ func TestNewRefusesAnIncompleteClass(t *testing.T) {
 		t.Fatalf("a complete class: %v", err)
 	}
 }
+
+// TestUnservedClassIsNotReleasedAsACall: an approved future of a class
+// the dispatcher does not run (a job, with no job class) is refused, not
+// run as a plain call of its primitive, and stays parked.
+func TestUnservedClassIsNotReleasedAsACall(t *testing.T) {
+	f := newScheduleFixture(t, 1)
+	id := f.schedule(time.Now().Add(time.Hour), OnInterruptRequeue)
+	f.d.Stop()
+	if _, err := f.db.W.Exec(`UPDATE futures SET state = 'permit' WHERE id = ?`, id); err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(Options{DB: f.db, Registry: f.reg, Gov: f.gov, Budget: 100 * time.Millisecond, MaxResultBytes: 1 << 20,
+		MaxArrivals: 100, MaxArrivalBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Start(context.Background(), 4); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Stop)
+	err = d.ReleaseApproved(context.Background(), id)
+	if err == nil || !strings.Contains(err.Error(), `class "probe"`) {
+		t.Fatalf("releasing a future of a class nobody runs: %v", err)
+	}
+	if r := f.record(id); r.state != "permit" {
+		t.Fatalf("the refused future: %+v", r)
+	}
+}
