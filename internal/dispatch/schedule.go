@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/store"
 )
 
 // Scheduled futures. A future may be admitted as scheduled work of a
@@ -361,26 +362,16 @@ func (c *classState) claim(now int64, n int) ([]claimed, error) {
 	}
 	err := d.DB.InTx(d.ctx, func(tx *sql.Tx) error {
 		unregister()
-		rows, err := tx.QueryContext(d.ctx, dueQuery, c.Name, now, n)
-		if err != nil {
-			return fmt.Errorf("find due futures: %w", err)
-		}
 		type due struct {
 			id, route, prim, input, parent string
 			attempts                       int
 		}
-		var ds []due
-		for rows.Next() {
-			var x due
-			if err := rows.Scan(&x.id, &x.route, &x.prim, &x.input, &x.attempts, &x.parent); err != nil {
-				rows.Close()
-				return err
-			}
-			ds = append(ds, x)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
+		rows, err := tx.QueryContext(d.ctx, dueQuery, c.Name, now, n)
+		ds, err := store.Collect(rows, err, func(r *sql.Rows) (x due, err error) {
+			return x, r.Scan(&x.id, &x.route, &x.prim, &x.input, &x.attempts, &x.parent)
+		})
+		if err != nil {
+			return fmt.Errorf("find due futures: %w", err)
 		}
 		started := time.Now().UnixMilli()
 		var as []claimed
@@ -647,21 +638,11 @@ func (d *Dispatcher) recoverClass(ctx context.Context, c *classState) error {
 	}
 	rows, err := d.DB.R.QueryContext(ctx, `SELECT id, route, primitive, COALESCE(command_id, ''), COALESCE(on_interrupt, ''), attempts
 		FROM futures WHERE state = 'running' AND class = ? ORDER BY rowid`, c.Name)
+	running, err := store.Collect(rows, err, func(r *sql.Rows) (f fut, err error) {
+		return f, r.Scan(&f.id, &f.route, &f.prim, &f.cmd, &f.rule, &f.attempts)
+	})
 	if err != nil {
 		return fmt.Errorf("find interrupted %s futures: %w", c.Name, err)
-	}
-	var running []fut
-	for rows.Next() {
-		var f fut
-		if err := rows.Scan(&f.id, &f.route, &f.prim, &f.cmd, &f.rule, &f.attempts); err != nil {
-			rows.Close()
-			return err
-		}
-		running = append(running, f)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
 	}
 	for _, f := range running {
 		never, err := d.neverStarted(ctx, f.prim, f.cmd, f.id)

@@ -197,22 +197,3 @@ func (g *Governor) Admit(ctx context.Context, a *callpath.Admission) error {
 	}
 	return nil
 }
-
-// collect reads every row of a query (rows, err as QueryContext returns
-// them) with scan, closing the rows before it returns, so the caller may
-// write afterwards on the one write connection.
-func collect[T any](rows *sql.Rows, err error, scan func(*sql.Rows) (T, error)) ([]T, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/store"
 )
 
 // The journal: intent before a side effect runs, outcome in the
@@ -141,7 +142,7 @@ func (g *Governor) Recover(ctx context.Context) error {
 	}
 	rows, err := g.DB.R.QueryContext(ctx, `SELECT c.command_id, c.route, c.primitive, c.future_id, COALESCE(f.class, ''), COALESCE(f.on_interrupt, ''), COALESCE(f.attempts, 0)
 		FROM commands c LEFT JOIN futures f ON f.id = c.future_id AND f.class IS NOT NULL WHERE c.state = 'running'`)
-	cmds, err := collect(rows, err, func(r *sql.Rows) (c cmd, err error) {
+	cmds, err := store.Collect(rows, err, func(r *sql.Rows) (c cmd, err error) {
 		return c, r.Scan(&c.id, &c.route, &c.prim, &c.fut, &c.class, &c.rule, &c.attempts)
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/store"
 )
 
 // Permits: a parked call's request, its expiry, and the decisions both
@@ -31,7 +32,7 @@ func (g *Governor) ApprovedFuture(ctx context.Context, futureID string) bool {
 func (g *Governor) CancelPermitsOf(ctx context.Context, futureID string) {
 	err := g.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT id FROM permits WHERE future_id = ? AND state = 'pending'`, futureID)
-		pids, err := collect(rows, err, func(r *sql.Rows) (id string, err error) { return id, r.Scan(&id) })
+		pids, err := store.Collect(rows, err, func(r *sql.Rows) (id string, err error) { return id, r.Scan(&id) })
 		if err != nil {
 			return err
 		}
@@ -84,7 +85,7 @@ func (g *Governor) Parked(ctx context.Context) ([]Decision, error) {
 		FROM futures f LEFT JOIN permits p ON p.id = (SELECT id FROM permits WHERE future_id = f.id ORDER BY created_at DESC LIMIT 1)
 		WHERE f.state = 'permit'`)
 	type parked struct{ id, prim, permit, state string }
-	ps, err := collect(rows, err, func(r *sql.Rows) (p parked, err error) { return p, r.Scan(&p.id, &p.prim, &p.permit, &p.state) })
+	ps, err := store.Collect(rows, err, func(r *sql.Rows) (p parked, err error) { return p, r.Scan(&p.id, &p.prim, &p.permit, &p.state) })
 	if err != nil {
 		return nil, fmt.Errorf("find parked work: %w", err)
 	}
@@ -150,7 +151,7 @@ func (g *Governor) ExpirePermits(ctx context.Context) ([]Decision, error) {
 	now := g.now()
 	type p struct{ id, fut, prim string }
 	rows, err := g.DB.R.QueryContext(ctx, `SELECT id, future_id, primitive FROM permits WHERE state = 'pending' AND expires_at <= ?`, now.UnixMilli())
-	ps, err := collect(rows, err, func(r *sql.Rows) (x p, err error) { return x, r.Scan(&x.id, &x.fut, &x.prim) })
+	ps, err := store.Collect(rows, err, func(r *sql.Rows) (x p, err error) { return x, r.Scan(&x.id, &x.fut, &x.prim) })
 	if err != nil {
 		return nil, err
 	}

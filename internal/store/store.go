@@ -155,6 +155,25 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return nil
 }
 
+// Collect reads every row of a query (rows, err as QueryContext returns
+// them) with scan, closing the rows before it returns, so the caller may
+// write afterwards on the one write connection.
+func Collect[T any](rows *sql.Rows, err error, scan func(*sql.Rows) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 // Migration is one numbered schema step.
 type Migration struct {
 	Version int
