@@ -64,6 +64,11 @@ type Options struct {
 	// before instance.json is published and serving begins (the tray
 	// publishes its control endpoint there).
 	Listening func(*App) error
+	// BudgetEvery is how often the running Hearth enforces
+	// storage_budget_bytes in the background: zero means the package's
+	// BudgetEvery, a negative value never (a test that enforces by hand
+	// and must not race the background pass).
+	BudgetEvery time.Duration
 }
 
 // App is a running Hearth.
@@ -94,8 +99,9 @@ type App struct {
 	// waker (internal/wake).
 	Wake *wake.Service
 
-	configPath string
-	wakeCfgMu  sync.Mutex
+	configPath  string
+	wakeCfgMu   sync.Mutex
+	budgetEvery time.Duration
 
 	panel          *web.Panel
 	tunnelServe    tunnelServe
@@ -161,7 +167,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		FS:   &fsops.Engine{DB: db, Roots: roots, SpillDir: filepath.Join(opts.DataDir, "receipts")},
 		Wake: wk, Tunnel: tun, Gov: gov,
 		Artifacts: arts, UI: ui, Runs: newRuns(db, log, cfg, wk, arrivals),
-		configPath: opts.ConfigPath, ready: make(chan struct{}),
+		configPath: opts.ConfigPath, ready: make(chan struct{}), budgetEvery: opts.BudgetEvery,
 	}
 	exec := newMachine(cfg, arts, cfg.MaxConcurrentExec, opts.Version, a.status)
 	a.Jobs = a.newJobs(cfg, newMachine(cfg, arts, cfg.MaxConcurrentJobs, "", nil))

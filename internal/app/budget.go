@@ -168,12 +168,21 @@ func (a *App) oldestCutoff(ctx context.Context, excess int64) (time.Time, bool, 
 }
 
 // startBudget enforces storage_budget_bytes now and every BudgetEvery
-// until ctx ends; the returned channel closes when it has stopped.
+// (Options.BudgetEvery) until ctx ends; the returned channel closes when
+// it has stopped.
 func (a *App) startBudget(ctx context.Context) <-chan struct{} {
 	done := make(chan struct{})
+	every := a.budgetEvery
+	if every < 0 {
+		close(done)
+		return done
+	}
+	if every == 0 {
+		every = BudgetEvery
+	}
 	go func() {
 		defer close(done)
-		t := time.NewTicker(BudgetEvery)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			if rep, err := a.EnforceBudget(ctx); err != nil && ctx.Err() == nil {

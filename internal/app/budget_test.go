@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/fsops"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
@@ -50,7 +51,10 @@ func TestIdenticalPriorCopiesStoredOnce(t *testing.T) {
 }
 
 func TestBudgetPrunesOldestFirst(t *testing.T) {
-	in := hearthtest.Start(t, func(c *config.Config) { c.StorageBudgetBytes = 350 * kib })
+	// The test enforces by hand: a background pass between the writes
+	// would prune before the "before" below is measured.
+	in := hearthtest.StartWith(t, func(c *config.Config) { c.StorageBudgetBytes = 350 * kib },
+		func(o *app.Options) { o.BudgetEvery = -1 })
 	ctx := context.Background()
 	// An old artifact (200 KiB), then five receipts of distinct 100 KiB
 	// priors: 700 KiB stored, 350 KiB allowed.
@@ -103,7 +107,9 @@ func TestBudgetPrunesOldestFirst(t *testing.T) {
 }
 
 func TestBudgetPassDropsFinishedInputs(t *testing.T) {
-	in := hearthtest.Start(t, hearthtest.Trusted)
+	// By hand only, or a background pass could drop the input before it is
+	// first measured.
+	in := hearthtest.StartWith(t, hearthtest.Trusted, func(o *app.Options) { o.BudgetEvery = -1 })
 	ctx := context.Background()
 	c := hearthtest.Connect(t, in.URL, "inputs")
 	data := strings.Repeat("d", 64*kib)
