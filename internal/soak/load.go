@@ -312,7 +312,14 @@ func (c *client) drain(ctx context.Context, deadline time.Time) {
 			break
 		}
 		env, _ := c.call(ctx, "task", map[string]any{"operation": "get", "id": id})
-		c.stats.note("client %d: %s never arrived (seen %d times); task.get: state %v, result state %v", c.id, id, c.seen[id], env["state"], get(env, "result", "state"))
+		// task.get answers a job under result.job and a future under
+		// result.future; the report says which, its state and its reason (a
+		// future's outcome).
+		kind, state, reason := "future", get(env, "result", "future", "state"), get(env, "result", "future", "outcome")
+		if j := get(env, "result", "job"); j != nil {
+			kind, state, reason = "job", get(j, "state"), get(j, "reason")
+		}
+		c.stats.note("client %d: %s never arrived (seen %d times); task.get: %v, %s state %v, reason %v", c.id, id, c.seen[id], env["state"], kind, state, reason)
 	}
 }
 
