@@ -2,7 +2,9 @@ package jobs_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -74,6 +76,12 @@ func TestMigrationCarriesOldJobs(t *testing.T) {
 			waiting: 1, runAt: now - 1200, created: now - 1200},
 		{id: "job_laterlaterlaterlater", command: "true", args: `[]`, env: `{}`, state: "queued", onInterrupt: "requeue",
 			runAt: now + 3_600_000, created: now - 1000},
+		// Approved just before the old queue stopped, not yet run; its
+		// command line has characters Go's encoding escapes and SQLite's
+		// does not, and its environment's names are not in sorted order.
+		{id: "job_apprapprapprapprappr", command: "sh", args: approvedArgs(marker), env: `{"Z":"1","A":"2"}`, state: "queued", onInterrupt: "requeue",
+			reason:  "waiting for operator permit pmt_approvedapprovedappr: the policy in force when it came due requires one",
+			waiting: 1, runAt: now - 900, created: now - 900},
 	}
 	buildOldDatabase(t, path, old, now)
 
@@ -176,6 +184,11 @@ func TestMigrationCarriesOldJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Under ask, only the old approval lets the approved job run: a run
+	// whose input no longer matched it would park for a second permit.
+	if err := (&govern.Operator{G: gov}).SetPolicy(ctx, "test", "ask"); err != nil {
+		t.Fatal(err)
+	}
 	if err := op.Recover(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -184,6 +197,18 @@ func TestMigrationCarriesOldJobs(t *testing.T) {
 	}
 	if n := readLines(t, marker); slices.Contains(n, "denied") {
 		t.Fatalf("a denied job ran: %v", n)
+	}
+	// The approval is carried out once, under the permit the operator
+	// gave: the run is not parked for a second one.
+	if j := e.wait(route, "job_apprapprapprapprappr"); j.State != jobs.StateCompleted || j.Attempts != 1 {
+		t.Fatalf("the job approved before the migration: %+v", j)
+	}
+	if n := readLines(t, marker); !slices.Contains(n, "approved:a&b<c>") {
+		t.Fatalf("the approved job's run wrote %v", n)
+	}
+	var asked int
+	if err := db.R.QueryRow(`SELECT COUNT(*) FROM permits WHERE future_id = 'job_apprapprapprapprappr'`).Scan(&asked); err != nil || asked != 1 {
+		t.Fatalf("permits of the approved job after the migration: %d (%v), want only the old one", asked, err)
 	}
 	// task.list lists every job, newest first, and nothing twice.
 	out := e.call(route, map[string]any{"operation": "list", "limit": 50})
@@ -262,8 +287,40 @@ func buildOldDatabase(t *testing.T, path string, old []oldJob, now int64) {
 	exec(`INSERT INTO permits(id, route, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at, decided_at)
 		VALUES ('pmt_denieddenieddeniedd', ?, 'task.submit', '{}', 'x', 'job_denydenydenydenydeny', ?, 'denied', ?, ?, ?)`,
 		route, jobs.RunCommandID("job_denydenydenydenydeny", 1), now-1100, now+3_600_000, now-1000)
+	// The old code asked for the approved job's permit with the run's
+	// input as Go encodes it (jobs' runInput).
+	input, err := json.Marshal(map[string]any{"job": map[string]any{"command": "sh", "args": approvedArgList(old), "cwd": "",
+		"env": map[string]string{"Z": "", "A": ""}, "timeout_ms": 60000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(input), `\u0026`) {
+		t.Fatalf("the approved job's input does not exercise Go's escaping: %s", input)
+	}
+	sum := sha256.Sum256(input)
+	exec(`INSERT INTO permits(id, route, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at, decided_at)
+		VALUES ('pmt_approvedapprovedappr', ?, 'task.submit', ?, ?, 'job_apprapprapprapprappr', ?, 'approved', ?, ?, ?)`,
+		route, string(input), hex.EncodeToString(sum[:]), jobs.RunCommandID("job_apprapprapprapprappr", 1), now-850, now+3_600_000, now-800)
 	var n int
 	if err := raw.QueryRow(`SELECT COUNT(*) FROM jobs`).Scan(&n); err != nil || n != len(old) {
 		t.Fatal(fmt.Errorf("old database holds %d jobs (%v)", n, err))
 	}
+}
+
+// approvedArgs is the approved old job's arguments: it appends a line
+// with characters JSON encoders disagree on to marker.
+func approvedArgs(marker string) string {
+	b, _ := json.Marshal([]string{"-c", `echo "$0" >> "$1"`, "approved:a&b<c>", marker})
+	return string(b)
+}
+
+func approvedArgList(old []oldJob) []string {
+	for _, o := range old {
+		if o.id == "job_apprapprapprapprappr" {
+			var args []string
+			_ = json.Unmarshal([]byte(o.args), &args)
+			return args
+		}
+	}
+	return nil
 }

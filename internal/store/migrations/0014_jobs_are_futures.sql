@@ -20,12 +20,17 @@ CREATE INDEX futures_class ON futures(class, created_at) WHERE class IS NOT NULL
 -- the old queue stopped) is parked, so the decision is carried out at
 -- start-up; queued with dependencies outstanding is waiting; the rest keep
 -- their state. The input is what governance saw of the run: the job
--- with its environment's names only.
+-- with its environment's names only. A job that asked for a permit keeps
+-- the exact text that permit was asked for (the old code's Go encoding,
+-- which escapes & < > and sorts the environment's names, unlike
+-- json_object), so the permit's digest still matches the run it covers
+-- and an approval is not asked for again.
 INSERT INTO futures(id, route, primitive, input, input_sha256, state, detached, created_at, started_at, finished_at, outcome,
                     command_id, class, run_at, attempts, interruptions, on_interrupt, parent)
 SELECT j.id, j.route, 'task.submit',
-       json_object('job', json_object('command', j.command, 'args', json(j.args), 'cwd', j.cwd,
-                   'env', (SELECT json_group_object(e.key, '') FROM json_each(j.env) e), 'timeout_ms', j.timeout_ms)),
+       COALESCE((SELECT p.input FROM permits p WHERE p.future_id = j.id ORDER BY p.created_at DESC, p.rowid DESC LIMIT 1),
+                json_object('job', json_object('command', j.command, 'args', json(j.args), 'cwd', j.cwd,
+                   'env', (SELECT json_group_object(e.key, '') FROM json_each(j.env) e), 'timeout_ms', j.timeout_ms))),
        '',
        CASE WHEN j.state = 'queued' AND EXISTS (SELECT 1 FROM permits p WHERE p.future_id = j.id AND p.state = 'pending') THEN 'permit'
             WHEN j.state = 'queued' AND j.waiting > 0 AND EXISTS (SELECT 1 FROM permits p WHERE p.future_id = j.id) THEN 'permit'
