@@ -472,12 +472,25 @@ func (d *Dispatcher) ReleaseApproved(ctx context.Context, futureID string) error
 		d.complete(futureID, route, ErrorEnvelope(prim, primitive.Blocked("unknown_primitive", "primitive %s no longer exists", prim)))
 		return fmt.Errorf("future %s: primitive %s no longer exists", futureID, prim)
 	}
-	res, err := d.DB.W.ExecContext(context.WithoutCancel(ctx), `UPDATE futures SET state = 'queued' WHERE id = ? AND state = 'permit'`, futureID)
+	errGone := fmt.Errorf("future %s is not waiting for a permit (cancelled or settled)", futureID)
+	err = d.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE futures SET state = 'queued' WHERE id = ? AND state = 'permit'`, futureID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return errGone
+		}
+		if c != nil {
+			return c.Runner.Released(ctx, tx, futureID)
+		}
+		return nil
+	})
+	if errors.Is(err, errGone) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("release approved future %s: %w", futureID, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("future %s is not waiting for a permit (cancelled or settled)", futureID)
 	}
 	if c != nil {
 		// A scheduled future is claimed by its class's scheduler as a new

@@ -65,6 +65,10 @@ type ClassRunner interface {
 	// Parked records, inside tx, that id waits for the operator's permit
 	// permitID (and queues the arrival that says so).
 	Parked(ctx context.Context, tx *sql.Tx, id, permitID string) error
+	// Released records, inside tx, that the operator approved the permit
+	// id waited for and it is queued again (its next attempt runs under
+	// that approval).
+	Released(ctx context.Context, tx *sql.Tx, id string) error
 	// Requeued records, inside tx, that id was requeued because Hearth
 	// stopped while attempt ran.
 	Requeued(ctx context.Context, tx *sql.Tx, id string, attempt int) error

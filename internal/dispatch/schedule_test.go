@@ -44,6 +44,8 @@ func (p *probeRunner) Ended(_ context.Context, id string, env *Envelope, _ any) 
 
 func (p *probeRunner) Parked(context.Context, *sql.Tx, string, string) error { return nil }
 
+func (p *probeRunner) Released(context.Context, *sql.Tx, string) error { return nil }
+
 func (p *probeRunner) Requeued(_ context.Context, _ *sql.Tx, id string, attempt int) error {
 	p.mu.Lock()
 	p.requeued[id] = attempt

@@ -155,6 +155,50 @@ func TestDueJobParksWhenPolicyTightened(t *testing.T) {
 	g.parkedThenApproved(id)
 }
 
+// TestApprovedJobNoLongerSaysItWaits: once the operator approves the
+// permit a parked job waited for, task.get stops saying it waits for one,
+// queued or running (the reason is checked while the job runs, held there
+// by a gate file).
+func TestApprovedJobNoLongerSaysItWaits(t *testing.T) {
+	g := newRunGate(t, trusted)
+	gate := filepath.Join(t.TempDir(), "gate")
+	job := with(sh(`echo ran >> "$1"; while [ ! -f "$2" ]; do sleep 0.02; done`, "sh", g.marker, gate), "delay_ms", 300)
+	r := g.c.Call("task", map[string]any{"operation": "submit", "job": job})
+	id, _ := r.Get("result.id").(string)
+	if id == "" {
+		t.Fatalf("submit: %s", r.Raw)
+	}
+	ctx := context.Background()
+	if err := g.in.App.Operator.SetPolicy(ctx, "alice", config.ModeAsk); err != nil {
+		t.Fatal(err)
+	}
+	p := g.pendingPermit(id)
+	if j := g.waitJob(id, func(*jobs.Job) bool { return true }); !strings.Contains(j.Reason, "waiting for operator permit "+p.ID) {
+		t.Fatalf("the parked job's reason: %q", j.Reason)
+	}
+	if err := g.in.App.Operator.Approve(ctx, p.ID, "alice", nil); err != nil {
+		t.Fatal(err)
+	}
+	check := func(j *jobs.Job) {
+		t.Helper()
+		if strings.Contains(j.Reason, "waiting for operator permit") || !strings.Contains(j.Reason, "approved by the operator") {
+			t.Fatalf("after approval, %s job's reason: %q", j.State, j.Reason)
+		}
+	}
+	check(g.waitJob(id, func(*jobs.Job) bool { return true }))
+	j := g.waitJob(id, func(*jobs.Job) bool { return g.runs() == 1 })
+	if j.State != jobs.StateRunning {
+		t.Fatalf("the approved job, started: %+v", j)
+	}
+	check(j)
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if j := g.waitJob(id, func(j *jobs.Job) bool { return jobs.Terminal(j.State) }); j.State != jobs.StateCompleted || j.Reason != "" {
+		t.Fatalf("the approved job, ended: %+v", j)
+	}
+}
+
 // TestDueJobParksWhenRuleRemoved: submitted under ask, allowed by a rule;
 // the rule removed before it is due, its run needs a permit.
 func TestDueJobParksWhenRuleRemoved(t *testing.T) {

@@ -98,6 +98,18 @@ func (r runner) Parked(ctx context.Context, tx *sql.Tx, id, permitID string) err
 	return queueArrival(ctx, tx, j, "", permitID, time.Now())
 }
 
+// releasedReason is a job's reason once the operator approved the permit
+// it waited for: queued, or running, under that approval.
+const releasedReason = "approved by the operator after it waited for a permit"
+
+// Released records that the operator approved job id's permit.
+func (r runner) Released(ctx context.Context, tx *sql.Tx, id string) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE jobs SET reason = ? WHERE id = ?`, releasedReason, id); err != nil {
+		return fmt.Errorf("release job %s: %w", id, err)
+	}
+	return nil
+}
+
 // Requeued records why job id is queued again.
 func (r runner) Requeued(ctx context.Context, tx *sql.Tx, id string, attempt int) error {
 	reason := fmt.Sprintf("requeued: Hearth stopped while attempt %d was running", attempt)
