@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,6 +24,9 @@ type probeRunner struct {
 	starts   map[string][]time.Time
 	requeued map[string]int
 	release  chan struct{}
+	// parkErr, when set, is what Parked returns (a failure after the
+	// permit was asked for, inside the same transaction).
+	parkErr error
 }
 
 func (p *probeRunner) Run(ctx context.Context, call *primitive.Call) (any, error) {
@@ -42,7 +46,7 @@ func (p *probeRunner) Ended(_ context.Context, id string, env *Envelope, _ any) 
 	return nil, nil
 }
 
-func (p *probeRunner) Parked(context.Context, *sql.Tx, string, string) error { return nil }
+func (p *probeRunner) Parked(context.Context, *sql.Tx, string, string) error { return p.parkErr }
 
 func (p *probeRunner) Released(context.Context, *sql.Tx, string) error { return nil }
 
@@ -95,8 +99,11 @@ func newScheduleFixture(t *testing.T, slots int) *scheduleFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	reg, err := primitive.NewRegistry(&primitive.Spec{Tool: "t", Operation: "probe", Risk: primitive.RiskWrite,
-		Run: func(context.Context, *primitive.Call, json.RawMessage) (any, error) { return nil, nil }})
+	run := func(context.Context, *primitive.Call, json.RawMessage) (any, error) { return nil, nil }
+	// t.probe needs no permit in any mode that runs; t.probe_kill always
+	// needs one.
+	reg, err := primitive.NewRegistry(&primitive.Spec{Tool: "t", Operation: "probe", Risk: primitive.RiskWrite, Run: run},
+		&primitive.Spec{Tool: "t", Operation: "probe_kill", Risk: primitive.RiskKill, Run: run})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,5 +391,46 @@ func TestUnservedClassIsNotReleasedAsACall(t *testing.T) {
 	}
 	if r := f.record(id); r.state != "permit" {
 		t.Fatalf("the refused future: %+v", r)
+	}
+}
+
+// TestParkIsOneCommit: when recording a park fails after the permit was
+// asked for (the runner's step, inside the same transaction), nothing of
+// the park is left: no permit for the operator to approve, no
+// permit_requested entry, the attempt not left parked; the future ends
+// failed, saying it never started.
+func TestParkIsOneCommit(t *testing.T) {
+	f := newScheduleFixture(t, 1)
+	f.runner.parkErr = errors.New("disk full")
+	ctx := context.Background()
+	var entries int
+	if err := f.db.R.QueryRow(`SELECT COUNT(*) FROM ledger_entries WHERE kind = 'permit_requested'`).Scan(&entries); err != nil {
+		t.Fatal(err)
+	}
+	id := ids.New("fut")
+	err := f.db.InTx(ctx, func(tx *sql.Tx) error {
+		return ScheduleTx(ctx, tx, Scheduled{ID: id, Route: testRoute, Primitive: "t.probe_kill", Input: json.RawMessage(`{}`),
+			Class: "probe", RunAt: time.Now(), OnInterrupt: "requeue", Parent: "cmd_probe_parent"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.d.Wake("probe")
+	r := f.waitFor(id, "failed", func(r futureRecord) bool { return r.state == primitive.StateFailed })
+	if !strings.Contains(r.result.String, "journal_failed") || !strings.Contains(r.result.String, "did not start") {
+		t.Fatalf("the future whose park failed: %+v", r)
+	}
+	var permits, after int
+	if err := f.db.R.QueryRow(`SELECT COUNT(*) FROM permits WHERE future_id = ?`, id).Scan(&permits); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.R.QueryRow(`SELECT COUNT(*) FROM ledger_entries WHERE kind = 'permit_requested'`).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if permits != 0 || after != entries {
+		t.Fatalf("a park that failed left %d permits and %d permit_requested entries", permits, after-entries)
+	}
+	if n := len(f.runner.started(id)); n != 0 {
+		t.Fatalf("the future ran %d times", n)
 	}
 }
