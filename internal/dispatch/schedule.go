@@ -370,7 +370,7 @@ func (c *classState) claim(now int64, n int) ([]claimed, error) {
 			id, route, prim, input, parent string
 			attempts                       int
 		}
-		rows, err := tx.QueryContext(d.ctx, dueQuery, c.Name, now, n)
+		rows, err := d.DB.TxQuery(d.ctx, tx, dueQuery, c.Name, now, n)
 		ds, err := store.Collect(rows, err, func(r *sql.Rows) (x due, err error) {
 			return x, r.Scan(&x.id, &x.route, &x.prim, &x.input, &x.attempts, &x.parent)
 		})
@@ -381,7 +381,7 @@ func (c *classState) claim(now int64, n int) ([]claimed, error) {
 		var as []claimed
 		for _, x := range ds {
 			cmd := RunCommandID(x.id, x.attempts+1)
-			if _, err := tx.ExecContext(d.ctx, `UPDATE futures SET state = 'running', attempts = attempts + 1, started_at = ?, command_id = ? WHERE id = ? AND state = 'queued'`,
+			if _, err := d.DB.TxExec(d.ctx, tx, `UPDATE futures SET state = 'running', attempts = attempts + 1, started_at = ?, command_id = ? WHERE id = ? AND state = 'queued'`,
 				started, cmd, x.id); err != nil {
 				return fmt.Errorf("claim future %s: %w", x.id, err)
 			}
@@ -571,7 +571,7 @@ func (c *classState) end(id, route string, began *Admission, env *Envelope, res 
 		// The owner's view is written only with the completion: a late
 		// settlement of a future that already ended (an expiry racing a
 		// cancel) changes neither.
-		changed, err := completedTx(ctx, tx, id, route, env.State, payload, now)
+		changed, err := completedTx(ctx, d.DB, tx, id, route, env.State, payload, now)
 		if err != nil || !changed {
 			return err
 		}
@@ -586,7 +586,7 @@ func (c *classState) end(id, route string, began *Admission, env *Envelope, res 
 		// A scheduled dependent whose dependencies have now all completed
 		// is released in this commit (it needs no reference resolved); the
 		// others are settled by releaseDependents.
-		res, err := tx.ExecContext(ctx, releaseQuery, id)
+		res, err := d.DB.TxExec(ctx, tx, releaseQuery, id)
 		if err != nil {
 			return fmt.Errorf("release the dependents of %s: %w", id, err)
 		}

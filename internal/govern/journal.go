@@ -29,14 +29,14 @@ func (g *Governor) Begin(ctx context.Context, a *callpath.Admission) error {
 		// e-stop it still answers, with every call it submits refused.
 		if a.Spec.Risk != primitive.RiskControl && !a.Spec.Compound {
 			var st EStopState
-			if _, err := getSetting(ctx, tx, keyEStop, &st); err != nil {
+			if _, err := getSetting(ctx, prepared{g.DB, tx}, keyEStop, &st); err != nil {
 				return err
 			}
 			if st.Latched {
 				return primitive.Blocked("estop", "emergency stop is latched (%s); %s refused. Only the operator can reset it.", st.Reason, a.Spec.Name())
 			}
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO commands(command_id, route, primitive, input_sha256, future_id, state, created_at)
+		res, err := g.DB.TxExec(ctx, tx, `INSERT INTO commands(command_id, route, primitive, input_sha256, future_id, state, created_at)
 			VALUES (?,?,?,?,?,'running',?) ON CONFLICT(command_id) DO NOTHING`, a.CommandID, a.Route, a.Spec.Name(), a.Digest, a.FutureID, g.now().UnixMilli())
 		if err != nil {
 			return err
@@ -90,7 +90,7 @@ func (g *Governor) Finish(ctx context.Context, tx *sql.Tx, a *callpath.Admission
 		return fmt.Errorf("encode outcome of %s: %w", a.CommandID, err)
 	}
 	kind := outcomeKind(a, env)
-	if _, err := tx.ExecContext(ctx, `UPDATE commands SET state = ?, envelope = ?, finished_at = ? WHERE command_id = ?`,
+	if _, err := g.DB.TxExec(ctx, tx, `UPDATE commands SET state = ?, envelope = ?, finished_at = ? WHERE command_id = ?`,
 		env.State, string(b), g.now().UnixMilli(), a.CommandID); err != nil {
 		return fmt.Errorf("record outcome of %s: %w", a.CommandID, err)
 	}

@@ -76,7 +76,7 @@ func (r runner) Ended(ctx context.Context, id string, env *dispatch.Envelope, re
 	env.Primitive = submitPrimitive
 	env.Result = j.view()
 	return func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET exit_code = ?, result = ?, reason = ?, root_cause = ? WHERE id = ?`,
+		if _, err := r.q.DB.TxExec(ctx, tx, `UPDATE jobs SET exit_code = ?, result = ?, reason = ?, root_cause = ? WHERE id = ?`,
 			exit, result, j.Reason, rootCause, id); err != nil {
 			return fmt.Errorf("record job %s: %w", id, err)
 		}
