@@ -344,6 +344,20 @@ type claimed struct {
 	ctx context.Context
 	// gone is set when its primitive is no longer registered.
 	gone bool
+	// With a governor that journals inside the claim (txBeginner), the
+	// claim also admitted the attempt: begun says its intent committed
+	// with the claim; otherwise permit says it is to be parked for the
+	// operator's permit, and refused why it does not run.
+	begun, permit bool
+	refused       error
+}
+
+// txBeginner is a Governor that journals an intent inside a transaction
+// of the caller's (govern.Governor.BeginTx): the claim then admits each
+// attempt and journals the admitted ones in the commit that claims them,
+// one commit for both instead of one each.
+type txBeginner interface {
+	BeginTx(ctx context.Context, tx *sql.Tx, a *Admission) error
 }
 
 var errHeld = errors.New("class held")
@@ -351,7 +365,10 @@ var errHeld = errors.New("class held")
 // claim marks up to n due futures running (attempts+1, the attempt's
 // command id) in one transaction. Each is registered as running before
 // the commit, so a stop that sees the committed state always finds it.
-// After the commit their waiters wake: queued → running is a change.
+// With a txBeginner governor each attempt is also admitted by the gate
+// (admit) and, when admitted, its intent journaled in that same commit;
+// run carries out the rest. After the commit their waiters wake: queued
+// → running is a change.
 func (c *classState) claim(now int64, n int) ([]claimed, error) {
 	d := c.d
 	var out []claimed
@@ -364,6 +381,7 @@ func (c *classState) claim(now int64, n int) ([]claimed, error) {
 		c.mu.Unlock()
 		out = nil
 	}
+	tb, fold := d.Gov.(txBeginner)
 	err := d.DB.InTx(d.ctx, func(tx *sql.Tx) error {
 		unregister()
 		type due struct {
@@ -393,16 +411,16 @@ func (c *classState) claim(now int64, n int) ([]claimed, error) {
 			a.Scheduled, a.Parent = true, x.parent
 			as = append(as, claimed{a: a, gone: !ok})
 		}
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.held {
-			return errHeld
+		if err := c.register(as, &out); err != nil {
+			return err
 		}
-		for _, s := range as {
-			ctx, cancel := context.WithCancel(d.ctx)
-			s.run, s.ctx = &classRun{cancel: cancel, done: make(chan struct{})}, ctx
-			c.running[s.a.FutureID] = s.run
-			out = append(out, s)
+		if !fold {
+			return nil
+		}
+		for i := range out {
+			if err := c.admit(tx, tb, &out[i]); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -419,9 +437,70 @@ func (c *classState) claim(now int64, n int) ([]claimed, error) {
 	return out, nil
 }
 
-// run admits one claimed attempt as a fresh call would be admitted now,
-// parks it for a permit or refuses it as the gate decides, journals and
-// runs it, and records its end. When Hearth is shutting down and the run
+// register records as as running (unless the class is held), each with
+// its own context, into *out.
+func (c *classState) register(as []claimed, out *[]claimed) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held {
+		return errHeld
+	}
+	for _, s := range as {
+		ctx, cancel := context.WithCancel(c.d.ctx)
+		s.run, s.ctx = &classRun{cancel: cancel, done: make(chan struct{})}, ctx
+		c.running[s.a.FutureID] = s.run
+		*out = append(*out, s)
+	}
+	return nil
+}
+
+// admit runs, inside the claim's transaction tx, the gate an attempt gets
+// when it starts (the one a fresh call gets, without command-id replay
+// and the observing gates; see run) and journals the intent of an
+// admitted one in tx. The gate reads committed state, as it does for a
+// fresh call; the e-stop is read again inside tx by BeginTx. A refusal or
+// a permit to ask for is left in s for run; only a failure of the
+// database fails the claim (nothing of it commits, and the class retries).
+// The journal's writes use the claim's context, not the attempt's: a stop
+// of the attempt (task.cancel) while it is being claimed must not fail
+// the other claims; run sees the stop before it starts anything.
+func (c *classState) admit(tx *sql.Tx, tb txBeginner, s *claimed) error {
+	d, a := c.d, s.a
+	if s.gone {
+		return nil
+	}
+	if err := precheck(a); err != nil {
+		s.refused = err
+		return nil
+	}
+	switch err := d.Gov.Admit(s.ctx, a); {
+	case errors.Is(err, ErrPermitRequired):
+		s.permit = true
+		return nil
+	case err != nil:
+		s.refused = err
+		return nil
+	}
+	if d.ClaimedHook != nil {
+		d.ClaimedHook(a)
+	}
+	err := tb.BeginTx(d.ctx, tx, a)
+	var pe *primitive.Error
+	switch {
+	case errors.As(err, &pe):
+		s.refused = pe
+		return nil
+	case err != nil:
+		return fmt.Errorf("journal the intent of %s: %w", a.CommandID, err)
+	}
+	s.begun = true
+	return nil
+}
+
+// run carries out one claimed attempt: admitted as a fresh call would be
+// admitted now (by the claim, see admit, or here when the governor cannot
+// journal inside the claim), it is parked for a permit or refused as the
+// gate decided, or journaled and run; then its end is recorded. When Hearth is shutting down and the run
 // was stopped for that reason, nothing is recorded: the future stays
 // running and the next start applies its interruption rule. The gate is
 // gate's without two steps that belong to a client's call: command-id
@@ -457,29 +536,39 @@ func (c *classState) run(s claimed) {
 		env.CommandID = a.CommandID
 		c.finish(a, env, nil, false)
 	}
-	if s.gone {
+	switch {
+	case s.gone:
 		refuse(primitive.Blocked("unknown_primitive", "primitive %s no longer exists", a.Spec.Tool))
 		return
-	}
-	if err := precheck(a); err != nil {
-		refuse(err)
+	case s.refused != nil:
+		refuse(s.refused)
 		return
-	}
-	err := d.Gov.Admit(s.ctx, a)
-	if errors.Is(err, ErrPermitRequired) {
+	case s.permit:
 		c.park(a)
 		return
-	}
-	if err != nil {
-		refuse(err)
-		return
-	}
-	if d.ClaimedHook != nil {
-		d.ClaimedHook(a)
-	}
-	if err := d.Gov.Begin(s.ctx, a); err != nil {
-		refuse(err)
-		return
+	case !s.begun:
+		// A governor that cannot journal inside the claim: the gate and
+		// the intent come now, the intent in its own commit.
+		if err := precheck(a); err != nil {
+			refuse(err)
+			return
+		}
+		err := d.Gov.Admit(s.ctx, a)
+		if errors.Is(err, ErrPermitRequired) {
+			c.park(a)
+			return
+		}
+		if err != nil {
+			refuse(err)
+			return
+		}
+		if d.ClaimedHook != nil {
+			d.ClaimedHook(a)
+		}
+		if err := d.Gov.Begin(s.ctx, a); err != nil {
+			refuse(err)
+			return
+		}
 	}
 	call := &primitive.Call{Route: a.Route, FutureID: a.FutureID, CommandID: a.CommandID}
 	res, err := c.runSafely(s.ctx, call)
