@@ -293,6 +293,11 @@ func (c *classState) schedule() (time.Time, error) {
 	c.mu.Lock()
 	free, held := c.Slots-len(c.running), c.held
 	c.mu.Unlock()
+	if free <= 0 {
+		// Nothing can start, and nothing needs a timer: every run that
+		// leaves its slot wakes the loop again.
+		return time.Time{}, nil
+	}
 	if !held && c.Held != nil {
 		var err error
 		if held, err = c.Held(ctx); err != nil {
@@ -303,15 +308,13 @@ func (c *classState) schedule() (time.Time, error) {
 		return time.Time{}, nil // Resume wakes the loop
 	}
 	now := time.Now().UnixMilli()
-	if free > 0 {
-		started, err := c.claim(now, free)
-		if err != nil {
-			return time.Time{}, err
-		}
-		for _, s := range started {
-			c.d.wg.Add(1)
-			go c.run(s)
-		}
+	started, err := c.claim(now, free)
+	if err != nil {
+		return time.Time{}, err
+	}
+	for _, s := range started {
+		c.d.wg.Add(1)
+		go c.run(s)
 	}
 	var next sql.NullInt64
 	stmt, err := c.d.DB.ReadStmt(ctx, nextDueQuery)
@@ -372,69 +375,85 @@ var errHeld = errors.New("class held")
 func (c *classState) claim(now int64, n int) ([]claimed, error) {
 	d := c.d
 	var out []claimed
-	unregister := func() {
-		c.mu.Lock()
-		for _, s := range out {
-			delete(c.running, s.a.FutureID)
-			s.run.cancel()
-		}
-		c.mu.Unlock()
-		out = nil
-	}
-	tb, fold := d.Gov.(txBeginner)
 	err := d.DB.InTx(d.ctx, func(tx *sql.Tx) error {
-		unregister()
-		type due struct {
-			id, route, prim, input, parent string
-			attempts                       int
-		}
-		rows, err := d.DB.TxQuery(d.ctx, tx, dueQuery, c.Name, now, n)
-		ds, err := store.Collect(rows, err, func(r *sql.Rows) (x due, err error) {
-			return x, r.Scan(&x.id, &x.route, &x.prim, &x.input, &x.attempts, &x.parent)
-		})
-		if err != nil {
-			return fmt.Errorf("find due futures: %w", err)
-		}
-		started := time.Now().UnixMilli()
-		var as []claimed
-		for _, x := range ds {
-			cmd := RunCommandID(x.id, x.attempts+1)
-			if _, err := d.DB.TxExec(d.ctx, tx, `UPDATE futures SET state = 'running', attempts = attempts + 1, started_at = ?, command_id = ? WHERE id = ? AND state = 'queued'`,
-				started, cmd, x.id); err != nil {
-				return fmt.Errorf("claim future %s: %w", x.id, err)
-			}
-			spec, ok := d.Registry.Lookup(x.prim)
-			if !ok {
-				spec = &primitive.Spec{Tool: x.prim, Risk: primitive.RiskKill}
-			}
-			a := NewAdmission(Request{Route: x.route, Spec: spec, Input: json.RawMessage(x.input), CommandID: cmd}, x.id)
-			a.Scheduled, a.Parent = true, x.parent
-			as = append(as, claimed{a: a, gone: !ok})
-		}
-		if err := c.register(as, &out); err != nil {
-			return err
-		}
-		if !fold {
-			return nil
-		}
-		for i := range out {
-			if err := c.admit(tx, tb, &out[i]); err != nil {
-				return err
-			}
-		}
-		return nil
+		c.unregister(&out)
+		return c.claimTx(d.ctx, tx, now, n, &out)
 	})
 	if errors.Is(err, errHeld) {
 		return nil, nil
 	}
 	if err != nil {
-		unregister()
+		c.unregister(&out)
 		return nil, err
 	}
 	for _, s := range out {
 		d.wake(s.a.FutureID)
 	}
 	return out, nil
+}
+
+// unregister forgets the claims of *out (their transaction did not
+// commit).
+func (c *classState) unregister(out *[]claimed) {
+	c.mu.Lock()
+	for _, s := range *out {
+		delete(c.running, s.a.FutureID)
+		s.run.cancel()
+	}
+	c.mu.Unlock()
+	*out = nil
+}
+
+// claimTx is claim's work inside tx, its statements under ctx: it claims
+// up to n futures due by now, registers them into *out (errHeld when the
+// class is held) and, with a txBeginner governor, admits each and
+// journals the admitted ones. On an error the caller unregisters *out.
+func (c *classState) claimTx(ctx context.Context, tx *sql.Tx, now int64, n int, out *[]claimed) error {
+	d := c.d
+	type due struct {
+		id, route, prim, input, parent string
+		attempts                       int
+	}
+	rows, err := d.DB.TxQuery(ctx, tx, dueQuery, c.Name, now, n)
+	ds, err := store.Collect(rows, err, func(r *sql.Rows) (x due, err error) {
+		return x, r.Scan(&x.id, &x.route, &x.prim, &x.input, &x.attempts, &x.parent)
+	})
+	if err != nil {
+		return fmt.Errorf("find due futures: %w", err)
+	}
+	if len(ds) == 0 {
+		return nil
+	}
+	started := time.Now().UnixMilli()
+	var as []claimed
+	for _, x := range ds {
+		cmd := RunCommandID(x.id, x.attempts+1)
+		if _, err := d.DB.TxExec(ctx, tx, `UPDATE futures SET state = 'running', attempts = attempts + 1, started_at = ?, command_id = ? WHERE id = ? AND state = 'queued'`,
+			started, cmd, x.id); err != nil {
+			return fmt.Errorf("claim future %s: %w", x.id, err)
+		}
+		spec, ok := d.Registry.Lookup(x.prim)
+		if !ok {
+			spec = &primitive.Spec{Tool: x.prim, Risk: primitive.RiskKill}
+		}
+		a := NewAdmission(Request{Route: x.route, Spec: spec, Input: json.RawMessage(x.input), CommandID: cmd}, x.id)
+		a.Scheduled, a.Parent = true, x.parent
+		as = append(as, claimed{a: a, gone: !ok})
+	}
+	first := len(*out)
+	if err := c.register(as, out); err != nil {
+		return err
+	}
+	tb, fold := d.Gov.(txBeginner)
+	if !fold {
+		return nil
+	}
+	for i := first; i < len(*out); i++ {
+		if err := c.admit(ctx, tx, tb, &(*out)[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // register records as as running (unless the class is held), each with
@@ -464,7 +483,7 @@ func (c *classState) register(as []claimed, out *[]claimed) error {
 // The journal's writes use the claim's context, not the attempt's: a stop
 // of the attempt (task.cancel) while it is being claimed must not fail
 // the other claims; run sees the stop before it starts anything.
-func (c *classState) admit(tx *sql.Tx, tb txBeginner, s *claimed) error {
+func (c *classState) admit(ctx context.Context, tx *sql.Tx, tb txBeginner, s *claimed) error {
 	d, a := c.d, s.a
 	if s.gone {
 		return nil
@@ -484,7 +503,7 @@ func (c *classState) admit(tx *sql.Tx, tb txBeginner, s *claimed) error {
 	if d.ClaimedHook != nil {
 		d.ClaimedHook(a)
 	}
-	err := tb.BeginTx(d.ctx, tx, a)
+	err := tb.BeginTx(ctx, tx, a)
 	var pe *primitive.Error
 	switch {
 	case errors.As(err, &pe):
@@ -624,20 +643,23 @@ func (c *classState) finish(a *Admission, env *Envelope, res any, journaled bool
 	if journaled {
 		began = a
 	}
-	c.end(a.FutureID, a.Route, began, env, res)
+	c.end(a.FutureID, a.Route, began, env, res, true)
 }
 
 // settle completes a scheduled future that did not run (refused, blocked
 // by a dependency, denied a permit, interrupted) with env.
-func (c *classState) settle(id, route string, env *Envelope) { c.end(id, route, nil, env, nil) }
+func (c *classState) settle(id, route string, env *Envelope) { c.end(id, route, nil, env, nil, false) }
 
 // end makes future id terminal with env (res is what its run returned):
 // inside one transaction the outcome of began (the attempt, when its
 // intent was journaled), the runner's view and the future's completion
 // with its arrival; then its waiters wake and its dependents are released
 // or blocked. A failure leaves the future as it was: running, it gets its
-// interruption rule at the next start.
-func (c *classState) end(id, route string, began *Admission, env *Envelope, res any) {
+// interruption rule at the next start. With handoff (the end of a run,
+// whose slot is freed) the same commit also claims the next due future of
+// the class for that slot (handoffTx), so a busy class needs one commit
+// per attempt rather than three.
+func (c *classState) end(id, route string, began *Admission, env *Envelope, res any, handoff bool) {
 	d := c.d
 	ctx := context.WithoutCancel(d.ctx)
 	update, err := c.Runner.Ended(ctx, id, env, res)
@@ -647,8 +669,10 @@ func (c *classState) end(id, route string, began *Admission, env *Envelope, res 
 	payload := d.Arrivals.Payload(ctx, route, id, env)
 	now := time.Now()
 	released := int64(0)
+	var next []claimed
 	err = d.DB.InTx(ctx, func(tx *sql.Tx) error {
 		released = 0
+		c.unregister(&next)
 		if began != nil {
 			if err := d.Gov.Finish(ctx, tx, began, env); err != nil {
 				return fmt.Errorf("journal outcome: %w", err)
@@ -669,30 +693,83 @@ func (c *classState) end(id, route string, began *Admission, env *Envelope, res 
 				return err
 			}
 		}
-		if env.State != primitive.StateCompleted {
-			return nil
+		if env.State == primitive.StateCompleted {
+			// A scheduled dependent whose dependencies have now all
+			// completed is released in this commit (it needs no reference
+			// resolved); the others are settled by releaseDependents.
+			res, err := d.DB.TxExec(ctx, tx, releaseQuery, id)
+			if err != nil {
+				return fmt.Errorf("release the dependents of %s: %w", id, err)
+			}
+			released, _ = res.RowsAffected()
 		}
-		// A scheduled dependent whose dependencies have now all completed
-		// is released in this commit (it needs no reference resolved); the
-		// others are settled by releaseDependents.
-		res, err := d.DB.TxExec(ctx, tx, releaseQuery, id)
-		if err != nil {
-			return fmt.Errorf("release the dependents of %s: %w", id, err)
+		if handoff {
+			return c.handoffTx(ctx, tx, &next)
 		}
-		released, _ = res.RowsAffected()
 		return nil
 	})
 	if err != nil {
+		c.unregister(&next)
 		d.Log.Error("record the end of a scheduled future", "future", id, "err", err)
 		return
 	}
 	d.wake(id)
+	for _, s := range next {
+		d.wake(s.a.FutureID)
+		d.wg.Add(1)
+		go c.run(s)
+	}
 	if released > 0 {
 		for _, c := range d.classes {
 			c.wake()
 		}
 	}
 	d.releaseDependents(id)
+}
+
+// handoffTx claims, inside tx (an ending run's), one due future for the
+// slot that run frees, as claim would (admitted, and journaled when
+// admitted), into *next; the caller starts it after the commit. The slot
+// is not free yet when this runs (the ending run leaves the class's
+// running set after its end is recorded), so the class briefly counts one
+// more than its slots, which only makes its scheduler start nothing
+// meanwhile. The claim is a savepoint of tx: when it fails, it is rolled
+// back and the end commits without it (the scheduler, woken when the run
+// leaves, claims again); its statements cannot be interrupted by a
+// shutdown, which would roll the whole transaction back.
+func (c *classState) handoffTx(ctx context.Context, tx *sql.Tx, next *[]claimed) error {
+	d := c.d
+	if d.ctx.Err() != nil {
+		return nil // shutting down: nothing new starts
+	}
+	if c.Held != nil {
+		// The operator's hold as stored, as schedule reads it: one set by
+		// another process (the CLI) holds the class here too.
+		if held, err := c.Held(ctx); err != nil || held {
+			return nil
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `SAVEPOINT handoff`); err != nil {
+		return fmt.Errorf("hand the slot on: %w", err)
+	}
+	err := c.claimTx(ctx, tx, time.Now().UnixMilli(), 1, next)
+	if err == nil {
+		_, err = tx.ExecContext(ctx, `RELEASE handoff`)
+		if err == nil {
+			return nil
+		}
+	}
+	c.unregister(next)
+	if !errors.Is(err, errHeld) {
+		d.Log.Error("hand a slot on", "class", c.Name, "err", err)
+	}
+	if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO handoff`); rerr != nil {
+		return fmt.Errorf("roll the slot's hand-off back: %w", rerr)
+	}
+	if _, rerr := tx.ExecContext(ctx, `RELEASE handoff`); rerr != nil {
+		return fmt.Errorf("roll the slot's hand-off back: %w", rerr)
+	}
+	return nil
 }
 
 // releaseQuery queues the waiting scheduled dependents of a completed

@@ -72,3 +72,47 @@ func TestClaimCommitsTheIntent(t *testing.T) {
 		samples++
 	}
 }
+
+// TestEndHandsTheSlotOn: while jobs are due, the commit that records the
+// end of a run also claims (and journals) the next due job for the slot it
+// frees, so a busy class needs one commit per job, not one each for the
+// claim, the intent and the end.
+func TestEndHandsTheSlotOn(t *testing.T) {
+	needShell(t)
+	in := hearthtest.Start(t, trusted)
+	const conv = "handoff"
+	route := mcpserver.Route(map[string]any{"hearth/conversation": conv})
+	c := hearthtest.Connect(t, in.URL, conv)
+	const n = 60
+	specs := make([]any, n)
+	for i := range specs {
+		specs[i] = sh(`exit 0`)
+	}
+	before := in.App.DB.Commits()
+	r := c.Call("task", map[string]any{"operation": "submit", "jobs": specs})
+	ids, _ := r.Get("result.ids").([]any)
+	if len(ids) != n {
+		t.Fatalf("submit: %s", r.Text)
+	}
+	ctx := context.Background()
+	for _, id := range ids {
+		for {
+			j, timedOut, err := in.App.Jobs.Wait(ctx, in.App.Dispatcher, route, id.(string), time.Minute)
+			if err != nil || timedOut {
+				t.Fatalf("job %v: %v %v", id, timedOut, err)
+			}
+			if jobs.Terminal(j.State) {
+				if j.State != jobs.StateCompleted {
+					t.Fatalf("job %v: %+v", id, j)
+				}
+				break
+			}
+		}
+	}
+	// One commit per job, plus the submit, the first claims of the free
+	// slots and a few empty claims as the queue runs dry; three per job
+	// without the hand-off, two with the claim and the intent in one.
+	if got := in.App.DB.Commits() - before; got > n*3/2 {
+		t.Fatalf("%d commits for %d jobs, want at most %d", got, n, n*3/2)
+	}
+}
