@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
+	"github.com/hearth-dev/hearth/internal/store"
 )
 
 // Arrivals is the one arrival writer: every part whose work arrives in a
@@ -59,10 +60,14 @@ func (d *Arrivals) Payload(ctx context.Context, route, id string, env *Envelope)
 // becomes terminal and its arrival exists in the same commit. It is the one
 // way anything reaches a conversation's mailbox.
 func EnqueueArrival(ctx context.Context, tx *sql.Tx, route, id string, payload []byte, at time.Time) error {
+	return enqueueArrival(ctx, nil, tx, route, id, payload, at)
+}
+
+func enqueueArrival(ctx context.Context, db *store.DB, tx *sql.Tx, route, id string, payload []byte, at time.Time) error {
 	if strings.HasPrefix(route, AnonymousPrefix) {
 		return nil // a request-scoped route has no later request to deliver to
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO arrivals(route, future_id, payload, created_at) VALUES (?,?,?,?)`,
+	_, err := txExec(ctx, db, tx, `INSERT INTO arrivals(route, future_id, payload, created_at) VALUES (?,?,?,?)`,
 		route, id, string(payload), at.UnixMilli())
 	if err != nil {
 		return fmt.Errorf("queue arrival of %s: %w", id, err)

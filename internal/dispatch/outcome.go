@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/store"
 )
 
 // callLink joins the goroutine that runs a call to the one that may turn it
@@ -92,14 +93,15 @@ func (d *Dispatcher) record(a *Admission, env *Envelope, journaled bool, link *c
 // queues its arrival. A future already terminal (cancelled meanwhile) is
 // left as it is.
 func completeTx(ctx context.Context, tx *sql.Tx, id, route, envState string, payload []byte, now time.Time) error {
-	_, err := completedTx(ctx, tx, id, route, envState, payload, now)
+	_, err := completedTx(ctx, nil, tx, id, route, envState, payload, now)
 	return err
 }
 
 // completedTx is completeTx that also reports whether it completed the
-// future (false: it had already ended, and nothing was written).
-func completedTx(ctx context.Context, tx *sql.Tx, id, route, envState string, payload []byte, now time.Time) (bool, error) {
-	res, err := tx.ExecContext(ctx, `UPDATE futures SET state = ?, result = ?, finished_at = ? WHERE id = ? AND state IN ('queued','running','permit','waiting')`,
+// future (false: it had already ended, and nothing was written). With db
+// set, its writes go through db's prepared writer statements.
+func completedTx(ctx context.Context, db *store.DB, tx *sql.Tx, id, route, envState string, payload []byte, now time.Time) (bool, error) {
+	res, err := txExec(ctx, db, tx, `UPDATE futures SET state = ?, result = ?, finished_at = ? WHERE id = ? AND state IN ('queued','running','permit','waiting')`,
 		futureState(envState), string(payload), now.UnixMilli(), id)
 	if err != nil {
 		return false, err
@@ -107,5 +109,14 @@ func completedTx(ctx context.Context, tx *sql.Tx, id, route, envState string, pa
 	if n, _ := res.RowsAffected(); n == 0 {
 		return false, nil
 	}
-	return true, EnqueueArrival(ctx, tx, route, id, payload, now)
+	return true, enqueueArrival(ctx, db, tx, route, id, payload, now)
+}
+
+// txExec executes query in tx, through db's prepared writer statements
+// when db is set.
+func txExec(ctx context.Context, db *store.DB, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	if db != nil {
+		return db.TxExec(ctx, tx, query, args...)
+	}
+	return tx.ExecContext(ctx, query, args...)
 }

@@ -293,6 +293,11 @@ func (c *classState) schedule() (time.Time, error) {
 	c.mu.Lock()
 	free, held := c.Slots-len(c.running), c.held
 	c.mu.Unlock()
+	if free <= 0 {
+		// Nothing can start, and nothing needs a timer: every run that
+		// leaves its slot wakes the loop again.
+		return time.Time{}, nil
+	}
 	if !held && c.Held != nil {
 		var err error
 		if held, err = c.Held(ctx); err != nil {
@@ -303,15 +308,13 @@ func (c *classState) schedule() (time.Time, error) {
 		return time.Time{}, nil // Resume wakes the loop
 	}
 	now := time.Now().UnixMilli()
-	if free > 0 {
-		started, err := c.claim(now, free)
-		if err != nil {
-			return time.Time{}, err
-		}
-		for _, s := range started {
-			c.d.wg.Add(1)
-			go c.run(s)
-		}
+	started, err := c.claim(now, free)
+	if err != nil {
+		return time.Time{}, err
+	}
+	for _, s := range started {
+		c.d.wg.Add(1)
+		go c.run(s)
 	}
 	var next sql.NullInt64
 	stmt, err := c.d.DB.ReadStmt(ctx, nextDueQuery)
@@ -344,6 +347,20 @@ type claimed struct {
 	ctx context.Context
 	// gone is set when its primitive is no longer registered.
 	gone bool
+	// With a governor that journals inside the claim (txBeginner), the
+	// claim also admitted the attempt: begun says its intent committed
+	// with the claim; otherwise permit says it is to be parked for the
+	// operator's permit, and refused why it does not run.
+	begun, permit bool
+	refused       error
+}
+
+// txBeginner is a Governor that journals an intent inside a transaction
+// of the caller's (govern.Governor.BeginTx): the claim then admits each
+// attempt and journals the admitted ones in the commit that claims them,
+// one commit for both instead of one each.
+type txBeginner interface {
+	BeginTx(ctx context.Context, tx *sql.Tx, a *Admission) error
 }
 
 var errHeld = errors.New("class held")
@@ -351,66 +368,22 @@ var errHeld = errors.New("class held")
 // claim marks up to n due futures running (attempts+1, the attempt's
 // command id) in one transaction. Each is registered as running before
 // the commit, so a stop that sees the committed state always finds it.
-// After the commit their waiters wake: queued → running is a change.
+// With a txBeginner governor each attempt is also admitted by the gate
+// (admit) and, when admitted, its intent journaled in that same commit;
+// run carries out the rest. After the commit their waiters wake: queued
+// → running is a change.
 func (c *classState) claim(now int64, n int) ([]claimed, error) {
 	d := c.d
 	var out []claimed
-	unregister := func() {
-		c.mu.Lock()
-		for _, s := range out {
-			delete(c.running, s.a.FutureID)
-			s.run.cancel()
-		}
-		c.mu.Unlock()
-		out = nil
-	}
 	err := d.DB.InTx(d.ctx, func(tx *sql.Tx) error {
-		unregister()
-		type due struct {
-			id, route, prim, input, parent string
-			attempts                       int
-		}
-		rows, err := tx.QueryContext(d.ctx, dueQuery, c.Name, now, n)
-		ds, err := store.Collect(rows, err, func(r *sql.Rows) (x due, err error) {
-			return x, r.Scan(&x.id, &x.route, &x.prim, &x.input, &x.attempts, &x.parent)
-		})
-		if err != nil {
-			return fmt.Errorf("find due futures: %w", err)
-		}
-		started := time.Now().UnixMilli()
-		var as []claimed
-		for _, x := range ds {
-			cmd := RunCommandID(x.id, x.attempts+1)
-			if _, err := tx.ExecContext(d.ctx, `UPDATE futures SET state = 'running', attempts = attempts + 1, started_at = ?, command_id = ? WHERE id = ? AND state = 'queued'`,
-				started, cmd, x.id); err != nil {
-				return fmt.Errorf("claim future %s: %w", x.id, err)
-			}
-			spec, ok := d.Registry.Lookup(x.prim)
-			if !ok {
-				spec = &primitive.Spec{Tool: x.prim, Risk: primitive.RiskKill}
-			}
-			a := NewAdmission(Request{Route: x.route, Spec: spec, Input: json.RawMessage(x.input), CommandID: cmd}, x.id)
-			a.Scheduled, a.Parent = true, x.parent
-			as = append(as, claimed{a: a, gone: !ok})
-		}
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.held {
-			return errHeld
-		}
-		for _, s := range as {
-			ctx, cancel := context.WithCancel(d.ctx)
-			s.run, s.ctx = &classRun{cancel: cancel, done: make(chan struct{})}, ctx
-			c.running[s.a.FutureID] = s.run
-			out = append(out, s)
-		}
-		return nil
+		c.unregister(&out)
+		return c.claimTx(d.ctx, tx, now, n, &out)
 	})
 	if errors.Is(err, errHeld) {
 		return nil, nil
 	}
 	if err != nil {
-		unregister()
+		c.unregister(&out)
 		return nil, err
 	}
 	for _, s := range out {
@@ -419,9 +392,134 @@ func (c *classState) claim(now int64, n int) ([]claimed, error) {
 	return out, nil
 }
 
-// run admits one claimed attempt as a fresh call would be admitted now,
-// parks it for a permit or refuses it as the gate decides, journals and
-// runs it, and records its end. When Hearth is shutting down and the run
+// unregister forgets the claims of *out (their transaction did not
+// commit).
+func (c *classState) unregister(out *[]claimed) {
+	c.mu.Lock()
+	for _, s := range *out {
+		delete(c.running, s.a.FutureID)
+		s.run.cancel()
+	}
+	c.mu.Unlock()
+	*out = nil
+}
+
+// claimTx is claim's work inside tx, its statements under ctx: it claims
+// up to n futures due by now, registers them into *out (errHeld when the
+// class is held) and, with a txBeginner governor, admits each and
+// journals the admitted ones. On an error the caller unregisters *out.
+func (c *classState) claimTx(ctx context.Context, tx *sql.Tx, now int64, n int, out *[]claimed) error {
+	d := c.d
+	type due struct {
+		id, route, prim, input, parent string
+		attempts                       int
+	}
+	rows, err := d.DB.TxQuery(ctx, tx, dueQuery, c.Name, now, n)
+	ds, err := store.Collect(rows, err, func(r *sql.Rows) (x due, err error) {
+		return x, r.Scan(&x.id, &x.route, &x.prim, &x.input, &x.attempts, &x.parent)
+	})
+	if err != nil {
+		return fmt.Errorf("find due futures: %w", err)
+	}
+	if len(ds) == 0 {
+		return nil
+	}
+	started := time.Now().UnixMilli()
+	var as []claimed
+	for _, x := range ds {
+		cmd := RunCommandID(x.id, x.attempts+1)
+		if _, err := d.DB.TxExec(ctx, tx, `UPDATE futures SET state = 'running', attempts = attempts + 1, started_at = ?, command_id = ? WHERE id = ? AND state = 'queued'`,
+			started, cmd, x.id); err != nil {
+			return fmt.Errorf("claim future %s: %w", x.id, err)
+		}
+		spec, ok := d.Registry.Lookup(x.prim)
+		if !ok {
+			spec = &primitive.Spec{Tool: x.prim, Risk: primitive.RiskKill}
+		}
+		a := NewAdmission(Request{Route: x.route, Spec: spec, Input: json.RawMessage(x.input), CommandID: cmd}, x.id)
+		a.Scheduled, a.Parent = true, x.parent
+		as = append(as, claimed{a: a, gone: !ok})
+	}
+	first := len(*out)
+	if err := c.register(as, out); err != nil {
+		return err
+	}
+	tb, fold := d.Gov.(txBeginner)
+	if !fold {
+		return nil
+	}
+	for i := first; i < len(*out); i++ {
+		if err := c.admit(ctx, tx, tb, &(*out)[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// register records as as running (unless the class is held), each with
+// its own context, into *out.
+func (c *classState) register(as []claimed, out *[]claimed) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held {
+		return errHeld
+	}
+	for _, s := range as {
+		ctx, cancel := context.WithCancel(c.d.ctx)
+		s.run, s.ctx = &classRun{cancel: cancel, done: make(chan struct{})}, ctx
+		c.running[s.a.FutureID] = s.run
+		*out = append(*out, s)
+	}
+	return nil
+}
+
+// admit runs, inside the claim's transaction tx, the gate an attempt gets
+// when it starts (the one a fresh call gets, without command-id replay
+// and the observing gates; see run) and journals the intent of an
+// admitted one in tx. The gate reads committed state, as it does for a
+// fresh call; the e-stop is read again inside tx by BeginTx. A refusal or
+// a permit to ask for is left in s for run; only a failure of the
+// database fails the claim (nothing of it commits, and the class retries).
+// The journal's writes use the claim's context, not the attempt's: a stop
+// of the attempt (task.cancel) while it is being claimed must not fail
+// the other claims; run sees the stop before it starts anything.
+func (c *classState) admit(ctx context.Context, tx *sql.Tx, tb txBeginner, s *claimed) error {
+	d, a := c.d, s.a
+	if s.gone {
+		return nil
+	}
+	if err := precheck(a); err != nil {
+		s.refused = err
+		return nil
+	}
+	switch err := d.Gov.Admit(s.ctx, a); {
+	case errors.Is(err, ErrPermitRequired):
+		s.permit = true
+		return nil
+	case err != nil:
+		s.refused = err
+		return nil
+	}
+	if d.ClaimedHook != nil {
+		d.ClaimedHook(a)
+	}
+	err := tb.BeginTx(ctx, tx, a)
+	var pe *primitive.Error
+	switch {
+	case errors.As(err, &pe):
+		s.refused = pe
+		return nil
+	case err != nil:
+		return fmt.Errorf("journal the intent of %s: %w", a.CommandID, err)
+	}
+	s.begun = true
+	return nil
+}
+
+// run carries out one claimed attempt: admitted as a fresh call would be
+// admitted now (by the claim, see admit, or here when the governor cannot
+// journal inside the claim), it is parked for a permit or refused as the
+// gate decided, or journaled and run; then its end is recorded. When Hearth is shutting down and the run
 // was stopped for that reason, nothing is recorded: the future stays
 // running and the next start applies its interruption rule. The gate is
 // gate's without two steps that belong to a client's call: command-id
@@ -457,29 +555,39 @@ func (c *classState) run(s claimed) {
 		env.CommandID = a.CommandID
 		c.finish(a, env, nil, false)
 	}
-	if s.gone {
+	switch {
+	case s.gone:
 		refuse(primitive.Blocked("unknown_primitive", "primitive %s no longer exists", a.Spec.Tool))
 		return
-	}
-	if err := precheck(a); err != nil {
-		refuse(err)
+	case s.refused != nil:
+		refuse(s.refused)
 		return
-	}
-	err := d.Gov.Admit(s.ctx, a)
-	if errors.Is(err, ErrPermitRequired) {
+	case s.permit:
 		c.park(a)
 		return
-	}
-	if err != nil {
-		refuse(err)
-		return
-	}
-	if d.ClaimedHook != nil {
-		d.ClaimedHook(a)
-	}
-	if err := d.Gov.Begin(s.ctx, a); err != nil {
-		refuse(err)
-		return
+	case !s.begun:
+		// A governor that cannot journal inside the claim: the gate and
+		// the intent come now, the intent in its own commit.
+		if err := precheck(a); err != nil {
+			refuse(err)
+			return
+		}
+		err := d.Gov.Admit(s.ctx, a)
+		if errors.Is(err, ErrPermitRequired) {
+			c.park(a)
+			return
+		}
+		if err != nil {
+			refuse(err)
+			return
+		}
+		if d.ClaimedHook != nil {
+			d.ClaimedHook(a)
+		}
+		if err := d.Gov.Begin(s.ctx, a); err != nil {
+			refuse(err)
+			return
+		}
 	}
 	call := &primitive.Call{Route: a.Route, FutureID: a.FutureID, CommandID: a.CommandID}
 	res, err := c.runSafely(s.ctx, call)
@@ -535,20 +643,23 @@ func (c *classState) finish(a *Admission, env *Envelope, res any, journaled bool
 	if journaled {
 		began = a
 	}
-	c.end(a.FutureID, a.Route, began, env, res)
+	c.end(a.FutureID, a.Route, began, env, res, true)
 }
 
 // settle completes a scheduled future that did not run (refused, blocked
 // by a dependency, denied a permit, interrupted) with env.
-func (c *classState) settle(id, route string, env *Envelope) { c.end(id, route, nil, env, nil) }
+func (c *classState) settle(id, route string, env *Envelope) { c.end(id, route, nil, env, nil, false) }
 
 // end makes future id terminal with env (res is what its run returned):
 // inside one transaction the outcome of began (the attempt, when its
 // intent was journaled), the runner's view and the future's completion
 // with its arrival; then its waiters wake and its dependents are released
 // or blocked. A failure leaves the future as it was: running, it gets its
-// interruption rule at the next start.
-func (c *classState) end(id, route string, began *Admission, env *Envelope, res any) {
+// interruption rule at the next start. With handoff (the end of a run,
+// whose slot is freed) the same commit also claims the next due future of
+// the class for that slot (handoffTx), so a busy class needs one commit
+// per attempt rather than three.
+func (c *classState) end(id, route string, began *Admission, env *Envelope, res any, handoff bool) {
 	d := c.d
 	ctx := context.WithoutCancel(d.ctx)
 	update, err := c.Runner.Ended(ctx, id, env, res)
@@ -558,8 +669,10 @@ func (c *classState) end(id, route string, began *Admission, env *Envelope, res 
 	payload := d.Arrivals.Payload(ctx, route, id, env)
 	now := time.Now()
 	released := int64(0)
+	var next []claimed
 	err = d.DB.InTx(ctx, func(tx *sql.Tx) error {
 		released = 0
+		c.unregister(&next)
 		if began != nil {
 			if err := d.Gov.Finish(ctx, tx, began, env); err != nil {
 				return fmt.Errorf("journal outcome: %w", err)
@@ -571,7 +684,7 @@ func (c *classState) end(id, route string, began *Admission, env *Envelope, res 
 		// The owner's view is written only with the completion: a late
 		// settlement of a future that already ended (an expiry racing a
 		// cancel) changes neither.
-		changed, err := completedTx(ctx, tx, id, route, env.State, payload, now)
+		changed, err := completedTx(ctx, d.DB, tx, id, route, env.State, payload, now)
 		if err != nil || !changed {
 			return err
 		}
@@ -580,30 +693,83 @@ func (c *classState) end(id, route string, began *Admission, env *Envelope, res 
 				return err
 			}
 		}
-		if env.State != primitive.StateCompleted {
-			return nil
+		if env.State == primitive.StateCompleted {
+			// A scheduled dependent whose dependencies have now all
+			// completed is released in this commit (it needs no reference
+			// resolved); the others are settled by releaseDependents.
+			res, err := d.DB.TxExec(ctx, tx, releaseQuery, id)
+			if err != nil {
+				return fmt.Errorf("release the dependents of %s: %w", id, err)
+			}
+			released, _ = res.RowsAffected()
 		}
-		// A scheduled dependent whose dependencies have now all completed
-		// is released in this commit (it needs no reference resolved); the
-		// others are settled by releaseDependents.
-		res, err := tx.ExecContext(ctx, releaseQuery, id)
-		if err != nil {
-			return fmt.Errorf("release the dependents of %s: %w", id, err)
+		if handoff {
+			return c.handoffTx(ctx, tx, &next)
 		}
-		released, _ = res.RowsAffected()
 		return nil
 	})
 	if err != nil {
+		c.unregister(&next)
 		d.Log.Error("record the end of a scheduled future", "future", id, "err", err)
 		return
 	}
 	d.wake(id)
+	for _, s := range next {
+		d.wake(s.a.FutureID)
+		d.wg.Add(1)
+		go c.run(s)
+	}
 	if released > 0 {
 		for _, c := range d.classes {
 			c.wake()
 		}
 	}
 	d.releaseDependents(id)
+}
+
+// handoffTx claims, inside tx (an ending run's), one due future for the
+// slot that run frees, as claim would (admitted, and journaled when
+// admitted), into *next; the caller starts it after the commit. The slot
+// is not free yet when this runs (the ending run leaves the class's
+// running set after its end is recorded), so the class briefly counts one
+// more than its slots, which only makes its scheduler start nothing
+// meanwhile. The claim is a savepoint of tx: when it fails, it is rolled
+// back and the end commits without it (the scheduler, woken when the run
+// leaves, claims again); its statements cannot be interrupted by a
+// shutdown, which would roll the whole transaction back.
+func (c *classState) handoffTx(ctx context.Context, tx *sql.Tx, next *[]claimed) error {
+	d := c.d
+	if d.ctx.Err() != nil {
+		return nil // shutting down: nothing new starts
+	}
+	if c.Held != nil {
+		// The operator's hold as stored, as schedule reads it: one set by
+		// another process (the CLI) holds the class here too.
+		if held, err := c.Held(ctx); err != nil || held {
+			return nil
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `SAVEPOINT handoff`); err != nil {
+		return fmt.Errorf("hand the slot on: %w", err)
+	}
+	err := c.claimTx(ctx, tx, time.Now().UnixMilli(), 1, next)
+	if err == nil {
+		_, err = tx.ExecContext(ctx, `RELEASE handoff`)
+		if err == nil {
+			return nil
+		}
+	}
+	c.unregister(next)
+	if !errors.Is(err, errHeld) {
+		d.Log.Error("hand a slot on", "class", c.Name, "err", err)
+	}
+	if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO handoff`); rerr != nil {
+		return fmt.Errorf("roll the slot's hand-off back: %w", rerr)
+	}
+	if _, rerr := tx.ExecContext(ctx, `RELEASE handoff`); rerr != nil {
+		return fmt.Errorf("roll the slot's hand-off back: %w", rerr)
+	}
+	return nil
 }
 
 // releaseQuery queues the waiting scheduled dependents of a completed

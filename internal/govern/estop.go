@@ -27,6 +27,6 @@ func (g *Governor) EStop(ctx context.Context) (EStopState, error) {
 // QueueHeld reports whether the durable job queue is held.
 func (g *Governor) QueueHeld(ctx context.Context) (bool, error) {
 	var held bool
-	_, err := getSetting(ctx, g.DB.R, keyQueueHeld, &held)
+	_, err := getSetting(ctx, prepared{db: g.DB}, keyQueueHeld, &held)
 	return held, err
 }

@@ -90,6 +90,24 @@ func getSetting(ctx context.Context, q interface {
 	return true, json.Unmarshal([]byte(raw), v)
 }
 
+// prepared reads through statements prepared once: inside tx on the
+// writer (store.DB.TxQueryRow), or on the reader pool when tx is nil.
+type prepared struct {
+	db *store.DB
+	tx *sql.Tx
+}
+
+func (p prepared) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if p.tx != nil {
+		return p.db.TxQueryRow(ctx, p.tx, query, args...)
+	}
+	st, err := p.db.ReadStmt(ctx, query)
+	if err != nil {
+		return p.db.R.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
 func putSetting(ctx context.Context, tx *sql.Tx, key string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {

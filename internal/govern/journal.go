@@ -24,32 +24,7 @@ import (
 // cancelled by the e-stop) or is refused here — an e-stop that lands
 // between Admit and Begin cannot let a call run unstopped.
 func (g *Governor) Begin(ctx context.Context, a *callpath.Admission) error {
-	err := g.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
-		// A compound call (run.scatter) is admitted as a read: under the
-		// e-stop it still answers, with every call it submits refused.
-		if a.Spec.Risk != primitive.RiskControl && !a.Spec.Compound {
-			var st EStopState
-			if _, err := getSetting(ctx, tx, keyEStop, &st); err != nil {
-				return err
-			}
-			if st.Latched {
-				return primitive.Blocked("estop", "emergency stop is latched (%s); %s refused. Only the operator can reset it.", st.Reason, a.Spec.Name())
-			}
-		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO commands(command_id, route, primitive, input_sha256, future_id, state, created_at)
-			VALUES (?,?,?,?,?,'running',?) ON CONFLICT(command_id) DO NOTHING`, a.CommandID, a.Route, a.Spec.Name(), a.Digest, a.FutureID, g.now().UnixMilli())
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return primitive.Conflict("command_id_reused", "command id %s is already in use", a.CommandID)
-		}
-		_, err = g.Ledger.AppendTx(ctx, tx, "intent", map[string]any{
-			"command_id": a.CommandID, "primitive": a.Spec.Name(), "risk": string(a.Spec.Risk),
-			"route": a.Route, "input_sha256": a.Digest, "future_id": a.FutureID, "approved": a.Approved,
-		})
-		return err
-	})
+	err := g.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error { return g.BeginTx(ctx, tx, a) })
 	if err != nil {
 		var pe *primitive.Error
 		if errors.As(err, &pe) {
@@ -58,6 +33,38 @@ func (g *Governor) Begin(ctx context.Context, a *callpath.Admission) error {
 		return primitive.Failed("journal_failed", "could not journal the intent, so %s did not run: %v", a.Spec.Name(), err)
 	}
 	return nil
+}
+
+// BeginTx is Begin inside tx, a write transaction of the caller's (the
+// dispatcher's claim of scheduled futures journals each admitted attempt
+// in the commit that claims it). A refusal (the e-stop is latched, the
+// command id is taken) is a *primitive.Error and writes nothing, so the
+// caller may go on with tx; any other error is the database's.
+func (g *Governor) BeginTx(ctx context.Context, tx *sql.Tx, a *callpath.Admission) error {
+	// A compound call (run.scatter) is admitted as a read: under the
+	// e-stop it still answers, with every call it submits refused.
+	if a.Spec.Risk != primitive.RiskControl && !a.Spec.Compound {
+		var st EStopState
+		if _, err := getSetting(ctx, prepared{g.DB, tx}, keyEStop, &st); err != nil {
+			return err
+		}
+		if st.Latched {
+			return primitive.Blocked("estop", "emergency stop is latched (%s); %s refused. Only the operator can reset it.", st.Reason, a.Spec.Name())
+		}
+	}
+	res, err := g.DB.TxExec(ctx, tx, `INSERT INTO commands(command_id, route, primitive, input_sha256, future_id, state, created_at)
+		VALUES (?,?,?,?,?,'running',?) ON CONFLICT(command_id) DO NOTHING`, a.CommandID, a.Route, a.Spec.Name(), a.Digest, a.FutureID, g.now().UnixMilli())
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return primitive.Conflict("command_id_reused", "command id %s is already in use", a.CommandID)
+	}
+	_, err = g.Ledger.AppendTx(ctx, tx, "intent", map[string]any{
+		"command_id": a.CommandID, "primitive": a.Spec.Name(), "risk": string(a.Spec.Risk),
+		"route": a.Route, "input_sha256": a.Digest, "future_id": a.FutureID, "approved": a.Approved,
+	})
+	return err
 }
 
 // outcomeKind maps an envelope to the ledger's outcome vocabulary.
@@ -90,7 +97,7 @@ func (g *Governor) Finish(ctx context.Context, tx *sql.Tx, a *callpath.Admission
 		return fmt.Errorf("encode outcome of %s: %w", a.CommandID, err)
 	}
 	kind := outcomeKind(a, env)
-	if _, err := tx.ExecContext(ctx, `UPDATE commands SET state = ?, envelope = ?, finished_at = ? WHERE command_id = ?`,
+	if _, err := g.DB.TxExec(ctx, tx, `UPDATE commands SET state = ?, envelope = ?, finished_at = ? WHERE command_id = ?`,
 		env.State, string(b), g.now().UnixMilli(), a.CommandID); err != nil {
 		return fmt.Errorf("record outcome of %s: %w", a.CommandID, err)
 	}

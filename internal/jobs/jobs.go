@@ -57,6 +57,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
@@ -122,6 +123,10 @@ type Queue struct {
 	// anything starts, so a hold survives a restart; Resume wakes the
 	// scheduler when it is released.
 	Held func(ctx context.Context) (bool, error)
+
+	// runRows holds, by job id, the row an attempt's Run read, for the
+	// Ended of that attempt (which takes it out).
+	runRows sync.Map
 }
 
 // EngineClass is the job class as the engine is built with it. It

@@ -31,6 +31,7 @@ func (r runner) Run(ctx context.Context, call *primitive.Call) (any, error) {
 	if err != nil {
 		return nil, primitive.Failed("internal", "read job %s: %v", call.FutureID, err)
 	}
+	r.q.runRows.Store(call.FutureID, j)
 	in := machine.ExecInput{Command: j.Command, Args: j.Args, Cwd: j.Cwd, Env: j.env, TimeoutMS: j.TimeoutMS}
 	res, err := r.q.Exec(ctx, call, in)
 	switch {
@@ -47,9 +48,17 @@ func (r runner) Run(ctx context.Context, call *primitive.Call) (any, error) {
 // Ended sets env.Result to the job as it is once it ended as env says, and
 // returns the update of its row.
 func (r runner) Ended(ctx context.Context, id string, env *dispatch.Envelope, res any) (func(context.Context, *sql.Tx) error, error) {
-	j, err := r.q.read(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("read job %s: %w", id, err)
+	// The row the attempt's Run read is the row as it is now: nothing else
+	// writes a running job's row (its claim was before Run; its end is
+	// this). A future that ended without running is read.
+	var j *jobRow
+	if v, ok := r.q.runRows.LoadAndDelete(id); ok {
+		j = v.(*jobRow)
+	} else {
+		var err error
+		if j, err = r.q.read(ctx, id); err != nil {
+			return nil, fmt.Errorf("read job %s: %w", id, err)
+		}
 	}
 	now := time.Now()
 	j.State, j.Reason, j.FinishedAt = env.State, "", &now
@@ -76,7 +85,7 @@ func (r runner) Ended(ctx context.Context, id string, env *dispatch.Envelope, re
 	env.Primitive = submitPrimitive
 	env.Result = j.view()
 	return func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET exit_code = ?, result = ?, reason = ?, root_cause = ? WHERE id = ?`,
+		if _, err := r.q.DB.TxExec(ctx, tx, `UPDATE jobs SET exit_code = ?, result = ?, reason = ?, root_cause = ? WHERE id = ?`,
 			exit, result, j.Reason, rootCause, id); err != nil {
 			return fmt.Errorf("record job %s: %w", id, err)
 		}

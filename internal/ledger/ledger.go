@@ -109,7 +109,7 @@ func (l *Ledger) AppendTx(ctx context.Context, tx *sql.Tx, kind string, data any
 		last     int64
 		lastHash []byte
 	)
-	err = tx.QueryRowContext(ctx, `SELECT seq, hash FROM ledger_entries ORDER BY seq DESC LIMIT 1`).Scan(&last, &lastHash)
+	err = l.db.TxQueryRow(ctx, tx, `SELECT seq, hash FROM ledger_entries ORDER BY seq DESC LIMIT 1`).Scan(&last, &lastHash)
 	prev := GenesisPrev
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -119,23 +119,23 @@ func (l *Ledger) AppendTx(ctx context.Context, tx *sql.Tx, kind string, data any
 		prev = hex.EncodeToString(lastHash)
 	}
 	e := newEntry(last+1, l.now(), kind, prev, body)
-	hashes, err := tlog.StoredHashes(last, e.Raw, hashReader{ctx, tx})
+	hashes, err := tlog.StoredHashes(last, e.Raw, hashReader{ctx, txQuerier{l.db, tx}})
 	if err != nil {
 		return Entry{}, fmt.Errorf("ledger append %s: tree hashes: %w", kind, err)
 	}
 	sum := sha256.Sum256(e.Raw)
-	if _, err := tx.ExecContext(ctx, `INSERT INTO ledger_entries(seq, kind, ts, body, hash) VALUES (?, ?, ?, ?, ?)`,
+	if _, err := l.db.TxExec(ctx, tx, `INSERT INTO ledger_entries(seq, kind, ts, body, hash) VALUES (?, ?, ?, ?, ?)`,
 		e.Seq, e.Kind, e.Time.UnixMilli(), e.Raw, sum[:]); err != nil {
 		return Entry{}, fmt.Errorf("ledger append %s: %w", kind, err)
 	}
-	if err := insertHashes(ctx, tx, tlog.StoredHashIndex(0, last), hashes); err != nil {
+	if err := insertHashes(ctx, l.db, tx, tlog.StoredHashIndex(0, last), hashes); err != nil {
 		return Entry{}, fmt.Errorf("ledger append %s: %w", kind, err)
 	}
 	return e, nil
 }
 
 // insertHashes stores hashes at the consecutive storage indexes from first.
-func insertHashes(ctx context.Context, tx *sql.Tx, first int64, hashes []tlog.Hash) error {
+func insertHashes(ctx context.Context, db *store.DB, tx *sql.Tx, first int64, hashes []tlog.Hash) error {
 	var q strings.Builder
 	q.WriteString(`INSERT INTO ledger_hashes(idx, hash) VALUES `)
 	args := make([]any, 0, 2*len(hashes))
@@ -146,7 +146,7 @@ func insertHashes(ctx context.Context, tx *sql.Tx, first int64, hashes []tlog.Ha
 		q.WriteString("(?,?)")
 		args = append(args, first+int64(i), h[:])
 	}
-	if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+	if _, err := db.TxExec(ctx, tx, q.String(), args...); err != nil {
 		return fmt.Errorf("store tree hashes: %w", err)
 	}
 	return nil
@@ -156,6 +156,21 @@ func insertHashes(ctx context.Context, tx *sql.Tx, first int64, hashes []tlog.Ha
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// txQuerier reads inside a transaction of db through its prepared writer
+// statements (store.DB.TxQuery).
+type txQuerier struct {
+	db *store.DB
+	tx *sql.Tx
+}
+
+func (q txQuerier) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return q.db.TxQuery(ctx, q.tx, query, args...)
+}
+
+func (q txQuerier) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return q.db.TxQueryRow(ctx, q.tx, query, args...)
 }
 
 // hashReader reads stored tree hashes through q.

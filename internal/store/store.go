@@ -35,6 +35,11 @@ type DB struct {
 
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt
+	// txStmts are writes prepared on the writer for use inside InTx
+	// (TxExec); wanted are those seen in a transaction and not prepared
+	// yet: the next InTx prepares them before it begins.
+	txStmts map[string]*sql.Stmt
+	wanted  map[string]bool
 
 	// commits counts the transactions InTx has committed (Commits).
 	commits atomic.Uint64
@@ -131,6 +136,10 @@ func (db *DB) Close() error {
 		errs = append(errs, st.Close())
 	}
 	db.stmts = nil
+	for _, st := range db.txStmts {
+		errs = append(errs, st.Close())
+	}
+	db.txStmts = nil
 	db.stmtMu.Unlock()
 	return errors.Join(append(errs, db.R.Close(), db.W.Close())...)
 }
@@ -138,6 +147,7 @@ func (db *DB) Close() error {
 // InTx runs fn in one write transaction, committing when fn returns nil and
 // rolling back otherwise.
 func (db *DB) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	db.prepareWanted(ctx)
 	tx, err := db.W.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
@@ -172,6 +182,88 @@ func Collect[T any](rows *sql.Rows, err error, scan func(*sql.Rows) (T, error)) 
 		out = append(out, v)
 	}
 	return out, rows.Err()
+}
+
+// maxTxStmts bounds how many distinct statements TxExec keeps prepared
+// (a query built with a varying number of placeholders is one each).
+const maxTxStmts = 256
+
+// TxExec runs query inside tx (a transaction of InTx) as tx.ExecContext
+// would, through a statement prepared once on the writer: a hot write is
+// parsed once per process rather than once per call. A query is prepared
+// by the first InTx after the one that first ran it (a statement cannot be
+// prepared on the writer while a transaction holds its one connection).
+func (db *DB) TxExec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	if st := db.txStmt(ctx, tx, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return tx.ExecContext(ctx, query, args...)
+}
+
+// TxQueryRow is TxExec for a query of one row.
+func (db *DB) TxQueryRow(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
+	if st := db.txStmt(ctx, tx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return tx.QueryRowContext(ctx, query, args...)
+}
+
+// TxQuery is TxExec for a query of rows.
+func (db *DB) TxQuery(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
+	if st := db.txStmt(ctx, tx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return tx.QueryContext(ctx, query, args...)
+}
+
+// txStmt returns query's writer statement bound to tx, or nil (and marks
+// it wanted) when it is not prepared yet.
+func (db *DB) txStmt(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
+	db.stmtMu.Lock()
+	st, ok := db.txStmts[query]
+	if !ok && len(db.txStmts)+len(db.wanted) < maxTxStmts {
+		if db.wanted == nil {
+			db.wanted = map[string]bool{}
+		}
+		db.wanted[query] = true
+	}
+	db.stmtMu.Unlock()
+	if !ok {
+		return nil
+	}
+	return tx.StmtContext(ctx, st)
+}
+
+// prepareWanted prepares on the writer the statements transactions have
+// asked for, before a transaction takes its connection. A statement that
+// does not prepare stays unprepared: its callers keep executing it
+// directly, which reports the error where it belongs.
+func (db *DB) prepareWanted(ctx context.Context) {
+	db.stmtMu.Lock()
+	if len(db.wanted) == 0 {
+		db.stmtMu.Unlock()
+		return
+	}
+	qs := make([]string, 0, len(db.wanted))
+	for q := range db.wanted {
+		qs = append(qs, q)
+	}
+	db.stmtMu.Unlock()
+	for _, q := range qs {
+		st, err := db.W.PrepareContext(ctx, q)
+		db.stmtMu.Lock()
+		delete(db.wanted, q)
+		if err == nil && db.txStmts[q] == nil {
+			if db.txStmts == nil {
+				db.txStmts = map[string]*sql.Stmt{}
+			}
+			db.txStmts[q], st = st, nil
+		}
+		db.stmtMu.Unlock()
+		if st != nil {
+			st.Close() // prepared twice by concurrent transactions
+		}
+	}
 }
 
 // Migration is one numbered schema step.
