@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 )
@@ -84,10 +85,11 @@ func (s *Spec) Name() string { return s.Tool + "." + s.Operation }
 // Typed builds a Run function from a typed runner: the validated input is
 // decoded into I before run is called.
 func Typed[I any](run func(ctx context.Context, call *Call, in I) (any, error)) func(context.Context, *Call, json.RawMessage) (any, error) {
+	plan := planFor(reflect.TypeFor[I]())
 	return func(ctx context.Context, call *Call, raw json.RawMessage) (any, error) {
 		var in I
 		if len(raw) > 0 {
-			if err := json.Unmarshal(raw, &in); err != nil {
+			if err := decodeInput(raw, plan, &in); err != nil {
 				return nil, Failed("invalid_input", "decode input: %v", err)
 			}
 		}
@@ -99,10 +101,11 @@ func Typed[I any](run func(ctx context.Context, call *Call, in I) (any, error)) 
 // validated input into I as Typed does (a decode error answers, as it
 // would from Run).
 func TypedQuick[I any](quick func(ctx context.Context, call *Call, in I) (any, bool, error)) func(context.Context, *Call, json.RawMessage) (any, bool, error) {
+	plan := planFor(reflect.TypeFor[I]())
 	return func(ctx context.Context, call *Call, raw json.RawMessage) (any, bool, error) {
 		var in I
 		if len(raw) > 0 {
-			if err := json.Unmarshal(raw, &in); err != nil {
+			if err := decodeInput(raw, plan, &in); err != nil {
 				return nil, true, Failed("invalid_input", "decode input: %v", err)
 			}
 		}
