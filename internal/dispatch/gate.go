@@ -133,15 +133,20 @@ func (d *Dispatcher) execute(ctx context.Context, a *Admission, link *callLink) 
 	call := &primitive.Call{Route: a.Route, FutureID: a.FutureID, CommandID: a.CommandID}
 	res, err := d.runSafely(ctx, a.Spec, call, a.Input)
 	env := outcome(name, res, err)
-	if ctx.Err() != nil {
-		// The work context was cancelled (an e-stop or shutdown) while the
-		// primitive ran: whatever it returned, it did not finish on its own.
-		env.State = primitive.StateCancelled
-		env.Error = &ErrorBody{Code: "cancelled", Message: fmt.Sprintf("%s was stopped (%v) before it finished", name, context.Cause(ctx))}
-	}
+	stopped(ctx, name, env)
 	env.CommandID = a.CommandID
 	d.record(a, env, journaled, link)
 	return env
+}
+
+// stopped marks env cancelled when the work context ctx was cancelled (an
+// e-stop or shutdown) while the primitive ran: whatever it returned, it did
+// not finish on its own.
+func stopped(ctx context.Context, name string, env *Envelope) {
+	if ctx.Err() != nil {
+		env.State = primitive.StateCancelled
+		env.Error = &ErrorBody{Code: "cancelled", Message: fmt.Sprintf("%s was stopped (%v) before it finished", name, context.Cause(ctx))}
+	}
 }
 
 // ErrEStop is the cause of the work context's cancellation by an e-stop.

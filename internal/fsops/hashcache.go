@@ -27,6 +27,16 @@ type hashKey struct {
 	mtime time.Time
 }
 
+// cached returns the remembered SHA-256 of the file described by info, if
+// any, reading nothing.
+func (c *hashCache) cached(path string, info fs.FileInfo) (string, bool) {
+	k := hashKey{path: path, size: info.Size(), mtime: info.ModTime()}
+	c.mu.Lock()
+	sha, ok := c.m[k]
+	c.mu.Unlock()
+	return sha, ok
+}
+
 // sum returns the SHA-256 of the file described by info, reading r only on
 // a miss.
 func (c *hashCache) sum(path string, info fs.FileInfo, r io.Reader) (string, error) {

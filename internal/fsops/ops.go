@@ -229,6 +229,34 @@ type StatResult struct {
 
 // Stat describes a file or directory.
 func (e *Engine) Stat(ctx context.Context, in StatInput) (StatResult, error) {
+	res, _, err := e.stat(in, false)
+	return res, err
+}
+
+// quickHashSize bounds the file a quick stat hashes itself (larger ones
+// are answered quickly only from the hash cache).
+const quickHashSize = 64 << 10
+
+// QuickStat is Stat when it needs only bounded work: the path's resolution,
+// a stat, and for a regular file an open and either the hash cache or a
+// hash of at most quickHashSize bytes. A larger file whose hash is not
+// remembered is declined (done false), having read nothing, for Stat.
+func (e *Engine) QuickStat(ctx context.Context, in StatInput) (res StatResult, done bool, err error) {
+	return e.stat(in, true)
+}
+
+func (e *Engine) stat(in StatInput, quick bool) (StatResult, bool, error) {
+	res, err := e.statPath(in, quick)
+	if errors.Is(err, errNotQuick) {
+		return StatResult{}, false, nil
+	}
+	return res, true, err
+}
+
+// errNotQuick is a quick stat declining a file it would have to hash.
+var errNotQuick = errors.New("not quick")
+
+func (e *Engine) statPath(in StatInput, quick bool) (StatResult, error) {
 	abs, err := e.Roots.Resolve(in.Path)
 	if err != nil {
 		return StatResult{}, err
@@ -250,6 +278,11 @@ func (e *Engine) Stat(ctx context.Context, in StatInput) (StatResult, error) {
 		defer f.Close()
 		if info, err = f.Stat(); err != nil {
 			return StatResult{}, fmt.Errorf("stat %s: %w", abs, err)
+		}
+		if quick && info.Size() > quickHashSize {
+			if _, ok := e.hashes.cached(abs, info); !ok {
+				return StatResult{}, errNotQuick
+			}
 		}
 		if res.SHA256, err = e.hashes.sum(abs, info, f); err != nil {
 			return StatResult{}, fmt.Errorf("hash %s: %w", abs, err)

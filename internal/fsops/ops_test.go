@@ -169,6 +169,41 @@ func TestStat(t *testing.T) {
 	}
 }
 
+// TestQuickStat: the quick attempt answers what Stat answers (a file, a
+// directory, a missing path, a link, a refused path) after bounded work,
+// and declines, having hashed nothing, a file above quickHashSize whose
+// hash is not remembered; once Stat hashed it, it answers that too.
+func TestQuickStat(t *testing.T) {
+	env := newTestEngine(t)
+	ctx := context.Background()
+	small, large := env.path("s.txt"), env.path("large.bin")
+	writeFiles(t, map[string]string{small: "abc", large: strings.Repeat("x", quickHashSize+1)})
+	paths := []string{small, env.root, env.path("missing"), env.data, filepath.Join(env.root, "..", "x"), "relative"}
+	if trySymlink(small, env.path("alias")) {
+		paths = append(paths, env.path("alias"))
+	}
+	if trySymlink(filepath.Dir(env.root), env.path("out")) {
+		paths = append(paths, env.path("out", "home", "s.txt"))
+	}
+	for _, p := range paths {
+		want, werr := env.e.Stat(ctx, StatInput{Path: p})
+		got, done, gerr := env.e.QuickStat(ctx, StatInput{Path: p})
+		if !done || fmt.Sprint(got, gerr) != fmt.Sprint(want, werr) {
+			t.Errorf("%s: quick stat %+v %v (done %v), want %+v %v", p, got, gerr, done, want, werr)
+		}
+	}
+	if got, done, err := env.e.QuickStat(ctx, StatInput{Path: large}); done || err != nil || got != (StatResult{}) {
+		t.Fatalf("a large file not hashed yet must be declined: %+v %v %v", got, done, err)
+	}
+	want, err := env.e.Stat(ctx, StatInput{Path: large})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, done, err := env.e.QuickStat(ctx, StatInput{Path: large}); !done || err != nil || got != want {
+		t.Fatalf("a large file whose hash is remembered: %+v %v %v, want %+v", got, done, err, want)
+	}
+}
+
 func TestSearch(t *testing.T) {
 	env := newTestEngine(t)
 	ctx := context.Background()

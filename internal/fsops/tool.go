@@ -81,7 +81,15 @@ func (e *Engine) Specs() []*primitive.Spec {
 			}))},
 		{Tool: "fs", Operation: "stat", Risk: primitive.RiskRead, Summary: "type, size, mtime, sha256; exists:false for a missing path.",
 			Fields: []primitive.Field{fPath},
-			Run:    primitive.Typed(run("stat", func(ctx context.Context, _ *primitive.Call, in StatInput) (StatResult, error) { return e.Stat(ctx, in) }))},
+			Run:    primitive.Typed(run("stat", func(ctx context.Context, _ *primitive.Call, in StatInput) (StatResult, error) { return e.Stat(ctx, in) })),
+			// Stat of one path is bounded work but for hashing a large file.
+			Quick: primitive.TypedQuick(func(ctx context.Context, _ *primitive.Call, in StatInput) (any, bool, error) {
+				out, done, err := e.QuickStat(ctx, in)
+				if err != nil {
+					return nil, true, mapErr("stat", err)
+				}
+				return out, done, nil
+			})},
 		{Tool: "fs", Operation: "write", Risk: primitive.RiskWrite, Summary: "replace or create a file atomically; returns receipt_id (for undo) and the new sha256.",
 			Fields: []primitive.Field{fPath,
 				{Name: "data", Type: primitive.TString, Required: true, Desc: "write: the whole new content (text, or base64 with encoding)."}, fEncoding, fExpect},

@@ -94,6 +94,17 @@ func countRuns(in *hearthtest.Instance) map[string]*atomic.Int64 {
 			n.Add(1)
 			return run(ctx, c, raw)
 		}
+		// A quick attempt that answers is the primitive running (one that
+		// declines leaves it to Run).
+		if quick := s.Quick; quick != nil {
+			s.Quick = func(ctx context.Context, c *primitive.Call, raw json.RawMessage) (any, bool, error) {
+				res, done, err := quick(ctx, c, raw)
+				if done {
+					n.Add(1)
+				}
+				return res, done, err
+			}
+		}
 	}
 	return counts
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 )
@@ -67,6 +68,15 @@ type Spec struct {
 	NeedsPermit func(input json.RawMessage) bool
 	// Run executes the primitive on already validated input.
 	Run func(ctx context.Context, call *Call, input json.RawMessage) (any, error)
+	// Quick, when set, is a bounded attempt at Run that the dispatcher
+	// makes on the caller's goroutine before it races Run against the
+	// inline budget on a goroutine of its own. It answers (done) only after
+	// bounded work: a few system calls on one path, no read of unbounded
+	// size. Otherwise it declines (done false) having changed nothing and
+	// with nothing to keep, and Run then runs exactly as without Quick. It
+	// is allowed only on primitives that are never journaled (read risk,
+	// not compound), whose attempt may be abandoned and run again.
+	Quick func(ctx context.Context, call *Call, input json.RawMessage) (res any, done bool, err error)
 }
 
 // Name returns "tool.operation".
@@ -75,14 +85,31 @@ func (s *Spec) Name() string { return s.Tool + "." + s.Operation }
 // Typed builds a Run function from a typed runner: the validated input is
 // decoded into I before run is called.
 func Typed[I any](run func(ctx context.Context, call *Call, in I) (any, error)) func(context.Context, *Call, json.RawMessage) (any, error) {
+	plan := planFor(reflect.TypeFor[I]())
 	return func(ctx context.Context, call *Call, raw json.RawMessage) (any, error) {
 		var in I
 		if len(raw) > 0 {
-			if err := json.Unmarshal(raw, &in); err != nil {
+			if err := decodeInput(raw, plan, &in); err != nil {
 				return nil, Failed("invalid_input", "decode input: %v", err)
 			}
 		}
 		return run(ctx, call, in)
+	}
+}
+
+// TypedQuick builds a Quick function from a typed attempt, decoding the
+// validated input into I as Typed does (a decode error answers, as it
+// would from Run).
+func TypedQuick[I any](quick func(ctx context.Context, call *Call, in I) (any, bool, error)) func(context.Context, *Call, json.RawMessage) (any, bool, error) {
+	plan := planFor(reflect.TypeFor[I]())
+	return func(ctx context.Context, call *Call, raw json.RawMessage) (any, bool, error) {
+		var in I
+		if len(raw) > 0 {
+			if err := decodeInput(raw, plan, &in); err != nil {
+				return nil, true, Failed("invalid_input", "decode input: %v", err)
+			}
+		}
+		return quick(ctx, call, in)
 	}
 }
 
@@ -107,6 +134,9 @@ func NewRegistry(specs ...*Spec) (*Registry, error) {
 func (r *Registry) add(s *Spec) error {
 	if s.Tool == "" || s.Operation == "" || s.Run == nil || s.Risk == "" {
 		return fmt.Errorf("primitive %q: tool, operation, risk and run are required", s.Name())
+	}
+	if s.Quick != nil && (s.Risk != RiskRead || s.Compound) {
+		return fmt.Errorf("primitive %q: only a read primitive may have a quick attempt (it runs unjournaled on the caller's goroutine)", s.Name())
 	}
 	if _, dup := r.byName[s.Name()]; dup {
 		return fmt.Errorf("primitive %q registered twice", s.Name())

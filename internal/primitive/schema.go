@@ -132,6 +132,8 @@ func (r *Registry) Decode(tool string, args json.RawMessage) (*Spec, json.RawMes
 	var obj map[string]json.RawMessage
 	if len(bytes.TrimSpace(args)) == 0 {
 		obj = map[string]json.RawMessage{}
+	} else if split, ok := splitObject(args); ok {
+		obj = split
 	} else if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
 		return nil, nil, false, &ValidationError{Tool: tool, Msg: "arguments must be a JSON object"}
 	}
@@ -140,7 +142,7 @@ func (r *Registry) Decode(tool string, args json.RawMessage) (*Spec, json.RawMes
 		return nil, nil, false, &ValidationError{Tool: tool, Field: "operation", Msg: fmt.Sprintf("required; one of %s", strings.Join(r.OperationNames(tool), ", "))}
 	}
 	var op string
-	if err := json.Unmarshal(opRaw, &op); err != nil {
+	if err := unquote(opRaw, &op); err != nil {
 		return nil, nil, false, &ValidationError{Tool: tool, Field: "operation", Msg: "must be a string"}
 	}
 	spec, ok := r.Lookup(tool + "." + op)
@@ -160,9 +162,12 @@ func (r *Registry) Decode(tool string, args json.RawMessage) (*Spec, json.RawMes
 	if err := spec.ValidateObject(obj); err != nil {
 		return nil, nil, false, err
 	}
-	input, err := json.Marshal(obj)
-	if err != nil {
-		return nil, nil, false, err
+	input, ok := compactMembers(obj)
+	if !ok {
+		var err error
+		if input, err = json.Marshal(obj); err != nil {
+			return nil, nil, false, err
+		}
 	}
 	return spec, input, detach, nil
 }
@@ -220,7 +225,7 @@ func checkValue(f *Field, path string, raw json.RawMessage) *valueError {
 	switch f.Type {
 	case TString:
 		var s string
-		if json.Unmarshal(raw, &s) != nil {
+		if unquote(raw, &s) != nil {
 			return &valueError{path, "must be a string"}
 		}
 		if len(f.Enum) > 0 && !contains(f.Enum, s) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -172,31 +173,65 @@ func (e *Events) Observe(ctx context.Context, spec *primitive.Spec, route string
 }
 
 // record writes calls in one transaction and trims each route's history
-// now and then.
+// now and then: a route is trimmed once, after the inserts, when one of
+// its calls got a seq that is a multiple of 64.
 func (e *Events) record(ctx context.Context, recs []callRec) {
+	n := len(recs)
 	err := e.DB.InTx(ctx, func(tx *sql.Tx) error {
-		insert, err := tx.PrepareContext(ctx, `INSERT INTO events(at, route, kind, entity_id) VALUES (?,?,?,?)`)
-		if err != nil {
-			return err
-		}
-		defer insert.Close()
-		for _, r := range recs {
-			res, err := insert.ExecContext(ctx, r.at, r.route, KindCall, r.sig)
+		var trim []string
+		for len(recs) > 0 {
+			chunk := recs[:min(len(recs), insertCallsChunk)]
+			recs = recs[len(chunk):]
+			args := make([]any, 0, 3*len(chunk))
+			for _, r := range chunk {
+				args = append(args, r.at, r.route, r.sig)
+			}
+			res, err := tx.ExecContext(ctx, insertCallsSQL(len(chunk)), args...)
 			if err != nil {
 				return err
 			}
-			if seq, _ := res.LastInsertId(); seq%64 == 0 {
-				if _, err = tx.ExecContext(ctx, `DELETE FROM events WHERE kind = 'call' AND route = ? AND seq <= (
-					SELECT seq FROM events WHERE kind = 'call' AND route = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)`, r.route, r.route, HistoryKeep); err != nil {
-					return err
+			// One statement's rows get consecutive seqs (AUTOINCREMENT, one
+			// writer), the last of them LastInsertId.
+			last, err := res.LastInsertId()
+			if err != nil {
+				return err
+			}
+			for i, r := range chunk {
+				if (last-int64(len(chunk)-1-i))%64 == 0 && !slices.Contains(trim, r.route) {
+					trim = append(trim, r.route)
 				}
+			}
+		}
+		for _, route := range trim {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE kind = 'call' AND route = ? AND seq <= (
+				SELECT seq FROM events WHERE kind = 'call' AND route = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)`, route, route, HistoryKeep); err != nil {
+				return err
 			}
 		}
 		return nil
 	})
 	if err != nil && e.Log != nil {
-		e.Log.Error("record call history", "calls", len(recs), "err", err)
+		e.Log.Error("record call history", "calls", n, "err", err)
 	}
+}
+
+// insertCallsChunk is how many calls one INSERT statement writes.
+const insertCallsChunk = 128
+
+// insertCallsSQL is the INSERT of n calls, one statement for all of them:
+// a statement per call cost more than the rows it wrote.
+func insertCallsSQL(n int) string {
+	const row = `(?,?,'` + KindCall + `',?)`
+	var b strings.Builder
+	b.Grow(len(`INSERT INTO events(at, route, kind, entity_id) VALUES `) + n*(len(row)+1))
+	b.WriteString(`INSERT INTO events(at, route, kind, entity_id) VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(row)
+	}
+	return b.String()
 }
 
 // runRecorder writes observed calls in the background until ctx ends,

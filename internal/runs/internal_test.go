@@ -3,7 +3,9 @@ package runs
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
@@ -99,5 +101,43 @@ func TestCallHistoryIsBounded(t *testing.T) {
 	db.R.QueryRow(`SELECT COUNT(*) FROM events WHERE route <> 'r:one'`).Scan(&n)
 	if n != 0 {
 		t.Fatalf("anonymous route recorded")
+	}
+}
+
+// TestRecordKeepsOrderAcrossStatements: one batch larger than an INSERT
+// statement holds, of two interleaved routes, is recorded in call order
+// for each, and each route's history stays bounded.
+func TestRecordKeepsOrderAcrossStatements(t *testing.T) {
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ev := &Events{DB: db}
+	ctx := context.Background()
+	var recs []callRec
+	want := map[string][]string{}
+	for i := range 3*insertCallsChunk + 7 {
+		route := []string{"r:a", "r:b"}[i%3/2]
+		sig := fmt.Sprintf("t.op%d", i)
+		recs = append(recs, callRec{at: int64(i), route: route, sig: sig})
+		want[route] = append(want[route], sig)
+	}
+	for range (HistoryKeep + 200) / len(recs) {
+		ev.record(ctx, recs)
+	}
+	ev.record(ctx, recs)
+	for route, sigs := range want {
+		h, err := ev.History(ctx, route, len(sigs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(h, sigs) {
+			t.Fatalf("%s: history %v, want %v", route, h, sigs)
+		}
+		all, _ := ev.History(ctx, route, 5000)
+		if len(all) > HistoryKeep+64 {
+			t.Fatalf("%s holds %d calls, want at most about %d", route, len(all), HistoryKeep)
+		}
 	}
 }

@@ -1,0 +1,411 @@
+package primitive
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// The input a primitive runs on is the compact, key-sorted object
+// Registry.Decode built from arguments it already parsed and validated.
+// Decoding that object again with encoding/json (and, before it, the
+// string fields the validation had already read) cost more than the rest
+// of a cheap read call's dispatch, so the plain cases are read directly:
+// a flat object of plain members into a struct whose fields are plainly
+// tagged. Anything else, and anything this reading does not accept
+// exactly, is decoded by encoding/json from the start, so every answer and
+// every error stays what encoding/json gives.
+
+// plainString returns the text of raw when it is a JSON string that
+// encoding/json decodes to its bytes unchanged: quoted, no escape, no
+// control character, valid UTF-8.
+func plainString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	in := raw[1 : len(raw)-1]
+	for _, c := range in {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(in) {
+		return "", false
+	}
+	return string(in), true
+}
+
+// unquote decodes the JSON string raw into s: directly when plain, else
+// with encoding/json (whose error it returns).
+func unquote(raw []byte, s *string) error {
+	if p, ok := plainString(raw); ok {
+		*s = p
+		return nil
+	}
+	return json.Unmarshal(raw, s)
+}
+
+// compactMembers writes the object of obj's members sorted by key, as
+// json.Marshal of obj writes it, when every key and value needs no
+// rewriting (keys of plain ASCII, values without whitespace outside
+// strings or a character json.Marshal escapes); it reports false
+// otherwise, having written nothing.
+func compactMembers(obj map[string]json.RawMessage) ([]byte, bool) {
+	keys := make([]string, 0, len(obj))
+	n := 2
+	for k, v := range obj {
+		if !plainKey(k) || !compactValue(v) {
+			return nil, false
+		}
+		keys = append(keys, k)
+		n += len(k) + len(v) + 4
+	}
+	slices.Sort(keys)
+	b := make([]byte, 0, n)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, k...)
+		b = append(b, '"', ':')
+		b = append(b, obj[k]...)
+	}
+	return append(b, '}'), true
+}
+
+// plainKey reports whether json.Marshal writes k as is between quotes.
+func plainKey(k string) bool {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// compactValue reports whether json.Marshal of the valid JSON value v (as
+// a json.RawMessage) writes v unchanged: no whitespace outside strings, no
+// <, > or &, no U+2028 or U+2029.
+func compactValue(v []byte) bool {
+	if len(v) == 0 || bytes.Contains(v, []byte("\u2028")) || bytes.Contains(v, []byte("\u2029")) {
+		return false
+	}
+	inString := false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '<' || c == '>' || c == '&':
+			return false
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return true
+}
+
+// fieldPlan maps a struct type's JSON member names to its fields, for
+// decodeFlat; nil for a type decodeFlat does not read (not a struct, or
+// one with embedded fields or tag options other than omitempty/omitzero).
+type fieldPlan map[string]fieldSlot
+
+type fieldSlot struct {
+	index int
+	kind  reflect.Kind
+	// custom is set when the field's type decodes itself (UnmarshalJSON
+	// or UnmarshalText): it is never set directly.
+	custom bool
+}
+
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// decodesItself reports whether encoding/json hands values of t (or *t) to
+// a method of theirs.
+func decodesItself(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return t.Implements(jsonUnmarshaler) || t.Implements(textUnmarshaler) || p.Implements(jsonUnmarshaler) || p.Implements(textUnmarshaler)
+}
+
+func planFor(t reflect.Type) fieldPlan {
+	if t.Kind() != reflect.Struct || decodesItself(t) {
+		return nil
+	}
+	plan := fieldPlan{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			return nil
+		}
+		if !f.IsExported() {
+			continue
+		}
+		tag, ok := f.Tag.Lookup("json")
+		if !ok {
+			return nil // matched by its Go name, case-insensitively
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		for o := range strings.SplitSeq(opts, ",") {
+			if o != "" && o != "omitempty" && o != "omitzero" {
+				return nil
+			}
+		}
+		if name == "-" && opts == "" {
+			continue
+		}
+		if name == "" || !plainKey(name) {
+			return nil
+		}
+		if _, dup := plan[name]; dup {
+			return nil
+		}
+		plan[name] = fieldSlot{index: i, kind: f.Type.Kind(), custom: decodesItself(f.Type)}
+	}
+	return plan
+}
+
+// decodeFlat decodes the compact object raw into *dst (a zero struct) as
+// json.Unmarshal would, and reports whether it did; on false, *dst may be
+// partly set and the caller decodes with json.Unmarshal into a zero value.
+// It reads only `{"key":value,...}` with no whitespace, every key a member
+// of plan and none repeated; a plain string or a boolean is set directly,
+// any other value by json.Unmarshal into its field.
+func decodeFlat(raw []byte, plan fieldPlan, dst reflect.Value) bool {
+	if plan == nil || len(raw) < 2 || raw[0] != '{' || raw[len(raw)-1] != '}' {
+		return false
+	}
+	if len(raw) == 2 {
+		return true
+	}
+	rest := raw[1:]
+	var seen uint64
+	for {
+		if len(rest) == 0 || rest[0] != '"' {
+			return false
+		}
+		end := bytes.IndexByte(rest[1:], '"')
+		if end < 0 {
+			return false
+		}
+		key := rest[1 : 1+end]
+		slot, ok := plan[string(key)]
+		if !ok || bytes.IndexByte(key, '\\') >= 0 || slot.index >= 64 || seen&(1<<slot.index) != 0 {
+			return false
+		}
+		seen |= 1 << slot.index
+		rest = rest[2+end:]
+		if len(rest) == 0 || rest[0] != ':' {
+			return false
+		}
+		rest = rest[1:]
+		n := valueEnd(rest)
+		if n <= 0 || n >= len(rest) {
+			return false
+		}
+		val := rest[:n]
+		f := dst.Field(slot.index)
+		switch {
+		case slot.custom:
+			if json.Unmarshal(val, f.Addr().Interface()) != nil {
+				return false
+			}
+		case slot.kind == reflect.String && val[0] == '"':
+			s, ok := plainString(val)
+			if !ok {
+				return false
+			}
+			f.SetString(s)
+		case slot.kind == reflect.Bool && string(val) == "true":
+			f.SetBool(true)
+		case slot.kind == reflect.Bool && string(val) == "false":
+			f.SetBool(false)
+		default:
+			if json.Unmarshal(val, f.Addr().Interface()) != nil {
+				return false
+			}
+		}
+		switch rest[n] {
+		case ',':
+			rest = rest[n+1:]
+		case '}':
+			return n+1 == len(rest)
+		default:
+			return false
+		}
+	}
+}
+
+// valueEnd returns the length of the JSON value at the start of b (which
+// json.Unmarshal then checks), or 0 when it cannot tell.
+func valueEnd(b []byte) int {
+	if len(b) == 0 {
+		return 0
+	}
+	depth := 0
+	inString := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i
+			}
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		case ',':
+			if depth == 0 {
+				return i
+			}
+		case ' ', '\t', '\n', '\r':
+			return 0
+		}
+	}
+	return 0
+}
+
+// decodeInput decodes the input raw into *in as json.Unmarshal does
+// (through decodeFlat when plan reads it).
+func decodeInput[I any](raw []byte, plan fieldPlan, in *I) error {
+	if plan != nil && decodeFlat(raw, plan, reflect.ValueOf(in).Elem()) {
+		return nil
+	}
+	var zero I
+	*in = zero
+	return json.Unmarshal(raw, in)
+}
+
+// splitObject returns the members of the JSON object args as
+// json.Unmarshal into a map[string]json.RawMessage returns them, and
+// reports whether it could: args must be valid JSON (which it checks),
+// an object whose keys have no escape, are valid UTF-8 and are not
+// repeated. Otherwise the caller decodes args with json.Unmarshal.
+func splitObject(args []byte) (map[string]json.RawMessage, bool) {
+	if !json.Valid(args) {
+		return nil, false
+	}
+	i := skipSpace(args, 0)
+	if i >= len(args) || args[i] != '{' {
+		return nil, false
+	}
+	obj := make(map[string]json.RawMessage, 4)
+	i = skipSpace(args, i+1)
+	if i < len(args) && args[i] == '}' {
+		return obj, true
+	}
+	for i < len(args) && args[i] == '"' {
+		end := bytes.IndexByte(args[i+1:], '"')
+		if end < 0 {
+			return nil, false
+		}
+		key := args[i+1 : i+1+end]
+		if bytes.IndexByte(key, '\\') >= 0 || !utf8.Valid(key) {
+			return nil, false
+		}
+		if _, dup := obj[string(key)]; dup {
+			return nil, false
+		}
+		i = skipSpace(args, i+2+end)
+		if i >= len(args) || args[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(args, i+1)
+		n := validValueEnd(args[i:])
+		if n <= 0 {
+			return nil, false
+		}
+		obj[string(key)] = json.RawMessage(args[i : i+n])
+		i = skipSpace(args, i+n)
+		if i >= len(args) {
+			return nil, false
+		}
+		switch args[i] {
+		case ',':
+			i = skipSpace(args, i+1)
+		case '}':
+			return obj, true
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// validValueEnd returns the length of the value at the start of b, part
+// of valid JSON: a string, an object or array (whitespace and all), or a
+// literal or number, which ends at whitespace, ',', '}' or ']'.
+func validValueEnd(b []byte) int {
+	depth := 0
+	inString := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i
+			}
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	if depth == 0 && !inString {
+		return len(b)
+	}
+	return 0
+}
