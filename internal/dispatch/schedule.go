@@ -589,6 +589,10 @@ func (c *classState) run(s claimed) {
 			return
 		}
 	}
+	if d.ctx.Err() != nil && s.run.why.Load() == nil {
+		c.unstarted(a)
+		return
+	}
 	call := &primitive.Call{Route: a.Route, FutureID: a.FutureID, CommandID: a.CommandID}
 	res, err := c.runSafely(s.ctx, call)
 	why := s.run.why.Load()
@@ -601,6 +605,33 @@ func (c *classState) run(s claimed) {
 	}
 	env.CommandID = a.CommandID
 	c.finish(a, env, res, true)
+}
+
+// unstarted settles an attempt whose intent was journaled (by its claim)
+// but which Hearth began shutting down before starting: its command's
+// outcome says it never started, and the future is queued again, so the
+// next start runs it as a new attempt rather than applying its
+// interruption rule to something that never ran (an UNKNOWN under
+// on_interrupt "block"). If this cannot be recorded, the future stays
+// running and the next start's recovery decides, as before.
+func (c *classState) unstarted(a *Admission) {
+	d := c.d
+	ctx := context.WithoutCancel(d.ctx)
+	env := &Envelope{State: primitive.StateCancelled, Primitive: a.Spec.Name(), CommandID: a.CommandID, Error: &ErrorBody{Code: "cancelled",
+		Message: "Hearth stopped before this attempt started; it runs again as a new attempt when Hearth starts"}}
+	err := d.DB.InTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE futures SET state = 'queued', started_at = NULL WHERE id = ? AND state = 'running'`, a.FutureID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return errNotRunning
+		}
+		return d.Gov.Finish(ctx, tx, a, env)
+	})
+	if err != nil && !errors.Is(err, errNotRunning) {
+		d.Log.Error("requeue an attempt that never started", "future", a.FutureID, "err", err)
+	}
 }
 
 func (c *classState) runSafely(ctx context.Context, call *primitive.Call) (res any, err error) {
@@ -753,6 +784,9 @@ func (c *classState) handoffTx(ctx context.Context, tx *sql.Tx, next *[]claimed)
 		return fmt.Errorf("hand the slot on: %w", err)
 	}
 	err := c.claimTx(ctx, tx, time.Now().UnixMilli(), 1, next)
+	if err == nil && d.ctx.Err() != nil {
+		err = errHeld // shutdown began during the claim: nothing new starts
+	}
 	if err == nil {
 		_, err = tx.ExecContext(ctx, `RELEASE handoff`)
 		if err == nil {

@@ -434,3 +434,41 @@ func TestParkIsOneCommit(t *testing.T) {
 		t.Fatalf("the future ran %d times", n)
 	}
 }
+
+// TestShutdownDuringAHandOffStartsNothing: the end of A hands its slot to
+// B (one slot); Hearth begins shutting down while that claim is being
+// made. B must not be left journaled as begun but never started (which
+// the next start would settle as an interruption: blocked, outcome
+// unknown, the conversation's gate closed, under on_interrupt "block"): it
+// is still queued, unattempted, and runs once at the next start.
+func TestShutdownDuringAHandOffStartsNothing(t *testing.T) {
+	f := newScheduleFixture(t, 1)
+	a := f.schedule(time.Now(), OnInterruptRequeue)
+	f.runner.waitStarted(t, a, 1)
+	b := f.schedule(time.Now(), OnInterruptBlock)
+	d := f.d
+	d.ClaimedHook = func(ad *Admission) {
+		if ad.FutureID == b {
+			d.cancel() // Stop lands while A's end claims B
+		}
+	}
+	close(f.runner.release)
+	f.waitFor(a, "completed", isState("completed"))
+	d.Stop()
+	if r := f.record(b); r.state != "queued" || r.attempts != 0 || r.commandState.Valid {
+		t.Fatalf("B after a shutdown during its claim: %+v", r)
+	}
+	if err := f.gov.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.start()
+	close(f.runner.release)
+	r := f.waitFor(b, "completed", isState("completed"))
+	if r.attempts != 1 || r.interruptions != 0 || r.outcome != "" {
+		t.Fatalf("B after the restart: %+v", r)
+	}
+	var open int
+	if err := f.db.R.QueryRow(`SELECT COUNT(*) FROM unknowns WHERE reconciled_at IS NULL`).Scan(&open); err != nil || open != 0 {
+		t.Fatalf("open UNKNOWNs after the restart: %d (%v)", open, err)
+	}
+}

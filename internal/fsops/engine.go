@@ -461,7 +461,7 @@ func checkExpect(path string, want Expect, s snapshot) error {
 // patch can work on it), spilled to SpillDir/<id>.prior beyond the inline
 // limit.
 func (e *Engine) snapshot(path, id string) (snapshot, error) {
-	f, err := os.Open(path)
+	f, err := openRead(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return snapshot{}, nil
 	}
@@ -745,7 +745,7 @@ func (e *Engine) removeOrphanSpills(ctx context.Context) (int, error) {
 
 // fileHash returns the SHA-256 of the file at p, or exists false.
 func fileHash(p string) (sha string, exists bool, err error) {
-	f, err := os.Open(p)
+	f, err := openRead(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	}
@@ -753,6 +753,13 @@ func fileHash(p string) (sha string, exists bool, err error) {
 		return "", false, err
 	}
 	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return "", false, err
+	}
+	if !info.Mode().IsRegular() {
+		return "", false, &InputError{Field: "path", Message: fmt.Sprintf("%s is a %s, not a file", p, typeOf(info.Mode()))}
+	}
 	sha, err = hashReader(f)
 	return sha, err == nil, err
 }

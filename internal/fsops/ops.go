@@ -271,7 +271,7 @@ func (e *Engine) statPath(in StatInput, quick bool) (StatResult, error) {
 	res := StatResult{Path: abs, Exists: true, Type: typeOf(info.Mode()), Size: info.Size(),
 		Mode: info.Mode().Perm().String(), MTime: info.ModTime().UTC()}
 	if info.Mode().IsRegular() && info.Size() <= MaxHashSize {
-		f, err := os.Open(abs)
+		f, err := openRead(abs)
 		if err != nil {
 			return StatResult{}, fmt.Errorf("stat %s: %w", abs, err)
 		}
@@ -279,12 +279,19 @@ func (e *Engine) statPath(in StatInput, quick bool) (StatResult, error) {
 		if info, err = f.Stat(); err != nil {
 			return StatResult{}, fmt.Errorf("stat %s: %w", abs, err)
 		}
+		if !info.Mode().IsRegular() || info.Size() > MaxHashSize {
+			// Replaced since the stat: report what was opened, unhashed.
+			res.Type, res.Size, res.Mode, res.MTime = typeOf(info.Mode()), info.Size(), info.Mode().Perm().String(), info.ModTime().UTC()
+			return res, nil
+		}
 		if quick && info.Size() > quickHashSize {
 			if _, ok := e.hashes.cached(abs, info); !ok {
 				return StatResult{}, errNotQuick
 			}
 		}
-		if res.SHA256, err = e.hashes.sum(abs, info, f); err != nil {
+		// Only the bytes the fstat counted: a file still being appended
+		// to is not hashed past them (nor is the quick attempt's bound).
+		if res.SHA256, err = e.hashes.sum(abs, info, io.NewSectionReader(f, 0, info.Size())); err != nil {
 			return StatResult{}, fmt.Errorf("hash %s: %w", abs, err)
 		}
 	}
@@ -313,7 +320,7 @@ func encoding(s string) (string, error) {
 
 // openRegular opens abs for reading and refuses anything but a regular file.
 func openRegular(abs string) (*os.File, fs.FileInfo, error) {
-	f, err := os.Open(abs)
+	f, err := openRead(abs)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open %s: %w", abs, err)
 	}

@@ -73,9 +73,10 @@ func outcomeKind(a *callpath.Admission, env *callpath.Envelope) string {
 	case env.State == primitive.StateCompleted:
 		return "receipt"
 	case env.State == primitive.StateCancelled && a.Scheduled:
-		// Stopped on purpose (task.cancel, the e-stop's hold): a scheduled
-		// attempt is never cancelled by a shutdown, which the next start
-		// settles by its interruption rule instead.
+		// Stopped on purpose (task.cancel, the e-stop's hold), or by a
+		// shutdown before it started (dispatch's unstarted): a started
+		// attempt a shutdown stops is settled by its interruption rule at
+		// the next start instead.
 		return "tool_error"
 	case env.State == primitive.StateCancelled:
 		return "unknown"
