@@ -319,6 +319,10 @@ func (d *Dispatcher) runSafely(ctx context.Context, spec *primitive.Spec, call *
 func (d *Dispatcher) quick(ctx context.Context, a *Admission) (env *Envelope) {
 	name := a.Spec.Name()
 	call := &primitive.Call{Route: a.Route, FutureID: a.FutureID, CommandID: a.CommandID}
+	// Counted like every run, so Stop waits for it before the engine's
+	// parts close.
+	d.wg.Add(1)
+	defer d.wg.Done()
 	res, done, err := func() (res any, done bool, err error) {
 		defer func() {
 			if p := recover(); p != nil {

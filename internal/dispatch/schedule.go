@@ -734,7 +734,10 @@ func (c *classState) end(id, route string, began *Admission, env *Envelope, res 
 			}
 			released, _ = res.RowsAffected()
 		}
-		if handoff {
+		// Not after an outcome that opens an UNKNOWN: the hand-off's gate
+		// reads committed state and would not see the gate this commit
+		// closes; the scheduler's next turn admits after it.
+		if handoff && (env.Error == nil || env.Error.Code != "unknown") {
 			return c.handoffTx(ctx, tx, &next)
 		}
 		return nil

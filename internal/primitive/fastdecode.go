@@ -170,7 +170,10 @@ func planFor(t reflect.Type) fieldPlan {
 		if _, dup := plan[name]; dup {
 			return nil
 		}
-		plan[name] = fieldSlot{index: i, kind: f.Type.Kind(), custom: decodesItself(f.Type)}
+		// json.Number is a string kind that encoding/json fills only
+		// with a number literal: decoded as a custom type, not a string.
+		custom := decodesItself(f.Type) || f.Type == reflect.TypeFor[json.Number]()
+		plan[name] = fieldSlot{index: i, kind: f.Type.Kind(), custom: custom}
 	}
 	return plan
 }

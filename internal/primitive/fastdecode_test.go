@@ -25,6 +25,7 @@ type wide struct {
 	Up      upper             `json:"up"`
 	Skip    string            `json:"-"`
 	Untyped float64           `json:"num"`
+	Number  json.Number       `json:"number"`
 	hidden  string
 }
 
@@ -45,7 +46,7 @@ var decodeValues = []string{
 	`[]`, `[{"A":1}]`, `[{"A":"x"}]`, `{"x":[1,{"y":"}"}]}`, `{}`, `"unterminated`, `tru`, `[1,]`, `"a"x`, `{"a":1`,
 }
 
-var decodeKeys = []string{"path", "limit", "small", "expected_sha256", "flag", "items", "any", "raw", "up", "-", "num", "hidden", "Path", "PATH", "unknown", `pa\u0074h`}
+var decodeKeys = []string{"path", "limit", "small", "expected_sha256", "flag", "items", "any", "raw", "up", "-", "num", "number", "hidden", "Path", "PATH", "unknown", `pa\u0074h`}
 
 // TestDecodeInputMatchesEncodingJSON: decodeInput (the direct reading of
 // flat objects) answers exactly what json.Unmarshal answers, value and

@@ -200,7 +200,9 @@ func (db *DB) TxExec(ctx context.Context, tx *sql.Tx, query string, args ...any)
 	return tx.ExecContext(ctx, query, args...)
 }
 
-// TxQueryRow is TxExec for a query of one row.
+// TxQueryRow is TxExec for a query of one row. Unlike tx.QueryRowContext,
+// every use of one query text shares one prepared statement: scan (or
+// close) a row of it before the same text runs again in the transaction.
 func (db *DB) TxQueryRow(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
 	if st := db.txStmt(ctx, tx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
@@ -208,7 +210,10 @@ func (db *DB) TxQueryRow(ctx context.Context, tx *sql.Tx, query string, args ...
 	return tx.QueryRowContext(ctx, query, args...)
 }
 
-// TxQuery is TxExec for a query of rows.
+// TxQuery is TxExec for a query of rows. Unlike tx.QueryContext, every
+// use of one query text shares one prepared statement: close its rows
+// before the same text runs again in the transaction (a nested run would
+// reset the open cursor).
 func (db *DB) TxQuery(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
 	if st := db.txStmt(ctx, tx, query); st != nil {
 		return st.QueryContext(ctx, args...)
