@@ -34,7 +34,7 @@ func TestShutdownDuringStartupIsClean(t *testing.T) {
 
 	in := hearthtest.StartHome(t, home, nil)
 	c := hearthtest.Connect(t, in.URL, "after")
-	if r := c.Call("machine", map[string]any{"operation": "host_info"}); r.State() != "completed" {
-		t.Fatalf("the next start: %s", r.Raw)
+	if st, r := c.Settled("machine", map[string]any{"operation": "host_info"}); st != "completed" {
+		t.Fatalf("the next start: %s %s", st, r.Raw)
 	}
 }

@@ -41,8 +41,8 @@ func TestStartIsOneHearthPerDataDirectory(t *testing.T) {
 		t.Fatalf("instance.json %+v (%v), Listening saw %q, serving at %s", info, err, listening, h.MCPURL())
 	}
 	c := hearthtest.Connect(t, h.MCPURL(), "start")
-	if r := c.Call("machine", map[string]any{"operation": "host_info"}); r.State() != "completed" {
-		t.Fatalf("host_info: %s", r.Raw)
+	if st, r := c.Settled("machine", map[string]any{"operation": "host_info"}); st != "completed" {
+		t.Fatalf("host_info: %s %s", st, r.Raw)
 	}
 	if _, err := app.Start(ctx, o); !errors.Is(err, instance.ErrAlreadyRunning) {
 		t.Fatalf("second Start: %v, want instance.ErrAlreadyRunning", err)

@@ -172,6 +172,19 @@ func (c *Client) WaitArrival(futureID string, seen ...*Result) map[string]any {
 	return nil
 }
 
+// Settled calls a tool and returns its envelope's state: the answer's,
+// or, when a loaded machine made the call outlast the inline budget and
+// answer pending, that of its arrival.
+func (c *Client) Settled(tool string, args map[string]any) (string, *Result) {
+	c.t.Helper()
+	r := c.Call(tool, args)
+	if fid, _ := r.Get("future_id").(string); r.State() == "pending" && fid != "" && r.Get("permit_id") == nil {
+		st, _ := Get(c.WaitArrival(fid, r), "envelope.state").(string)
+		return st, r
+	}
+	return r.State(), r
+}
+
 // ScatterOne runs one call through run.scatter and returns the envelope
 // of its arrival. A call that fails at once makes the scatter answer
 // blocked (all_refused) with the futures in error.details; its arrival is
