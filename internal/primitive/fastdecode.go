@@ -212,7 +212,7 @@ func decodeFlat(raw []byte, plan fieldPlan, dst reflect.Value) bool {
 			return false
 		}
 		rest = rest[1:]
-		n := valueEnd(rest)
+		n := valueEnd(rest, false)
 		if n <= 0 || n >= len(rest) {
 			return false
 		}
@@ -249,12 +249,13 @@ func decodeFlat(raw []byte, plan fieldPlan, dst reflect.Value) bool {
 	}
 }
 
-// valueEnd returns the length of the JSON value at the start of b (which
-// json.Unmarshal then checks), or 0 when it cannot tell.
-func valueEnd(b []byte) int {
-	if len(b) == 0 {
-		return 0
-	}
+// valueEnd returns the length of the JSON value at the start of b, or 0
+// when it cannot tell. With valid false, b need not be valid JSON
+// (json.Unmarshal then checks the value) and must be compact: whitespace
+// outside a string means it cannot tell. With valid true, b is part of
+// valid JSON: a string, an object or array (whitespace and all), or a
+// literal or number, which ends at whitespace, ',', '}', ']' or the end.
+func valueEnd(b []byte, valid bool) int {
 	depth := 0
 	inString := false
 	for i := 0; i < len(b); i++ {
@@ -280,8 +281,7 @@ func valueEnd(b []byte) int {
 			if depth == 0 {
 				return i
 			}
-			depth--
-			if depth == 0 {
+			if depth--; depth == 0 {
 				return i + 1
 			}
 		case ',':
@@ -289,8 +289,16 @@ func valueEnd(b []byte) int {
 				return i
 			}
 		case ' ', '\t', '\n', '\r':
-			return 0
+			if !valid {
+				return 0
+			}
+			if depth == 0 {
+				return i
+			}
 		}
+	}
+	if valid && depth == 0 && !inString {
+		return len(b)
 	}
 	return 0
 }
@@ -341,7 +349,7 @@ func splitObject(args []byte) (map[string]json.RawMessage, bool) {
 			return nil, false
 		}
 		i = skipSpace(args, i+1)
-		n := validValueEnd(args[i:])
+		n := valueEnd(args[i:], true)
 		if n <= 0 {
 			return nil, false
 		}
@@ -367,48 +375,4 @@ func skipSpace(b []byte, i int) int {
 		i++
 	}
 	return i
-}
-
-// validValueEnd returns the length of the value at the start of b, part
-// of valid JSON: a string, an object or array (whitespace and all), or a
-// literal or number, which ends at whitespace, ',', '}' or ']'.
-func validValueEnd(b []byte) int {
-	depth := 0
-	inString := false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return i
-			}
-			if depth--; depth == 0 {
-				return i + 1
-			}
-		case ',', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	if depth == 0 && !inString {
-		return len(b)
-	}
-	return 0
 }
