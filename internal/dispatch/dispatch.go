@@ -513,8 +513,9 @@ func (d *Dispatcher) ReleaseApproved(ctx context.Context, futureID string) error
 		return fmt.Errorf("future %s: primitive %s no longer exists", futureID, prim)
 	}
 	errGone := fmt.Errorf("future %s is not waiting for a permit (cancelled or settled)", futureID)
-	err = d.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE futures SET state = 'queued' WHERE id = ? AND state = 'permit'`, futureID)
+	wctx := context.WithoutCancel(ctx) // an approval is carried out whole, whatever its request does
+	err = d.DB.InTx(wctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(wctx, `UPDATE futures SET state = 'queued' WHERE id = ? AND state = 'permit'`, futureID)
 		if err != nil {
 			return err
 		}
@@ -522,7 +523,7 @@ func (d *Dispatcher) ReleaseApproved(ctx context.Context, futureID string) error
 			return errGone
 		}
 		if c != nil {
-			return c.Runner.Released(ctx, tx, futureID)
+			return c.Runner.Released(wctx, tx, futureID)
 		}
 		return nil
 	})
