@@ -349,7 +349,7 @@ func TestEveryEntryPointIsGoverned(t *testing.T) {
 				continue
 			}
 			was = count(s)
-			var permit string
+			var permit, parent string
 			if job {
 				m.hold()
 				r := m.try("task", map[string]any{"operation": "submit", "job": map[string]any{"command": "true"}}, m.cmd())
@@ -361,7 +361,8 @@ func TestEveryEntryPointIsGoverned(t *testing.T) {
 			} else {
 				m.policy(config.ModeAsk)
 				m.parking = true
-				child, _ = ep.call(m, s, m.cmd())
+				parent = m.cmd()
+				child, _ = ep.call(m, s, parent)
 				m.parking = false
 			}
 			// A scatter item parks once its runner admits it, after the
@@ -392,6 +393,13 @@ func TestEveryEntryPointIsGoverned(t *testing.T) {
 			intent, outcome, data := m.journal(child, true)
 			if intent == 0 || outcome == 0 || intent > outcome || data["approved"] != true {
 				t.Errorf("approved permit of %s: intent %d (%v), outcome %d", where, intent, data, outcome)
+			}
+			// The call that made it (a recipe run, a scatter) settles
+			// before the next pair's e-stop could stop it part way.
+			if parent != "" && parent != child {
+				if _, outcome, _ := m.journal(parent, true); outcome == 0 {
+					t.Errorf("%s: %s never settled after its approved call", where, parent)
+				}
 			}
 			checked++
 			permitted++

@@ -231,6 +231,44 @@ func TestEStopKillsRunningWork(t *testing.T) {
 	}
 }
 
+// TestEStopDuringARecipeOpensOneUnknown: an e-stop that stops a recipe
+// mid-step leaves one UNKNOWN, the running step's; the recipe itself did
+// nothing but make its steps' calls, so its cancelled outcome is known.
+func TestEStopDuringARecipeOpensOneUnknown(t *testing.T) {
+	in := hearthtest.Start(t, func(c *config.Config) { hearthtest.Trusted(c); hearthtest.ProductionBudget(c) })
+	c := hearthtest.Connect(t, in.URL, "recipe-stop")
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	r := c.Call("recipe", map[string]any{"operation": "create", "name": "long", "steps": []any{
+		map[string]any{"primitive": "machine.exec", "input": map[string]any{"command": "sh", "args": []string{"-c", treeScript, "sh", pidfile}}},
+		map[string]any{"primitive": "machine.exec", "input": map[string]any{"command": "true"}}}})
+	if r.State() != "completed" {
+		t.Fatalf("create: %s", r.Raw)
+	}
+	r, err := c.TryCall("recipe", map[string]any{"operation": "run", "name": "long"}, map[string]any{"hearth/command_id": "cmd-long"})
+	if err != nil || r.State() != "pending" {
+		t.Fatalf("run: %v %s", err, r.Raw)
+	}
+	pids := treePids(t, pidfile)
+	if err := in.App.Operator.EStop(bg, "bob", "stop the recipe"); err != nil {
+		t.Fatal(err)
+	}
+	assertTreeDies(t, pids)
+	if arr := c.WaitArrival(r.Get("future_id").(string), r); hearthtest.Get(arr, "envelope.state") != "cancelled" {
+		t.Fatalf("recipe not cancelled by the e-stop: %v", arr)
+	}
+	us, err := in.App.Gov.Unknowns(bg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var open []string
+	for _, u := range us {
+		open = append(open, u.CommandID)
+	}
+	if !slices.Equal(open, []string{"cmd-long/step0"}) {
+		t.Fatalf("open UNKNOWNs after an e-stop mid-recipe: %v (want the running step's alone)", open)
+	}
+}
+
 // operatorKinds are the ledger kinds only an operator action writes.
 var operatorKinds = []string{"reset", "policy_change", "queue_resume", "rule_added", "rule_removed", "permit_approved", "permit_denied"}
 

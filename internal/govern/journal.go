@@ -78,6 +78,9 @@ func outcomeKind(a *callpath.Admission, env *callpath.Envelope) string {
 		// attempt a shutdown stops is settled by its interruption rule at
 		// the next start instead.
 		return "tool_error"
+	case env.State == primitive.StateCancelled && (a.Spec.Delegates || a.Spec.Compound):
+		// Its effects are its calls', each with an outcome of its own.
+		return "tool_error"
 	case env.State == primitive.StateCancelled:
 		return "unknown"
 	case env.Error != nil && env.Error.Code == "unknown":

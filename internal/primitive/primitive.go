@@ -56,6 +56,13 @@ type Spec struct {
 	// — while each call it submits is governed as its own primitive, under
 	// a command id derived from the compound's.
 	Compound bool
+	// Delegates marks a primitive whose only effects on the machine are
+	// the calls it makes through the dispatcher, each gated and journaled
+	// under a command id of its own (recipe.run's steps). Stopped by an
+	// e-stop part way, it leaves nothing of its own in doubt: its cancelled
+	// outcome opens no UNKNOWN (the step that was running opens its own).
+	// A compound primitive delegates too.
+	Delegates bool
 	// Precheck, when set, refuses input that can never run (Hearth's own
 	// pid, a timeout over the ceiling) before governance asks the operator
 	// for a permit that could not help.

@@ -75,7 +75,7 @@ func (b *Book) Specs() []*primitive.Spec {
 				}
 				return map[string]any{"deleted": in.Name}, nil
 			})},
-		{Tool: "recipe", Operation: "run", Risk: primitive.RiskWrite,
+		{Tool: "recipe", Operation: "run", Risk: primitive.RiskWrite, Delegates: true,
 			Fields: []primitive.Field{name(true),
 				{Name: "params", Type: primitive.TObject, Values: primitive.TString, Desc: "Values for the recipe's ${param} placeholders (strings; each replaces text inside one string, never adds an argument or field)."}},
 			Summary: "run the steps in order, each governed as its own call; stops at the first step that does not complete (exec: non-zero exit). Answers the per-step trace and results.",
