@@ -393,12 +393,14 @@ func (c *classState) claim(now int64, n int) ([]claimed, error) {
 }
 
 // unregister forgets the claims of *out (their transaction did not
-// commit).
+// commit): none of them will run, so a StopRun that found one is told it
+// ended.
 func (c *classState) unregister(out *[]claimed) {
 	c.mu.Lock()
 	for _, s := range *out {
 		delete(c.running, s.a.FutureID)
 		s.run.cancel()
+		close(s.run.done)
 	}
 	c.mu.Unlock()
 	*out = nil

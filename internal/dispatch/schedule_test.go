@@ -472,3 +472,35 @@ func TestShutdownDuringAHandOffStartsNothing(t *testing.T) {
 		t.Fatalf("open UNKNOWNs after the restart: %d (%v)", open, err)
 	}
 }
+
+// TestStopRunOfAClaimThatDidNotCommit: a task.cancel that found a claim
+// in flight, whose transaction then failed, is not left waiting for a run
+// that will never start.
+func TestStopRunOfAClaimThatDidNotCommit(t *testing.T) {
+	f := newScheduleFixture(t, 1)
+	c := f.d.classes["probe"]
+	spec, _ := f.reg.Lookup("t.probe")
+	a := NewAdmission(Request{Route: "r", Spec: spec, Input: json.RawMessage(`{}`), CommandID: "fut_x/run1"}, "fut_x")
+	var out []claimed
+	if err := c.register([]claimed{{a: a}}, &out); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	returned := make(chan bool, 1)
+	go func() { returned <- f.d.StopRun(ctx, "probe", "fut_x", "cancelled by the test") }()
+	for deadline := time.Now().Add(20 * time.Second); out[0].ctx.Err() == nil; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("StopRun never stopped the registered claim")
+		}
+	}
+	c.unregister(&out) // the claim's transaction failed
+	select {
+	case found := <-returned:
+		if !found {
+			t.Fatal("StopRun did not find the claim")
+		}
+	case <-ctx.Done():
+		t.Fatal("StopRun still waits for a claim that never committed")
+	}
+}

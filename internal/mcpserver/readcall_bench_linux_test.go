@@ -249,19 +249,31 @@ func BenchmarkReadCallVsNode(b *testing.B) {
 	home := b.TempDir()
 	hearthtest.WriteConfig(b, home, func(c *config.Config) { c.Roots = []string{files} })
 	proc := hearthtest.StartProcess(b, home)
-	hc := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
 	ctx := context.Background()
-	hs, err := hc.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: proc.URL, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
-	if err != nil {
-		b.Fatalf("connect to hearth: %v", err)
-	}
-	b.Cleanup(func() { hs.Close() })
-	hearthCall := func() {
-		res, err := hs.CallTool(ctx, &mcp.CallToolParams{Name: "fs", Arguments: map[string]any{"operation": "stat", "path": path}, Meta: mcp.Meta{"hearth/conversation": "bench"}})
-		if err != nil || res.IsError {
-			b.Fatalf("hearth fs.stat: %v %+v", err, res)
+	// hearthSession is a go-sdk client session to the child serve through
+	// hc (nil: the SDK's default, http.DefaultClient).
+	hearthSession := func(hc *http.Client) func() {
+		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+		s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: proc.URL, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+		if err != nil {
+			b.Fatalf("connect to hearth: %v", err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return func() {
+			res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "fs", Arguments: map[string]any{"operation": "stat", "path": path}, Meta: mcp.Meta{"hearth/conversation": "bench"}})
+			if err != nil || res.IsError {
+				b.Fatalf("hearth fs.stat: %v %+v", err, res)
+			}
 		}
 	}
+	hearthCall := hearthSession(nil)
+	// http.DefaultClient keeps at most 2 idle connections per host, so 8
+	// concurrent callers through it dial (and the server accepts) about 6
+	// new connections a round: the pooled client keeps one per caller, as
+	// a client making 8 calls at once would be set up to.
+	pooled := http.DefaultTransport.(*http.Transport).Clone()
+	pooled.MaxIdleConnsPerHost = 8
+	hearthPooled := hearthSession(&http.Client{Transport: pooled})
 
 	cmd := exec.Command(node, script, files)
 	cmd.Stderr = io.Discard
@@ -285,5 +297,6 @@ func BenchmarkReadCallVsNode(b *testing.B) {
 	b.Run("hearth_fs_stat_raw", func(b *testing.B) { measure(b, hpid, func() { post(b, client, proc.URL, raw) }) })
 	b.Run("node_get_file_info", func(b *testing.B) { measure(b, npid, nodeCall) })
 	b.Run("hearth_fs_stat_x8", func(b *testing.B) { measure8(b, hpid, hearthCall) })
+	b.Run("hearth_fs_stat_x8_pooled", func(b *testing.B) { measure8(b, hpid, hearthPooled) })
 	b.Run("node_get_file_info_x8", func(b *testing.B) { measure8(b, npid, nodeCall) })
 }
