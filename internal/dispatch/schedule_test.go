@@ -27,6 +27,9 @@ type probeRunner struct {
 	// parkErr, when set, is what Parked returns (a failure after the
 	// permit was asked for, inside the same transaction).
 	parkErr error
+	// errs holds what a released run of a future returns instead of its
+	// result.
+	errs map[string]error
 }
 
 func (p *probeRunner) Run(ctx context.Context, call *primitive.Call) (any, error) {
@@ -35,6 +38,12 @@ func (p *probeRunner) Run(ctx context.Context, call *primitive.Call) (any, error
 	p.mu.Unlock()
 	select {
 	case <-p.release:
+		p.mu.Lock()
+		err := p.errs[call.FutureID]
+		p.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
 		return map[string]any{"ran": call.CommandID}, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -115,7 +124,7 @@ func newScheduleFixture(t *testing.T, slots int) *scheduleFixture {
 // start builds and starts a dispatcher on f.db, as a fresh process would.
 func (f *scheduleFixture) start() {
 	f.t.Helper()
-	f.runner = &probeRunner{starts: map[string][]time.Time{}, requeued: map[string]int{}, release: make(chan struct{})}
+	f.runner = &probeRunner{starts: map[string][]time.Time{}, requeued: map[string]int{}, release: make(chan struct{}), errs: map[string]error{}}
 	d, err := New(Options{DB: f.db, Registry: f.reg, Gov: f.gov, Budget: 100 * time.Millisecond, MaxResultBytes: 1 << 20,
 		MaxArrivals: 100, MaxArrivalBytes: 1 << 20, Classes: []Class{{Name: "probe", Slots: f.slots, Runner: f.runner}}})
 	if err != nil {
@@ -502,5 +511,25 @@ func TestStopRunOfAClaimThatDidNotCommit(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("StopRun still waits for a claim that never committed")
+	}
+}
+
+// TestNoHandOffAfterAnUnknownOutcome: A's run ends with an outcome that
+// opens an UNKNOWN in its conversation. The slot it frees is not handed to
+// B inside that commit, whose gate would read the state before it: B is
+// admitted after the commit, and refused by A's UNKNOWN.
+func TestNoHandOffAfterAnUnknownOutcome(t *testing.T) {
+	f := newScheduleFixture(t, 1)
+	a := f.schedule(time.Now(), OnInterruptRequeue)
+	f.runner.waitStarted(t, a, 1)
+	b := f.schedule(time.Now(), OnInterruptRequeue)
+	f.runner.mu.Lock()
+	f.runner.errs[a] = &primitive.Error{State: primitive.StateBlocked, Code: "unknown", Message: "the probe cannot tell what it did"}
+	f.runner.mu.Unlock()
+	close(f.runner.release)
+	f.waitFor(a, "ended", isState(primitive.StateBlocked))
+	r := f.waitFor(b, "ended", func(r futureRecord) bool { return r.state != "queued" && r.state != "running" })
+	if n := len(f.runner.started(b)); n != 0 || !strings.Contains(r.result.String, "unknown_open") {
+		t.Fatalf("B after A's UNKNOWN: ran %d times, %+v", n, r)
 	}
 }
