@@ -110,9 +110,12 @@ type Dispatcher struct {
 	// process there); production leaves it nil.
 	AfterFinishHook func(a *Admission)
 	// ClaimedHook, when set, is called after a queued future was claimed
-	// and admitted, just before its intent is journaled: the gap in which
-	// a crash leaves a running future that never started. A seam for
-	// crash tests; production leaves it nil.
+	// and admitted, just before its intent is journaled. For a call's
+	// queued future (runQueued) that is the gap in which a crash leaves a
+	// running future that never started; for a scheduled future under a
+	// governor that journals inside the claim (govern's), it runs inside
+	// the claim's transaction, and a crash there leaves it queued. A seam for crash and shutdown
+	// tests; production leaves it nil.
 	ClaimedHook func(a *Admission)
 	workState
 	mailbox mailboxCache // mailbox.go
