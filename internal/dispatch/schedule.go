@@ -377,6 +377,17 @@ func (c *classState) claim(now int64, n int) ([]claimed, error) {
 	var out []claimed
 	err := d.DB.InTx(d.ctx, func(tx *sql.Tx) error {
 		c.unregister(&out)
+		if c.Held != nil {
+			// Read again now that this transaction holds the writer: an
+			// e-stop that committed after schedule read the hold holds
+			// the class, and its due futures stay queued for the resume
+			// instead of being claimed and refused.
+			if held, err := c.Held(d.ctx); err != nil {
+				return fmt.Errorf("read the hold of %s: %w", c.Name, err)
+			} else if held {
+				return errHeld
+			}
+		}
 		return c.claimTx(d.ctx, tx, now, n, &out)
 	})
 	if errors.Is(err, errHeld) {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -99,9 +100,11 @@ type scheduleFixture struct {
 	runner *probeRunner
 	slots  int
 	d      *Dispatcher
+	// held, when set, is the class's Held.
+	held func(context.Context) (bool, error)
 }
 
-func newScheduleFixture(t *testing.T, slots int) *scheduleFixture {
+func newScheduleFixture(t *testing.T, slots int, opts ...func(*scheduleFixture)) *scheduleFixture {
 	t.Helper()
 	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"))
 	if err != nil {
@@ -117,6 +120,9 @@ func newScheduleFixture(t *testing.T, slots int) *scheduleFixture {
 		t.Fatal(err)
 	}
 	f := &scheduleFixture{t: t, db: db, gov: testGovernor(t, db), reg: reg, slots: slots}
+	for _, o := range opts {
+		o(f)
+	}
 	f.start()
 	return f
 }
@@ -126,7 +132,7 @@ func (f *scheduleFixture) start() {
 	f.t.Helper()
 	f.runner = &probeRunner{starts: map[string][]time.Time{}, requeued: map[string]int{}, release: make(chan struct{}), errs: map[string]error{}}
 	d, err := New(Options{DB: f.db, Registry: f.reg, Gov: f.gov, Budget: 100 * time.Millisecond, MaxResultBytes: 1 << 20,
-		MaxArrivals: 100, MaxArrivalBytes: 1 << 20, Classes: []Class{{Name: "probe", Slots: f.slots, Runner: f.runner}}})
+		MaxArrivals: 100, MaxArrivalBytes: 1 << 20, Classes: []Class{{Name: "probe", Slots: f.slots, Runner: f.runner, Held: f.held}}})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -532,4 +538,54 @@ func TestNoHandOffAfterAnUnknownOutcome(t *testing.T) {
 	if n := len(f.runner.started(b)); n != 0 || !strings.Contains(r.result.String, "unknown_open") {
 		t.Fatalf("B after A's UNKNOWN: ran %d times, %+v", n, r)
 	}
+}
+
+// TestEStopBetweenTheHoldReadAndTheClaim: the operator's e-stop commits
+// just after the scheduler read the queue's hold, before its claim. The
+// due future must stay queued for the resume, not be claimed and refused
+// for the e-stop: the claim reads the hold again inside its transaction.
+func TestEStopBetweenTheHoldReadAndTheClaim(t *testing.T) {
+	var latched atomic.Bool
+	var reads atomic.Int32
+	due := time.Now().Add(300 * time.Millisecond)
+	f := newScheduleFixture(t, 1, func(f *scheduleFixture) {
+		f.held = func(ctx context.Context) (bool, error) {
+			held, err := f.gov.QueueHeld(ctx)
+			if time.Now().After(due) {
+				reads.Add(1)
+				// On the first read once the future is due, outside a
+				// transaction (the scheduler's, before its claim: the
+				// writer is the claim's otherwise).
+				if err == nil && !held && f.db.W.Stats().InUse == 0 && latched.CompareAndSwap(false, true) {
+					err = f.gov.Latch(ctx, "operator:alice", "lands after the hold was read")
+				}
+			}
+			return held, err
+		}
+	})
+	id := ids.New("fut")
+	err := f.db.InTx(context.Background(), func(tx *sql.Tx) error {
+		return ScheduleTx(context.Background(), tx, Scheduled{ID: id, Route: testRoute, Primitive: "t.probe", Input: json.RawMessage(`{}`),
+			Class: "probe", RunAt: due, OnInterrupt: OnInterruptRequeue, Parent: "cmd_probe_parent"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.d.Wake("probe")
+	// Settled: refused (without the second read), or the hold read again.
+	r := f.waitFor(id, "claimed or held", func(r futureRecord) bool { return r.state != "queued" || reads.Load() >= 2 })
+	if r.state != "queued" || r.attempts != 0 || len(f.runner.started(id)) != 0 {
+		t.Fatalf("a due future when the e-stop landed before its claim: %+v", r)
+	}
+	// Reset and resume: it runs.
+	if _, err := f.db.W.Exec(`UPDATE settings SET value = '{}' WHERE key = 'estop'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.db.W.Exec(`UPDATE settings SET value = 'false' WHERE key = 'queue_held'`); err != nil {
+		t.Fatal(err)
+	}
+	f.d.Resume("probe")
+	f.runner.waitStarted(t, id, 1)
+	close(f.runner.release)
+	f.waitFor(id, "completed", isState("completed"))
 }
