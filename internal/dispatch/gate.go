@@ -141,11 +141,17 @@ func (d *Dispatcher) execute(ctx context.Context, a *Admission, link *callLink) 
 
 // stopped marks env cancelled when the work context ctx was cancelled (an
 // e-stop or shutdown) while the primitive ran: whatever it returned, it did
-// not finish on its own.
+// not finish on its own. What it reported stays: its result, and the
+// details of its error (a recipe run's per-step trace says which steps
+// ran).
 func stopped(ctx context.Context, name string, env *Envelope) {
 	if ctx.Err() != nil {
+		var details map[string]any
+		if env.Error != nil {
+			details = env.Error.Details
+		}
 		env.State = primitive.StateCancelled
-		env.Error = &ErrorBody{Code: "cancelled", Message: fmt.Sprintf("%s was stopped (%v) before it finished", name, context.Cause(ctx))}
+		env.Error = &ErrorBody{Code: "cancelled", Message: fmt.Sprintf("%s was stopped (%v) before it finished", name, context.Cause(ctx)), Details: details}
 	}
 }
 

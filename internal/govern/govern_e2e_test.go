@@ -233,12 +233,14 @@ func TestEStopKillsRunningWork(t *testing.T) {
 
 // TestEStopDuringARecipeOpensOneUnknown: an e-stop that stops a recipe
 // mid-step leaves one UNKNOWN, the running step's; the recipe itself did
-// nothing but make its steps' calls, so its cancelled outcome is known.
+// nothing but make its steps' calls, so its cancelled outcome is known,
+// and its answer traces the steps that ran.
 func TestEStopDuringARecipeOpensOneUnknown(t *testing.T) {
 	in := hearthtest.Start(t, func(c *config.Config) { hearthtest.Trusted(c); hearthtest.ProductionBudget(c) })
 	c := hearthtest.Connect(t, in.URL, "recipe-stop")
 	pidfile := filepath.Join(t.TempDir(), "pids")
 	r := c.Call("recipe", map[string]any{"operation": "create", "name": "long", "steps": []any{
+		map[string]any{"primitive": "machine.exec", "input": map[string]any{"command": "true"}},
 		map[string]any{"primitive": "machine.exec", "input": map[string]any{"command": "sh", "args": []string{"-c", treeScript, "sh", pidfile}}},
 		map[string]any{"primitive": "machine.exec", "input": map[string]any{"command": "true"}}}})
 	if r.State() != "completed" {
@@ -253,8 +255,15 @@ func TestEStopDuringARecipeOpensOneUnknown(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertTreeDies(t, pids)
-	if arr := c.WaitArrival(r.Get("future_id").(string), r); hearthtest.Get(arr, "envelope.state") != "cancelled" {
+	arr := c.WaitArrival(r.Get("future_id").(string), r)
+	if hearthtest.Get(arr, "envelope.state") != "cancelled" {
 		t.Fatalf("recipe not cancelled by the e-stop: %v", arr)
+	}
+	// Its answer says how far it got: the steps that ran, and how.
+	if steps, _ := hearthtest.Get(arr, "envelope.error.details.steps").([]any); len(steps) != 2 ||
+		hearthtest.Get(arr, "envelope.error.details.steps.0.state") != "completed" ||
+		hearthtest.Get(arr, "envelope.error.details.steps.1.state") != "cancelled" {
+		t.Fatalf("the stopped recipe's answer does not trace its steps: %v", arr)
 	}
 	us, err := in.App.Gov.Unknowns(bg, "")
 	if err != nil {
@@ -264,7 +273,7 @@ func TestEStopDuringARecipeOpensOneUnknown(t *testing.T) {
 	for _, u := range us {
 		open = append(open, u.CommandID)
 	}
-	if !slices.Equal(open, []string{"cmd-long/step0"}) {
+	if !slices.Equal(open, []string{"cmd-long/step1"}) {
 		t.Fatalf("open UNKNOWNs after an e-stop mid-recipe: %v (want the running step's alone)", open)
 	}
 }
