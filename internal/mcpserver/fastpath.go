@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/jsonscan"
 )
 
 // The fast path answers a plain stateless tools/call itself instead of
@@ -356,114 +357,19 @@ const maxMembers = 64
 // maxMembers. raw must be part of a body fingerprint has checked to be
 // valid JSON.
 func objectFields(raw json.RawMessage, buf members) (members, bool) {
-	i := skipSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '{' {
-		return nil, false
-	}
 	fields := buf[:0]
-	i = skipSpace(raw, i+1)
-	if i < len(raw) && raw[i] == '}' {
-		return fields, skipSpace(raw, i+1) == len(raw)
-	}
-	for {
-		if i >= len(raw) || raw[i] != '"' {
-			return nil, false
-		}
-		end := bytes.IndexByte(raw[i+1:], '"')
-		if end < 0 {
-			return nil, false
-		}
-		key := raw[i+1 : i+1+end]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return nil, false
-		}
-		i = skipSpace(raw, i+2+end)
-		if i >= len(raw) || raw[i] != ':' {
-			return nil, false
-		}
-		i = skipSpace(raw, i+1)
-		v := skipValue(raw, i)
-		if v < 0 {
-			return nil, false
-		}
+	it := jsonscan.Object(raw)
+	for it.Next() {
+		key := it.Key()
 		if len(fields) == maxMembers || fields.get(string(key)) != nil {
 			return nil, false
 		}
-		fields = append(fields, member{key: key, val: raw[i:v]})
-		i = skipSpace(raw, v)
-		if i >= len(raw) {
-			return nil, false
-		}
-		switch raw[i] {
-		case ',':
-			i = skipSpace(raw, i+1)
-		case '}':
-			return fields, skipSpace(raw, i+1) == len(raw)
-		default:
-			return nil, false
-		}
+		fields = append(fields, member{key: key, val: it.Value()})
 	}
-}
-
-func skipSpace(raw []byte, i int) int {
-	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
-		i++
+	if !it.OK() {
+		return nil, false
 	}
-	return i
-}
-
-// skipValue returns the end of the (valid) JSON value at i, or -1.
-func skipValue(raw []byte, i int) int {
-	if i >= len(raw) {
-		return -1
-	}
-	switch raw[i] {
-	case '"':
-		return skipString(raw, i)
-	case '{', '[':
-		depth := 0
-		for i < len(raw) {
-			switch raw[i] {
-			case '"':
-				i = skipString(raw, i)
-				if i < 0 {
-					return -1
-				}
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return -1
-	default:
-		start := i
-		for i < len(raw) && !bytes.ContainsRune([]byte(",]} \t\r\n"), rune(raw[i])) {
-			i++
-		}
-		if i == start {
-			return -1
-		}
-		return i
-	}
-}
-
-// skipString returns the end of the JSON string starting at i, or -1.
-func skipString(raw []byte, i int) int {
-	for i++; i < len(raw); i++ {
-		switch raw[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return -1
+	return fields, true
 }
 
 // plainString: a JSON string without escapes.

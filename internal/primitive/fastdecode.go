@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/hearth-dev/hearth/internal/jsonscan"
 )
 
 // The input a primitive runs on is the compact, key-sorted object
@@ -212,7 +214,7 @@ func decodeFlat(raw []byte, plan fieldPlan, dst reflect.Value) bool {
 			return false
 		}
 		rest = rest[1:]
-		n := valueEnd(rest, false)
+		n := jsonscan.ValueEnd(rest, false)
 		if n <= 0 || n >= len(rest) {
 			return false
 		}
@@ -249,60 +251,6 @@ func decodeFlat(raw []byte, plan fieldPlan, dst reflect.Value) bool {
 	}
 }
 
-// valueEnd returns the length of the JSON value at the start of b, or 0
-// when it cannot tell. With valid false, b need not be valid JSON
-// (json.Unmarshal then checks the value) and must be compact: whitespace
-// outside a string means it cannot tell. With valid true, b is part of
-// valid JSON: a string, an object or array (whitespace and all), or a
-// literal or number, which ends at whitespace, ',', '}', ']' or the end.
-func valueEnd(b []byte, valid bool) int {
-	depth := 0
-	inString := false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return i
-			}
-			if depth--; depth == 0 {
-				return i + 1
-			}
-		case ',':
-			if depth == 0 {
-				return i
-			}
-		case ' ', '\t', '\n', '\r':
-			if !valid {
-				return 0
-			}
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	if valid && depth == 0 && !inString {
-		return len(b)
-	}
-	return 0
-}
-
 // decodeInput decodes the input raw into *in as json.Unmarshal does
 // (through decodeFlat when plan reads it).
 func decodeInput[I any](raw []byte, plan fieldPlan, in *I) error {
@@ -323,56 +271,18 @@ func splitObject(args []byte) (map[string]json.RawMessage, bool) {
 	if !json.Valid(args) {
 		return nil, false
 	}
-	i := skipSpace(args, 0)
-	if i >= len(args) || args[i] != '{' {
-		return nil, false
-	}
 	obj := make(map[string]json.RawMessage, 4)
-	i = skipSpace(args, i+1)
-	if i < len(args) && args[i] == '}' {
-		return obj, true
-	}
-	for i < len(args) && args[i] == '"' {
-		end := bytes.IndexByte(args[i+1:], '"')
-		if end < 0 {
-			return nil, false
+	for it := jsonscan.Object(args); ; {
+		if !it.Next() {
+			return obj, it.OK()
 		}
-		key := args[i+1 : i+1+end]
-		if bytes.IndexByte(key, '\\') >= 0 || !utf8.Valid(key) {
+		key := it.Key()
+		if !utf8.Valid(key) {
 			return nil, false
 		}
 		if _, dup := obj[string(key)]; dup {
 			return nil, false
 		}
-		i = skipSpace(args, i+2+end)
-		if i >= len(args) || args[i] != ':' {
-			return nil, false
-		}
-		i = skipSpace(args, i+1)
-		n := valueEnd(args[i:], true)
-		if n <= 0 {
-			return nil, false
-		}
-		obj[string(key)] = json.RawMessage(args[i : i+n])
-		i = skipSpace(args, i+n)
-		if i >= len(args) {
-			return nil, false
-		}
-		switch args[i] {
-		case ',':
-			i = skipSpace(args, i+1)
-		case '}':
-			return obj, true
-		default:
-			return nil, false
-		}
+		obj[string(key)] = json.RawMessage(it.Value())
 	}
-	return nil, false
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
 }
