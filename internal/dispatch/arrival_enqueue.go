@@ -43,7 +43,13 @@ func (d *Arrivals) Payload(ctx context.Context, route, id string, env *Envelope)
 	if len(payload) > d.MaxResultBytes && d.Artifacts != nil {
 		meta, aerr := d.Artifacts.Put(ctx, route, id+".json", "application/json", env.Primitive, payload, false)
 		if aerr == nil {
-			spilled := &Envelope{State: env.State, Primitive: env.Primitive, FutureID: id, Error: env.Error, Artifact: &meta,
+			// The error's code and message stay; its details (a recipe's
+			// per-step results) are in the artifact with the rest.
+			var short *ErrorBody
+			if env.Error != nil {
+				short = &ErrorBody{Code: env.Error.Code, Message: env.Error.Message}
+			}
+			spilled := &Envelope{State: env.State, Primitive: env.Primitive, FutureID: id, Error: short, Artifact: &meta,
 				Result: map[string]any{"spilled": true, "note": "result larger than max_result_bytes; read it with artifact.read"}}
 			payload, _ = json.Marshal(spilled)
 		} else {

@@ -111,10 +111,12 @@ type Dispatcher struct {
 	AfterFinishHook func(a *Admission)
 	// ClaimedHook, when set, is called after a queued future was claimed
 	// and admitted, just before its intent is journaled. For a call's
-	// queued future (runQueued) that is the gap in which a crash leaves a
-	// running future that never started; for a scheduled future under a
-	// governor that journals inside the claim (govern's), it runs inside
-	// the claim's transaction, and a crash there leaves it queued. A seam for crash and shutdown
+	// queued future (runQueued), and for a scheduled future under a
+	// governor that cannot journal inside the claim, that is after the
+	// claim committed: the gap in which a crash leaves a running future
+	// that never started. Under one that can (govern's) it runs inside the
+	// transaction that claims (the scheduler's, or an ending run's
+	// hand-off), and a crash there leaves the future queued. A seam for crash and shutdown
 	// tests; production leaves it nil.
 	ClaimedHook func(a *Admission)
 	workState

@@ -45,7 +45,9 @@ type Class struct {
 	Slots int
 	// Held, when set, reports whether the operator holds the class (the
 	// e-stop holds it until the operator resumes it). It is read before
-	// anything starts, so a hold survives a restart.
+	// anything starts, so a hold survives a restart, and again inside the
+	// transaction that claims: it must read through the reader pool, never
+	// the writer that transaction holds.
 	Held func(ctx context.Context) (bool, error)
 	// Runner runs the class's futures and keeps their view.
 	Runner ClassRunner
@@ -225,7 +227,9 @@ func (d *Dispatcher) Resume(class string) {
 }
 
 // StopRun stops the running scheduled future id of class with reason why
-// and waits, within ctx, until its end is recorded. It reports whether the
+// and waits, within ctx, until its end is recorded, or until the claim it
+// found is given up (its transaction did not commit: the future is queued
+// again, and the caller may cancel it as queued). It reports whether the
 // future was running here.
 func (d *Dispatcher) StopRun(ctx context.Context, class, id, why string) bool {
 	c := d.classes[class]
@@ -409,7 +413,11 @@ func (c *classState) claim(now int64, n int) ([]claimed, error) {
 func (c *classState) unregister(out *[]claimed) {
 	c.mu.Lock()
 	for _, s := range *out {
-		delete(c.running, s.a.FutureID)
+		// Only its own entry: the future is still queued, and a hand-off
+		// may have claimed it again meanwhile.
+		if c.running[s.a.FutureID] == s.run {
+			delete(c.running, s.a.FutureID)
+		}
 		s.run.cancel()
 		close(s.run.done)
 	}
@@ -543,7 +551,9 @@ func (c *classState) run(s claimed) {
 	defer d.wg.Done()
 	defer func() {
 		c.mu.Lock()
-		delete(c.running, a.FutureID)
+		if c.running[a.FutureID] == s.run {
+			delete(c.running, a.FutureID) // a requeued future may be claimed again already
+		}
 		c.mu.Unlock()
 		s.run.cancel()
 		close(s.run.done)

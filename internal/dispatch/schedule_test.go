@@ -545,37 +545,44 @@ func TestNoHandOffAfterAnUnknownOutcome(t *testing.T) {
 // due future must stay queued for the resume, not be claimed and refused
 // for the e-stop: the claim reads the hold again inside its transaction.
 func TestEStopBetweenTheHoldReadAndTheClaim(t *testing.T) {
-	var latched atomic.Bool
-	var reads atomic.Int32
-	due := time.Now().Add(300 * time.Millisecond)
+	var armed, latched atomic.Bool
+	var due atomic.Int64 // unix ms
+	var afterLatch atomic.Int32
 	f := newScheduleFixture(t, 1, func(f *scheduleFixture) {
 		f.held = func(ctx context.Context) (bool, error) {
 			held, err := f.gov.QueueHeld(ctx)
-			if time.Now().After(due) {
-				reads.Add(1)
-				// On the first read once the future is due, outside a
-				// transaction (the scheduler's, before its claim: the
-				// writer is the claim's otherwise).
-				if err == nil && !held && f.db.W.Stats().InUse == 0 && latched.CompareAndSwap(false, true) {
-					err = f.gov.Latch(ctx, "operator:alice", "lands after the hold was read")
-				}
+			switch {
+			case latched.Load():
+				afterLatch.Add(1)
+			// The first read once the future is due, outside a transaction
+			// (the scheduler's, before its claim: the writer is the
+			// claim's otherwise), latches right after it read "not held".
+			case armed.Load() && time.Now().UnixMilli() > due.Load() && err == nil && !held && f.db.W.Stats().InUse == 0:
+				latched.Store(true)
+				err = f.gov.Latch(ctx, "operator:alice", "lands after the hold was read")
 			}
 			return held, err
 		}
 	})
+	// Due a while after it is queued, so no turn of the scheduler that
+	// began before the hook was armed can claim it.
+	at := time.Now().Add(500 * time.Millisecond)
+	due.Store(at.UnixMilli())
 	id := ids.New("fut")
 	err := f.db.InTx(context.Background(), func(tx *sql.Tx) error {
 		return ScheduleTx(context.Background(), tx, Scheduled{ID: id, Route: testRoute, Primitive: "t.probe", Input: json.RawMessage(`{}`),
-			Class: "probe", RunAt: due, OnInterrupt: OnInterruptRequeue, Parent: "cmd_probe_parent"})
+			Class: "probe", RunAt: at, OnInterrupt: OnInterruptRequeue, Parent: "cmd_probe_parent"})
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	armed.Store(true)
 	f.d.Wake("probe")
-	// Settled: refused (without the second read), or the hold read again.
-	r := f.waitFor(id, "claimed or held", func(r futureRecord) bool { return r.state != "queued" || reads.Load() >= 2 })
-	if r.state != "queued" || r.attempts != 0 || len(f.runner.started(id)) != 0 {
-		t.Fatalf("a due future when the e-stop landed before its claim: %+v", r)
+	// Settled: claimed (and refused for the e-stop, without the fix), or
+	// the hold read again by the claim after the latch.
+	r := f.waitFor(id, "claimed or held", func(r futureRecord) bool { return r.state != "queued" || afterLatch.Load() >= 1 })
+	if !latched.Load() || r.state != "queued" || r.attempts != 0 || len(f.runner.started(id)) != 0 {
+		t.Fatalf("a due future when the e-stop landed before its claim (latched %v): %+v", latched.Load(), r)
 	}
 	// Reset and resume: it runs.
 	if _, err := f.db.W.Exec(`UPDATE settings SET value = '{}' WHERE key = 'estop'`); err != nil {
@@ -588,4 +595,32 @@ func TestEStopBetweenTheHoldReadAndTheClaim(t *testing.T) {
 	f.runner.waitStarted(t, id, 1)
 	close(f.runner.release)
 	f.waitFor(id, "completed", isState("completed"))
+}
+
+// TestGivingUpAClaimKeepsANewerOne: a claim whose transaction failed
+// leaves its future queued, and another claim (an ending run's hand-off)
+// may have registered it again before the first is given up; giving up
+// the first must not forget the second, which would leave a running
+// attempt that StopRun and the e-stop's hold cannot see.
+func TestGivingUpAClaimKeepsANewerOne(t *testing.T) {
+	f := newScheduleFixture(t, 2)
+	c := f.d.classes["probe"]
+	spec, _ := f.reg.Lookup("t.probe")
+	claim := func() []claimed {
+		a := NewAdmission(Request{Route: "r", Spec: spec, Input: json.RawMessage(`{}`), CommandID: "fut_x/run1"}, "fut_x")
+		var out []claimed
+		if err := c.register([]claimed{{a: a}}, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	first, second := claim(), claim()
+	c.unregister(&first)
+	c.mu.Lock()
+	got := c.running["fut_x"]
+	c.mu.Unlock()
+	if got != second[0].run {
+		t.Fatalf("after the first claim was given up, the class's running entry is %p, want the second claim's %p", got, second[0].run)
+	}
+	c.unregister(&second)
 }

@@ -182,24 +182,34 @@ func (q *Queue) Cancel(ctx context.Context, e *dispatch.Dispatcher, route, id st
 	if err != nil {
 		return nil, false, err
 	}
-	switch j.State {
-	case StateQueued:
-		f, err := e.CancelQueued(ctx, route, id)
-		if err != nil && !errors.Is(err, dispatch.ErrRunning) {
-			return nil, false, err
+	// A claim that StopRun found but whose transaction did not commit
+	// leaves the job queued again: it is cancelled as queued (a few
+	// rounds at most; each needs a claim that failed).
+	for range 3 {
+		switch j.State {
+		case StateQueued:
+			f, err := e.CancelQueued(ctx, route, id)
+			if err != nil && !errors.Is(err, dispatch.ErrRunning) {
+				return nil, false, err
+			}
+			if f.State != StateRunning {
+				j, err = q.Get(ctx, route, id)
+				return j, err == nil && j.State == StateCancelled && f.State == StateCancelled, err
+			}
+			fallthrough // claimed meanwhile
+		case StateRunning:
+			e.StopRun(ctx, Class, id, "cancelled by task.cancel while running; its process tree was killed")
+			j, err = q.Get(context.WithoutCancel(ctx), route, id)
+			if err != nil {
+				return nil, false, err
+			}
+			if j.State == StateQueued && ctx.Err() == nil {
+				continue
+			}
+			return j, j.State == StateCancelled, nil
+		default:
+			return j, false, nil
 		}
-		if f.State != StateRunning {
-			j, err = q.Get(ctx, route, id)
-			return j, err == nil && j.State == StateCancelled && f.State == StateCancelled, err
-		}
-		fallthrough // claimed meanwhile
-	case StateRunning:
-		e.StopRun(ctx, Class, id, "cancelled by task.cancel while running; its process tree was killed")
-		j, err = q.Get(context.WithoutCancel(ctx), route, id)
-		if err != nil {
-			return nil, false, err
-		}
-		return j, j.State == StateCancelled, nil
 	}
 	return j, false, nil
 }
