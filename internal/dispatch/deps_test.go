@@ -25,11 +25,7 @@ type depsFixture struct {
 
 func newDepsFixture(t *testing.T) *depsFixture {
 	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openTestDB(t)
 	f := &depsFixture{db: db, release: make(chan struct{})}
 	echo := func(_ context.Context, _ *primitive.Call, in json.RawMessage) (any, error) {
 		var m map[string]any
@@ -41,6 +37,7 @@ func newDepsFixture(t *testing.T) *depsFixture {
 		{Name: "n", Type: primitive.TInteger},
 		{Name: "list", Type: primitive.TArray, Items: &primitive.Field{Type: primitive.TString}},
 	}
+	var err error
 	f.reg, err = primitive.NewRegistry(
 		&primitive.Spec{Tool: "t", Operation: "echo", Risk: primitive.RiskRead, Fields: fields, Run: echo},
 		&primitive.Spec{Tool: "t", Operation: "fail", Risk: primitive.RiskRead, Run: func(context.Context, *primitive.Call, json.RawMessage) (any, error) {

@@ -3,12 +3,10 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/primitive"
-	"github.com/hearth-dev/hearth/internal/store"
 )
 
 // TestWithEngineHandsTheRunningDispatcher: a primitive built with
@@ -16,11 +14,7 @@ import (
 // detached future, and one reached outside a dispatcher is refused as
 // unavailable, never run with no engine.
 func TestWithEngineHandsTheRunningDispatcher(t *testing.T) {
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openTestDB(t)
 	got := make(chan *Dispatcher, 2)
 	spec := &primitive.Spec{Tool: "t", Operation: "engine", Risk: primitive.RiskRead,
 		Fields: []primitive.Field{{Name: "text", Type: primitive.TString}},
@@ -30,18 +24,7 @@ func TestWithEngineHandsTheRunningDispatcher(t *testing.T) {
 			got <- e
 			return in.Text, nil
 		})}
-	reg, err := primitive.NewRegistry(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := New(Options{DB: db, Registry: reg, Gov: testGovernor(t, db), Budget: time.Minute, MaxResultBytes: 1 << 20, MaxArrivals: 10, MaxArrivalBytes: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Start(context.Background(), 2); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Stop)
+	d := startTestDispatcher(t, db, time.Minute, spec)
 
 	env := d.Call(context.Background(), Request{Route: testRoute, Spec: spec, Input: json.RawMessage(`{"text":"inline"}`)})
 	if env.State != primitive.StateCompleted || env.Result != "inline" {
@@ -63,7 +46,7 @@ func TestWithEngineHandsTheRunningDispatcher(t *testing.T) {
 		t.Fatal("the detached future never ran")
 	}
 
-	_, err = spec.Run(context.Background(), &primitive.Call{Route: testRoute}, json.RawMessage(`{"text":"outside"}`))
+	_, err := spec.Run(context.Background(), &primitive.Call{Route: testRoute}, json.RawMessage(`{"text":"outside"}`))
 	if pe := primitive.AsError(err); err == nil || pe.Code != "unavailable" || pe.State != primitive.StateBlocked {
 		t.Fatalf("a call outside a dispatcher must be refused as unavailable: %v", err)
 	}

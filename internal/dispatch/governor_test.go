@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -8,8 +9,40 @@ import (
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/ledger"
+	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/store"
 )
+
+// openTestDB opens a fresh database in a temporary directory, closed
+// when the test ends.
+func openTestDB(t testing.TB) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// startTestDispatcher builds and starts a governed dispatcher over db
+// with the given inline budget serving specs, stopped when the test ends.
+func startTestDispatcher(t testing.TB, db *store.DB, budget time.Duration, specs ...*primitive.Spec) *Dispatcher {
+	t.Helper()
+	reg, err := primitive.NewRegistry(specs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(Options{DB: db, Registry: reg, Gov: testGovernor(t, db), Budget: budget, MaxResultBytes: 1 << 20, MaxArrivals: 10, MaxArrivalBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Start(context.Background(), 2); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Stop)
+	return d
+}
 
 // testGovernor is the real governor over db (trusted mode, a real signed
 // ledger): a dispatcher never runs ungoverned, in tests neither.

@@ -1,4 +1,4 @@
-package dispatch_test
+package dispatch
 
 import (
 	"context"
@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
-	"github.com/hearth-dev/hearth/internal/dispatch"
-	"github.com/hearth-dev/hearth/internal/store"
 )
 
 // TestSpilledPayloadIsBounded: an envelope over max_result_bytes arrives
@@ -18,23 +16,17 @@ import (
 // the code and message stay, and the artifact holds it all.
 func TestSpilledPayloadIsBounded(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	db, err := store.Open(ctx, filepath.Join(dir, "h.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	arts := &artifacts.Store{DB: db, Dir: filepath.Join(dir, "artifacts")}
-	a := &dispatch.Arrivals{Artifacts: arts, MaxResultBytes: 1024}
+	arts := &artifacts.Store{DB: openTestDB(t), Dir: filepath.Join(t.TempDir(), "artifacts")}
+	a := &Arrivals{Artifacts: arts, MaxResultBytes: 1024}
 	big := strings.Repeat("x", 64<<10)
-	env := &dispatch.Envelope{State: "cancelled", Primitive: "recipe.run", Error: &dispatch.ErrorBody{Code: "cancelled",
+	env := &Envelope{State: "cancelled", Primitive: "recipe.run", Error: &ErrorBody{Code: "cancelled",
 		Message: "recipe.run was stopped (emergency stop) before it finished",
 		Details: map[string]any{"steps": []any{map[string]any{"state": "completed", "result": map[string]any{"stdout": big}}}}}}
 	payload := a.Payload(ctx, "route-1", "fut_spill", env)
 	if len(payload) > 2048 {
 		t.Fatalf("the spilled arrival is %d bytes (max_result_bytes 1024): %.300s", len(payload), payload)
 	}
-	var short dispatch.Envelope
+	var short Envelope
 	if err := json.Unmarshal(payload, &short); err != nil {
 		t.Fatal(err)
 	}

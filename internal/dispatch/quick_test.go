@@ -3,13 +3,11 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/primitive"
-	"github.com/hearth-dev/hearth/internal/store"
 )
 
 // TestQuickAttemptRunsOnTheCallersGoroutine: a read primitive's bounded
@@ -22,11 +20,7 @@ import (
 // its panic is a failure. Without the quick attempt, the first call would
 // go pending.
 func TestQuickAttemptRunsOnTheCallersGoroutine(t *testing.T) {
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openTestDB(t)
 	var d *Dispatcher
 	release := make(chan struct{})
 	var runs atomic.Int32
@@ -55,18 +49,7 @@ func TestQuickAttemptRunsOnTheCallersGoroutine(t *testing.T) {
 			}
 			return "quick " + in.Text, true, nil
 		})}
-	reg, err := primitive.NewRegistry(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err = New(Options{DB: db, Registry: reg, Gov: testGovernor(t, db), Budget: time.Nanosecond, MaxResultBytes: 1 << 20, MaxArrivals: 10, MaxArrivalBytes: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Start(context.Background(), 2); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Stop)
+	d = startTestDispatcher(t, db, time.Nanosecond, spec)
 	t.Cleanup(func() {
 		select {
 		case <-release:

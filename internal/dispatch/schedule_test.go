@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,11 +105,7 @@ type scheduleFixture struct {
 
 func newScheduleFixture(t *testing.T, slots int, opts ...func(*scheduleFixture)) *scheduleFixture {
 	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openTestDB(t)
 	run := func(context.Context, *primitive.Call, json.RawMessage) (any, error) { return nil, nil }
 	// t.probe needs no permit in any mode that runs; t.probe_kill always
 	// needs one.
@@ -158,6 +153,19 @@ func (f *scheduleFixture) schedule(runAt time.Time, rule string, deps ...string)
 	}
 	f.d.Wake("probe")
 	return id
+}
+
+// registerClaim registers, as a claim of the probe class would before its
+// transaction commits, one attempt of future id (which need not exist).
+func (f *scheduleFixture) registerClaim(id string) []claimed {
+	f.t.Helper()
+	spec, _ := f.reg.Lookup("t.probe")
+	a := NewAdmission(Request{Route: "r", Spec: spec, Input: json.RawMessage(`{}`), CommandID: id + "/run1"}, id)
+	var out []claimed
+	if err := f.d.classes["probe"].register([]claimed{{a: a}}, &out); err != nil {
+		f.t.Fatal(err)
+	}
+	return out
 }
 
 type futureRecord struct {
@@ -353,11 +361,7 @@ func TestScheduledQueriesUseTheirIndexes(t *testing.T) {
 // one given twice, is refused when the dispatcher is built, naming what
 // is wrong, instead of scheduling futures nothing can run.
 func TestNewRefusesAnIncompleteClass(t *testing.T) {
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openTestDB(t)
 	reg, err := primitive.NewRegistry()
 	if err != nil {
 		t.Fatal(err)
@@ -494,12 +498,7 @@ func TestShutdownDuringAHandOffStartsNothing(t *testing.T) {
 func TestStopRunOfAClaimThatDidNotCommit(t *testing.T) {
 	f := newScheduleFixture(t, 1)
 	c := f.d.classes["probe"]
-	spec, _ := f.reg.Lookup("t.probe")
-	a := NewAdmission(Request{Route: "r", Spec: spec, Input: json.RawMessage(`{}`), CommandID: "fut_x/run1"}, "fut_x")
-	var out []claimed
-	if err := c.register([]claimed{{a: a}}, &out); err != nil {
-		t.Fatal(err)
-	}
+	out := f.registerClaim("fut_x")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	returned := make(chan bool, 1)
@@ -605,16 +604,7 @@ func TestEStopBetweenTheHoldReadAndTheClaim(t *testing.T) {
 func TestGivingUpAClaimKeepsANewerOne(t *testing.T) {
 	f := newScheduleFixture(t, 2)
 	c := f.d.classes["probe"]
-	spec, _ := f.reg.Lookup("t.probe")
-	claim := func() []claimed {
-		a := NewAdmission(Request{Route: "r", Spec: spec, Input: json.RawMessage(`{}`), CommandID: "fut_x/run1"}, "fut_x")
-		var out []claimed
-		if err := c.register([]claimed{{a: a}}, &out); err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
-	first, second := claim(), claim()
+	first, second := f.registerClaim("fut_x"), f.registerClaim("fut_x")
 	c.unregister(&first)
 	c.mu.Lock()
 	got := c.running["fut_x"]

@@ -2,24 +2,17 @@ package runs
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/hearth-dev/hearth/internal/primitive"
-	"github.com/hearth-dev/hearth/internal/store"
 )
 
 // TestHistorySeesCallsTheRecorderHolds: the background recorder gathers
 // calls for a while before it writes them; History flushes what it holds,
 // so a conversation's history always has its latest calls, in order.
 func TestHistorySeesCallsTheRecorderHolds(t *testing.T) {
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ev := &Events{DB: db}
+	ev, _ := newTestEvents(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	ev.startRecorder(ctx, &wg)

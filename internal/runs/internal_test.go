@@ -71,18 +71,25 @@ func TestFieldAtAndPlaceholder(t *testing.T) {
 	}
 }
 
+// newTestEvents is a call history over a fresh database, closed when the
+// test ends.
+func newTestEvents(t *testing.T) (*Events, *store.DB) {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return &Events{DB: db}, db
+}
+
 func toJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
 
 func TestCallHistoryIsBounded(t *testing.T) {
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ev := &Events{DB: db}
+	ev, db := newTestEvents(t)
 	spec := &primitive.Spec{Tool: "t", Operation: "x"}
 	ctx := context.Background()
 	for range HistoryKeep + 200 {
@@ -108,12 +115,7 @@ func TestCallHistoryIsBounded(t *testing.T) {
 // statement holds, of two interleaved routes, is recorded in call order
 // for each, and each route's history stays bounded.
 func TestRecordKeepsOrderAcrossStatements(t *testing.T) {
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ev := &Events{DB: db}
+	ev, _ := newTestEvents(t)
 	ctx := context.Background()
 	var recs []callRec
 	want := map[string][]string{}
