@@ -116,8 +116,8 @@ type Dispatcher struct {
 	// claim committed: the gap in which a crash leaves a running future
 	// that never started. Under one that can (govern's) it runs inside the
 	// transaction that claims (the scheduler's, or an ending run's
-	// hand-off), and a crash there leaves the future queued. A seam for crash and shutdown
-	// tests; production leaves it nil.
+	// hand-off), and a crash there leaves the future queued. A seam for
+	// crash and shutdown tests; production leaves it nil.
 	ClaimedHook func(a *Admission)
 	workState
 	mailbox mailboxCache // mailbox.go

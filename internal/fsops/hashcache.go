@@ -40,17 +40,14 @@ func (c *hashCache) cached(path string, info fs.FileInfo) (string, bool) {
 // sum returns the SHA-256 of the file described by info, reading r only on
 // a miss.
 func (c *hashCache) sum(path string, info fs.FileInfo, r io.Reader) (string, error) {
-	k := hashKey{path: path, size: info.Size(), mtime: info.ModTime()}
-	c.mu.Lock()
-	sha, ok := c.m[k]
-	c.mu.Unlock()
-	if ok {
+	if sha, ok := c.cached(path, info); ok {
 		return sha, nil
 	}
 	sha, err := hashReader(r)
 	if err != nil {
 		return "", err
 	}
+	k := hashKey{path: path, size: info.Size(), mtime: info.ModTime()}
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= hashCacheSize {
 		c.m = make(map[hashKey]string)

@@ -94,14 +94,24 @@ func (s *Spec) Name() string { return s.Tool + "." + s.Operation }
 func Typed[I any](run func(ctx context.Context, call *Call, in I) (any, error)) func(context.Context, *Call, json.RawMessage) (any, error) {
 	plan := planFor(reflect.TypeFor[I]())
 	return func(ctx context.Context, call *Call, raw json.RawMessage) (any, error) {
-		var in I
-		if len(raw) > 0 {
-			if err := decodeInput(raw, plan, &in); err != nil {
-				return nil, Failed("invalid_input", "decode input: %v", err)
-			}
+		in, err := decodeTyped[I](raw, plan)
+		if err != nil {
+			return nil, err
 		}
 		return run(ctx, call, in)
 	}
+}
+
+// decodeTyped decodes validated input into an I (the zero I for none), a
+// failure being the primitive's invalid_input answer.
+func decodeTyped[I any](raw json.RawMessage, plan fieldPlan) (I, error) {
+	var in I
+	if len(raw) > 0 {
+		if err := decodeInput(raw, plan, &in); err != nil {
+			return in, Failed("invalid_input", "decode input: %v", err)
+		}
+	}
+	return in, nil
 }
 
 // TypedQuick builds a Quick function from a typed attempt, decoding the
@@ -110,11 +120,9 @@ func Typed[I any](run func(ctx context.Context, call *Call, in I) (any, error)) 
 func TypedQuick[I any](quick func(ctx context.Context, call *Call, in I) (any, bool, error)) func(context.Context, *Call, json.RawMessage) (any, bool, error) {
 	plan := planFor(reflect.TypeFor[I]())
 	return func(ctx context.Context, call *Call, raw json.RawMessage) (any, bool, error) {
-		var in I
-		if len(raw) > 0 {
-			if err := decodeInput(raw, plan, &in); err != nil {
-				return nil, true, Failed("invalid_input", "decode input: %v", err)
-			}
+		in, err := decodeTyped[I](raw, plan)
+		if err != nil {
+			return nil, true, err
 		}
 		return quick(ctx, call, in)
 	}
