@@ -10,8 +10,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/hearth-dev/hearth/internal/jsonenc"
 )
 
 // Bounds of the read-only operations. Limits asked above a maximum are
@@ -227,6 +230,37 @@ type StatResult struct {
 	SHA256 string    `json:"sha256,omitempty"` // files up to MaxHashSize
 }
 
+// AppendJSON appends what json.Marshal gives for r (a read call answers
+// with one on every fs.stat; jsonenc.Appender).
+func (r StatResult) AppendJSON(b []byte) ([]byte, bool) {
+	b = append(b, `{"path":`...)
+	b = jsonenc.AppendString(b, r.Path)
+	b = append(b, `,"exists":`...)
+	b = strconv.AppendBool(b, r.Exists)
+	if r.Type != "" {
+		b = append(b, `,"type":`...)
+		b = jsonenc.AppendString(b, r.Type)
+	}
+	b = append(b, `,"size":`...)
+	b = strconv.AppendInt(b, r.Size, 10)
+	if r.Mode != "" {
+		b = append(b, `,"mode":`...)
+		b = jsonenc.AppendString(b, r.Mode)
+	}
+	if !r.MTime.IsZero() {
+		var ok bool
+		b = append(b, `,"mtime":`...)
+		if b, ok = jsonenc.AppendTime(b, r.MTime); !ok {
+			return b, false
+		}
+	}
+	if r.SHA256 != "" {
+		b = append(b, `,"sha256":`...)
+		b = jsonenc.AppendString(b, r.SHA256)
+	}
+	return append(b, '}'), true
+}
+
 // Stat describes a file or directory.
 func (e *Engine) Stat(ctx context.Context, in StatInput) (StatResult, error) {
 	res, _, err := e.stat(in, false)
@@ -271,6 +305,12 @@ func (e *Engine) statPath(in StatInput, quick bool) (StatResult, error) {
 	res := StatResult{Path: abs, Exists: true, Type: typeOf(info.Mode()), Size: info.Size(),
 		Mode: info.Mode().Perm().String(), MTime: info.ModTime().UTC()}
 	if info.Mode().IsRegular() && info.Size() <= MaxHashSize {
+		// A hash remembered for this path, size and time needs no open:
+		// the cache answers by those, whichever handle they came from.
+		if sha, ok := e.hashes.cached(abs, info); ok {
+			res.SHA256 = sha
+			return res, nil
+		}
 		f, err := openRead(abs)
 		if err != nil {
 			return StatResult{}, fmt.Errorf("stat %s: %w", abs, err)

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func writeFiles(t testing.TB, files map[string]string) {
@@ -278,4 +281,35 @@ func TestPreview(t *testing.T) {
 	if len(p) > searchPreviewBytes || !strings.Contains(p, "needle") || strings.ContainsRune(p, '\uFFFD') {
 		t.Fatalf("preview %q (%d bytes)", p, len(p))
 	}
+}
+
+// TestStatResultAppendJSONMatchesMarshal: what fs.stat answers with is
+// written as encoding/json writes it, for every field set and unset and
+// strings that need escaping; a field added to StatResult without a line
+// in AppendJSON fails here.
+func TestStatResultAppendJSONMatchesMarshal(t *testing.T) {
+	if n := reflect.TypeFor[StatResult]().NumField(); n != 7 {
+		t.Fatalf("StatResult has %d fields; AppendJSON writes 7: add the new one there and here", n)
+	}
+	strs := []string{"", "/home/me/notes.txt", `C:\Users\me\<a&b>.txt`, "bad\xffutf8\u2028", "\"quoted\"\n"}
+	times := []time.Time{{}, time.Unix(1764600000, 123456789).UTC(), time.Unix(1764600000, 0).In(time.FixedZone("x", 3600)),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}
+	n := 0
+	for i, path := range strs {
+		for _, exists := range []bool{false, true} {
+			for j, tm := range times {
+				for _, size := range []int64{0, -1, 4096, 1 << 40} {
+					r := StatResult{Path: path, Exists: exists, Type: strs[(i+1)%len(strs)], Size: size,
+						Mode: strs[(i+2)%len(strs)], MTime: tm, SHA256: strs[(i+j)%len(strs)]}
+					want, err := json.Marshal(r)
+					got, ok := r.AppendJSON([]byte("prefix"))
+					if ok != (err == nil) || ok && string(got) != "prefix"+string(want) {
+						t.Fatalf("AppendJSON(%#v) = %s %v, Marshal %s %v", r, got, ok, want, err)
+					}
+					n++
+				}
+			}
+		}
+	}
+	t.Logf("%d results", n)
 }

@@ -2,10 +2,7 @@
 
 package fsops
 
-import (
-	"errors"
-	"path/filepath"
-)
+import "errors"
 
 // pathFold: names compare byte for byte.
 const pathFold = false
@@ -18,6 +15,3 @@ func platformPathProblem(string) (Rule, string) { return "", "" }
 const hasShortNames = false
 
 func longPathName(string) (string, error) { return "", errors.ErrUnsupported }
-
-// evalExisting returns the real path of an existing path.
-func evalExisting(p string) (string, error) { return filepath.EvalSymlinks(p) }

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/jsonenc"
 	"github.com/hearth-dev/hearth/internal/jsonscan"
 )
 
@@ -429,10 +430,7 @@ func (f *fastPath) encode(c plainCall, env *dispatch.Envelope, probe *RouteProbe
 	if err != nil {
 		return nil, err
 	}
-	summary, err := json.Marshal(summaryText(env, probe) + "\n")
-	if err != nil {
-		return nil, fmt.Errorf("encode result: %w", err)
-	}
+	summary := jsonenc.AppendString(nil, summaryText(env, probe)+"\n")
 	out := make([]byte, 0, 2*len(b)+len(summary)+len(f.serverInfo)+160)
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, c.id...)
@@ -474,12 +472,12 @@ func (f *fastPath) encode(c plainCall, env *dispatch.Envelope, probe *RouteProbe
 // escape (encoding/json has escaped every control character, and no
 // whitespace lies between its tokens).
 func appendInString(out, doc []byte) []byte {
-	for {
-		i := bytes.IndexAny(doc, `"\`)
-		if i < 0 {
-			return append(out, doc...)
+	start := 0
+	for i, c := range doc {
+		if c == '"' || c == '\\' {
+			out = append(append(out, doc[start:i]...), '\\', c)
+			start = i + 1
 		}
-		out = append(append(out, doc[:i]...), '\\', doc[i])
-		doc = doc[i+1:]
 	}
+	return append(out, doc[start:]...)
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/ids"
+	"github.com/hearth-dev/hearth/internal/jsonenc"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
@@ -340,6 +342,9 @@ const fullInStructured = "(full result in structuredContent)"
 // encodeEnvelope is a result's structuredContent: the envelope and the
 // route probe.
 func encodeEnvelope(env *dispatch.Envelope, probe *RouteProbe) ([]byte, error) {
+	if b, ok := appendEnvelope(make([]byte, 0, 512), env, probe); ok {
+		return b, nil
+	}
 	wire := struct {
 		*dispatch.Envelope
 		RouteProbe *RouteProbe `json:"route_probe,omitempty"`
@@ -371,4 +376,63 @@ func summaryText(env *dispatch.Envelope, probe *RouteProbe) string {
 		summary += "\n" + fmt.Sprintf(probeText, probe.Nonce, probe.ExpiresAt.Format(time.RFC3339))
 	}
 	return summary
+}
+
+// appendEnvelope appends what encodeEnvelope's json.Marshal gives, member
+// by member in the envelope's order: its strings and a result that is a
+// jsonenc.Appender without reflection, the rest (an error, an artifact,
+// arrivals, the probe, any other result) each marshalled on its own,
+// which encodes them as they are encoded inside the envelope. ok is false
+// when a member cannot be encoded (the caller's json.Marshal then gives the
+// error); TestAppendEnvelopeMatchesMarshal holds it to Marshal's output.
+func appendEnvelope(b []byte, env *dispatch.Envelope, probe *RouteProbe) ([]byte, bool) {
+	marshal := func(key string, v any) bool {
+		m, err := json.Marshal(v)
+		b = append(append(b, key...), m...)
+		return err == nil
+	}
+	b = append(b, `{"state":`...)
+	b = jsonenc.AppendString(b, env.State)
+	for _, m := range [...]struct{ key, v string }{{`,"primitive":`, env.Primitive}, {`,"future_id":`, env.FutureID},
+		{`,"permit_id":`, env.PermitID}, {`,"command_id":`, env.CommandID}} {
+		if m.v != "" {
+			b = jsonenc.AppendString(append(b, m.key...), m.v)
+		}
+	}
+	if env.Replayed {
+		b = append(b, `,"replayed":true`...)
+	}
+	if env.Result != nil {
+		if a, ok := env.Result.(jsonenc.Appender); ok && !nilPointer(a) {
+			if b, ok = a.AppendJSON(append(b, `,"result":`...)); !ok {
+				return b, false
+			}
+		} else if !marshal(`,"result":`, env.Result) {
+			return b, false
+		}
+	}
+	if env.Error != nil && !marshal(`,"error":`, env.Error) {
+		return b, false
+	}
+	if env.Artifact != nil && !marshal(`,"artifact":`, env.Artifact) {
+		return b, false
+	}
+	switch {
+	case env.Arrivals == nil:
+	case len(env.Arrivals) == 0:
+		b = append(b, `,"arrivals":[]`...)
+	case !marshal(`,"arrivals":`, env.Arrivals):
+		return b, false
+	}
+	if probe != nil && !marshal(`,"route_probe":`, probe) {
+		return b, false
+	}
+	return append(b, '}'), true
+}
+
+// nilPointer: a typed nil, which Marshal writes as null and whose method
+// would not run.
+func nilPointer(v any) bool {
+	r := reflect.ValueOf(v)
+	return r.Kind() == reflect.Pointer && r.IsNil()
 }

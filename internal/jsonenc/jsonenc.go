@@ -1,0 +1,98 @@
+// Package jsonenc writes JSON as encoding/json's Marshal writes it, byte
+// for byte, for the few shapes a read call answers with on every call (a
+// string, a time, a flat result struct), without its reflection. Whatever
+// it does not know it leaves to encoding/json; its tests hold it to
+// Marshal's output.
+package jsonenc
+
+import (
+	"time"
+	"unicode/utf8"
+)
+
+// Appender is a value that appends its own JSON encoding, exactly what
+// json.Marshal gives for it, to dst. ok is false when it cannot (the
+// caller then marshals it).
+type Appender interface {
+	AppendJSON(dst []byte) (out []byte, ok bool)
+}
+
+const hex = "0123456789abcdef"
+
+// plain reports the ASCII bytes Marshal writes as they are: printable, and
+// neither a quote, a backslash nor one of the characters it escapes for
+// HTML.
+var plain = func() (t [utf8.RuneSelf]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+	}
+	return t
+}()
+
+// AppendString appends s as a JSON string as Marshal writes it: HTML's
+// <, > and & escaped, invalid UTF-8 replaced by U+FFFD, U+2028 and U+2029
+// escaped.
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if plain[b] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '"', '\\':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// AppendTime appends t as Marshal writes a time.Time (RFC 3339 with
+// nanoseconds, quoted). ok is false where Marshal fails: a year outside
+// 0–9999, or a zone offset of a day or more.
+func AppendTime(dst []byte, t time.Time) ([]byte, bool) {
+	if y := t.Year(); y < 0 || y > 9999 {
+		return dst, false
+	}
+	if _, off := t.Zone(); off <= -24*3600 || off >= 24*3600 {
+		return dst, false
+	}
+	dst = append(dst, '"')
+	dst = t.AppendFormat(dst, time.RFC3339Nano)
+	return append(dst, '"'), true
+}
