@@ -101,7 +101,7 @@ func TestMailboxCacheSeesArrivalsOfAnotherProcess(t *testing.T) {
 		t.Fatalf("the other process: %v\n%s", err, out)
 	}
 	// The cache looks for another process's commits at most every
-	// millisecond: poll (a generous deadline, no fixed sleep).
+	// foreignCheck: poll (a generous deadline, no fixed sleep).
 	var got []string
 	deadline := time.Now().Add(30 * time.Second)
 	for i := 0; len(got) == 0 && time.Now().Before(deadline); i++ {

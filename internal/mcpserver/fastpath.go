@@ -117,8 +117,10 @@ func (f *fastPath) plainHeaders(r *http.Request) bool {
 	if pv := h.Values("Mcp-Protocol-Version"); len(pv) != 1 || !slices.Contains(f.protocols, pv[0]) {
 		return false
 	}
-	if mt, _, err := mime.ParseMediaType(h.Get("Content-Type")); err != nil || mt != "application/json" {
-		return false
+	if ct := h.Get("Content-Type"); ct != "application/json" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return false
+		}
 	}
 	if !acceptsBoth(h.Values("Accept")) {
 		return false
@@ -133,7 +135,7 @@ func (f *fastPath) plainHeaders(r *http.Request) bool {
 func acceptsBoth(values []string) bool {
 	json, stream := false, false
 	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
+		for part := range strings.SplitSeq(v, ",") {
 			base, _, _ := strings.Cut(part, ";")
 			switch strings.ToLower(strings.TrimSpace(base)) {
 			case "application/json":

@@ -24,6 +24,7 @@ type scanResult struct {
 // scanJSON walks data, which must already be valid JSON.
 func scanJSON(data []byte) scanResult {
 	s := &scanner{data: data}
+	s.path = s.pathBuf[:0]
 	s.value(0)
 	return s.res
 }
@@ -31,8 +32,17 @@ func scanJSON(data []byte) scanResult {
 type scanner struct {
 	data []byte
 	i    int
-	path []string
-	res  scanResult
+	// path is where the walk is, as byte ranges of data and array
+	// indexes: made into strings only for a BadPath.
+	path    []pathElem
+	pathBuf [16]pathElem
+	res     scanResult
+}
+
+// pathElem is an object's key (index < 0) or an array's index.
+type pathElem struct {
+	key   []byte
+	index int
 }
 
 func (s *scanner) done() bool { return s.res.TooDeep || s.res.BadPath != nil }
@@ -77,7 +87,7 @@ func (s *scanner) value(depth int) {
 			}
 			s.space()
 			s.i++ // ':'
-			s.path = append(s.path, key)
+			s.path = append(s.path, pathElem{key: key, index: -1})
 			s.value(depth + 1)
 			if s.done() {
 				return
@@ -99,7 +109,7 @@ func (s *scanner) value(depth int) {
 			if s.data[s.i] == ',' {
 				s.i++
 			}
-			s.path = append(s.path, "["+strconv.Itoa(n)+"]")
+			s.path = append(s.path, pathElem{index: n})
 			s.value(depth + 1)
 			if s.done() {
 				return
@@ -108,7 +118,7 @@ func (s *scanner) value(depth int) {
 		}
 	case '"':
 		if _, ok := s.str(); !ok {
-			s.fail("")
+			s.fail(nil)
 		}
 	default:
 		// A number, true, false or null.
@@ -118,10 +128,17 @@ func (s *scanner) value(depth int) {
 	}
 }
 
-func (s *scanner) fail(key string) {
-	p := append([]string(nil), s.path...)
-	if key != "" {
-		p = append(p, key)
+func (s *scanner) fail(key []byte) {
+	p := make([]string, 0, len(s.path)+1)
+	for _, e := range s.path {
+		if e.index >= 0 {
+			p = append(p, "["+strconv.Itoa(e.index)+"]")
+		} else {
+			p = append(p, string(e.key))
+		}
+	}
+	if len(key) > 0 {
+		p = append(p, string(key))
 	}
 	if len(p) == 0 {
 		p = []string{""}
@@ -130,8 +147,9 @@ func (s *scanner) fail(key string) {
 }
 
 // str reads a string at s.i, returning its text for a path (escapes kept
-// as written) and whether it is valid UTF-8 without lone surrogates.
-func (s *scanner) str() (string, bool) {
+// as written, a range of data) and whether it is valid UTF-8 without lone
+// surrogates.
+func (s *scanner) str() ([]byte, bool) {
 	s.i++ // opening quote
 	start := s.i
 	ok := true
@@ -140,7 +158,7 @@ func (s *scanner) str() (string, bool) {
 		c := s.data[s.i]
 		switch {
 		case c == '"':
-			text := string(s.data[start:s.i])
+			text := s.data[start:s.i]
 			s.i++
 			if highPending {
 				ok = false
@@ -197,7 +215,7 @@ func (s *scanner) str() (string, bool) {
 			s.i += size
 		}
 	}
-	return string(s.data[start:]), false
+	return s.data[start:], false
 }
 
 // fieldPath renders a path as Hearth's validation messages name fields:

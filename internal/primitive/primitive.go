@@ -84,10 +84,20 @@ type Spec struct {
 	// is allowed only on primitives that are never journaled (read risk,
 	// not compound), whose attempt may be abandoned and run again.
 	Quick func(ctx context.Context, call *Call, input json.RawMessage) (res any, done bool, err error)
+
+	// name is Name, set when the spec is registered (a registered spec's
+	// Tool and Operation do not change).
+	name string
 }
 
-// Name returns "tool.operation".
-func (s *Spec) Name() string { return s.Tool + "." + s.Operation }
+// Name returns "tool.operation" (made once when the spec is registered:
+// every call asks for it).
+func (s *Spec) Name() string {
+	if s.name != "" {
+		return s.name
+	}
+	return s.Tool + "." + s.Operation
+}
 
 // Typed builds a Run function from a typed runner: the validated input is
 // decoded into I before run is called.
@@ -174,7 +184,8 @@ func (r *Registry) add(s *Spec) error {
 			}
 		}
 	}
-	r.byName[s.Name()] = s
+	s.name = s.Tool + "." + s.Operation
+	r.byName[s.name] = s
 	r.order = append(r.order, s)
 	return nil
 }

@@ -180,13 +180,13 @@ func (e *Events) record(ctx context.Context, recs []callRec) {
 	err := e.DB.InTx(ctx, func(tx *sql.Tx) error {
 		var trim []string
 		for len(recs) > 0 {
-			chunk := recs[:min(len(recs), insertCallsChunk)]
+			chunk := recs[:chunkSize(len(recs))]
 			recs = recs[len(chunk):]
 			args := make([]any, 0, 3*len(chunk))
 			for _, r := range chunk {
 				args = append(args, r.at, r.route, r.sig)
 			}
-			res, err := tx.ExecContext(ctx, insertCallsSQL(len(chunk)), args...)
+			res, err := e.DB.TxExec(ctx, tx, insertCallsSQL(len(chunk)), args...)
 			if err != nil {
 				return err
 			}
@@ -203,7 +203,7 @@ func (e *Events) record(ctx context.Context, recs []callRec) {
 			}
 		}
 		for _, route := range trim {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE kind = 'call' AND route = ? AND seq <= (
+			if _, err := e.DB.TxExec(ctx, tx, `DELETE FROM events WHERE kind = 'call' AND route = ? AND seq <= (
 				SELECT seq FROM events WHERE kind = 'call' AND route = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)`, route, route, HistoryKeep); err != nil {
 				return err
 			}
@@ -215,8 +215,19 @@ func (e *Events) record(ctx context.Context, recs []callRec) {
 	}
 }
 
-// insertCallsChunk is how many calls one INSERT statement writes.
+// insertCallsChunk is how many calls one INSERT statement writes at most.
 const insertCallsChunk = 128
+
+// chunkSize is how many of n calls the next INSERT writes: the largest
+// power of two up to insertCallsChunk that fits, so that every statement
+// is one of eight texts, each prepared once (store.DB.TxExec).
+func chunkSize(n int) int {
+	size := insertCallsChunk
+	for size > n {
+		size /= 2
+	}
+	return size
+}
 
 // insertCallsSQL is the INSERT of n calls, one statement for all of them:
 // a statement per call cost more than the rows it wrote.

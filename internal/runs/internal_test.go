@@ -144,3 +144,24 @@ func TestRecordKeepsOrderAcrossStatements(t *testing.T) {
 		}
 	}
 }
+
+// TestChunkSizeUsesEightStatements: a batch of any size is written in
+// chunks of at most insertCallsChunk calls, each a power of two (eight
+// statement texts in all, each prepared once).
+func TestChunkSizeUsesEightStatements(t *testing.T) {
+	sizes := map[int]bool{}
+	for n := 1; n <= 3*insertCallsChunk+1; n++ {
+		left := n
+		for left > 0 {
+			c := chunkSize(left)
+			if c < 1 || c > left || c > insertCallsChunk || c&(c-1) != 0 {
+				t.Fatalf("chunkSize(%d) = %d (of a batch of %d)", left, c, n)
+			}
+			sizes[c] = true
+			left -= c
+		}
+	}
+	if len(sizes) != 8 {
+		t.Fatalf("%d statement sizes, want 8: %v", len(sizes), sizes)
+	}
+}
