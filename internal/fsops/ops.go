@@ -291,16 +291,18 @@ func (e *Engine) stat(in StatInput, quick bool) (StatResult, bool, error) {
 var errNotQuick = errors.New("not quick")
 
 func (e *Engine) statPath(in StatInput, quick bool) (StatResult, error) {
-	abs, err := e.Roots.Resolve(in.Path)
+	abs, info, err := e.Roots.resolveInfo(in.Path)
 	if err != nil {
 		return StatResult{}, err
 	}
-	info, err := os.Stat(abs)
-	if errors.Is(err, fs.ErrNotExist) {
-		return StatResult{Path: abs}, nil
-	}
-	if err != nil {
-		return StatResult{}, fmt.Errorf("stat %s: %w", abs, err)
+	if info == nil {
+		info, err = os.Stat(abs)
+		if errors.Is(err, fs.ErrNotExist) {
+			return StatResult{Path: abs}, nil
+		}
+		if err != nil {
+			return StatResult{}, fmt.Errorf("stat %s: %w", abs, err)
+		}
 	}
 	res := StatResult{Path: abs, Exists: true, Type: typeOf(info.Mode()), Size: info.Size(),
 		Mode: info.Mode().Perm().String(), MTime: info.ModTime().UTC()}

@@ -195,52 +195,59 @@ func (r Roots) List() []string {
 // A symlink swapped in between Resolve and the operation is not caught;
 // fs itself never creates links, so that needs another way to write here.
 func (r Roots) Resolve(p string) (string, error) {
+	real, _, err := r.resolveInfo(p)
+	return real, err
+}
+
+// resolveInfo is Resolve, with what a stat of the path says when it exists
+// and resolving it gave that on the way (else nil: stat it).
+func (r Roots) resolveInfo(p string) (string, fs.FileInfo, error) {
 	if p == "" {
-		return "", refuse(p, RuleEmpty, "give an absolute path under one of the roots")
+		return "", nil, refuse(p, RuleEmpty, "give an absolute path under one of the roots")
 	}
 	if strings.IndexByte(p, 0) >= 0 {
-		return "", refuse(p, RuleNULByte, "paths cannot contain NUL bytes")
+		return "", nil, refuse(p, RuleNULByte, "paths cannot contain NUL bytes")
 	}
 	if rule, detail := platformPathProblem(p); rule != "" {
-		return "", refuse(p, rule, "%s", detail)
+		return "", nil, refuse(p, rule, "%s", detail)
 	}
 	if !filepath.IsAbs(p) {
-		return "", refuse(p, RuleNotAbsolute, "give an absolute path under one of the roots: %s", strings.Join(r.List(), ", "))
+		return "", nil, refuse(p, RuleNotAbsolute, "give an absolute path under one of the roots: %s", strings.Join(r.List(), ", "))
 	}
 	if hasParentRef(p) {
-		return "", refuse(p, RuleParentRef, "'..' components are not accepted; give the path without them")
+		return "", nil, refuse(p, RuleParentRef, "'..' components are not accepted; give the path without them")
 	}
 	clean := filepath.Clean(p)
-	real, err := realPath(clean)
+	real, info, err := realPathInfo(clean)
 	if err != nil {
 		var ce *ContainmentError
 		if errors.As(err, &ce) {
 			ce.Path = p
-			return "", ce
+			return "", nil, ce
 		}
-		return "", fmt.Errorf("resolve %s: %w", p, err)
+		return "", nil, fmt.Errorf("resolve %s: %w", p, err)
 	}
 	if r.longFor != nil {
 		if bad := checkShortNames(clean, r.longFor, r.fold); bad != "" {
-			return "", refuse(p, RuleShortName, "component %q is an 8.3 short name for another file; use the long name", bad)
+			return "", nil, refuse(p, RuleShortName, "component %q is an 8.3 short name for another file; use the long name", bad)
 		}
 	}
 	if !r.underAny(r.roots, real, true) {
 		if r.underAny(r.roots, clean, false) {
-			return "", refuse(p, RuleSymlinkEscape, "it resolves to %s, outside every root", real)
+			return "", nil, refuse(p, RuleSymlinkEscape, "it resolves to %s, outside every root", real)
 		}
 		if len(r.roots) == 0 {
-			return "", refuse(p, RuleOutsideRoots, "no roots are configured")
+			return "", nil, refuse(p, RuleOutsideRoots, "no roots are configured")
 		}
-		return "", refuse(p, RuleOutsideRoots, "allowed roots: %s", strings.Join(r.List(), ", "))
+		return "", nil, refuse(p, RuleOutsideRoots, "allowed roots: %s", strings.Join(r.List(), ", "))
 	}
 	if denied := r.denied.load(); r.underAny(denied, real, true) || r.underAny(denied, clean, false) {
-		return "", refuse(p, RuleDenied, "Hearth's own data is not reachable through fs")
+		return "", nil, refuse(p, RuleDenied, "Hearth's own data is not reachable through fs")
 	}
 	if strings.HasPrefix(filepath.Base(real), tempPrefix) {
-		return "", refuse(p, RuleTempName, "names starting with %q are Hearth's temporary files", tempPrefix)
+		return "", nil, refuse(p, RuleTempName, "names starting with %q are Hearth's temporary files", tempPrefix)
 	}
-	return real, nil
+	return real, info, nil
 }
 
 func (r Roots) underAny(dirs []rootDir, p string, real bool) bool {
@@ -290,9 +297,13 @@ func hasPathPrefix(p, root string, sep byte, fold bool) bool {
 }
 
 func hasParentRef(p string) bool {
-	for _, c := range splitComponents(p, isPlatformSep) {
-		if c == ".." {
-			return true
+	start := 0
+	for i := 0; i <= len(p); i++ {
+		if i == len(p) || isPlatformSep(p[i]) {
+			if p[start:i] == ".." {
+				return true
+			}
+			start = i + 1
 		}
 	}
 	return false
@@ -319,26 +330,36 @@ func isPlatformSep(c byte) bool { return os.IsPathSeparator(c) }
 // unchanged. A component that exists only as a dangling link is refused:
 // where it points cannot be checked.
 func realPath(p string) (string, error) {
+	real, _, err := realPathInfo(p)
+	return real, err
+}
+
+// realPathInfo is realPath, with what a stat of p says when p exists and
+// resolving it gave that on the way (else nil: the caller stats it).
+func realPathInfo(p string) (string, fs.FileInfo, error) {
 	var tail []string
 	cur := p
 	for {
-		resolved, err := evalExisting(cur)
+		resolved, info, err := evalExisting(cur)
 		if err == nil {
+			if len(tail) > 0 {
+				info = nil // an ancestor's
+			}
 			for i := len(tail) - 1; i >= 0; i-- {
 				resolved = filepath.Join(resolved, tail[i])
 			}
-			return resolved, nil
+			return resolved, info, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
-			return "", err
+			return "", nil, err
 		}
 		if _, lerr := os.Lstat(cur); lerr == nil {
-			return "", &ContainmentError{Path: p, Rule: RuleDanglingSymlink,
+			return "", nil, &ContainmentError{Path: p, Rule: RuleDanglingSymlink,
 				Detail: fmt.Sprintf("%s is a link to something that does not exist", cur)}
 		}
 		parent := filepath.Dir(cur)
 		if parent == cur {
-			return "", err
+			return "", nil, err
 		}
 		tail = append(tail, filepath.Base(cur))
 		cur = parent

@@ -10,11 +10,12 @@ import (
 )
 
 // TestEvalExistingMatchesEvalSymlinks: on Linux a path without links is
-// answered by one openat2 (linkFree), and every path gets the answer
-// filepath.EvalSymlinks gives: plain paths, relative and absolute links in
-// the middle and at the end, links to links and to directories, a FIFO
-// (which must not block); a missing path, a path through a file and a link
-// loop fail as EvalSymlinks fails.
+// answered by one openat2 (linkFree) with an fstat that says what os.Stat
+// says (type, permission and special mode bits, size, time, the same
+// file), and every path gets the answer filepath.EvalSymlinks gives: plain
+// paths, relative and absolute links in the middle and at the end, links
+// to links and to directories, a FIFO (which must not block); a missing
+// path, a path through a file and a link loop fail as EvalSymlinks fails.
 func TestEvalExistingMatchesEvalSymlinks(t *testing.T) {
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -29,6 +30,10 @@ func TestEvalExistingMatchesEvalSymlinks(t *testing.T) {
 	must(os.MkdirAll(filepath.Join(dir, "real", "sub"), 0o755))
 	must(os.WriteFile(filepath.Join(dir, "real", "sub", "f.txt"), []byte("x"), 0o640))
 	must(syscall.Mkfifo(filepath.Join(dir, "real", "fifo"), 0o600))
+	must(os.WriteFile(filepath.Join(dir, "real", "setuid"), nil, 0o755))
+	must(os.Chmod(filepath.Join(dir, "real", "setuid"), 0o755|fs.ModeSetuid|fs.ModeSetgid))
+	must(os.Mkdir(filepath.Join(dir, "sticky"), 0o755))
+	must(os.Chmod(filepath.Join(dir, "sticky"), 0o777|fs.ModeSticky))
 	must(os.Symlink("real", filepath.Join(dir, "rel")))
 	must(os.Symlink(filepath.Join(dir, "real", "sub"), filepath.Join(dir, "abs")))
 	must(os.Symlink("sub/f.txt", filepath.Join(dir, "real", "tofile")))
@@ -36,7 +41,7 @@ func TestEvalExistingMatchesEvalSymlinks(t *testing.T) {
 	must(os.Symlink("loop2", filepath.Join(dir, "loop1")))
 	must(os.Symlink("loop1", filepath.Join(dir, "loop2")))
 
-	if !linkFree(dir) {
+	if _, ok := linkFree(dir); !ok {
 		t.Fatalf("openat2 does not answer here (noOpenat2 %v): the link-free path is never taken", noOpenat2.Load())
 	}
 	for _, tc := range []struct {
@@ -48,21 +53,45 @@ func TestEvalExistingMatchesEvalSymlinks(t *testing.T) {
 		{filepath.Join(dir, "real"), true},
 		{filepath.Join(dir, "real", "sub", "f.txt"), true},
 		{filepath.Join(dir, "real", "fifo"), true},
+		{filepath.Join(dir, "real", "setuid"), true},
+		{filepath.Join(dir, "sticky"), true},
+		{"/dev/null", true},
 		{filepath.Join(dir, "rel"), false},
 		{filepath.Join(dir, "rel", "sub", "f.txt"), false},
 		{filepath.Join(dir, "abs", "f.txt"), false},
 		{filepath.Join(dir, "real", "tofile"), false},
 		{filepath.Join(dir, "chain", "tofile"), false},
 	} {
-		if got := linkFree(tc.path); got != tc.linkFree {
-			t.Errorf("linkFree(%s) = %v, want %v", tc.path, got, tc.linkFree)
+		info, ok := linkFree(tc.path)
+		if ok != tc.linkFree {
+			t.Errorf("linkFree(%s) = %v, want %v", tc.path, ok, tc.linkFree)
 		}
 		want, err := filepath.EvalSymlinks(tc.path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, err := evalExisting(tc.path); err != nil || got != want {
+		got, ginfo, err := evalExisting(tc.path)
+		if err != nil || got != want {
 			t.Errorf("evalExisting(%s) = %s, %v; EvalSymlinks %s", tc.path, got, err, want)
+		}
+		if !tc.linkFree {
+			if ginfo != nil {
+				t.Errorf("evalExisting(%s) gave a stat of a path with a link", tc.path)
+			}
+			continue
+		}
+		if info == nil || ginfo == nil {
+			t.Fatalf("linkFree(%s) gave no stat", tc.path)
+		}
+		st, err := os.Stat(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := info.Sys().(*syscall.Stat_t), st.Sys().(*syscall.Stat_t)
+		if info.Name() != st.Name() || info.Mode() != st.Mode() || info.Size() != st.Size() ||
+			!info.ModTime().Equal(st.ModTime()) || info.IsDir() != st.IsDir() || a.Dev != b.Dev || a.Ino != b.Ino {
+			t.Errorf("linkFree(%s): %s %v %d %v, os.Stat %s %v %d %v", tc.path,
+				info.Name(), info.Mode(), info.Size(), info.ModTime(), st.Name(), st.Mode(), st.Size(), st.ModTime())
 		}
 	}
 	for _, tc := range []struct {
@@ -75,13 +104,35 @@ func TestEvalExistingMatchesEvalSymlinks(t *testing.T) {
 		{filepath.Join(dir, "real", "sub", "f.txt", "child"), false},
 		{filepath.Join(dir, "loop1"), false},
 	} {
-		if linkFree(tc.path) {
+		if _, ok := linkFree(tc.path); ok {
 			t.Errorf("linkFree(%s): true for a path that does not resolve", tc.path)
 		}
 		_, wantErr := filepath.EvalSymlinks(tc.path)
-		_, err := evalExisting(tc.path)
-		if err == nil || wantErr == nil || err.Error() != wantErr.Error() || errors.Is(err, fs.ErrNotExist) != tc.notExist {
+		_, info, err := evalExisting(tc.path)
+		if info != nil || err == nil || wantErr == nil || err.Error() != wantErr.Error() || errors.Is(err, fs.ErrNotExist) != tc.notExist {
 			t.Errorf("evalExisting(%s): %v; EvalSymlinks %v; want not exist %v", tc.path, err, wantErr, tc.notExist)
 		}
+	}
+}
+
+// TestResolveGivesInfoOnlyForThePathItself: a path that does not exist yet
+// resolves through its existing parent, and the parent's stat is not
+// passed off as the path's.
+func TestResolveGivesInfoOnlyForThePathItself(t *testing.T) {
+	dir := t.TempDir()
+	r, err := NewRoots([]string{dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("abc"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	real, info, err := r.resolveInfo(filepath.Join(dir, "a.txt"))
+	if err != nil || info == nil || info.Size() != 3 || !info.Mode().IsRegular() {
+		t.Fatalf("resolveInfo(a.txt) = %s, %v, %v", real, info, err)
+	}
+	real, info, err = r.resolveInfo(filepath.Join(dir, "new", "b.txt"))
+	if err != nil || info != nil || real != filepath.Join(dir, "new", "b.txt") {
+		t.Fatalf("resolveInfo(new/b.txt) = %s, %v, %v: want the path and no stat", real, info, err)
 	}
 }

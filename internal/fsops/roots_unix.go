@@ -2,7 +2,14 @@
 
 package fsops
 
-import "path/filepath"
+import (
+	"io/fs"
+	"path/filepath"
+)
 
-// evalExisting returns the real path of an existing path.
-func evalExisting(p string) (string, error) { return filepath.EvalSymlinks(p) }
+// evalExisting returns the real path of an existing path (and no stat of
+// it: the caller makes one).
+func evalExisting(p string) (string, fs.FileInfo, error) {
+	real, err := filepath.EvalSymlinks(p)
+	return real, nil, err
+}

@@ -25,7 +25,14 @@ func platformPathProblem(p string) (Rule, string) { return windowsPathProblem(p)
 // junctions (mount points) and normalizes case and 8.3 names. It is used
 // instead of filepath.EvalSymlinks, which since Go 1.23 does not follow
 // junctions, so a junction could otherwise lead out of a root unnoticed.
-func evalExisting(p string) (string, error) {
+//
+// It gives no stat of the path (the caller makes one).
+func evalExisting(p string) (string, fs.FileInfo, error) {
+	real, err := finalPath(p)
+	return real, nil, err
+}
+
+func finalPath(p string) (string, error) {
 	// Past MAX_PATH the open needs the \\?\ prefix (a program that is not
 	// long-path aware gets no other way); the answer is stripped of it.
 	name, err := windows.UTF16PtrFromString(extendedLength(p))

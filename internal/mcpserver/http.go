@@ -253,13 +253,15 @@ func (s *Server) fingerprint(next http.Handler) http.Handler {
 
 // callFingerprint is a tools/call request's FP.
 func callFingerprint(id json.RawMessage, tool string, arguments json.RawMessage) string {
-	h := sha256.New()
-	h.Write(id)
-	h.Write([]byte{0})
-	h.Write([]byte(tool))
-	h.Write([]byte{0})
-	h.Write(arguments)
-	return hex.EncodeToString(h.Sum(nil))
+	// One buffer on the stack for a call of ordinary size, hashed at once.
+	var stack [1024]byte
+	b := stack[:0]
+	if n := len(id) + len(tool) + len(arguments) + 2; n > len(stack) {
+		b = make([]byte, 0, n)
+	}
+	b = append(append(append(append(append(b, id...), 0), tool...), 0), arguments...)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // plainInfo is what fingerprint learns about a plain call from the fast

@@ -177,19 +177,8 @@ func (s *Spec) ValidateObject(obj map[string]json.RawMessage) error {
 	verr := func(field, format string, a ...any) error {
 		return &ValidationError{Tool: s.Tool, Operation: s.Operation, Field: field, Msg: fmt.Sprintf(format, a...)}
 	}
-	known := map[string]*Field{}
-	for i := range s.Fields {
-		known[s.Fields[i].Name] = &s.Fields[i]
-	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if known[k] == nil {
-			return verr(k, "unknown field for operation %q; it accepts: %s", s.Operation, s.fieldNames())
-		}
+	if unknown, ok := s.firstUnknown(obj); ok {
+		return verr(unknown, "unknown field for operation %q; it accepts: %s", s.Operation, s.fieldNames())
 	}
 	for _, f := range s.Fields {
 		v, ok := obj[f.Name]
@@ -204,6 +193,26 @@ func (s *Spec) ValidateObject(obj map[string]json.RawMessage) error {
 		}
 	}
 	return nil
+}
+
+// firstUnknown is the first key of obj, in sorted order, that names none
+// of the spec's fields (ok false when there is none). Every call asks,
+// and nearly every call has none: no keys are sorted or copied.
+func (s *Spec) firstUnknown(obj map[string]json.RawMessage) (first string, ok bool) {
+	known := func(k string) bool {
+		for i := range s.Fields {
+			if s.Fields[i].Name == k {
+				return true
+			}
+		}
+		return false
+	}
+	for k := range obj {
+		if !known(k) && (!ok || k < first) {
+			first, ok = k, true
+		}
+	}
+	return first, ok
 }
 
 type valueError struct{ path, msg string }

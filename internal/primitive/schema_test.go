@@ -38,6 +38,10 @@ func TestDecode(t *testing.T) {
 		{`{"operation":"a","path":"/x","sha":null,"detach":true}`, ""},
 		{`{"operation":"a"}`, `t.a: field "path": required`},
 		{`{"operation":"a","path":"/x","items":[]}`, `t.a: field "items": unknown field for operation "a"`},
+		// Of several unknown fields the first in sorted order is named; an
+		// empty key is a field like any other.
+		{`{"operation":"a","zz":1,"path":"/x","bb":2,"cc":3}`, `t.a: field "bb": unknown field`},
+		{`{"operation":"a","path":"/x","":1}`, `t.a: unknown field for operation "a"`},
 		{`{"operation":"a","path":1}`, `field "path": must be a string`},
 		{`{"operation":"a","path":"/x","n":1.5}`, `field "n": must be an integer`},
 		{`{"operation":"a","path":"/x","n":9}`, `field "n": must be at most 5`},
