@@ -40,7 +40,9 @@ func ChildCommandID(parent, kind string, i int) string {
 // NewAdmission builds the admission of req, generating ids as needed.
 func NewAdmission(req Request, futureID string) *Admission {
 	sum := sha256.Sum256(req.Input)
-	a := &Admission{Spec: req.Spec, Route: req.Route, CommandID: req.CommandID, FutureID: futureID, Input: req.Input, Digest: hex.EncodeToString(sum[:])}
+	var digest [2 * sha256.Size]byte
+	a := &Admission{Spec: req.Spec, Route: req.Route, CommandID: req.CommandID, FutureID: futureID, Input: req.Input,
+		Digest: string(hex.AppendEncode(digest[:0], sum[:]))}
 	if a.FutureID == "" {
 		a.FutureID = ids.New("fut")
 	}

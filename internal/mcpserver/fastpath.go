@@ -405,6 +405,13 @@ func plainID(raw json.RawMessage) bool {
 	return true
 }
 
+// The fast path's response headers, shared by every answer (a value's
+// length is its capacity, so an Add copies it instead of writing into it).
+var (
+	noCache     = []string{"no-cache, no-transform"}
+	contentJSON = []string{"application/json"}
+)
+
 // serve runs the tool call the SDK's handler would run and writes the
 // SDK's answer: one JSON-RPC response, 200, application/json.
 func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, c plainCall) {
@@ -412,8 +419,7 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, c plainCall) {
 	env, probe := f.s.answer(r.Context(), c.tool, c.meta, c.arguments)
 	out, err := f.encode(c, env, probe)
 	h := w.Header()
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Content-Type", "application/json")
+	h["Cache-Control"], h["Content-Type"] = noCache, contentJSON
 	if err != nil {
 		// The SDK answers a handler's error as a JSON-RPC error without a
 		// code (render fails only when the envelope cannot be encoded).
@@ -432,8 +438,8 @@ func (f *fastPath) encode(c plainCall, env *dispatch.Envelope, probe *RouteProbe
 	if err != nil {
 		return nil, err
 	}
-	summary := jsonenc.AppendString(nil, summaryText(env, probe)+"\n")
-	out := make([]byte, 0, 2*len(b)+len(summary)+len(f.serverInfo)+160)
+	summary := summaryText(env, probe)
+	out := make([]byte, 0, 2*len(b)+2*len(summary)+len(f.serverInfo)+160)
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, c.id...)
 	out = append(out, `,"result":{`...)
@@ -443,7 +449,10 @@ func (f *fastPath) encode(c plainCall, env *dispatch.Envelope, probe *RouteProbe
 		out = append(out, `},`...)
 	}
 	out = append(out, `"content":[{"type":"text","text":`...)
-	out = append(out, summary[:len(summary)-1]...) // the text goes on
+	// The text goes on after the summary's line: its closing quote is
+	// taken off again.
+	out = jsonenc.AppendString(out, summary)
+	out = append(out[:len(out)-1], `\n`...)
 	switch {
 	case len(b) > maxText:
 		out = append(out, fullInStructured...)

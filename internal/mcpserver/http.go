@@ -68,11 +68,20 @@ func (s *Server) handler(fast bool) http.Handler {
 	if fast {
 		mcpH = s.fastPath(s.sdk)
 	}
+	endpoint := rpcErrors(s.guard(s.fingerprint(mcpH)))
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", rpcErrors(s.guard(s.fingerprint(mcpH))))
+	mux.Handle("/mcp", endpoint)
 	mux.Handle("/.well-known/", s.guard(http.HandlerFunc(wellKnownNotFound)))
 	mux.HandleFunc("/", http.NotFound)
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Every call is a POST to /mcp, which the mux would route to the
+		// endpoint after matching its patterns: go there at once.
+		if r.URL.Path == "/mcp" && r.Method != http.MethodConnect {
+			endpoint.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 // wellKnownNotFound answers a JSON 404 for discovery paths such as
@@ -261,7 +270,8 @@ func callFingerprint(id json.RawMessage, tool string, arguments json.RawMessage)
 	}
 	b = append(append(append(append(append(b, id...), 0), tool...), 0), arguments...)
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	var text [2 * sha256.Size]byte
+	return string(hex.AppendEncode(text[:0], sum[:]))
 }
 
 // plainInfo is what fingerprint learns about a plain call from the fast
