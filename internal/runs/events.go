@@ -101,19 +101,27 @@ func AppendTx(ctx context.Context, tx *sql.Tx, route, kind, entity string, data 
 	return nil
 }
 
+// listQuery is List's query, of one entity's events or of all: its
+// condition on kind is what lets SQLite read one entity's through
+// events_entity, which leaves call history out.
+func listQuery(entity bool) string {
+	q := `SELECT seq, at, kind, entity_id, data FROM events WHERE kind <> 'call' AND (route = '' OR route = ?)`
+	if entity {
+		q += ` AND entity_id = ?`
+	}
+	return q + ` ORDER BY seq DESC LIMIT ?`
+}
+
 // List returns the newest limit events route may read (its own and the
 // shared ones, without call history), oldest first; entity, when set,
 // keeps only that entity's events.
 func (e *Events) List(ctx context.Context, route, entity string, limit int) ([]Event, error) {
-	q := `SELECT seq, at, kind, entity_id, data FROM events WHERE kind <> 'call' AND (route = '' OR route = ?)`
 	args := []any{route}
 	if entity != "" {
-		q += ` AND entity_id = ?`
 		args = append(args, entity)
 	}
-	q += ` ORDER BY seq DESC LIMIT ?`
 	args = append(args, limit)
-	rows, err := e.DB.R.QueryContext(ctx, q, args...)
+	rows, err := e.DB.R.QueryContext(ctx, listQuery(entity != ""), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}

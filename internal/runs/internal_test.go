@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
@@ -73,7 +74,7 @@ func TestFieldAtAndPlaceholder(t *testing.T) {
 
 // newTestEvents is a call history over a fresh database, closed when the
 // test ends.
-func newTestEvents(t *testing.T) (*Events, *store.DB) {
+func newTestEvents(t testing.TB) (*Events, *store.DB) {
 	t.Helper()
 	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"))
 	if err != nil {
@@ -163,5 +164,65 @@ func TestChunkSizeUsesEightStatements(t *testing.T) {
 	}
 	if len(sizes) != 8 {
 		t.Fatalf("%d statement sizes, want 8: %v", len(sizes), sizes)
+	}
+}
+
+// TestEventListUsesTheEntityIndex: List reads one entity's events through
+// events_entity, which leaves call history out, not by a scan of every
+// event.
+func TestEventListUsesTheEntityIndex(t *testing.T) {
+	ev, _ := newTestEvents(t)
+	rows, err := ev.DB.R.Query(`EXPLAIN QUERY PLAN `+listQuery(true), "r:x", "run_1", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if got := strings.Join(plan, "; "); !strings.Contains(got, "USING INDEX events_entity") {
+		t.Fatalf("query plan %q: the entity's events are not read through events_entity", got)
+	}
+}
+
+// BenchmarkRecordCalls: the call history's write of a batch of 128 calls
+// of two conversations, in steady state (each route trimmed as it goes),
+// with the entity index leaving call history out (as migrated) beside the
+// same table with every row in it (as before migration 0015):
+//
+//	go test -run '^$' -bench RecordCalls -count 6 ./internal/runs/ | benchstat -col /index -
+func BenchmarkRecordCalls(b *testing.B) {
+	for _, full := range []bool{false, true} {
+		name := "index=partial"
+		if full {
+			name = "index=full"
+		}
+		b.Run(name, func(b *testing.B) {
+			ev, _ := newTestEvents(b)
+			if full {
+				if _, err := ev.DB.W.Exec(`DROP INDEX events_entity; CREATE INDEX events_entity ON events(entity_id, seq)`); err != nil {
+					b.Fatal(err)
+				}
+			}
+			ctx := context.Background()
+			recs := make([]callRec, insertCallsChunk)
+			for i := range recs {
+				recs[i] = callRec{at: int64(i), route: []string{"r:a", "r:b"}[i%2], sig: "fs.stat"}
+			}
+			for range 2 * HistoryKeep / len(recs) { // a full history first
+				ev.record(ctx, recs)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				ev.record(ctx, recs)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/call")
+		})
 	}
 }
