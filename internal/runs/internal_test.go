@@ -172,19 +172,9 @@ func TestChunkSizeUsesEightStatements(t *testing.T) {
 // event.
 func TestEventListUsesTheEntityIndex(t *testing.T) {
 	ev, _ := newTestEvents(t)
-	rows, err := ev.DB.R.Query(`EXPLAIN QUERY PLAN `+listQuery(true), "r:x", "run_1", 10)
+	plan, err := ev.DB.QueryPlan(context.Background(), listQuery(true), "r:x", "run_1", 10)
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
 	}
 	if got := strings.Join(plan, "; "); !strings.Contains(got, "USING INDEX events_entity") {
 		t.Fatalf("query plan %q: the entity's events are not read through events_entity", got)
