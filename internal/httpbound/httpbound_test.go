@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -491,5 +492,44 @@ func TestKeptStepsWithinHeldCap(t *testing.T) {
 			t.Fatalf("%d steps still kept with nothing held", kept())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// deadlineRecorder records the write deadlines set on it.
+type deadlineRecorder struct {
+	http.ResponseWriter
+	deadlines []time.Time
+}
+
+func (d *deadlineRecorder) SetWriteDeadline(t time.Time) error {
+	d.deadlines = append(d.deadlines, t)
+	return nil
+}
+
+// TestArmSetsTheDeadlineOnceForAQuickAnswer: the arms of one quick answer
+// (at the start, at its write, after the handler) set the write deadline
+// once; a write after a 64th of the timeout sets it afresh, one whole
+// timeout from then, so no deadline is ever later than a timeout after
+// the write it bounds, nor earlier than 63/64 of one.
+func TestArmSetsTheDeadlineOnceForAQuickAnswer(t *testing.T) {
+	rec := &deadlineRecorder{ResponseWriter: httptest.NewRecorder()}
+	const timeout = 640 * time.Millisecond
+	w := &boundedWriter{ResponseWriter: rec, rc: http.NewResponseController(rec), timeout: timeout}
+	start := time.Now()
+	w.arm()
+	if _, err := w.Write([]byte("answer")); err != nil {
+		t.Fatal(err)
+	}
+	w.arm()
+	if len(rec.deadlines) != 1 || rec.deadlines[0].Before(start.Add(timeout)) {
+		t.Fatalf("deadlines %v for one quick answer, want one at least %v after %v", rec.deadlines, timeout, start)
+	}
+	time.Sleep(timeout/64 + 5*time.Millisecond)
+	before := time.Now()
+	if _, err := w.Write([]byte("more")); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.deadlines) != 2 || rec.deadlines[1].Before(before.Add(timeout)) {
+		t.Fatalf("deadlines %v: a write after a 64th of the timeout must set a new one at least %v after %v", rec.deadlines, timeout, before)
 	}
 }
