@@ -10,12 +10,13 @@ import (
 // hashCacheSize bounds the hash cache; when full it is emptied.
 const hashCacheSize = 256
 
-// hashCache remembers whole-file hashes by path, size and modification
-// time, so paging through a large file with read does not hash all of it
-// for every page. A file rewritten within one mtime tick at the same size
-// could be reported with its previous hash; that can only make a later
-// write's expected_sha256 check fail, never pass wrongly, because writes
-// hash the file themselves. Its zero value is ready to use.
+// hashCache remembers whole-file hashes by path, size, modification time
+// and (on Linux) status change time, so paging through a large file with
+// read does not hash all of it for every page. A file rewritten within one
+// tick of those times at the same size could be reported with its previous
+// hash; that can only make a later write's expected_sha256 check fail,
+// never pass wrongly, because writes hash the file themselves. Its zero
+// value is ready to use.
 type hashCache struct {
 	mu sync.Mutex
 	m  map[hashKey]string
@@ -25,12 +26,17 @@ type hashKey struct {
 	path  string
 	size  int64
 	mtime time.Time
+	ctime int64 // changeTime
+}
+
+func keyOf(path string, info fs.FileInfo) hashKey {
+	return hashKey{path: path, size: info.Size(), mtime: info.ModTime(), ctime: changeTime(info)}
 }
 
 // cached returns the remembered SHA-256 of the file described by info, if
 // any, reading nothing.
 func (c *hashCache) cached(path string, info fs.FileInfo) (string, bool) {
-	k := hashKey{path: path, size: info.Size(), mtime: info.ModTime()}
+	k := keyOf(path, info)
 	c.mu.Lock()
 	sha, ok := c.m[k]
 	c.mu.Unlock()
@@ -47,7 +53,7 @@ func (c *hashCache) sum(path string, info fs.FileInfo, r io.Reader) (string, err
 	if err != nil {
 		return "", err
 	}
-	k := hashKey{path: path, size: info.Size(), mtime: info.ModTime()}
+	k := keyOf(path, info)
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= hashCacheSize {
 		c.m = make(map[hashKey]string)

@@ -291,7 +291,7 @@ func (e *Engine) stat(in StatInput, quick bool) (StatResult, bool, error) {
 var errNotQuick = errors.New("not quick")
 
 func (e *Engine) statPath(in StatInput, quick bool) (StatResult, error) {
-	abs, info, err := e.Roots.resolveInfo(in.Path)
+	abs, info, err := e.Roots.resolveInfo(in.Path, true)
 	if err != nil {
 		return StatResult{}, err
 	}
@@ -307,11 +307,14 @@ func (e *Engine) statPath(in StatInput, quick bool) (StatResult, error) {
 	res := StatResult{Path: abs, Exists: true, Type: typeOf(info.Mode()), Size: info.Size(),
 		Mode: info.Mode().Perm().String(), MTime: info.ModTime().UTC()}
 	if info.Mode().IsRegular() && info.Size() <= MaxHashSize {
-		// A hash remembered for this path, size and time needs no open:
-		// the cache answers by those, whichever handle they came from.
-		if sha, ok := e.hashes.cached(abs, info); ok {
-			res.SHA256 = sha
-			return res, nil
+		// A hash remembered for this file as it is now needs no open, when
+		// the stat is the kernel's own (a local filesystem: a network one
+		// may answer from an attribute cache, which the open refreshes).
+		if freshStat(info) {
+			if sha, ok := e.hashes.cached(abs, info); ok {
+				res.SHA256 = sha
+				return res, nil
+			}
 		}
 		f, err := openRead(abs)
 		if err != nil {

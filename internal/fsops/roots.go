@@ -195,13 +195,14 @@ func (r Roots) List() []string {
 // A symlink swapped in between Resolve and the operation is not caught;
 // fs itself never creates links, so that needs another way to write here.
 func (r Roots) Resolve(p string) (string, error) {
-	real, _, err := r.resolveInfo(p)
+	real, _, err := r.resolveInfo(p, false)
 	return real, err
 }
 
-// resolveInfo is Resolve, with what a stat of the path says when it exists
-// and resolving it gave that on the way (else nil: stat it).
-func (r Roots) resolveInfo(p string) (string, fs.FileInfo, error) {
+// resolveInfo is Resolve, with (when stat is set) what a stat of the path
+// says when it exists and resolving it gave that on the way (else nil:
+// stat it).
+func (r Roots) resolveInfo(p string, stat bool) (string, fs.FileInfo, error) {
 	if p == "" {
 		return "", nil, refuse(p, RuleEmpty, "give an absolute path under one of the roots")
 	}
@@ -218,7 +219,7 @@ func (r Roots) resolveInfo(p string) (string, fs.FileInfo, error) {
 		return "", nil, refuse(p, RuleParentRef, "'..' components are not accepted; give the path without them")
 	}
 	clean := filepath.Clean(p)
-	real, info, err := realPathInfo(clean)
+	real, info, err := realPathInfo(clean, stat)
 	if err != nil {
 		var ce *ContainmentError
 		if errors.As(err, &ce) {
@@ -330,17 +331,18 @@ func isPlatformSep(c byte) bool { return os.IsPathSeparator(c) }
 // unchanged. A component that exists only as a dangling link is refused:
 // where it points cannot be checked.
 func realPath(p string) (string, error) {
-	real, _, err := realPathInfo(p)
+	real, _, err := realPathInfo(p, false)
 	return real, err
 }
 
-// realPathInfo is realPath, with what a stat of p says when p exists and
-// resolving it gave that on the way (else nil: the caller stats it).
-func realPathInfo(p string) (string, fs.FileInfo, error) {
+// realPathInfo is realPath, with (when stat is set) what a stat of p says
+// when p exists and resolving it gave that on the way (else nil: the
+// caller stats it).
+func realPathInfo(p string, stat bool) (string, fs.FileInfo, error) {
 	var tail []string
 	cur := p
 	for {
-		resolved, info, err := evalExisting(cur)
+		resolved, info, err := evalExisting(cur, stat)
 		if err == nil {
 			if len(tail) > 0 {
 				info = nil // an ancestor's

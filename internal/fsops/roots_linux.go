@@ -10,17 +10,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// evalExisting returns the real path of an existing path, and what an
-// fstat of it says when that came on the way. p is clean and absolute with
-// no ".." (Resolve refuses those; Clean removes them from a configured
-// root). When the kernel walks p to an existing file without meeting a
-// link, p is its real path as it is: one openat2, an fstat of what it
-// opened (the stat the caller would otherwise make by path) and a close,
-// where filepath.EvalSymlinks makes an lstat per component. A path with a
-// link in it, a missing one, and a kernel without openat2 (before 5.6, or
-// a sandbox that filters it) go to filepath.EvalSymlinks, without a stat.
-func evalExisting(p string) (string, fs.FileInfo, error) {
-	if info, ok := linkFree(p); ok {
+// evalExisting returns the real path of an existing path, and (when stat
+// is set) what an fstat of it says when that came on the way. p is clean
+// and absolute with no ".." (Resolve refuses those; Clean removes them
+// from a configured root). When the kernel walks p to an existing file
+// without meeting a link, p is its real path as it is: one openat2 (and
+// for stat an fstat of what it opened, the stat the caller would otherwise
+// make by path) and a close, where filepath.EvalSymlinks makes an lstat
+// per component. A path with a link in it, a missing one, and a kernel
+// without openat2 (before 5.6, or a sandbox that filters it) go to
+// filepath.EvalSymlinks, without a stat.
+func evalExisting(p string, stat bool) (string, fs.FileInfo, error) {
+	if info, ok := linkFree(p, stat); ok {
 		return p, info, nil
 	}
 	real, err := filepath.EvalSymlinks(p)
@@ -36,9 +37,9 @@ var (
 
 // linkFree reports whether p exists and no component of it, the last
 // included, is a symbolic link (RESOLVE_NO_SYMLINKS: the walk fails with
-// ELOOP at the first one), with an fstat of it (nil if that failed).
-// O_PATH opens without reading, so a FIFO cannot block it.
-func linkFree(p string) (fs.FileInfo, bool) {
+// ELOOP at the first one), with (when stat is set) an fstat of it, or nil
+// if that failed. O_PATH opens without reading, so a FIFO cannot block it.
+func linkFree(p string, stat bool) (fs.FileInfo, bool) {
 	if noOpenat2.Load() {
 		return nil, false
 	}
@@ -50,18 +51,61 @@ func linkFree(p string) (fs.FileInfo, bool) {
 		return nil, false
 	}
 	defer unix.Close(fd)
+	if !stat {
+		return nil, true
+	}
 	info := &fdInfo{name: filepath.Base(p)}
 	if syscall.Fstat(fd, &info.st) != nil {
 		return nil, true
 	}
+	if info.st.Mode&syscall.S_IFMT == syscall.S_IFREG {
+		var sfs unix.Statfs_t
+		info.local = unix.Fstatfs(fd, &sfs) == nil && localFS(int64(sfs.Type))
+	}
 	return info, true
+}
+
+// localFS reports whether a filesystem of this statfs type keeps a file's
+// attributes itself (no network, no user-space server): its fstat is the
+// file as it is now.
+func localFS(magic int64) bool {
+	switch magic {
+	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
+		unix.OVERLAYFS_SUPER_MAGIC, unix.F2FS_SUPER_MAGIC, unix.BCACHEFS_SUPER_MAGIC, unix.RAMFS_MAGIC,
+		unix.MSDOS_SUPER_MAGIC, unix.EXFAT_SUPER_MAGIC, zfsSuperMagic:
+		return true
+	}
+	return false
+}
+
+// zfsSuperMagic is OpenZFS's statfs type (not in x/sys/unix).
+const zfsSuperMagic = 0x2fc12fc1
+
+// freshStat reports whether info is the kernel's own fstat of a regular
+// file on a local filesystem: what the file is now, so a hash remembered
+// for it needs no open. A stat of a network filesystem may come from its
+// attribute cache, which the open refreshes.
+func freshStat(info fs.FileInfo) bool {
+	fi, ok := info.(*fdInfo)
+	return ok && fi.local
+}
+
+// changeTime is the file's status change time, in the hash cache's key:
+// a rewrite that keeps size and modification time (touch -d, rsync -t)
+// or a change of mode still changes it.
+func changeTime(info fs.FileInfo) int64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return st.Ctim.Nano()
+	}
+	return 0
 }
 
 // fdInfo is an fstat's answer as an fs.FileInfo with the modes os.Stat
 // gives (TestEvalExistingMatchesEvalSymlinks compares them).
 type fdInfo struct {
-	name string
-	st   syscall.Stat_t
+	name  string
+	st    syscall.Stat_t
+	local bool // a regular file on a local filesystem (freshStat)
 }
 
 func (i *fdInfo) Name() string       { return i.name }

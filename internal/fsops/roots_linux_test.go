@@ -1,12 +1,15 @@
 package fsops
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestEvalExistingMatchesEvalSymlinks: on Linux a path without links is
@@ -41,7 +44,7 @@ func TestEvalExistingMatchesEvalSymlinks(t *testing.T) {
 	must(os.Symlink("loop2", filepath.Join(dir, "loop1")))
 	must(os.Symlink("loop1", filepath.Join(dir, "loop2")))
 
-	if _, ok := linkFree(dir); !ok {
+	if _, ok := linkFree(dir, true); !ok {
 		t.Fatalf("openat2 does not answer here (noOpenat2 %v): the link-free path is never taken", noOpenat2.Load())
 	}
 	for _, tc := range []struct {
@@ -62,7 +65,7 @@ func TestEvalExistingMatchesEvalSymlinks(t *testing.T) {
 		{filepath.Join(dir, "real", "tofile"), false},
 		{filepath.Join(dir, "chain", "tofile"), false},
 	} {
-		info, ok := linkFree(tc.path)
+		info, ok := linkFree(tc.path, true)
 		if ok != tc.linkFree {
 			t.Errorf("linkFree(%s) = %v, want %v", tc.path, ok, tc.linkFree)
 		}
@@ -70,7 +73,7 @@ func TestEvalExistingMatchesEvalSymlinks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, ginfo, err := evalExisting(tc.path)
+		got, ginfo, err := evalExisting(tc.path, true)
 		if err != nil || got != want {
 			t.Errorf("evalExisting(%s) = %s, %v; EvalSymlinks %s", tc.path, got, err, want)
 		}
@@ -104,11 +107,11 @@ func TestEvalExistingMatchesEvalSymlinks(t *testing.T) {
 		{filepath.Join(dir, "real", "sub", "f.txt", "child"), false},
 		{filepath.Join(dir, "loop1"), false},
 	} {
-		if _, ok := linkFree(tc.path); ok {
+		if _, ok := linkFree(tc.path, true); ok {
 			t.Errorf("linkFree(%s): true for a path that does not resolve", tc.path)
 		}
 		_, wantErr := filepath.EvalSymlinks(tc.path)
-		_, info, err := evalExisting(tc.path)
+		_, info, err := evalExisting(tc.path, true)
 		if info != nil || err == nil || wantErr == nil || err.Error() != wantErr.Error() || errors.Is(err, fs.ErrNotExist) != tc.notExist {
 			t.Errorf("evalExisting(%s): %v; EvalSymlinks %v; want not exist %v", tc.path, err, wantErr, tc.notExist)
 		}
@@ -127,12 +130,91 @@ func TestResolveGivesInfoOnlyForThePathItself(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("abc"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	real, info, err := r.resolveInfo(filepath.Join(dir, "a.txt"))
+	real, info, err := r.resolveInfo(filepath.Join(dir, "a.txt"), true)
 	if err != nil || info == nil || info.Size() != 3 || !info.Mode().IsRegular() {
 		t.Fatalf("resolveInfo(a.txt) = %s, %v, %v", real, info, err)
 	}
-	real, info, err = r.resolveInfo(filepath.Join(dir, "new", "b.txt"))
+	real, info, err = r.resolveInfo(filepath.Join(dir, "new", "b.txt"), true)
 	if err != nil || info != nil || real != filepath.Join(dir, "new", "b.txt") {
 		t.Fatalf("resolveInfo(new/b.txt) = %s, %v, %v: want the path and no stat", real, info, err)
+	}
+}
+
+// TestFreshStatOnlyForLocalRegularFiles: only the fstat of a regular file
+// on a local filesystem lets stat answer a remembered hash without opening
+// the file; a directory's, a stat by path, and (by its statfs type) a
+// network or user-space filesystem's do not.
+func TestFreshStatOnlyForLocalRegularFiles(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f.txt")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var sfs unix.Statfs_t
+	if err := unix.Statfs(dir, &sfs); err != nil {
+		t.Fatal(err)
+	}
+	info, ok := linkFree(file, true)
+	if !ok || info == nil {
+		t.Fatal("linkFree gave no stat of a plain file")
+	}
+	if got, want := freshStat(info), localFS(int64(sfs.Type)); got != want {
+		t.Errorf("freshStat of a file on a filesystem of type %#x = %v, want %v", sfs.Type, got, want)
+	}
+	if d, _ := linkFree(dir, true); d == nil || freshStat(d) {
+		t.Errorf("freshStat of a directory: %v", d)
+	}
+	if st, err := os.Stat(file); err != nil || freshStat(st) {
+		t.Errorf("freshStat of a stat by path: %v", err)
+	}
+	if info, _ := linkFree(file, false); info != nil {
+		t.Errorf("linkFree without stat gave %v", info)
+	}
+	for _, magic := range []int64{unix.NFS_SUPER_MAGIC, unix.SMB2_SUPER_MAGIC, unix.CIFS_SUPER_MAGIC, unix.FUSE_SUPER_MAGIC,
+		unix.V9FS_MAGIC, unix.CEPH_SUPER_MAGIC, unix.AFS_FS_MAGIC} {
+		if localFS(magic) {
+			t.Errorf("localFS(%#x): a network or user-space filesystem taken for local", magic)
+		}
+	}
+	for _, magic := range []int64{unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC} {
+		if !localFS(magic) {
+			t.Errorf("localFS(%#x) = false", magic)
+		}
+	}
+}
+
+// TestStatSeesARewriteThatKeepsSizeAndTime: a file rewritten at the same
+// size with its modification time put back (rsync -t, touch -d) gets its
+// new hash: the change time is in the hash cache's key.
+func TestStatSeesARewriteThatKeepsSizeAndTime(t *testing.T) {
+	env := newTestEngine(t)
+	ctx := context.Background()
+	path := env.path("same.txt")
+	if err := os.WriteFile(path, []byte("aaaa"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	first, err := env.e.Stat(ctx, StatInput{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("bbbb"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, first.MTime, first.MTime); err != nil {
+		t.Fatal(err)
+	}
+	for _, quick := range []bool{false, true} {
+		var got StatResult
+		if quick {
+			got, _, err = env.e.QuickStat(ctx, StatInput{Path: path})
+		} else {
+			got, err = env.e.Stat(ctx, StatInput{Path: path})
+		}
+		if err != nil || !got.MTime.Equal(first.MTime) || got.Size != first.Size {
+			t.Fatalf("stat after the rewrite: %+v %v (want size and time as before)", got, err)
+		}
+		if got.SHA256 == first.SHA256 {
+			t.Fatalf("stat (quick %v) after a rewrite that kept size and time: the old hash %s", quick, got.SHA256)
+		}
 	}
 }

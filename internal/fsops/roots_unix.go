@@ -9,7 +9,7 @@ import (
 
 // evalExisting returns the real path of an existing path (and no stat of
 // it: the caller makes one).
-func evalExisting(p string) (string, fs.FileInfo, error) {
+func evalExisting(p string, _ bool) (string, fs.FileInfo, error) {
 	real, err := filepath.EvalSymlinks(p)
 	return real, nil, err
 }

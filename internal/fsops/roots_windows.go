@@ -27,7 +27,7 @@ func platformPathProblem(p string) (Rule, string) { return windowsPathProblem(p)
 // junctions, so a junction could otherwise lead out of a root unnoticed.
 //
 // It gives no stat of the path (the caller makes one).
-func evalExisting(p string) (string, fs.FileInfo, error) {
+func evalExisting(p string, _ bool) (string, fs.FileInfo, error) {
 	real, err := finalPath(p)
 	return real, nil, err
 }

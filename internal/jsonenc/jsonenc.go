@@ -12,7 +12,9 @@ import (
 
 // Appender is a value that appends its own JSON encoding, exactly what
 // json.Marshal gives for it, to dst. ok is false when it cannot (the
-// caller then marshals it).
+// caller then marshals it). A struct that embeds an Appender inherits its
+// method and would be written as the embedded value alone: implement it
+// only on a type no other type embeds, and hold it to Marshal in a test.
 type Appender interface {
 	AppendJSON(dst []byte) (out []byte, ok bool)
 }
