@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 
@@ -90,11 +91,16 @@ func TestEvalExistingMatchesEvalSymlinks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, b := info.Sys().(*syscall.Stat_t), st.Sys().(*syscall.Stat_t)
-		if info.Name() != st.Name() || info.Mode() != st.Mode() || info.Size() != st.Size() ||
-			!info.ModTime().Equal(st.ModTime()) || info.IsDir() != st.IsDir() || a.Dev != b.Dev || a.Ino != b.Ino {
-			t.Errorf("linkFree(%s): %s %v %d %v, os.Stat %s %v %d %v", tc.path,
-				info.Name(), info.Mode(), info.Size(), info.ModTime(), st.Name(), st.Mode(), st.Size(), st.ModTime())
+		// info is the walk's stat, ginfo (for a path walked a moment ago)
+		// the recheck's.
+		for _, info := range []fs.FileInfo{info, ginfo} {
+			a, b := info.Sys().(*syscall.Stat_t), st.Sys().(*syscall.Stat_t)
+			if info.Name() != st.Name() || info.Mode() != st.Mode() || info.Size() != st.Size() ||
+				!info.ModTime().Equal(st.ModTime()) || info.IsDir() != st.IsDir() || a.Dev != b.Dev || a.Ino != b.Ino ||
+				a.Ctim != b.Ctim || a.Nlink != b.Nlink || a.Uid != b.Uid || a.Rdev != b.Rdev {
+				t.Errorf("linkFree(%s): %s %v %d %v, os.Stat %s %v %d %v", tc.path,
+					info.Name(), info.Mode(), info.Size(), info.ModTime(), st.Name(), st.Mode(), st.Size(), st.ModTime())
+			}
 		}
 	}
 	for _, tc := range []struct {
@@ -215,6 +221,133 @@ func TestStatSeesARewriteThatKeepsSizeAndTime(t *testing.T) {
 		}
 		if got.SHA256 == first.SHA256 {
 			t.Fatalf("stat (quick %v) after a rewrite that kept size and time: the old hash %s", quick, got.SHA256)
+		}
+	}
+}
+
+// walkedFile makes dir/name/f.txt and reports whether a link-free walk of
+// it is remembered here (a filesystem with birth times).
+func walkedFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	p := filepath.Join(dir, name, "f.txt")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(name), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := linkFree(p, true); !ok {
+		t.Fatalf("linkFree(%s) = false", p)
+	}
+	walked.mu.Lock()
+	_, ok := walked.m[p]
+	walked.mu.Unlock()
+	if !ok {
+		t.Skipf("a link-free walk is not remembered on this filesystem (no birth times?)")
+	}
+	return p
+}
+
+// TestWalkedPathIsRecheckedEachTime: a path walked link-free a moment ago
+// is answered by one statx while it reaches the same unchanged file; a
+// link put in place of a directory above it or of the file itself, a
+// change to the file, and age each send it back to the walk.
+func TestWalkedPathIsRecheckedEachTime(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	hit := func(p string) (fs.FileInfo, bool, bool) {
+		t.Helper()
+		before := walked.hits.Load()
+		info, ok := linkFree(p, true)
+		return info, ok, walked.hits.Load() > before
+	}
+
+	a := walkedFile(t, dir, "a")
+	if info, ok, rechecked := hit(a); !ok || !rechecked || info.Size() != 1 {
+		t.Fatalf("second linkFree(a/f.txt): %v %v rechecked %v, want the recheck's answer", info, ok, rechecked)
+	}
+
+	// A directory above moved away and a link to another file's directory
+	// put in its place: another file, so the walk, which meets the link.
+	walkedFile(t, dir, "other")
+	must(os.Rename(filepath.Join(dir, "a"), filepath.Join(dir, "a-moved")))
+	must(os.Symlink("other", filepath.Join(dir, "a")))
+	if _, ok, rechecked := hit(a); ok || rechecked {
+		t.Fatalf("linkFree through a link put in place of a directory: ok %v rechecked %v", ok, rechecked)
+	}
+	if real, _, err := evalExisting(a, true); err != nil || real != filepath.Join(dir, "other", "f.txt") {
+		t.Fatalf("evalExisting through the link = %s, %v", real, err)
+	}
+
+	// The file itself replaced by a link.
+	b := walkedFile(t, dir, "b")
+	must(os.Remove(b))
+	must(os.Symlink(filepath.Join(dir, "other", "f.txt"), b))
+	if _, ok, rechecked := hit(b); ok || rechecked {
+		t.Fatalf("linkFree of a file replaced by a link: ok %v rechecked %v", ok, rechecked)
+	}
+
+	// A change to the file (its change time) sends it to the walk, which
+	// remembers it again.
+	c := walkedFile(t, dir, "c")
+	must(os.Chmod(c, 0o640))
+	if info, ok, rechecked := hit(c); !ok || rechecked || info.Mode().Perm() != 0o640 {
+		t.Fatalf("linkFree after a chmod: %v %v rechecked %v", info, ok, rechecked)
+	}
+	if info, ok, rechecked := hit(c); !ok || !rechecked || info.Mode().Perm() != 0o640 {
+		t.Fatalf("linkFree after the walk remembered the chmod: %v %v rechecked %v", info, ok, rechecked)
+	}
+
+	// The directory above moved and a link to where it went put in its
+	// place: the same file, unchanged, so for at most walkedFor the path
+	// answers for it; after that the walk meets the link.
+	d := walkedFile(t, dir, "d")
+	must(os.Rename(filepath.Join(dir, "d"), filepath.Join(dir, "d-moved")))
+	must(os.Symlink("d-moved", filepath.Join(dir, "d")))
+	moved, err := os.Stat(filepath.Join(dir, "d-moved", "f.txt"))
+	must(err)
+	same := func(info fs.FileInfo) bool {
+		a, b := info.Sys().(*syscall.Stat_t), moved.Sys().(*syscall.Stat_t)
+		return a.Dev == b.Dev && a.Ino == b.Ino
+	}
+	if info, ok, rechecked := hit(d); !ok || !rechecked || !same(info) {
+		t.Fatalf("linkFree within walkedFor of the walk: %v %v rechecked %v, want the same file", info, ok, rechecked)
+	}
+	walked.mu.Lock()
+	w := walked.m[d]
+	w.at = w.at.Add(-walkedFor)
+	walked.m[d] = w
+	walked.mu.Unlock()
+	if _, ok, rechecked := hit(d); ok || rechecked {
+		t.Fatalf("linkFree walkedFor after the walk: ok %v rechecked %v, want the walk (and the link it meets)", ok, rechecked)
+	}
+	if real, _, err := evalExisting(d, true); err != nil || real != filepath.Join(dir, "d-moved", "f.txt") {
+		t.Fatalf("evalExisting through the link = %s, %v", real, err)
+	}
+}
+
+// TestWalkedPathsAreBounded: the paths remembered never pass maxWalked.
+func TestWalkedPathsAreBounded(t *testing.T) {
+	dir := t.TempDir()
+	walkedFile(t, dir, "first")
+	for i := range maxWalked + 10 {
+		var stx unix.Statx_t
+		stx.Mask = walkedMask
+		stx.Btime.Sec, stx.Ino = 1, uint64(i+1)
+		walked.remember(filepath.Join(dir, "n", strconv.Itoa(i)), &stx, false)
+		walked.mu.Lock()
+		n := len(walked.m)
+		walked.mu.Unlock()
+		if n > maxWalked {
+			t.Fatalf("%d paths remembered, bound %d", n, maxWalked)
 		}
 	}
 }
