@@ -197,7 +197,8 @@ func (s *Server) fingerprint(next http.Handler) http.Handler {
 			return
 		}
 		trimmed := bytes.TrimSpace(body)
-		if len(trimmed) == 0 || !json.Valid(trimmed) {
+		scan := scanJSON(trimmed)
+		if len(trimmed) == 0 || !scan.valid(trimmed) {
 			writeRPCError(w, http.StatusBadRequest, nil, codeParseError, "Parse error: request body is not valid JSON")
 			return
 		}
@@ -205,7 +206,6 @@ func (s *Server) fingerprint(next http.Handler) http.Handler {
 			writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest, "Invalid request: the body must be a JSON-RPC request object")
 			return
 		}
-		scan := scanJSON(trimmed)
 		if scan.TooDeep {
 			writeRPCError(w, http.StatusBadRequest, nil, codeParseError, fmt.Sprintf("Parse error: JSON nested deeper than %d levels", MaxJSONDepth))
 			return

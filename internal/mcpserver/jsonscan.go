@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -13,6 +14,9 @@ const MaxJSONDepth = 128
 
 // scanResult is what scanJSON learns about a request body.
 type scanResult struct {
+	// Invalid is set when the walk met what valid JSON cannot have there
+	// (json.Valid's grammar: RFC 8259 without a check of UTF-8).
+	Invalid bool
 	// TooDeep is set when the nesting passes MaxJSONDepth.
 	TooDeep bool
 	// BadPath is the path of the first string (a key or a value) that is
@@ -21,11 +25,25 @@ type scanResult struct {
 	BadPath []string
 }
 
-// scanJSON walks data, which must already be valid JSON.
+// valid reports what json.Valid(data) reports, for the data scanJSON
+// walked: a walk that stopped early (too deep, a bad string) has not read
+// the rest, which json.Valid then reads.
+func (r scanResult) valid(data []byte) bool {
+	if r.Invalid {
+		return false
+	}
+	return !r.TooDeep && r.BadPath == nil || json.Valid(data)
+}
+
+// scanJSON walks data once: its grammar, its depth and its strings.
 func scanJSON(data []byte) scanResult {
 	s := &scanner{data: data}
 	s.path = s.pathBuf[:0]
 	s.value(0)
+	if !s.done() {
+		s.next()
+		s.res.Invalid = s.i < len(s.data)
+	}
 	return s.res
 }
 
@@ -45,54 +63,61 @@ type pathElem struct {
 	index int
 }
 
-func (s *scanner) done() bool { return s.res.TooDeep || s.res.BadPath != nil }
+func (s *scanner) done() bool { return s.res.Invalid || s.res.TooDeep || s.res.BadPath != nil }
 
-func (s *scanner) space() {
+// next skips whitespace and returns the byte there, 0 at the end (a NUL
+// is never valid outside a string: every caller refuses a 0).
+func (s *scanner) next() byte {
 	for s.i < len(s.data) {
-		switch s.data[s.i] {
+		switch c := s.data[s.i]; c {
 		case ' ', '\t', '\n', '\r':
 			s.i++
 		default:
-			return
+			return c
 		}
 	}
+	return 0
 }
 
 func (s *scanner) value(depth int) {
-	s.space()
-	if s.i >= len(s.data) || s.done() {
-		return
-	}
-	switch s.data[s.i] {
+	switch c := s.next(); c {
 	case '{':
 		if depth+1 > MaxJSONDepth {
 			s.res.TooDeep = true
 			return
 		}
 		s.i++
-		for !s.done() {
-			s.space()
-			if s.data[s.i] == '}' {
-				s.i++
+		if s.next() == '}' {
+			s.i++
+			return
+		}
+		for {
+			if s.next() != '"' {
+				s.res.Invalid = true
 				return
 			}
-			if s.data[s.i] == ',' {
-				s.i++
-				s.space()
-			}
 			key, ok := s.str()
+			if s.done() {
+				return
+			}
 			if !ok {
 				s.fail(key)
 				return
 			}
-			s.space()
-			s.i++ // ':'
+			if s.next() != ':' {
+				s.res.Invalid = true
+				return
+			}
+			s.i++
 			s.path = append(s.path, pathElem{key: key, index: -1})
 			s.value(depth + 1)
 			if s.done() {
 				return
 			}
 			s.path = s.path[:len(s.path)-1]
+			if !s.more('}') {
+				return
+			}
 		}
 	case '[':
 		if depth+1 > MaxJSONDepth {
@@ -100,32 +125,100 @@ func (s *scanner) value(depth int) {
 			return
 		}
 		s.i++
-		for n := 0; !s.done(); n++ {
-			s.space()
-			if s.data[s.i] == ']' {
-				s.i++
-				return
-			}
-			if s.data[s.i] == ',' {
-				s.i++
-			}
+		if s.next() == ']' {
+			s.i++
+			return
+		}
+		for n := 0; ; n++ {
 			s.path = append(s.path, pathElem{index: n})
 			s.value(depth + 1)
 			if s.done() {
 				return
 			}
 			s.path = s.path[:len(s.path)-1]
+			if !s.more(']') {
+				return
+			}
 		}
 	case '"':
-		if _, ok := s.str(); !ok {
+		if _, ok := s.str(); !ok && !s.done() {
 			s.fail(nil)
 		}
+	case 't':
+		s.literal("true")
+	case 'f':
+		s.literal("false")
+	case 'n':
+		s.literal("null")
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		s.number()
 	default:
-		// A number, true, false or null.
-		for s.i < len(s.data) && !strings.ContainsRune(",]} \t\r\n", rune(s.data[s.i])) {
-			s.i++
+		s.res.Invalid = true
+	}
+}
+
+// more reads what follows a member or an element: a comma (true: another
+// comes) or the closing byte (false), else the JSON is invalid (false).
+func (s *scanner) more(closing byte) bool {
+	switch s.next() {
+	case ',':
+		s.i++
+		return true
+	case closing:
+		s.i++
+	default:
+		s.res.Invalid = true
+	}
+	return false
+}
+
+func (s *scanner) literal(word string) {
+	if !strings.HasPrefix(string(s.data[s.i:]), word) {
+		s.res.Invalid = true
+		return
+	}
+	s.i += len(word)
+}
+
+// number reads -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?; what follows
+// it is the caller's to check.
+func (s *scanner) number() {
+	d, i := s.data, s.i
+	digits := func() bool {
+		start := i
+		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+			i++
+		}
+		return i > start
+	}
+	if d[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(d) && d[i] == '0':
+		i++
+	case !digits():
+		s.res.Invalid = true
+		return
+	}
+	if i < len(d) && d[i] == '.' {
+		i++
+		if !digits() {
+			s.res.Invalid = true
+			return
 		}
 	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		if !digits() {
+			s.res.Invalid = true
+			return
+		}
+	}
+	s.i = i
 }
 
 func (s *scanner) fail(key []byte) {
@@ -148,7 +241,8 @@ func (s *scanner) fail(key []byte) {
 
 // str reads a string at s.i, returning its text for a path (escapes kept
 // as written, a range of data) and whether it is valid UTF-8 without lone
-// surrogates.
+// surrogates; a string JSON does not allow (a control byte, an unknown
+// escape, no closing quote) sets Invalid.
 func (s *scanner) str() ([]byte, bool) {
 	s.i++ // opening quote
 	start := s.i
@@ -160,18 +254,20 @@ func (s *scanner) str() ([]byte, bool) {
 		case c == '"':
 			text := s.data[start:s.i]
 			s.i++
-			if highPending {
-				ok = false
-			}
-			return text, ok
+			return text, ok && !highPending
 		case c == '\\':
-			if s.i+1 < len(s.data) && s.data[s.i+1] == 'u' && s.i+5 < len(s.data) {
-				r, err := strconv.ParseUint(string(s.data[s.i+2:s.i+6]), 16, 16)
-				s.i += 6
-				if err != nil {
-					ok = false
-					continue
+			var esc byte
+			if s.i+1 < len(s.data) {
+				esc = s.data[s.i+1]
+			}
+			switch esc {
+			case 'u':
+				r, hex := hex4(s.data[s.i+2:])
+				if !hex {
+					s.res.Invalid = true
+					return nil, false
 				}
+				s.i += 6
 				switch {
 				case r >= 0xD800 && r <= 0xDBFF:
 					if highPending {
@@ -190,12 +286,19 @@ func (s *scanner) str() ([]byte, bool) {
 					highPending = false
 				}
 				continue
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				if highPending {
+					ok = false
+				}
+				highPending = false
+				s.i += 2
+				continue
 			}
-			if highPending {
-				ok = false
-			}
-			highPending = false
-			s.i += 2
+			s.res.Invalid = true
+			return nil, false
+		case c < 0x20:
+			s.res.Invalid = true
+			return nil, false
 		case c < utf8.RuneSelf:
 			if highPending {
 				ok = false
@@ -215,7 +318,30 @@ func (s *scanner) str() ([]byte, bool) {
 			s.i += size
 		}
 	}
-	return s.data[start:], false
+	s.res.Invalid = true // no closing quote
+	return nil, false
+}
+
+// hex4 is the value of the four hex digits that b starts with.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 // fieldPath renders a path as Hearth's validation messages name fields:

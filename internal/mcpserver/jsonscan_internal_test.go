@@ -1,0 +1,69 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// scanCases are bodies at the edges of JSON's grammar, of the depth bound
+// and of the string checks.
+var scanCases = []string{
+	``, ` `, `{}`, `[]`, ` {} `, "\t[\r\n]\n", `{"a":1}`, `{"a":1,}`, `{,}`, `{"a" 1}`, `{"a":}`, `{"a":1 "b":2}`,
+	`{"a":1}}`, `{"a":1}x`, `{"a":1} {}`, `{1:2}`, `{'a':1}`, `[1,]`, `[,1]`, `[1 2]`, `[1,,2]`, `]`, `}`, `[`, `{`,
+	`{"a":[1,{"b":null}],"c":true,"d":false}`, `tru`, `true`, `truex`, `nul`, `null`, `nulll`, `falsey`, `f`,
+	`0`, `-0`, `01`, `-01`, `1.`, `1.5`, `.5`, `1e`, `1e+`, `1e+5`, `1E-5`, `-`, `--1`, `+1`, `1.5e3.2`, `0x10`,
+	`-1.0e-0`, `1_000`, `123456789012345678901234567890`, `Infinity`, `NaN`,
+	`"a"`, `"a`, `"\"`, `"\\"`, `"\/"`, `"\b\f\n\r\t"`, `"\a"`, `"\x41"`, `"\u0041"`, `"\u004"`, `"\u00g1"`, `"\U0041"`,
+	`"\ud800"`, `"\ud800\udc00"`, `"\udc00"`, `"\ud800x"`, `"\ud800\u0041"`, `"\uD83D\uDE00"`, "\"a\tb\"", "\"a\nb\"",
+	"\"\x00\"", "\"\x1f\"", "\"\x7f\"", "\"\xff\"", "\"caf\xc3\xa9\"", "\"\xc3\"", "{\"k\xff\":1}", "[\"ok\",\"\xed\xa0\x80\"]",
+	"\xef\xbb\xbf{}", "{}\x00", "\x00", "{\"a\":1}\v", `{"a":"\`, `{"a":"\u`, `["\u12`,
+	strings.Repeat("[", MaxJSONDepth) + strings.Repeat("]", MaxJSONDepth),
+	strings.Repeat("[", MaxJSONDepth+1) + strings.Repeat("]", MaxJSONDepth+1),
+	strings.Repeat("[", MaxJSONDepth+1) + strings.Repeat("]", MaxJSONDepth),
+	strings.Repeat(`{"a":`, MaxJSONDepth+1) + `1` + strings.Repeat("}", MaxJSONDepth+1),
+	strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
+	"[\"\xff\"", "[\"\xff\",", "{\"a\":\"\xff\"} x",
+}
+
+// TestScanJSONValidAsJSONValid: scanJSON's walk tells valid JSON from
+// invalid exactly as json.Valid does (so fingerprint needs no second
+// pass), the depth bound and the string checks included.
+func TestScanJSONValidAsJSONValid(t *testing.T) {
+	for _, c := range scanCases {
+		checkScan(t, []byte(c))
+	}
+	r := scanJSON([]byte(`{"a":{"b":["x","` + "\xff" + `"]}}`))
+	if got := strings.Join(r.BadPath, "|"); got != "a|b|[1]" || r.Invalid || r.TooDeep {
+		t.Errorf("bad string in an array: %+v", r)
+	}
+	r = scanJSON([]byte("{\"ok\":1,\"k\xff\":1}"))
+	if got := strings.Join(r.BadPath, "|"); got != "k\xff" {
+		t.Errorf("bad key: %+v", r)
+	}
+	if r := scanJSON([]byte(`{"a":"\ud800"}`)); strings.Join(r.BadPath, "|") != "a" {
+		t.Errorf("lone surrogate: %+v", r)
+	}
+	if r := scanJSON([]byte(strings.Repeat("[", MaxJSONDepth+1) + strings.Repeat("]", MaxJSONDepth+1))); !r.TooDeep || r.Invalid {
+		t.Errorf("too deep: %+v", r)
+	}
+}
+
+func checkScan(t *testing.T, data []byte) {
+	t.Helper()
+	r := scanJSON(data)
+	if got, want := r.valid(data), json.Valid(data); got != want {
+		t.Errorf("scanJSON(%q).valid = %v (%+v), json.Valid %v", data, got, r, want)
+	}
+	if r.Invalid && (r.TooDeep || r.BadPath != nil) {
+		t.Errorf("scanJSON(%q) = %+v: invalid and stopped", data, r)
+	}
+}
+
+func FuzzScanJSON(f *testing.F) {
+	for _, c := range scanCases {
+		f.Add([]byte(c))
+	}
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs","arguments":{"operation":"stat","path":"/a"},"_meta":{"k":[1.5e3,-0,true,null]}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) { checkScan(t, data) })
+}
