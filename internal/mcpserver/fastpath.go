@@ -106,26 +106,50 @@ func (f *fastPath) take(r *http.Request, body []byte) (plainCall, bool) {
 // stateless JSON POST and whose handling the fast path knows exactly.
 func (f *fastPath) plainHeaders(r *http.Request) bool {
 	h := r.Header
-	if len(h.Values("Last-Event-ID")) > 0 || len(h.Values("Mcp-Session-Id")) > 0 {
+	if len(h[hdrLastEventID]) > 0 || len(h[hdrSessionID]) > 0 {
 		return false
 	}
 	for k := range h {
-		if strings.HasPrefix(http.CanonicalHeaderKey(k), "Mcp-Param-") {
+		// Only a key of this length starting with m or M can be one.
+		if len(k) >= len(hdrParamPrefix) && k[0]|0x20 == 'm' && strings.HasPrefix(http.CanonicalHeaderKey(k), hdrParamPrefix) {
 			return false
 		}
 	}
-	if pv := h.Values("Mcp-Protocol-Version"); len(pv) != 1 || !slices.Contains(f.protocols, pv[0]) {
+	if pv := h[hdrProtocol]; len(pv) != 1 || !slices.Contains(f.protocols, pv[0]) {
 		return false
 	}
-	if ct := h.Get("Content-Type"); ct != "application/json" {
+	if ct := firstValue(h, hdrContentType); ct != "application/json" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
 			return false
 		}
 	}
-	if !acceptsBoth(h.Values("Accept")) {
+	if !acceptsBoth(h[hdrAccept]) {
 		return false
 	}
 	return plainLoopbackHost(r.Host)
+}
+
+// The headers the fast path reads, as canonical keys: the map is indexed
+// with them directly (Header.Get canonicalizes its key on every call).
+// TestHeaderKeysAreCanonical holds them canonical.
+const (
+	hdrLastEventID = "Last-Event-Id"
+	hdrSessionID   = "Mcp-Session-Id"
+	hdrProtocol    = "Mcp-Protocol-Version"
+	hdrContentType = "Content-Type"
+	hdrAccept      = "Accept"
+	hdrMethod      = "Mcp-Method"
+	hdrName        = "Mcp-Name"
+	hdrOrigin      = "Origin"
+	hdrParamPrefix = "Mcp-Param-"
+)
+
+// firstValue is h.Get(key) for a canonical key.
+func firstValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // acceptsBoth reports whether Accept names application/json and
@@ -133,6 +157,9 @@ func (f *fastPath) plainHeaders(r *http.Request) bool {
 // SDK's check (which also takes application/* and text/*): a header it
 // does not recognise goes to the SDK.
 func acceptsBoth(values []string) bool {
+	if len(values) == 1 && values[0] == "application/json, text/event-stream" {
+		return true // what the go-sdk's and the TypeScript SDK's clients send
+	}
 	json, stream := false, false
 	for _, v := range values {
 		for part := range strings.SplitSeq(v, ",") {
@@ -194,9 +221,9 @@ func (f *fastPath) plain(r *http.Request, body []byte) (plainCall, bool) {
 		}
 		c.arguments = a
 	}
-	pv := r.Header.Get("Mcp-Protocol-Version")
+	pv := firstValue(r.Header, hdrProtocol)
 	c.modern = pv == protoModern
-	if c.modern && (r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != c.tool) {
+	if c.modern && (firstValue(r.Header, hdrMethod) != "tools/call" || firstValue(r.Header, hdrName) != c.tool) {
 		return c, false
 	}
 	rawMeta := params.get("_meta")

@@ -125,3 +125,44 @@ func TestPlainFingerprintMatchesDecoder(t *testing.T) {
 		}
 	}
 }
+
+// TestHeaderKeysAreCanonical: the fast path indexes the header map with
+// these keys, which finds a value only when the key is canonical.
+func TestHeaderKeysAreCanonical(t *testing.T) {
+	for _, k := range []string{hdrLastEventID, hdrSessionID, hdrProtocol, hdrContentType, hdrAccept, hdrMethod, hdrName, hdrOrigin, hdrParamPrefix + "X"} {
+		if c := http.CanonicalHeaderKey(k); c != k {
+			t.Errorf("%q is not canonical (%q)", k, c)
+		}
+	}
+}
+
+// TestPlainHeadersSeeEveryParamHeader: an Mcp-Param- header sends the
+// request to the SDK however its key is spelled in the map (a handler's
+// own map need not be canonical).
+func TestPlainHeadersSeeEveryParamHeader(t *testing.T) {
+	f := &fastPath{protocols: []string{"2025-06-18"}}
+	req := func() *http.Request {
+		r, _ := http.NewRequest("POST", "http://127.0.0.1:9/mcp", strings.NewReader("{}"))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("MCP-Protocol-Version", "2025-06-18")
+		return r
+	}
+	if !f.plainHeaders(req()) {
+		t.Fatal("plain headers refused")
+	}
+	for _, k := range []string{"Mcp-Param-Path", "mcp-param-path", "MCP-PARAM-PATH", "mCP-pARAM-x"} {
+		r := req()
+		r.Header[k] = []string{"x"}
+		if f.plainHeaders(r) {
+			t.Errorf("header %q taken as plain", k)
+		}
+	}
+	for _, accept := range []string{"application/json", "text/event-stream", "application/json,text/event-stream"} {
+		r := req()
+		r.Header.Set("Accept", accept)
+		if got, want := f.plainHeaders(r), accept == "application/json,text/event-stream"; got != want {
+			t.Errorf("Accept %q: plain %v, want %v", accept, got, want)
+		}
+	}
+}

@@ -103,7 +103,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			http.Error(w, "Forbidden: Host must be a loopback address", http.StatusForbidden)
 			return
 		}
-		if origin := r.Header.Get("Origin"); origin != "" && !loopbackOrigin(origin) {
+		if origin := firstValue(r.Header, hdrOrigin); origin != "" && !loopbackOrigin(origin) {
 			http.Error(w, "Forbidden: cross-origin request", http.StatusForbidden)
 			return
 		}
@@ -119,7 +119,7 @@ func acceptJSONOnly(r *http.Request) {
 	if r.Method != http.MethodPost {
 		return
 	}
-	accept := strings.Join(r.Header.Values("Accept"), ",")
+	accept := strings.Join(r.Header[hdrAccept], ",")
 	if strings.Contains(accept, "text/event-stream") {
 		return
 	}
