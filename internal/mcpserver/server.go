@@ -206,14 +206,15 @@ func (s *Server) handle(tool string) mcp.ToolHandler {
 
 // answer runs one tool call (both the SDK's handler and the fast path
 // call it) and returns its envelope, with the arrivals it carries, and
-// the route probe of its answer.
+// the route probe of its answer. arguments are valid JSON or empty: they
+// are a value of a body fingerprint has checked whole.
 func (s *Server) answer(ctx context.Context, tool string, meta map[string]any, arguments json.RawMessage) (*dispatch.Envelope, *RouteProbe) {
 	if v, ok := meta["openai/session"]; ok && v != nil && s.OnOpenAISession != nil {
 		s.OnOpenAISession()
 	}
 	route := Route(meta)
 	var env *dispatch.Envelope
-	spec, input, detach, err := s.Registry.Decode(tool, arguments)
+	spec, input, detach, err := s.Registry.DecodeValid(tool, arguments)
 	if bad := infoFrom(ctx).BadUTF8; bad != "" {
 		err = badUTF8(tool, spec, bad)
 	}

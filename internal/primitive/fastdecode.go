@@ -271,6 +271,11 @@ func splitObject(args []byte) (map[string]json.RawMessage, bool) {
 	if !json.Valid(args) {
 		return nil, false
 	}
+	return splitValid(args)
+}
+
+// splitValid is splitObject of args known to be valid JSON.
+func splitValid(args []byte) (map[string]json.RawMessage, bool) {
 	obj := make(map[string]json.RawMessage, 4)
 	for it := jsonscan.Object(args); ; {
 		if !it.Next() {

@@ -168,6 +168,12 @@ func TestSplitObjectMatchesUnmarshal(t *testing.T) {
 		got, ok := splitObject([]byte(in))
 		var want map[string]json.RawMessage
 		err := json.Unmarshal([]byte(in), &want)
+		if json.Valid([]byte(in)) {
+			// What the walk alone makes of valid JSON.
+			if vgot, vok := splitValid([]byte(in)); vok != ok || ok && !reflect.DeepEqual(vgot, got) {
+				t.Fatalf("%q: splitValid %q %v, splitObject %q %v", in, vgot, vok, got, ok)
+			}
+		}
 		if !ok {
 			continue
 		}

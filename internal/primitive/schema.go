@@ -129,13 +129,29 @@ func (e *ValidationError) Error() string {
 // Decode checks a tool call's arguments strictly and returns the primitive,
 // the input with operation and detach removed, and the detach flag.
 func (r *Registry) Decode(tool string, args json.RawMessage) (*Spec, json.RawMessage, bool, error) {
+	return r.decode(tool, args, json.Valid(args))
+}
+
+// DecodeValid is Decode of arguments known to be valid JSON or empty (a
+// value of a request body that was checked whole): they are not checked
+// again.
+func (r *Registry) DecodeValid(tool string, args json.RawMessage) (*Spec, json.RawMessage, bool, error) {
+	return r.decode(tool, args, true)
+}
+
+func (r *Registry) decode(tool string, args json.RawMessage, valid bool) (*Spec, json.RawMessage, bool, error) {
 	var obj map[string]json.RawMessage
+	split := false
+	if valid {
+		obj, split = splitValid(args)
+	}
 	if len(bytes.TrimSpace(args)) == 0 {
 		obj = map[string]json.RawMessage{}
-	} else if split, ok := splitObject(args); ok {
-		obj = split
-	} else if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
-		return nil, nil, false, &ValidationError{Tool: tool, Msg: "arguments must be a JSON object"}
+	} else if !split {
+		obj = nil
+		if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
+			return nil, nil, false, &ValidationError{Tool: tool, Msg: "arguments must be a JSON object"}
+		}
 	}
 	opRaw, ok := obj["operation"]
 	if !ok {

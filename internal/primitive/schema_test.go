@@ -3,6 +3,7 @@ package primitive
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -55,9 +56,19 @@ func TestDecode(t *testing.T) {
 		{`{"path":"/x"}`, `field "operation": required`},
 		{`[1]`, `arguments must be a JSON object`},
 		{`{"operation":"a","path":"/x","detach":1}`, `field "detach"`},
+		{` {"operation" : "a", "path":"/x"} `, ""},
+		{``, `field "operation": required`},
+		{`null`, `arguments must be a JSON object`},
+		{`{"operation":"a","path":"/x","path":"/y"}`, ""},
+		{`{"operation":"a","path":"/x"}`, ""},
 	}
 	for _, tc := range cases {
 		spec, input, _, err := r.Decode("t", json.RawMessage(tc.args))
+		// DecodeValid, for arguments known valid, answers the same.
+		vspec, vinput, _, verr := r.DecodeValid("t", json.RawMessage(tc.args))
+		if vspec != spec || string(vinput) != string(input) || fmt.Sprint(verr) != fmt.Sprint(err) {
+			t.Errorf("%s: DecodeValid %v %s %v, Decode %v %s %v", tc.args, vspec, vinput, verr, spec, input, err)
+		}
 		if tc.want == "" {
 			if err != nil {
 				t.Errorf("%s: %v", tc.args, err)
