@@ -441,9 +441,9 @@ var (
 
 // serve runs the tool call the SDK's handler would run and writes the
 // SDK's answer: one JSON-RPC response, 200, application/json.
-func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, c plainCall) {
+func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, c plainCall, ri requestInfo) {
 	f.s.fastCalls.Add(1)
-	env, probe := f.s.answer(r.Context(), c.tool, c.meta, c.arguments)
+	env, probe := f.s.answer(r.Context(), ri, c.tool, c.meta, c.arguments)
 	out, err := f.encode(c, env, probe)
 	h := w.Header()
 	h["Cache-Control"], h["Content-Type"] = noCache, contentJSON

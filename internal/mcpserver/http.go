@@ -32,23 +32,15 @@ type requestInfo struct {
 	BadUTF8 string
 }
 
+// infoFrom is the requestInfo withInfo gave the SDK's handlers (the fast
+// path hands its own to answer).
 func infoFrom(ctx context.Context) requestInfo {
-	if ri, ok := ctx.Value(requestInfoKey{}).(requestInfo); ok {
-		return ri
-	}
-	if st, ok := ctx.Value(rpcStateKey{}).(*rpcState); ok {
-		return st.Info
-	}
-	return requestInfo{}
+	ri, _ := ctx.Value(requestInfoKey{}).(requestInfo)
+	return ri
 }
 
-// withInfo gives r's handlers ri: in the request's rpcState when it has
-// one (no copy of the request), else in a new context.
+// withInfo gives r's handlers ri, in a new context.
 func withInfo(r *http.Request, ri requestInfo) *http.Request {
-	if st, ok := r.Context().Value(rpcStateKey{}).(*rpcState); ok {
-		st.Info = ri
-		return r
-	}
 	if ri == (requestInfo{}) {
 		return r
 	}
@@ -152,13 +144,14 @@ func loopbackOrigin(origin string) bool {
 	return loopbackHost(u.Host)
 }
 
-// withRPCState carries the state an error answer needs down to where the
-// body is read.
-func withRPCState(ctx context.Context, st *rpcState) context.Context {
-	return context.WithValue(ctx, rpcStateKey{}, st)
+// rpcStateOf is the state of the rpcErrors answering w, where the body's
+// reading leaves what an error answer needs (nil when w is not one).
+func rpcStateOf(w http.ResponseWriter) *rpcState {
+	if iw, ok := w.(*rpcErrorWriter); ok {
+		return &iw.state
+	}
+	return nil
 }
-
-type rpcStateKey struct{}
 
 // readBody reads the (bounded) body: into exactly its length when known,
 // so that a 4 MiB body costs 4 MiB, not the doublings of io.ReadAll.
@@ -213,10 +206,10 @@ func (s *Server) fingerprint(next http.Handler) http.Handler {
 		if f, ok := next.(*fastPath); ok {
 			if call, ok := f.take(r, body); ok {
 				if ri, ok := plainInfo(call, scan); ok {
-					if st, ok := r.Context().Value(rpcStateKey{}).(*rpcState); ok {
+					if st := rpcStateOf(w); st != nil {
 						st.ID, st.Method = call.id, "tools/call"
 					}
-					f.serve(w, withInfo(r, ri), call)
+					f.serve(w, r, call, ri)
 					return
 				}
 			}
@@ -232,7 +225,7 @@ func (s *Server) fingerprint(next http.Handler) http.Handler {
 			Error  json.RawMessage `json:"error"`
 		}
 		err = json.Unmarshal(body, &msg)
-		if st, ok := r.Context().Value(rpcStateKey{}).(*rpcState); ok && err == nil {
+		if st := rpcStateOf(w); st != nil && err == nil {
 			st.ID, st.Method = msg.ID, msg.Method
 		}
 		if trimmed[0] == '{' && (err != nil || msg.Method == "" && msg.Result == nil && msg.Error == nil) {

@@ -72,19 +72,16 @@ func rpcErrors(next http.Handler) http.Handler {
 			return
 		}
 		iw := &rpcErrorWriter{ResponseWriter: w}
-		r = r.WithContext(withRPCState(r.Context(), &iw.state))
 		next.ServeHTTP(iw, r)
 		iw.finish()
 	})
 }
 
 // rpcState is what the request's reading learned that an error answer
-// needs, its id and method, and the tool handler its requestInfo.
+// needs: its id and method.
 type rpcState struct {
 	ID     json.RawMessage
 	Method string
-	// Info is what fingerprint learned for the tool handler (infoFrom).
-	Info requestInfo
 }
 
 type rpcErrorWriter struct {

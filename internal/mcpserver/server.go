@@ -200,29 +200,30 @@ func CommandID(meta map[string]any) string {
 
 func (s *Server) handle(tool string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return render(s.answer(ctx, tool, req.Params.Meta, req.Params.Arguments))
+		return render(s.answer(ctx, infoFrom(ctx), tool, req.Params.Meta, req.Params.Arguments))
 	}
 }
 
 // answer runs one tool call (both the SDK's handler and the fast path
 // call it) and returns its envelope, with the arrivals it carries, and
-// the route probe of its answer. arguments are valid JSON or empty: they
-// are a value of a body fingerprint has checked whole.
-func (s *Server) answer(ctx context.Context, tool string, meta map[string]any, arguments json.RawMessage) (*dispatch.Envelope, *RouteProbe) {
+// the route probe of its answer. ri is what fingerprint learned of the
+// request; arguments are valid JSON or empty: they are a value of a body
+// fingerprint has checked whole.
+func (s *Server) answer(ctx context.Context, ri requestInfo, tool string, meta map[string]any, arguments json.RawMessage) (*dispatch.Envelope, *RouteProbe) {
 	if v, ok := meta["openai/session"]; ok && v != nil && s.OnOpenAISession != nil {
 		s.OnOpenAISession()
 	}
 	route := Route(meta)
 	var env *dispatch.Envelope
 	spec, input, detach, err := s.Registry.DecodeValid(tool, arguments)
-	if bad := infoFrom(ctx).BadUTF8; bad != "" {
+	if bad := ri.BadUTF8; bad != "" {
 		err = badUTF8(tool, spec, bad)
 	}
 	if err == nil && CommandID(meta) != "" && strings.HasPrefix(route, dispatch.AnonymousPrefix) {
 		err = fmt.Errorf(`_meta["hearth/command_id"]: a command id is remembered per conversation; send _meta["hearth/conversation"] with it`)
 	}
 	deliver := func() []dispatch.Arrival {
-		arr, derr := s.Dispatcher.Deliver(ctx, route, infoFrom(ctx).FP)
+		arr, derr := s.Dispatcher.Deliver(ctx, route, ri.FP)
 		if derr != nil {
 			s.Log.Error("deliver arrivals", "err", derr)
 			arr = []dispatch.Arrival{}
