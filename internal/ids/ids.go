@@ -14,7 +14,15 @@ var enc = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(bas
 func New(prefix string) string {
 	var b [13]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never returns an error since Go 1.24
-	return prefix + "_" + enc.EncodeToString(b[:])[:20]
+	// 13 bytes encode as 21 characters, the last holding 1 bit: it is
+	// dropped. Made on the stack for an ordinary prefix, so the id is the
+	// one allocation.
+	var buf [48]byte
+	out := append(append(buf[:0], prefix...), '_')
+	n := len(out)
+	out = append(out, make([]byte, enc.EncodedLen(len(b)))...)
+	enc.Encode(out[n:], b[:])
+	return string(out[:n+20])
 }
 
 // Valid reports whether id looks like one made by New with prefix, so

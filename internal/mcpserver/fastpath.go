@@ -249,7 +249,7 @@ func (f *fastPath) plain(r *http.Request, body []byte) (plainCall, bool) {
 func metaMap(meta members) (map[string]any, bool) {
 	out := make(map[string]any, len(meta))
 	for _, m := range meta {
-		switch k := string(m.key); {
+		switch k := metaKey(m.key); {
 		case plainString(m.val):
 			out[k] = string(m.val[1 : len(m.val)-1])
 		case strings.HasPrefix(k, metaPrefix):
@@ -263,6 +263,19 @@ func metaMap(meta members) (map[string]any, bool) {
 		}
 	}
 	return out, true
+}
+
+// metaKey is key as a string: the keys Hearth reads without a copy.
+func metaKey(key []byte) string {
+	switch string(key) {
+	case metaConversation:
+		return metaConversation
+	case metaSession:
+		return metaSession
+	case metaCommandID:
+		return metaCommandID
+	}
+	return string(key)
 }
 
 // plainMeta checks the request's _meta: on the older wires it may carry

@@ -171,7 +171,7 @@ func (s *Server) disclose(next mcp.MethodHandler) mcp.MethodHandler {
 // fresh request-scoped anonymous route. Raw identifiers never leave this
 // function.
 func Route(meta map[string]any) string {
-	for _, k := range []string{"openai/session", "hearth/conversation"} {
+	for _, k := range [...]string{metaSession, metaConversation} {
 		v, ok := meta[k]
 		if !ok || v == nil {
 			continue
@@ -184,15 +184,27 @@ func Route(meta map[string]any) string {
 		if s == "" {
 			continue
 		}
-		sum := sha256.Sum256([]byte(k + "\x00" + s))
-		return "r:" + hex.EncodeToString(sum[:16])
+		// Hashed and hex-encoded on the stack for an ordinary id.
+		var in [128]byte
+		sum := sha256.Sum256(append(append(append(in[:0], k...), 0), s...))
+		var out [2 + 32]byte
+		copy(out[:], "r:")
+		hex.Encode(out[2:], sum[:16])
+		return string(out[:])
 	}
 	return dispatch.AnonymousPrefix + ids.New("req")
 }
 
+// The _meta keys Hearth reads.
+const (
+	metaSession      = "openai/session"
+	metaConversation = "hearth/conversation"
+	metaCommandID    = "hearth/command_id"
+)
+
 // CommandID returns a client-supplied _meta["hearth/command_id"], if any.
 func CommandID(meta map[string]any) string {
-	if v, ok := meta["hearth/command_id"].(string); ok {
+	if v, ok := meta[metaCommandID].(string); ok {
 		return v
 	}
 	return ""
@@ -210,7 +222,7 @@ func (s *Server) handle(tool string) mcp.ToolHandler {
 // request; arguments are valid JSON or empty: they are a value of a body
 // fingerprint has checked whole.
 func (s *Server) answer(ctx context.Context, ri requestInfo, tool string, meta map[string]any, arguments json.RawMessage) (*dispatch.Envelope, *RouteProbe) {
-	if v, ok := meta["openai/session"]; ok && v != nil && s.OnOpenAISession != nil {
+	if v, ok := meta[metaSession]; ok && v != nil && s.OnOpenAISession != nil {
 		s.OnOpenAISession()
 	}
 	route := Route(meta)
@@ -301,7 +313,7 @@ func (s *Server) probe(meta map[string]any, route string, env *dispatch.Envelope
 	if env.State != primitive.StatePending {
 		return nil
 	}
-	if v, ok := meta["openai/session"]; !ok || v == nil || v == "" {
+	if v, ok := meta[metaSession]; !ok || v == nil || v == "" {
 		return nil
 	}
 	nonce, exp, ok := s.Probes.RouteProbe(route)

@@ -1,0 +1,7 @@
+//go:build race
+
+package ids
+
+// raceEnabled: the race detector's build allocates where the plain one
+// does not, so allocation counts are checked without it.
+const raceEnabled = true
