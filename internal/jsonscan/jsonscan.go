@@ -28,19 +28,25 @@ func ValueEnd(b []byte, valid bool) int {
 	depth := 0
 	inString := false
 	for i := 0; i < len(b); i++ {
-		c := b[i]
 		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-				if depth == 0 {
-					return i + 1
-				}
+			// The next quote ends the string unless a backslash comes
+			// before it: both found a run at a time.
+			q := bytes.IndexByte(b[i:], '"')
+			if q < 0 {
+				return 0
+			}
+			if e := bytes.IndexByte(b[i:i+q], '\\'); e >= 0 {
+				i += e + 1 // the backslash; the loop steps over what it escapes
+				continue
+			}
+			i += q
+			inString = false
+			if depth == 0 {
+				return i + 1
 			}
 			continue
 		}
+		c := b[i]
 		switch c {
 		case '"':
 			inString = true

@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -69,4 +70,23 @@ func TestValueEnd(t *testing.T) {
 			t.Errorf("ValueEnd(%q, compact) = %d, want %d", in, got, want)
 		}
 	}
+}
+
+// FuzzValueEnd: a valid JSON value ends where it ends, alone or with what
+// may follow it.
+func FuzzValueEnd(f *testing.F) {
+	for _, s := range []string{`"a\"b"`, `{"a":[1,"]"]}`, `123`, `true`, `null`, `[1, 2]`, `{}`, `"\\"`, `"\\\""`, `"a\\\\\\"b"`, `{"k":"v\\","w":"}"}`, `"é\u00e9"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v := bytes.TrimSpace(data)
+		if len(v) == 0 || !json.Valid(v) {
+			return
+		}
+		for _, after := range []string{"", ",", "}", "]", " ", "\n,"} {
+			if got := ValueEnd(append(v[:len(v):len(v)], after...), true); got != len(v) {
+				t.Fatalf("ValueEnd(%q + %q) = %d, want %d", v, after, got, len(v))
+			}
+		}
+	})
 }
