@@ -149,8 +149,9 @@ func (l *Limiter) Held() (bytes int64, requests int) {
 // WriteTimeout.
 func (l *Limiter) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
 		if l.limits.WriteTimeout > 0 {
-			bw := &boundedWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: l.limits.WriteTimeout}
+			bw := &boundedWriter{ResponseWriter: w, rc: rc, timeout: l.limits.WriteTimeout}
 			// What net/http writes itself (a 100 Continue before the
 			// body, the buffered rest of the answer after the handler)
 			// is bounded too; without WriteTimeout on the server a
@@ -183,7 +184,6 @@ func (l *Limiter) Handler(next http.Handler) http.Handler {
 		var steps [][]byte
 		defer func() { l.release(reserved, steps) }()
 
-		rc := http.NewResponseController(w)
 		deadline := time.Now().Add(l.limits.BodyTimeout)
 		// Errors are ignored: a writer without deadlines (a test
 		// recorder) is still bounded by the server's ReadTimeout.

@@ -166,3 +166,18 @@ func TestPlainHeadersSeeEveryParamHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopbackHost: guard's Host check takes loopback names and addresses
+// (with or without a port) and nothing that merely starts like one.
+func TestLoopbackHost(t *testing.T) {
+	for host, want := range map[string]bool{
+		"127.0.0.1": true, "127.0.0.1:8080": true, "localhost": true, "localhost:1": true, "LocalHost:1": true,
+		"[::1]:80": true, "::1": true, "127.0.0.2:5": true,
+		"": false, "127.0.0.1.evil.example": false, "localhost.evil.example:80": false, "evil.example": false,
+		"10.0.0.1:80": false, "[::2]:80": false, "127.0.0.1:80:80": false,
+	} {
+		if got := loopbackHost(host); got != want {
+			t.Errorf("loopbackHost(%q) = %v, want %v", host, got, want)
+		}
+	}
+}
