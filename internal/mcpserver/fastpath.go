@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -56,7 +57,7 @@ const (
 type fastPath struct {
 	s         *Server
 	next      http.Handler
-	tools     map[string]bool
+	tools     map[string]string // each tool it answers, by its name
 	protocols []string
 	// serverInfo is the encoded implementation() of a 2026-07-28 result's
 	// _meta.
@@ -64,10 +65,10 @@ type fastPath struct {
 }
 
 func (s *Server) fastPath(next http.Handler) *fastPath {
-	f := &fastPath{s: s, next: next, tools: map[string]bool{}}
+	f := &fastPath{s: s, next: next, tools: map[string]string{}}
 	for _, t := range tools {
 		if len(s.Registry.Operations(t.Name)) > 0 {
-			f.tools[t.Name] = true
+			f.tools[t.Name] = t.Name
 		}
 	}
 	supported := mcp.SupportedProtocolVersions()
@@ -211,8 +212,7 @@ func (f *fastPath) plain(r *http.Request, body []byte) (plainCall, bool) {
 	if !plainString(name) {
 		return c, false
 	}
-	c.tool = string(name[1 : len(name)-1])
-	if !f.tools[c.tool] {
+	if c.tool = f.tools[string(name[1:len(name)-1])]; c.tool == "" {
 		return c, false
 	}
 	if a := params.get("arguments"); a != nil {
@@ -457,7 +457,9 @@ var (
 func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, c plainCall, ri requestInfo) {
 	f.s.fastCalls.Add(1)
 	env, probe := f.s.answer(r.Context(), ri, c.tool, c.meta, c.arguments)
-	out, err := f.encode(c, env, probe)
+	bufs := getAnswerBufs()
+	defer putAnswerBufs(bufs)
+	out, err := f.encode(c, env, probe, bufs)
 	h := w.Header()
 	h["Cache-Control"], h["Content-Type"] = noCache, contentJSON
 	if err != nil {
@@ -473,13 +475,17 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, c plainCall, ri
 // encoding the envelope once: the same members (on the 2026-07-28 wire
 // the server's info in _meta and resultType "complete"), the text content
 // holding the same text.
-func (f *fastPath) encode(c plainCall, env *dispatch.Envelope, probe *RouteProbe) ([]byte, error) {
-	b, err := encodeEnvelope(env, probe)
-	if err != nil {
-		return nil, err
+func (f *fastPath) encode(c plainCall, env *dispatch.Envelope, probe *RouteProbe, bufs *answerBufs) ([]byte, error) {
+	b, ok := appendEnvelope(bufs.env[:0], env, probe)
+	if bufs.env = b; !ok {
+		var err error
+		if b, err = encodeEnvelope(env, probe); err != nil {
+			return nil, err
+		}
 	}
 	summary := summaryText(env, probe)
-	out := make([]byte, 0, 2*len(b)+2*len(summary)+len(f.serverInfo)+160)
+	out := slices.Grow(bufs.out[:0], 2*len(b)+2*len(summary)+len(f.serverInfo)+160)
+	defer func() { bufs.out = out }()
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, c.id...)
 	out = append(out, `,"result":{`...)
@@ -516,6 +522,25 @@ func (f *fastPath) encode(c plainCall, env *dispatch.Envelope, probe *RouteProbe
 		out = append(out, `,"resultType":"complete"`...)
 	}
 	return append(out, "}}"...), nil
+}
+
+// answerBufs are the buffers an answer is encoded in, kept for the next
+// answers once it is written (net/http has copied it): an ordinary answer
+// then allocates none.
+type answerBufs struct{ env, out []byte }
+
+var answerPool = sync.Pool{New: func() any { return &answerBufs{env: make([]byte, 0, 1024), out: make([]byte, 0, 4096)} }}
+
+// maxKeptAnswer bounds the buffers kept: a large answer's are left to the
+// collector.
+const maxKeptAnswer = 64 << 10
+
+func getAnswerBufs() *answerBufs { return answerPool.Get().(*answerBufs) }
+
+func putAnswerBufs(b *answerBufs) {
+	if cap(b.env) <= maxKeptAnswer && cap(b.out) <= maxKeptAnswer {
+		answerPool.Put(b)
+	}
 }
 
 // appendInString appends doc, valid UTF-8 JSON as encoding/json writes

@@ -89,7 +89,7 @@ func manyMembers(n int) string {
 // derives from the decoder for the same body, so that a retry is
 // recognised whichever path served the first request.
 func TestPlainFingerprintMatchesDecoder(t *testing.T) {
-	f := &fastPath{tools: map[string]bool{"fs": true}, protocols: []string{"2025-06-18"}}
+	f := &fastPath{tools: map[string]string{"fs": "fs"}, protocols: []string{"2025-06-18"}}
 	bodies := []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs","arguments":{"operation":"stat","path":"/a"}}}`,
 		` { "id" : "x-1" , "method":"tools/call","jsonrpc":"2.0","params":{ "arguments" : { "path" : "/a" , "operation":"stat" } ,"name":"fs"} } `,

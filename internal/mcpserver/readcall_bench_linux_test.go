@@ -3,6 +3,7 @@
 package mcpserver_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -289,6 +290,11 @@ func BenchmarkReadCallVsNode(b *testing.B) {
 			b.Fatalf("node get_file_info: %v %+v", err, res)
 		}
 	}
+	// The same calls as raw JSON-RPC, without the go-sdk client's cost on
+	// either side: POSTs over kept connections, and lines on a second
+	// Node server's stdio.
+	rawNode, rawPid := rawStdioServer(b, exec.Command(node, script, files))
+	nodeRaw := `{"name":"get_file_info","arguments":{"path":` + strconv.Quote(path) + `}}`
 	hpid, npid := proc.Cmd.Process.Pid, cmd.Process.Pid
 	b.Run("hearth_fs_stat", func(b *testing.B) { measure(b, hpid, hearthCall) })
 	// The same call as one raw JSON-RPC POST (no client session): what
@@ -299,4 +305,92 @@ func BenchmarkReadCallVsNode(b *testing.B) {
 	b.Run("hearth_fs_stat_x8", func(b *testing.B) { measure8(b, hpid, hearthCall) })
 	b.Run("hearth_fs_stat_x8_pooled", func(b *testing.B) { measure8(b, hpid, hearthPooled) })
 	b.Run("node_get_file_info_x8", func(b *testing.B) { measure8(b, npid, nodeCall) })
+	rawPooled := &http.Client{Transport: pooled.Clone()}
+	b.Run("hearth_fs_stat_raw_x8", func(b *testing.B) { measure8(b, hpid, func() { post(b, rawPooled, proc.URL, raw) }) })
+	b.Run("node_get_file_info_raw_x8", func(b *testing.B) { measure8(b, rawPid, func() { rawNode.call(b, "tools/call", nodeRaw) }) })
+}
+
+// rawStdio is a JSON-RPC client of a stdio MCP server with nothing but a
+// line writer and a reader that hands each answer to its caller by id.
+type rawStdio struct {
+	mu      sync.Mutex
+	w       io.Writer
+	next    int64
+	waiting map[int64]chan json.RawMessage
+}
+
+// rawStdioServer starts cmd, initializes it and returns the client and
+// the server's pid.
+func rawStdioServer(b *testing.B, cmd *exec.Cmd) (*rawStdio, int) {
+	cmd.Stderr = io.Discard
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Skipf("the Node reference filesystem server did not start: %v", err)
+	}
+	b.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
+	c := &rawStdio{w: in, waiting: map[int64]chan json.RawMessage{}}
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var m struct {
+				ID     *int64          `json:"id"`
+				Error  json.RawMessage `json:"error"`
+				Result struct {
+					IsError bool `json:"isError"`
+				} `json:"result"`
+			}
+			if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
+				continue // a notification
+			}
+			if m.Result.IsError {
+				m.Error = append(json.RawMessage(nil), sc.Bytes()...)
+			}
+			c.mu.Lock()
+			ch := c.waiting[*m.ID]
+			delete(c.waiting, *m.ID)
+			c.mu.Unlock()
+			if ch != nil {
+				ch <- m.Error
+			}
+		}
+	}()
+	c.call(b, "initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`)
+	c.mu.Lock()
+	_, err = io.WriteString(c.w, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	c.mu.Unlock()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c, cmd.Process.Pid
+}
+
+// call sends one request and waits for its answer, which must not be a
+// JSON-RPC error or a tool's error result.
+func (c *rawStdio) call(b *testing.B, method, params string) {
+	ch := make(chan json.RawMessage, 1)
+	c.mu.Lock()
+	c.next++
+	id := c.next
+	c.waiting[id] = ch
+	_, err := io.WriteString(c.w, `{"jsonrpc":"2.0","id":`+strconv.FormatInt(id, 10)+`,"method":"`+method+`","params":`+params+"}\n")
+	c.mu.Unlock()
+	if err != nil {
+		b.Fatal(err)
+	}
+	select {
+	case e := <-ch:
+		if e != nil {
+			b.Fatalf("%s: %s", method, e)
+		}
+	case <-time.After(30 * time.Second):
+		b.Fatalf("%s: no answer in 30 s", method)
+	}
 }
