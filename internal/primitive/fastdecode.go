@@ -57,26 +57,34 @@ func unquote(raw []byte, s *string) error {
 // strings or a character json.Marshal escapes); it reports false
 // otherwise, having written nothing.
 func compactMembers(obj map[string]json.RawMessage) ([]byte, bool) {
-	keys := make([]string, 0, len(obj))
-	n := 2
+	ms := make([]member, 0, len(obj))
 	for k, v := range obj {
-		if !plainKey(k) || !compactValue(v) {
+		ms = append(ms, member{k, v})
+	}
+	return compactSorted(ms)
+}
+
+// compactSorted is compactMembers of the members ms (distinct keys),
+// which it sorts in place.
+func compactSorted(ms []member) ([]byte, bool) {
+	n := 2
+	for _, m := range ms {
+		if !plainKey(m.key) || !compactValue(m.val) {
 			return nil, false
 		}
-		keys = append(keys, k)
-		n += len(k) + len(v) + 4
+		n += len(m.key) + len(m.val) + 4
 	}
-	slices.Sort(keys)
+	slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
 	b := make([]byte, 0, n)
 	b = append(b, '{')
-	for i, k := range keys {
+	for i, m := range ms {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, '"')
-		b = append(b, k...)
+		b = append(b, m.key...)
 		b = append(b, '"', ':')
-		b = append(b, obj[k]...)
+		b = append(b, m.val...)
 	}
 	return append(b, '}'), true
 }
@@ -272,6 +280,35 @@ func splitObject(args []byte) (map[string]json.RawMessage, bool) {
 		return nil, false
 	}
 	return splitValid(args)
+}
+
+// rawMember is a member of a split object as its bytes: its key (between
+// the quotes) and its value.
+type rawMember struct{ key, val []byte }
+
+// maxSplit is how many members decodeSplit reads without a map.
+const maxSplit = 16
+
+// splitRaw splits args, valid JSON, into buf's space as splitValid splits
+// it into a map, keeping the order; false when splitValid would refuse it
+// or buf is full.
+func splitRaw(args []byte, buf []rawMember) ([]rawMember, bool) {
+	ms := buf[:0]
+	for it := jsonscan.Object(args); ; {
+		if !it.Next() {
+			return ms, it.OK()
+		}
+		key := it.Key()
+		if len(ms) == cap(ms) || !utf8.Valid(key) {
+			return nil, false
+		}
+		for _, m := range ms {
+			if bytes.Equal(m.key, key) {
+				return nil, false
+			}
+		}
+		ms = append(ms, rawMember{key, it.Value()})
+	}
 }
 
 // splitValid is splitObject of args known to be valid JSON.

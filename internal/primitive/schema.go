@@ -140,6 +140,17 @@ func (r *Registry) DecodeValid(tool string, args json.RawMessage) (*Spec, json.R
 }
 
 func (r *Registry) decode(tool string, args json.RawMessage, valid bool) (*Spec, json.RawMessage, bool, error) {
+	if valid {
+		if spec, input, detach, err, ok := r.decodeSplit(tool, args); ok {
+			return spec, input, detach, err
+		}
+	}
+	return r.decodeMap(tool, args, valid)
+}
+
+// decodeMap is decode through a map of the arguments' members, for what
+// decodeSplit does not read (and, in tests, to hold it to).
+func (r *Registry) decodeMap(tool string, args json.RawMessage, valid bool) (*Spec, json.RawMessage, bool, error) {
 	var obj map[string]json.RawMessage
 	split := false
 	if valid {
@@ -153,28 +164,14 @@ func (r *Registry) decode(tool string, args json.RawMessage, valid bool) (*Spec,
 			return nil, nil, false, &ValidationError{Tool: tool, Msg: "arguments must be a JSON object"}
 		}
 	}
-	opRaw, ok := obj["operation"]
-	if !ok {
-		return nil, nil, false, &ValidationError{Tool: tool, Field: "operation", Msg: fmt.Sprintf("required; one of %s", strings.Join(r.OperationNames(tool), ", "))}
-	}
-	var op string
-	if err := unquote(opRaw, &op); err != nil {
-		return nil, nil, false, &ValidationError{Tool: tool, Field: "operation", Msg: "must be a string"}
-	}
-	spec, ok := r.Lookup(tool + "." + op)
-	if !ok {
-		return nil, nil, false, &ValidationError{Tool: tool, Field: "operation", Msg: fmt.Sprintf("unknown operation %q; one of %s", op, strings.Join(r.OperationNames(tool), ", "))}
+	opRaw, hasOp := obj["operation"]
+	d, hasDetach := obj["detach"]
+	spec, detach, err := r.operation(tool, opRaw, hasOp, d, hasDetach)
+	if err != nil {
+		return nil, nil, false, err
 	}
 	delete(obj, "operation")
-	detach := false
-	if d, ok := obj["detach"]; ok {
-		// A null would decode as false without an error: refused like
-		// every other null.
-		if err := json.Unmarshal(d, &detach); err != nil || bytes.Equal(bytes.TrimSpace(d), []byte("null")) {
-			return nil, nil, false, &ValidationError{Tool: tool, Operation: op, Field: "detach", Msg: "must be true or false (null is not accepted; omit the field for false)"}
-		}
-		delete(obj, "detach")
-	}
+	delete(obj, "detach")
 	if err := spec.ValidateObject(obj); err != nil {
 		return nil, nil, false, err
 	}
@@ -188,8 +185,146 @@ func (r *Registry) decode(tool string, args json.RawMessage, valid bool) (*Spec,
 	return spec, input, detach, nil
 }
 
+// operation is the spec a call's operation member names, and its detach
+// member's value.
+func (r *Registry) operation(tool string, opRaw json.RawMessage, hasOp bool, d json.RawMessage, hasDetach bool) (*Spec, bool, error) {
+	if !hasOp {
+		return nil, false, &ValidationError{Tool: tool, Field: "operation", Msg: fmt.Sprintf("required; one of %s", strings.Join(r.OperationNames(tool), ", "))}
+	}
+	op, plain := plainString(opRaw)
+	if !plain {
+		var s string
+		if err := json.Unmarshal(opRaw, &s); err != nil {
+			return nil, false, &ValidationError{Tool: tool, Field: "operation", Msg: "must be a string"}
+		}
+		op = s
+	}
+	spec, ok := r.Lookup(tool + "." + op)
+	if !ok {
+		return nil, false, &ValidationError{Tool: tool, Field: "operation", Msg: fmt.Sprintf("unknown operation %q; one of %s", op, strings.Join(r.OperationNames(tool), ", "))}
+	}
+	if !hasDetach {
+		return spec, false, nil
+	}
+	switch string(d) {
+	case "true":
+		return spec, true, nil
+	case "false":
+		return spec, false, nil
+	}
+	// A null would decode as false without an error: refused like every
+	// other null.
+	var detach bool
+	if err := json.Unmarshal(d, &detach); err != nil || bytes.Equal(bytes.TrimSpace(d), []byte("null")) {
+		return nil, false, &ValidationError{Tool: tool, Operation: op, Field: "detach", Msg: "must be true or false (null is not accepted; omit the field for false)"}
+	}
+	return spec, detach, nil
+}
+
+// decodeSplit is decode of valid arguments through their members in
+// place, without a map: ok is false (and nothing decided) for what it
+// does not read, which decodeMap then decodes: not an object, a key with
+// an escape, invalid UTF-8 or repeated, more than maxSplit members.
+func (r *Registry) decodeSplit(tool string, args []byte) (spec *Spec, input json.RawMessage, detach bool, err error, ok bool) {
+	var rawBuf [maxSplit]rawMember
+	raw, ok := splitRaw(args, rawBuf[:0])
+	if !ok {
+		return nil, nil, false, nil, false
+	}
+	var opRaw, d []byte
+	var hasOp, hasDetach bool
+	for _, m := range raw {
+		switch string(m.key) {
+		case "operation":
+			opRaw, hasOp = m.val, true
+		case "detach":
+			d, hasDetach = m.val, true
+		}
+	}
+	if spec, detach, err = r.operation(tool, opRaw, hasOp, d, hasDetach); err != nil {
+		return nil, nil, false, err, true
+	}
+	var restBuf [maxSplit]member
+	rest := restBuf[:0]
+	for _, m := range raw {
+		if k := string(m.key); k == "operation" || k == "detach" {
+			continue
+		}
+		// The spec's own name when it has the field: no copy of the key.
+		name := spec.field(string(m.key))
+		if name == "" {
+			name = string(m.key)
+		}
+		rest = append(rest, member{name, m.val})
+	}
+	if err := spec.validate(memberFields(rest)); err != nil {
+		return nil, nil, false, err, true
+	}
+	input, ok = compactSorted(rest)
+	if !ok {
+		obj := make(map[string]json.RawMessage, len(rest))
+		for _, m := range rest {
+			obj[m.key] = m.val
+		}
+		if input, err = json.Marshal(obj); err != nil {
+			return nil, nil, false, err, true
+		}
+	}
+	return spec, input, detach, nil, true
+}
+
+// member is one member of a call's input: its key and its value.
+type member struct {
+	key string
+	val json.RawMessage
+}
+
 // ValidateObject checks decoded top-level input fields against the spec.
 func (s *Spec) ValidateObject(obj map[string]json.RawMessage) error {
+	return s.validate(mapFields(obj))
+}
+
+// inputFields are a call's top-level input members: a decoded map, or
+// (split) the members of a split (decodeSplit), checked alike by validate.
+// A plain struct, not an interface, so that a split's members stay on the
+// stack.
+type inputFields struct {
+	m     map[string]json.RawMessage
+	ms    []member
+	split bool
+}
+
+func mapFields(m map[string]json.RawMessage) inputFields { return inputFields{m: m} }
+
+func memberFields(ms []member) inputFields { return inputFields{ms: ms, split: true} }
+
+func (f inputFields) get(name string) (json.RawMessage, bool) {
+	if !f.split {
+		v, ok := f.m[name]
+		return v, ok
+	}
+	for _, x := range f.ms {
+		if x.key == name {
+			return x.val, true
+		}
+	}
+	return nil, false
+}
+
+// each calls fn with every key, in no particular order.
+func (f inputFields) each(fn func(key string)) {
+	if !f.split {
+		for k := range f.m {
+			fn(k)
+		}
+		return
+	}
+	for _, x := range f.ms {
+		fn(x.key)
+	}
+}
+
+func (s *Spec) validate(obj inputFields) error {
 	verr := func(field, format string, a ...any) error {
 		return &ValidationError{Tool: s.Tool, Operation: s.Operation, Field: field, Msg: fmt.Sprintf(format, a...)}
 	}
@@ -197,7 +332,7 @@ func (s *Spec) ValidateObject(obj map[string]json.RawMessage) error {
 		return verr(unknown, "unknown field for operation %q; it accepts: %s", s.Operation, s.fieldNames())
 	}
 	for _, f := range s.Fields {
-		v, ok := obj[f.Name]
+		v, ok := obj.get(f.Name)
 		if !ok {
 			if f.Required {
 				return verr(f.Name, "required for operation %q (%s)", s.Operation, f.Desc)
@@ -214,21 +349,24 @@ func (s *Spec) ValidateObject(obj map[string]json.RawMessage) error {
 // firstUnknown is the first key of obj, in sorted order, that names none
 // of the spec's fields (ok false when there is none). Every call asks,
 // and nearly every call has none: no keys are sorted or copied.
-func (s *Spec) firstUnknown(obj map[string]json.RawMessage) (first string, ok bool) {
-	known := func(k string) bool {
-		for i := range s.Fields {
-			if s.Fields[i].Name == k {
-				return true
-			}
-		}
-		return false
-	}
-	for k := range obj {
-		if !known(k) && (!ok || k < first) {
+func (s *Spec) firstUnknown(obj inputFields) (first string, ok bool) {
+	obj.each(func(k string) {
+		if s.field(k) == "" && (!ok || k < first) {
 			first, ok = k, true
 		}
-	}
+	})
 	return first, ok
+}
+
+// field is the name of the spec's field named key, or "" when it has none
+// (the name, not key, so that a caller holding key's bytes copies nothing).
+func (s *Spec) field(key string) string {
+	for i := range s.Fields {
+		if s.Fields[i].Name == key {
+			return s.Fields[i].Name
+		}
+	}
+	return ""
 }
 
 type valueError struct{ path, msg string }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -147,5 +148,51 @@ func TestOrRefLeavesNestedReferencesInFreeObjects(t *testing.T) {
 	f := &Field{Name: "params", Type: TObject, OrRef: true}
 	if err := checkValue(f, "params", json.RawMessage(`{"x":{"$future":0,"$path":"result.y"}}`)); err != nil {
 		t.Fatalf("a reference nested in a free-form object is resolved later, not refused: %v", err.msg)
+	}
+}
+
+// TestDecodeSplitMatchesDecodeMap: decoding valid arguments through their
+// members in place gives what decoding through a map gives (spec, input,
+// detach, error), for random objects of the test registry's fields, the
+// transport fields and unknown ones, with values of every kind.
+func TestDecodeSplitMatchesDecodeMap(t *testing.T) {
+	r := testRegistry(t)
+	keys := []string{"operation", "operation", "detach", "path", "n", "sha", "items", "env", "mode", "", "zz", "bb", "Path", `pa\u0074h`, "é"}
+	values := []string{`"a"`, `"b"`, `"c"`, `"/x"`, `1`, `3`, `9`, `1.5`, `null`, `true`, `false`, `"x"`, `"z"`, `[]`, `[{"old":"a"}]`, `[{"old":"a"},{"old":"b"},{"old":"c"}]`,
+		`[{"new":1}]`, `{"A":"1"}`, `{"A":1}`, `"\u003c"`, `"<"`, `"a\u2028"`, `{"a": 1}`, `[1, 2]`, `"\ud800"`, `-0`, `1e2`}
+	rng := rand.New(rand.NewPCG(7, 8))
+	inputs := []string{`{}`, `{"operation":"a","path":"/x"}`, ` {"operation" : "a", "path":"/x"} `, `[1]`, `null`, `"s"`, `{"operation":"a","path":"/x","path":"/y"}`}
+	for range 30000 {
+		var b strings.Builder
+		b.WriteString("{")
+		if rng.IntN(4) > 0 {
+			b.WriteString(`"operation":` + values[rng.IntN(3)])
+		}
+		for i := range rng.IntN(5) {
+			if i > 0 || b.Len() > 1 {
+				b.WriteString(",")
+			}
+			b.WriteString(`"` + keys[rng.IntN(len(keys))] + `":` + values[rng.IntN(len(values))])
+		}
+		b.WriteString("}")
+		inputs = append(inputs, b.String())
+	}
+	split := 0
+	for _, in := range inputs {
+		if !json.Valid([]byte(in)) {
+			t.Fatalf("generated invalid JSON %s", in)
+		}
+		spec, input, detach, err, ok := r.decodeSplit("t", []byte(in))
+		if !ok {
+			continue
+		}
+		split++
+		mspec, minput, mdetach, merr := r.decodeMap("t", json.RawMessage(in), true)
+		if spec != mspec || string(input) != string(minput) || detach != mdetach || fmt.Sprint(err) != fmt.Sprint(merr) {
+			t.Fatalf("%s: split %v %s %v %v; map %v %s %v %v", in, spec, input, detach, err, mspec, minput, mdetach, merr)
+		}
+	}
+	if split < 10000 {
+		t.Fatalf("split only %d of %d inputs", split, len(inputs))
 	}
 }
