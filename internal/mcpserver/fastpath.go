@@ -86,7 +86,7 @@ type plainCall struct {
 	id        json.RawMessage
 	tool      string
 	arguments json.RawMessage
-	meta      map[string]any
+	meta      callMeta
 	modern    bool // the 2026-07-28 wire
 }
 
@@ -236,46 +236,46 @@ func (f *fastPath) plain(r *http.Request, body []byte) (plainCall, bool) {
 	if !ok || !plainMeta(meta, pv, c.modern) {
 		return c, false
 	}
-	if c.meta, ok = metaMap(meta); !ok {
+	if c.meta, ok = metaFrom(meta); !ok {
 		return c, false
 	}
 	return c, true
 }
 
-// metaMap is the request's _meta as the tool handler reads it (the SDK
-// decodes it into the same map): strings without escapes are copied, the
-// SDK's own keys (checked by plainMeta, read by no handler) keep their
-// JSON, anything else is decoded.
-func metaMap(meta members) (map[string]any, bool) {
-	out := make(map[string]any, len(meta))
-	for _, m := range meta {
-		switch k := metaKey(m.key); {
-		case plainString(m.val):
-			out[k] = string(m.val[1 : len(m.val)-1])
-		case strings.HasPrefix(k, metaPrefix):
-			out[k] = m.val
+// metaFrom is the callMeta of the request's _meta members, each value as
+// the SDK decodes it: a string without escapes copied, anything else
+// decoded (false when a value of any key would not decode, which the SDK
+// refuses); the SDK's own keys (checked by plainMeta) are read by no
+// handler.
+func metaFrom(meta members) (callMeta, bool) {
+	var m callMeta
+	for _, x := range meta {
+		var dst *any
+		switch string(x.key) {
+		case metaSession:
+			dst = &m.session
+		case metaConversation:
+			dst = &m.conversation
+		case metaCommandID:
+			dst = &m.commandID
+		}
+		switch {
+		case plainString(x.val):
+			if dst != nil {
+				*dst = string(x.val[1 : len(x.val)-1])
+			}
+		case bytes.HasPrefix(x.key, []byte(metaPrefix)):
 		default:
 			var v any
-			if err := json.Unmarshal(m.val, &v); err != nil {
-				return nil, false
+			if err := json.Unmarshal(x.val, &v); err != nil {
+				return m, false
 			}
-			out[k] = v
+			if dst != nil {
+				*dst = v
+			}
 		}
 	}
-	return out, true
-}
-
-// metaKey is key as a string: the keys Hearth reads without a copy.
-func metaKey(key []byte) string {
-	switch string(key) {
-	case metaConversation:
-		return metaConversation
-	case metaSession:
-		return metaSession
-	case metaCommandID:
-		return metaCommandID
-	}
-	return string(key)
+	return m, true
 }
 
 // plainMeta checks the request's _meta: on the older wires it may carry

@@ -170,10 +170,28 @@ func (s *Server) disclose(next mcp.MethodHandler) mcp.MethodHandler {
 // _meta["openai/session"], else of _meta["hearth/conversation"], else a
 // fresh request-scoped anonymous route. Raw identifiers never leave this
 // function.
-func Route(meta map[string]any) string {
-	for _, k := range [...]string{metaSession, metaConversation} {
-		v, ok := meta[k]
-		if !ok || v == nil {
+func Route(meta map[string]any) string { return metaOf(meta).route() }
+
+// callMeta is what Hearth reads of a tool call's _meta: each value as the
+// SDK decodes it (a string, a number, an object...), nil when absent or
+// null.
+type callMeta struct {
+	session, conversation, commandID any
+}
+
+// metaOf is the callMeta of a decoded _meta.
+func metaOf(meta map[string]any) callMeta {
+	return callMeta{session: meta[metaSession], conversation: meta[metaConversation], commandID: meta[metaCommandID]}
+}
+
+// route is Route of the _meta m was read from.
+func (m callMeta) route() string {
+	for _, kv := range [...]struct {
+		k string
+		v any
+	}{{metaSession, m.session}, {metaConversation, m.conversation}} {
+		k, v := kv.k, kv.v
+		if v == nil {
 			continue
 		}
 		s, isString := v.(string)
@@ -203,16 +221,16 @@ const (
 )
 
 // CommandID returns a client-supplied _meta["hearth/command_id"], if any.
-func CommandID(meta map[string]any) string {
-	if v, ok := meta[metaCommandID].(string); ok {
-		return v
-	}
-	return ""
+func CommandID(meta map[string]any) string { return metaOf(meta).commandIDText() }
+
+func (m callMeta) commandIDText() string {
+	v, _ := m.commandID.(string)
+	return v
 }
 
 func (s *Server) handle(tool string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return render(s.answer(ctx, infoFrom(ctx), tool, req.Params.Meta, req.Params.Arguments))
+		return render(s.answer(ctx, infoFrom(ctx), tool, metaOf(req.Params.Meta), req.Params.Arguments))
 	}
 }
 
@@ -221,17 +239,17 @@ func (s *Server) handle(tool string) mcp.ToolHandler {
 // the route probe of its answer. ri is what fingerprint learned of the
 // request; arguments are valid JSON or empty: they are a value of a body
 // fingerprint has checked whole.
-func (s *Server) answer(ctx context.Context, ri requestInfo, tool string, meta map[string]any, arguments json.RawMessage) (*dispatch.Envelope, *RouteProbe) {
-	if v, ok := meta[metaSession]; ok && v != nil && s.OnOpenAISession != nil {
+func (s *Server) answer(ctx context.Context, ri requestInfo, tool string, meta callMeta, arguments json.RawMessage) (*dispatch.Envelope, *RouteProbe) {
+	if meta.session != nil && s.OnOpenAISession != nil {
 		s.OnOpenAISession()
 	}
-	route := Route(meta)
+	route := meta.route()
 	var env *dispatch.Envelope
 	spec, input, detach, err := s.Registry.DecodeValid(tool, arguments)
 	if bad := ri.BadUTF8; bad != "" {
 		err = badUTF8(tool, spec, bad)
 	}
-	if err == nil && CommandID(meta) != "" && strings.HasPrefix(route, dispatch.AnonymousPrefix) {
+	if err == nil && meta.commandIDText() != "" && strings.HasPrefix(route, dispatch.AnonymousPrefix) {
 		err = fmt.Errorf(`_meta["hearth/command_id"]: a command id is remembered per conversation; send _meta["hearth/conversation"] with it`)
 	}
 	deliver := func() []dispatch.Arrival {
@@ -252,9 +270,9 @@ func (s *Server) answer(ctx context.Context, ri requestInfo, tool string, meta m
 		arr = deliver()
 	} else if detach {
 		arr = deliver()
-		env = s.Dispatcher.Call(ctx, dispatch.Request{Route: route, Spec: spec, Input: input, Detach: detach, CommandID: CommandID(meta)})
+		env = s.Dispatcher.Call(ctx, dispatch.Request{Route: route, Spec: spec, Input: input, Detach: detach, CommandID: meta.commandIDText()})
 	} else {
-		env = s.Dispatcher.Call(ctx, dispatch.Request{Route: route, Spec: spec, Input: input, Detach: detach, CommandID: CommandID(meta)})
+		env = s.Dispatcher.Call(ctx, dispatch.Request{Route: route, Spec: spec, Input: input, Detach: detach, CommandID: meta.commandIDText()})
 		arr = deliver()
 		env, arr = settleOwn(env, arr)
 	}
@@ -305,7 +323,7 @@ func badUTF8(tool string, spec *primitive.Spec, field string) error {
 
 // probe tells the wake binder of the call and returns the route probe of
 // a pending answer in a conversation routed by _meta["openai/session"].
-func (s *Server) probe(meta map[string]any, route string, env *dispatch.Envelope) *RouteProbe {
+func (s *Server) probe(meta callMeta, route string, env *dispatch.Envelope) *RouteProbe {
 	if s.Probes == nil || strings.HasPrefix(route, dispatch.AnonymousPrefix) {
 		return nil
 	}
@@ -313,7 +331,7 @@ func (s *Server) probe(meta map[string]any, route string, env *dispatch.Envelope
 	if env.State != primitive.StatePending {
 		return nil
 	}
-	if v, ok := meta[metaSession]; !ok || v == nil || v == "" {
+	if v := meta.session; v == nil || v == "" {
 		return nil
 	}
 	nonce, exp, ok := s.Probes.RouteProbe(route)
