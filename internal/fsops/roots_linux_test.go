@@ -21,16 +21,8 @@ import (
 // to links and to directories, a FIFO (which must not block); a missing
 // path, a path through a file and a link loop fail as EvalSymlinks fails.
 func TestEvalExistingMatchesEvalSymlinks(t *testing.T) {
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := realTempDir(t)
+	must := func(err error) { t.Helper(); mustOK(t, err) }
 	must(os.MkdirAll(filepath.Join(dir, "real", "sub"), 0o755))
 	must(os.WriteFile(filepath.Join(dir, "real", "sub", "f.txt"), []byte("x"), 0o640))
 	must(syscall.Mkfifo(filepath.Join(dir, "real", "fifo"), 0o600))
@@ -121,6 +113,22 @@ func TestEvalExistingMatchesEvalSymlinks(t *testing.T) {
 		if info != nil || err == nil || wantErr == nil || err.Error() != wantErr.Error() || errors.Is(err, fs.ErrNotExist) != tc.notExist {
 			t.Errorf("evalExisting(%s): %v; EvalSymlinks %v; want not exist %v", tc.path, err, wantErr, tc.notExist)
 		}
+	}
+}
+
+// realTempDir is t.TempDir with its links resolved: the walks compare
+// real paths.
+func realTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	mustOK(t, err)
+	return dir
+}
+
+func mustOK(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -253,16 +261,8 @@ func walkedFile(t *testing.T, dir, name string) string {
 // link put in place of a directory above it or of the file itself, a
 // change to the file, and age each send it back to the walk.
 func TestWalkedPathIsRecheckedEachTime(t *testing.T) {
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := realTempDir(t)
+	must := func(err error) { t.Helper(); mustOK(t, err) }
 	hit := func(p string) (fs.FileInfo, bool, bool) {
 		t.Helper()
 		before := walked.hits.Load()
