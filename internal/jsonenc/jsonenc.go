@@ -44,23 +44,7 @@ func AppendString(dst []byte, s string) []byte {
 				i++
 				continue
 			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xf])
-			}
+			dst = AppendEscape(append(dst, s[start:i]...), b)
 			i++
 			start = i
 			continue
@@ -82,6 +66,28 @@ func AppendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// AppendEscape appends the escape Marshal writes for the ASCII byte b
+// inside a string: \" and \\, the short forms of \b \f \n \r \t, and
+// \u00XX for any other (control bytes, and <, > and & as Marshal escapes
+// them). Which bytes to escape is the caller's to say.
+func AppendEscape(dst []byte, b byte) []byte {
+	switch b {
+	case '"', '\\':
+		return append(dst, '\\', b)
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\f':
+		return append(dst, '\\', 'f')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\r':
+		return append(dst, '\\', 'r')
+	case '\t':
+		return append(dst, '\\', 't')
+	}
+	return append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xf])
 }
 
 // AppendTime appends t as Marshal writes a time.Time (RFC 3339 with

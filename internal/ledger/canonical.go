@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/hearth-dev/hearth/internal/jsonenc"
 )
 
 // Canonical returns the canonical JSON encoding of v. A json.RawMessage is
@@ -110,8 +112,6 @@ func appendCanonical(b []byte, x any) ([]byte, error) {
 	}
 }
 
-const hexDigits = "0123456789abcdef"
-
 // appendString writes s as a canonical JSON string. s must be valid UTF-8,
 // which encoding/json guarantees for decoded strings.
 func appendString(b []byte, s string) []byte {
@@ -122,23 +122,7 @@ func appendString(b []byte, s string) []byte {
 		if c >= 0x20 && c != '"' && c != '\\' {
 			continue
 		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\r':
-			b = append(b, '\\', 'r')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
+		b = jsonenc.AppendEscape(append(b, s[start:i]...), c)
 		start = i + 1
 	}
 	b = append(b, s[start:]...)
