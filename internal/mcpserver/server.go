@@ -220,9 +220,7 @@ const (
 	metaCommandID    = "hearth/command_id"
 )
 
-// CommandID returns a client-supplied _meta["hearth/command_id"], if any.
-func CommandID(meta map[string]any) string { return metaOf(meta).commandIDText() }
-
+// commandIDText is a client-supplied _meta["hearth/command_id"], if any.
 func (m callMeta) commandIDText() string {
 	v, _ := m.commandID.(string)
 	return v

@@ -41,14 +41,16 @@ func plainString(raw []byte) (string, bool) {
 	return string(in), true
 }
 
-// unquote decodes the JSON string raw into s: directly when plain, else
-// with encoding/json (whose error it returns).
-func unquote(raw []byte, s *string) error {
+// unquote decodes the JSON string raw: directly when plain, else with
+// encoding/json (whose error it returns). The result is returned, not
+// written through a pointer, so that a plain string costs no allocation.
+func unquote(raw []byte) (string, error) {
 	if p, ok := plainString(raw); ok {
-		*s = p
-		return nil
+		return p, nil
 	}
-	return json.Unmarshal(raw, s)
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err
 }
 
 // compactMembers writes the object of obj's members sorted by key, as

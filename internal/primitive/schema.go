@@ -191,13 +191,9 @@ func (r *Registry) operation(tool string, opRaw json.RawMessage, hasOp bool, d j
 	if !hasOp {
 		return nil, false, &ValidationError{Tool: tool, Field: "operation", Msg: fmt.Sprintf("required; one of %s", strings.Join(r.OperationNames(tool), ", "))}
 	}
-	op, plain := plainString(opRaw)
-	if !plain {
-		var s string
-		if err := json.Unmarshal(opRaw, &s); err != nil {
-			return nil, false, &ValidationError{Tool: tool, Field: "operation", Msg: "must be a string"}
-		}
-		op = s
+	op, err := unquote(opRaw)
+	if err != nil {
+		return nil, false, &ValidationError{Tool: tool, Field: "operation", Msg: "must be a string"}
 	}
 	spec, ok := r.Lookup(tool + "." + op)
 	if !ok {
@@ -387,8 +383,8 @@ func checkValue(f *Field, path string, raw json.RawMessage) *valueError {
 	}
 	switch f.Type {
 	case TString:
-		var s string
-		if unquote(raw, &s) != nil {
+		s, err := unquote(raw)
+		if err != nil {
 			return &valueError{path, "must be a string"}
 		}
 		if len(f.Enum) > 0 && !contains(f.Enum, s) {
