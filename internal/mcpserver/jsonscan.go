@@ -173,7 +173,9 @@ func (s *scanner) more(closing byte) bool {
 }
 
 func (s *scanner) literal(word string) {
-	if !strings.HasPrefix(string(s.data[s.i:]), word) {
+	// Only the literal's own bytes are compared (a conversion of the rest
+	// of the body would copy it, once per literal).
+	if end := s.i + len(word); end > len(s.data) || string(s.data[s.i:end]) != word {
 		s.res.Invalid = true
 		return
 	}
