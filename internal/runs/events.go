@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -27,15 +28,14 @@ const (
 	KindRecipeCreated     = "recipe.created"
 	KindRecipeDeleted     = "recipe.deleted"
 	KindRecipeRun         = "recipe.run"
-	// KindCall records one top-level primitive call of a conversation, for
-	// recipe.suggest; run.events does not list these.
-	KindCall = "call"
 )
 
-// HistoryKeep is how many call records a conversation keeps.
+// HistoryKeep is how many of its newest calls a conversation's history
+// keeps (table call_history; recipe.suggest reads it).
 const HistoryKeep = 1000
 
-// Events is the append-only event log (table events).
+// Events is the append-only event log (table events) and each
+// conversation's call history (table call_history).
 type Events struct {
 	DB  *store.DB
 	Log *slog.Logger
@@ -101,11 +101,9 @@ func AppendTx(ctx context.Context, tx *sql.Tx, route, kind, entity string, data 
 	return nil
 }
 
-// listQuery is List's query, of one entity's events or of all: its
-// condition on kind is what lets SQLite read one entity's through
-// events_entity, which leaves call history out.
+// listQuery is List's query, of one entity's events or of all.
 func listQuery(entity bool) string {
-	q := `SELECT seq, at, kind, entity_id, data FROM events WHERE kind <> 'call' AND (route = '' OR route = ?)`
+	q := `SELECT seq, at, kind, entity_id, data FROM events WHERE (route = '' OR route = ?)`
 	if entity {
 		q += ` AND entity_id = ?`
 	}
@@ -113,7 +111,7 @@ func listQuery(entity bool) string {
 }
 
 // List returns the newest limit events route may read (its own and the
-// shared ones, without call history), oldest first; entity, when set,
+// shared ones), oldest first; entity, when set,
 // keeps only that entity's events.
 func (e *Events) List(ctx context.Context, route, entity string, limit int) ([]Event, error) {
 	args := []any{route}
@@ -180,39 +178,31 @@ func (e *Events) Observe(ctx context.Context, spec *primitive.Spec, route string
 	return nil
 }
 
-// record writes calls in one transaction and trims each route's history
-// now and then: a route is trimmed once, after the inserts, when one of
-// its calls got a seq that is a multiple of 64.
+// record writes calls in one transaction: each conversation's calls, in
+// order, as rows of at most maxRowCalls, numbered on from the
+// conversation's newest row; then what falls out of each conversation's
+// newest HistoryKeep calls is deleted.
 func (e *Events) record(ctx context.Context, recs []callRec) {
 	n := len(recs)
 	err := e.DB.InTx(ctx, func(tx *sql.Tx) error {
-		var trim []string
-		for len(recs) > 0 {
-			chunk := recs[:chunkSize(len(recs))]
-			recs = recs[len(chunk):]
-			args := make([]any, 0, 3*len(chunk))
-			for _, r := range chunk {
-				args = append(args, r.at, r.route, r.sig)
-			}
-			res, err := e.DB.TxExec(ctx, tx, insertCallsSQL(len(chunk)), args...)
-			if err != nil {
+		for _, b := range byRoute(recs) {
+			var total int64
+			err := e.DB.TxQueryRow(ctx, tx, `SELECT total FROM call_history WHERE route = ? ORDER BY total DESC LIMIT 1`, b.route).Scan(&total)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
-			// One statement's rows get consecutive seqs (AUTOINCREMENT, one
-			// writer), the last of them LastInsertId.
-			last, err := res.LastInsertId()
-			if err != nil {
-				return err
-			}
-			for i, r := range chunk {
-				if (last-int64(len(chunk)-1-i))%64 == 0 && !slices.Contains(trim, r.route) {
-					trim = append(trim, r.route)
+			for calls := b.calls; len(calls) > 0; {
+				row := calls[:min(len(calls), maxRowCalls)]
+				calls = calls[len(row):]
+				total += int64(len(row))
+				if _, err := e.DB.TxExec(ctx, tx, `INSERT INTO call_history(route, total, calls, at, sigs) VALUES (?,?,?,?,?)`,
+					b.route, total, len(row), row[len(row)-1].at, joinSigs(row)); err != nil {
+					return err
 				}
 			}
-		}
-		for _, route := range trim {
-			if _, err := e.DB.TxExec(ctx, tx, `DELETE FROM events WHERE kind = 'call' AND route = ? AND seq <= (
-				SELECT seq FROM events WHERE kind = 'call' AND route = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)`, route, route, HistoryKeep); err != nil {
+			// A row is kept while any of its calls is among the newest
+			// HistoryKeep: its total is above total-HistoryKeep.
+			if _, err := e.DB.TxExec(ctx, tx, `DELETE FROM call_history WHERE route = ? AND total <= ?`, b.route, total-HistoryKeep); err != nil {
 				return err
 			}
 		}
@@ -223,32 +213,40 @@ func (e *Events) record(ctx context.Context, recs []callRec) {
 	}
 }
 
-// insertCallsChunk is how many calls one INSERT statement writes at most.
-const insertCallsChunk = 128
+// maxRowCalls is how many calls one history row holds at most: a
+// conversation keeps its newest HistoryKeep calls and fewer than
+// maxRowCalls more (the rest of the row that holds the oldest of them).
+const maxRowCalls = 64
 
-// chunkSize is how many of n calls the next INSERT writes: the largest
-// power of two up to insertCallsChunk that fits, so that every statement
-// is one of eight texts, each prepared once (store.DB.TxExec).
-func chunkSize(n int) int {
-	size := insertCallsChunk
-	for size > n {
-		size /= 2
-	}
-	return size
+// routeCalls is one conversation's calls of a batch, in call order.
+type routeCalls struct {
+	route string
+	calls []callRec
 }
 
-// insertCallsSQL is the INSERT of n calls, one statement for all of them:
-// a statement per call cost more than the rows it wrote.
-func insertCallsSQL(n int) string {
-	const row = `(?,?,'` + KindCall + `',?)`
-	var b strings.Builder
-	b.Grow(len(`INSERT INTO events(at, route, kind, entity_id) VALUES `) + n*(len(row)+1))
-	b.WriteString(`INSERT INTO events(at, route, kind, entity_id) VALUES `)
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
+// byRoute splits a batch by conversation, in the order each first
+// appears, keeping the order of each one's calls.
+func byRoute(recs []callRec) []routeCalls {
+	var out []routeCalls
+	for _, r := range recs {
+		i := slices.IndexFunc(out, func(b routeCalls) bool { return b.route == r.route })
+		if i < 0 {
+			i = len(out)
+			out = append(out, routeCalls{route: r.route})
 		}
-		b.WriteString(row)
+		out[i].calls = append(out[i].calls, r)
+	}
+	return out
+}
+
+// joinSigs is a row's sigs: its calls' primitives, one per line.
+func joinSigs(row []callRec) string {
+	var b strings.Builder
+	for i, r := range row {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(r.sig)
 	}
 	return b.String()
 }
@@ -310,21 +308,23 @@ func (e *Events) startRecorder(ctx context.Context, wg *sync.WaitGroup) {
 // first, at most n.
 func (e *Events) History(ctx context.Context, route string, n int) ([]string, error) {
 	e.flush(context.WithoutCancel(ctx), false)
-	rows, err := e.DB.R.QueryContext(ctx, `SELECT entity_id FROM events WHERE kind = 'call' AND route = ? ORDER BY seq DESC LIMIT ?`, route, n)
+	rows, err := e.DB.R.QueryContext(ctx, `SELECT sigs FROM call_history WHERE route = ? ORDER BY total DESC`, route)
 	if err != nil {
 		return nil, fmt.Errorf("read call history: %w", err)
 	}
 	defer rows.Close()
+	// Newest row first: each row's calls go before those already read.
 	var out []string
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
+	for len(out) < n && rows.Next() {
+		var sigs string
+		if err := rows.Scan(&sigs); err != nil {
 			return nil, fmt.Errorf("read call history: %w", err)
 		}
-		out = append(out, p)
+		row := strings.Split(sigs, "\n")
+		out = append(row[max(0, len(row)-(n-len(out))):], out...)
 	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read call history: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }

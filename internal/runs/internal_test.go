@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -102,25 +103,24 @@ func TestCallHistoryIsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(h) < HistoryKeep || len(h) > HistoryKeep+64 {
-		t.Fatalf("history holds %d calls, want about %d", len(h), HistoryKeep)
+	if len(h) != HistoryKeep {
+		t.Fatalf("history holds %d calls, want %d", len(h), HistoryKeep)
 	}
 	var n int
-	db.R.QueryRow(`SELECT COUNT(*) FROM events WHERE route <> 'r:one'`).Scan(&n)
-	if n != 0 {
-		t.Fatalf("anonymous route recorded")
+	if err := db.R.QueryRow(`SELECT COUNT(*) FROM call_history WHERE route <> 'r:one'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("a nested or anonymous call recorded (%d rows, %v)", n, err)
 	}
 }
 
-// TestRecordKeepsOrderAcrossStatements: one batch larger than an INSERT
-// statement holds, of two interleaved routes, is recorded in call order
-// for each, and each route's history stays bounded.
-func TestRecordKeepsOrderAcrossStatements(t *testing.T) {
-	ev, _ := newTestEvents(t)
+// TestRecordKeepsOrderAcrossRows: one batch larger than a history row
+// holds, of two interleaved routes, is recorded in call order for each,
+// and each route's history stays bounded.
+func TestRecordKeepsOrderAcrossRows(t *testing.T) {
+	ev, db := newTestEvents(t)
 	ctx := context.Background()
 	var recs []callRec
 	want := map[string][]string{}
-	for i := range 3*insertCallsChunk + 7 {
+	for i := range 3*maxRowCalls + 7 {
 		route := []string{"r:a", "r:b"}[i%3/2]
 		sig := fmt.Sprintf("t.op%d", i)
 		recs = append(recs, callRec{at: int64(i), route: route, sig: sig})
@@ -140,30 +140,47 @@ func TestRecordKeepsOrderAcrossStatements(t *testing.T) {
 			t.Fatalf("%s: history %v, want %v", route, h, sigs)
 		}
 		all, _ := ev.History(ctx, route, 50000)
-		if len(all) > HistoryKeep+63 {
-			t.Fatalf("%s holds %d calls, want at most about %d", route, len(all), HistoryKeep)
+		if len(all) < HistoryKeep || len(all) >= HistoryKeep+maxRowCalls {
+			t.Fatalf("%s holds %d calls, want %d and less than a row more", route, len(all), HistoryKeep)
 		}
+	}
+	// A batch is a row per route and maxRowCalls calls (here 5 rows for
+	// 199 calls), not a row a call.
+	var rows, most, calls int
+	if err := db.R.QueryRow(`SELECT COUNT(*), MAX(calls), SUM(calls) FROM call_history`).Scan(&rows, &most, &calls); err != nil {
+		t.Fatal(err)
+	}
+	if most != maxRowCalls || rows*30 > calls {
+		t.Fatalf("%d rows of %d calls, the largest of %d: want rows of up to %d calls", rows, calls, most, maxRowCalls)
 	}
 }
 
-// TestChunkSizeUsesEightStatements: a batch of any size is written in
-// chunks of at most insertCallsChunk calls, each a power of two (eight
-// statement texts in all, each prepared once).
-func TestChunkSizeUsesEightStatements(t *testing.T) {
-	sizes := map[int]bool{}
-	for n := 1; n <= 3*insertCallsChunk+1; n++ {
-		left := n
-		for left > 0 {
-			c := chunkSize(left)
-			if c < 1 || c > left || c > insertCallsChunk || c&(c-1) != 0 {
-				t.Fatalf("chunkSize(%d) = %d (of a batch of %d)", left, c, n)
-			}
-			sizes[c] = true
-			left -= c
+// TestHistoryReadsPartOfARow: a history shorter than the rows it reads
+// takes the newest calls of the oldest row it needs.
+func TestHistoryReadsPartOfARow(t *testing.T) {
+	ev, _ := newTestEvents(t)
+	ctx := context.Background()
+	var all []string
+	for batch := range 3 {
+		var recs []callRec
+		for i := range 10 {
+			sig := fmt.Sprintf("t.b%di%d", batch, i)
+			recs = append(recs, callRec{at: int64(i), route: "r:one", sig: sig})
+			all = append(all, sig)
+		}
+		ev.record(ctx, recs)
+	}
+	for _, n := range []int{0, 1, 9, 10, 11, 25, 30, 31, 1000} {
+		h, err := ev.History(ctx, "r:one", n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := all[max(0, len(all)-n):]; !slices.Equal(h, want) && !(len(h) == 0 && len(want) == 0) {
+			t.Errorf("History(%d) = %v, want %v", n, h, want)
 		}
 	}
-	if len(sizes) != 8 {
-		t.Fatalf("%d statement sizes, want 8: %v", len(sizes), sizes)
+	if h, _ := ev.History(ctx, "r:other", 10); len(h) != 0 {
+		t.Errorf("another route's history: %v", h)
 	}
 }
 
@@ -183,36 +200,76 @@ func TestEventListUsesTheEntityIndex(t *testing.T) {
 
 // BenchmarkRecordCalls: the call history's write of a batch of 128 calls
 // of two conversations, in steady state (each route trimmed as it goes),
-// with the entity index leaving call history out (as migrated) beside the
-// same table with every row in it (as before migration 0015):
+// as rows of calls (layout=rows) beside the row per call in events that
+// it replaced (layout=row_per_call: the same statements, on a table as
+// migration 0015 left it):
 //
-//	go test -run '^$' -bench RecordCalls -count 6 ./internal/runs/ | benchstat -col /index -
+//	go test -run '^$' -bench RecordCalls -count 6 ./internal/runs/ | benchstat -col /layout -
 func BenchmarkRecordCalls(b *testing.B) {
-	for _, full := range []bool{false, true} {
-		name := "index=partial"
-		if full {
-			name = "index=full"
-		}
-		b.Run(name, func(b *testing.B) {
-			ev, _ := newTestEvents(b)
-			if full {
-				if _, err := ev.DB.W.Exec(`DROP INDEX events_entity; CREATE INDEX events_entity ON events(entity_id, seq)`); err != nil {
+	const batch = 128
+	recs := make([]callRec, batch)
+	for i := range recs {
+		recs[i] = callRec{at: int64(i), route: []string{"r:a", "r:b"}[i%2], sig: "fs.stat"}
+	}
+	for _, layout := range []string{"rows", "row_per_call"} {
+		b.Run("layout="+layout, func(b *testing.B) {
+			ev, db := newTestEvents(b)
+			ctx := context.Background()
+			write := func() { ev.record(ctx, recs) }
+			if layout == "row_per_call" {
+				if _, err := db.W.Exec(`CREATE TABLE calls_then (seq INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL,
+					route TEXT NOT NULL DEFAULT '', kind TEXT NOT NULL, entity_id TEXT NOT NULL DEFAULT '', data TEXT NOT NULL DEFAULT '{}') STRICT;
+					CREATE INDEX calls_then_entity ON calls_then(entity_id, seq) WHERE kind <> 'call';
+					CREATE INDEX calls_then_route_kind ON calls_then(route, kind, seq)`); err != nil {
 					b.Fatal(err)
 				}
+				insert := `INSERT INTO calls_then(at, route, kind, entity_id) VALUES ` + strings.TrimSuffix(strings.Repeat(`(?,?,'call',?),`, batch), ",")
+				write = func() { recordRowPerCall(b, db, insert, recs) }
 			}
-			ctx := context.Background()
-			recs := make([]callRec, insertCallsChunk)
-			for i := range recs {
-				recs[i] = callRec{at: int64(i), route: []string{"r:a", "r:b"}[i%2], sig: "fs.stat"}
-			}
-			for range 2 * HistoryKeep / len(recs) { // a full history first
-				ev.record(ctx, recs)
+			for range 2 * HistoryKeep / batch { // a full history first
+				write()
 			}
 			b.ResetTimer()
 			for b.Loop() {
-				ev.record(ctx, recs)
+				write()
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/call")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/call")
 		})
+	}
+}
+
+// recordRowPerCall is the baseline's write: one INSERT of every call, and
+// a trim of a route after each 64th of its calls.
+func recordRowPerCall(b *testing.B, db *store.DB, insert string, recs []callRec) {
+	ctx := context.Background()
+	err := db.InTx(ctx, func(tx *sql.Tx) error {
+		args := make([]any, 0, 3*len(recs))
+		for _, r := range recs {
+			args = append(args, r.at, r.route, r.sig)
+		}
+		res, err := db.TxExec(ctx, tx, insert, args...)
+		if err != nil {
+			return err
+		}
+		last, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		var trim []string
+		for i, r := range recs {
+			if (last-int64(len(recs)-1-i))%64 == 0 && !slices.Contains(trim, r.route) {
+				trim = append(trim, r.route)
+			}
+		}
+		for _, route := range trim {
+			if _, err := db.TxExec(ctx, tx, `DELETE FROM calls_then WHERE kind = 'call' AND route = ? AND seq <= (
+				SELECT seq FROM calls_then WHERE kind = 'call' AND route = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)`, route, route, HistoryKeep); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 }
