@@ -252,12 +252,17 @@ func BenchmarkReadCallVsNode(b *testing.B) {
 	proc := hearthtest.StartProcess(b, home)
 	ctx := context.Background()
 	// hearthSession is a go-sdk client session to the child serve through
-	// hc (nil: the SDK's default, http.DefaultClient).
-	hearthSession := func(hc *http.Client) func() {
+	// hc (nil: the SDK's default, http.DefaultClient), on protocol version
+	// (empty: the newest, 2026-07-28).
+	hearthSession := func(hc *http.Client, version string) func() {
 		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-		s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: proc.URL, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+		s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: proc.URL, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1},
+			&mcp.ClientSessionOptions{ProtocolVersion: version})
 		if err != nil {
 			b.Fatalf("connect to hearth: %v", err)
+		}
+		if got := s.InitializeResult().ProtocolVersion; version != "" && got != version {
+			b.Fatalf("hearth session on %s, want %s", got, version)
 		}
 		b.Cleanup(func() { s.Close() })
 		return func() {
@@ -267,14 +272,14 @@ func BenchmarkReadCallVsNode(b *testing.B) {
 			}
 		}
 	}
-	hearthCall := hearthSession(nil)
+	hearthCall := hearthSession(nil, "")
 	// http.DefaultClient keeps at most 2 idle connections per host, so 8
 	// concurrent callers through it dial (and the server accepts) about 6
 	// new connections a round: the pooled client keeps one per caller, as
 	// a client making 8 calls at once would be set up to.
 	pooled := http.DefaultTransport.(*http.Transport).Clone()
 	pooled.MaxIdleConnsPerHost = 8
-	hearthPooled := hearthSession(&http.Client{Transport: pooled})
+	hearthPooled := hearthSession(&http.Client{Transport: pooled}, "")
 
 	cmd := exec.Command(node, script, files)
 	cmd.Stderr = io.Discard
@@ -284,6 +289,12 @@ func BenchmarkReadCallVsNode(b *testing.B) {
 		b.Skipf("the Node reference filesystem server did not start: %v", err)
 	}
 	b.Cleanup(func() { ns.Close() })
+	// The Node server speaks 2025-11-25 (it has no server/discover), on
+	// which the client sends neither the per-request _meta triple nor the
+	// Mcp-Method and Mcp-Name headers it re-reads each request for: the
+	// same calls to Hearth on that version compare like with like.
+	nodeProto := ns.InitializeResult().ProtocolVersion
+	hearthPooledSame := hearthSession(&http.Client{Transport: pooled.Clone()}, nodeProto)
 	nodeCall := func() {
 		res, err := ns.CallTool(ctx, &mcp.CallToolParams{Name: "get_file_info", Arguments: map[string]any{"path": path}})
 		if err != nil || res.IsError {
@@ -304,6 +315,7 @@ func BenchmarkReadCallVsNode(b *testing.B) {
 	b.Run("node_get_file_info", func(b *testing.B) { measure(b, npid, nodeCall) })
 	b.Run("hearth_fs_stat_x8", func(b *testing.B) { measure8(b, hpid, hearthCall) })
 	b.Run("hearth_fs_stat_x8_pooled", func(b *testing.B) { measure8(b, hpid, hearthPooled) })
+	b.Run("hearth_fs_stat_x8_pooled_node_version", func(b *testing.B) { measure8(b, hpid, hearthPooledSame) })
 	b.Run("node_get_file_info_x8", func(b *testing.B) { measure8(b, npid, nodeCall) })
 	rawPooled := &http.Client{Transport: pooled.Clone()}
 	b.Run("hearth_fs_stat_raw_x8", func(b *testing.B) { measure8(b, hpid, func() { post(b, rawPooled, proc.URL, raw) }) })
