@@ -3,7 +3,6 @@ package jobs_test
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/store"
+	"github.com/hearth-dev/hearth/internal/store/storetest"
 )
 
 // oldJob is a row of the job queue before jobs became futures (schema
@@ -229,29 +229,9 @@ func TestMigrationCarriesOldJobs(t *testing.T) {
 // running job's journaled command and the parked job's permit.
 func buildOldDatabase(t *testing.T, path string, old []oldJob, now int64) {
 	t.Helper()
-	ctx := context.Background()
-	ms, err := store.Migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(ON)")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := storetest.AtVersion(t, path, 13)
 	defer raw.Close()
-	raw.SetMaxOpenConns(1)
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := raw.ExecContext(ctx, q, args...); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	for _, m := range ms {
-		if m.Version <= 13 {
-			exec(m.SQL)
-		}
-	}
-	exec(`PRAGMA user_version = 13`)
+	exec := raw.MustExec
 	null := func(v int64) any {
 		if v == 0 {
 			return nil

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -111,8 +110,8 @@ func listQuery(entity bool) string {
 }
 
 // List returns the newest limit events route may read (its own and the
-// shared ones), oldest first; entity, when set,
-// keeps only that entity's events.
+// shared ones), oldest first; entity, when set, keeps only that entity's
+// events.
 func (e *Events) List(ctx context.Context, route, entity string, limit int) ([]Event, error) {
 	args := []any{route}
 	if entity != "" {
@@ -228,10 +227,12 @@ type routeCalls struct {
 // appears, keeping the order of each one's calls.
 func byRoute(recs []callRec) []routeCalls {
 	var out []routeCalls
+	at := map[string]int{}
 	for _, r := range recs {
-		i := slices.IndexFunc(out, func(b routeCalls) bool { return b.route == r.route })
-		if i < 0 {
+		i, ok := at[r.route]
+		if !ok {
 			i = len(out)
+			at[r.route] = i
 			out = append(out, routeCalls{route: r.route})
 		}
 		out[i].calls = append(out[i].calls, r)

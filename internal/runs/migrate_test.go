@@ -2,13 +2,13 @@ package runs
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/hearth-dev/hearth/internal/store"
+	"github.com/hearth-dev/hearth/internal/store/storetest"
 )
 
 // TestMigrationMovesCallHistory: a database whose call history is rows of
@@ -18,27 +18,8 @@ import (
 func TestMigrationMovesCallHistory(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "h.db")
-	ms, err := store.Migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw.SetMaxOpenConns(1)
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := raw.ExecContext(ctx, q, args...); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	for _, m := range ms {
-		if m.Version <= 15 {
-			exec(m.SQL)
-		}
-	}
-	exec(`PRAGMA user_version = 15`)
+	raw := storetest.AtVersion(t, path, 15)
+	exec := raw.MustExec
 	want := map[string][]string{}
 	for i := range 300 {
 		route := []string{"r:a", "r:b", "r:a"}[i%3]

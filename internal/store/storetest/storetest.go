@@ -1,0 +1,50 @@
+// Package storetest builds databases as an earlier Hearth left them, for
+// tests of the migrations that carry them forward.
+package storetest
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"testing"
+
+	"github.com/hearth-dev/hearth/internal/store"
+)
+
+// DB is one connection to a database built by AtVersion.
+type DB struct {
+	*sql.DB
+	t testing.TB
+}
+
+// AtVersion creates the database file path with the schema of the
+// migrations up to version and returns one connection to it (foreign keys
+// on); the caller closes it before opening the file with store.Open.
+func AtVersion(t testing.TB, path string, version int) *DB {
+	t.Helper()
+	ms, err := store.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(ON)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.SetMaxOpenConns(1)
+	db := &DB{DB: raw, t: t}
+	for _, m := range ms {
+		if m.Version <= version {
+			db.MustExec(m.SQL)
+		}
+	}
+	db.MustExec(fmt.Sprintf(`PRAGMA user_version = %d`, version))
+	return db
+}
+
+// MustExec runs q, failing the test on an error.
+func (db *DB) MustExec(q string, args ...any) {
+	db.t.Helper()
+	if _, err := db.ExecContext(context.Background(), q, args...); err != nil {
+		db.t.Fatalf("%s: %v", q, err)
+	}
+}
