@@ -13,8 +13,8 @@ import (
 )
 
 // newRuns builds the run service: durable runs, continuations (a due
-// browser_tab continuation wakes its bound tab through wake) and the
-// conversation events recipe.suggest reads.
+// browser_tab continuation wakes its bound tab through wake), the event
+// log and each conversation's call history, which recipe.suggest reads.
 func newRuns(db *store.DB, log *slog.Logger, cfg config.Config, wk *wake.Service, arrivals *dispatch.Arrivals) *runs.Service {
 	rs := runs.New(db, log, arrivals)
 	rs.OracleArmed = func() bool { return cfg.Oracle.Armed }

@@ -306,7 +306,7 @@ func (e *Events) startRecorder(ctx context.Context, wg *sync.WaitGroup) {
 }
 
 // History returns route's most recent top-level primitive calls, oldest
-// first, at most n.
+// first, at most n (none when n <= 0).
 func (e *Events) History(ctx context.Context, route string, n int) ([]string, error) {
 	e.flush(context.WithoutCancel(ctx), false)
 	rows, err := e.DB.R.QueryContext(ctx, `SELECT sigs FROM call_history WHERE route = ? ORDER BY total DESC`, route)
@@ -314,18 +314,26 @@ func (e *Events) History(ctx context.Context, route string, n int) ([]string, er
 		return nil, fmt.Errorf("read call history: %w", err)
 	}
 	defer rows.Close()
-	// Newest row first: each row's calls go before those already read.
-	var out []string
-	for len(out) < n && rows.Next() {
+	// The rows come newest first; the oldest one read may give only its
+	// newest calls.
+	var newest [][]string
+	got := 0
+	for got < n && rows.Next() {
 		var sigs string
 		if err := rows.Scan(&sigs); err != nil {
 			return nil, fmt.Errorf("read call history: %w", err)
 		}
 		row := strings.Split(sigs, "\n")
-		out = append(row[max(0, len(row)-(n-len(out))):], out...)
+		row = row[max(0, len(row)-(n-got)):]
+		newest = append(newest, row)
+		got += len(row)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read call history: %w", err)
+	}
+	out := make([]string, 0, got)
+	for i := len(newest) - 1; i >= 0; i-- {
+		out = append(out, newest[i]...)
 	}
 	return out, nil
 }

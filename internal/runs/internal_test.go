@@ -97,7 +97,7 @@ func TestCallHistoryIsBounded(t *testing.T) {
 	for range HistoryKeep + 200 {
 		ev.Observe(ctx, spec, "r:one")
 	}
-	ev.Observe(dispatch.WithNested(ctx), spec, "r:one")
+	ev.Observe(dispatch.WithNested(ctx), &primitive.Spec{Tool: "t", Operation: "nested"}, "r:one")
 	ev.Observe(ctx, spec, dispatch.AnonymousPrefix+"req")
 	h, err := ev.History(ctx, "r:one", 5000)
 	if err != nil {
@@ -106,9 +106,12 @@ func TestCallHistoryIsBounded(t *testing.T) {
 	if len(h) != HistoryKeep {
 		t.Fatalf("history holds %d calls, want %d", len(h), HistoryKeep)
 	}
+	if last := h[len(h)-1]; last != "t.x" {
+		t.Fatalf("a nested call recorded: the newest is %s", last)
+	}
 	var n int
 	if err := db.R.QueryRow(`SELECT COUNT(*) FROM call_history WHERE route <> 'r:one'`).Scan(&n); err != nil || n != 0 {
-		t.Fatalf("a nested or anonymous call recorded (%d rows, %v)", n, err)
+		t.Fatalf("an anonymous call recorded (%d rows, %v)", n, err)
 	}
 }
 
@@ -185,8 +188,7 @@ func TestHistoryReadsPartOfARow(t *testing.T) {
 }
 
 // TestEventListUsesTheEntityIndex: List reads one entity's events through
-// events_entity, which leaves call history out, not by a scan of every
-// event.
+// events_entity, not by a scan of every event.
 func TestEventListUsesTheEntityIndex(t *testing.T) {
 	ev, _ := newTestEvents(t)
 	plan, err := ev.DB.QueryPlan(context.Background(), listQuery(true), "r:x", "run_1", 10)

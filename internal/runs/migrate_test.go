@@ -53,8 +53,12 @@ func TestMigrationMovesCallHistory(t *testing.T) {
 		t.Fatalf("r:b after a new call: %v", h)
 	}
 	var calls, others int
-	db.R.QueryRow(`SELECT COUNT(*) FROM events WHERE kind = 'call'`).Scan(&calls)
-	db.R.QueryRow(`SELECT COUNT(*) FROM events WHERE kind = 'run.created'`).Scan(&others)
+	if err := db.R.QueryRow(`SELECT COUNT(*) FROM events WHERE kind = 'call'`).Scan(&calls); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.R.QueryRow(`SELECT COUNT(*) FROM events WHERE kind = 'run.created'`).Scan(&others); err != nil {
+		t.Fatal(err)
+	}
 	if calls != 0 || others != 3 {
 		t.Fatalf("events after migration: %d call rows (want 0), %d run.created (want 3)", calls, others)
 	}

@@ -1,9 +1,10 @@
--- Call history leaves events for a table of its own, a row per batch of a
--- conversation's calls instead of a row per call: the recorder writes a
--- batch of calls as one insert, and a conversation's history is trimmed
--- by a range of its key. total counts the conversation's calls up to and
--- including the row's last; sigs holds the row's primitives, oldest
--- first, one per line (primitive names hold no newline).
+-- Call history leaves events for a table of its own, rows of a
+-- conversation's calls instead of a row per call: the recorder writes each
+-- conversation's part of a batch as one row (or a few: at most 64 calls a
+-- row), and a conversation's history is trimmed by a range of its key.
+-- total is a running count of the conversation's recorded calls, up to and
+-- including the row's last; sigs holds the row's primitives, oldest first,
+-- one per line (primitive names hold no newline).
 CREATE TABLE call_history (
     route TEXT NOT NULL,
     total INTEGER NOT NULL,

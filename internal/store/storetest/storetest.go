@@ -31,6 +31,9 @@ func AtVersion(t testing.TB, path string, version int) *DB {
 		t.Fatal(err)
 	}
 	raw.SetMaxOpenConns(1)
+	// Closed again at the end of the test, in case it fails before the
+	// caller closes it (a second Close does nothing).
+	t.Cleanup(func() { raw.Close() })
 	db := &DB{DB: raw, t: t}
 	for _, m := range ms {
 		if m.Version <= version {
