@@ -341,7 +341,7 @@ func realPath(p string) (string, error) {
 func realPathInfo(p string, stat bool) (string, fs.FileInfo, error) {
 	var tail []string
 	cur := p
-	for {
+	for again := 0; ; {
 		resolved, info, err := evalExisting(cur, stat)
 		if err == nil {
 			if len(tail) > 0 {
@@ -355,9 +355,18 @@ func realPathInfo(p string, stat bool) (string, fs.FileInfo, error) {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return "", nil, err
 		}
-		if _, lerr := os.Lstat(cur); lerr == nil {
-			return "", nil, &ContainmentError{Path: p, Rule: RuleDanglingSymlink,
-				Detail: fmt.Sprintf("%s is a link to something that does not exist", cur)}
+		if li, lerr := lstat(cur); lerr == nil {
+			if li.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0 {
+				return "", nil, &ContainmentError{Path: p, Rule: RuleDanglingSymlink,
+					Detail: fmt.Sprintf("%s is a link to something that does not exist", cur)}
+			}
+			// A plain file or directory, made since the walk found nothing
+			// (a concurrent write creating it): walk again; one that keeps
+			// coming and going is taken as missing, as the walk found it.
+			if again < maxAppeared {
+				again++
+				continue
+			}
 		}
 		parent := filepath.Dir(cur)
 		if parent == cur {
@@ -367,6 +376,14 @@ func realPathInfo(p string, stat bool) (string, fs.FileInfo, error) {
 		cur = parent
 	}
 }
+
+// maxAppeared is how many times realPathInfo walks again when a component
+// the walk found missing is a plain file or directory when it looks at it.
+const maxAppeared = 3
+
+// lstat is os.Lstat (a variable for the test of a path made between the
+// walk and the look).
+var lstat = os.Lstat
 
 // checkShortNames returns the first component of the clean path p that looks
 // like an 8.3 short name (PROGRA~1) and exists under a different long name,

@@ -420,3 +420,41 @@ func FuzzResolve(f *testing.F) {
 		}
 	})
 }
+
+// TestPathMadeDuringTheWalkIsNotALink: a file that a concurrent write
+// creates between the walk finding the path missing and the look at the
+// path itself is resolved as the file it is, not refused as a dangling
+// link (seen under Wine: one of eight writers of a new file was refused).
+func TestPathMadeDuringTheWalkIsNotALink(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(dir, "made.txt")
+	made := 0
+	lstat = func(p string) (os.FileInfo, error) {
+		if p == target && made == 0 {
+			made++
+			if err := os.WriteFile(target, []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return os.Lstat(p)
+	}
+	t.Cleanup(func() { lstat = os.Lstat })
+	got, err := realPath(target)
+	if err != nil || made != 1 {
+		t.Fatalf("realPath of a file made during the walk = %q, %v (made %d)", got, err, made)
+	}
+	if want, _ := filepath.EvalSymlinks(target); got != want {
+		t.Fatalf("realPath = %q, want %q", got, want)
+	}
+	// A real dangling link is still refused (where links can be made).
+	link := filepath.Join(dir, "dangling")
+	if !trySymlink(filepath.Join(dir, "missing"), link) {
+		return
+	}
+	if _, err := realPath(link); ruleOf(err) != RuleDanglingSymlink {
+		t.Fatalf("realPath of a dangling link: %v", err)
+	}
+}
