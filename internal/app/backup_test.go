@@ -2,9 +2,6 @@ package app_test
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +12,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/store"
+	"github.com/hearth-dev/hearth/internal/store/storetest"
 )
 
 // TestServeMakesTheDailyBackup: a running Hearth with no backup yet makes
@@ -56,20 +54,7 @@ func TestMigrationIsPrecededByABackup(t *testing.T) {
 	old := ms[len(ms)-2].Version
 	// A database as the previous Hearth left it: every migration but the
 	// newest.
-	file := filepath.Join(home, "hearth.db")
-	raw, err := sql.Open("sqlite", "file:"+(&url.URL{Path: file}).EscapedPath()+"?_pragma=journal_mode(WAL)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms[:len(ms)-1] {
-		if _, err := raw.Exec(m.SQL); err != nil {
-			t.Fatalf("%s: %v", m.Name, err)
-		}
-	}
-	if _, err := raw.Exec(fmt.Sprintf("PRAGMA user_version = %d", old)); err != nil {
-		t.Fatal(err)
-	}
-	raw.Close()
+	storetest.AtVersion(t, filepath.Join(home, "hearth.db"), old).Close()
 
 	a, err := app.Open(ctx, app.Options{DataDir: home, ConfigPath: filepath.Join(home, "config.json"), MCPAddr: "127.0.0.1:0", PanelAddr: "127.0.0.1:0", Version: "test"})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/url"
 	"testing"
 
 	"github.com/hearth-dev/hearth/internal/store"
@@ -18,15 +19,16 @@ type DB struct {
 }
 
 // AtVersion creates the database file path with the schema of the
-// migrations up to version and returns one connection to it (foreign keys
-// on); the caller closes it before opening the file with store.Open.
+// migrations up to version and returns one connection to it (WAL, foreign
+// keys on, as Hearth opens it); the caller closes it before opening the
+// file with store.Open or app.Open.
 func AtVersion(t testing.TB, path string, version int) *DB {
 	t.Helper()
 	ms, err := store.Migrations()
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(ON)")
+	raw, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?_pragma=journal_mode(WAL)&_pragma=foreign_keys(ON)")
 	if err != nil {
 		t.Fatal(err)
 	}
