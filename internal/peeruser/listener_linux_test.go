@@ -194,11 +194,14 @@ func TestGuardBoundsItsLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	got.Close()
-	// Connections are decided apart: wait until all of the flood was.
+	// Connections are decided apart: wait until all of the flood was, and
+	// the lines counted as logged are written (a line is written after its
+	// count, outside the lock).
 	waitFor(t, "every refusal of the flood", func() bool {
 		g.mu.Lock()
-		defer g.mu.Unlock()
-		return g.logged+g.suppressed == flood
+		counted := g.logged+g.suppressed == flood
+		g.mu.Unlock()
+		return counted && strings.Count(logs.String(), "\n") >= logBurst
 	})
 	if n := strings.Count(logs.String(), "\n"); n != logBurst {
 		t.Fatalf("%d log lines for %d refusals, want %d:\n%s", n, flood, logBurst, logs.String())
