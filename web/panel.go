@@ -22,7 +22,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -34,6 +33,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/control"
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/httpbound"
 	"github.com/hearth-dev/hearth/internal/jobs"
 	hledger "github.com/hearth-dev/hearth/internal/ledger"
 	hrecipes "github.com/hearth-dev/hearth/internal/recipes"
@@ -400,25 +400,9 @@ func (p *Panel) checkCSRF(next http.Handler) http.Handler {
 	})
 }
 
-// LoopbackHost reports whether a request's Host names this computer:
-// 127.0.0.1, ::1 or localhost, with any port. Anything else (another
-// name that resolves here, as in DNS rebinding) is refused.
-func LoopbackHost(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
-		host = host[1 : len(host)-1]
-	}
-	switch strings.ToLower(host) {
-	case "localhost", "127.0.0.1", "::1":
-		return true
-	}
-	return false
-}
-
 func (p *Panel) loopbackHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !LoopbackHost(r.Host) {
+		if !httpbound.LoopbackHost(r.Host) {
 			ui.WriteProblem(w, r, p.log, http.StatusForbidden, ui.ProblemBadHost)
 			return
 		}

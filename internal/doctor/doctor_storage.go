@@ -11,7 +11,6 @@ import (
 	"github.com/hearth-dev/hearth/internal/artifacts"
 	"github.com/hearth-dev/hearth/internal/fsops"
 	"github.com/hearth-dev/hearth/internal/store"
-	"github.com/hearth-dev/hearth/web/status"
 )
 
 // checkStorage reports the space fs undo copies and artifacts take against
@@ -39,7 +38,7 @@ func (d *doctor) checkStorage(ctx context.Context) {
 		return
 	}
 	used, budget := receipts+arts, d.cfg.StorageBudgetBytes
-	detail := fmt.Sprintf("undo copies %s + artifacts %s = %s", status.HumanBytes(receipts), status.HumanBytes(arts), status.StorageLine(used, budget))
+	detail := fmt.Sprintf("undo copies %s + artifacts %s = %s", artifacts.HumanBytes(receipts), artifacts.HumanBytes(arts), artifacts.StorageLine(used, budget))
 	switch {
 	case budget > 0 && used > budget:
 		d.line(checkWarn, name, detail+"; over storage_budget_bytes: a running Hearth prunes the oldest copies nothing needs within a minute")

@@ -21,7 +21,6 @@ import (
 	"github.com/hearth-dev/hearth/internal/fsops"
 	"github.com/hearth-dev/hearth/internal/httpbound"
 	"github.com/hearth-dev/hearth/internal/peeruser"
-	"github.com/hearth-dev/hearth/web"
 )
 
 // The control endpoint lets a second start of hearth-tray reach the running
@@ -149,7 +148,7 @@ func (c *Control) Close() error {
 // ServeHTTP is the endpoint: see the design note above.
 func (c *Control) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
-	case !web.LoopbackHost(r.Host):
+	case !httpbound.LoopbackHost(r.Host):
 		http.Error(w, "forbidden host", http.StatusForbidden)
 		return
 	case r.Header.Get("Origin") != "":
@@ -202,7 +201,7 @@ func Ask(ctx context.Context, dataDir, req string) error {
 	if err != nil {
 		return err
 	}
-	if !web.LoopbackHost(info.Addr) {
+	if !httpbound.LoopbackHost(info.Addr) {
 		return fmt.Errorf("%s: address %q is not loopback", ControlFile, info.Addr)
 	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+info.Addr+"/"+req, nil)

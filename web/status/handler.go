@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/hearth-dev/hearth/internal/artifacts"
 	"github.com/hearth-dev/hearth/internal/control"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/ledger"
@@ -107,7 +108,7 @@ func (h *Handler) load(ctx context.Context) (View, error) {
 		if err != nil {
 			return View{}, fmt.Errorf("measure storage: %w", err)
 		}
-		v.Storage = StorageLine(used, budget)
+		v.Storage = artifacts.StorageLine(used, budget)
 	}
 	if h.Reach != nil {
 		v.Reach = true

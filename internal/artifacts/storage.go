@@ -1,4 +1,4 @@
-package status
+package artifacts
 
 import "fmt"
 
