@@ -57,6 +57,10 @@ type Governor struct {
 	// InlineBudget is the dispatcher's inline budget: a retry of a command
 	// still racing it waits that long (plus a margin) for its future.
 	InlineBudget time.Duration
+	// SaveMode keeps a mode the operator sets in config.json (policy.mode)
+	// before it is in force; nil only where there is no config file (tests
+	// of governance alone).
+	SaveMode func(mode string) error
 	// Places is the persistence table (internal/risk); nil is this OS's
 	// table from the process environment.
 	Places *risk.Places

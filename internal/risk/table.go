@@ -119,7 +119,7 @@ var Cases = []Case{
 		Ask: Asks, Trusted: Asks, ReadOnly: Refused},
 	{ID: CaseKill, Words: "stop a process",
 		Ask: Asks, Trusted: Asks, ReadOnly: Refused},
-	{ID: CaseUnlisted, Words: "do anything this table does not list",
+	{ID: CaseUnlisted, Words: "do anything not listed here",
 		Ask: Asks, Trusted: Asks, ReadOnly: Refused},
 }
 
@@ -300,11 +300,37 @@ func (s Summary) Sentence() string {
 	return strings.Join(parts, " ")
 }
 
-// ModelLine is the short sentence for a model (tool descriptions): which
-// operations may ask the operator first, or are refused, in mode.
+// Plain is the mode's summary for the panel, in plain words: what asks
+// first and what is refused, the rest running without asking.
+func (s Summary) Plain() string {
+	var parts []string
+	if len(s.Asks) > 0 {
+		parts = append(parts, "Hearth asks you before ChatGPT may "+strings.Join(s.Asks, "; ")+".")
+	}
+	switch {
+	case len(s.Refused) > 0 && len(s.Runs) < len(s.Refused):
+		parts = append(parts, "ChatGPT may only "+strings.Join(s.Runs, "; ")+": everything else is refused.")
+	case len(s.Refused) > 0:
+		parts = append(parts, "Refused: "+strings.Join(s.Refused, "; ")+". Everything else runs without asking.")
+	default:
+		parts = append(parts, "Everything else runs without asking.")
+	}
+	return strings.Join(parts, " ")
+}
+
+// ModelLine is the short sentence for a model (the tools' descriptions):
+// which of the primitives names may answer pending until the operator
+// approves, and which are refused, in mode.
 func ModelLine(mode string, names []string) string {
-	var asks, refused []string
+	var groups []string
+	byNote := map[string][]string{}
+	var refused, notAlways, alwaysOther []string
 	for _, n := range names {
+		if v, ok := Always(n, mode); !ok || v != Runs {
+			notAlways = append(notAlways, n)
+		} else if k, _ := KindOf(n); k != KindRead {
+			alwaysOther = append(alwaysOther, n)
+		}
 		var ask, ref bool
 		for _, id := range CasesOf(n) {
 			switch CaseOf(id).Verdict(mode) {
@@ -315,7 +341,11 @@ func ModelLine(mode string, names []string) string {
 			}
 		}
 		if ask {
-			asks = append(asks, n+askNote(n, mode))
+			note := askNote(n, mode)
+			if _, seen := byNote[note]; !seen {
+				groups = append(groups, note)
+			}
+			byNote[note] = append(byNote[note], n)
 		}
 		if ref {
 			refused = append(refused, n)
@@ -323,23 +353,36 @@ func ModelLine(mode string, names []string) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Policy mode %s: ", mode)
-	if len(asks) == 0 {
-		b.WriteString("nothing asks the operator first")
+	if len(groups) == 0 {
+		b.WriteString("nothing waits for the operator")
 	} else {
-		b.WriteString("may answer pending until the operator approves: " + strings.Join(asks, ", "))
-	}
-	if len(refused) > 0 {
-		if len(refused) == len(names) {
-			b.WriteString("; refused: every operation that is not a read")
-		} else {
-			b.WriteString("; refused: " + strings.Join(refused, ", "))
+		b.WriteString("answers pending until the operator approves: ")
+		for i, note := range groups {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(strings.Join(byNote[note], "/"))
+			if note != "" {
+				b.WriteString(" " + note)
+			}
 		}
+	}
+	switch {
+	case len(refused) == 0:
+	case len(refused) == len(notAlways):
+		b.WriteString("; refused: every operation but reads")
+		if len(alwaysOther) > 0 {
+			b.WriteString(" and " + strings.Join(alwaysOther, ", "))
+		}
+	default:
+		b.WriteString("; refused: " + strings.Join(refused, ", "))
 	}
 	b.WriteString(".")
 	return b.String()
 }
 
-// askNote says when a primitive whose calls do not always ask does.
+// askNote says when a primitive whose calls do not always ask does ("" when
+// they always do).
 func askNote(name, mode string) string {
 	if v, ok := Always(name, mode); ok && v == Asks {
 		return ""
@@ -350,18 +393,16 @@ func askNote(name, mode string) string {
 			when = append(when, modelWords[id])
 		}
 	}
-	return " (" + strings.Join(when, "; ") + ")"
+	return "(" + strings.Join(when, "; ") + ")"
 }
 
-// modelWords says each asking case to a model, tersely.
+// modelWords says each case that may ask to a model, tersely.
 var modelWords = map[CaseID]string{
-	CasePersist:   "files that start programs by themselves: autostart, shell start-up, git hooks, services, SSH",
+	CasePersist:   "for files that start programs by themselves: autostart/Startup, shell and PowerShell start-up, git hooks, services, scheduled tasks, SSH, shortcuts",
 	CaseExec:      "unless an operator rule allows the program",
 	CaseUIApp:     "once per app per conversation",
-	CaseUIConsole: "consoles, Run dialog, Explorer: every time",
-	CaseFallback:  "fallback click/key",
-	CaseKill:      "",
-	CaseUnlisted:  "",
+	CaseUIConsole: "every time in a console, the Run dialog or Explorer",
+	CaseFallback:  "every time for fallback click/key",
 }
 
 // Markdown is the table as the README's Governance section shows it.

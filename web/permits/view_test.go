@@ -89,7 +89,7 @@ func TestPermitSentence(t *testing.T) {
 		`ChatGPT wants to run <code>git -c echo &lt;hi&gt;</code>`, `in <code>/srv/app</code>`,
 		`>Allow once<`, `Always allow <code>git</code>`, `here`, `>Deny<`,
 		`data-testid="permit-chat">chat seen first at 14:02<`, `Decide in 14 minutes`,
-		`data-testid="operator-as"`, `Deciding as <strong>Ada</strong>`,
+		`data-testid="operator-as"`, `recorded as made by <strong>Ada</strong>`,
 		`hx-get="/permits/live?ids=pmt_1"`,
 	} {
 		if !strings.Contains(html, want) {
