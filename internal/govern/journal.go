@@ -68,6 +68,10 @@ func (g *Governor) BeginTx(ctx context.Context, tx *sql.Tx, a *callpath.Admissio
 		// A write that makes a program start by itself, run because the
 		// mode trusts it: the Status page lists these (Flagged).
 		intent["flagged"] = map[string]any{"case": a.Case, "path": a.Subject, "said": a.Said}
+		if _, err := g.DB.TxExec(ctx, tx, `INSERT INTO flagged_writes(command_id, primitive, path, said, at) VALUES (?,?,?,?,?)`,
+			a.CommandID, a.Spec.Name(), a.Subject, a.Said, g.now().UnixMilli()); err != nil {
+			return err
+		}
 	}
 	_, err = g.Ledger.AppendTx(ctx, tx, "intent", intent)
 	return err

@@ -2,12 +2,15 @@ package govern
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/risk"
+	"github.com/hearth-dev/hearth/internal/store"
 )
 
 // Admission by the risk table (internal/risk): which case a call is, and
@@ -165,4 +168,30 @@ func saidOf(id risk.CaseID, name string) string {
 		return "write a file"
 	}
 	return "use " + name
+}
+
+// FlaggedWrite is a write that makes a program start by itself, run
+// without asking because the mode trusted it.
+type FlaggedWrite struct {
+	CommandID string    `json:"command_id"`
+	Primitive string    `json:"primitive"`
+	Path      string    `json:"path"`
+	Said      string    `json:"said"`
+	At        time.Time `json:"at"`
+}
+
+// Flagged lists the latest n flagged writes, newest first (the Status
+// page shows them).
+func (g *Governor) Flagged(ctx context.Context, n int) ([]FlaggedWrite, error) {
+	rows, err := g.DB.R.QueryContext(ctx, `SELECT command_id, primitive, path, said, at FROM flagged_writes ORDER BY at DESC, command_id LIMIT ?`, n)
+	out, err := store.Collect(rows, err, func(r *sql.Rows) (f FlaggedWrite, err error) {
+		var at int64
+		err = r.Scan(&f.CommandID, &f.Primitive, &f.Path, &f.Said, &at)
+		f.At = time.UnixMilli(at).UTC()
+		return f, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list flagged writes: %w", err)
+	}
+	return out, nil
 }
