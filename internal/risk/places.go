@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 )
 
 // Persistence locations: where writing a file makes a program run by
@@ -64,7 +66,8 @@ const (
 	sayShortcut  = "add or change a shortcut or script that starts a program when it is opened"
 )
 
-// Places is a persistence table ready to match real paths.
+// Places is a persistence table ready to match real paths. It is safe for
+// concurrent use.
 type Places struct {
 	list []Place
 	// windows compares case-insensitively with either separator.
@@ -72,21 +75,36 @@ type Places struct {
 	// real resolves a location through symlinks and junctions (the
 	// longest existing prefix); nil leaves locations as written.
 	real func(string) string
+	// now is the clock of the resolved locations' refresh.
+	now func() time.Time
+
+	mu sync.Mutex
+	// resolved are the locations' real paths (normalized), by index in
+	// list, made at most refreshEvery ago: resolving every location costs
+	// milliseconds, and almost every write is of an ordinary file.
+	resolved   []string
+	resolvedAt time.Time
 }
+
+// refreshEvery bounds how long a location's real path is reused: a
+// location that becomes a link (a home's .config moved elsewhere and
+// linked back) is seen within this time. The path being written is
+// always resolved by the caller at the call itself.
+const refreshEvery = 2 * time.Second
 
 // NewPlaces returns the table for this OS, its locations taken from env
 // (os.Getenv in Hearth).
 func NewPlaces(env func(string) string) *Places {
 	if runtime.GOOS == "windows" {
-		return &Places{list: WindowsPlaces(env), windows: true, real: RealPrefix}
+		return &Places{list: WindowsPlaces(env), windows: true, real: RealPrefix, now: time.Now}
 	}
-	return &Places{list: LinuxPlaces(env), real: RealPrefix}
+	return &Places{list: LinuxPlaces(env), real: RealPrefix, now: time.Now}
 }
 
 // NewPlacesFor returns a table for tests of either OS's entries: windows
 // selects WindowsPlaces and Windows matching; real may be nil.
 func NewPlacesFor(windows bool, env func(string) string, real func(string) string) *Places {
-	p := &Places{windows: windows, real: real}
+	p := &Places{windows: windows, real: real, now: time.Now}
 	if windows {
 		p.list = WindowsPlaces(env)
 	} else {
@@ -102,12 +120,32 @@ func (p *Places) List() []Place { return slices.Clone(p.list) }
 // fs resolves it) is in, if any.
 func (p *Places) Match(real string) (Place, bool) {
 	path := p.norm(real)
-	for _, pl := range p.list {
-		if p.matches(pl, path) {
+	resolved := p.locations()
+	for i, pl := range p.list {
+		if p.matches(pl, path, resolved[i]) {
 			return pl, true
 		}
 	}
 	return Place{}, false
+}
+
+// locations returns the locations' real paths, resolved again when the
+// last resolution is older than refreshEvery.
+func (p *Places) locations() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	if p.resolved != nil && now.Sub(p.resolvedAt) < refreshEvery {
+		return p.resolved
+	}
+	out := make([]string, len(p.list))
+	for i, pl := range p.list {
+		if pl.Kind != GitRepo && p.real != nil {
+			out[i] = p.norm(p.real(pl.Path))
+		}
+	}
+	p.resolved, p.resolvedAt = out, now
+	return out
 }
 
 func (p *Places) norm(s string) string {
@@ -117,15 +155,13 @@ func (p *Places) norm(s string) string {
 	return strings.TrimSuffix(s, "/")
 }
 
-func (p *Places) matches(pl Place, path string) bool {
+func (p *Places) matches(pl Place, path, resolved string) bool {
 	if pl.Kind == GitRepo {
 		return gitPlace(path)
 	}
 	locs := []string{p.norm(pl.Path)}
-	if p.real != nil {
-		if r := p.norm(p.real(pl.Path)); r != locs[0] {
-			locs = append(locs, r)
-		}
+	if resolved != "" && resolved != locs[0] {
+		locs = append(locs, resolved)
 	}
 	for _, loc := range locs {
 		switch pl.Kind {
@@ -158,6 +194,9 @@ func extOf(path string) string {
 // of a git repository: after a ".git" component, a "hooks" component, or
 // a last component "config".
 func gitPlace(path string) bool {
+	if !strings.Contains(path, "/.git/") {
+		return false
+	}
 	parts := strings.Split(path, "/")
 	for i, c := range parts {
 		if c != ".git" {

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hearth-dev/hearth/internal/risk"
 )
@@ -197,5 +198,33 @@ func TestConsoleApps(t *testing.T) {
 	}
 	if risk.IsConsoleApp("notepad.exe") {
 		t.Error("notepad is a console")
+	}
+}
+
+// TestLocationBecomingALinkIsSeen: a location's real path is reused for
+// at most RefreshEvery; a home whose .config becomes a link elsewhere is
+// matched at the new real path once that time has passed.
+func TestLocationBecomingALinkIsSeen(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symlinks need privileges on Windows")
+	}
+	home, elsewhere := t.TempDir(), t.TempDir()
+	ps := risk.NewPlacesFor(false, env(map[string]string{"HOME": home}), risk.RealPrefix)
+	now := time.Now()
+	ps.SetClock(func() time.Time { return now })
+	real, err := filepath.EvalSymlinks(elsewhere)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(real, "autostart", "x.desktop")
+	if _, ok := ps.Match(target); ok {
+		t.Fatal("caught before the link exists")
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(home, ".config")); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(risk.RefreshEvery)
+	if _, ok := ps.Match(target); !ok {
+		t.Fatal("the new real path of ~/.config/autostart is not caught after the refresh time")
 	}
 }
