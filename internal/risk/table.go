@@ -103,7 +103,7 @@ var Cases = []Case{
 		Ask: Runs, Trusted: Runs, ReadOnly: Refused},
 	{ID: CaseWrite, Words: "write or change an ordinary file in your folders",
 		Ask: Runs, Trusted: Runs, ReadOnly: Refused},
-	{ID: CasePersist, Words: "write a file that makes a program start by itself (sign-in and Startup folders, shell and PowerShell start-up files, git hooks, services, scheduled tasks, SSH keys and settings, shortcuts)",
+	{ID: CasePersist, Words: "write a file that makes a program start by itself (when you sign in, when a terminal or command window opens, git hooks, services, scheduled tasks, SSH keys and settings, shortcuts)",
 		Ask: Asks, Trusted: Runs, ReadOnly: Refused, Flagged: true},
 	{ID: CaseAllowed, Words: "run a program you always allowed in that folder",
 		Ask: Runs, Trusted: Runs, ReadOnly: Refused},
