@@ -156,8 +156,9 @@ func TestAskMeansAsk(t *testing.T) {
 		t.Fatalf("host_info after the panel chose trusted: %s", hi.Raw)
 	}
 	profile := filepath.Join(home, ".bash_profile")
-	if r := c.Call("fs", write(profile)); r.State() != "completed" {
-		t.Fatalf("trusted runs a persistence write: %s", r.Raw)
+	written := c.Call("fs", write(profile))
+	if written.State() != "completed" {
+		t.Fatalf("trusted runs a persistence write: %s", written.Raw)
 	}
 	flagged, err := f.in.App.Gov.Flagged(context.Background(), 10)
 	if err != nil || len(flagged) != 1 || flagged[0].Path != profile {
@@ -165,6 +166,18 @@ func TestAskMeansAsk(t *testing.T) {
 	}
 	if status := f.get(t, b, "/"); !strings.Contains(status, profile) {
 		t.Fatalf("the Status page does not show the flagged write:\n%s", status)
+	}
+
+	// Back in ask mode, undoing that write (which changes the start-up
+	// file again) asks too.
+	if r := f.post(t, b, "/safety/policy", "operator", "Ada", "mode", config.ModeAsk); r.StatusCode >= 400 {
+		t.Fatalf("set policy: %d", r.StatusCode)
+	}
+	if r := c.Call("fs", map[string]any{"operation": "undo", "receipt_id": written.Get("result.receipt_id")}); r.State() != "pending" {
+		t.Fatalf("fs.undo of a start-up file must ask in ask mode: %s", r.Raw)
+	}
+	if _, err := os.Stat(profile); err != nil {
+		t.Fatalf("the undo ran before the operator allowed it: %v", err)
 	}
 
 	// Read-only refuses it.

@@ -29,6 +29,20 @@ const (
 // Modes are the policy modes in the order the panel offers them.
 var Modes = []string{ModeAsk, ModeTrusted, ModeReadOnly}
 
+// ModeLabel is a mode's name for a person, as the panel and the tray
+// show it.
+func ModeLabel(mode string) string {
+	switch mode {
+	case ModeAsk:
+		return "Ask me"
+	case ModeTrusted:
+		return "Trusted"
+	case ModeReadOnly:
+		return "Read only"
+	}
+	return mode
+}
+
 // Verdict is what a mode does with a call.
 type Verdict string
 

@@ -36,9 +36,9 @@ type Mode struct{ Value, Label, Help string }
 // described from the risk table (internal/risk), which decides what the
 // mode does.
 var Modes = []Mode{
-	{config.ModeAsk, "Ask me", risk.Describe(config.ModeAsk).Plain()},
-	{config.ModeTrusted, "Trusted", risk.Describe(config.ModeTrusted).Plain()},
-	{config.ModeReadOnly, "Read only", risk.Describe(config.ModeReadOnly).Plain()},
+	{config.ModeAsk, risk.ModeLabel(config.ModeAsk), risk.Describe(config.ModeAsk).Plain()},
+	{config.ModeTrusted, risk.ModeLabel(config.ModeTrusted), risk.Describe(config.ModeTrusted).Plain()},
+	{config.ModeReadOnly, risk.ModeLabel(config.ModeReadOnly), risk.Describe(config.ModeReadOnly).Plain()},
 }
 
 // Handler serves the Safety page and its actions.
