@@ -21,8 +21,8 @@ type Snapshot struct {
 	Pending int
 	// Mode is the policy mode in force (the one config.json, doctor and
 	// host_info show).
-	Mode string
-	Tunnel  tunnel.Status
+	Mode   string
+	Tunnel tunnel.Status
 	// Autostart is the "Start at logon" state.
 	Autostart AutostartState
 	// LastError is the tray's own last failed action, shown in the tooltip
