@@ -2,9 +2,11 @@ package app_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/risk"
 )
@@ -31,5 +33,32 @@ func TestEveryPrimitiveHasARiskRow(t *testing.T) {
 		if !strings.Contains(tl.Description, line) {
 			t.Errorf("tool %s does not say what ask mode does:\n%s", tl.Name, tl.Description)
 		}
+	}
+}
+
+// TestConfigModeIsTheModeAtStart: config.json's mode is the one in force
+// at start, whatever an earlier run kept in the database (an older Hearth
+// kept the panel's choice only there, so doctor and host_info disagreed).
+func TestConfigModeIsTheModeAtStart(t *testing.T) {
+	ctx := context.Background()
+	home := t.TempDir()
+	in := hearthtest.StartHome(t, home, nil)
+	if err := in.App.Operator.SetPolicy(ctx, "ada", "trusted"); err != nil {
+		t.Fatal(err)
+	}
+	in.Stop()
+	cfgPath := filepath.Join(home, "config.json")
+	c, err := config.Load(cfgPath)
+	if err != nil || c.Policy.Mode != "trusted" {
+		t.Fatalf("the panel's mode is not in config.json: %v %q", err, c.Policy.Mode)
+	}
+	c.Policy.Mode = "ask" // edited by hand while Hearth was stopped
+	if err := config.Write(cfgPath, c); err != nil {
+		t.Fatal(err)
+	}
+	in = hearthtest.StartHome(t, home, nil)
+	st, err := in.App.Gov.Status(ctx)
+	if err != nil || st.Mode != "ask" {
+		t.Fatalf("mode at start = %q (%v), config.json says ask", st.Mode, err)
 	}
 }
