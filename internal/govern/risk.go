@@ -42,8 +42,10 @@ func (g *Governor) classify(ctx context.Context, mode string, a *callpath.Admiss
 	}
 	if a.Spec.NeedsPermit != nil && a.Spec.NeedsPermit(a.Input) && risk.CaseOf(id).Verdict(mode) == risk.Runs {
 		// A primitive may declare input that needs a permit wherever
-		// anything runs (UI fallback input); its row says so too.
-		id = risk.CaseFallback
+		// anything runs. UI fallback input is its own case (caseOf);
+		// any other such input is a case the table does not list, which
+		// asks.
+		id = risk.CaseUnlisted
 	}
 	a.Case = string(id)
 	if a.Said == "" {
