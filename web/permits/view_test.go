@@ -118,3 +118,25 @@ func TestDescribe(t *testing.T) {
 		}
 	}
 }
+
+// TestPermitCardsSayWhatWouldHappen: a write that makes a program start
+// by itself and the first use of an app are asked in plain words, with
+// the path or the app on the card.
+func TestPermitCardsSayWhatWouldHappen(t *testing.T) {
+	persist := govern.Permit{ID: "pmt_2", Primitive: "fs.write", Input: `{"path":"/home/ann/.config/autostart/x.desktop","data":"x"}`,
+		CreatedAt: time.Now(), ExpiresAt: time.Now().Add(15 * time.Minute),
+		Case: "persist", Subject: "/home/ann/.config/autostart/x.desktop", Said: "make a program start every time you sign in"}
+	app := govern.Permit{ID: "pmt_3", Primitive: "ui.action", Input: `{"action":"invoke","process_id":42}`,
+		CreatedAt: time.Now(), ExpiresAt: time.Now().Add(15 * time.Minute), Case: "ui_app", Subject: "notepad.exe", Said: "use an app's window"}
+	html := render(t, View{Pending: []Item{NewItem(persist), NewItem(app)}})
+	for _, want := range []string{
+		"ChatGPT wants to make a program start every time you sign in: <code>/home/ann/.config/autostart/x.desktop</code>",
+		`data-testid="permit-persist-note"`,
+		"ChatGPT wants to use the app <code>notepad.exe</code>",
+		`data-testid="permit-app-note"`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+}
