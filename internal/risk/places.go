@@ -58,7 +58,7 @@ var ScriptExts = []string{".lnk", ".url", ".bat", ".cmd", ".ps1", ".vbs", ".js",
 const (
 	sayAutostart = "make a program start every time you sign in"
 	sayShell     = "change what runs every time a terminal (shell) starts"
-	sayPS        = "change what runs every time a command window (PowerShell) starts"
+	sayPS        = "change what runs every time a command window starts"
 	sayGit       = "change what git runs by itself in a repository (a hook or its settings)"
 	sayService   = "add or change a service that starts by itself"
 	sayScheduled = "add or change a scheduled task that runs by itself"
