@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
@@ -32,6 +31,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/peeruser"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/recipes"
+	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/internal/runs"
 	"github.com/hearth-dev/hearth/internal/store"
 	"github.com/hearth-dev/hearth/internal/tunnel"
@@ -99,8 +99,7 @@ type App struct {
 	// waker (internal/wake).
 	Wake *wake.Service
 
-	configPath  string
-	wakeCfgMu   sync.Mutex
+	cfgFile     *configFile
 	budgetEvery time.Duration
 
 	panel          *web.Panel
@@ -152,7 +151,11 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	gov := newGovernor(cfg, db, led, log)
+	cfgFile := &configFile{path: opts.ConfigPath}
+	gov := newGovernor(cfg, db, led, log, cfgFile)
+	if err := gov.AdoptConfigMode(ctx); err != nil {
+		return nil, fmt.Errorf("adopt the configured policy mode: %w", err)
+	}
 	arts := &artifacts.Store{DB: db, Dir: filepath.Join(opts.DataDir, "artifacts")}
 	// One arrival writer for everything that arrives in a mailbox: the
 	// dispatcher's futures, the queue's jobs, the runs' continuations.
@@ -167,7 +170,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		FS:   &fsops.Engine{DB: db, Roots: roots, SpillDir: filepath.Join(opts.DataDir, "receipts")},
 		Wake: wk, Tunnel: tun, Gov: gov,
 		Artifacts: arts, UI: ui, Runs: newRuns(db, log, cfg, wk, arrivals),
-		configPath: opts.ConfigPath, ready: make(chan struct{}), budgetEvery: opts.BudgetEvery,
+		cfgFile: cfgFile, ready: make(chan struct{}), budgetEvery: opts.BudgetEvery,
 	}
 	exec := newMachine(cfg, arts, cfg.MaxConcurrentExec, opts.Version, a.status)
 	a.Jobs = a.newJobs(cfg, newMachine(cfg, arts, cfg.MaxConcurrentJobs, "", nil))
@@ -323,13 +326,23 @@ func (a *App) disclosure(ctx context.Context) string {
 	case st.EStop.Latched:
 		s = fmt.Sprintf("Policy mode: %s. E-STOP LATCHED: every non-read operation is refused (blocked, estop) until the operator resets it.", st.Mode)
 	default:
-		s = fmt.Sprintf("Policy mode: %s (operator-controlled). E-stop: released.", st.Mode)
+		s = fmt.Sprintf("Policy mode: %s (operator-controlled). E-stop: released. %s", st.Mode, risk.ModelLine(st.Mode, a.primitiveNames()))
 	}
 	s += a.wakeDisclosure()
 	if u := a.unavailable(); len(u) > 0 {
 		s += " Unavailable here: " + strings.Join(u, "; ") + "."
 	}
 	return s
+}
+
+// primitiveNames lists the registered primitives' names.
+func (a *App) primitiveNames() []string {
+	all := a.Registry.All()
+	names := make([]string, len(all))
+	for i, s := range all {
+		names[i] = s.Name()
+	}
+	return names
 }
 
 // Listen binds both loopback listeners, each serving only the account

@@ -8,9 +8,11 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/internal/store"
 
 	"github.com/hearth-dev/hearth/internal/govern"
@@ -84,8 +86,11 @@ func programsOf() map[string]func(json.RawMessage) []govern.ProgramUse {
 // newGovernor builds the governor. It holds no engine: what an operator's
 // decision leaves to do to running or parked work is carried out by the
 // operator's controls (internal/control), built once the engines exist.
-func newGovernor(cfg config.Config, db *store.DB, led *ledger.Ledger, log *slog.Logger) *govern.Governor {
+func newGovernor(cfg config.Config, db *store.DB, led *ledger.Ledger, log *slog.Logger, cfgFile *configFile) *govern.Governor {
 	return &govern.Governor{
+		SaveMode: func(mode string) error {
+			return cfgFile.edit(func(c *config.Config) error { c.Policy.Mode = mode; return nil })
+		},
 		DB: db, Ledger: led, Log: log,
 		DefaultMode:  cfg.Policy.Mode,
 		PermitTTL:    PermitTTL,
@@ -97,7 +102,8 @@ func newGovernor(cfg config.Config, db *store.DB, led *ledger.Ledger, log *slog.
 // governanceStatus is the governance part of host_info.
 func (a *App) governanceStatus(ctx context.Context) map[string]any {
 	st, err := a.Gov.Status(ctx)
-	out := map[string]any{"policy_mode": st.Mode, "estop": st.EStop.Latched, "queue_held": st.QueueHeld}
+	out := map[string]any{"policy_mode": st.Mode, "estop": st.EStop.Latched, "queue_held": st.QueueHeld,
+		"policy": risk.Describe(st.Mode)}
 	if err != nil {
 		out["governance_error"] = "could not read the governance state"
 		a.Log.Error("read governance state", "err", err)
@@ -137,9 +143,34 @@ func OpenOffline(ctx context.Context, dataDir, configPath string) (*Offline, err
 		db.Close()
 		return nil, err
 	}
-	g := newGovernor(cfg, db, led, slog.New(slog.DiscardHandler))
+	g := newGovernor(cfg, db, led, slog.New(slog.DiscardHandler), &configFile{path: configPath})
 	return &Offline{DB: db, Ledger: led, Gov: g, Operator: &govern.Operator{G: g}}, nil
 }
 
 // Close closes the database.
 func (o *Offline) Close() error { return o.DB.Close() }
+
+// configFile is config.json as the operator's changes edit it: re-read,
+// changed, validated and written under one lock, so that two changes
+// (the policy mode, the wake timings) never drop each other.
+type configFile struct {
+	path string
+	mu   sync.Mutex
+}
+
+// edit applies change to the config file's current content.
+func (f *configFile) edit(change func(*config.Config) error) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, err := config.Load(f.path)
+	if err != nil {
+		return err
+	}
+	if err := change(&c); err != nil {
+		return err
+	}
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	return config.Write(f.path, c)
+}

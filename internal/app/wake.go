@@ -55,17 +55,11 @@ func (a *App) SetWakeTimings(ctx context.Context, operator string, debounceMS, q
 // editWakeConfig applies edit to the wake block of config.json (re-read,
 // so that other keys written since start are kept) after validating it.
 func (a *App) editWakeConfig(edit func(*config.Wake)) error {
-	a.wakeCfgMu.Lock()
-	defer a.wakeCfgMu.Unlock()
-	c, err := config.Load(a.configPath)
+	err := a.cfgFile.edit(func(c *config.Config) error {
+		edit(&c.Wake)
+		return c.Wake.Validate()
+	})
 	if err != nil {
-		return err
-	}
-	edit(&c.Wake)
-	if err := c.Wake.Validate(); err != nil {
-		return err
-	}
-	if err := config.Write(a.configPath, c); err != nil {
 		return fmt.Errorf("save wake settings: %w", err)
 	}
 	return nil

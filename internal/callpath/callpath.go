@@ -42,6 +42,17 @@ type Admission struct {
 	// e-stop's hold) ends cancelled, a known outcome, not an UNKNOWN.
 	Scheduled bool
 	Parent    string
+	// Case is the risk table's case Admit found for the call
+	// (internal/risk), Subject what it acts on in plain words (a path,
+	// an application) and Said what it would do, completing "ChatGPT
+	// wants to …"; the permit request keeps them for the operator's card.
+	Case    string
+	Subject string
+	Said    string
+	// Flagged is set by Admit for a call that runs but is journaled as
+	// such and shown on the Status page (a write that makes a program
+	// start by itself, run in trusted mode).
+	Flagged bool
 }
 
 // SideEffecting reports whether the primitive is journaled: every

@@ -90,13 +90,13 @@ func (e *Engine) Specs() []*primitive.Spec {
 				}
 				return out, done, nil
 			})},
-		{Tool: "fs", Operation: "write", Risk: primitive.RiskWrite, Summary: "replace or create a file atomically; returns receipt_id (for undo) and the new sha256.",
+		{Tool: "fs", Operation: "write", Risk: primitive.RiskWrite, Target: e.target, Summary: "replace or create a file atomically; returns receipt_id (for undo) and the new sha256.",
 			Fields: []primitive.Field{fPath,
 				{Name: "data", Type: primitive.TString, Required: true, Desc: "write: the whole new content (text, or base64 with encoding)."}, fEncoding, fExpect},
 			Run: primitive.Typed(run("write", func(ctx context.Context, c *primitive.Call, in WriteInput) (WriteResult, error) {
 				return e.Write(ctx, route(c), in)
 			}))},
-		{Tool: "fs", Operation: "patch", Risk: primitive.RiskWrite, Summary: "apply replacements in order; each old must occur exactly once (else conflict naming it); keeps CRLF and BOM.",
+		{Tool: "fs", Operation: "patch", Risk: primitive.RiskWrite, Target: e.target, Summary: "apply replacements in order; each old must occur exactly once (else conflict naming it); keeps CRLF and BOM.",
 			Fields: []primitive.Field{fPath,
 				{Name: "replacements", Type: primitive.TArray, Required: true, Min: primitive.Bound(1), Desc: "patch: [{old, new}], applied in order.",
 					Items: &primitive.Field{Type: primitive.TObject, Fields: []primitive.Field{
@@ -106,7 +106,7 @@ func (e *Engine) Specs() []*primitive.Spec {
 			Run: primitive.Typed(run("patch", func(ctx context.Context, c *primitive.Call, in PatchInput) (PatchResult, error) {
 				return e.Patch(ctx, route(c), in)
 			}))},
-		{Tool: "fs", Operation: "undo", Risk: primitive.RiskWrite, Summary: "restore the content before one of this conversation's receipts; conflicts if the file changed since.",
+		{Tool: "fs", Operation: "undo", Risk: primitive.RiskWrite, Target: e.target, Summary: "restore the content before one of this conversation's receipts; conflicts if the file changed since.",
 			Fields: []primitive.Field{{Name: "receipt_id", Type: primitive.TString, Required: true, Desc: "undo: receipt id from write, patch or undo."}},
 			Run: primitive.Typed(run("undo", func(ctx context.Context, c *primitive.Call, in UndoInput) (UndoResult, error) {
 				return e.Undo(ctx, route(c), in)

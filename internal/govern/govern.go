@@ -35,6 +35,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/internal/route"
 	"github.com/hearth-dev/hearth/internal/store"
 )
@@ -56,6 +57,15 @@ type Governor struct {
 	// InlineBudget is the dispatcher's inline budget: a retry of a command
 	// still racing it waits that long (plus a margin) for its future.
 	InlineBudget time.Duration
+	// SaveMode keeps a mode the operator sets in config.json (policy.mode)
+	// before it is in force; nil only where there is no config file (tests
+	// of governance alone).
+	SaveMode func(mode string) error
+	// Places is the persistence table (internal/risk); nil is this OS's
+	// table from the process environment.
+	Places *risk.Places
+
+	placesOnce sync.Once
 
 	mu sync.Mutex
 	// requested is signalled when a permit is requested (PermitRequested).
@@ -159,11 +169,14 @@ func (g *Governor) Status(ctx context.Context) (Status, error) {
 	return st, rows.Err()
 }
 
-// Admit implements callpath.Governor.
-// An attempt of a scheduled future has the differences scheduled.go names.
+// Admit implements callpath.Governor: the risk table (internal/risk)
+// decides what the mode does with the call's case; the e-stop and the
+// UNKNOWN gate refuse every call that is not a read. An attempt of a
+// scheduled future has the differences scheduled.go names.
 func (g *Governor) Admit(ctx context.Context, a *callpath.Admission) error {
-	risk := a.Spec.Risk
-	if risk == primitive.RiskRead || risk == primitive.RiskControl {
+	if kind, ok := risk.KindOf(a.Spec.Name()); ok && (kind == risk.KindRead || kind == risk.KindControl || kind == risk.KindSeveral) {
+		// These run in every mode and under the e-stop (a call several
+		// submits is admitted on its own).
 		return nil
 	}
 	st, err := g.Status(ctx)
@@ -174,8 +187,16 @@ func (g *Governor) Admit(ctx context.Context, a *callpath.Admission) error {
 		return primitive.Blocked("estop", "emergency stop is latched (%s); %s refused. Only the operator can reset it.", st.EStop.Reason, a.Spec.Name())
 	}
 	mode := st.Mode
-	if mode == config.ModeReadOnly {
-		return primitive.Blocked("read_only", "policy mode is read-only; %s is a %s primitive", a.Spec.Name(), risk)
+	c, err := g.classify(ctx, mode, a)
+	if err != nil {
+		return err
+	}
+	verdict := c.Verdict(mode)
+	if verdict == risk.Refused {
+		if mode == config.ModeReadOnly {
+			return primitive.Blocked("read_only", "policy mode is read-only; %s is refused (it would %s)", a.Spec.Name(), a.Said)
+		}
+		return primitive.Blocked("refused", "policy mode %s refuses %s (it would %s)", mode, a.Spec.Name(), a.Said)
 	}
 	// Request-scoped (anonymous) calls share one gate: a client cannot step
 	// around an open UNKNOWN by dropping its conversation id.
@@ -198,20 +219,14 @@ func (g *Governor) Admit(ctx context.Context, a *callpath.Admission) error {
 	if !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("read unknown outcomes: %w", err)
 	}
+	a.Flagged = c.Flagged && verdict == risk.Runs
 	if a.Scheduled && !a.Approved {
 		if a.Approved, err = g.scheduledApproved(ctx, a); err != nil {
 			return err
 		}
 	}
-	if a.Approved {
+	if a.Approved || verdict == risk.Runs {
 		return nil
 	}
-	need, err := g.needsPermit(ctx, mode, a)
-	if err != nil {
-		return err
-	}
-	if need {
-		return callpath.ErrPermitRequired
-	}
-	return nil
+	return callpath.ErrPermitRequired
 }

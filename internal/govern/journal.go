@@ -60,10 +60,20 @@ func (g *Governor) BeginTx(ctx context.Context, tx *sql.Tx, a *callpath.Admissio
 	if n, _ := res.RowsAffected(); n == 0 {
 		return primitive.Conflict("command_id_reused", "command id %s is already in use", a.CommandID)
 	}
-	_, err = g.Ledger.AppendTx(ctx, tx, "intent", map[string]any{
+	intent := map[string]any{
 		"command_id": a.CommandID, "primitive": a.Spec.Name(), "risk": string(a.Spec.Risk),
 		"route": a.Route, "input_sha256": a.Digest, "future_id": a.FutureID, "approved": a.Approved,
-	})
+	}
+	if a.Flagged {
+		// A write that makes a program start by itself, run because the
+		// mode trusts it: the Status page lists these (Flagged).
+		intent["flagged"] = map[string]any{"case": a.Case, "path": a.Subject, "said": a.Said}
+		if _, err := g.DB.TxExec(ctx, tx, `INSERT INTO flagged_writes(command_id, primitive, path, said, at) VALUES (?,?,?,?,?)`,
+			a.CommandID, a.Spec.Name(), a.Subject, a.Said, g.now().UnixMilli()); err != nil {
+			return err
+		}
+	}
+	_, err = g.Ledger.AppendTx(ctx, tx, "intent", intent)
 	return err
 }
 

@@ -122,11 +122,17 @@ type Permit struct {
 	ExpiresAt time.Time `json:"expires_at"`
 	// Programs are what an exec would start, for the "always allow" choice.
 	Programs []ProgramUse `json:"programs,omitempty"`
+	// Case is the call's case in the risk table (internal/risk), Subject
+	// what it acts on (a path, an application) and Said what it would do,
+	// completing "ChatGPT wants to …".
+	Case    string `json:"case,omitempty"`
+	Subject string `json:"subject,omitempty"`
+	Said    string `json:"said,omitempty"`
 }
 
 // Permits lists permits in state ("" for all), newest first.
 func (o *Operator) Permits(ctx context.Context, state string) ([]Permit, error) {
-	q := `SELECT id, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at FROM permits`
+	q := `SELECT id, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at, risk_case, subject, said FROM permits`
 	var args []any
 	if state != "" {
 		q += ` WHERE state = ?`
@@ -141,7 +147,7 @@ func (o *Operator) Permits(ctx context.Context, state string) ([]Permit, error) 
 	for rows.Next() {
 		var p Permit
 		var c, e int64
-		if err := rows.Scan(&p.ID, &p.Primitive, &p.Input, &p.Digest, &p.FutureID, &p.CommandID, &p.State, &c, &e); err != nil {
+		if err := rows.Scan(&p.ID, &p.Primitive, &p.Input, &p.Digest, &p.FutureID, &p.CommandID, &p.State, &c, &e, &p.Case, &p.Subject, &p.Said); err != nil {
 			return nil, err
 		}
 		p.CreatedAt, p.ExpiresAt = time.UnixMilli(c).UTC(), time.UnixMilli(e).UTC()
@@ -341,7 +347,10 @@ func (o *Operator) Reconcile(ctx context.Context, operator, commandID, observed 
 	return o.G.reconcile(ctx, "", commandID, "operator:"+operator, observed)
 }
 
-// SetPolicy changes the policy mode.
+// SetPolicy changes the policy mode: kept in config.json first (SaveMode),
+// then in the database and the ledger in one transaction, so that the
+// mode the operator set is the one config.json, doctor, host_info, the
+// tools' descriptions and the tray show.
 func (o *Operator) SetPolicy(ctx context.Context, operator, mode string) error {
 	if err := checkOperator(operator); err != nil {
 		return err
@@ -353,11 +362,38 @@ func (o *Operator) SetPolicy(ctx context.Context, operator, mode string) error {
 	}
 	g := o.G
 	from := g.Mode(ctx)
+	if g.SaveMode != nil {
+		if err := g.SaveMode(mode); err != nil {
+			return fmt.Errorf("keep policy mode %s in the config file: %w", mode, err)
+		}
+	}
 	return g.DB.InTx(ctx, func(tx *sql.Tx) error {
 		if err := putSetting(ctx, tx, keyPolicy, mode); err != nil {
 			return err
 		}
 		_, err := g.Ledger.AppendTx(ctx, tx, "policy_change", map[string]any{"from": from, "to": mode, "operator": operator})
+		return err
+	})
+}
+
+// AdoptConfigMode makes the configured mode (config.json's policy.mode,
+// read at start) the one in force: a mode an earlier Hearth kept only in
+// the database, or a config file edited by hand since, would otherwise
+// leave doctor and host_info disagreeing. A change is journaled as made
+// by the config file.
+func (g *Governor) AdoptConfigMode(ctx context.Context) error {
+	var m string
+	if _, err := getSetting(ctx, g.DB.R, keyPolicy, &m); err != nil {
+		return err
+	}
+	if m == "" || m == g.DefaultMode {
+		return nil
+	}
+	return g.DB.InTx(ctx, func(tx *sql.Tx) error {
+		if err := putSetting(ctx, tx, keyPolicy, g.DefaultMode); err != nil {
+			return err
+		}
+		_, err := g.Ledger.AppendTx(ctx, tx, "policy_change", map[string]any{"from": m, "to": g.DefaultMode, "operator": "config.json"})
 		return err
 	})
 }

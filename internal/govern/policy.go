@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/callpath"
-	"github.com/hearth-dev/hearth/internal/config"
-	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
 // The policy mode and the operator's allow-rules: which calls need a
@@ -54,39 +52,28 @@ func (g *Governor) Mode(ctx context.Context) string {
 	return g.DefaultMode
 }
 
-func (g *Governor) needsPermit(ctx context.Context, mode string, a *callpath.Admission) (bool, error) {
-	// A primitive may declare inputs that need a permit in every mode that
-	// runs anything (read-only was refused above): UI fallback input.
-	if a.Spec.NeedsPermit != nil && a.Spec.NeedsPermit(a.Input) {
-		return true, nil
-	}
-	switch a.Spec.Risk {
-	case primitive.RiskKill:
-		return true, nil
-	case primitive.RiskExec:
-		if mode == config.ModeTrusted {
-			return false, nil
-		}
-		extract := g.Programs[a.Spec.Name()]
-		if extract == nil {
-			return true, nil
-		}
-		uses := extract(a.Input)
-		if len(uses) == 0 {
-			return true, nil
-		}
-		rules, err := g.Rules(ctx)
-		if err != nil {
-			return false, err
-		}
-		for _, u := range uses {
-			if !anyRuleAllows(rules, u) {
-				return true, nil
-			}
-		}
+// programsAllowed reports whether an operator allow-rule allows every
+// program an exec-class call would start (a primitive without an
+// extractor, or a call that names none, is never allowed by a rule).
+func (g *Governor) programsAllowed(ctx context.Context, a *callpath.Admission) (bool, error) {
+	extract := g.Programs[a.Spec.Name()]
+	if extract == nil {
 		return false, nil
 	}
-	return false, nil
+	uses := extract(a.Input)
+	if len(uses) == 0 {
+		return false, nil
+	}
+	rules, err := g.Rules(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, u := range uses {
+		if !anyRuleAllows(rules, u) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // interpreters are programs that run arbitrary code from their arguments;

@@ -44,13 +44,15 @@ func (g *Governor) requestPermit(ctx context.Context, a *callpath.Admission, par
 	now := g.now()
 	exp := now.Add(g.PermitTTL)
 	err := g.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO permits(id, route, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at)
-			VALUES (?,?,?,?,?,?,?,'pending',?,?)`, id, a.Route, a.Spec.Name(), string(a.Input), a.Digest, a.FutureID, a.CommandID, now.UnixMilli(), exp.UnixMilli()); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO permits(id, route, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at, risk_case, subject, said)
+			VALUES (?,?,?,?,?,?,?,'pending',?,?,?,?,?)`, id, a.Route, a.Spec.Name(), string(a.Input), a.Digest, a.FutureID, a.CommandID, now.UnixMilli(), exp.UnixMilli(),
+			a.Case, a.Subject, a.Said); err != nil {
 			return err
 		}
 		_, err := g.Ledger.AppendTx(ctx, tx, "permit_requested", map[string]any{
 			"permit_id": id, "primitive": a.Spec.Name(), "route": a.Route, "input_sha256": a.Digest,
 			"command_id": a.CommandID, "future_id": a.FutureID, "expires_at": exp.UTC().Format(time.RFC3339),
+			"case": a.Case,
 		})
 		if err != nil || park == nil {
 			return err

@@ -37,6 +37,22 @@ type Call struct {
 	CommandID string
 }
 
+// Target is what one call would act on, as governance needs it to decide
+// whether the call asks the operator first (DESIGN §5).
+type Target struct {
+	// Paths are the real (symlink-resolved) absolute paths of the files
+	// the call would change.
+	Paths []string
+	// App is the program file name (lower case, e.g. "notepad.exe") of
+	// the application a UI call would drive; "" when it is not known
+	// before the call runs.
+	App string
+	// Console marks a UI target where typing runs programs (a console,
+	// the Run dialog, Explorer): driving it is never one approval for
+	// the app.
+	Console bool
+}
+
 // Spec describes one primitive: its name, input fields, risk and runner.
 type Spec struct {
 	// Tool and Operation give the MCP facade the primitive is reached through;
@@ -73,6 +89,13 @@ type Spec struct {
 	// key with allow_fallback) is such an input, semantic UI actions are not
 	// (DESIGN §5). It sees validated input and must not fail.
 	NeedsPermit func(input json.RawMessage) bool
+	// Target, when set, reports what a call would act on: the real paths
+	// of the files it would change, or the application it would drive.
+	// Governance picks the call's case in the risk table (internal/risk)
+	// from it at admission. It sees validated input; a path the call
+	// could never act on (outside the roots) is left out, since the call
+	// is then refused when it runs.
+	Target func(ctx context.Context, route string, input json.RawMessage) (Target, error)
 	// Run executes the primitive on already validated input.
 	Run func(ctx context.Context, call *Call, input json.RawMessage) (any, error)
 	// Quick, when set, is a bounded attempt at Run that the dispatcher

@@ -175,6 +175,7 @@ func (t *Tray) snapshot(ctx context.Context) Snapshot {
 		s.StatusErr = true
 	}
 	s.EStop, s.EStopReason = st.EStop.Latched, st.EStop.Reason
+	s.Mode = st.Mode
 	s.Pending = len(perms)
 	s.Tunnel = t.Hearth.Tunnel()
 	t.mu.Lock()

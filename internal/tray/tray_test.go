@@ -126,6 +126,17 @@ func TestTrayDrivesRealHearth(t *testing.T) {
 	if got := v.Entries[ItemPermits].Title; got != "Pending permits (1)" {
 		t.Fatalf("permits entry = %q", got)
 	}
+	// The mode the operator sets is the one the tray shows.
+	if !strings.Contains(v.Tooltip, "Mode: Ask me") {
+		t.Fatalf("tooltip without the mode: %q", v.Tooltip)
+	}
+	if err := in.App.Operator.SetPolicy(ctx, "ada", "trusted"); err != nil {
+		t.Fatal(err)
+	}
+	ui.waitView(t, "the trusted mode", func(v View) bool { return strings.Contains(v.Tooltip, "Mode: Trusted") })
+	if err := in.App.Operator.SetPolicy(ctx, "ada", "ask"); err != nil {
+		t.Fatal(err)
+	}
 
 	// Open control panel: a fresh login URL that signs the browser in once.
 	tr.Click(ctx, ItemOpenPanel)

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hearth-dev/hearth/assets"
+	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/internal/tunnel"
 )
 
@@ -18,7 +19,10 @@ type Snapshot struct {
 	EStopReason string
 	// Pending counts permits waiting for the operator.
 	Pending int
-	Tunnel  tunnel.Status
+	// Mode is the policy mode in force (the one config.json, doctor and
+	// host_info show).
+	Mode   string
+	Tunnel tunnel.Status
 	// Autostart is the "Start at logon" state.
 	Autostart AutostartState
 	// LastError is the tray's own last failed action, shown in the tooltip
@@ -122,6 +126,9 @@ func Render(s Snapshot) View {
 		headline = "ready"
 	}
 	lines := []string{"Hearth: " + headline, "Tunnel: " + tunnelPhrase(s.Tunnel.State)}
+	if s.Mode != "" {
+		lines = append(lines, "Mode: "+risk.ModeLabel(s.Mode))
+	}
 	if s.LastError != "" {
 		lines = append(lines, s.LastError)
 	}

@@ -133,3 +133,13 @@ func TestRenderTooltipFits(t *testing.T) {
 		t.Fatal("tooltip cut inside a character")
 	}
 }
+
+// TestRenderShowsTheMode: the tooltip names the policy mode in force in
+// the panel's words.
+func TestRenderShowsTheMode(t *testing.T) {
+	s := ready()
+	s.Mode = "trusted"
+	if v := Render(s); !strings.Contains(v.Tooltip, "\nMode: Trusted") {
+		t.Fatalf("tooltip: %q", v.Tooltip)
+	}
+}

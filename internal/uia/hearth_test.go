@@ -84,7 +84,8 @@ func TestUnavailableHostAnswersBlocked(t *testing.T) {
 
 // TestFallbackInputNeedsAPermit: with a (fake) working UI Automation,
 // fallback input parks for the operator's permit in the trusted and ask
-// modes and runs once approved; semantic actions do not need one.
+// modes and runs once approved; semantic actions run at once in trusted
+// mode and once the operator allows them in ask mode.
 func TestFallbackInputNeedsAPermit(t *testing.T) {
 	for _, mode := range []string{config.ModeTrusted, config.ModeAsk} {
 		t.Run(mode, func(t *testing.T) {
@@ -96,21 +97,41 @@ func TestFallbackInputNeedsAPermit(t *testing.T) {
 				t.Fatalf("host_info with a working provider: %v", h.Get("result.ui_automation"))
 			}
 
-			r := c.Call("ui", map[string]any{"operation": "action", "action": "invoke", "target": map[string]any{"automation_id": "ok"}})
-			if r.State() != "completed" || r.Get("result.element.locator") != "n3" {
-				t.Fatalf("semantic invoke must run without a permit: %s", r.Raw)
+			// semantic runs a semantic action: in trusted mode at once; in
+			// ask mode after the operator allows it (the app is not known
+			// before these calls run here, so each asks on its own).
+			semantic := func(args map[string]any) map[string]any {
+				t.Helper()
+				r := c.Call("ui", args)
+				if mode == config.ModeTrusted {
+					return r.Env
+				}
+				pid, _ := r.Get("permit_id").(string)
+				fid, _ := r.Get("future_id").(string)
+				if r.State() != "pending" || pid == "" {
+					t.Fatalf("a UI action must ask first in ask mode: %s", r.Raw)
+				}
+				if err := in.App.Operator.Approve(t.Context(), pid, "ada", nil); err != nil {
+					t.Fatal(err)
+				}
+				env, _ := c.WaitArrival(fid, r)["envelope"].(map[string]any)
+				return env
 			}
-			r = c.Call("ui", map[string]any{"operation": "action", "action": "set_value", "value": "Ada", "hwnd": 7, "target": map[string]any{"automation_id": "name"}})
-			if r.State() != "completed" || r.Get("result.value_after") != "Ada" {
-				t.Fatalf("semantic set_value: %s", r.Raw)
+			env := semantic(map[string]any{"operation": "action", "action": "invoke", "target": map[string]any{"automation_id": "ok"}})
+			if hearthtest.Get(env, "state") != "completed" || hearthtest.Get(env, "result.element.locator") != "n3" {
+				t.Fatalf("semantic invoke: %v", env)
+			}
+			env = semantic(map[string]any{"operation": "action", "action": "set_value", "value": "Ada", "hwnd": 7, "target": map[string]any{"automation_id": "name"}})
+			if hearthtest.Get(env, "state") != "completed" || hearthtest.Get(env, "result.value_after") != "Ada" {
+				t.Fatalf("semantic set_value: %v", env)
 			}
 			if ps, _ := in.App.Operator.Permits(t.Context(), "pending"); len(ps) != 0 {
-				t.Fatalf("semantic actions asked for permits: %+v", ps)
+				t.Fatalf("permits left waiting: %+v", ps)
 			}
 
 			// Refused before governance: no permit is asked for input that
 			// could never run.
-			r = c.Call("ui", map[string]any{"operation": "action", "action": "click", "hwnd": 7, "target": map[string]any{"automation_id": "ok"}})
+			r := c.Call("ui", map[string]any{"operation": "action", "action": "click", "hwnd": 7, "target": map[string]any{"automation_id": "ok"}})
 			if r.State() != "blocked" || r.Get("error.code") != "fallback_refused" || !strings.Contains(r.Get("error.message").(string), "allow_fallback") {
 				t.Fatalf("click without allow_fallback: %s", r.Raw)
 			}

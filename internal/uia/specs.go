@@ -58,7 +58,7 @@ func (s *Service) Specs() []*primitive.Spec {
 			Run: primitive.Typed(func(ctx context.Context, _ *primitive.Call, in Input) (any, error) {
 				return s.Query(ctx, in)
 			})},
-		{Tool: "ui", Operation: "action", Risk: primitive.RiskUI, Fields: action,
+		{Tool: "ui", Operation: "action", Risk: primitive.RiskUI, Fields: action, Target: s.target,
 			Summary: "act on the one node matching target (else conflict listing locators); elevated targets and a locked desktop are blocked.",
 			Precheck: func(raw json.RawMessage) error {
 				in, ok := decode(raw)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/control"
 	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/web/session"
 	"github.com/hearth-dev/hearth/web/ui"
 )
@@ -104,6 +105,10 @@ func Describe(p govern.Permit) (verb, what, where string) {
 	}
 	_ = json.Unmarshal([]byte(p.Input), &in)
 	switch {
+	case p.Case == string(risk.CasePersist) && p.Subject != "":
+		return p.Said + ":", p.Subject, ""
+	case (p.Case == string(risk.CaseUIApp) || p.Case == string(risk.CaseUIConsole)) && p.Subject != "":
+		return "use the app", p.Subject, ""
 	case len(p.Programs) == 1:
 		cmd := p.Programs[0].Command
 		if in.Command == cmd {

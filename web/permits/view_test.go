@@ -89,7 +89,7 @@ func TestPermitSentence(t *testing.T) {
 		`ChatGPT wants to run <code>git -c echo &lt;hi&gt;</code>`, `in <code>/srv/app</code>`,
 		`>Allow once<`, `Always allow <code>git</code>`, `here`, `>Deny<`,
 		`data-testid="permit-chat">chat seen first at 14:02<`, `Decide in 14 minutes`,
-		`data-testid="operator-as"`, `Deciding as <strong>Ada</strong>`,
+		`data-testid="operator-as"`, `recorded as made by <strong>Ada</strong>`,
 		`hx-get="/permits/live?ids=pmt_1"`,
 	} {
 		if !strings.Contains(html, want) {
@@ -115,6 +115,28 @@ func TestDescribe(t *testing.T) {
 		verb, what, where := Describe(c.p)
 		if verb != c.verb || what != c.what || where != c.where {
 			t.Errorf("Describe(%s) = %q %q %q, want %q %q %q", c.p.Primitive, verb, what, where, c.verb, c.what, c.where)
+		}
+	}
+}
+
+// TestPermitCardsSayWhatWouldHappen: a write that makes a program start
+// by itself and the first use of an app are asked in plain words, with
+// the path or the app on the card.
+func TestPermitCardsSayWhatWouldHappen(t *testing.T) {
+	persist := govern.Permit{ID: "pmt_2", Primitive: "fs.write", Input: `{"path":"/home/ann/.config/autostart/x.desktop","data":"x"}`,
+		CreatedAt: time.Now(), ExpiresAt: time.Now().Add(15 * time.Minute),
+		Case: "persist", Subject: "/home/ann/.config/autostart/x.desktop", Said: "make a program start every time you sign in"}
+	app := govern.Permit{ID: "pmt_3", Primitive: "ui.action", Input: `{"action":"invoke","process_id":42}`,
+		CreatedAt: time.Now(), ExpiresAt: time.Now().Add(15 * time.Minute), Case: "ui_app", Subject: "notepad.exe", Said: "use an app's window"}
+	html := render(t, View{Pending: []Item{NewItem(persist), NewItem(app)}})
+	for _, want := range []string{
+		"ChatGPT wants to make a program start every time you sign in: <code>/home/ann/.config/autostart/x.desktop</code>",
+		`data-testid="permit-persist-note"`,
+		"ChatGPT wants to use the app <code>notepad.exe</code>",
+		`data-testid="permit-app-note"`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("missing %q", want)
 		}
 	}
 }

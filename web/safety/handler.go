@@ -16,6 +16,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/control"
 	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/web/ui"
 )
 
@@ -31,11 +32,13 @@ const (
 // Mode is a policy mode as the page offers it.
 type Mode struct{ Value, Label, Help string }
 
-// Modes are the policy modes the operator can choose, in order.
+// Modes are the policy modes the operator can choose, in order, each
+// described from the risk table (internal/risk), which decides what the
+// mode does.
 var Modes = []Mode{
-	{config.ModeAsk, "Ask me", "Hearth asks you before it runs a program you have not always allowed, stops a process, or types into a window."},
-	{config.ModeTrusted, "Trusted", "Hearth asks you only before it stops a process or types into a window."},
-	{config.ModeReadOnly, "Read only", "ChatGPT can only read: anything else is refused."},
+	{config.ModeAsk, risk.ModeLabel(config.ModeAsk), risk.Describe(config.ModeAsk).Plain()},
+	{config.ModeTrusted, risk.ModeLabel(config.ModeTrusted), risk.Describe(config.ModeTrusted).Plain()},
+	{config.ModeReadOnly, risk.ModeLabel(config.ModeReadOnly), risk.Describe(config.ModeReadOnly).Plain()},
 }
 
 // Handler serves the Safety page and its actions.

@@ -73,6 +73,9 @@ type View struct {
 	Sentence  string
 	// SelfTest is the last selftest's summary; nil without a data directory.
 	SelfTest *SelfTestSummary
+	// Flagged are the latest writes that make a program start by itself,
+	// run without asking because the mode trusted them.
+	Flagged []govern.FlaggedWrite
 }
 
 func (h *Handler) load(ctx context.Context) (View, error) {
@@ -92,8 +95,13 @@ func (h *Handler) load(ctx context.Context) (View, error) {
 	if err != nil {
 		return View{}, err
 	}
+	flagged, err := h.Gov.Flagged(ctx, 5)
+	if err != nil {
+		return View{}, err
+	}
 	v := View{
-		MCPURL: h.MCPURL(), Mode: st.Mode, EStop: st.EStop, QueueHeld: st.QueueHeld,
+		Flagged: flagged,
+		MCPURL:  h.MCPURL(), Mode: st.Mode, EStop: st.EStop, QueueHeld: st.QueueHeld,
 		PendingPermits: len(pending), OpenUnknowns: len(unknowns), LedgerSize: size,
 		AnyAccount: h.AnyAccount,
 	}

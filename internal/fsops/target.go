@@ -1,0 +1,47 @@
+package fsops
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/hearth-dev/hearth/internal/primitive"
+	hroute "github.com/hearth-dev/hearth/internal/route"
+)
+
+// target is the Target of write, patch and undo: the real path of the
+// file the call would change, so that governance can tell a write that
+// makes a program start by itself (internal/risk) after symlinks and
+// junctions are resolved. A path fs would refuse, or a receipt this
+// conversation cannot see, gives no path: the call is refused when it
+// runs, with the reason.
+func (e *Engine) target(ctx context.Context, route string, raw json.RawMessage) (primitive.Target, error) {
+	var in struct {
+		Path      string `json:"path"`
+		ReceiptID string `json:"receipt_id"`
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return primitive.Target{}, fmt.Errorf("decode input: %w", err)
+	}
+	p := in.Path
+	if in.ReceiptID != "" {
+		cond, arg := hroute.Match("route", route)
+		err := e.DB.R.QueryRowContext(ctx, `SELECT path FROM fs_receipts WHERE id = ? AND `+cond, in.ReceiptID, arg).Scan(&p)
+		if errors.Is(err, sql.ErrNoRows) {
+			return primitive.Target{}, nil
+		}
+		if err != nil {
+			return primitive.Target{}, fmt.Errorf("read the path of receipt %s: %w", in.ReceiptID, err)
+		}
+	}
+	real, err := e.Roots.Resolve(p)
+	if errors.Is(err, ErrContainment) {
+		return primitive.Target{}, nil
+	}
+	if err != nil {
+		return primitive.Target{}, err
+	}
+	return primitive.Target{Paths: []string{real}}, nil
+}

@@ -1,0 +1,29 @@
+package risk_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hearth-dev/hearth/internal/risk"
+)
+
+// BenchmarkMatchOrdinary measures the persistence check of an ordinary
+// file, the case of almost every write: each location is resolved
+// through symlinks on every check.
+func BenchmarkMatchOrdinary(b *testing.B) {
+	home := b.TempDir()
+	os.MkdirAll(filepath.Join(home, ".config", "autostart"), 0o700)
+	ps := risk.NewPlaces(func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	})
+	p := filepath.Join(home, "src", "notes.txt")
+	for b.Loop() {
+		if _, ok := ps.Match(p); ok {
+			b.Fatal("caught")
+		}
+	}
+}
