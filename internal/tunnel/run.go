@@ -63,6 +63,27 @@ func (s *Supervisor) supervise(ctx context.Context, r *run, logf *rotatingLog) {
 	}
 	for {
 		cfg := s.Config()
+		// A profile made for another tunnel ID or address is made again
+		// first (before the client is opened: init opens it too). A
+		// pinned file that changed is left to openClient below.
+		if ran, err := s.ensureProfile(ctx, cfg); err != nil && !errors.Is(err, ErrClientChanged) && !errors.Is(err, ErrNotPinned) {
+			if ctx.Err() != nil {
+				return
+			}
+			msg := err.Error()
+			s.update(r, func(st *Status) {
+				st.State, st.PID, st.LastError = StateBackoff, 0, truncate(msg, maxErrorLine)
+				st.Reason = fmt.Sprintf("the connection could not be prepared (see the last error); trying again in %s", delay)
+			})
+			s.note(logf, fmt.Sprintf("not starting tunnel-client: %s; trying again in %s", msg, delay))
+			s.log.Warn("tunnel: make the profile; trying again", "err", err, "in", delay)
+			if !wait() {
+				return
+			}
+			continue
+		} else if ran && err == nil {
+			s.note(logf, "profile made again for tunnel "+cfg.TunnelID+" and "+s.MCPURL())
+		}
 		cl, err := s.openClient(cfg)
 		if errors.Is(err, ErrClientUnreadable) {
 			msg := err.Error()

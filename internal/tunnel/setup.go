@@ -50,10 +50,12 @@ func (r CommandResult) OK() bool { return r.ExitCode == 0 && !r.TimedOut }
 // elsewhere (ErrNotPinned: the operator pins it on the Setup page,
 // seeing its SHA-256). On success the tunnel ID becomes
 // tunnel.tunnel_id (persisted like SetConfig; UpdateConfig changes no
-// other setting, so a pin saved while init ran stays). tunnel-client
-// refuses to overwrite an existing profile; its message says so in the
-// result. The error is non-nil only when nothing could be run (or the
-// tunnel ID could not be saved).
+// other setting, so a pin saved while init ran stays). A profile that
+// exists already is replaced (init again with --force), so that a
+// corrected tunnel ID or a new address takes effect; a running
+// tunnel-client is restarted when the tunnel ID changed (UpdateConfig).
+// The error is non-nil only when nothing could be run (or the tunnel ID
+// could not be saved).
 func (s *Supervisor) Init(ctx context.Context, tunnelID, mcpURL string) (CommandResult, error) {
 	id := strings.TrimSpace(tunnelID)
 	if id == "" {
@@ -77,8 +79,7 @@ func (s *Supervisor) Init(ctx context.Context, tunnelID, mcpURL string) (Command
 		}
 	}
 	cfg := s.Config()
-	res, err := s.setupCommand(ctx, cfg, "init", "--sample", "sample_mcp_remote_no_auth",
-		"--profile", cfg.Profile, "--tunnel-id", id, "--mcp-server-url", mcpURL)
+	res, err := s.makeProfile(ctx, cfg, id, mcpURL)
 	if err != nil || !res.OK() {
 		return res, err
 	}

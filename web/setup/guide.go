@@ -257,8 +257,8 @@ func (h *Handler) saveTunnelID(w http.ResponseWriter, r *http.Request) {
 }
 
 // connect is the one "Connect" of the guided setup: it prepares the
-// connection (tunnel-client init with the saved tunnel ID; a profile made
-// before is kept), checks it (doctor), turns "connect whenever Hearth
+// connection (tunnel-client init with the saved tunnel ID and the MCP
+// endpoint's address; a profile made before is replaced), checks it (doctor), turns "connect whenever Hearth
 // starts" on and starts the tunnel (or restarts it when it runs).
 func (h *Handler) connect(w http.ResponseWriter, r *http.Request) {
 	v := h.load(false)
@@ -295,7 +295,7 @@ func (h *Handler) connect(w http.ResponseWriter, r *http.Request) {
 		pr.Lines = append(pr.Lines, ProgressLine{Label: "Prepare the connection"})
 		fail("Hearth could not save the tunnel ID. The details are in Hearth's log.", &Result{Command: "init", CommandResult: res})
 		return
-	case !res.OK() && !strings.Contains(res.Stdout+res.Stderr, "already exists"):
+	case !res.OK():
 		pr.Lines = append(pr.Lines, ProgressLine{Label: "Prepare the connection"})
 		fail("Hearth could not prepare the connection: the connection program reported a problem (see Details).", &Result{Command: "init", CommandResult: res})
 		return

@@ -431,8 +431,9 @@ func ValidTunnelID(id string) bool {
 	return true
 }
 
-// runInit runs tunnel-client init with the posted tunnel ID; a successful
-// init saves the ID as tunnel.tunnel_id.
+// runInit runs tunnel-client init with the posted tunnel ID (replacing a
+// profile made before); a successful init saves the ID as
+// tunnel.tunnel_id and restarts a running tunnel-client with it.
 func (h *Handler) runInit(w http.ResponseWriter, r *http.Request) {
 	id := strings.TrimSpace(r.PostFormValue("tunnel_id"))
 	switch {
@@ -465,7 +466,8 @@ func (h *Handler) runInit(w http.ResponseWriter, r *http.Request) {
 	case !res.OK():
 		h.refuse(w, r, "tunnel-client init failed: "+outcomeText(res)+". Its output is below.")
 	case h.Tunnel.Running():
-		h.ok(w, r, "tunnel-client init succeeded and the tunnel ID is saved. Restart the tunnel to use it."+pinned(wasPinned, h.Tunnel))
+		h.Tunnel.Restart()
+		h.ok(w, r, "tunnel-client init succeeded and the tunnel ID is saved. The connection restarts with it."+pinned(wasPinned, h.Tunnel))
 	default:
 		h.ok(w, r, "tunnel-client init succeeded and the tunnel ID is saved. Run doctor to check the setup, then start the tunnel."+pinned(wasPinned, h.Tunnel))
 	}
