@@ -157,22 +157,38 @@ func checkMCPURL(raw string) error {
 // SetKey stores the tunnel runtime key (surrounding white space removed)
 // and records tunnel_key_set in the ledger with only its last four
 // characters. A running tunnel-client is restarted so that the new key
-// takes effect. Errors never quote the key.
+// takes effect, and the status says so (starting) at once: a refusal of
+// the old key is never shown as the new key's. Errors never quote the
+// key.
 func (s *Supervisor) SetKey(key string) error {
 	key = strings.TrimSpace(key)
 	if err := checkKey(key); err != nil {
 		return err
 	}
+	s.keyMu.Lock()
 	if err := s.secrets.Set(KeyName, []byte(key)); err != nil {
+		s.keyMu.Unlock()
 		return fmt.Errorf("store the tunnel runtime key: %w", err)
 	}
+	s.mu.Lock()
+	s.keyGen++
+	r := s.run
+	s.mu.Unlock()
+	s.keyMu.Unlock()
 	if s.journal != nil {
 		if _, err := s.journal.Append(context.Background(), KindKeySet, map[string]any{"last4": key[len(key)-4:]}); err != nil {
 			return fmt.Errorf("the tunnel runtime key was stored but not recorded in the ledger: %w", err)
 		}
 	}
 	s.log.Info("tunnel: runtime key set")
-	if !s.Restart() {
+	if s.Restart() {
+		// What the old key got (refused, say) is no longer the state:
+		// the child restarts with the new one, and nothing the old child
+		// still reports changes that (keyGen).
+		s.update(r, func(st *Status) {
+			st.State, st.Reason, st.LastError = StateStarting, "connecting with the new tunnel key", ""
+		})
+	} else {
 		// A key refused before no longer applies: the new one is not
 		// tried yet.
 		s.update(nil, func(st *Status) {

@@ -210,6 +210,10 @@ type Supervisor struct {
 	// onPinned is Options.OnPinned.
 	onPinned func(path string)
 
+	// keyMu makes a key's store and its keyGen one step (SetKey), and a
+	// child's read of both another (readKeyGen).
+	keyMu sync.Mutex
+
 	// pinMu serializes pins, so that an automatic pin never overwrites
 	// the operator's.
 	pinMu sync.Mutex
@@ -233,6 +237,9 @@ type Supervisor struct {
 	firstCallLoaded bool
 	// mcpURL is Hearth's MCP endpoint as it listens now (SetMCPURL).
 	mcpURL string
+	// keyGen counts the keys saved (SetKey, under keyMu too): a child
+	// started with an earlier key no longer reports the key refused.
+	keyGen uint64
 }
 
 // subscriber is one OnChange callback and its delivery state.
