@@ -84,6 +84,20 @@ func Summary(t *tunnel.Supervisor) (setupDone, ready bool, sentence string) {
 	return true, v.Status.State == tunnel.StateReady, Sentence(v.Status)
 }
 
+// Live reports whether the page waits for news from the connection, and
+// so follows it by itself: from Connect on, and while OpenAI's refusal of
+// the key is shown (another tab may save a new key). While the first
+// steps wait for what the user types, it does not.
+func (v View) Live() bool {
+	switch v.Phase() {
+	case PhaseProgram, PhaseTunnelID:
+		return false
+	case PhaseKey:
+		return v.KeyRefused()
+	}
+	return true
+}
+
 // KeyRefused: OpenAI refused the saved key.
 func (v View) KeyRefused() bool { return v.Status.State == tunnel.StateKeyRefused }
 
