@@ -38,6 +38,10 @@ var banned = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)powershell`),
 	regexp.MustCompile(`(?i)config\.json`),
 	regexp.MustCompile(`(?i)exit code`),
+	regexp.MustCompile(`(?i)route[ _]probe`),
+	regexp.MustCompile(`(?i)private pipe`),
+	regexp.MustCompile(`\(ms\)`),
+	regexp.MustCompile(`(?i)host_info`),
 }
 
 var (
