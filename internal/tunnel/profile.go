@@ -63,18 +63,28 @@ func (s *Supervisor) profileStale(cfg config.Tunnel) bool {
 
 // ensureProfile makes the profile again when it is stale (profileStale),
 // before a start of tunnel-client. ran says whether init ran; a failed
-// init is an error naming its exit and last line.
+// init is an error naming its exit and last line, except when Hearth has
+// no record of the profile (made before this record existed): then
+// tunnel-client runs with the profile there is.
 func (s *Supervisor) ensureProfile(ctx context.Context, cfg config.Tunnel) (ran bool, err error) {
 	if !s.profileStale(cfg) {
 		return false, nil
 	}
 	url := s.MCPURL()
+	_, recErr := s.readProfileRecord()
 	res, err := s.makeProfile(ctx, cfg, cfg.TunnelID, url)
+	if err == nil && !res.OK() {
+		err = fmt.Errorf("tunnel-client init for tunnel %s and %s: %s", cfg.TunnelID, url, commandFailure(res))
+	}
+	if err != nil && errors.Is(recErr, os.ErrNotExist) && ctx.Err() == nil && !errors.Is(err, ErrClientChanged) {
+		// A profile made before Hearth kept this record (an earlier
+		// Hearth, or by hand) may well be right: run with it rather than
+		// not at all, and say so.
+		s.log.Warn("tunnel: could not make the profile again; running with the one there is", "err", err)
+		return true, nil
+	}
 	if err != nil {
 		return true, err
-	}
-	if !res.OK() {
-		return true, fmt.Errorf("tunnel-client init for tunnel %s and %s: %s", cfg.TunnelID, url, commandFailure(res))
 	}
 	s.log.Info("tunnel: profile made again", "profile", cfg.Profile, "tunnel_id", cfg.TunnelID, "mcp_url", url)
 	return true, nil

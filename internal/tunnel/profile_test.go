@@ -131,3 +131,47 @@ func TestProfileNotReplaceableIsAFailure(t *testing.T) {
 		t.Errorf("a tunnel ID whose profile failed was saved: %q", s.Config().TunnelID)
 	}
 }
+
+// TestStaleProfileThatCannotBeRemadeIsNotRun: a profile Hearth knows was
+// made for another tunnel ID, which this tunnel-client cannot replace (no
+// --force), is not run as if it were right: the tunnel waits, saying
+// why. A profile Hearth has no record of (made before the record existed)
+// is run as it is.
+func TestStaleProfileThatCannotBeRemadeIsNotRun(t *testing.T) {
+	profiles := t.TempDir()
+	starts := filepath.Join(t.TempDir(), "starts")
+	t.Setenv("FAKE_TUNNEL_PROFILE_DIR", profiles)
+	t.Setenv("FAKE_TUNNEL_STARTS", starts)
+	t.Setenv("FAKE_TUNNEL_NO_FORCE", "1")
+	url := "http://127.0.0.1:3000/mcp"
+	s, _, _ := newSupervisor(t, fakeClient(t), "", testKey(t))
+	ctx := context.Background()
+	if res, err := s.Init(ctx, testTunnelID, url); err != nil || !res.OK() {
+		t.Fatalf("init: %+v, %v", res, err)
+	}
+	s.SetMCPURL(url)
+	// The tunnel ID changes in config.json (not through init).
+	if err := s.UpdateConfig(func(c *config.Tunnel) error { c.TunnelID = otherTunnelID; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := waitFor(t, s, "backoff, the profile not made", 30*time.Second, stateIs(StateBackoff))
+	if !strings.Contains(st.Reason, "could not be prepared") || !strings.Contains(st.LastError, "force") {
+		t.Errorf("the waiting tunnel does not say why: %+v", st)
+	}
+	if b, _ := os.ReadFile(starts); len(b) > 0 {
+		t.Errorf("tunnel-client ran with the stale profile:\n%s", b)
+	}
+	s.Stop()
+
+	// Without Hearth's record, the profile there is runs.
+	if err := os.Remove(filepath.Join(s.dataDir, profileFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, s, "ready with the profile there is", 30*time.Second, stateIs(StateReady))
+}
