@@ -60,13 +60,13 @@ func (a *App) viaTunnel(ctx context.Context) bool {
 		return o.viaTunnel
 	}
 	ok, err := peeruser.ConnHeldBy(o.conn, pid)
-	if err != nil {
+	switch {
+	case err != nil:
+		// Not counted, and not looked up again for this connection.
 		a.Log.Warn("secure mcp tunnel: find whether a call carrying openai/session came through the tunnel", "peer", o.conn.RemoteAddr().String(), "err", err)
-		return false
-	}
-	if !ok {
+	case !ok:
 		a.Log.Info("secure mcp tunnel: a call carrying openai/session came from a local program, not through the tunnel; not counted as ChatGPT's", "peer", o.conn.RemoteAddr().String())
 	}
-	o.pid, o.viaTunnel = pid, ok
-	return ok
+	o.pid, o.viaTunnel = pid, ok && err == nil
+	return o.viaTunnel
 }
