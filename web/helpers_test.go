@@ -66,6 +66,8 @@ type fixture struct {
 	srv   *httptest.Server
 	clock *clock
 	log   *syncBuffer
+	// logLevel is the panel log's level (INFO unless a test lowers it).
+	logLevel *slog.LevelVar
 }
 
 func newFixture(t *testing.T, edit func(*config.Config)) *fixture {
@@ -77,10 +79,10 @@ func newFixture(t *testing.T, edit func(*config.Config)) *fixture {
 func newFixtureWith(t *testing.T, edit func(*config.Config), opts func(*app.Options)) *fixture {
 	t.Helper()
 	in := hearthtest.StartWith(t, edit, opts)
-	f := &fixture{in: in, clock: &clock{t: time.Now()}, log: &syncBuffer{}}
+	f := &fixture{in: in, clock: &clock{t: time.Now()}, log: &syncBuffer{}, logLevel: &slog.LevelVar{}}
 	deps := in.App.PanelDeps()
 	deps.Now = f.clock.Now
-	deps.Log = slog.New(slog.NewTextHandler(f.log, nil))
+	deps.Log = slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: f.logLevel}))
 	p, err := web.New(deps)
 	if err != nil {
 		t.Fatal(err)

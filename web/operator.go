@@ -75,7 +75,7 @@ func (p *Panel) pendingLive(w http.ResponseWriter, r *http.Request) {
 	}
 	n := 0
 	if pending, err := p.deps.Operator.Permits(r.Context(), "pending"); err != nil {
-		p.log.Error("panel: count pending permits", "err", err)
+		ui.LogError(p.log, r, "panel: count pending permits", err)
 	} else {
 		n = len(pending)
 	}

@@ -248,12 +248,12 @@ func (p *Panel) chrome(r *http.Request, title, active string) ui.Chrome {
 		c.Flash = &f
 	}
 	if st, err := p.deps.Gov.EStop(r.Context()); err != nil {
-		p.log.Error("panel: read e-stop for the banner", "err", err)
+		ui.LogError(p.log, r, "panel: read e-stop for the banner", err)
 	} else if st.Latched {
 		c.EStop, c.EStopReason = true, st.Reason
 	}
 	if pending, err := p.deps.Operator.Permits(r.Context(), "pending"); err != nil {
-		p.log.Error("panel: count pending permits", "err", err)
+		ui.LogError(p.log, r, "panel: count pending permits", err)
 	} else {
 		c.Pending = len(pending)
 	}

@@ -38,6 +38,10 @@ var banned = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)powershell`),
 	regexp.MustCompile(`(?i)config\.json`),
 	regexp.MustCompile(`(?i)exit code`),
+	regexp.MustCompile(`(?i)route[ _]probe`),
+	regexp.MustCompile(`(?i)private pipe`),
+	regexp.MustCompile(`\(ms\)`),
+	regexp.MustCompile(`(?i)host_info`),
 }
 
 var (
@@ -114,6 +118,16 @@ func TestPlainLanguage(t *testing.T) {
 	checkPlain(t, "refused key: /setup", f.get(t, b, "/setup"))
 	f.post(t, b, "/setup/key", "key", newRuntimeKey(t))
 	checkPlain(t, "key saved: /setup", f.get(t, b, "/setup"))
+	// Preparing the connection from Details trusts the program beside
+	// Hearth by itself: its message stays plain (the file is in Details).
+	f.post(t, b, "/setup/init", "tunnel_id", setupTunnelID)
+	init := f.get(t, b, "/setup")
+	if !strings.Contains(init, "Hearth now trusts the connection program beside it") {
+		t.Errorf("the message after preparing the connection does not say the program is trusted now:\n%s", mainText(init))
+	}
+	checkPlain(t, "after preparing the connection: /setup", init)
+	f.post(t, b, "/setup/doctor")
+	checkPlain(t, "after the check: /setup", f.get(t, b, "/setup"))
 	f.post(t, b, "/setup/tunnel-id", "tunnel_id", "tunnel_xyz")
 	checkPlain(t, "bad tunnel ID: /setup", f.get(t, b, "/setup"))
 	f.post(t, b, "/setup/tunnel-id", "tunnel_id", setupTunnelID)

@@ -175,7 +175,7 @@ func TestSetupFlow(t *testing.T) {
 	// redacted) and saves the tunnel ID.
 	post("/setup/init", "tunnel_id", setupTunnelID)
 	body = page("after init")
-	has("after init", body, `data-testid="flash">tunnel-client init succeeded`,
+	has("after init", body, `data-testid="flash">Connection prepared and the tunnel ID saved.`,
 		`data-testid="command-result" data-command="init"`,
 		`data-testid="result-exit">0 <span class="state-off">(succeeded)`,
 		`data-testid="result-stdout">Created profile hearth-local (key_set=true)`,
@@ -186,13 +186,14 @@ func TestSetupFlow(t *testing.T) {
 		t.Fatalf("tunnel ID after init: %q", id)
 	}
 	lacks("reload after init", page("reload after init"), `data-testid="command-result"`)
-	// tunnel-client refuses to overwrite the profile; its words are shown.
+	// A second init replaces the profile (tunnel-client needs --force
+	// for that), so that a corrected tunnel ID takes effect.
 	post("/setup/init", "tunnel_id", setupTunnelID)
-	has("second init", page("second init"), `data-testid="flash-error">tunnel-client init failed: exit code 1`,
-		`data-testid="result-exit">1 `, "profile hearth-local already exists")
+	has("second init", page("second init"), `data-testid="flash">Connection prepared and the tunnel ID saved.`,
+		`data-testid="result-exit">0 `, ` --force`)
 
 	post("/setup/doctor")
-	has("doctor", page("doctor"), `data-testid="flash">tunnel-client doctor finished without problems`,
+	has("doctor", page("doctor"), `data-testid="flash">The connection check found no problems`,
 		`data-testid="command-result" data-command="doctor"`, "doctor: profile hearth-local explain=true key_set=true")
 
 	// Start → ready → restart → stop.
@@ -203,7 +204,7 @@ func TestSetupFlow(t *testing.T) {
 	has("live", live.body, `data-state="ready"`, `data-testid="tunnel-pid">`, "Ready")
 	lacks("live", live.body, "<html", "<form")
 	post("/setup/start")
-	has("second start", page("second start"), `data-testid="flash-error">The tunnel is already running.`)
+	has("second start", page("second start"), `data-testid="flash-error">The connection is already running.`)
 	post("/setup/restart")
 	waitTunnel(t, f, "ready again", func(s tunnel.Status) bool {
 		return s.State == tunnel.StateReady && s.PID != 0 && s.PID != st.PID
@@ -213,12 +214,12 @@ func TestSetupFlow(t *testing.T) {
 		t.Fatalf("after stop: %+v", st)
 	}
 	body = page("after stop")
-	has("after stop", body, `data-testid="flash">Tunnel stopped.`, `data-state="stopped"`,
+	has("after stop", body, `data-testid="flash">Connection stopped.`, `data-state="stopped"`,
 		`data-testid="tunnel-last-error">error: control plane refused key `+tunnel.Redacted)
 	post("/setup/stop")
-	has("second stop", page("second stop"), `data-testid="flash-error">The tunnel is not running.`)
+	has("second stop", page("second stop"), `data-testid="flash-error">The connection is not running.`)
 	post("/setup/restart")
-	has("restart stopped", page("restart stopped"), `data-testid="flash-error">The tunnel is not running; start it instead.`)
+	has("restart stopped", page("restart stopped"), `data-testid="flash-error">The connection is not running; start it instead.`)
 
 	// Autostart is the config key tunnel.autostart.
 	post("/setup/autostart", "autostart", "on")
@@ -250,7 +251,7 @@ func TestSetupFlow(t *testing.T) {
 	post("/setup/key/clear")
 	has("second clear", page("second clear"), `data-testid="flash-error">There is no tunnel key to clear.`)
 	post("/setup/start")
-	has("start without key", page("start without key"), `data-testid="flash-error">The tunnel cannot start yet: no tunnel runtime key yet`)
+	has("start without key", page("start without key"), `data-testid="flash-error">The connection cannot start yet: finish the steps above`, "no tunnel runtime key yet")
 
 	scanDataDir(t, f.in.Home, key)
 	if strings.Contains(f.log.String(), key) {
@@ -450,12 +451,12 @@ func TestSetupPin(t *testing.T) {
 		`data-testid="candidate-warning-path"`, `data-testid="candidate-warning-root"`, root,
 		`name="client_sha256" value="`+sum+`"`, `data-state="not_configured"`, "not pinned")
 	post("/setup/start")
-	has("start unpinned", f.get(t, b, "/setup"), `data-testid="flash-error">The tunnel cannot start yet: tunnel-client is not pinned yet`)
+	has("start unpinned", f.get(t, b, "/setup"), `data-testid="flash-error">The connection cannot start yet: finish the steps above`, "tunnel-client is not pinned yet")
 	post("/setup/doctor")
-	has("doctor unpinned", f.get(t, b, "/setup"), `data-testid="flash-error">tunnel-client doctor did not run: no tunnel-client is pinned yet`)
+	has("doctor unpinned", f.get(t, b, "/setup"), `data-testid="flash-error">Hearth could not check the connection: no connection program is trusted yet`)
 	// init does not pin (nor run) what PATH finds.
 	post("/setup/init", "tunnel_id", setupTunnelID)
-	has("init unpinned", f.get(t, b, "/setup"), `data-testid="flash-error">tunnel-client init did not run: no tunnel-client is pinned yet`)
+	has("init unpinned", f.get(t, b, "/setup"), `data-testid="flash-error">Hearth could not prepare the connection: no connection program is trusted yet`)
 	if c := pinned(); c.ClientSHA256 != "" {
 		t.Fatalf("init pinned %+v", c)
 	}
@@ -502,10 +503,10 @@ func TestSetupPin(t *testing.T) {
 	has("changed", body, `data-testid="client-changed"`, `data-testid="client-sha256-now">`+now+`<`, `data-testid="client-sha256">`+sum+`<`)
 	post("/setup/start")
 	body = f.get(t, b, "/setup")
-	has("start changed", body, `data-testid="flash-error">The tunnel did not start: the pinned tunnel-client `+fake+` no longer has the SHA-256 pinned`,
+	has("start changed", body, `data-testid="flash-error">The connection did not start: the connection program changed since you trusted it`,
 		`data-state="client_changed"`)
 	post("/setup/doctor")
-	has("doctor changed", f.get(t, b, "/setup"), `data-testid="flash-error">tunnel-client doctor did not run: the pinned tunnel-client `+fake)
+	has("doctor changed", f.get(t, b, "/setup"), `data-testid="flash-error">The check did not run: the connection program changed since you trusted it`)
 	has("status page", f.get(t, b, "/"), "client_changed", fake)
 	if _, err := os.Stat(starts); !errors.Is(err, os.ErrNotExist) || f.in.App.Tunnel.Running() {
 		t.Fatalf("the planted client ran (%v)", err)

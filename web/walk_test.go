@@ -243,7 +243,7 @@ func TestBrowserFirstRunWalk(t *testing.T) {
 
 	// The page follows by itself (htmx polling, then a reload when the
 	// step changes): the ChatGPT half, then the first call.
-	if err := waitFor(ctx, `!!document.querySelector('[data-testid="chatgpt-steps"], [data-testid="first-call-seen"]')`); err != nil {
+	if err := waitFor(ctx, `!!document.querySelector('#step-chatgpt[data-step-state="current"] [data-testid="chatgpt-steps"], [data-testid="first-call-seen"]')`); err != nil {
 		shot("failed-waiting-for-ready")
 		t.Fatalf("the tunnel did not become ready on the page: %v (tunnel %+v)", err, in.App.Tunnel.Status())
 	}

@@ -219,9 +219,9 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	a.MCP = &mcpserver.Server{
 		Registry: a.Registry, Dispatcher: a.Dispatcher, Log: log, Version: opts.Version,
 		Disclosure: a.disclosure, Probes: wk,
-		// A call carrying _meta["openai/session"] comes from ChatGPT
-		// through the tunnel: Setup's last step waits for the first one.
-		OnOpenAISession: func() { tun.NoteChatGPTCall(time.Now()) },
+		// Setup's last step waits for ChatGPT's first call: one carrying
+		// _meta["openai/session"] over the tunnel-client's connection.
+		OnOpenAISession: a.noteChatGPTCall,
 	}
 	if err := a.MCP.Build(); err != nil {
 		return nil, err
@@ -444,6 +444,7 @@ func (a *App) Serve(ctx context.Context) error {
 	// Each listener bounds time and memory per request and in total
 	// (internal/httpbound); the MCP endpoint's refusals are JSON-RPC.
 	mcpSrv := httpbound.New(httpbound.MCP(), mcpserver.Reject).Server(a.MCP.Handler())
+	mcpSrv.ConnContext = mcpConnContext
 	panelSrv := httpbound.New(httpbound.Panel(), nil).Server(a.panelHandler())
 	errc := make(chan error, 2)
 	go func() { errc <- mcpSrv.Serve(a.mcpLn) }()

@@ -51,10 +51,16 @@ func newTunnel(cfg config.Config, opts Options, led *ledger.Ledger, log *slog.Lo
 // set up before pinning existed (a tunnel ID and a key, nothing pinned)
 // first gets the tunnel-client beside hearth-tray pinned, and only that
 // one (tunnel.AutoPin), so that it keeps starting unattended.
+// tunnel-client's profile follows the MCP endpoint's real address
+// (tunnel.Supervisor.SetMCPURL).
 func (a *App) startTunnel(ctx context.Context) {
 	a.tunnelServe.mu.Lock()
 	a.tunnelServe.ctx = ctx
 	a.tunnelServe.mu.Unlock()
+	// The address the endpoint really listens on: a profile made for
+	// another one (or another tunnel ID) is made again before tunnel-client
+	// starts.
+	a.Tunnel.SetMCPURL(a.MCPURL())
 	if pin, ok, err := a.Tunnel.AutoPin(); err != nil {
 		a.Log.Warn("secure mcp tunnel: pin the tunnel-client beside hearth-tray", "err", err)
 	} else if ok {

@@ -61,9 +61,12 @@ type Server struct {
 	Disclosure func(ctx context.Context) string
 	Version    string
 	// OnOpenAISession, when set, is called for every tool call that
-	// carries _meta["openai/session"] (a call from ChatGPT, through the
-	// tunnel): Setup's "ChatGPT reached Hearth".
-	OnOpenAISession func()
+	// carries _meta["openai/session"], with the call's context (the HTTP
+	// request's, so what http.Server.ConnContext put there reaches it).
+	// Any local program can send that key: the callee decides whether the
+	// call really came through the tunnel (Setup's "ChatGPT reached
+	// Hearth" counts only those).
+	OnOpenAISession func(ctx context.Context)
 	// Probes, when set, hears of every call of a conversation and gives
 	// an early pending answer of a conversation routed by
 	// _meta["openai/session"] its route_probe (internal/wake).
@@ -239,7 +242,7 @@ func (s *Server) handle(tool string) mcp.ToolHandler {
 // fingerprint has checked whole.
 func (s *Server) answer(ctx context.Context, ri requestInfo, tool string, meta callMeta, arguments json.RawMessage) (*dispatch.Envelope, *RouteProbe) {
 	if meta.session != nil && s.OnOpenAISession != nil {
-		s.OnOpenAISession()
+		s.OnOpenAISession(ctx)
 	}
 	route := meta.route()
 	var env *dispatch.Envelope

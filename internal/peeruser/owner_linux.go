@@ -30,18 +30,25 @@ func named(a Account) Account {
 }
 
 func owner(local, remote netip.AddrPort) (Account, error) {
-	uid, err := diagUID(local, remote)
+	s, err := peerSocket(local, remote)
+	if err != nil {
+		return Account{}, err
+	}
+	return uidAccount(s.uid), nil
+}
+
+// peerSocket finds the peer's socket of a connection (its owner uid and
+// inode) with netlink, or in /proc when netlink is unavailable.
+func peerSocket(local, remote netip.AddrPort) (procSocket, error) {
+	s, err := diagSocket(local, remote)
 	var unavailable *netlinkUnavailableError
 	if errors.As(err, &unavailable) {
-		uid, err = procUID(local, remote)
+		s, err = procSocketOf(local, remote)
 		if err != nil {
 			err = fmt.Errorf("%w (and %v)", err, unavailable)
 		}
 	}
-	if err != nil {
-		return Account{}, err
-	}
-	return uidAccount(uid), nil
+	return s, err
 }
 
 // netlinkUnavailableError: the socket-diagnostics query could not be asked
@@ -63,20 +70,26 @@ const (
 	tcpListen        = 10
 )
 
-// diagUID asks the kernel for the one TCP socket whose own end is remote
-// and whose other end is local — the peer's socket — and returns its
-// owner's uid. This is an exact lookup (no NLM_F_DUMP): the kernel finds
-// the socket in its hash table without walking the others.
+// diagUID is diagSocket's owner uid.
 func diagUID(local, remote netip.AddrPort) (uint32, error) {
+	s, err := diagSocket(local, remote)
+	return s.uid, err
+}
+
+// diagSocket asks the kernel for the one TCP socket whose own end is remote
+// and whose other end is local — the peer's socket — and returns its
+// owner's uid and inode. This is an exact lookup (no NLM_F_DUMP): the kernel finds
+// the socket in its hash table without walking the others.
+func diagSocket(local, remote netip.AddrPort) (procSocket, error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
 	if err != nil {
-		return 0, &netlinkUnavailableError{fmt.Errorf("socket: %w", err)}
+		return procSocket{}, &netlinkUnavailableError{fmt.Errorf("socket: %w", err)}
 	}
 	defer unix.Close(fd)
 	// The kernel answers at once; a receive that waits longer than this
 	// falls back to /proc rather than holding the listener's Accept.
 	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: 2}); err != nil {
-		return 0, &netlinkUnavailableError{fmt.Errorf("set a receive timeout: %w", err)}
+		return procSocket{}, &netlinkUnavailableError{fmt.Errorf("set a receive timeout: %w", err)}
 	}
 	family := byte(unix.AF_INET6)
 	if remote.Addr().Is4() {
@@ -94,46 +107,47 @@ func diagUID(local, remote netip.AddrPort) (uint32, error) {
 	ne.PutUint32(r[4:], ^uint32(0)) // every state
 	copy(r[8:], id[:])
 	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return 0, &netlinkUnavailableError{fmt.Errorf("send: %w", err)}
+		return procSocket{}, &netlinkUnavailableError{fmt.Errorf("send: %w", err)}
 	}
 	buf := make([]byte, 8192)
 	n, _, err := unix.Recvfrom(fd, buf, 0)
 	if err != nil {
-		return 0, &netlinkUnavailableError{fmt.Errorf("receive: %w", err)}
+		return procSocket{}, &netlinkUnavailableError{fmt.Errorf("receive: %w", err)}
 	}
 	msgs, err := syscall.ParseNetlinkMessage(buf[:n])
 	if err != nil {
-		return 0, &netlinkUnavailableError{fmt.Errorf("parse the answer: %w", err)}
+		return procSocket{}, &netlinkUnavailableError{fmt.Errorf("parse the answer: %w", err)}
 	}
 	for _, m := range msgs {
 		switch m.Header.Type {
 		case unix.NLMSG_ERROR:
 			if len(m.Data) < 4 {
-				return 0, &netlinkUnavailableError{errors.New("short error message")}
+				return procSocket{}, &netlinkUnavailableError{errors.New("short error message")}
 			}
 			errno := unix.Errno(-int32(ne.Uint32(m.Data)))
 			if errno == unix.ENOENT {
-				return 0, ErrNotFound
+				return procSocket{}, ErrNotFound
 			}
-			return 0, &netlinkUnavailableError{fmt.Errorf("the kernel answers: %w", errno)}
+			return procSocket{}, &netlinkUnavailableError{fmt.Errorf("the kernel answers: %w", errno)}
 		case sockDiagByFamily:
 			d := m.Data
 			if len(d) < diagMsgLen {
-				return 0, &netlinkUnavailableError{fmt.Errorf("a %d-byte inet_diag_msg", len(d))}
+				return procSocket{}, &netlinkUnavailableError{fmt.Errorf("a %d-byte inet_diag_msg", len(d))}
 			}
 			// The kernel may fall back to a listener on the same address
 			// and port; only the exact connection counts.
 			own, peer := diagEnds(d[0], d[diagSockIDOff:diagSockIDOff+36])
 			if d[1] == tcpListen || own != remote || peer != local {
-				return 0, ErrNotFound
+				return procSocket{}, ErrNotFound
 			}
-			if ne.Uint32(d[diagInodeOff:]) == 0 {
-				return 0, ErrNotFound
+			inode := ne.Uint32(d[diagInodeOff:])
+			if inode == 0 {
+				return procSocket{}, ErrNotFound
 			}
-			return ne.Uint32(d[diagUIDOff:]), nil
+			return procSocket{local: own, remote: peer, uid: ne.Uint32(d[diagUIDOff:]), inode: uint64(inode)}, nil
 		}
 	}
-	return 0, &netlinkUnavailableError{errors.New("no answer to the query")}
+	return procSocket{}, &netlinkUnavailableError{errors.New("no answer to the query")}
 }
 
 // diagSockID builds struct inet_diag_sockid for a socket whose own end is
@@ -175,9 +189,15 @@ func putDiagAddr(dst []byte, a netip.Addr) {
 	copy(dst, b[:])
 }
 
-// procUID finds the peer's socket in /proc/net/tcp or /proc/net/tcp6 (an
-// IPv4 peer may hold an IPv6 socket connected to a v4-mapped address).
+// procUID is procSocketOf's owner uid.
 func procUID(local, remote netip.AddrPort) (uint32, error) {
+	s, err := procSocketOf(local, remote)
+	return s.uid, err
+}
+
+// procSocketOf finds the peer's socket in /proc/net/tcp or /proc/net/tcp6
+// (an IPv4 peer may hold an IPv6 socket connected to a v4-mapped address).
+func procSocketOf(local, remote netip.AddrPort) (procSocket, error) {
 	type table struct {
 		path      string
 		own, peer netip.AddrPort
@@ -202,13 +222,13 @@ func procUID(local, remote netip.AddrPort) (uint32, error) {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("read %s: %w", t.path, err))
 		case found && s.inode == 0:
-			return 0, ErrNotFound
+			return procSocket{}, ErrNotFound
 		case found:
-			return s.uid, nil
+			return s, nil
 		}
 	}
 	if len(errs) == len(tables) {
-		return 0, fmt.Errorf("find the peer socket: %w", errors.Join(errs...))
+		return procSocket{}, fmt.Errorf("find the peer socket: %w", errors.Join(errs...))
 	}
-	return 0, ErrNotFound
+	return procSocket{}, ErrNotFound
 }

@@ -53,34 +53,41 @@ const (
 )
 
 func owner(local, remote netip.AddrPort) (Account, error) {
-	ipv6 := !remote.Addr().Is4()
-	var pid uint32
-	for try := 1; ; try++ {
-		table, err := tcpTable(ipv6)
-		if err != nil {
-			return Account{}, err
-		}
-		rows, err := tableRows(table, ipv6)
-		if err != nil {
-			return Account{}, err
-		}
-		var ok bool
-		pid, ok = peerPID(rows, local, remote)
-		if ok && pid != 0 {
-			break
-		}
-		if try == lookupTries {
-			if !ok {
-				return Account{}, ErrNotFound
-			}
-			break
-		}
-		time.Sleep(lookupPause)
+	pid, err := peerProcess(local, remote)
+	if err != nil {
+		return Account{}, err
 	}
 	if pid == uint32(os.Getpid()) {
 		return self()
 	}
 	return processAccount(pid)
+}
+
+// peerProcess returns the owning pid of the peer's row in the TCP table,
+// looking again (lookupTries) while the row is missing or has no pid yet.
+func peerProcess(local, remote netip.AddrPort) (uint32, error) {
+	ipv6 := !remote.Addr().Is4()
+	for try := 1; ; try++ {
+		table, err := tcpTable(ipv6)
+		if err != nil {
+			return 0, err
+		}
+		rows, err := tableRows(table, ipv6)
+		if err != nil {
+			return 0, err
+		}
+		pid, ok := peerPID(rows, local, remote)
+		if ok && pid != 0 {
+			return pid, nil
+		}
+		if try == lookupTries {
+			if !ok {
+				return 0, ErrNotFound
+			}
+			return pid, nil
+		}
+		time.Sleep(lookupPause)
+	}
 }
 
 // tcpTable returns the whole IPv4 or IPv6 TCP table with owning pids.

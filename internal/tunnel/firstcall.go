@@ -75,3 +75,22 @@ func (s *Supervisor) FirstChatGPTCall() time.Time {
 	s.firstCallLoaded = true
 	return s.firstCall
 }
+
+// forgetFirstCall forgets ChatGPT's first call (the tunnel ID changed:
+// ChatGPT has yet to reach Hearth through the new tunnel).
+func (s *Supervisor) forgetFirstCall() {
+	s.mu.Lock()
+	had := !s.firstCall.IsZero()
+	s.firstCall, s.firstCallLoaded = time.Time{}, true
+	s.mu.Unlock()
+	if s.dataDir == "" {
+		return
+	}
+	if err := os.Remove(filepath.Join(s.dataDir, firstCallFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		s.log.Warn("tunnel: forget ChatGPT's first call", "err", err)
+		return
+	}
+	if had {
+		s.log.Info("tunnel: the tunnel ID changed; waiting for ChatGPT's first call through the new tunnel")
+	}
+}

@@ -24,12 +24,13 @@ import (
 // not cover polling: with a refused key it stays 2xx while every poll
 // fails. A key the control plane refused (a 401/403 in the child's
 // output, see keyRefusedLine) since the last successful poll is
-// StateKeyRefused. Otherwise a failing probe leaves a new child
+// StateKeyRefused, unless another key was saved since the child started
+// (gen is keyGen then). Otherwise a failing probe leaves a new child
 // "starting" for startGrace; after that, or once it has been ready, it is
 // "unhealthy". Unhealthy is reported, not acted on: tunnel-client
 // reconnects by itself, and a child that really fails exits and is
 // restarted.
-func (s *Supervisor) watchHealth(ctx context.Context, r *run, urlFile, key string, started time.Time, refused func() time.Time) {
+func (s *Supervisor) watchHealth(ctx context.Context, r *run, urlFile, key string, gen uint64, started time.Time, refused func() time.Time) {
 	client := &http.Client{
 		Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
 		Timeout:   s.t.probeTimeout,
@@ -56,7 +57,13 @@ func (s *Supervisor) watchHealth(ctx context.Context, r *run, urlFile, key strin
 		fresh := !lastPoll.IsZero() && time.Since(lastPoll) <= s.t.pollFresh
 		switch {
 		case !refusedAt.IsZero() && !lastPoll.After(refusedAt):
-			s.setState(r, StateKeyRefused, ReasonKeyRefused)
+			// Only about the key this child runs with (gen): once a new
+			// key is saved, the child is on its way out.
+			s.update(r, func(st *Status) {
+				if s.keyGen == gen {
+					st.State, st.Reason = StateKeyRefused, ReasonKeyRefused
+				}
+			})
 		case err == nil && fresh:
 			wasReady = true
 			s.setState(r, StateReady, ReasonReady)

@@ -63,6 +63,27 @@ func (s *Supervisor) supervise(ctx context.Context, r *run, logf *rotatingLog) {
 	}
 	for {
 		cfg := s.Config()
+		// A profile made for another tunnel ID or address is made again
+		// first (before the client is opened: init opens it too). A
+		// pinned file that changed is left to openClient below.
+		if ran, err := s.ensureProfile(ctx, cfg); err != nil && !errors.Is(err, ErrClientChanged) && !errors.Is(err, ErrNotPinned) {
+			if ctx.Err() != nil {
+				return
+			}
+			msg := err.Error()
+			s.update(r, func(st *Status) {
+				st.State, st.PID, st.LastError = StateBackoff, 0, truncate(msg, maxErrorLine)
+				st.Reason = fmt.Sprintf("the connection could not be prepared (see the last error); trying again in %s", delay)
+			})
+			s.note(logf, fmt.Sprintf("not starting tunnel-client: %s; trying again in %s", msg, delay))
+			s.log.Warn("tunnel: make the profile; trying again", "err", err, "in", delay)
+			if !wait() {
+				return
+			}
+			continue
+		} else if ran && err == nil {
+			s.note(logf, "profile made again for tunnel "+cfg.TunnelID+" and "+s.MCPURL())
+		}
 		cl, err := s.openClient(cfg)
 		if errors.Is(err, ErrClientUnreadable) {
 			msg := err.Error()
@@ -87,7 +108,7 @@ func (s *Supervisor) supervise(ctx context.Context, r *run, logf *rotatingLog) {
 			s.log.Error("tunnel: not starting tunnel-client", "err", err)
 			return
 		}
-		key, err := s.readKey()
+		key, gen, err := s.readKeyGen()
 		if err != nil {
 			reason := "no tunnel runtime key yet (enter it on the Setup page)"
 			if !errors.Is(err, secrets.ErrNotFound) {
@@ -100,9 +121,14 @@ func (s *Supervisor) supervise(ctx context.Context, r *run, logf *rotatingLog) {
 			return
 		}
 		started := time.Now()
-		res := s.runOnce(ctx, r, cfg, cl, key, logf)
+		res := s.runOnce(ctx, r, cfg, cl, key, gen, logf)
 		if ctx.Err() != nil {
 			return
+		}
+		if res.keyRefused && s.keyGeneration() != gen {
+			// A new key was saved while the refused one's child ended:
+			// start with the new key at once.
+			res.restart = true
 		}
 		if res.restart {
 			s.note(logf, "restarting tunnel-client on request")
@@ -159,6 +185,22 @@ func recent(ts []time.Time, now time.Time, window time.Duration) []time.Time {
 	return out
 }
 
+// readKeyGen reads the key and its generation (keyGen) together: what a
+// child started with it says about its key is stale once keyGen moves on.
+func (s *Supervisor) readKeyGen() (string, uint64, error) {
+	s.keyMu.Lock()
+	defer s.keyMu.Unlock()
+	key, err := s.readKey()
+	return key, s.keyGeneration(), err
+}
+
+// keyGeneration is keyGen.
+func (s *Supervisor) keyGeneration() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.keyGen
+}
+
 func (s *Supervisor) readKey() (string, error) {
 	if s.secrets == nil {
 		return "", secrets.ErrNotFound
@@ -195,8 +237,9 @@ type runResult struct {
 }
 
 // runOnce starts one child from the verified cl (closing it once the child
-// started) and waits for it, watching its readiness meanwhile.
-func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, cl *client, key string, logf *rotatingLog) runResult {
+// started) and waits for it, watching its readiness meanwhile. gen is the
+// key's generation (readKeyGen).
+func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, cl *client, key string, gen uint64, logf *rotatingLog) runResult {
 	closeClient := sync.OnceFunc(func() { cl.Close() })
 	defer closeClient()
 	urlFile := s.healthURLFile()
@@ -272,7 +315,11 @@ func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, cl 
 			}
 			mu.Unlock()
 			if isErr {
-				s.update(r, func(st *Status) { st.LastError = truncate(line, maxErrorLine) })
+				s.update(r, func(st *Status) {
+					if s.keyGen == gen {
+						st.LastError = truncate(line, maxErrorLine)
+					}
+				})
 			}
 		}
 	}
@@ -313,7 +360,7 @@ func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, cl 
 	healthDone := make(chan struct{})
 	go func() {
 		defer close(healthDone)
-		s.watchHealth(runCtx, r, urlFile, key, started, refused)
+		s.watchHealth(runCtx, r, urlFile, key, gen, started, refused)
 	}()
 	go func() {
 		select {

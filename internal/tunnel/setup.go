@@ -50,10 +50,12 @@ func (r CommandResult) OK() bool { return r.ExitCode == 0 && !r.TimedOut }
 // elsewhere (ErrNotPinned: the operator pins it on the Setup page,
 // seeing its SHA-256). On success the tunnel ID becomes
 // tunnel.tunnel_id (persisted like SetConfig; UpdateConfig changes no
-// other setting, so a pin saved while init ran stays). tunnel-client
-// refuses to overwrite an existing profile; its message says so in the
-// result. The error is non-nil only when nothing could be run (or the
-// tunnel ID could not be saved).
+// other setting, so a pin saved while init ran stays). A profile that
+// exists already is replaced (init again with --force), so that a
+// corrected tunnel ID or a new address takes effect; a running
+// tunnel-client is restarted when the tunnel ID changed (UpdateConfig).
+// The error is non-nil only when nothing could be run (or the tunnel ID
+// could not be saved).
 func (s *Supervisor) Init(ctx context.Context, tunnelID, mcpURL string) (CommandResult, error) {
 	id := strings.TrimSpace(tunnelID)
 	if id == "" {
@@ -77,8 +79,7 @@ func (s *Supervisor) Init(ctx context.Context, tunnelID, mcpURL string) (Command
 		}
 	}
 	cfg := s.Config()
-	res, err := s.setupCommand(ctx, cfg, "init", "--sample", "sample_mcp_remote_no_auth",
-		"--profile", cfg.Profile, "--tunnel-id", id, "--mcp-server-url", mcpURL)
+	res, err := s.makeProfile(ctx, cfg, id, mcpURL)
 	if err != nil || !res.OK() {
 		return res, err
 	}
@@ -156,22 +157,38 @@ func checkMCPURL(raw string) error {
 // SetKey stores the tunnel runtime key (surrounding white space removed)
 // and records tunnel_key_set in the ledger with only its last four
 // characters. A running tunnel-client is restarted so that the new key
-// takes effect. Errors never quote the key.
+// takes effect, and the status says so (starting) at once: a refusal of
+// the old key is never shown as the new key's. Errors never quote the
+// key.
 func (s *Supervisor) SetKey(key string) error {
 	key = strings.TrimSpace(key)
 	if err := checkKey(key); err != nil {
 		return err
 	}
+	s.keyMu.Lock()
 	if err := s.secrets.Set(KeyName, []byte(key)); err != nil {
+		s.keyMu.Unlock()
 		return fmt.Errorf("store the tunnel runtime key: %w", err)
 	}
+	s.mu.Lock()
+	s.keyGen++
+	r := s.run
+	s.mu.Unlock()
+	s.keyMu.Unlock()
 	if s.journal != nil {
 		if _, err := s.journal.Append(context.Background(), KindKeySet, map[string]any{"last4": key[len(key)-4:]}); err != nil {
 			return fmt.Errorf("the tunnel runtime key was stored but not recorded in the ledger: %w", err)
 		}
 	}
 	s.log.Info("tunnel: runtime key set")
-	if !s.Restart() {
+	if s.Restart() {
+		// What the old key got (refused, say) is no longer the state:
+		// the child restarts with the new one, and nothing the old child
+		// still reports changes that (keyGen).
+		s.update(r, func(st *Status) {
+			st.State, st.Reason, st.LastError = StateStarting, "connecting with the new tunnel key", ""
+		})
+	} else {
 		// A key refused before no longer applies: the new one is not
 		// tried yet.
 		s.update(nil, func(st *Status) {

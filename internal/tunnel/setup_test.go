@@ -155,10 +155,14 @@ func TestInitAndDoctor(t *testing.T) {
 	if st := s.Status(); st.State != StateStopped {
 		t.Errorf("after init with key and client: %+v, want stopped", st)
 	}
-	// tunnel-client refuses to overwrite the profile; the result says so.
-	res, err = s.Init(context.Background(), testTunnelID, "http://127.0.0.1:3000/mcp")
-	if err != nil || res.OK() || !strings.Contains(res.Stderr, "already exists") {
+	// tunnel-client refuses to overwrite the profile: Hearth replaces it
+	// (--force), so that the profile holds what Setup shows.
+	res, err = s.Init(context.Background(), testTunnelID, "http://127.0.0.1:3001/mcp")
+	if err != nil || !res.OK() || res.Args[len(res.Args)-1] != "--force" {
 		t.Errorf("second init: %+v, %v", res, err)
+	}
+	if p, _ := os.ReadFile(filepath.Join(profiles, "hearth-local.yaml")); !strings.Contains(string(p), "http://127.0.0.1:3001/mcp") {
+		t.Errorf("the second init did not replace the profile: %q", p)
 	}
 
 	res, err = s.Doctor(context.Background())

@@ -2,7 +2,11 @@ package tunnel
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -166,5 +170,54 @@ func TestFirstChatGPTCall(t *testing.T) {
 	again := New(Options{DataDir: s.dataDir})
 	if got := again.FirstChatGPTCall(); !got.Equal(first) {
 		t.Fatalf("after a restart the first call = %v, want %v", got, first)
+	}
+}
+
+// TestNewKeyEndsRefusalAtOnce: with tunnel-client running on a key the
+// FAKE control plane refuses, saving another key makes the status
+// "starting" at once, and from then on it never says the key is refused
+// (the old child's last 401s are about the old key) until the new key's
+// answer: ready.
+func TestNewKeyEndsRefusalAtOnce(t *testing.T) {
+	wrong, right := testKey(t), testKey(t)
+	refused := filepath.Join(t.TempDir(), "refused-keys")
+	if err := os.WriteFile(refused, []byte(wrong+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FAKE_TUNNEL_REFUSE_KEYS", refused)
+	// The old child lingers (its stop grace) and goes on logging 401s.
+	t.Setenv("FAKE_TUNNEL_HANG_ON_STOP", "1")
+	s, _, _ := newSupervisor(t, fakeClient(t), testTunnelID, wrong)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, s, "the wrong key refused", 30*time.Second, stateIs(StateKeyRefused))
+
+	var mu sync.Mutex
+	var seen []State
+	var lastErrors []string
+	cancel := s.OnChange(func(st Status) {
+		mu.Lock()
+		seen = append(seen, st.State)
+		if st.LastError != "" {
+			lastErrors = append(lastErrors, st.LastError)
+		}
+		mu.Unlock()
+	})
+	defer cancel()
+	if err := s.SetKey(right); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Status(); st.State != StateStarting || st.LastError != "" {
+		t.Fatalf("right after a new key is saved: %+v, want starting with no error of the old key", st)
+	}
+	waitFor(t, s, "ready with the right key", 30*time.Second, stateIs(StateReady))
+	mu.Lock()
+	defer mu.Unlock()
+	if slices.Contains(seen, StateKeyRefused) {
+		t.Errorf("after the new key was saved the status said the key was refused: %v", seen)
+	}
+	if len(lastErrors) > 0 {
+		t.Errorf("after the new key was saved the old key's errors were shown: %q", lastErrors)
 	}
 }

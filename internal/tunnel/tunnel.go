@@ -210,6 +210,10 @@ type Supervisor struct {
 	// onPinned is Options.OnPinned.
 	onPinned func(path string)
 
+	// keyMu makes a key's store and its keyGen one step (SetKey), and a
+	// child's read of both another (readKeyGen).
+	keyMu sync.Mutex
+
 	// pinMu serializes pins, so that an automatic pin never overwrites
 	// the operator's.
 	pinMu sync.Mutex
@@ -231,6 +235,11 @@ type Supervisor struct {
 	// firstCallLoaded: the data directory's record was read.
 	firstCall       time.Time
 	firstCallLoaded bool
+	// mcpURL is Hearth's MCP endpoint as it listens now (SetMCPURL).
+	mcpURL string
+	// keyGen counts the keys saved (SetKey, under keyMu too): a child
+	// started with an earlier key no longer reports the key refused.
+	keyGen uint64
 }
 
 // subscriber is one OnChange callback and its delivery state.
@@ -533,7 +542,8 @@ func (s *Supervisor) check(cfg config.Tunnel) (missing []string, changed *Client
 // SetConfig validates t, writes it to config.json (re-read first, so other
 // edits to the file are kept) and makes it the settings of the next start.
 // A running tunnel-client keeps running with the old settings; Restart or
-// Stop and Start apply the new ones. It replaces every field: to change
+// Stop and Start apply the new ones (a changed tunnel ID restarts it at
+// once, UpdateConfig). It replaces every field: to change
 // some fields of the settings in effect, use UpdateConfig, which cannot
 // undo a change made meanwhile.
 func (s *Supervisor) SetConfig(t config.Tunnel) error {
@@ -576,8 +586,20 @@ func (s *Supervisor) UpdateConfig(change func(*config.Tunnel) error) error {
 		}
 	}
 	s.mu.Lock()
+	old := s.cfg
 	s.cfg = t
 	s.mu.Unlock()
+	if old.TunnelID != t.TunnelID || old.Profile != t.Profile {
+		if old.TunnelID != "" && old.TunnelID != t.TunnelID {
+			// ChatGPT reaches Hearth through the new tunnel only once
+			// it is added to ChatGPT with the new ID.
+			s.forgetFirstCall()
+		}
+		// The profile is made again before the next start (ensureProfile).
+		if s.Restart() {
+			s.log.Info("tunnel: the tunnel ID changed; restarting tunnel-client with it", "tunnel_id", t.TunnelID)
+		}
+	}
 	s.Check("")
 	return nil
 }

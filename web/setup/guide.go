@@ -84,6 +84,20 @@ func Summary(t *tunnel.Supervisor) (setupDone, ready bool, sentence string) {
 	return true, v.Status.State == tunnel.StateReady, Sentence(v.Status)
 }
 
+// Live reports whether the page waits for news from the connection, and
+// so follows it by itself: from Connect on, and while OpenAI's refusal of
+// the key is shown (another tab may save a new key). While the first
+// steps wait for what the user types, it does not.
+func (v View) Live() bool {
+	switch v.Phase() {
+	case PhaseProgram, PhaseTunnelID:
+		return false
+	case PhaseKey:
+		return v.KeyRefused()
+	}
+	return true
+}
+
 // KeyRefused: OpenAI refused the saved key.
 func (v View) KeyRefused() bool { return v.Status.State == tunnel.StateKeyRefused }
 
@@ -257,8 +271,8 @@ func (h *Handler) saveTunnelID(w http.ResponseWriter, r *http.Request) {
 }
 
 // connect is the one "Connect" of the guided setup: it prepares the
-// connection (tunnel-client init with the saved tunnel ID; a profile made
-// before is kept), checks it (doctor), turns "connect whenever Hearth
+// connection (tunnel-client init with the saved tunnel ID and the MCP
+// endpoint's address; a profile made before is replaced), checks it (doctor), turns "connect whenever Hearth
 // starts" on and starts the tunnel (or restarts it when it runs).
 func (h *Handler) connect(w http.ResponseWriter, r *http.Request) {
 	v := h.load(false)
@@ -295,7 +309,7 @@ func (h *Handler) connect(w http.ResponseWriter, r *http.Request) {
 		pr.Lines = append(pr.Lines, ProgressLine{Label: "Prepare the connection"})
 		fail("Hearth could not save the tunnel ID. The details are in Hearth's log.", &Result{Command: "init", CommandResult: res})
 		return
-	case !res.OK() && !strings.Contains(res.Stdout+res.Stderr, "already exists"):
+	case !res.OK():
 		pr.Lines = append(pr.Lines, ProgressLine{Label: "Prepare the connection"})
 		fail("Hearth could not prepare the connection: the connection program reported a problem (see Details).", &Result{Command: "init", CommandResult: res})
 		return

@@ -29,7 +29,6 @@ package setup
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"net/http"
 	"runtime"
@@ -431,8 +430,9 @@ func ValidTunnelID(id string) bool {
 	return true
 }
 
-// runInit runs tunnel-client init with the posted tunnel ID; a successful
-// init saves the ID as tunnel.tunnel_id.
+// runInit runs tunnel-client init with the posted tunnel ID (replacing a
+// profile made before); a successful init saves the ID as
+// tunnel.tunnel_id and restarts a running tunnel-client with it.
 func (h *Handler) runInit(w http.ResponseWriter, r *http.Request) {
 	id := strings.TrimSpace(r.PostFormValue("tunnel_id"))
 	switch {
@@ -448,57 +448,60 @@ func (h *Handler) runInit(w http.ResponseWriter, r *http.Request) {
 	res, err := h.Tunnel.Init(r.Context(), id, h.MCPURL())
 	switch {
 	case errors.Is(err, tunnel.ErrNotPinned):
-		h.refuse(w, r, "tunnel-client init did not run: no tunnel-client is pinned yet. Pin one under \"The tunnel-client program\" below (init pins one by itself only when "+clientName()+" lies beside hearth-tray).")
+		h.refuse(w, r, "Hearth could not prepare the connection: no connection program is trusted yet. Trust one in step 1 (Hearth trusts the one beside it by itself).")
 		return
 	case errors.Is(err, tunnel.ErrClientChanged), errors.Is(err, tunnel.ErrClientUnreadable):
-		h.refuse(w, r, "tunnel-client init did not run: "+err.Error()+".")
+		h.Kit.Log.Warn("panel: tunnel-client init did not run", "err", err)
+		h.refuse(w, r, "Hearth could not use the connection program: it changed since you trusted it, or cannot be read just now. Trust it again in step 1.")
 		return
 	}
 	if err != nil && res.Args == nil {
-		h.failed(w, r, "run tunnel-client init", err, "tunnel-client init could not run.")
+		h.failed(w, r, "run tunnel-client init", err, "Hearth could not prepare the connection.")
 		return
 	}
 	h.outcomes.put(session.FromContext(r.Context()), outcome{result: &Result{Command: "init", CommandResult: res}})
 	switch {
 	case err != nil:
-		h.failed(w, r, "save tunnel ID after init", err, "tunnel-client init succeeded, but Hearth could not save the tunnel ID in its config.json.")
+		h.failed(w, r, "save tunnel ID after init", err, "The connection is prepared, but Hearth could not save the tunnel ID.")
 	case !res.OK():
-		h.refuse(w, r, "tunnel-client init failed: "+outcomeText(res)+". Its output is below.")
+		h.refuse(w, r, "Hearth could not prepare the connection: the connection program reported a problem (Details: what it said).")
 	case h.Tunnel.Running():
-		h.ok(w, r, "tunnel-client init succeeded and the tunnel ID is saved. Restart the tunnel to use it."+pinned(wasPinned, h.Tunnel))
+		h.Tunnel.Restart()
+		h.ok(w, r, "Connection prepared with this tunnel ID; it restarts with it."+pinned(wasPinned, h.Tunnel))
 	default:
-		h.ok(w, r, "tunnel-client init succeeded and the tunnel ID is saved. Run doctor to check the setup, then start the tunnel."+pinned(wasPinned, h.Tunnel))
+		h.ok(w, r, "Connection prepared and the tunnel ID saved. Connect in step 4."+pinned(wasPinned, h.Tunnel))
 	}
 }
 
-// pinned tells the operator about the pin init made, if it made one.
+// pinned tells the operator about the pin init made, if it made one, in
+// plain words (the file and its SHA-256 are under Details).
 func pinned(wasPinned bool, t *tunnel.Supervisor) string {
-	pin, ok := t.Pinned()
-	if wasPinned || !ok {
+	if _, ok := t.Pinned(); wasPinned || !ok {
 		return ""
 	}
-	return " Hearth pinned " + pin.Path + " (SHA-256 " + pin.SHA256 + "): it runs only this file, and only while its SHA-256 stays the same."
+	return " Hearth now trusts the connection program beside it, and runs it only while it stays the same (Details show which file)."
 }
 
 func (h *Handler) runDoctor(w http.ResponseWriter, r *http.Request) {
-	if !h.clientReady(w, r, "doctor") {
+	if !h.clientReady(w, r, "check the connection") {
 		return
 	}
 	res, err := h.Tunnel.Doctor(r.Context())
 	if errors.Is(err, tunnel.ErrClientChanged) || errors.Is(err, tunnel.ErrClientUnreadable) {
-		h.refuse(w, r, "tunnel-client doctor did not run: "+err.Error()+".")
+		h.Kit.Log.Warn("panel: tunnel-client doctor did not run", "err", err)
+		h.refuse(w, r, "The check did not run: the connection program changed since you trusted it, or cannot be read just now. Trust it again in step 1.")
 		return
 	}
 	if err != nil {
-		h.failed(w, r, "run tunnel-client doctor", err, "tunnel-client doctor could not run.")
+		h.failed(w, r, "run tunnel-client doctor", err, "Hearth could not check the connection.")
 		return
 	}
 	h.outcomes.put(session.FromContext(r.Context()), outcome{result: &Result{Command: "doctor", CommandResult: res}})
 	if !res.OK() {
-		h.refuse(w, r, "tunnel-client doctor found problems ("+outcomeText(res)+"). Its output is below.")
+		h.refuse(w, r, "The connection check found problems (Details: what it said).")
 		return
 	}
-	h.ok(w, r, "tunnel-client doctor finished without problems. Its output is below.")
+	h.ok(w, r, "The connection check found no problems (Details: what it said).")
 }
 
 // clientReady goes back saying what to do when cmd cannot run because
@@ -508,53 +511,45 @@ func (h *Handler) clientReady(w http.ResponseWriter, r *http.Request, cmd string
 	if _, ok := h.Tunnel.Pinned(); ok {
 		return true
 	}
-	h.refuse(w, r, "tunnel-client "+cmd+" did not run: no tunnel-client is pinned yet. Pin it under \"The tunnel-client program\" below.")
+	h.refuse(w, r, "Hearth could not "+cmd+": no connection program is trusted yet. Trust one in step 1.")
 	return false
-}
-
-// outcomeText says how a setup command ended.
-func outcomeText(res tunnel.CommandResult) string {
-	if res.TimedOut {
-		return "it did not finish in time and was stopped"
-	}
-	return fmt.Sprintf("exit code %d", res.ExitCode)
 }
 
 func (h *Handler) start(w http.ResponseWriter, r *http.Request) {
 	if h.Tunnel.Running() {
-		h.refuse(w, r, "The tunnel is already running.")
+		h.refuse(w, r, "The connection is already running.")
 		return
 	}
 	if err := h.Start(); err != nil {
 		if errors.Is(err, tunnel.ErrNotConfigured) {
-			h.refuse(w, r, "The tunnel cannot start yet: "+h.Tunnel.Status().Reason+".")
+			h.refuse(w, r, "The connection cannot start yet: finish the steps above (Details: what is missing).")
 			return
 		}
 		if errors.Is(err, tunnel.ErrClientChanged) {
-			h.refuse(w, r, "The tunnel did not start: "+err.Error()+".")
+			h.refuse(w, r, "The connection did not start: the connection program changed since you trusted it. Trust it again in step 1.")
 			return
 		}
-		h.failed(w, r, "start tunnel", err, "Hearth could not start the tunnel.")
+		h.failed(w, r, "start tunnel", err, "Hearth could not start the connection.")
 		return
 	}
-	h.ok(w, r, "Tunnel starting. Its state above turns to ready once tunnel-client is connected.")
+	h.ok(w, r, "Connecting… This page shows when OpenAI accepts the connection.")
 }
 
 func (h *Handler) stop(w http.ResponseWriter, r *http.Request) {
 	if !h.Tunnel.Running() {
-		h.refuse(w, r, "The tunnel is not running.")
+		h.refuse(w, r, "The connection is not running.")
 		return
 	}
 	h.Stop()
-	h.ok(w, r, "Tunnel stopped.")
+	h.ok(w, r, "Connection stopped.")
 }
 
 func (h *Handler) restart(w http.ResponseWriter, r *http.Request) {
 	if !h.Tunnel.Restart() {
-		h.refuse(w, r, "The tunnel is not running; start it instead.")
+		h.refuse(w, r, "The connection is not running; start it instead.")
 		return
 	}
-	h.ok(w, r, "tunnel-client is restarting.")
+	h.ok(w, r, "The connection restarts.")
 }
 
 // autostart sets tunnel.autostart from the checkbox (absent: off).
@@ -569,10 +564,10 @@ func (h *Handler) autostart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if on {
-		h.ok(w, r, "Hearth will start the tunnel whenever it starts.")
+		h.ok(w, r, "Hearth will connect whenever it starts.")
 		return
 	}
-	h.ok(w, r, "Hearth will not start the tunnel by itself; start it here when you need it.")
+	h.ok(w, r, "Hearth will not connect by itself; start the connection here when you need it.")
 }
 
 // outcome is what an action leaves for the next page of its session.

@@ -8,6 +8,8 @@ package ui
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -117,8 +119,26 @@ func (k *Kit) Render(w http.ResponseWriter, r *http.Request, status int, c templ
 // Fail logs an internal error with what was being done and answers the
 // generic error page: the browser never sees the error's text.
 func (k *Kit) Fail(w http.ResponseWriter, r *http.Request, what string, err error) {
-	k.Log.Error("panel: "+what, "method", r.Method, "path", r.URL.Path, "err", err)
+	LogError(k.Log, r, "panel: "+what, err, "method", r.Method, "path", r.URL.Path)
 	WriteProblem(w, r, k.Log, http.StatusInternalServerError, ProblemInternal)
+}
+
+// LogError logs err of the request r at ERROR, unless it is only the end
+// of the request: a browser that went on to another page (or closed the
+// tab) cancels what its request was doing, which is no error of Hearth's
+// and is logged at DEBUG.
+func LogError(log *slog.Logger, r *http.Request, msg string, err error, args ...any) {
+	args = append(args, "err", err)
+	if Abandoned(r, err) {
+		log.Debug(msg+" (the browser left the page)", args...)
+		return
+	}
+	log.Error(msg, args...)
+}
+
+// Abandoned reports whether err is the cancellation of r by its browser.
+func Abandoned(r *http.Request, err error) bool {
+	return errors.Is(err, context.Canceled) && r.Context().Err() != nil
 }
 
 // Back stores a message for the next page and redirects there with 303,
@@ -195,7 +215,7 @@ var (
 func WriteProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger, status int, p Problem) {
 	var buf bytes.Buffer
 	if err := ProblemPage(p).Render(r.Context(), &buf); err != nil {
-		log.Error("panel: render problem page", "err", err)
+		LogError(log, r, "panel: render problem page", err)
 		http.Error(w, p.Title, status)
 		return
 	}

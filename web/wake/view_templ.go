@@ -45,7 +45,7 @@ func Page(c ui.Chrome, v View) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"card\" aria-labelledby=\"window-heading\" data-testid=\"window-section\"><h2 id=\"window-heading\">ChatGPT window</h2><p data-testid=\"window-purpose\">This is a browser window Hearth starts and owns, kept apart from your usual browser, only so that Hearth can bring ChatGPT back to a conversation when work it started there has finished. Sign in to ChatGPT in it once and use it for the conversations that use Hearth. Hearth reads its ChatGPT tabs only to find which tab shows which conversation, and types into a tab only when automatic wake is armed. It talks to the window over a private pipe, never a network port, so no other program can control it.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"card\" aria-labelledby=\"window-heading\" data-testid=\"window-section\"><h2 id=\"window-heading\">ChatGPT window</h2><p data-testid=\"window-purpose\">This is a browser window Hearth starts and owns, kept apart from your usual browser, only so that Hearth can bring ChatGPT back to a conversation when work it started there has finished. Sign in to ChatGPT in it once and use it for the conversations that use Hearth. Hearth reads its ChatGPT tabs only to find which tab shows which conversation, and types into a tab only when automatic wake is armed. No other program can control this window.</p><details data-testid=\"window-details\"><summary>Details</summary><p>Hearth talks to the window over a private pipe (<code>--remote-debugging-pipe</code>), never a network port.</p></details> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -57,7 +57,7 @@ func Page(c ui.Chrome, v View) templ.Component {
 				var templ_7745c5c3_Var3 string
 				templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(v.Window.Pid))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 22, Col: 106}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 26, Col: 106}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 				if templ_7745c5c3_Err != nil {
@@ -80,7 +80,7 @@ func Page(c ui.Chrome, v View) templ.Component {
 					var templ_7745c5c3_Var4 string
 					templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(v.Window.Error)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 26, Col: 89}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 30, Col: 89}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 					if templ_7745c5c3_Err != nil {
@@ -113,7 +113,7 @@ func Page(c ui.Chrome, v View) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if v.Armed {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<p data-testid=\"arm-state\"><span class=\"state-on\">Armed.</span> A bound conversation that has been quiet, is not writing a reply, and has finished results waiting is sent one prompt asking ChatGPT to call machine.host_info and continue.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<p data-testid=\"arm-state\"><span class=\"state-on\">Armed.</span> When a conversation in this window has been quiet, is not writing a reply, and has finished results waiting, Hearth sends it one short message asking ChatGPT to check in with Hearth and carry on.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -161,7 +161,7 @@ func Page(c ui.Chrome, v View) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "</div></form><form method=\"post\" action=\"/chatgpt/timings\" data-testid=\"timings-form\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "</div></form><details data-testid=\"timings-details\"><summary>Details: when Hearth wakes a conversation</summary><p class=\"muted\">The wake message asks ChatGPT to call <code>machine.host_info</code>, whose answer carries the finished results. Times are in milliseconds (1000 = one second).</p><form method=\"post\" action=\"/chatgpt/timings\" data-testid=\"timings-form\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -176,7 +176,7 @@ func Page(c ui.Chrome, v View) templ.Component {
 			var templ_7745c5c3_Var5 string
 			templ_7745c5c3_Var5, templ_7745c5c3_Err = templruntime.NewAttributeExpression(ms(v.Settings.Debounce)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 69, Col: 112}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 77, Col: 112}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var5)
 			if templ_7745c5c3_Err != nil {
@@ -189,7 +189,7 @@ func Page(c ui.Chrome, v View) templ.Component {
 			var templ_7745c5c3_Var6 string
 			templ_7745c5c3_Var6, templ_7745c5c3_Err = templruntime.NewAttributeExpression(ms(v.Settings.Quiet)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 73, Col: 104}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 81, Col: 104}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var6)
 			if templ_7745c5c3_Err != nil {
@@ -202,7 +202,7 @@ func Page(c ui.Chrome, v View) templ.Component {
 			var templ_7745c5c3_Var7 string
 			templ_7745c5c3_Var7, templ_7745c5c3_Err = templruntime.NewAttributeExpression(ms(v.Settings.Cooldown)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 77, Col: 113}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 85, Col: 113}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var7)
 			if templ_7745c5c3_Err != nil {
@@ -215,7 +215,7 @@ func Page(c ui.Chrome, v View) templ.Component {
 			var templ_7745c5c3_Var8 string
 			templ_7745c5c3_Var8, templ_7745c5c3_Err = templruntime.NewAttributeExpression(strconv.Itoa(v.Settings.MaxAttempts)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 81, Col: 122}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 89, Col: 122}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var8)
 			if templ_7745c5c3_Err != nil {
@@ -229,14 +229,14 @@ func Page(c ui.Chrome, v View) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "<div class=\"actions\"><button type=\"submit\" data-testid=\"timings-button\">Save timing</button></div></form><p class=\"muted\" data-testid=\"wake-counts\">Wakes sent since start: ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "<div class=\"actions\"><button type=\"submit\" class=\"secondary\" data-testid=\"timings-button\">Save timing</button></div></form></details><p class=\"muted\" data-testid=\"wake-counts\">Wakes sent since start: ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var9 string
 			templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(v.Stats.Wakes))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 89, Col: 57}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 98, Col: 57}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
 			if templ_7745c5c3_Err != nil {
@@ -249,7 +249,7 @@ func Page(c ui.Chrome, v View) templ.Component {
 			var templ_7745c5c3_Var10 string
 			templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(v.Stats.GiveUps))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 89, Col: 102}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 98, Col: 102}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 			if templ_7745c5c3_Err != nil {
@@ -262,7 +262,7 @@ func Page(c ui.Chrome, v View) templ.Component {
 			var templ_7745c5c3_Var11 string
 			templ_7745c5c3_Var11, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(v.Stats.SkippedGen))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 89, Col: 181}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 98, Col: 181}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var11))
 			if templ_7745c5c3_Err != nil {
@@ -273,7 +273,7 @@ func Page(c ui.Chrome, v View) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if len(v.Bindings) == 0 {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "<p class=\"empty\" data-testid=\"bindings-empty\">None yet. A conversation is bound when its tab in this window shows the route probe Hearth put in a pending answer.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "<p class=\"empty\" data-testid=\"bindings-empty\">None yet. Hearth recognises a conversation's tab in this window by a short code it puts in an answer that is still running; ChatGPT repeats it once in its reply.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -290,7 +290,7 @@ func Page(c ui.Chrome, v View) templ.Component {
 					var templ_7745c5c3_Var12 string
 					templ_7745c5c3_Var12, templ_7745c5c3_Err = templruntime.NewAttributeExpression(b.Route).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 103, Col: 53}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 113, Col: 53}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var12)
 					if templ_7745c5c3_Err != nil {
@@ -303,7 +303,7 @@ func Page(c ui.Chrome, v View) templ.Component {
 					var templ_7745c5c3_Var13 string
 					templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(b.ConvURL)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 104, Col: 36}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 114, Col: 36}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
 					if templ_7745c5c3_Err != nil {
@@ -331,7 +331,7 @@ func Page(c ui.Chrome, v View) templ.Component {
 					var templ_7745c5c3_Var14 string
 					templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(ui.When(b.BoundAt))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 112, Col: 32}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 122, Col: 32}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
 					if templ_7745c5c3_Err != nil {
@@ -344,7 +344,7 @@ func Page(c ui.Chrome, v View) templ.Component {
 					var templ_7745c5c3_Var15 string
 					templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(ui.WhenPtr(b.LastWakeAt))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 113, Col: 38}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 123, Col: 38}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
 					if templ_7745c5c3_Err != nil {
@@ -357,7 +357,7 @@ func Page(c ui.Chrome, v View) templ.Component {
 					var templ_7745c5c3_Var16 string
 					templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(b.Attempts))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 115, Col: 35}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 125, Col: 35}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
 					if templ_7745c5c3_Err != nil {
@@ -370,7 +370,7 @@ func Page(c ui.Chrome, v View) templ.Component {
 					var templ_7745c5c3_Var17 string
 					templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(v.Settings.MaxAttempts))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 115, Col: 79}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 125, Col: 79}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
 					if templ_7745c5c3_Err != nil {
@@ -401,7 +401,7 @@ func Page(c ui.Chrome, v View) templ.Component {
 					var templ_7745c5c3_Var18 string
 					templ_7745c5c3_Var18, templ_7745c5c3_Err = templruntime.NewAttributeExpression(b.Route).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 123, Col: 59}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `wake/view.templ`, Line: 133, Col: 59}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var18)
 					if templ_7745c5c3_Err != nil {

@@ -10,17 +10,25 @@
 //	FAKE_TUNNEL_HANG_ON_STOP=1          run: ignore SIGTERM/CTRL_BREAK
 //	FAKE_TUNNEL_UNHEALTHY=1             run: /readyz answers 503
 //	FAKE_TUNNEL_LEAK_KEY=1              print the key (a misbehaving client)
-//	FAKE_TUNNEL_STARTS=<file>           run: append "start <pid>" per start
+//	FAKE_TUNNEL_STARTS=<file>           run: append "start <pid> tunnel_id=<id>
+//	                                    mcp_server_url=<url>" per start (the
+//	                                    profile's values, "-" without one)
 //	FAKE_TUNNEL_CHILD_PID=<file>        run: start a grandchild, write its pid
 //	FAKE_TUNNEL_SPAM=<n>                run: print n lines of 100 bytes
 //	FAKE_TUNNEL_EXIT_ON_EOF=1           run: exit when stdin reaches EOF
 //	FAKE_TUNNEL_HANG=1                  init/doctor: never finish
 //	FAKE_TUNNEL_PROFILE_DIR=<dir>       init: where profiles are written
-//	                                    (run reads the MCP URL there)
+//	                                    (default: the working directory;
+//	                                    run reads its profile there)
+//	FAKE_TUNNEL_NO_FORCE=1              init: no --force flag, as an old
+//	                                    tunnel-client
 //	FAKE_TUNNEL_REFUSE_KEY=1            run: the FAKE control plane refuses
 //	                                    the key: every poll logs a 401 as
 //	                                    the real client does, and the poll
 //	                                    gauge on /metrics never moves
+//	FAKE_TUNNEL_REFUSE_KEYS=<file>      run: as FAKE_TUNNEL_REFUSE_KEY when
+//	                                    the key is one of the file's lines
+//	                                    (read at start)
 //	FAKE_TUNNEL_POLL_FAIL=1             run: polls fail otherwise (OpenAI
 //	                                    unreachable: a 503, no 401)
 //	FAKE_TUNNEL_FORWARD_CALL=1          run: after the first successful
@@ -111,6 +119,10 @@ func initCmd(args []string) error {
 	profile := fs.String("profile", "", "")
 	tunnelID := fs.String("tunnel-id", "", "")
 	mcpURL := fs.String("mcp-server-url", "", "")
+	var force *bool
+	if os.Getenv("FAKE_TUNNEL_NO_FORCE") != "1" {
+		force = fs.Bool("force", false, "")
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -124,7 +136,7 @@ func initCmd(args []string) error {
 		dir = "."
 	}
 	path := filepath.Join(dir, *profile+".yaml")
-	if _, err := os.Stat(path); err == nil {
+	if _, err := os.Stat(path); err == nil && (force == nil || !*force) {
 		return fmt.Errorf("profile %s already exists (use --force)", *profile)
 	}
 	body := fmt.Sprintf("sample: %s\ntunnel_id: %s\nmcp_server_url: %s\n", *sample, *tunnelID, *mcpURL)
@@ -161,7 +173,14 @@ func runCmd(args []string) error {
 	}
 	fmt.Printf("fake tunnel: run profile=%s pid=%d %s argv=%q\n", *profile, os.Getpid(), keyStatus(), os.Args)
 	if f := os.Getenv("FAKE_TUNNEL_STARTS"); f != "" {
-		if err := appendLine(f, "start "+strconv.Itoa(os.Getpid())); err != nil {
+		id, url := "-", "-"
+		if v, err := profileValue(*profile, "tunnel_id"); err == nil {
+			id = v
+		}
+		if v, err := profileValue(*profile, "mcp_server_url"); err == nil {
+			url = v
+		}
+		if err := appendLine(f, fmt.Sprintf("start %d tunnel_id=%s mcp_server_url=%s", os.Getpid(), id, url)); err != nil {
 			return err
 		}
 	}
@@ -257,7 +276,7 @@ func runCmd(args []string) error {
 // every time; after the first success, one MCP call is forwarded when
 // FAKE_TUNNEL_FORWARD_CALL=1.
 func poll(lastPoll *atomic.Int64, profile string) {
-	refuse := os.Getenv("FAKE_TUNNEL_REFUSE_KEY") == "1"
+	refuse := os.Getenv("FAKE_TUNNEL_REFUSE_KEY") == "1" || refusedKey()
 	failing := os.Getenv("FAKE_TUNNEL_POLL_FAIL") == "1"
 	forward := os.Getenv("FAKE_TUNNEL_FORWARD_CALL") == "1"
 	for {
@@ -308,8 +327,30 @@ func forwardCall(profile string) {
 	fmt.Printf("fake tunnel: forwarded one call (is_error=%v)\n", res.IsError)
 }
 
+// refusedKey reports whether the key is listed in FAKE_TUNNEL_REFUSE_KEYS.
+func refusedKey() bool {
+	f := os.Getenv("FAKE_TUNNEL_REFUSE_KEYS")
+	if f == "" {
+		return false
+	}
+	b, err := os.ReadFile(f)
+	if err != nil {
+		return false
+	}
+	key := os.Getenv(keyVar)
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" && l == key {
+			return true
+		}
+	}
+	return false
+}
+
 // profileMCPURL reads mcp_server_url from the profile init wrote.
-func profileMCPURL(profile string) (string, error) {
+func profileMCPURL(profile string) (string, error) { return profileValue(profile, "mcp_server_url") }
+
+// profileValue reads one field from the profile init wrote.
+func profileValue(profile, field string) (string, error) {
 	dir := os.Getenv("FAKE_TUNNEL_PROFILE_DIR")
 	if dir == "" {
 		dir = "."
@@ -321,11 +362,11 @@ func profileMCPURL(profile string) (string, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "mcp_server_url: "); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), field+": "); ok {
 			return strings.TrimSpace(v), nil
 		}
 	}
-	return "", fmt.Errorf("profile %s has no mcp_server_url", profile)
+	return "", fmt.Errorf("profile %s has no %s", profile, field)
 }
 
 func appendLine(path, line string) error {
