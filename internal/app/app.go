@@ -33,6 +33,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/recipes"
 	"github.com/hearth-dev/hearth/internal/runs"
+	"github.com/hearth-dev/hearth/internal/screen"
 	"github.com/hearth-dev/hearth/internal/store"
 	"github.com/hearth-dev/hearth/internal/tunnel"
 	"github.com/hearth-dev/hearth/internal/uia"
@@ -95,6 +96,8 @@ type App struct {
 	Tunnel *tunnel.Supervisor
 	// UI runs the ui tool's work on its one serialized worker.
 	UI *uia.Service
+	// Screen runs ui.screenshot and the clipboard primitives.
+	Screen *screen.Service
 	// Wake is the route probe, the ChatGPT window, the binder and the
 	// waker (internal/wake).
 	Wake *wake.Service
@@ -162,11 +165,12 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		provider = uia.DefaultProvider()
 	}
 	ui := &uia.Service{Provider: provider, Log: log}
+	scr := &screen.Service{Log: log, IsPanel: ui.ShowsPanel}
 	a := &App{
 		Config: cfg, DataDir: opts.DataDir, DB: db, Log: log, Ledger: led,
 		FS:   &fsops.Engine{DB: db, Roots: roots, SpillDir: filepath.Join(opts.DataDir, "receipts")},
 		Wake: wk, Tunnel: tun, Gov: gov,
-		Artifacts: arts, UI: ui, Runs: newRuns(db, log, cfg, wk, arrivals),
+		Artifacts: arts, UI: ui, Screen: scr, Runs: newRuns(db, log, cfg, wk, arrivals),
 		configPath: opts.ConfigPath, ready: make(chan struct{}), budgetEvery: opts.BudgetEvery,
 	}
 	exec := newMachine(cfg, arts, cfg.MaxConcurrentExec, opts.Version, a.status)
@@ -182,6 +186,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	specs = append(specs, arts.Specs()...)
 	specs = append(specs, a.Jobs.Specs()...)
 	specs = append(specs, ui.Specs()...)
+	specs = append(specs, scr.Specs()...)
 	specs = append(specs, control.EStopSpec(gov))
 	specs = append(specs, gov.Specs()...)
 	// Recipes offer the step primitives registered with everything else.
@@ -448,6 +453,7 @@ func (a *App) Serve(ctx context.Context) error {
 	}
 	stopAll()
 	a.UI.Close()
+	a.Screen.Close()
 	// Sign a checkpoint of everything journaled, so evidence verifies
 	// offline up to the last entry of this run.
 	err := shutErr

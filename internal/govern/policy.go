@@ -12,6 +12,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/route"
 )
 
 // The policy mode and the operator's allow-rules: which calls need a
@@ -60,6 +61,13 @@ func (g *Governor) needsPermit(ctx context.Context, mode string, a *callpath.Adm
 	if a.Spec.NeedsPermit != nil && a.Spec.NeedsPermit(a.Input) {
 		return true, nil
 	}
+	if a.Spec.AskOnce {
+		if mode != config.ModeAsk {
+			return false, nil
+		}
+		approved, err := g.approvedInConversation(ctx, a)
+		return !approved, err
+	}
 	switch a.Spec.Risk {
 	case primitive.RiskKill:
 		return true, nil
@@ -87,6 +95,24 @@ func (g *Governor) needsPermit(ctx context.Context, mode string, a *callpath.Adm
 		return false, nil
 	}
 	return false, nil
+}
+
+// approvedInConversation reports whether the operator approved a permit
+// for a's primitive in a's conversation (Spec.AskOnce). A request-scoped
+// call has no conversation to remember an approval in.
+func (g *Governor) approvedInConversation(ctx context.Context, a *callpath.Admission) (bool, error) {
+	if route.Anonymous(a.Route) {
+		return false, nil
+	}
+	stmt, err := g.DB.ReadStmt(ctx, `SELECT EXISTS (SELECT 1 FROM permits WHERE route = ? AND primitive = ? AND state = 'approved')`)
+	if err != nil {
+		return false, err
+	}
+	var ok bool
+	if err := stmt.QueryRowContext(ctx, a.Route, a.Spec.Name()).Scan(&ok); err != nil {
+		return false, fmt.Errorf("read this conversation's permits for %s: %w", a.Spec.Name(), err)
+	}
+	return ok, nil
 }
 
 // interpreters are programs that run arbitrary code from their arguments;

@@ -73,6 +73,14 @@ type Spec struct {
 	// key with allow_fallback) is such an input, semantic UI actions are not
 	// (DESIGN §5). It sees validated input and must not fail.
 	NeedsPermit func(input json.RawMessage) bool
+	// AskOnce marks a primitive that reads what the operator may not mean
+	// the model to see (the screen, the clipboard). In the ask mode its
+	// first call in a conversation needs an operator permit, and once the
+	// operator approved one for it in that conversation its later calls
+	// there run without asking; a request-scoped call (no conversation)
+	// asks every time. The trusted mode does not ask. It applies only to a
+	// primitive that governance admits (any risk but read and control).
+	AskOnce bool
 	// Run executes the primitive on already validated input.
 	Run func(ctx context.Context, call *Call, input json.RawMessage) (any, error)
 	// Quick, when set, is a bounded attempt at Run that the dispatcher
@@ -162,6 +170,9 @@ func (r *Registry) add(s *Spec) error {
 	}
 	if s.Quick != nil && (s.Risk != RiskRead || s.Compound) {
 		return fmt.Errorf("primitive %q: only a read primitive may have a quick attempt (it runs unjournaled on the caller's goroutine)", s.Name())
+	}
+	if s.AskOnce && (s.Risk == RiskRead || s.Risk == RiskControl) {
+		return fmt.Errorf("primitive %q: ask-once needs a risk governance admits (not %s)", s.Name(), s.Risk)
 	}
 	if _, dup := r.byName[s.Name()]; dup {
 		return fmt.Errorf("primitive %q registered twice", s.Name())
