@@ -3,6 +3,7 @@ package screen
 import (
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 	"unicode/utf16"
 	"unsafe"
@@ -55,7 +56,11 @@ func open() error {
 	return fmt.Errorf("open the clipboard (another program holds it): %w", err)
 }
 
+// Text and SetText keep their goroutine on one thread: the clipboard is
+// open for the thread that opened it.
 func (winClipboard) Text(maxBytes int) (string, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := open(); err != nil {
 		return "", err
 	}
@@ -102,6 +107,8 @@ func (winClipboard) SetText(text string) error {
 	if h == 0 {
 		return fmt.Errorf("GlobalAlloc: %w", err)
 	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	owned := false
 	defer func() {
 		if !owned {

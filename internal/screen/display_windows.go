@@ -1,6 +1,7 @@
 package screen
 
 import (
+	"errors"
 	"fmt"
 	"image"
 	"sync"
@@ -136,11 +137,23 @@ func (winDisplay) Monitors() ([]Rect, error) {
 const maxWindows = 4096
 
 func (winDisplay) Windows() ([]Window, error) {
-	e := &windowEnum{}
-	if err := windows.EnumWindows(windowCallback(), unsafe.Pointer(e)); err != nil && len(e.hwnds) < maxWindows {
-		return nil, fmt.Errorf("EnumWindows: %w", err)
+	// A desktop always has windows. Wine's EnumWindows lists none the first
+	// time a thread calls it, so an empty list is asked for once more, and
+	// is then an error: Hearth's own windows must never go unlisted, which
+	// would leave them in the picture.
+	var hwnds []windows.HWND
+	for range 2 {
+		e := &windowEnum{}
+		if err := windows.EnumWindows(windowCallback(), unsafe.Pointer(e)); err != nil && len(e.hwnds) < maxWindows {
+			return nil, fmt.Errorf("EnumWindows: %w", err)
+		}
+		if hwnds = e.hwnds; len(hwnds) > 0 {
+			break
+		}
 	}
-	hwnds := e.hwnds
+	if len(hwnds) == 0 {
+		return nil, errors.New("EnumWindows listed no window on the desktop")
+	}
 	out := make([]Window, 0, len(hwnds))
 	buf := make([]uint16, 1024)
 	for _, h := range hwnds {

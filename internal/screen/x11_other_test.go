@@ -3,59 +3,17 @@
 package screen_test
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"image"
-	"image/color"
-	"image/jpeg"
-	"image/png"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/screen"
 	"github.com/hearth-dev/hearth/internal/screen/screentest"
 )
-
-func decodeShot(t *testing.T, s *screen.Shot) image.Image {
-	t.Helper()
-	mime, data := s.Image()
-	if mime != s.MimeType || len(data) != s.Bytes {
-		t.Fatalf("image %s of %d bytes, result says %s of %d", mime, len(data), s.MimeType, s.Bytes)
-	}
-	var img image.Image
-	var err error
-	if s.Format == "jpeg" {
-		img, err = jpeg.Decode(bytes.NewReader(data))
-	} else {
-		img, err = png.Decode(bytes.NewReader(data))
-	}
-	if err != nil {
-		t.Fatalf("decode the %s: %v", s.Format, err)
-	}
-	if b := img.Bounds(); b.Dx() != s.Width || b.Dy() != s.Height {
-		t.Fatalf("image is %dx%d, result says %dx%d", b.Dx(), b.Dy(), s.Width, s.Height)
-	}
-	return img
-}
-
-func near(c color.Color, rgb uint32) bool {
-	r, g, b, _ := c.RGBA()
-	d := func(v uint32, want uint32) bool { v >>= 8; return v+12 >= want && v <= want+12 }
-	return d(r, rgb>>16&0xff) && d(g, rgb>>8&0xff) && d(b, rgb&0xff)
-}
-
-func errCode(err error) string {
-	var pe *primitive.Error
-	if errors.As(err, &pe) {
-		return pe.Code
-	}
-	return ""
-}
 
 // TestScreenshotWindowUnderXvfb captures a real X window by its id and by
 // its process, and the monitor and a region around it: the image is a
@@ -75,7 +33,7 @@ func TestScreenshotWindowUnderXvfb(t *testing.T) {
 		t.Fatal(err)
 	}
 	if shot.Target != "window" || shot.Bounds != (screen.Rect{X: 50, Y: 60, W: 200, H: 100}) || shot.ProcessID != 4242 || shot.Title != "target window" || shot.Scale != 1 {
-		t.Fatalf("window shot %+v", shot)
+		t.Fatalf("window shot %s", brief(shot))
 	}
 	img := decodeShot(t, shot)
 	for _, p := range []image.Point{{0, 0}, {100, 50}, {199, 99}} {
@@ -89,7 +47,7 @@ func TestScreenshotWindowUnderXvfb(t *testing.T) {
 		t.Fatal(err)
 	}
 	if byPID.Bounds != (screen.Rect{X: 400, Y: 300, W: 80, H: 40}) || !near(decodeShot(t, byPID).At(40, 20), blue) {
-		t.Fatalf("process shot %+v", byPID)
+		t.Fatalf("process shot %s", brief(byPID))
 	}
 
 	mon, err := s.Screenshot(ctx, screen.ShotInput{})
@@ -97,7 +55,7 @@ func TestScreenshotWindowUnderXvfb(t *testing.T) {
 		t.Fatal(err)
 	}
 	if mon.Target != "monitor" || mon.Monitor != 1 || mon.Bounds != (screen.Rect{W: screentest.Width, H: screentest.Height}) {
-		t.Fatalf("monitor shot %+v", mon)
+		t.Fatalf("monitor shot %s", brief(mon))
 	}
 	full := decodeShot(t, mon)
 	if !near(full.At(60, 70), red) || !near(full.At(410, 310), blue) {
@@ -110,7 +68,7 @@ func TestScreenshotWindowUnderXvfb(t *testing.T) {
 		t.Fatal(err)
 	}
 	if reg.Bounds != (screen.Rect{X: 600, Y: 440, W: 40, H: 40}) || reg.Width != 40 {
-		t.Fatalf("region shot %+v", reg)
+		t.Fatalf("region shot %s", brief(reg))
 	}
 	if _, err := s.Screenshot(ctx, screen.ShotInput{Region: &screen.Rect{X: 5000, Y: 0, W: 10, H: 10}}); errCode(err) != "offscreen" {
 		t.Fatalf("off-screen region: %v", err)
@@ -182,7 +140,7 @@ func TestScreenshotBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	if small.Width != 320 || small.Height != 240 || small.Scale != 0.5 || small.Bounds.W != screentest.Width {
-		t.Fatalf("max_width 320: %+v", small)
+		t.Fatalf("max_width 320: %s", brief(small))
 	}
 	decodeShot(t, small)
 	j, err := s.Screenshot(ctx, screen.ShotInput{Format: "jpeg", Quality: 55})
@@ -190,7 +148,7 @@ func TestScreenshotBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	if j.MimeType != "image/jpeg" || j.Quality != 55 {
-		t.Fatalf("jpeg: %+v", j)
+		t.Fatalf("jpeg: %s", brief(j))
 	}
 	decodeShot(t, j)
 	if _, err := s.Screenshot(ctx, screen.ShotInput{Quality: 50}); err == nil {
@@ -247,5 +205,56 @@ func TestClipboardRoundTripUnderXvfb(t *testing.T) {
 			t.Fatalf("after Close the clipboard still reads %d bytes (%v)", len(got.Text), err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestScreenshotOfXclock captures the window of a real X program (xclock
+// of x11-apps) by its process: the bounds are its geometry and the picture
+// its background color with the clock drawn on it.
+func TestScreenshotOfXclock(t *testing.T) {
+	display := screentest.StartXvfb(t)
+	bin, err := exec.LookPath("xclock")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("xclock is missing in CI (scripts/install-deps installs x11-apps): %v", err)
+		}
+		t.Skipf("xclock is not installed (apt-get install x11-apps): %v", err)
+	}
+	cmd := exec.Command(bin, "-display", display, "-geometry", "200x200+20+30", "-bg", "#22aa44", "-fg", "black", "-hd", "black")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	s := &screen.Service{}
+	defer s.Close()
+	var shot *screen.Shot
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if shot, err = s.Screenshot(context.Background(), screen.ShotInput{ProcessID: cmd.Process.Pid}); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("xclock's window: %v", err)
+	}
+	// The bounds are the window's outer ones: its 1-pixel X border too.
+	if shot.Bounds != (screen.Rect{X: 20, Y: 30, W: 202, H: 202}) || shot.Title != "xclock" {
+		t.Fatalf("xclock shot of %v titled %q", shot.Bounds, shot.Title)
+	}
+	img := decodeShot(t, shot)
+	green, dark := 0, 0
+	for y := 1; y < 201; y += 4 {
+		for x := 1; x < 201; x += 4 {
+			switch c := img.At(x, y); {
+			case near(c, 0x22aa44):
+				green++
+			case near(c, 0):
+				dark++
+			}
+		}
+	}
+	// Most of the face is background; the tick marks and hands are drawn
+	// in black.
+	if green < 1500 || dark == 0 {
+		t.Fatalf("xclock's picture has %d background and %d black samples of 2500", green, dark)
 	}
 }
