@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/mcpserver"
 	"github.com/hearth-dev/hearth/internal/screen/screentest"
@@ -136,7 +137,8 @@ func TestScreenshotImageContent(t *testing.T) {
 // conversation; once approved, later calls there run at once (with the
 // image), while another conversation is asked again. An approved first
 // call arrives later without the image (Hearth keeps none). Setting the
-// clipboard asks nothing; under a latched e-stop all three are refused.
+// clipboard asks nothing; in the read-only mode and under a latched e-stop
+// all three are refused.
 func TestScreenAskOncePerConversation(t *testing.T) {
 	screentest.StartXvfb(t)
 	in := hearthtest.Start(t, nil) // the default policy: ask
@@ -181,6 +183,17 @@ func TestScreenAskOncePerConversation(t *testing.T) {
 	_, env = sdkCall(t, c.Session, "conv-a", map[string]any{"operation": "clipboard_get"})
 	if hearthtest.Get(env, "result.text") != "hello" {
 		t.Fatalf("clipboard_get after set: %v", env)
+	}
+	if err := in.App.Operator.SetPolicy(ctx, "alice", config.ModeReadOnly); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []map[string]any{shot, {"operation": "clipboard_get"}, {"operation": "clipboard_set", "text": "x"}} {
+		if _, env := sdkCall(t, c.Session, "conv-a", op); hearthtest.Get(env, "error.code") != "read_only" {
+			t.Errorf("%v in read-only mode: %v", op["operation"], env)
+		}
+	}
+	if err := in.App.Operator.SetPolicy(ctx, "alice", config.ModeAsk); err != nil {
+		t.Fatal(err)
 	}
 	if err := in.App.Operator.EStop(ctx, "bob", "stop"); err != nil {
 		t.Fatal(err)

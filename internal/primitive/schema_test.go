@@ -196,3 +196,18 @@ func TestDecodeSplitMatchesDecodeMap(t *testing.T) {
 		t.Fatalf("split only %d of %d inputs", split, len(inputs))
 	}
 }
+
+// TestAskOnceNeedsAGovernedRisk: ask-once on a read (or control)
+// primitive would never ask, since governance admits those unasked; the
+// registry refuses it.
+func TestAskOnceNeedsAGovernedRisk(t *testing.T) {
+	run := func(context.Context, *Call, json.RawMessage) (any, error) { return nil, nil }
+	for _, r := range []Risk{RiskRead, RiskControl} {
+		if _, err := NewRegistry(&Spec{Tool: "t", Operation: "o", Risk: r, AskOnce: true, Run: run}); err == nil {
+			t.Errorf("ask-once with risk %s registered", r)
+		}
+	}
+	if _, err := NewRegistry(&Spec{Tool: "t", Operation: "o", Risk: RiskUI, AskOnce: true, Run: run}); err != nil {
+		t.Error(err)
+	}
+}

@@ -29,8 +29,11 @@ type ClipSet struct {
 // ClipboardGet reads the clipboard's text, at most maxBytes (0: the
 // ceiling) bytes of it.
 func (s *Service) ClipboardGet(ctx context.Context, maxBytes int) (*ClipText, error) {
-	if maxBytes <= 0 || maxBytes > MaxClipboardBytes {
+	if maxBytes <= 0 {
 		maxBytes = MaxClipboardBytes
+	}
+	if maxBytes > MaxClipboardBytes {
+		return nil, primitive.Failed("invalid_input", "ui.clipboard_get: max_bytes: at most %d (1 MiB)", MaxClipboardBytes)
 	}
 	res, err := s.run(ctx, "ui.clipboard_get", func() (any, error) {
 		t, err := s.Clipboard.Text(maxBytes)
@@ -125,6 +128,12 @@ func (s *Service) Specs() []*primitive.Spec {
 		{Tool: "ui", Operation: "clipboard_get", Risk: primitive.RiskUI, AskOnce: true, Inline: true,
 			Fields:  []primitive.Field{shot[len(shot)-1]},
 			Summary: "the clipboard's text.",
+			Precheck: func(raw json.RawMessage) error {
+				if in, err := decode[ClipInput](raw); err == nil && in.MaxBytes > MaxClipboardBytes {
+					return primitive.Failed("invalid_input", "ui.clipboard_get: max_bytes: at most %d (1 MiB)", MaxClipboardBytes)
+				}
+				return nil
+			},
 			Run: primitive.Typed(func(ctx context.Context, _ *primitive.Call, in ClipInput) (any, error) {
 				return s.ClipboardGet(ctx, in.MaxBytes)
 			})},
