@@ -198,7 +198,7 @@ func (winDisplay) Capture(r Rect) (*image.RGBA, error) {
 	old, _, _ := procSelectObject.Call(mem, bmp)
 	defer procSelectObject.Call(mem, old)
 	if ok, _, err := procBitBlt.Call(mem, 0, 0, uintptr(r.W), uintptr(r.H), screen, uintptr(int32(r.X)), uintptr(int32(r.Y)), srccopy|captureBlt); ok == 0 {
-		return nil, fmt.Errorf("BitBlt: %w", err)
+		return nil, fmt.Errorf("BitBlt of the screen into memory failed (%v): the display driver gave no pixels", err)
 	}
 	procGdiFlush.Call()
 	src := unsafe.Slice((*byte)(bits), 4*r.W*r.H)
