@@ -97,7 +97,7 @@ func checkClipText(text string) error {
 // are governed as ui calls, journaled and refused while the e-stop is
 // latched, and AskOnce makes the ask mode ask the operator once per
 // conversation. Setting the clipboard is a ui write: journaled, refused
-// under the e-stop, and asked for by no mode but read-only's refusal.
+// under the e-stop and in the read-only mode, and needing no permit.
 func (s *Service) Specs() []*primitive.Spec {
 	b := primitive.Bound
 	shot := []primitive.Field{

@@ -112,6 +112,13 @@ func TestAskOnceNote(t *testing.T) {
 	if it := NewItem(govern.Permit{Primitive: "machine.kill", Input: `{}`}); it.Note != "" {
 		t.Errorf("machine.kill: note %q", it.Note)
 	}
+	html := render(t, View{Pending: []Item{NewItem(govern.Permit{ID: "pmt_1", Primitive: "ui.screenshot", Input: `{}`})}})
+	if !strings.Contains(html, "ChatGPT wants to see <code>your screen</code>") || !strings.Contains(html, `data-testid="permit-note">Allowing it lets this chat see your screen again without asking.`) {
+		t.Errorf("the screenshot permit card lacks its words or its note:\n%s", html)
+	}
+	if strings.Contains(render(t, View{Pending: []Item{NewItem(permit("git"))}}), "permit-note") {
+		t.Error("a permit for one call shows an ask-once note")
+	}
 }
 
 func TestDescribe(t *testing.T) {
