@@ -258,3 +258,20 @@ func TestScreenshotOfXclock(t *testing.T) {
 		t.Fatalf("xclock's picture has %d background and %d black samples of 2500", green, dark)
 	}
 }
+
+// TestNoDisplayIsUnavailable: without an X session (a headless serve)
+// every call answers blocked, unavailable, saying why.
+func TestNoDisplayIsUnavailable(t *testing.T) {
+	t.Setenv("DISPLAY", "")
+	s := &screen.Service{}
+	defer s.Close()
+	ctx := context.Background()
+	_, shotErr := s.Screenshot(ctx, screen.ShotInput{})
+	_, getErr := s.ClipboardGet(ctx, 0)
+	_, setErr := s.ClipboardSet(ctx, "x")
+	for _, err := range []error{shotErr, getErr, setErr} {
+		if errCode(err) != "unavailable" || !strings.Contains(err.Error(), "DISPLAY is not set") {
+			t.Errorf("without DISPLAY: %v", err)
+		}
+	}
+}
