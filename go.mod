@@ -10,6 +10,7 @@ require (
 	github.com/danieljoos/wincred v1.2.3
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/go-git/go-git/v5 v5.19.3
+	github.com/jezek/xgb v1.1.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	golang.org/x/mod v0.43.0
 	golang.org/x/sys v0.50.0

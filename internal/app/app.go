@@ -33,6 +33,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/recipes"
 	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/internal/runs"
+	"github.com/hearth-dev/hearth/internal/screen"
 	"github.com/hearth-dev/hearth/internal/store"
 	"github.com/hearth-dev/hearth/internal/tunnel"
 	"github.com/hearth-dev/hearth/internal/uia"
@@ -95,6 +96,8 @@ type App struct {
 	Tunnel *tunnel.Supervisor
 	// UI runs the ui tool's work on its one serialized worker.
 	UI *uia.Service
+	// Screen runs ui.screenshot and the clipboard primitives.
+	Screen *screen.Service
 	// Wake is the route probe, the ChatGPT window, the binder and the
 	// waker (internal/wake).
 	Wake *wake.Service
@@ -165,11 +168,12 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		provider = uia.DefaultProvider()
 	}
 	ui := &uia.Service{Provider: provider, Log: log}
+	scr := &screen.Service{Log: log, IsPanel: ui.ShowsPanel}
 	a := &App{
 		Config: cfg, DataDir: opts.DataDir, DB: db, Log: log, Ledger: led,
 		FS:   &fsops.Engine{DB: db, Roots: roots, SpillDir: filepath.Join(opts.DataDir, "receipts")},
 		Wake: wk, Tunnel: tun, Gov: gov,
-		Artifacts: arts, UI: ui, Runs: newRuns(db, log, cfg, wk, arrivals),
+		Artifacts: arts, UI: ui, Screen: scr, Runs: newRuns(db, log, cfg, wk, arrivals),
 		cfgFile: cfgFile, ready: make(chan struct{}), budgetEvery: opts.BudgetEvery,
 	}
 	exec := newMachine(cfg, arts, cfg.MaxConcurrentExec, opts.Version, a.status)
@@ -185,6 +189,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	specs = append(specs, arts.Specs()...)
 	specs = append(specs, a.Jobs.Specs()...)
 	specs = append(specs, ui.Specs()...)
+	specs = append(specs, scr.Specs()...)
 	specs = append(specs, control.EStopSpec(gov))
 	specs = append(specs, gov.Specs()...)
 	// Recipes offer the step primitives registered with everything else.
@@ -312,35 +317,38 @@ func (a *App) uiAvailable() error {
 	return a.UI.Available(ctx)
 }
 
-// disclosure is the sentence every tool description ends with: the policy
-// mode, the e-stop state and what this host cannot do. The MCP server asks
-// for it on every tools/list, so it is read from the database each time
-// (the CLI's `safety reset` changes the latch from another process).
-func (a *App) disclosure(ctx context.Context) string {
+// disclosure says the sentence each tool's description ends with: the
+// policy mode and what it does with that tool's operations, the e-stop
+// state, wake, and what this host cannot do. The MCP server asks for it on
+// every tools/list, so it is read from the database each time (the CLI's
+// `safety reset` changes the latch from another process).
+func (a *App) disclosure(ctx context.Context) func(tool string) string {
 	st, err := a.Gov.Status(ctx)
-	var s string
-	switch {
-	case err != nil:
-		a.Log.Error("read governance state for tools/list", "err", err)
-		s = "Governance state could not be read; machine.host_info reports the policy mode and e-stop state."
-	case st.EStop.Latched:
-		s = fmt.Sprintf("Policy mode: %s. E-STOP LATCHED: every non-read operation is refused (blocked, estop) until the operator resets it.", st.Mode)
-	default:
-		s = fmt.Sprintf("Policy mode: %s (operator-controlled). E-stop: released. %s", st.Mode, risk.ModelLine(st.Mode, a.primitiveNames()))
-	}
-	s += a.wakeDisclosure()
+	var tail string
+	tail += a.wakeDisclosure()
 	if u := a.unavailable(); len(u) > 0 {
-		s += " Unavailable here: " + strings.Join(u, "; ") + "."
+		tail += " Unavailable here: " + strings.Join(u, "; ") + "."
 	}
-	return s
+	return func(tool string) string {
+		switch {
+		case err != nil:
+			a.Log.Error("read governance state for tools/list", "err", err)
+			return "Governance state could not be read; machine.host_info reports the policy mode and e-stop state." + tail
+		case st.EStop.Latched:
+			return fmt.Sprintf("Policy mode: %s. E-STOP LATCHED: every non-read operation is refused (blocked, estop) until the operator resets it.", st.Mode) + tail
+		}
+		return fmt.Sprintf("Policy mode: %s (operator-controlled). E-stop: released. %s", st.Mode, risk.ModelLine(st.Mode, a.primitiveNames(tool))) + tail
+	}
 }
 
-// primitiveNames lists the registered primitives' names.
-func (a *App) primitiveNames() []string {
-	all := a.Registry.All()
-	names := make([]string, len(all))
-	for i, s := range all {
-		names[i] = s.Name()
+// primitiveNames lists the names of the registered primitives of tool
+// (every tool's when tool is "").
+func (a *App) primitiveNames(tool string) []string {
+	var names []string
+	for _, s := range a.Registry.All() {
+		if tool == "" || s.Tool == tool {
+			names = append(names, s.Name())
+		}
 	}
 	return names
 }
@@ -462,6 +470,7 @@ func (a *App) Serve(ctx context.Context) error {
 	}
 	stopAll()
 	a.UI.Close()
+	a.Screen.Close()
 	// Sign a checkpoint of everything journaled, so evidence verifies
 	// offline up to the last entry of this run.
 	err := shutErr

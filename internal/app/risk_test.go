@@ -28,9 +28,17 @@ func TestEveryPrimitiveHasARiskRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	line := risk.ModelLine("ask", names)
 	for _, tl := range res.Tools {
-		if !strings.Contains(tl.Description, line) {
+		var own []string
+		for _, n := range names {
+			if strings.HasPrefix(n, tl.Name+".") {
+				own = append(own, n)
+			}
+		}
+		if len(own) == 0 {
+			t.Errorf("tool %s has no primitives", tl.Name)
+		}
+		if line := risk.ModelLine("ask", own); !strings.Contains(tl.Description, line) {
 			t.Errorf("tool %s does not say what ask mode does:\n%s", tl.Name, tl.Description)
 		}
 	}

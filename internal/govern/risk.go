@@ -10,6 +10,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/risk"
+	"github.com/hearth-dev/hearth/internal/route"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -69,6 +70,20 @@ func (g *Governor) caseOf(ctx context.Context, mode string, kind risk.Kind, a *c
 		return risk.CaseRecipe, nil
 	case risk.KindKill:
 		return risk.CaseKill, nil
+	case risk.KindClipboardSet:
+		return risk.CaseClipSet, nil
+	case risk.KindSee:
+		// The approval is kept per primitive: seeing the screen does not
+		// allow reading the clipboard.
+		a.Subject = a.Spec.Name()
+		if route.Anonymous(a.Route) {
+			return risk.CaseSee, nil
+		}
+		granted, err := g.granted(ctx, a.Route, risk.CaseSee, a.Subject)
+		if err != nil || !granted {
+			return risk.CaseSee, err
+		}
+		return risk.CaseSeeOK, nil
 	case risk.KindFileWrite:
 		t, err := g.target(ctx, a)
 		if err != nil {
@@ -114,7 +129,7 @@ func (g *Governor) caseOf(ctx context.Context, mode string, kind risk.Kind, a *c
 			// once for the conversation: the call asks on its own.
 			return risk.CaseUIApp, nil
 		}
-		granted, err := g.appGranted(ctx, a.Route, t.App)
+		granted, err := g.granted(ctx, a.Route, risk.CaseUIApp, t.App)
 		if err != nil {
 			return "", err
 		}
@@ -138,16 +153,17 @@ func (g *Governor) target(ctx context.Context, a *callpath.Admission) (primitive
 	return t, nil
 }
 
-// appGranted reports whether the operator allowed app in the
-// conversation route (approved a permit of a UI call to it there).
-func (g *Governor) appGranted(ctx context.Context, route, app string) (bool, error) {
+// granted reports whether the operator allowed subject (an app, a
+// primitive) in the conversation route: approved a permit of a call of
+// case there that named it.
+func (g *Governor) granted(ctx context.Context, route string, c risk.CaseID, subject string) (bool, error) {
 	stmt, err := g.DB.ReadStmt(ctx, `SELECT EXISTS (SELECT 1 FROM permits WHERE route = ? AND risk_case = ? AND subject = ? AND state = 'approved')`)
 	if err != nil {
 		return false, err
 	}
 	var n int
-	if err := stmt.QueryRowContext(ctx, route, string(risk.CaseUIApp), app).Scan(&n); err != nil {
-		return false, fmt.Errorf("look up the operator's approval of %s in this conversation: %w", app, err)
+	if err := stmt.QueryRowContext(ctx, route, string(c), subject).Scan(&n); err != nil {
+		return false, fmt.Errorf("look up the operator's approval of %s in this conversation: %w", subject, err)
 	}
 	return n > 0, nil
 }
@@ -166,6 +182,11 @@ func saidOf(id risk.CaseID, name string) string {
 		return "click or press keys by screen position"
 	case risk.CaseKill:
 		return "stop a process"
+	case risk.CaseSee, risk.CaseSeeOK:
+		if name == "ui.clipboard_get" {
+			return "read your clipboard"
+		}
+		return "see your screen"
 	case risk.CaseWrite:
 		return "write a file"
 	}

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"mime"
@@ -513,7 +514,16 @@ func (f *fastPath) encode(c plainCall, env *dispatch.Envelope, probe *RouteProbe
 		}
 		out = append(out, s[1:len(s)-1]...)
 	}
-	out = append(out, `"}],"structuredContent":`...)
+	out = append(out, `"}`...)
+	if mt, data := resultImage(env); data != nil {
+		// As the SDK writes an ImageContent.
+		out = append(out, `,{"type":"image","mimeType":`...)
+		out = jsonenc.AppendString(out, mt)
+		out = append(out, `,"data":"`...)
+		out = base64.StdEncoding.AppendEncode(out, data)
+		out = append(out, '"', '}')
+	}
+	out = append(out, `],"structuredContent":`...)
 	out = append(out, b...)
 	if env.IsError() {
 		out = append(out, `,"isError":true`...)

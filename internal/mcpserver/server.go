@@ -43,7 +43,7 @@ var tools = [...]ToolInfo{
 	{Name: "fs", Intro: "Read, search and edit files under the configured roots: atomic writes, sha256 conflict checks, durable undo receipts."},
 	{Name: "task", Intro: "Durable job queue and future inspection: submit jobs with dependencies and delays, wait, cancel, reconcile unknown outcomes."},
 	{Name: "artifact", Intro: "Read stored artifacts (spilled output, large results) by id.", ReadOnly: true},
-	{Name: "ui", Intro: "Windows UI Automation: snapshot, query and act on windows semantically."},
+	{Name: "ui", Intro: "Windows UI Automation: snapshot, query and act on windows semantically; screenshots and the text clipboard (also on Linux/X11)."},
 	{Name: "recipe", Intro: "Named, parameterised sequences of primitive steps, run sequentially and traced."},
 	{Name: "run", Intro: "Durable runs: checkpoints, event log, typed scatter of primitive calls with $future references, continuations."},
 }
@@ -53,12 +53,13 @@ type Server struct {
 	Registry   *primitive.Registry
 	Dispatcher *dispatch.Dispatcher
 	Log        *slog.Logger
-	// Disclosure returns a sentence appended to every tool description:
-	// policy mode, e-stop state, unavailable capabilities. It is called on
-	// every tools/list, so the descriptions follow the live state (an
-	// operator's policy change, or an e-stop latched or reset, even by
-	// another process on the same database).
-	Disclosure func(ctx context.Context) string
+	// Disclosure returns what says, for a tool, the sentence appended to
+	// its description: policy mode and what it does with the tool's
+	// operations, e-stop state, unavailable capabilities. It is called
+	// once on every tools/list, so the descriptions follow the live state
+	// (an operator's policy change, or an e-stop latched or reset, even
+	// by another process on the same database).
+	Disclosure func(ctx context.Context) func(tool string) string
 	Version    string
 	// OnOpenAISession, when set, is called for every tool call that
 	// carries _meta["openai/session"], with the call's context (the HTTP
@@ -161,7 +162,7 @@ func (s *Server) disclose(next mcp.MethodHandler) mcp.MethodHandler {
 		tools := make([]*mcp.Tool, len(list.Tools))
 		for i, t := range list.Tools {
 			c := *t
-			c.Description += "\n" + d
+			c.Description += "\n" + d(t.Name)
 			tools[i] = &c
 		}
 		list.Tools = tools
@@ -362,11 +363,28 @@ func render(env *dispatch.Envelope, probe *RouteProbe) (*mcp.CallToolResult, err
 	} else {
 		text += "\n" + fullInStructured
 	}
+	content := []mcp.Content{&mcp.TextContent{Text: text}}
+	if mime, data := resultImage(env); data != nil {
+		content = append(content, &mcp.ImageContent{MIMEType: mime, Data: data})
+	}
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
+		Content:           content,
 		StructuredContent: json.RawMessage(b),
 		IsError:           env.IsError(),
 	}, nil
+}
+
+// resultImage is the image a result carries for the caller to see
+// (primitive.ImageResult), sent as an image content item after the text;
+// nil data when it has none. Only the answer of the call that made the
+// image has it: the envelope's JSON never holds the bytes.
+func resultImage(env *dispatch.Envelope) (mime string, data []byte) {
+	if im, ok := env.Result.(primitive.ImageResult); ok && !nilPointer(im) {
+		if mime, data = im.Image(); len(data) > 0 {
+			return mime, data
+		}
+	}
+	return "", nil
 }
 
 // fullInStructured ends the text of a result too large to copy there.

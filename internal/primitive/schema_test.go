@@ -196,3 +196,4 @@ func TestDecodeSplitMatchesDecodeMap(t *testing.T) {
 		t.Fatalf("split only %d of %d inputs", split, len(inputs))
 	}
 }
+

@@ -1,6 +1,7 @@
 package risk_test
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,6 +11,10 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/risk"
 )
+
+// update rewrites the docs' risk-table blocks from the code:
+// go test ./internal/risk/ -run TestDocsShowTheTable -update
+var update = flag.Bool("update", false, "rewrite the risk-table blocks of README.md and docs/SECURITY.md")
 
 // TestDocsShowTheTable: the README's safety section shows the cases, and
 // docs/SECURITY.md's Governance section the cases and every primitive's,
@@ -21,7 +26,8 @@ func TestDocsShowTheTable(t *testing.T) {
 		{"README.md", risk.CasesMarkdown()},
 		{filepath.Join("docs", "SECURITY.md"), risk.Markdown()},
 	} {
-		b, err := os.ReadFile(filepath.Join("..", "..", doc.file))
+		file := filepath.Join("..", "..", doc.file)
+		b, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,10 +37,16 @@ func TestDocsShowTheTable(t *testing.T) {
 		if start < 0 || end < start {
 			t.Fatalf("%s has no risk-table block", doc.file)
 		}
-		block := s[start:end]
-		block = block[strings.Index(block, "\n")+1:]
+		from := start + strings.Index(s[start:], "\n") + 1
+		block := s[from:end]
+		if block != doc.want && *update {
+			if err := os.WriteFile(file, []byte(s[:from]+doc.want+s[end:]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
 		if block != doc.want {
-			t.Errorf("%s's risk table differs from internal/risk; put this between the markers:\n%s", doc.file, doc.want)
+			t.Errorf("%s's risk table differs from internal/risk; run go test ./internal/risk/ -run TestDocsShowTheTable -update, or put this between the markers:\n%s", doc.file, doc.want)
 		}
 	}
 }

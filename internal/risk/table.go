@@ -70,6 +70,9 @@ const (
 	CaseUIConsole CaseID = "ui_console"
 	CaseFallback  CaseID = "ui_fallback"
 	CaseKill      CaseID = "kill"
+	CaseSee       CaseID = "see"
+	CaseSeeOK     CaseID = "see_granted"
+	CaseClipSet   CaseID = "clipboard_set"
 	CaseSeveral   CaseID = "several"
 	CaseRecipe    CaseID = "recipe"
 	CaseUnlisted  CaseID = "unlisted"
@@ -129,6 +132,12 @@ var Cases = []Case{
 		Ask: Asks, Trusted: Runs, ReadOnly: Refused},
 	{ID: CaseUIConsole, Words: "type into a console, the Run dialog or Explorer (that runs programs): you answer every time",
 		Ask: Asks, Trusted: Runs, ReadOnly: Refused},
+	{ID: CaseSeeOK, Words: "see your screen or read your clipboard, once you allowed it in that chat",
+		Ask: Runs, Trusted: Runs, ReadOnly: Refused},
+	{ID: CaseSee, Words: "see your screen or read your clipboard (it may hold a password): you answer once per chat",
+		Ask: Asks, Trusted: Runs, ReadOnly: Refused},
+	{ID: CaseClipSet, Words: "put text on your clipboard",
+		Ask: Runs, Trusted: Runs, ReadOnly: Refused},
 	{ID: CaseFallback, Words: "click or press keys by screen position, without UI Automation",
 		Ask: Asks, Trusted: Asks, ReadOnly: Refused},
 	{ID: CaseKill, Words: "stop a process",
@@ -176,19 +185,28 @@ const (
 	KindUI Kind = "ui"
 	// KindKill: stops a process.
 	KindKill Kind = "kill"
+	// KindSee: sees what the operator may not mean the model to see (the
+	// screen, the clipboard); CaseSeeOK once the operator allowed that
+	// primitive in the conversation, else CaseSee (always for a call
+	// without a conversation, which has nowhere to keep the approval).
+	KindSee Kind = "see"
+	// KindClipboardSet: puts text on the clipboard.
+	KindClipboardSet Kind = "clipboard_set"
 )
 
 // casesOf lists the cases a kind's calls can be.
 var casesOf = map[Kind][]CaseID{
-	KindRead:      {CaseRead},
-	KindControl:   {CaseControl},
-	KindSeveral:   {CaseSeveral},
-	KindRecords:   {CaseRecords},
-	KindRecipe:    {CaseRecipe},
-	KindFileWrite: {CaseWrite, CasePersist},
-	KindExec:      {CaseAllowed, CaseExec},
-	KindUI:        {CaseUIGranted, CaseUIApp, CaseUIConsole, CaseFallback},
-	KindKill:      {CaseKill},
+	KindRead:         {CaseRead},
+	KindControl:      {CaseControl},
+	KindSeveral:      {CaseSeveral},
+	KindRecords:      {CaseRecords},
+	KindRecipe:       {CaseRecipe},
+	KindFileWrite:    {CaseWrite, CasePersist},
+	KindExec:         {CaseAllowed, CaseExec},
+	KindUI:           {CaseUIGranted, CaseUIApp, CaseUIConsole, CaseFallback},
+	KindKill:         {CaseKill},
+	KindSee:          {CaseSeeOK, CaseSee},
+	KindClipboardSet: {CaseClipSet},
 }
 
 // Rows is the table: every registered primitive has a row here (a test
@@ -212,6 +230,10 @@ var Rows = map[string]Kind{
 	"ui.snapshot": KindRead,
 	"ui.query":    KindRead,
 	"ui.action":   KindUI,
+
+	"ui.screenshot":    KindSee,
+	"ui.clipboard_get": KindSee,
+	"ui.clipboard_set": KindClipboardSet,
 
 	"task.submit":    KindExec,
 	"task.get":       KindRead,
@@ -391,6 +413,15 @@ func ModelLine(mode string, names []string) string {
 	default:
 		b.WriteString("; refused: " + strings.Join(refused, ", "))
 	}
+	var relayed []string
+	for _, n := range names {
+		if k, _ := KindOf(n); k == KindSeveral || k == KindRecipe {
+			relayed = append(relayed, n)
+		}
+	}
+	if len(relayed) > 0 {
+		b.WriteString("; each call " + strings.Join(relayed, "/") + " makes is decided as the operation it names")
+	}
 	b.WriteString(".")
 	return b.String()
 }
@@ -413,6 +444,7 @@ func askNote(name, mode string) string {
 // modelWords says each case that may ask to a model, tersely.
 var modelWords = map[CaseID]string{
 	CasePersist:   "for files that start programs by themselves: autostart/Startup, shell and PowerShell start-up, git hooks, services, scheduled tasks, SSH, shortcuts",
+	CaseSee:       "once per conversation",
 	CaseExec:      "unless an operator rule allows the program",
 	CaseUIApp:     "once per app per conversation",
 	CaseUIConsole: "every time in a console, the Run dialog or Explorer",

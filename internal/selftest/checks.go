@@ -24,6 +24,8 @@ func (r *run) checks() []check {
 		{name: "uia.fallback_key", needs: ui, run: r.checkFallbackKey},
 		{name: "uia.panel_refused", needs: ui, run: r.checkPanelRefused},
 		{name: "uia.elevated", needs: ui, run: r.checkElevated},
+		{name: "screen.screenshot", needs: []string{"hearth.start", "uia.fixture"}, run: r.checkScreenshot},
+		{name: "screen.clipboard", needs: hearth, run: r.checkClipboard},
 		{name: "tray.icon", run: r.checkTrayIcon},
 		{name: "tray.menu", needs: []string{"tray.icon"}, run: r.checkTrayMenu},
 		{name: "tray.notification", needs: hearth, run: r.checkTrayNotification},

@@ -13,6 +13,9 @@ type platformState struct{}
 
 func elevatedSelf() bool { return false }
 
+// underWine: this is not Windows, so not Wine.
+func underWine() bool { return false }
+
 func (r *run) checkTrayIcon(context.Context) (string, error) {
 	return "", notWindows("the notification-area icon")
 }

@@ -31,6 +31,12 @@ type platformState struct {
 // elevatedSelf reports whether this process runs elevated.
 func elevatedSelf() bool { return windows.GetCurrentProcessToken().IsElevated() }
 
+// underWine reports whether this Windows is Wine (ntdll exports
+// wine_get_version).
+func underWine() bool {
+	return windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil
+}
+
 // trayStates are the icon's states, DESIGN §7: ready, tunnel down, a
 // permit waiting, e-stopped.
 func trayStates() []tray.Snapshot {

@@ -469,6 +469,10 @@ func (s *Service) SetPanelAddr(addr string) {
 	s.panelAddr = addr
 }
 
+// ShowsPanel reports whether a window or document name is the control
+// panel's (ui.screenshot treats such a window as Hearth's own).
+func (s *Service) ShowsPanel(name string) bool { return s.showsPanel(name) }
+
 // showsPanel reports whether a window or document name is the control
 // panel's: it carries PanelTitle, or the panel's address (as given, or
 // with localhost for a loopback host).

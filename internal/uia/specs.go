@@ -10,8 +10,8 @@ import (
 // rootFields are the scope and bounds every ui operation takes.
 func rootFields() []primitive.Field {
 	return []primitive.Field{
-		{Name: "hwnd", Type: primitive.TInteger, Min: primitive.Bound(1), Desc: "Window handle to walk from (default: the desktop)."},
-		{Name: "process_id", Type: primitive.TInteger, Min: primitive.Bound(1), Desc: "Or walk this process's top-level windows."},
+		{Name: "hwnd", Type: primitive.TInteger, Min: primitive.Bound(1), Desc: "Window handle to walk from or capture (default: the desktop; screenshot: monitor 1)."},
+		{Name: "process_id", Type: primitive.TInteger, Min: primitive.Bound(1), Desc: "Or this process's top-level windows (screenshot: its topmost)."},
 		{Name: "max_depth", Type: primitive.TInteger, Min: primitive.Bound(0), Max: primitive.Bound(MaxDepth), Desc: "Levels below the roots (default 6)."},
 		{Name: "max_nodes", Type: primitive.TInteger, Min: primitive.Bound(1), Max: primitive.Bound(MaxNodes), Desc: "Elements read (default 500)."},
 	}

@@ -60,6 +60,8 @@ type Item struct {
 	Verb, What, Where string
 	// Chat labels the conversation that asked.
 	Chat string
+	// Note says what allowing means when that is more than one call.
+	Note string
 }
 
 // View is what the page shows.
@@ -91,6 +93,7 @@ func NewItem(p govern.Permit) Item {
 	}
 	it.Interpreter = it.RuleProgram != "" && govern.IsInterpreter(it.RuleProgram)
 	it.Verb, it.What, it.Where = Describe(p)
+	it.Note = askOnceNotes[p.Primitive]
 	return it
 }
 
@@ -123,8 +126,19 @@ func Describe(p govern.Permit) (verb, what, where string) {
 		return "run " + strconv.Itoa(len(names)) + " programs:", strings.Join(names, ", "), p.Programs[0].Cwd
 	case in.Path != "":
 		return "use the file", in.Path, ""
+	case p.Primitive == "ui.screenshot":
+		return "see", "your screen", ""
+	case p.Primitive == "ui.clipboard_get":
+		return "read", "your clipboard", ""
 	}
 	return "do", PrimitiveWords(p.Primitive), ""
+}
+
+// askOnceNotes are the notes of the calls the operator is asked about once
+// per chat (the risk table's kind "see").
+var askOnceNotes = map[string]string{
+	"ui.screenshot":    "Allowing it lets this chat see your screen again without asking. Hearth's own windows are always blacked out.",
+	"ui.clipboard_get": "What you copied may be a password. Allowing it lets this chat read your clipboard again without asking.",
 }
 
 // PrimitiveWords says an operation ("fs.write") in words.

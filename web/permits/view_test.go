@@ -102,6 +102,25 @@ func TestPermitSentence(t *testing.T) {
 	}
 }
 
+// TestAskOnceNote: a permit that covers the rest of the chat says so.
+func TestAskOnceNote(t *testing.T) {
+	for _, prim := range []string{"ui.screenshot", "ui.clipboard_get"} {
+		if it := NewItem(govern.Permit{Primitive: prim, Input: `{}`}); !strings.Contains(it.Note, "again without asking") {
+			t.Errorf("%s: note %q", prim, it.Note)
+		}
+	}
+	if it := NewItem(govern.Permit{Primitive: "machine.kill", Input: `{}`}); it.Note != "" {
+		t.Errorf("machine.kill: note %q", it.Note)
+	}
+	html := render(t, View{Pending: []Item{NewItem(govern.Permit{ID: "pmt_1", Primitive: "ui.screenshot", Input: `{}`})}})
+	if !strings.Contains(html, "ChatGPT wants to see <code>your screen</code>") || !strings.Contains(html, `data-testid="permit-note">Allowing it lets this chat see your screen again without asking.`) {
+		t.Errorf("the screenshot permit card lacks its words or its note:\n%s", html)
+	}
+	if strings.Contains(render(t, View{Pending: []Item{NewItem(permit("git"))}}), "permit-note") {
+		t.Error("a permit for one call shows an ask-once note")
+	}
+}
+
 func TestDescribe(t *testing.T) {
 	for _, c := range []struct {
 		p                 govern.Permit
@@ -111,6 +130,8 @@ func TestDescribe(t *testing.T) {
 		{govern.Permit{Primitive: "task.submit", Input: `{}`, Programs: []govern.ProgramUse{{Command: "a"}, {Command: "b"}}}, "run 2 programs:", "a, b", ""},
 		{govern.Permit{Primitive: "fs.write", Input: `{"path":"C:\\x.txt"}`}, "use the file", `C:\x.txt`, ""},
 		{govern.Permit{Primitive: "ui.act", Input: `{}`}, "do", "act in a window", ""},
+		{govern.Permit{Primitive: "ui.screenshot", Input: `{"hwnd":5}`}, "see", "your screen", ""},
+		{govern.Permit{Primitive: "ui.clipboard_get", Input: `{}`}, "read", "your clipboard", ""},
 	} {
 		verb, what, where := Describe(c.p)
 		if verb != c.verb || what != c.what || where != c.where {

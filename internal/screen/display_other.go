@@ -1,0 +1,183 @@
+//go:build !windows
+
+package screen
+
+import (
+	"fmt"
+	"image"
+	"os"
+	"slices"
+
+	"github.com/jezek/xgb"
+	"github.com/jezek/xgb/xproto"
+)
+
+// The X11 display, spoken in pure Go (github.com/jezek/xgb) on the
+// $DISPLAY the process has. The screen is the root window of the default
+// screen, one monitor; a top-level window is a child of the root, its
+// process the _NET_WM_PID it (or, under a window manager's frame, its
+// client window) declares. A window whose client sets no _NET_WM_PID has
+// process 0: it cannot be told to be Hearth's, which makes no window of
+// Hearth's own unseen, since Hearth opens none on X11 (its panel is a
+// browser tab, found by its title like any window's).
+
+// DefaultDisplay opens the X11 display named by $DISPLAY.
+func DefaultDisplay() (Display, error) {
+	name := os.Getenv("DISPLAY")
+	if name == "" {
+		return nil, fmt.Errorf("%w: DISPLAY is not set (no X11 session)", ErrNoDisplay)
+	}
+	c, err := xgb.NewConnDisplay(name)
+	if err != nil {
+		return nil, fmt.Errorf("%w: connect to X display %s: %v", ErrNoDisplay, name, err)
+	}
+	setup := xproto.Setup(c)
+	d := &x11Display{c: c, setup: setup, screen: setup.DefaultScreen(c)}
+	for _, a := range []struct {
+		name string
+		to   *xproto.Atom
+	}{{"_NET_WM_PID", &d.atomPID}, {"_NET_WM_NAME", &d.atomNetName}, {"UTF8_STRING", &d.atomUTF8}, {"WM_STATE", &d.atomWMState}} {
+		if *a.to, err = internAtom(c, a.name); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+type x11Display struct {
+	c      *xgb.Conn
+	setup  *xproto.SetupInfo
+	screen *xproto.ScreenInfo
+
+	atomPID, atomNetName, atomUTF8, atomWMState xproto.Atom
+}
+
+func internAtom(c *xgb.Conn, name string) (xproto.Atom, error) {
+	r, err := xproto.InternAtom(c, false, uint16(len(name)), name).Reply()
+	if err != nil {
+		return 0, fmt.Errorf("intern X atom %s: %w", name, err)
+	}
+	return r.Atom, nil
+}
+
+func (d *x11Display) Close() { d.c.Close() }
+
+func (d *x11Display) Monitors() ([]Rect, error) {
+	return []Rect{{W: int(d.screen.WidthInPixels), H: int(d.screen.HeightInPixels)}}, nil
+}
+
+func (d *x11Display) Windows() ([]Window, error) {
+	root := d.screen.Root
+	tree, err := xproto.QueryTree(d.c, root).Reply()
+	if err != nil {
+		return nil, fmt.Errorf("list the root window's children: %w", err)
+	}
+	kids := slices.Clone(tree.Children)
+	slices.Reverse(kids) // QueryTree lists bottom to top
+	var out []Window
+	for _, w := range kids {
+		attrs, err := xproto.GetWindowAttributes(d.c, w).Reply()
+		if err != nil || attrs.Class == xproto.WindowClassInputOnly {
+			continue // gone meanwhile, or never drawn
+		}
+		geo, err := xproto.GetGeometry(d.c, xproto.Drawable(w)).Reply()
+		if err != nil {
+			continue
+		}
+		win := Window{HWND: uint64(w), Visible: attrs.MapState == xproto.MapStateViewable,
+			Bounds: Rect{X: int(geo.X), Y: int(geo.Y), W: int(geo.Width) + 2*int(geo.BorderWidth), H: int(geo.Height) + 2*int(geo.BorderWidth)}}
+		client := d.client(w)
+		win.ProcessID = d.pid(client)
+		if win.ProcessID == 0 && client != w {
+			win.ProcessID = d.pid(w)
+		}
+		win.Title = d.title(client)
+		out = append(out, win)
+	}
+	return out, nil
+}
+
+// client returns the client window of top-level window w: w itself when
+// it has WM_STATE or no child does, else its first child that has it (a
+// window manager's frame holds the client one level down).
+func (d *x11Display) client(w xproto.Window) xproto.Window {
+	if d.has(w, d.atomWMState) {
+		return w
+	}
+	tree, err := xproto.QueryTree(d.c, w).Reply()
+	if err != nil {
+		return w
+	}
+	for _, k := range tree.Children {
+		if d.has(k, d.atomWMState) {
+			return k
+		}
+	}
+	return w
+}
+
+func (d *x11Display) has(w xproto.Window, prop xproto.Atom) bool {
+	r, err := xproto.GetProperty(d.c, false, w, prop, xproto.GetPropertyTypeAny, 0, 0).Reply()
+	return err == nil && r.Type != xproto.AtomNone
+}
+
+func (d *x11Display) pid(w xproto.Window) int {
+	r, err := xproto.GetProperty(d.c, false, w, d.atomPID, xproto.AtomCardinal, 0, 1).Reply()
+	if err != nil || r.Format != 32 || len(r.Value) < 4 {
+		return 0
+	}
+	return int(xgb.Get32(r.Value))
+}
+
+// title reads _NET_WM_NAME, else WM_NAME (at most 1 KiB of it).
+func (d *x11Display) title(w xproto.Window) string {
+	for _, p := range [...]struct{ prop, typ xproto.Atom }{{d.atomNetName, d.atomUTF8}, {xproto.AtomWmName, xproto.GetPropertyTypeAny}} {
+		r, err := xproto.GetProperty(d.c, false, w, p.prop, p.typ, 0, 256).Reply()
+		if err == nil && r.Format == 8 && len(r.Value) > 0 {
+			return string(r.Value)
+		}
+	}
+	return ""
+}
+
+// stripBytes bounds one GetImage reply.
+const stripBytes = 4 << 20
+
+func (d *x11Display) Capture(r Rect) (*image.RGBA, error) {
+	depth := d.screen.RootDepth
+	bpp := 0
+	for _, f := range d.setup.PixmapFormats {
+		if f.Depth == depth {
+			bpp = int(f.BitsPerPixel)
+		}
+	}
+	if bpp != 32 || depth < 24 {
+		return nil, fmt.Errorf("the X screen's depth %d (%d bits a pixel) is not supported; only 24- and 32-bit color", depth, bpp)
+	}
+	lsb := d.setup.ImageByteOrder == xproto.ImageOrderLSBFirst
+	img := image.NewRGBA(image.Rect(0, 0, r.W, r.H))
+	rows := max(1, stripBytes/(4*r.W))
+	for y0 := 0; y0 < r.H; y0 += rows {
+		h := min(rows, r.H-y0)
+		rep, err := xproto.GetImage(d.c, xproto.ImageFormatZPixmap, xproto.Drawable(d.screen.Root),
+			int16(r.X), int16(r.Y+y0), uint16(r.W), uint16(h), 0xffffffff).Reply()
+		if err != nil {
+			return nil, fmt.Errorf("read rows %d-%d of %v from the X server: %w", y0, y0+h, r, err)
+		}
+		if len(rep.Data) < 4*r.W*h {
+			return nil, fmt.Errorf("the X server sent %d bytes for %dx%d pixels", len(rep.Data), r.W, h)
+		}
+		dst := img.Pix[y0*img.Stride:]
+		for i := 0; i < r.W*h; i++ {
+			p := rep.Data[i*4 : i*4+4]
+			if lsb { // B G R X
+				dst[i*4], dst[i*4+1], dst[i*4+2] = p[2], p[1], p[0]
+			} else { // X R G B
+				dst[i*4], dst[i*4+1], dst[i*4+2] = p[1], p[2], p[3]
+			}
+			dst[i*4+3] = 0xff
+		}
+	}
+	return img, nil
+}

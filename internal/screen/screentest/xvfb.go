@@ -1,0 +1,150 @@
+//go:build !windows
+
+// Package screentest starts a real X server (Xvfb) for tests and opens
+// real windows on it, for the screen package and the MCP tests of
+// ui.screenshot and the clipboard.
+package screentest
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jezek/xgb"
+	"github.com/jezek/xgb/xproto"
+)
+
+// Width and Height are the screen Xvfb serves.
+const (
+	Width  = 640
+	Height = 480
+)
+
+// StartXvfb starts Xvfb on a free display number, sets $DISPLAY for the
+// test (t.Setenv) and returns the display's name. It skips the test only
+// when Xvfb is missing outside CI; in CI (CI=true) that fails the test,
+// since scripts/install-deps installs it.
+func StartXvfb(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("Xvfb")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("Xvfb is missing in CI (scripts/install-deps installs it): %v", err)
+		}
+		t.Skipf("Xvfb is not installed (apt-get install xvfb): %v", err)
+	}
+	// -displayfd has Xvfb pick a free display and print its number.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-displayfd", "3", "-screen", "0", fmt.Sprintf("%dx%dx24", Width, Height), "-nolisten", "tcp", "-noreset")
+	cmd.ExtraFiles = []*os.File{w}
+	cmd.Stderr = nil
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start Xvfb: %v", err)
+	}
+	w.Close()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	num := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(r).ReadString('\n')
+		num <- strings.TrimSpace(line)
+		r.Close()
+	}()
+	var n string
+	select {
+	case n = <-num:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Xvfb did not report its display number within 20s")
+	}
+	if _, err := strconv.Atoi(n); err != nil {
+		t.Fatalf("Xvfb reported display %q", n)
+	}
+	display := ":" + n
+	t.Setenv("DISPLAY", display)
+	// The unix socket exists once the number is printed; a connection
+	// proves it.
+	c, err := xgb.NewConnDisplay(display)
+	if err != nil {
+		t.Fatalf("connect to Xvfb %s: %v (socket %s)", display, err, filepath.Join("/tmp/.X11-unix", "X"+n))
+	}
+	c.Close()
+	return display
+}
+
+// Window is a window a test opened; it lives as long as its connection.
+type Window struct {
+	ID xproto.Window
+	c  *xgb.Conn
+}
+
+// Close destroys the window.
+func (w *Window) Close() { w.c.Close() }
+
+// OpenWindow maps a top-level window at x, y of w×h pixels filled with
+// rgb (0xRRGGBB), titled title (WM_NAME and _NET_WM_NAME), declaring
+// process pid in _NET_WM_PID (none when 0), and waits until the server has
+// drawn it.
+func OpenWindow(t testing.TB, display string, x, y, w, h int, rgb uint32, title string, pid int) *Window {
+	t.Helper()
+	c, err := xgb.NewConnDisplay(display)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", display, err)
+	}
+	t.Cleanup(c.Close)
+	screen := xproto.Setup(c).DefaultScreen(c)
+	id, err := xproto.NewWindowId(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = xproto.CreateWindowChecked(c, screen.RootDepth, id, screen.Root, int16(x), int16(y), uint16(w), uint16(h), 0,
+		xproto.WindowClassInputOutput, screen.RootVisual, xproto.CwBackPixel|xproto.CwOverrideRedirect|xproto.CwEventMask,
+		[]uint32{rgb, 1, xproto.EventMaskExposure}).Check()
+	if err != nil {
+		t.Fatalf("create a window: %v", err)
+	}
+	atom := func(name string) xproto.Atom {
+		r, err := xproto.InternAtom(c, false, uint16(len(name)), name).Reply()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Atom
+	}
+	xproto.ChangeProperty(c, xproto.PropModeReplace, id, xproto.AtomWmName, xproto.AtomString, 8, uint32(len(title)), []byte(title))
+	xproto.ChangeProperty(c, xproto.PropModeReplace, id, atom("_NET_WM_NAME"), atom("UTF8_STRING"), 8, uint32(len(title)), []byte(title))
+	if pid != 0 {
+		b := make([]byte, 4)
+		xgb.Put32(b, uint32(pid))
+		xproto.ChangeProperty(c, xproto.PropModeReplace, id, atom("_NET_WM_PID"), xproto.AtomCardinal, 32, 1, b)
+	}
+	if err := xproto.MapWindowChecked(c, id).Check(); err != nil {
+		t.Fatalf("map the window: %v", err)
+	}
+	// Mapped and exposed: the background is painted.
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		ev, xerr := c.PollForEvent()
+		if xerr != nil {
+			t.Fatalf("X error: %v", xerr)
+		}
+		if _, ok := ev.(xproto.ExposeEvent); ok {
+			xproto.GetInputFocus(c).Reply() // a round trip: the painting is done
+			return &Window{ID: id, c: c}
+		}
+		if ev == nil {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	t.Fatal("the window was not exposed within 10s")
+	return nil
+}
