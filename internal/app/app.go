@@ -22,6 +22,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/control"
 	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/evidence"
 	"github.com/hearth-dev/hearth/internal/fsops"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/httpbound"
@@ -213,9 +214,13 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		return nil, err
 	}
 
+	ev, err := evidence.New(db, led, arts, evidence.Limits{})
+	if err != nil {
+		return nil, err
+	}
 	a.MCP = &mcpserver.Server{
 		Registry: a.Registry, Dispatcher: a.Dispatcher, Log: log, Version: opts.Version,
-		Disclosure: a.disclosure, Probes: wk,
+		Disclosure: a.disclosure, Probes: wk, Evidence: ev,
 		// A call carrying _meta["openai/session"] comes from ChatGPT
 		// through the tunnel: Setup's last step waits for the first one.
 		OnOpenAISession: func() { tun.NoteChatGPTCall(time.Now()) },
