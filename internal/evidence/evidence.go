@@ -19,9 +19,10 @@
 //	hearth://artifacts/{artifact_id}{?offset}
 //
 // {conversation} is the route's hash (never a raw OpenAI identifier), or
-// "anonymous". Reads are bounded: an evidence bundle carries at most
-// BundleEntries entries and an artifact read at most ReadBytes bytes; the
-// content's _meta then names the URI of the next part.
+// "anonymous". Reads are bounded: an evidence read carries at most
+// BundleEntries entries and looks at most at ScanEntries ledger entries,
+// an artifact read carries at most ReadBytes bytes; the content's _meta
+// then names the URI of the next part.
 package evidence
 
 import (
@@ -48,6 +49,11 @@ const (
 	DefaultBundleEntries = 500
 	// DefaultReadBytes is how many bytes of an artifact one read carries.
 	DefaultReadBytes = 256 << 10
+	// DefaultScanEntries is how many ledger entries one evidence read
+	// looks at: each read of a long ledger costs about the same (tens of
+	// milliseconds), and a conversation whose entries are far apart is
+	// read in more parts.
+	DefaultScanEntries = 50_000
 )
 
 // Scheme is the URI scheme of every resource.
@@ -81,6 +87,7 @@ type Limits struct {
 	PageSize      int
 	BundleEntries int
 	ReadBytes     int
+	ScanEntries   int64
 }
 
 // New returns the service over db's commands and permits, its ledger and
@@ -98,7 +105,10 @@ func New(db *store.DB, led *ledger.Ledger, arts *artifacts.Store, lim Limits) (*
 	if lim.ReadBytes == 0 {
 		lim.ReadBytes = DefaultReadBytes
 	}
-	if lim.PageSize < 1 || lim.BundleEntries < 1 || lim.ReadBytes < 1 {
+	if lim.ScanEntries == 0 {
+		lim.ScanEntries = DefaultScanEntries
+	}
+	if lim.PageSize < 1 || lim.BundleEntries < 1 || lim.ReadBytes < 1 || lim.ScanEntries < 1 {
 		return nil, fmt.Errorf("evidence: limits must be positive: %+v", lim)
 	}
 	return &Service{db: db, ledger: led, artifacts: arts, lim: lim}, nil

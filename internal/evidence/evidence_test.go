@@ -26,7 +26,9 @@ type fixture struct {
 	art *artifacts.Store
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newFixtureTB(t) }
+
+func newFixtureTB(t testing.TB) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	db, err := store.Open(context.Background(), filepath.Join(dir, "hearth.db"))
@@ -56,7 +58,7 @@ func (f *fixture) service(t *testing.T, lim Limits) *Service {
 
 // command records a command of route, as the governor does: its row and
 // its intent and outcome entries (the outcome names only the command).
-func (f *fixture) command(t *testing.T, route, id string, at int64) {
+func (f *fixture) command(t testing.TB, route, id string, at int64) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := f.db.W.ExecContext(ctx, `INSERT INTO commands(command_id, route, primitive, input_sha256, future_id, state, envelope, created_at, finished_at)
@@ -167,26 +169,45 @@ func asBad(err error, bad **BadRequestError) bool {
 }
 
 // TestEvidencePartsBounded: with BundleEntries 3, a conversation's 8
-// entries come in parts of at most 3, each verifying alone, chained by
-// hearth/next, together exactly its entries.
+// entries come in parts of at most 3; with ScanEntries 5, in parts that
+// each look at 5 of the ledger's 16; each part verifies alone, they are
+// chained by hearth/next, and together they are exactly its entries.
 func TestEvidencePartsBounded(t *testing.T) {
 	f := newFixture(t)
-	ctx := context.Background()
 	for i := range 4 {
 		f.command(t, routeA, fmt.Sprintf("cmd_a%d", i), int64(i))
 		f.command(t, routeB, fmt.Sprintf("cmd_b%d", i), int64(i))
 	}
-	s := f.service(t, Limits{BundleEntries: 3})
-	uri, parts, entries := EvidenceURI(routeA, 0), 0, 0
+	for _, tc := range []struct {
+		lim   Limits
+		parts int
+	}{
+		{Limits{BundleEntries: 3}, 3},
+		// 16 entries, looked at 5 at a time: parts end at 5, 10, 15, 16.
+		{Limits{ScanEntries: 5}, 4},
+	} {
+		s := f.service(t, tc.lim)
+		parts, entries := readParts(t, s, f.led.PublicKey())
+		if parts != tc.parts || entries != 8 {
+			t.Errorf("%+v: %d parts with %d entries, want %d parts with a's 8", tc.lim, parts, entries, tc.parts)
+		}
+	}
+}
+
+// readParts reads routeA's evidence part after part, checking each.
+func readParts(t *testing.T, s *Service, vkey string) (parts, entries int) {
+	t.Helper()
+	ctx := context.Background()
+	uri := EvidenceURI(routeA, 0)
 	for uri != "" {
-		if parts++; parts > 5 {
+		if parts++; parts > 10 {
 			t.Fatal("too many parts")
 		}
 		c, err := s.Read(ctx, routeA, uri)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, err := ledger.VerifyBundle(strings.NewReader(c.Text), ledger.ExpectKey(f.led.PublicKey()))
+		rep, err := ledger.VerifyBundle(strings.NewReader(c.Text), ledger.ExpectKey(vkey))
 		if err != nil {
 			t.Fatalf("part %d: %v", parts, err)
 		}
@@ -196,9 +217,7 @@ func TestEvidencePartsBounded(t *testing.T) {
 		entries += int(rep.Entries)
 		uri, _ = c.Meta["hearth/next"].(string)
 	}
-	if parts != 3 || entries != 8 {
-		t.Fatalf("%d parts with %d entries, want 3 parts with a's 8", parts, entries)
-	}
+	return parts, entries
 }
 
 // TestReadScoped: receipts, permits and evidence of another conversation

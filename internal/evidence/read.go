@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -21,12 +22,17 @@ import (
 // BundleEntries of them, as an evidence subset against a checkpoint signed
 // now (ledger.ExportSubset).
 func (s *Service) readEvidence(ctx context.Context, route string, afterSeq int64) (Content, error) {
-	sel := &selection{ctx: ctx, s: s, route: route}
+	sel := &selection{ctx: ctx, s: s, route: route, routeKey: []byte(`"route":` + strconv.Quote(route)),
+		commandKey: []byte(`"command_id":"`), permitKey: []byte(`"permit_id":"`)}
+	if hroute.Anonymous(route) {
+		sel.routeKey = []byte(`"route":"` + hroute.AnonymousPrefix)
+	}
 	var buf bytes.Buffer
 	info, err := s.ledger.ExportSubset(ctx, &buf, ledger.Subset{
 		Scope:    "conversation " + Conversation(route),
 		AfterSeq: afterSeq,
 		Limit:    s.lim.BundleEntries,
+		MaxScan:  s.lim.ScanEntries,
 		Match:    sel.match,
 	})
 	if err == nil {
@@ -55,6 +61,9 @@ type selection struct {
 	ctx               context.Context
 	s                 *Service
 	route             string
+	routeKey          []byte // what names the route (or any anonymous one) in an entry
+	commandKey        []byte // what precedes a command id
+	permitKey         []byte // what precedes a permit id
 	loaded            bool
 	commands, permits map[string]bool
 	err               error
@@ -67,7 +76,7 @@ type entryRefs struct {
 	PermitID  string `json:"permit_id"`
 }
 
-func (sel *selection) match(e ledger.Entry) bool {
+func (sel *selection) match(body []byte) bool {
 	if sel.err != nil {
 		return false
 	}
@@ -80,6 +89,13 @@ func (sel *selection) match(e ledger.Entry) bool {
 			return false
 		}
 	}
+	if !sel.candidate(body) {
+		return false
+	}
+	e, err := ledger.ParseEntry(body)
+	if err != nil {
+		return false
+	}
 	var d entryRefs
 	if json.Unmarshal(e.Data, &d) != nil {
 		return false
@@ -88,6 +104,37 @@ func (sel *selection) match(e ledger.Entry) bool {
 		return true
 	}
 	return d.CommandID != "" && sel.commands[d.CommandID] || d.PermitID != "" && sel.permits[d.PermitID]
+}
+
+// candidate is match's quick look at an entry's bytes, before any
+// parsing: does a "route" name the route, or a "command_id" or
+// "permit_id" one of its commands or permits, anywhere in it? Most
+// entries are another conversation's, and this rules them out; match
+// then checks the data's own fields.
+func (sel *selection) candidate(body []byte) bool {
+	return bytes.Contains(body, sel.routeKey) ||
+		mentions(body, sel.commandKey, sel.commands) || mentions(body, sel.permitKey, sel.permits)
+}
+
+// mentions reports whether a string value of key in body (canonical
+// JSON) is in set; a value with an escape is taken as a mention, for the
+// full check to decide.
+func mentions(body, key []byte, set map[string]bool) bool {
+	for rest := body; ; {
+		i := bytes.Index(rest, key)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(key):]
+		end := bytes.IndexByte(rest, '"')
+		if end < 0 {
+			return false
+		}
+		if v := rest[:end]; bytes.IndexByte(v, '\\') >= 0 || set[string(v)] {
+			return true
+		}
+		rest = rest[end:]
+	}
 }
 
 // ids runs query (ending in WHERE) for the route's rows.

@@ -30,8 +30,9 @@ const SubsetFormat = "hearth-ledger-subset/1"
 //	  "entries":    [{"seq": S, "entry": exact canonical bytes as a JSON string,
 //	                  "proof": [base64 hashes]}, …] ascending seq, each
 //	                 proven included in the checkpoint's tree,
-//	  "more":       true when entries past the last one were left for a later
-//	                 subset (after_seq = the last seq here)
+//	  "more":       true when a later subset, from after_seq = next_after_seq,
+//	                 may hold more of the selection (a limit stopped this one),
+//	  "next_after_seq": that seq, when more
 //	}
 //
 // A subset proves that each of its entries is, unaltered and at its seq,
@@ -46,6 +47,7 @@ type subsetBundle struct {
 	Checkpoint string        `json:"checkpoint"`
 	Entries    []subsetEntry `json:"entries"`
 	More       bool          `json:"more"`
+	NextAfter  int64         `json:"next_after_seq,omitempty"`
 }
 
 type subsetEntry struct {
@@ -64,16 +66,23 @@ type Subset struct {
 	AfterSeq int64
 	// Limit is the most entries one subset carries (at least 1).
 	Limit int
-	// Match reports whether an entry belongs to the selection.
-	Match func(Entry) bool
+	// MaxScan, when positive, is the most ledger entries one subset
+	// looks at (from AfterSeq on): a sparse selection of a long ledger is
+	// then read in parts of bounded cost, each ending with more set and
+	// LastSeq at the last entry looked at.
+	MaxScan int64
+	// Match reports whether an entry, given its canonical bytes, belongs
+	// to the selection. It sees every entry after AfterSeq: a quick look
+	// at the bytes before any parsing keeps a long ledger cheap to scan.
+	Match func(body []byte) bool
 }
 
 // SubsetInfo says what ExportSubset wrote.
 type SubsetInfo struct {
 	Entries int   // entries written
 	Size    int64 // the checkpoint's size
-	LastSeq int64 // the last entry's seq (AfterSeq when there is none)
-	More    bool  // matching entries past LastSeq were left out (Limit)
+	LastSeq int64 // where the next part starts after: the last entry's seq, or the last looked at (MaxScan)
+	More    bool  // entries past LastSeq may match: the next part starts after LastSeq
 }
 
 // ExportSubset signs a checkpoint of the whole ledger (the stored one when
@@ -129,7 +138,12 @@ func writeSubset(ctx context.Context, tx *sql.Tx, w io.Writer, vkey string, sign
 		return fmt.Errorf("write subset: %w", err)
 	}
 
-	rows, err := tx.QueryContext(ctx, `SELECT seq, body FROM ledger_entries WHERE seq > ? AND seq <= ? ORDER BY seq`, sel.AfterSeq, cp.size)
+	// Seqs are contiguous: the window's end is a seq.
+	end, cut := cp.size, false
+	if sel.MaxScan > 0 && sel.AfterSeq+sel.MaxScan < cp.size {
+		end, cut = sel.AfterSeq+sel.MaxScan, true
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT seq, body FROM ledger_entries WHERE seq > ? AND seq <= ? ORDER BY seq`, sel.AfterSeq, end)
 	if err != nil {
 		return fmt.Errorf("read entries: %w", err)
 	}
@@ -142,11 +156,7 @@ func writeSubset(ctx context.Context, tx *sql.Tx, w io.Writer, vkey string, sign
 		if err := rows.Scan(&seq, &body); err != nil {
 			return fmt.Errorf("read entries: %w", err)
 		}
-		e, err := ParseEntry(body)
-		if err != nil {
-			return fmt.Errorf("entry seq %d: %w", seq, err)
-		}
-		if !sel.Match(e) {
+		if !sel.Match(body) {
 			continue
 		}
 		if info.Entries == sel.Limit {
@@ -177,11 +187,16 @@ func writeSubset(ctx context.Context, tx *sql.Tx, w io.Writer, vkey string, sign
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read entries: %w", err)
 	}
-	tail := "],\n\"more\":false}\n"
-	if info.More {
-		tail = "],\n\"more\":true}\n"
+	if cut && !info.More {
+		info.More, info.LastSeq = true, end
 	}
-	if _, err := bw.WriteString(tail); err != nil {
+	b = append(b[:0], "],\n\"more\":"...)
+	b = strconv.AppendBool(b, info.More)
+	if info.More {
+		b = strconv.AppendInt(append(b, `,"next_after_seq":`...), info.LastSeq, 10)
+	}
+	b = append(b, "}\n"...)
+	if _, err := bw.Write(b); err != nil {
 		return fmt.Errorf("write subset: %w", err)
 	}
 	if err := bw.Flush(); err != nil {
@@ -252,6 +267,12 @@ func verifySubset(data []byte, cfg verifyConfig) (Report, error) {
 		last, lastHash = se.Seq, e.Hash()
 		rep.Entries++
 		rep.InclusionProofs++
+	}
+	switch {
+	case !b.More && b.NextAfter != 0:
+		return rep, errors.New("evidence subset: next_after_seq without more")
+	case b.More && (b.NextAfter < last || b.NextAfter > cp.size):
+		return rep, fmt.Errorf("evidence subset: next_after_seq %d outside %d..%d", b.NextAfter, last, cp.size)
 	}
 	return rep, nil
 }

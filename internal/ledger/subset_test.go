@@ -22,12 +22,21 @@ func exportSubset(t *testing.T, l *Ledger, sel Subset) ([]byte, SubsetInfo) {
 }
 
 // commandIs selects the entries whose data has command_id id.
-func commandIs(id string) func(Entry) bool {
-	return func(e Entry) bool {
+func commandIs(id string) func([]byte) bool {
+	return func(body []byte) bool {
+		e, err := ParseEntry(body)
 		var d struct {
 			CommandID string `json:"command_id"`
 		}
-		return json.Unmarshal(e.Data, &d) == nil && d.CommandID == id
+		return err == nil && json.Unmarshal(e.Data, &d) == nil && d.CommandID == id
+	}
+}
+
+// seqIn selects the entries whose seq is in lo..hi.
+func seqIn(lo, hi int64) func([]byte) bool {
+	return func(body []byte) bool {
+		e, err := ParseEntry(body)
+		return err == nil && e.Seq >= lo && e.Seq <= hi
 	}
 }
 
@@ -55,7 +64,7 @@ func TestExportSubsetVerifies(t *testing.T) {
 func TestExportSubsetPages(t *testing.T) {
 	l, _ := newTestLedger(t)
 	appendN(t, l, 30)
-	all := func(Entry) bool { return true }
+	all := func([]byte) bool { return true }
 	var seqs []int64
 	after := int64(0)
 	for page := 0; ; page++ {
@@ -98,8 +107,8 @@ func TestExportSubsetRefusesBadSelection(t *testing.T) {
 	l, _ := newTestLedger(t)
 	appendN(t, l, 3)
 	for _, sel := range []Subset{
-		{Limit: 0, Match: func(Entry) bool { return true }},
-		{Limit: 1, AfterSeq: -1, Match: func(Entry) bool { return true }},
+		{Limit: 0, Match: func([]byte) bool { return true }},
+		{Limit: 1, AfterSeq: -1, Match: func([]byte) bool { return true }},
 		{Limit: 1},
 	} {
 		if _, err := l.ExportSubset(context.Background(), &bytes.Buffer{}, sel); err == nil {
@@ -114,7 +123,7 @@ func TestVerifySubsetTamper(t *testing.T) {
 	l, _ := newTestLedger(t)
 	appendN(t, l, 40)
 	// Consecutive entries (seqs 10..14) and scattered ones (cmd-a: 1, 27).
-	match := func(e Entry) bool { return (e.Seq >= 10 && e.Seq <= 14) || commandIs("cmd-a")(e) }
+	match := func(b []byte) bool { return seqIn(10, 14)(b) || commandIs("cmd-a")(b) }
 	valid, _ := exportSubset(t, l, Subset{Scope: "s", Limit: 100, Match: match})
 	if _, err := VerifyBundle(bytes.NewReader(valid)); err != nil {
 		t.Fatalf("untampered: %v", err)
@@ -210,7 +219,7 @@ func TestVerifySubsetTamper(t *testing.T) {
 func TestVerifySubsetPrevLink(t *testing.T) {
 	l, _ := newTestLedger(t)
 	appendN(t, l, 8)
-	raw, _ := exportSubset(t, l, Subset{Limit: 10, Match: func(e Entry) bool { return e.Seq == 4 || e.Seq == 5 }})
+	raw, _ := exportSubset(t, l, Subset{Limit: 10, Match: seqIn(4, 5)})
 	var b subsetBundle
 	if err := json.Unmarshal(raw, &b); err != nil {
 		t.Fatal(err)
@@ -226,8 +235,63 @@ func TestVerifySubsetPrevLink(t *testing.T) {
 		t.Fatalf("got %v, want a prev hash mismatch at seq 5", err)
 	}
 	// Entries that are not neighbours carry no link to check.
-	raw3, _ := exportSubset(t, l, Subset{Limit: 10, Match: func(e Entry) bool { return e.Seq == 3 || e.Seq == 5 }})
+	raw3, _ := exportSubset(t, l, Subset{Limit: 10, Match: func(b []byte) bool { return seqIn(3, 3)(b) || seqIn(5, 5)(b) }})
 	if _, err := VerifyBundle(bytes.NewReader(raw3)); err != nil {
 		t.Fatalf("non-consecutive entries: %v", err)
+	}
+}
+
+// TestExportSubsetMaxScan: with MaxScan, a sparse selection is read in
+// parts that each look at no more than MaxScan entries (some parts hold
+// none), chained by next_after_seq, together the whole selection.
+func TestExportSubsetMaxScan(t *testing.T) {
+	l, _ := newTestLedger(t)
+	appendN(t, l, 30) // cmd-c at seqs 3 and 29
+	var seqs []int64
+	after, parts := int64(0), 0
+	for {
+		if parts++; parts > 10 {
+			t.Fatal("parts do not end")
+		}
+		looked := 0
+		match := commandIs("cmd-c")
+		raw, info := exportSubset(t, l, Subset{AfterSeq: after, Limit: 10, MaxScan: 5, Match: func(b []byte) bool { looked++; return match(b) }})
+		if looked > 5 {
+			t.Fatalf("part %d looked at %d entries, MaxScan 5", parts, looked)
+		}
+		if _, err := VerifyBundle(bytes.NewReader(raw)); err != nil {
+			t.Fatalf("part %d: %v\n%s", parts, err, raw)
+		}
+		var b subsetBundle
+		if err := json.Unmarshal(raw, &b); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range b.Entries {
+			seqs = append(seqs, e.Seq)
+		}
+		if !info.More {
+			break
+		}
+		if b.NextAfter != info.LastSeq || info.LastSeq <= after {
+			t.Fatalf("part %d: next_after_seq %d, info %+v, after %d", parts, b.NextAfter, info, after)
+		}
+		after = info.LastSeq
+	}
+	if parts != 6 || len(seqs) != 2 || seqs[0] != 3 || seqs[1] != 29 {
+		t.Fatalf("%d parts carried seqs %v, want 6 parts with 3 and 29", parts, seqs)
+	}
+	// next_after_seq is checked: before the last entry, or without more.
+	raw, _ := exportSubset(t, l, Subset{Limit: 1, Match: commandIs("cmd-c")})
+	for from, to := range map[string]string{
+		`"next_after_seq":3`: `"next_after_seq":2`,
+		`"more":true,"next_after_seq":3`: `"more":false,"next_after_seq":3`,
+	} {
+		bad := bytes.Replace(raw, []byte(from), []byte(to), 1)
+		if bytes.Equal(bad, raw) {
+			t.Fatalf("no %s in %s", from, raw)
+		}
+		if _, err := VerifyBundle(bytes.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "next_after_seq") {
+			t.Errorf("%s: %v, want an error naming next_after_seq", to, err)
+		}
 	}
 }
