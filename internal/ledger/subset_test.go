@@ -283,7 +283,7 @@ func TestExportSubsetMaxScan(t *testing.T) {
 	// next_after_seq is checked: before the last entry, or without more.
 	raw, _ := exportSubset(t, l, Subset{Limit: 1, Match: commandIs("cmd-c")})
 	for from, to := range map[string]string{
-		`"next_after_seq":3`: `"next_after_seq":2`,
+		`"next_after_seq":3`:             `"next_after_seq":2`,
 		`"more":true,"next_after_seq":3`: `"more":false,"next_after_seq":3`,
 	} {
 		bad := bytes.Replace(raw, []byte(from), []byte(to), 1)
