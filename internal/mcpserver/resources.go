@@ -38,7 +38,7 @@ var resourceTemplates = [...]mcp.ResourceTemplate{
 
 // private marks a result as this conversation's: no shared cache may keep
 // it, and it is stale at once (new calls add evidence).
-var private = mcp.Cacheable{TTLMs: 0, CacheScope: "private"}
+func private() mcp.Cacheable { return mcp.Cacheable{TTLMs: 0, CacheScope: "private"} }
 
 // addResources registers the templates with the SDK server.
 func (s *Server) addResources() {
@@ -65,7 +65,7 @@ func (s *Server) resourceList(next mcp.MethodHandler) mcp.MethodHandler {
 		if err != nil {
 			return nil, s.resourceError("resources/list", "", err)
 		}
-		res := &mcp.ListResourcesResult{Cacheable: private, NextCursor: nextCursor, Resources: make([]*mcp.Resource, len(items))}
+		res := &mcp.ListResourcesResult{Cacheable: private(), NextCursor: nextCursor, Resources: make([]*mcp.Resource, len(items))}
 		for i, r := range items {
 			res.Resources[i] = &mcp.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIME, Size: r.Size}
 		}
@@ -84,7 +84,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	if c.IsBlob {
 		rc.Text, rc.Blob = "", c.Blob
 	}
-	return &mcp.ReadResourceResult{Cacheable: private, Contents: []*mcp.ResourceContents{rc}}, nil
+	return &mcp.ReadResourceResult{Cacheable: private(), Contents: []*mcp.ResourceContents{rc}}, nil
 }
 
 // resourceError is the JSON-RPC error for err: not found (as for a URI

@@ -106,7 +106,7 @@ func (s *Server) Build() error {
 	}
 	s.mcp = mcp.NewServer(s.implementation(), &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}},
-		Instructions: "Hearth runs work on the user's own PC. Every tool takes {operation, ...fields}; results carry state and arrivals of earlier detached work. Send _meta[\"hearth/conversation\"] on every call to receive later arrivals. A call that finishes before its answer is written is answered completed (with its future_id), so a pending answer never carries its own result in arrivals. An early pending answer may carry route_probe {nonce, expires_at}: repeat the nonce once, verbatim, in your reply, so that Hearth's ChatGPT window can find this conversation and bring you back when the work is done.",
+		Instructions: "Hearth runs work on the user's own PC. Every tool takes {operation, ...fields}; results carry state and arrivals of earlier detached work. Send _meta[\"hearth/conversation\"] on every call to receive later arrivals. A call that finishes before its answer is written is answered completed (with its future_id), so a pending answer never carries its own result in arrivals. An early pending answer may carry route_probe {nonce, expires_at}: repeat the nonce once, verbatim, in your reply, so that Hearth's ChatGPT window can find this conversation and bring you back when the work is done. This conversation's own evidence (its ledger entries with inclusion proofs, receipts, permits, artifacts) is in resources/list and resources/read, with the same _meta.",
 	})
 	s.mcp.AddReceivingMiddleware(undeclared, s.disclose, s.resourceList)
 	s.addResources()
