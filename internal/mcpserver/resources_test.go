@@ -293,3 +293,37 @@ func TestArtifactResourceBounded(t *testing.T) {
 		t.Fatalf("binary artifact on the wire: %s", raw)
 	}
 }
+
+// TestResourcesNeverShowRawSessionID: a ChatGPT conversation (routed by
+// _meta["openai/session"]) lists and reads its evidence under the route's
+// hash; the raw session id appears in no URI, list or content.
+func TestResourcesNeverShowRawSessionID(t *testing.T) {
+	in := hearthtest.Start(t, nil)
+	const session = "v1/raw-openai-session-id-123"
+	c := hearthtest.Connect(t, in.URL, "")
+	meta := mcp.Meta{"openai/session": session}
+	r, err := c.TryCall("fs", map[string]any{"operation": "write", "path": filepath.Join(in.Root, "s.txt"), "data": "s"}, meta)
+	if err != nil || r.State() != "completed" {
+		t.Fatalf("fs.write: %v %v", err, r)
+	}
+	ctx := context.Background()
+	list, err := c.Session.ListResources(ctx, &mcp.ListResourcesParams{Meta: meta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen, _ := json.Marshal(list)
+	if !strings.Contains(string(seen), "hearth://receipts/"+r.Str("command_id")) {
+		t.Fatalf("the session's list lacks its receipt: %s", seen)
+	}
+	for _, res := range list.Resources {
+		rr, err := c.Session.ReadResource(ctx, &mcp.ReadResourceParams{Meta: meta, URI: res.URI})
+		if err != nil {
+			t.Fatalf("read %s: %v", res.URI, err)
+		}
+		b, _ := json.Marshal(rr)
+		seen = append(seen, b...)
+	}
+	if strings.Contains(string(seen), "raw-openai-session") {
+		t.Fatalf("the raw session id appears in the resources: %s", seen)
+	}
+}
