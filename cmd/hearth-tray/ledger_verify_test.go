@@ -3,10 +3,16 @@
 package main
 
 import (
+	"context"
+	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
 
@@ -64,5 +70,44 @@ func TestLedgerVerifiesRightAfterStartAndCrash(t *testing.T) {
 	entries2, covered2, _ := verifyLedger(t, home, "after the restart")
 	if covered2 < entries || covered2 <= covered || entries2 < entries {
 		t.Fatalf("after the restart the checkpoint covers %d of %d entries; want at least the %d journaled before the crash", covered2, entries2, entries)
+	}
+}
+
+// TestLedgerVerifyEvidenceFromStdin: a conversation's evidence, read over
+// MCP as a resource, verifies with `ledger verify -` from standard input
+// and no database (another home); an altered copy fails, naming the entry.
+func TestLedgerVerifyEvidenceFromStdin(t *testing.T) {
+	home, root := t.TempDir(), t.TempDir()
+	hearthtest.WriteConfig(t, home, func(c *config.Config) { c.Roots = []string{root} })
+	p := hearthtest.StartProcess(t, home)
+	c := hearthtest.Connect(t, p.URL, "stdin")
+	w := c.Call("fs", map[string]any{"operation": "write", "path": filepath.Join(root, "f.txt"), "data": "x"})
+	if w.State() != "completed" {
+		t.Fatalf("fs.write: %s", w.Raw)
+	}
+	meta := mcp.Meta{"hearth/conversation": "stdin"}
+	list, err := c.Session.ListResources(context.Background(), &mcp.ListResourcesParams{Meta: meta})
+	if err != nil || len(list.Resources) == 0 {
+		t.Fatalf("resources/list: %v", err)
+	}
+	res, err := c.Session.ReadResource(context.Background(), &mcp.ReadResourceParams{Meta: meta, URI: list.Resources[0].URI})
+	if err != nil {
+		t.Fatalf("resources/read: %v", err)
+	}
+	bundle := res.Contents[0].Text
+	if !strings.Contains(bundle, w.Str("command_id")) {
+		t.Fatalf("the evidence lacks the write's command: %s", bundle)
+	}
+	out, err := runCLI(t, t.TempDir(), bundle, "ledger", "verify", "-")
+	if err != nil || !strings.Contains(out, "evidence OK: ") || !strings.Contains(out, "(conversation ") {
+		t.Fatalf("ledger verify -: %v %s", err, out)
+	}
+	altered := strings.Replace(bundle, `\"outcome\":\"receipt\"`, `\"outcome\":\"unknown\"`, 1)
+	if altered == bundle {
+		t.Fatalf("no receipt outcome to alter: %s", bundle)
+	}
+	out, err = runCLI(t, t.TempDir(), altered, "ledger", "verify", "-")
+	if err == nil || !strings.Contains(out, "inclusion proof does not lead to the checkpoint root") {
+		t.Fatalf("ledger verify - of an altered copy: %v %s", err, out)
 	}
 }

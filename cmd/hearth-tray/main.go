@@ -60,8 +60,10 @@ commands:
             deletes the data directory and the stored tunnel key
   mcp-config [--json]
             connector rows for tunnel-client, Claude Code, VS Code, any client
-  ledger verify [--key VKEY] [BUNDLE]
-            verify an evidence bundle offline, or the live database
+  ledger verify [--key VKEY] [BUNDLE | -]
+            verify an evidence bundle (or one conversation's evidence
+            read over MCP) offline, from a file or standard input (-),
+            or the live database
   ledger export --out FILE
             write a signed evidence bundle
   safety status | reset --operator NAME

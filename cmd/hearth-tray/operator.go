@@ -46,12 +46,18 @@ func ledgerCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		var rep ledger.Report
 		var err error
 		if fs.NArg() == 1 {
-			f, ferr := os.Open(fs.Arg(0))
-			if ferr != nil {
-				return ferr
+			// "-" reads the bundle from standard input (for example one
+			// read over MCP as a resource and piped in).
+			var in io.Reader = os.Stdin
+			if fs.Arg(0) != "-" {
+				f, ferr := os.Open(fs.Arg(0))
+				if ferr != nil {
+					return ferr
+				}
+				defer f.Close()
+				in = f
 			}
-			defer f.Close()
-			rep, err = ledger.VerifyBundle(f, opts...)
+			rep, err = ledger.VerifyBundle(in, opts...)
 		} else {
 			off, oerr := openOffline(ctx)
 			if oerr != nil {
@@ -67,6 +73,11 @@ func ledgerCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		if err != nil {
 			return fmt.Errorf("ledger verification failed: %w", err)
+		}
+		if rep.Subset {
+			fmt.Fprintf(stdout, "evidence OK: %d entries (%s), each proven included in the checkpoint of %d entries signed by %s, root %s\n",
+				rep.Entries, rep.Scope, rep.CheckpointSize, rep.Origin, rep.RootHash)
+			return nil
 		}
 		fmt.Fprintf(stdout, "ledger OK: %d entries; the newest checkpoint covers %d, %d came after it; signed by %s, root %s\n",
 			rep.Entries, rep.CheckpointSize, rep.Unsigned, rep.Origin, rep.RootHash)

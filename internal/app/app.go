@@ -21,6 +21,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/control"
 	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/evidence"
 	"github.com/hearth-dev/hearth/internal/fsops"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/httpbound"
@@ -221,9 +222,13 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		return nil, err
 	}
 
+	ev, err := evidence.New(db, led, arts, evidence.Limits{})
+	if err != nil {
+		return nil, err
+	}
 	a.MCP = &mcpserver.Server{
 		Registry: a.Registry, Dispatcher: a.Dispatcher, Log: log, Version: opts.Version,
-		Disclosure: a.disclosure, Probes: wk,
+		Disclosure: a.disclosure, Probes: wk, Evidence: ev,
 		// Setup's last step waits for ChatGPT's first call: one carrying
 		// _meta["openai/session"] over the tunnel-client's connection.
 		OnOpenAISession: a.noteChatGPTCall,

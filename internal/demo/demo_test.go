@@ -129,6 +129,11 @@ func TestDemoEveryStepHolds(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(outDir, ev.Bundle)); err != nil {
 		t.Fatalf("evidence bundle not beside the report: %v", err)
 	}
+	for _, s := range rep.Steps {
+		if strings.Contains(s.Detail, "exported "+demo.EvidenceName) && !strings.Contains(s.Detail, "read as an MCP resource") {
+			t.Errorf("the evidence step did not read the conversation's evidence over MCP: %s", s.Detail)
+		}
+	}
 	for _, k := range []string{"estop", "reset", "queue_resume", "permit_approved"} {
 		if ev.Kinds[k] == 0 {
 			t.Errorf("ledger lacks %s: %v", k, ev.Kinds)

@@ -664,8 +664,13 @@ func (d *demo) evidenceStep(ctx context.Context) (string, error) {
 	}
 	d.evidence = &Evidence{Bundle: EvidenceName, Entries: rep.Entries, CheckpointSize: rep.CheckpointSize, RootHash: rep.RootHash,
 		Origin: rep.Origin, PublicKey: rep.PublicKey, InclusionProofs: rep.InclusionProofs, Kinds: kinds}
-	return fmt.Sprintf("exported %s and verified it offline (no database): %d entries hash-chained, checkpoint %d signed by %s, root %s, %d inclusion proofs; it records the permit, e-stop, reset and resume",
-		EvidenceName, rep.Entries, rep.CheckpointSize, rep.Origin, rep.RootHash, rep.InclusionProofs), nil
+	own, parts, err := d.conversationEvidence(ctx)
+	if err != nil {
+		return "", fmt.Errorf("the conversation's evidence over MCP: %w", err)
+	}
+	return fmt.Sprintf("exported %s and verified it offline (no database): %d entries hash-chained, checkpoint %d signed by %s, root %s, %d inclusion proofs; it records the permit, e-stop, reset and resume; "+
+		"the conversation's own evidence, read as an MCP resource in %d part(s), verified offline too: %d entries, each proven included",
+		EvidenceName, rep.Entries, rep.CheckpointSize, rep.Origin, rep.RootHash, rep.InclusionProofs, parts, own), nil
 }
 
 // bundleKinds counts the entry kinds of a bundle already verified.

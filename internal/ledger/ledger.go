@@ -19,7 +19,9 @@
 // ErrForbiddenKey) rather than redacting it.
 //
 // Export writes an evidence bundle that VerifyBundle checks offline;
-// VerifyDB checks the live database.
+// ExportSubset writes some of the entries (one conversation's), each with
+// its inclusion proof, which VerifyBundle checks too; VerifyDB checks the
+// live database.
 package ledger
 
 import (

@@ -25,6 +25,11 @@ type Report struct {
 	InclusionProofs int    `json:"inclusion_proofs"` // inclusion proofs verified (bundles)
 	ConsistencyFrom int64  `json:"consistency_from"` // size proven to be a prefix (bundles); 0 if none
 	Unsigned        int64  `json:"unsigned"`         // entries after the latest checkpoint (database)
+	// Subset: the bundle was an evidence subset (SubsetFormat): Entries of
+	// the CheckpointSize entries, each proven included; Scope is what it
+	// was selected for.
+	Subset bool   `json:"subset,omitempty"`
+	Scope  string `json:"scope,omitempty"`
 }
 
 // VerifyOption adjusts a verification.

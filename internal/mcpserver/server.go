@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/evidence"
 	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/jsonenc"
 	"github.com/hearth-dev/hearth/internal/primitive"
@@ -72,6 +74,9 @@ type Server struct {
 	// an early pending answer of a conversation routed by
 	// _meta["openai/session"] its route_probe (internal/wake).
 	Probes RouteProber
+	// Evidence serves the conversation's own evidence as resources
+	// (resources.go). Required.
+	Evidence *evidence.Service
 
 	mcp *mcp.Server
 	sdk http.Handler
@@ -100,11 +105,15 @@ func (s *Server) Build() error {
 	if s.Log == nil {
 		s.Log = slog.New(slog.DiscardHandler)
 	}
+	if s.Evidence == nil {
+		return errors.New("mcp server: no evidence service for resources")
+	}
 	s.mcp = mcp.NewServer(s.implementation(), &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
-		Instructions: "Hearth runs work on the user's own PC. Every tool takes {operation, ...fields}; results carry state and arrivals of earlier detached work. Send _meta[\"hearth/conversation\"] on every call to receive later arrivals. A call that finishes before its answer is written is answered completed (with its future_id), so a pending answer never carries its own result in arrivals. An early pending answer may carry route_probe {nonce, expires_at}: repeat the nonce once, verbatim, in your reply, so that Hearth's ChatGPT window can find this conversation and bring you back when the work is done.",
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}},
+		Instructions: "Hearth runs work on the user's own PC. Every tool takes {operation, ...fields}; results carry state and arrivals of earlier detached work. Send _meta[\"hearth/conversation\"] on every call to receive later arrivals. A call that finishes before its answer is written is answered completed (with its future_id), so a pending answer never carries its own result in arrivals. An early pending answer may carry route_probe {nonce, expires_at}: repeat the nonce once, verbatim, in your reply, so that Hearth's ChatGPT window can find this conversation and bring you back when the work is done. This conversation's own evidence (its ledger entries with inclusion proofs, receipts, permits, artifacts) is in resources/list and resources/read, with the same _meta.",
 	})
-	s.mcp.AddReceivingMiddleware(undeclared, s.disclose)
+	s.mcp.AddReceivingMiddleware(undeclared, s.disclose, s.resourceList)
+	s.addResources()
 	for _, t := range tools {
 		if len(s.Registry.Operations(t.Name)) == 0 {
 			continue
@@ -136,13 +145,13 @@ func (s *Server) implementation() *mcp.Implementation {
 }
 
 // undeclared answers method-not-found for capabilities Hearth does not
-// declare, so that a client probing prompts or resources does not take an
-// empty list for support.
+// declare, so that a client probing prompts or resource subscriptions does
+// not take an empty list for support.
 func undeclared(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if strings.HasPrefix(method, "prompts/") || strings.HasPrefix(method, "resources/") ||
+		if strings.HasPrefix(method, "prompts/") || method == "resources/subscribe" || method == "resources/unsubscribe" ||
 			method == "completion/complete" || method == "logging/setLevel" {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method + " (Hearth offers tools only)"}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method + " (Hearth offers tools, and resources to list and read)"}
 		}
 		return next(ctx, method, req)
 	}
