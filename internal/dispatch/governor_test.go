@@ -10,6 +10,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -56,7 +57,14 @@ func testGovernor(t testing.TB, db *store.DB) *govern.Governor {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &govern.Governor{DB: db, Ledger: l, DefaultMode: config.ModeTrusted, PermitTTL: time.Minute, InlineBudget: 100 * time.Millisecond}
+	return &govern.Governor{DB: db, Ledger: l, DefaultMode: config.ModeTrusted, PermitTTL: time.Minute, InlineBudget: 100 * time.Millisecond,
+		// The test primitives' rows beside the one table.
+		Rows: risk.Rows.With(risk.Table{
+			"t.block": risk.KindRead, "t.c": risk.KindRead, "t.count": risk.KindRead, "t.echo": risk.KindRead,
+			"t.engine": risk.KindRead, "t.fail": risk.KindRead, "t.picky": risk.KindRead, "t.quick": risk.KindRead,
+			"t.r": risk.KindRead, "t.probe": risk.KindRecords, "t.probe_kill": risk.KindKill, "t.w": risk.KindRecords,
+			"test.block": risk.KindRecords,
+		})}
 }
 
 // TestNewRequiresAGovernor: a dispatcher cannot be built, nor started,

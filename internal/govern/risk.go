@@ -28,12 +28,20 @@ func (g *Governor) places() *risk.Places {
 	return g.Places
 }
 
+// rows returns the risk table's rows Admit decides by.
+func (g *Governor) rows() risk.Table {
+	if g.Rows != nil {
+		return g.Rows
+	}
+	return risk.Rows
+}
+
 // classify picks a's case in the risk table for mode, sets a.Case,
 // a.Subject and a.Said, and returns the case. A primitive without a row
 // is the unlisted case, which asks.
 func (g *Governor) classify(ctx context.Context, mode string, a *callpath.Admission) (risk.Case, error) {
 	name := a.Spec.Name()
-	kind, ok := risk.KindOf(name)
+	kind, ok := g.rows().KindOf(name)
 	id := risk.CaseUnlisted
 	if ok {
 		var err error

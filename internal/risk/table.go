@@ -209,9 +209,31 @@ var casesOf = map[Kind][]CaseID{
 	KindClipboardSet: {CaseClipSet},
 }
 
+// Table is a set of rows: a primitive's name and its kind.
+type Table map[string]Kind
+
+// KindOf returns the row of primitive name and whether t has one.
+func (t Table) KindOf(name string) (Kind, bool) {
+	k, ok := t[name]
+	return k, ok
+}
+
+// With returns t with more rows (t's own win): the rows of primitives
+// that exist only in a test of the engines.
+func (t Table) With(more Table) Table {
+	out := Table{}
+	for n, k := range more {
+		out[n] = k
+	}
+	for n, k := range t {
+		out[n] = k
+	}
+	return out
+}
+
 // Rows is the table: every registered primitive has a row here (a test
 // fails otherwise). A new primitive is one line: its name and its kind.
-var Rows = map[string]Kind{
+var Rows = Table{
 	"fs.list":   KindRead,
 	"fs.read":   KindRead,
 	"fs.search": KindRead,
@@ -268,10 +290,7 @@ var Rows = map[string]Kind{
 }
 
 // KindOf returns the row of primitive name and whether the table has one.
-func KindOf(name string) (Kind, bool) {
-	k, ok := Rows[name]
-	return k, ok
-}
+func KindOf(name string) (Kind, bool) { return Rows.KindOf(name) }
 
 // CasesOf lists the cases a primitive's calls can be; the unlisted case
 // for a primitive without a row.

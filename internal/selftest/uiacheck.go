@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/internal/uia"
 )
 
@@ -163,21 +164,74 @@ func (r *run) checkInvoke(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if res.State() != "completed" {
-		return "", fmt.Errorf("invoke of the button answered %s: %s", res.Code(), res.Brief())
+	// Policy ask: the first use of an app in a conversation waits for the
+	// operator, who allows the app for the rest of it (the checks after
+	// this one run without asking).
+	app, _, err := r.allowApp(ctx, res)
+	if err != nil {
+		return "", err
 	}
 	after, err := r.waitState(func(s State) bool { return s.Clicks == before.Clicks+1 })
 	if err != nil {
 		return "", fmt.Errorf("after invoke: %w", err)
 	}
-	return fmt.Sprintf("ui.action invoke: the button's click counter went from %d to %d", before.Clicks, after.Clicks), nil
+	return fmt.Sprintf("ui.action invoke waited for the operator to allow %s in this chat, then the button's click counter went from %d to %d", app, before.Clicks, after.Clicks), nil
+}
+
+// allowApp approves, as the operator, the permit the first ui.action on
+// the fixture's app waits for, and waits for that call's result.
+func (r *run) allowApp(ctx context.Context, res *result) (string, *result, error) {
+	pid, fid := res.Str("permit_id"), res.Str("future_id")
+	if res.State() != "pending" || pid == "" || fid == "" {
+		return "", nil, fmt.Errorf("the first ui.action on an app under policy ask must wait for the operator: %s", res.Brief())
+	}
+	op := r.hearth.app.Operator
+	pending, err := op.Permits(ctx, "pending")
+	if err != nil {
+		return "", nil, err
+	}
+	i := slices.IndexFunc(pending, func(p govern.Permit) bool { return p.ID == pid })
+	if i < 0 || pending[i].Case != string(risk.CaseUIApp) {
+		return "", nil, fmt.Errorf("the operator does not see permit %s as the use of an app", pid)
+	}
+	if err := op.Approve(ctx, pid, Operator, nil); err != nil {
+		return "", nil, fmt.Errorf("approve permit %s as %s: %w", pid, Operator, err)
+	}
+	env, err := r.hearth.await(ctx, fid, 60*time.Second)
+	if err != nil {
+		return "", nil, err
+	}
+	raw, _ := json.Marshal(env)
+	settled := &result{Env: env, Raw: raw}
+	if env["state"] != "completed" && env["state"] != "blocked" {
+		return "", nil, fmt.Errorf("the approved ui.action answered: %.300s", raw)
+	}
+	app := pending[i].Subject
+	if app == "" {
+		// A window whose program cannot be told (a fake desktop's) is
+		// asked about call by call.
+		app = "the fixture's app"
+	}
+	return app, settled, nil
+}
+
+// actAllowed is act, the operator allowing the fixture's app first when
+// the call waits for that (an earlier check that would have done so did
+// not run).
+func (r *run) actAllowed(ctx context.Context, hwnd uint64, id int, action string, extra map[string]any) (*result, error) {
+	res, err := r.act(ctx, hwnd, id, action, extra)
+	if err != nil || res.State() != "pending" || res.Str("permit_id") == "" {
+		return res, err
+	}
+	_, settled, err := r.allowApp(ctx, res)
+	return settled, err
 }
 
 // selftestText is what set_value types into the edit box.
 const selftestText = "typed by the Hearth selftest"
 
 func (r *run) checkSetValue(ctx context.Context) (string, error) {
-	res, err := r.act(ctx, r.fixture.ready.HWND, IDEdit, uia.ActSetValue, map[string]any{"value": selftestText})
+	res, err := r.actAllowed(ctx, r.fixture.ready.HWND, IDEdit, uia.ActSetValue, map[string]any{"value": selftestText})
 	if err != nil {
 		return "", err
 	}
@@ -191,7 +245,7 @@ func (r *run) checkSetValue(ctx context.Context) (string, error) {
 }
 
 func (r *run) checkFocus(ctx context.Context) (string, error) {
-	res, err := r.act(ctx, r.fixture.ready.HWND, IDCheckBox, uia.ActFocus, nil)
+	res, err := r.actAllowed(ctx, r.fixture.ready.HWND, IDCheckBox, uia.ActFocus, nil)
 	if err != nil {
 		return "", err
 	}
@@ -278,7 +332,7 @@ func (r *run) checkFallbackKey(ctx context.Context) (string, error) {
 }
 
 func (r *run) checkPanelRefused(ctx context.Context) (string, error) {
-	res, err := r.act(ctx, r.fixture.ready.PanelHWND, IDPanelButton, uia.ActInvoke, nil)
+	res, err := r.actAllowed(ctx, r.fixture.ready.PanelHWND, IDPanelButton, uia.ActInvoke, nil)
 	if err != nil {
 		return "", err
 	}
