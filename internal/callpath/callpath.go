@@ -79,7 +79,7 @@ func (e *Envelope) IsError() bool { return e.Error != nil }
 // ErrorEnvelope renders err as an envelope.
 func ErrorEnvelope(prim string, err error) *Envelope {
 	pe := primitive.AsError(err)
-	return &Envelope{State: pe.State, Primitive: prim, Error: &ErrorBody{Code: pe.Code, Message: pe.Message, Details: pe.Details}}
+	return &Envelope{State: pe.State, Primitive: prim, Result: pe.Result, Error: &ErrorBody{Code: pe.Code, Message: pe.Message, Details: pe.Details}}
 }
 
 // Arrival is a terminal future result delivered to its conversation. Seq
