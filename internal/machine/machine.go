@@ -353,7 +353,7 @@ func (m *Machine) processKill(pid int, signal string) (any, error) {
 		signal = "KILL"
 	}
 	if err := killProcess(pid, signal); err != nil {
-		return nil, primitive.Failed("kill_failed", "machine.process_kill: pid %d: %v", pid, err)
+		return nil, killError(pid, err)
 	}
 	return map[string]any{"pid": pid, "signal": signal, "killed": true}, nil
 }

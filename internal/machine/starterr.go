@@ -4,12 +4,28 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 	"os/exec"
 	"syscall"
 
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/proc"
 )
+
+// killError says in Hearth's words why process pid could not be killed
+// (the system's text only in details.system_error).
+func killError(pid int, err error) *primitive.Error {
+	var e *primitive.Error
+	switch {
+	case errors.Is(err, os.ErrProcessDone), errors.Is(err, syscall.ESRCH), errors.Is(err, proc.ErrNotFound):
+		e = primitive.Failed("no_such_process", "machine.process_kill: there is no process %d (it may have ended already); machine.process_list shows the running ones", pid)
+	case errors.Is(err, fs.ErrPermission):
+		e = primitive.Failed("access_denied", "machine.process_kill: this account may not stop process %d (the system refused)", pid)
+	default:
+		e = primitive.Failed("kill_failed", "machine.process_kill: process %d could not be stopped; details.system_error has the system's reason", pid)
+	}
+	return e.WithDetails(map[string]any{"system_error": err.Error()})
+}
 
 // startError says in Hearth's words why command could not be started; the
 // operating system's own text is kept only in details.system_error, for
