@@ -16,17 +16,18 @@ import (
 // permit" often calls the same thing again once the operator has said
 // "Allow once", under a new command id. That repeat is the same call — the
 // same primitive and input digest in the same conversation — and is
-// answered with the approved call's outcome (or, while the operator has
-// not decided or the approved call still runs, its pending answer), never
-// with a second permit for work already approved.
+// answered with the approved call's outcome (or, while the approved call
+// still runs, its pending answer), never with a second permit for work
+// already approved. Before the operator decides, an identical call is a
+// call of its own (the operator may allow one and deny the other).
 
-// replayRepeat answers a new command that repeats, in a's conversation,
-// a call parked for a permit within the permit lifetime: the permit still
-// pending, or approved. An approved call's outcome answers one repeat
-// only — recorded as a command of the repeat's own id that points at the
-// approved call's future (a retry of the repeat replays it) — and a later
-// repeat is a new call. A denied, expired or withdrawn permit is not
-// repeated: asking again is a new request for the operator.
+// replayRepeat answers a new command that repeats, in a's conversation, a
+// call whose permit the operator approved within the permit lifetime. The
+// approved call's outcome answers one repeat only — recorded as a command
+// of the repeat's own id that points at the approved call's future (a
+// retry of the repeat replays it) — and a later repeat is a new call. A
+// denied, expired or withdrawn permit is not repeated: asking again is a
+// new request for the operator.
 func (g *Governor) replayRepeat(ctx context.Context, a *callpath.Admission) (*callpath.Envelope, error) {
 	if a.Scheduled || a.Approved || strings.Contains(a.CommandID, "/") {
 		// A job's attempt, an approved call itself, or a call a scatter
@@ -34,15 +35,15 @@ func (g *Governor) replayRepeat(ctx context.Context, a *callpath.Admission) (*ca
 		// replays it): not a model's repeat.
 		return nil, nil
 	}
-	var pid, futureID, commandID, permitState, futureState string
+	var pid, futureID, commandID, futureState string
 	var result sql.NullString
-	err := g.DB.R.QueryRowContext(ctx, `SELECT p.id, p.future_id, p.command_id, p.state, f.state, f.result
+	err := g.DB.R.QueryRowContext(ctx, `SELECT p.id, p.future_id, p.command_id, f.state, f.result
 		FROM permits p JOIN futures f ON f.id = p.future_id
-		WHERE p.route = ? AND p.primitive = ? AND p.input_sha256 = ? AND p.state IN ('pending', 'approved') AND p.created_at >= ?
+		WHERE p.route = ? AND p.primitive = ? AND p.input_sha256 = ? AND p.state = 'approved' AND p.created_at >= ?
 		  AND NOT EXISTS (SELECT 1 FROM commands c WHERE c.future_id = p.future_id AND c.command_id <> p.command_id)
 		ORDER BY p.created_at DESC LIMIT 1`,
 		a.Route, a.Spec.Name(), a.Digest, g.now().Add(-g.PermitTTL).UnixMilli()).
-		Scan(&pid, &futureID, &commandID, &permitState, &futureState, &result)
+		Scan(&pid, &futureID, &commandID, &futureState, &result)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -51,11 +52,6 @@ func (g *Governor) replayRepeat(ctx context.Context, a *callpath.Admission) (*ca
 	}
 	pending := &callpath.Envelope{State: primitive.StatePending, Primitive: a.Spec.Name(), FutureID: futureID, PermitID: pid,
 		CommandID: commandID, Replayed: true}
-	if permitState == "pending" {
-		pending.Result = map[string]any{"waiting_for": "operator permit", "permit_id": pid,
-			"note": "this call is already waiting for the operator's permit; its result will be the answer to the next identical call, or arrive"}
-		return pending, nil
-	}
 	if !result.Valid || !callpath.Settled(futureState) {
 		pending.Result = map[string]any{"approved": true, "note": "the operator approved this call; it is running, and its result will be the answer to the next identical call, or arrive"}
 		return pending, nil
