@@ -34,7 +34,8 @@ func errorCases(root string) map[string][]map[string]any {
 		"machine.exec": {noProg, notProg, {"command": dir}, {"command": filepath.Join(root, "missing", "prog")},
 			{"command": "sh", "cwd": missing}, {"command": "sh", "cwd": file}, {"command": "sh", "timeout_ms": int64(1) << 50},
 			{"command": "sh", "env": map[string]any{"A=B": "x"}}, {"command": "  "}, {"command": "sh\x00"}},
-		"machine.batch":        {{"commands": []any{noProg, map[string]any{"command": "sh", "args": []any{"-c", "exit 0"}}}}, {"commands": []any{noProg, notProg}}},
+		"machine.batch": {{"commands": []any{noProg, map[string]any{"command": "sh", "args": []any{"-c", "exit 0"}}}}, {"commands": []any{noProg, notProg}},
+			{"commands": []any{map[string]any{"command": "sleep", "args": []any{"5"}, "timeout_ms": 50}, map[string]any{"command": "sh", "args": []any{"-c", "exit 0"}}}}},
 		"machine.process_kill": {{"pid": os.Getpid()}, {"pid": 2147483646}},
 		"fs.list":              {{"path": missing}, {"path": file}, {"path": outside}, {"path": "relative/path"}},
 		"fs.read":              {{"path": missing}, {"path": dir}, {"path": outside}, {"path": file + ":stream"}, {"path": file, "offset": 1 << 40}},
@@ -144,7 +145,6 @@ func TestErrorsSpeakHearth(t *testing.T) {
 		}
 		walkMessages(env, "", func(at, msg string) {
 			errorsSeen++
-			fmt.Println("MSG", what, at, msg)
 			if p := hearthtest.GoPhrasing(msg); p != "" {
 				t.Errorf("%s: %s is in Go's or the system's words (%q): %q", what, at, p, msg)
 			}

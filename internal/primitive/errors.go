@@ -77,12 +77,18 @@ func (e *Error) WithDetails(d map[string]any) *Error {
 	return e
 }
 
-// AsError converts any error into *Error, treating unknown errors as
-// failures with code "error".
+// AsError converts any error into *Error. An error that is not one is
+// Hearth failing inside (a database error, a bug), not an answer about
+// the input: it fails with code "internal" and a message in Hearth's
+// words, its own text kept in details.system_error — never as the
+// message, where Go's or the system's phrasing tells a model nothing it
+// can act on.
 func AsError(err error) *Error {
 	var pe *Error
 	if errors.As(err, &pe) {
 		return pe
 	}
-	return &Error{State: StateFailed, Code: "error", Message: err.Error()}
+	return &Error{State: StateFailed, Code: "internal",
+		Message: "Hearth failed inside while doing this call (not something the input can fix); details.system_error has the reason. Retry once; if it fails again, tell the operator.",
+		Details: map[string]any{"system_error": err.Error()}}
 }
