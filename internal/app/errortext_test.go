@@ -54,7 +54,7 @@ func errorCases(root string) map[string][]map[string]any {
 		"artifact.read":     {{"id": noArt}, {"id": "../x"}},
 		"artifact.range":    {{"id": noArt}},
 		"artifact.search":   {{"id": noArt, "query": "x"}},
-		"task.submit": {{}, {"job": noProg, "jobs": []any{noProg}}, {"job": map[string]any{"command": "sh", "dependencies": []any{noFut}}},
+		"task.submit": {{}, {"job": noProg}, {"job": noProg, "jobs": []any{noProg}}, {"job": map[string]any{"command": "sh", "dependencies": []any{noFut}}},
 			{"job": map[string]any{"command": "sh", "run_at": "yesterday"}}, {"job": map[string]any{"command": "sh", "cwd": missing}}},
 		"task.get":       {{"id": noFut}, {"id": "x"}},
 		"task.status":    {{"id": noFut}},
@@ -227,7 +227,7 @@ func TestErrorsSpeakHearth(t *testing.T) {
 }
 
 // walkMessages calls fn with every message a model reads in v: each
-// "message" and "error" string, at any depth, except the system's own
+// "message", "error" and "reason" (a job's) string, at any depth, except the system's own
 // text kept in details.system_error.
 func walkMessages(v any, at string, fn func(at, msg string)) {
 	switch t := v.(type) {
@@ -237,7 +237,7 @@ func walkMessages(v any, at string, fn func(at, msg string)) {
 			if k == "system_error" {
 				continue
 			}
-			if s, ok := e.(string); ok && (k == "message" || k == "error") {
+			if s, ok := e.(string); ok && (k == "message" || k == "error" || k == "reason") {
 				fn(p, s)
 				continue
 			}
