@@ -106,7 +106,7 @@ func wrongValue(f primitive.Field) any {
 // (an unknown field, a missing required one, each field with a wrong
 // type), each operation's own refusals (errorCases), the facade's (no
 // operation, an unknown one), and every non-read operation under the
-// e-stop — and fails on any message in Go's or the operating system's
+// e-stop and in read-only mode — and fails on any message in Go's or the operating system's
 // words (hearthtest.GoPhrasing), in the answer, its result's items or its
 // arrivals. The system's own text may appear only in details.system_error.
 func TestErrorsSpeakHearth(t *testing.T) {
@@ -205,20 +205,31 @@ func TestErrorsSpeakHearth(t *testing.T) {
 		}
 	}
 
-	// Under the e-stop every non-read operation is refused.
-	call("machine", map[string]any{"operation": "estop", "reason": "error-text test"})
-	for _, s := range in.App.Registry.All() {
-		if s.Risk == primitive.RiskRead || s.Name() == "machine.estop" {
-			continue
-		}
-		args := map[string]any{"operation": s.Operation}
-		if ins := cases[s.Name()]; len(ins) > 0 {
-			for k, v := range ins[0] {
-				args[k] = v
+	// Under the e-stop, then in read-only mode, every non-read operation
+	// is refused.
+	refused := func() {
+		for _, s := range in.App.Registry.All() {
+			if s.Risk == primitive.RiskRead || s.Name() == "machine.estop" {
+				continue
 			}
+			args := map[string]any{"operation": s.Operation}
+			if ins := cases[s.Name()]; len(ins) > 0 {
+				for k, v := range ins[0] {
+					args[k] = v
+				}
+			}
+			call(s.Tool, args)
 		}
-		call(s.Tool, args)
 	}
+	call("machine", map[string]any{"operation": "estop", "reason": "error-text test"})
+	refused()
+	if err := in.App.Operator.Reset(ctx, "tester"); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.App.Operator.SetPolicy(ctx, "tester", "read-only"); err != nil {
+		t.Fatal(err)
+	}
+	refused()
 	sort.Strings(names)
 	if errorsSeen < 3*len(names) {
 		t.Fatalf("only %d error messages seen across %d operations: the walk is not reaching the error paths", errorsSeen, len(names))
