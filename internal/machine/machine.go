@@ -79,7 +79,7 @@ func (m *Machine) Specs() []*primitive.Spec {
 		{Tool: "machine", Operation: "batch", Risk: primitive.RiskExec,
 			Fields: []primitive.Field{{Name: "commands", Type: primitive.TArray, Required: true, Min: primitive.Bound(1), Max: primitive.Bound(16),
 				Desc: "Up to 16 commands {command, args?, cwd?, env?, timeout_ms?}, run concurrently.", Items: &primitive.Field{Type: primitive.TObject, Fields: execFields()}}},
-			Summary: "run up to 16 commands concurrently; results in input order.",
+			Summary: "run up to 16 commands concurrently; results in input order; partial (failed when all did) names each command that failed to start, exited non-zero or timed out.",
 			Run: primitive.Typed(func(ctx context.Context, call *primitive.Call, in struct {
 				Commands []ExecInput `json:"commands"`
 			}) (any, error) {
