@@ -333,6 +333,59 @@ func TestHeldJobCancelledByReconcile(t *testing.T) {
 	}
 }
 
+// TestHeldJobReleasedByOperatorReconcile: the operator's reconcile (the
+// Safety page) releases the jobs the UNKNOWN held as the model's does.
+func TestHeldJobReleasedByOperatorReconcile(t *testing.T) {
+	g := newRunGate(t, trusted)
+	id := g.submit(300)
+	const unknown = "cmd-unknown-operator"
+	err := g.in.App.DB.InTx(context.Background(), func(tx *sql.Tx) error {
+		return govern.OpenUnknownTx(context.Background(), tx, unknown, g.route, "machine.exec", time.Now())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.waitHeld(id)
+	if err := g.in.App.Operator.Reconcile(context.Background(), "alice", unknown, "checked the machine"); err != nil {
+		t.Fatal(err)
+	}
+	if j := g.waitJob(id, func(j *jobs.Job) bool { return jobs.Terminal(j.State) }); j.State != jobs.StateCompleted {
+		t.Fatalf("the operator's reconcile must release the held job: %+v", j)
+	}
+	if n := g.runs(); n != 1 {
+		t.Fatalf("%d runs, want 1", n)
+	}
+}
+
+// TestHeldJobReleasedAtStart: a reconcile committed whose release never
+// happened (a crash between the two, made here by closing the UNKNOWN in
+// the database while Hearth is stopped) holds nothing for good: the next
+// start admits the held job afresh, and it runs.
+func TestHeldJobReleasedAtStart(t *testing.T) {
+	g := newRunGate(t, trusted)
+	id := g.submit(300)
+	const unknown = "cmd-unknown-restart"
+	err := g.in.App.DB.InTx(context.Background(), func(tx *sql.Tx) error {
+		return govern.OpenUnknownTx(context.Background(), tx, unknown, g.route, "machine.exec", time.Now())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.waitHeld(id)
+	if _, err := g.in.App.DB.W.Exec(`UPDATE unknowns SET reconciled_at = 1, reconciled_by = 'test' WHERE command_id = ?`, unknown); err != nil {
+		t.Fatal(err)
+	}
+	home := g.in.Home
+	g.in.Stop()
+	g.in = hearthtest.StartHome(t, home, nil)
+	if j := g.waitJob(id, func(j *jobs.Job) bool { return jobs.Terminal(j.State) }); j.State != jobs.StateCompleted {
+		t.Fatalf("a job left held by a reconcile whose release was cut short must run after a start: %+v", j)
+	}
+	if n := g.runs(); n != 1 {
+		t.Fatalf("%d runs, want 1", n)
+	}
+}
+
 // waitHeld waits until future id is held for an UNKNOWN.
 func (g *runGate) waitHeld(id string) {
 	g.t.Helper()
