@@ -269,6 +269,10 @@ func TestDueJobDeniedIsBlocked(t *testing.T) {
 	}
 }
 
+// The held-job tests submit a job due in 1.5 s and open the UNKNOWN
+// before it comes due (an UNKNOWN opened first would refuse the submit
+// itself); 1.5 s leaves room for a slow race-detector run.
+
 // TestDueJobHeldByOpenUnknown: an UNKNOWN opened in the conversation
 // after the submit refuses the run when it comes due, as it refuses a
 // fresh call; but the job does not end blocked for good: it waits, held
@@ -276,7 +280,7 @@ func TestDueJobDeniedIsBlocked(t *testing.T) {
 // UNKNOWN.
 func TestDueJobHeldByOpenUnknown(t *testing.T) {
 	g := newRunGate(t, trusted)
-	id := g.submit(400)
+	id := g.submit(1500)
 	const unknown = "cmd-unknown-before-due"
 	err := g.in.App.DB.InTx(context.Background(), func(tx *sql.Tx) error {
 		return govern.OpenUnknownTx(context.Background(), tx, unknown, g.route, "machine.exec", time.Now())
@@ -310,7 +314,7 @@ func TestDueJobHeldByOpenUnknown(t *testing.T) {
 // names them; a job of another conversation is not touched.
 func TestHeldJobCancelledByReconcile(t *testing.T) {
 	g := newRunGate(t, trusted)
-	id := g.submit(300)
+	id := g.submit(1500)
 	const unknown = "cmd-unknown-cancel"
 	err := g.in.App.DB.InTx(context.Background(), func(tx *sql.Tx) error {
 		return govern.OpenUnknownTx(context.Background(), tx, unknown, g.route, "machine.exec", time.Now())
@@ -337,7 +341,7 @@ func TestHeldJobCancelledByReconcile(t *testing.T) {
 // Safety page) releases the jobs the UNKNOWN held as the model's does.
 func TestHeldJobReleasedByOperatorReconcile(t *testing.T) {
 	g := newRunGate(t, trusted)
-	id := g.submit(300)
+	id := g.submit(1500)
 	const unknown = "cmd-unknown-operator"
 	err := g.in.App.DB.InTx(context.Background(), func(tx *sql.Tx) error {
 		return govern.OpenUnknownTx(context.Background(), tx, unknown, g.route, "machine.exec", time.Now())
@@ -363,7 +367,7 @@ func TestHeldJobReleasedByOperatorReconcile(t *testing.T) {
 // start admits the held job afresh, and it runs.
 func TestHeldJobReleasedAtStart(t *testing.T) {
 	g := newRunGate(t, trusted)
-	id := g.submit(300)
+	id := g.submit(1500)
 	const unknown = "cmd-unknown-restart"
 	err := g.in.App.DB.InTx(context.Background(), func(tx *sql.Tx) error {
 		return govern.OpenUnknownTx(context.Background(), tx, unknown, g.route, "machine.exec", time.Now())
