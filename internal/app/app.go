@@ -192,7 +192,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	specs = append(specs, ui.Specs()...)
 	specs = append(specs, scr.Specs()...)
 	specs = append(specs, control.EStopSpec(gov))
-	specs = append(specs, gov.Specs()...)
+	specs = append(specs, control.ReconcileSpec(gov))
 	// Recipes offer the step primitives registered with everything else.
 	base, err := primitive.NewRegistry(specs...)
 	if err != nil {

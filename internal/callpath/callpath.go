@@ -16,6 +16,12 @@ import (
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
+// CodeUnknownOpen is the code of Governor.Admit's refusal while the
+// conversation has an open UNKNOWN outcome; its details name the UNKNOWN's
+// command_id. A durable job's attempt refused so is held until the
+// UNKNOWN is reconciled, not ended.
+const CodeUnknownOpen = "unknown_open"
+
 // ErrPermitRequired is returned by Governor.Admit when the call may run
 // only after the operator approves it.
 var ErrPermitRequired = errors.New("operator permit required")
@@ -90,7 +96,7 @@ func (e *Envelope) IsError() bool { return e.Error != nil }
 // ErrorEnvelope renders err as an envelope.
 func ErrorEnvelope(prim string, err error) *Envelope {
 	pe := primitive.AsError(err)
-	return &Envelope{State: pe.State, Primitive: prim, Error: &ErrorBody{Code: pe.Code, Message: pe.Message, Details: pe.Details}}
+	return &Envelope{State: pe.State, Primitive: prim, Result: pe.Result, Error: &ErrorBody{Code: pe.Code, Message: pe.Message, Details: pe.Details}}
 }
 
 // Arrival is a terminal future result delivered to its conversation. Seq
@@ -103,11 +109,11 @@ type Arrival struct {
 }
 
 // Settled reports whether a future state is final for its dependents:
-// anything but queued, running, waiting for a permit, or waiting for its
-// own dependencies.
+// anything but queued, running, waiting for a permit, waiting for its
+// own dependencies, or held for an UNKNOWN.
 func Settled(state string) bool {
 	switch state {
-	case "queued", "running", "permit", "waiting":
+	case "queued", "running", "permit", "waiting", "held":
 		return false
 	}
 	return true

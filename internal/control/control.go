@@ -112,9 +112,17 @@ func (o *Operator) RemoveRule(ctx context.Context, operator, id string) error {
 	return o.rec.RemoveRule(ctx, operator, id)
 }
 
-// Reconcile closes an UNKNOWN outcome on the operator's word.
+// Reconcile closes an UNKNOWN outcome on the operator's word and
+// releases the durable jobs it held (reconcile.go): they run now.
 func (o *Operator) Reconcile(ctx context.Context, operator, commandID, observed string) error {
-	return o.rec.Reconcile(ctx, operator, commandID, observed)
+	if err := o.rec.Reconcile(ctx, operator, commandID, observed); err != nil {
+		return err
+	}
+	if _, err := o.engine.ReleaseHeld(ctx); err != nil {
+		// Committed: the next start releases them.
+		o.log.Error("release the jobs an UNKNOWN held", "command", commandID, "err", err)
+	}
+	return nil
 }
 
 // SetPolicy changes the policy mode.

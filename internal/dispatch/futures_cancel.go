@@ -27,7 +27,7 @@ func (d *Dispatcher) CancelQueued(ctx context.Context, route, id string) (Future
 	if err != nil {
 		return Future{}, err
 	}
-	if f.State == "queued" || f.State == StateWaiting || f.State == "permit" {
+	if f.State == "queued" || f.State == StateWaiting || f.State == "permit" || f.State == StateHeld {
 		wctx := context.WithoutCancel(ctx)
 		cancelled := &Envelope{State: primitive.StateCancelled, Primitive: f.Primitive, FutureID: id,
 			Error: &ErrorBody{Code: "cancelled", Message: "cancelled by task.cancel before it started"}}
@@ -41,7 +41,7 @@ func (d *Dispatcher) CancelQueued(ctx context.Context, route, id string) (Future
 		env, _ := json.Marshal(cancelled)
 		var n int64
 		err := d.DB.InTx(wctx, func(tx *sql.Tx) error {
-			res, err := tx.ExecContext(wctx, `UPDATE futures SET state = 'cancelled', result = ?, finished_at = ? WHERE id = ? AND route = ? AND state IN ('queued', 'waiting', 'permit')`,
+			res, err := tx.ExecContext(wctx, `UPDATE futures SET state = 'cancelled', result = ?, finished_at = ? WHERE id = ? AND route = ? AND state IN ('queued', 'waiting', 'permit', 'held')`,
 				string(env), time.Now().UnixMilli(), id, route)
 			if err != nil {
 				return err

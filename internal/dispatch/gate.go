@@ -153,8 +153,17 @@ func stopped(ctx context.Context, name string, env *Envelope) {
 			details = env.Error.Details
 		}
 		env.State = primitive.StateCancelled
-		env.Error = &ErrorBody{Code: "cancelled", Message: fmt.Sprintf("%s was stopped (%v) before it finished", name, context.Cause(ctx)), Details: details}
+		env.Error = &ErrorBody{Code: "cancelled", Message: fmt.Sprintf("%s was stopped (%s) before it finished", name, stopCause(ctx)), Details: details}
 	}
+}
+
+// stopCause words why ctx ended, in Hearth's words rather than Go's
+// ("context canceled"): the e-stop, or Hearth shutting down.
+func stopCause(ctx context.Context) string {
+	if errors.Is(context.Cause(ctx), ErrEStop) {
+		return ErrEStop.Error()
+	}
+	return "Hearth is shutting down"
 }
 
 // ErrEStop is the cause of the work context's cancellation by an e-stop.

@@ -101,7 +101,7 @@ func completeTx(ctx context.Context, tx *sql.Tx, id, route, envState string, pay
 // future (false: it had already ended, and nothing was written). With db
 // set, its writes go through db's prepared writer statements.
 func completedTx(ctx context.Context, db *store.DB, tx *sql.Tx, id, route, envState string, payload []byte, now time.Time) (bool, error) {
-	res, err := txExec(ctx, db, tx, `UPDATE futures SET state = ?, result = ?, finished_at = ? WHERE id = ? AND state IN ('queued','running','permit','waiting')`,
+	res, err := txExec(ctx, db, tx, `UPDATE futures SET state = ?, result = ?, finished_at = ? WHERE id = ? AND state IN ('queued','running','permit','waiting','held')`,
 		futureState(envState), string(payload), now.UnixMilli(), id)
 	if err != nil {
 		return false, err

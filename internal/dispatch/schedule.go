@@ -71,6 +71,10 @@ type ClassRunner interface {
 	// id waited for and it is queued again (its next attempt runs under
 	// that approval).
 	Released(ctx context.Context, tx *sql.Tx, id string) error
+	// Held records, inside tx, that id came due while its conversation
+	// had the open UNKNOWN of command unknown and waits, held, until it is
+	// reconciled (held.go).
+	Held(ctx context.Context, tx *sql.Tx, id, unknown string) error
 	// Requeued records, inside tx, that id was requeued because Hearth
 	// stopped while attempt ran.
 	Requeued(ctx context.Context, tx *sql.Tx, id string, attempt int) error
@@ -574,6 +578,8 @@ func (c *classState) run(s claimed) {
 			env = stopped(*why)
 		case d.ctx.Err() != nil:
 			return
+		case heldFor(err) != "" && c.hold(a, heldFor(err)):
+			return // held until the UNKNOWN is reconciled (held.go)
 		}
 		env.CommandID = a.CommandID
 		c.finish(a, env, nil, false)
@@ -900,6 +906,11 @@ func (d *Dispatcher) recoverClass(ctx context.Context, c *classState) error {
 		if err != nil {
 			return fmt.Errorf("recover future %s: %w", f.id, err)
 		}
+	}
+	// Held for an UNKNOWN: admitted afresh (held.go), so that a reconcile
+	// whose release a crash cut short holds nothing for good.
+	if _, err := d.DB.W.ExecContext(ctx, `UPDATE futures SET state = 'queued' WHERE state = 'held' AND class = ?`, c.Name); err != nil {
+		return fmt.Errorf("release %s futures held for an UNKNOWN: %w", c.Name, err)
 	}
 	return nil
 }

@@ -57,7 +57,8 @@ func (p *probeRunner) Ended(_ context.Context, id string, env *Envelope, _ any) 
 
 func (p *probeRunner) Parked(context.Context, *sql.Tx, string, string) error { return p.parkErr }
 
-func (p *probeRunner) Released(context.Context, *sql.Tx, string) error { return nil }
+func (p *probeRunner) Released(context.Context, *sql.Tx, string) error     { return nil }
+func (p *probeRunner) Held(context.Context, *sql.Tx, string, string) error { return nil }
 
 func (p *probeRunner) Requeued(_ context.Context, _ *sql.Tx, id string, attempt int) error {
 	p.mu.Lock()
@@ -522,7 +523,7 @@ func TestStopRunOfAClaimThatDidNotCommit(t *testing.T) {
 // TestNoHandOffAfterAnUnknownOutcome: A's run ends with an outcome that
 // opens an UNKNOWN in its conversation. The slot it frees is not handed to
 // B inside that commit, whose gate would read the state before it: B is
-// admitted after the commit, and refused by A's UNKNOWN.
+// admitted after the commit, and held by A's UNKNOWN (held.go).
 func TestNoHandOffAfterAnUnknownOutcome(t *testing.T) {
 	f := newScheduleFixture(t, 1)
 	a := f.schedule(time.Now(), OnInterruptRequeue)
@@ -534,7 +535,7 @@ func TestNoHandOffAfterAnUnknownOutcome(t *testing.T) {
 	close(f.runner.release)
 	f.waitFor(a, "ended", isState(primitive.StateBlocked))
 	r := f.waitFor(b, "ended", func(r futureRecord) bool { return r.state != "queued" && r.state != "running" })
-	if n := len(f.runner.started(b)); n != 0 || !strings.Contains(r.result.String, "unknown_open") {
+	if n := len(f.runner.started(b)); n != 0 || r.state != StateHeld || r.attempts != 0 {
 		t.Fatalf("B after A's UNKNOWN: ran %d times, %+v", n, r)
 	}
 }

@@ -141,7 +141,7 @@ func (e *Engine) Write(ctx context.Context, route string, in WriteInput) (WriteR
 	data := []byte(in.Data)
 	if enc == EncodingBase64 {
 		if data, err = base64.StdEncoding.DecodeString(in.Data); err != nil {
-			return WriteResult{}, &InputError{Field: "data", Message: "not valid base64: " + err.Error()}
+			return WriteResult{}, &InputError{Field: "data", Message: base64Problem(err)}
 		}
 	}
 	abs, err := e.Roots.Resolve(in.Path)

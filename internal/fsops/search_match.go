@@ -2,6 +2,8 @@ package fsops
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"regexp"
 	"regexp/syntax"
 	"strings"
@@ -53,7 +55,7 @@ func newLineMatcher(query string, regex, fold bool) (*lineMatcher, error) {
 	}
 	tree, err := syntax.Parse(pattern, flags)
 	if err != nil {
-		return nil, &InputError{Field: "query", Message: "not a valid RE2 regular expression: " + err.Error()}
+		return nil, &InputError{Field: "query", Message: regexProblem(err)}
 	}
 	if lineBreakLiteral(tree) {
 		return nil, &InputError{Field: "query", Message: "must not match a line break: search matches one line at a time"}
@@ -61,7 +63,7 @@ func newLineMatcher(query string, regex, fold bool) (*lineMatcher, error) {
 	withoutNewlines(tree)
 	re, err := regexp.Compile(tree.String())
 	if err != nil {
-		return nil, &InputError{Field: "query", Message: "not a valid RE2 regular expression: " + err.Error()}
+		return nil, &InputError{Field: "query", Message: regexProblem(err)}
 	}
 	m := &lineMatcher{re: re, lit: requiredLiteral(tree)}
 	if len(m.lit) == 0 {
@@ -365,4 +367,14 @@ func preview(line []byte, at int) string {
 		line = line[start:end]
 	}
 	return strings.ToValidUTF8(string(line), "\uFFFD")
+}
+
+// regexProblem says why a query is not a valid RE2 expression without
+// Go's "error parsing regexp: " prefix: the problem and where it is.
+func regexProblem(err error) string {
+	var se *syntax.Error
+	if errors.As(err, &se) {
+		return fmt.Sprintf("not a valid RE2 regular expression: %s at %q", se.Code, se.Expr)
+	}
+	return "not a valid RE2 regular expression"
 }

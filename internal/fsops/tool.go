@@ -3,7 +3,6 @@ package fsops
 import (
 	"context"
 	"errors"
-	"io/fs"
 
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
@@ -37,10 +36,8 @@ func mapErr(op string, err error) error {
 		return primitive.Failed("not_found", "fs.%s: %v", op, err)
 	case errors.Is(err, ErrTooLarge):
 		return primitive.Failed("too_large", "fs.%s: %v", op, err)
-	case errors.Is(err, fs.ErrNotExist):
-		return primitive.Failed("not_found", "fs.%s: %v", op, err)
 	}
-	return primitive.Failed("fs_error", "fs.%s failed: %v", op, err)
+	return systemError(op, err)
 }
 
 func run[I any, O any](op string, f func(context.Context, *primitive.Call, I) (O, error)) func(context.Context, *primitive.Call, I) (any, error) {

@@ -80,7 +80,8 @@ func (g *Governor) BeginTx(ctx context.Context, tx *sql.Tx, a *callpath.Admissio
 // outcomeKind maps an envelope to the ledger's outcome vocabulary.
 func outcomeKind(a *callpath.Admission, env *callpath.Envelope) string {
 	switch {
-	case env.State == primitive.StateCompleted:
+	case env.State == primitive.StateCompleted, env.State == primitive.StatePartial:
+		// A partial call ran every item; its answer says which failed.
 		return "receipt"
 	case env.State == primitive.StateCancelled && a.Scheduled:
 		// Stopped on purpose (task.cancel, the e-stop's hold), or by a

@@ -32,7 +32,11 @@ func (g *Governor) Replay(ctx context.Context, a *callpath.Admission) (*callpath
 		if env != nil || err != nil {
 			return env, err
 		}
-		return g.replayFuture(ctx, a)
+		if env, err = g.replayFuture(ctx, a); env != nil || err != nil {
+			return env, err
+		}
+		// A new command id: it may still repeat an approved call.
+		return g.replayRepeat(ctx, a)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("look up command %s: %w", a.CommandID, err)

@@ -186,9 +186,10 @@ func (c *Client) Settled(tool string, args map[string]any) (string, *Result) {
 }
 
 // ScatterOne runs one call through run.scatter and returns the envelope
-// of its arrival. A call that fails at once makes the scatter answer
-// blocked (all_refused) with the futures in error.details; its arrival is
-// still what counts.
+// of its arrival. A call refused at submission makes the scatter answer
+// blocked (all_refused) with the futures in error.details, and one that
+// ran and failed at once makes it answer failed (all_failed) with the
+// futures in result; its arrival is still what counts.
 func (c *Client) ScatterOne(call map[string]any) map[string]any {
 	c.t.Helper()
 	r := c.Call("run", map[string]any{"operation": "scatter", "calls": []any{call}})

@@ -27,10 +27,11 @@ const jobCols = `f.id, f.route, j.command, j.args, j.cwd, j.env, j.timeout_ms, C
 	f.state, f.attempts, f.interruptions, j.exit_code, j.result, j.reason, f.outcome, f.created_at, f.started_at, f.finished_at`
 
 // viewState is a job's state as task.* reports it: a future waiting for
-// its dependencies or parked for a permit is queued.
+// its dependencies, parked for a permit or held for an UNKNOWN is queued
+// (its reason says which).
 func viewState(futureState string) string {
 	switch futureState {
-	case dispatch.StateWaiting, "permit":
+	case dispatch.StateWaiting, "permit", dispatch.StateHeld:
 		return StateQueued
 	}
 	return futureState

@@ -119,6 +119,17 @@ func (r runner) Released(ctx context.Context, tx *sql.Tx, id string) error {
 	return nil
 }
 
+// Held records why job id waits: it came due while its conversation had
+// an open UNKNOWN outcome, and runs (or is cancelled) once that is
+// reconciled.
+func (r runner) Held(ctx context.Context, tx *sql.Tx, id, unknown string) error {
+	reason := fmt.Sprintf("held: command %s has an UNKNOWN outcome; this job waits until it is reconciled (task.reconcile), then runs, or is cancelled if the reconcile says so", unknown)
+	if _, err := tx.ExecContext(ctx, `UPDATE jobs SET reason = ? WHERE id = ?`, reason, id); err != nil {
+		return fmt.Errorf("hold job %s: %w", id, err)
+	}
+	return nil
+}
+
 // Requeued records why job id is queued again.
 func (r runner) Requeued(ctx context.Context, tx *sql.Tx, id string, attempt int) error {
 	reason := fmt.Sprintf("requeued: Hearth stopped while attempt %d was running", attempt)

@@ -79,7 +79,7 @@ func (m *Machine) Specs() []*primitive.Spec {
 		{Tool: "machine", Operation: "batch", Risk: primitive.RiskExec,
 			Fields: []primitive.Field{{Name: "commands", Type: primitive.TArray, Required: true, Min: primitive.Bound(1), Max: primitive.Bound(16),
 				Desc: "Up to 16 commands {command, args?, cwd?, env?, timeout_ms?}, run concurrently.", Items: &primitive.Field{Type: primitive.TObject, Fields: execFields()}}},
-			Summary: "run up to 16 commands concurrently; results in input order.",
+			Summary: "run up to 16 commands concurrently; results in input order; partial (failed when all did) names each command that failed to start, exited non-zero or timed out.",
 			Run: primitive.Typed(func(ctx context.Context, call *primitive.Call, in struct {
 				Commands []ExecInput `json:"commands"`
 			}) (any, error) {
@@ -200,7 +200,7 @@ func (m *Machine) Exec(ctx context.Context, call *primitive.Call, in ExecInput) 
 	defer func() { <-m.slots }()
 	res, err := proc.Run(ctx, proc.Spec{Command: in.Command, Args: in.Args, Dir: in.Cwd, Env: in.Env, Timeout: timeout, MaxCapture: m.MaxCaptureBytes})
 	if err != nil {
-		return nil, primitive.Failed("start_failed", "machine.exec: %v", err)
+		return nil, startError(in.Command, err)
 	}
 	out := &ExecResult{Command: in.Command, Args: in.Args, PID: res.PID, ExitCode: res.ExitCode, TimedOut: res.TimedOut,
 		Cancelled: res.Cancelled, DurationMS: res.Duration.Milliseconds()}
@@ -247,14 +247,37 @@ func cutUTF8(s string, n int) string {
 	return s[:n]
 }
 
-// BatchItem is one batch result.
+// BatchItem is one batch result. Code and Error say why an item that
+// could not run failed; an item that ran and exited non-zero (or timed
+// out) has its result, and Failed is set for it too.
 type BatchItem struct {
 	Index  int         `json:"index"`
 	State  string      `json:"state"`
+	Failed bool        `json:"failed,omitempty"`
 	Result *ExecResult `json:"result,omitempty"`
+	Code   string      `json:"code,omitempty"`
 	Error  string      `json:"error,omitempty"`
 }
 
+// failure is why a batch item counts as failed ("" when it succeeded): it
+// could not run, it timed out or was cancelled, or it exited non-zero.
+func (it *BatchItem) failure() string {
+	switch {
+	case it.Result == nil:
+		return it.Error
+	case it.Result.TimedOut:
+		return "timed out"
+	case it.Result.Cancelled:
+		return "cancelled"
+	case it.Result.ExitCode != 0:
+		return fmt.Sprintf("exit code %d", it.Result.ExitCode)
+	}
+	return ""
+}
+
+// batch runs every command and answers completed when all succeeded;
+// otherwise partial (some failed) or failed (all did), naming each failed
+// command and why, with every item's result beside the error.
 func (m *Machine) batch(ctx context.Context, call *primitive.Call, cmds []ExecInput) (any, error) {
 	items := make([]BatchItem, len(cmds))
 	var wg sync.WaitGroup
@@ -263,18 +286,32 @@ func (m *Machine) batch(ctx context.Context, call *primitive.Call, cmds []ExecIn
 			r, err := m.Exec(ctx, call, c)
 			items[i] = BatchItem{Index: i, State: primitive.StateCompleted, Result: r}
 			if err != nil {
-				items[i] = BatchItem{Index: i, State: primitive.AsError(err).State, Error: err.Error()}
+				pe := primitive.AsError(err)
+				items[i] = BatchItem{Index: i, State: pe.State, Code: pe.Code, Error: pe.Message}
 			}
 		})
 	}
 	wg.Wait()
-	failed := 0
-	for _, it := range items {
-		if it.State != primitive.StateCompleted || it.Result.ExitCode != 0 {
-			failed++
+	var failed []int
+	var why []string
+	for i := range items {
+		if f := items[i].failure(); f != "" {
+			items[i].Failed = true
+			failed = append(failed, i)
+			why = append(why, fmt.Sprintf("commands[%d] (%s): %s", i, cmds[i].Command, f))
 		}
 	}
-	return map[string]any{"results": items, "failed": failed}, nil
+	res := map[string]any{"results": items, "failed": len(failed), "failed_indexes": failed}
+	if failed == nil {
+		res["failed_indexes"] = []int{}
+		return res, nil
+	}
+	if len(failed) == len(items) {
+		return nil, primitive.Failed("all_failed", "machine.batch: all %d commands failed: %s", len(items), strings.Join(why, "; ")).
+			WithDetails(map[string]any{"failed_indexes": failed}).WithResult(res)
+	}
+	return nil, primitive.Partial("some_failed", "machine.batch: %d of %d commands failed: %s", len(failed), len(items), strings.Join(why, "; ")).
+		WithDetails(map[string]any{"failed_indexes": failed}).WithResult(res)
 }
 
 const maxProcesses = 4000
@@ -316,7 +353,7 @@ func (m *Machine) processKill(pid int, signal string) (any, error) {
 		signal = "KILL"
 	}
 	if err := killProcess(pid, signal); err != nil {
-		return nil, primitive.Failed("kill_failed", "machine.process_kill: pid %d: %v", pid, err)
+		return nil, killError(pid, err)
 	}
 	return map[string]any{"pid": pid, "signal": signal, "killed": true}, nil
 }

@@ -8,16 +8,23 @@ import (
 // States every result carries (Hearth v0 seed, "Architecture and safety").
 // StateFailed is Hearth's addition for a call that could not run (bad input,
 // a missing file, a program that does not start); it always sets isError.
+// The seed's "superseded" is not among them: nothing in Hearth replaces a
+// call's result with a later one, so no answer could ever carry it.
 const (
-	StateCompleted  = "completed"
-	StatePending    = "pending"
-	StateBlocked    = "blocked"
-	StateConflict   = "conflict"
-	StatePartial    = "partial"
-	StateCancelled  = "cancelled"
-	StateSuperseded = "superseded"
-	StateFailed     = "failed"
+	StateCompleted = "completed"
+	StatePending   = "pending"
+	StateBlocked   = "blocked"
+	StateConflict  = "conflict"
+	StatePartial   = "partial"
+	StateCancelled = "cancelled"
+	StateFailed    = "failed"
 )
+
+// States lists every state an answer can carry, for the tests that hold
+// the documentation to it.
+func States() []string {
+	return []string{StateCompleted, StatePending, StateBlocked, StateConflict, StatePartial, StateCancelled, StateFailed}
+}
 
 // Error is a primitive failure that carries the state the caller should
 // see, a stable code, and optional structured details.
@@ -26,6 +33,10 @@ type Error struct {
 	Code    string
 	Message string
 	Details map[string]any
+	// Result, when set, is a result that stands beside the error: every
+	// item of a call made of items (machine.batch, run.scatter) some of
+	// which failed. The envelope carries it as its result.
+	Result any
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -47,18 +58,37 @@ func Conflict(code, format string, args ...any) *Error {
 	return &Error{State: StateConflict, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
+// Partial means a call made of items ran them all, and some failed: the
+// message names the failed items, and WithResult attaches every item's
+// result. It sets isError, since part of what was asked did not happen.
+func Partial(code, format string, args ...any) *Error {
+	return &Error{State: StatePartial, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// WithResult attaches the result that stands beside the error and returns e.
+func (e *Error) WithResult(res any) *Error {
+	e.Result = res
+	return e
+}
+
 // WithDetails attaches structured details and returns e.
 func (e *Error) WithDetails(d map[string]any) *Error {
 	e.Details = d
 	return e
 }
 
-// AsError converts any error into *Error, treating unknown errors as
-// failures with code "error".
+// AsError converts any error into *Error. An error that is not one is
+// Hearth failing inside (a database error, a bug), not an answer about
+// the input: it fails with code "internal" and a message in Hearth's
+// words, its own text kept in details.system_error — never as the
+// message, where Go's or the system's phrasing tells a model nothing it
+// can act on.
 func AsError(err error) *Error {
 	var pe *Error
 	if errors.As(err, &pe) {
 		return pe
 	}
-	return &Error{State: StateFailed, Code: "error", Message: err.Error()}
+	return &Error{State: StateFailed, Code: "internal",
+		Message: "Hearth failed inside while doing this call (not something the input can fix); details.system_error has the reason. Retry once; if it fails again, tell the operator.",
+		Details: map[string]any{"system_error": err.Error()}}
 }

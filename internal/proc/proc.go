@@ -113,6 +113,13 @@ type Result struct {
 	Duration  time.Duration
 }
 
+// InputError is a Spec that Run refuses before starting anything (an
+// environment entry or an argument that cannot be passed safely), its
+// Reason in Hearth's own words, fit to show as it is.
+type InputError struct{ Reason string }
+
+func (e *InputError) Error() string { return e.Reason }
+
 // Run starts s and waits for it to end. It returns an error only when the
 // child could not be started (the error names the command) — which
 // includes ctx ending, or Timeout expiring, before the start completed
@@ -270,13 +277,13 @@ func mergeEnv(base []string, extra map[string]string, fold bool) ([]string, erro
 	override := make(map[string]bool, len(extra))
 	for k, v := range extra {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return nil, fmt.Errorf("invalid environment variable name %q", k)
+			return nil, &InputError{Reason: fmt.Sprintf("invalid environment variable name %q", k)}
 		}
 		if strings.ContainsRune(v, 0) {
-			return nil, fmt.Errorf("environment variable %s: value contains NUL", k)
+			return nil, &InputError{Reason: fmt.Sprintf("environment variable %s: value contains NUL", k)}
 		}
 		if override[norm(k)] {
-			return nil, fmt.Errorf("environment variable %s given twice (names are case-insensitive here)", k)
+			return nil, &InputError{Reason: fmt.Sprintf("environment variable %s given twice (names are case-insensitive here)", k)}
 		}
 		override[norm(k)] = true
 		keys = append(keys, k)
@@ -389,7 +396,7 @@ func latin1(b []byte) string {
 func batchArgProblem(args []string) error {
 	for i, a := range args {
 		if j := strings.IndexAny(a, "%!^&|<>()\"\r\n\x00"); j >= 0 {
-			return fmt.Errorf("argument %d (%q) contains %q, which cmd.exe would interpret; batch files are run by cmd.exe, so pass such arguments to a real executable instead", i+1, a, a[j])
+			return &InputError{Reason: fmt.Sprintf("argument %d (%q) contains %q, which cmd.exe would interpret; batch files are run by cmd.exe, so pass such arguments to a real executable instead", i+1, a, a[j])}
 		}
 	}
 	return nil

@@ -263,7 +263,35 @@ func (s *Service) scatter(ctx context.Context, e *dispatch.Dispatcher, call *pri
 	if call.Route == "" || strings.HasPrefix(call.Route, dispatch.AnonymousPrefix) {
 		res["note"] = `this call has no conversation identity, so results cannot arrive later; send _meta["hearth/conversation"] (or use a client that sends openai/session)`
 	}
-	return res, nil
+	return scatterAnswer(res, out)
+}
+
+// scatterAnswer is a scatter's answer once its calls are submitted: the
+// result alone while no call has failed yet (the rest arrive), else the
+// result beside an error naming each call that already ended otherwise
+// than completed — partial when others did or may still complete, failed
+// when every call already failed.
+func scatterAnswer(res map[string]any, out []ScatterFuture) (any, error) {
+	var failed []int
+	var why []string
+	for _, f := range out {
+		if f.State != "" && dispatch.Settled(f.State) && f.State != primitive.StateCompleted {
+			failed = append(failed, f.Index)
+			why = append(why, fmt.Sprintf("calls[%d] (%s) %s", f.Index, f.Kind, f.State))
+		}
+	}
+	if failed == nil {
+		return res, nil
+	}
+	res["failed_indexes"] = failed
+	details := map[string]any{"failed_indexes": failed}
+	msg := "see futures[] and each failed call's arrival for why"
+	if len(failed) == len(out) {
+		return nil, primitive.Failed("all_failed", "run.scatter: every call failed: %s; %s", strings.Join(why, ", "), msg).
+			WithDetails(details).WithResult(res)
+	}
+	return nil, primitive.Partial("some_failed", "run.scatter: %d of %d calls already failed: %s; %s", len(failed), len(out), strings.Join(why, ", "), msg).
+		WithDetails(details).WithResult(res)
 }
 
 func anyMap(m map[string]any) any { return m }

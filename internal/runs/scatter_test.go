@@ -3,6 +3,7 @@ package runs_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -267,8 +268,20 @@ func TestScatterBlockedReferences(t *testing.T) {
 		map[string]any{"kind": "machine.exec", "command": "echo", "args": []any{ref(2, "result.no_such_field")}},
 		map[string]any{"kind": "machine.exec", "command": ref(2, "result.cpus")},
 	)
-	if r.IsError || r.Get("result.futures.0.state") != "blocked" || r.Get("result.futures.1.state") != "blocked" {
+	if r.Get("result.futures.0.state") != "blocked" || r.Get("result.futures.1.state") != "blocked" {
 		t.Fatalf("unknown and foreign dependencies must be blocked at submit: %s", r.Raw)
+	}
+	// Calls 0 and 1 failed at submit (3 and 4 may have failed too by the
+	// time the answer is written; 2 completes): the scatter answers partial
+	// and names exactly the failed ones, with every call's future beside
+	// the error.
+	answer, _ := r.Get("error.message").(string)
+	failedIdx := fmt.Sprint(r.Get("error.details.failed_indexes"))
+	if r.State() != "partial" || !r.IsError || r.Get("error.code") != "some_failed" ||
+		!strings.HasPrefix(failedIdx, "[0 1") || strings.Contains(failedIdx, "2") ||
+		!strings.Contains(answer, "calls[0] (machine.exec) blocked") || !strings.Contains(answer, "calls[1] (machine.host_info) blocked") ||
+		strings.Contains(answer, "calls[2]") || r.Get("result.futures.2.future_id") == nil {
+		t.Fatalf("a scatter with some failed calls must answer partial naming them: %s", r.Raw)
 	}
 	ids := futureIDs(t, r)
 	got := byID(collect(t, b, ids, r))
@@ -406,7 +419,9 @@ func TestScatterOfAFastFailureIsNotRefused(t *testing.T) {
 		r := c.Call("run", map[string]any{"operation": "scatter", "calls": []any{
 			map[string]any{"kind": "artifact.metadata", "id": "art_aaaaaaaaaaaaaaaaaaaa"},
 		}})
-		if r.State() == "blocked" || r.Get("error.code") != nil {
+		// It ran and failed: the scatter says failed (every call did), not
+		// blocked as refused.
+		if r.State() != "failed" || r.Get("error.code") != "all_failed" {
 			t.Fatalf("round %d: a call that ran and failed was reported refused: %s", i, r.Raw)
 		}
 		env := c.WaitArrival(futureIDs(t, r)[0], r)
