@@ -175,6 +175,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return errors.Join(err, h.Stop())
 	}
+	for _, m := range h.AddrMoves() {
+		fmt.Fprintln(stdout, m.Sentence())
+	}
 	fmt.Fprintf(stdout, "Hearth listening at %s\n", h.MCPURL())
 	// A one-time login URL (valid once, for 10 minutes): whoever opens it
 	// first gets the control panel session.

@@ -3,14 +3,17 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
 
@@ -124,5 +127,63 @@ func TestMCPConfigUsesTheRunningAddress(t *testing.T) {
 	out, err = runCLI(t, home, "", "mcp-config")
 	if err != nil || !strings.Contains(out, "--mcp-server-url "+p.URL) || !strings.Contains(out, "(running)") {
 		t.Fatalf("running address %s: %v %s", p.URL, err, out)
+	}
+}
+
+// TestServeMovesOffTakenPorts: the configured ports held by another
+// program (real listeners), serve starts anyway, says in plain words which
+// port it uses and why, prints the real address, and serves there; with
+// --mcp-addr naming a taken port it fails saying so.
+func TestServeMovesOffTakenPorts(t *testing.T) {
+	home := t.TempDir()
+	var held []string
+	for range 2 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		held = append(held, ln.Addr().String())
+	}
+	hearthtest.WriteConfig(t, home, func(c *config.Config) {
+		c.Roots = []string{t.TempDir()}
+		c.MCPAddr, c.PanelAddr = held[0], held[1]
+	})
+	out, err := runCLI(t, home, "", "serve", "--mcp-addr", held[0])
+	if err == nil || !strings.Contains(out, "in use by another program") || !strings.Contains(out, "--mcp-addr "+held[0]) {
+		t.Fatalf("serve --mcp-addr on a taken port: %v %q", err, out)
+	}
+
+	cmd := exec.Command(hearthtest.Binary(t), "serve")
+	cmd.Env = append(os.Environ(), "HEARTH_HOME="+home, "HEARTH_CONFIG=")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	sc := bufio.NewScanner(stdout)
+	var lines []string
+	var url string
+	for url == "" && sc.Scan() {
+		lines = append(lines, sc.Text())
+		if u, ok := strings.CutPrefix(sc.Text(), "Hearth listening at "); ok {
+			url = u
+		}
+	}
+	if url == "" {
+		t.Fatalf("serve did not print its address: %q %s", lines, stderr.String())
+	}
+	_, mcpPort, _ := net.SplitHostPort(held[0])
+	if strings.Contains(url, held[0]) || !strings.Contains(strings.Join(lines, "\n"), "Port "+mcpPort+" was in use by another program, so the MCP endpoint") {
+		t.Fatalf("serve printed %q", lines)
+	}
+	c := hearthtest.Connect(t, url, "moved")
+	if st, r := c.Settled("machine", map[string]any{"operation": "host_info"}); st != "completed" {
+		t.Fatalf("host_info at the printed address %s: %s %s", url, st, r.Raw)
 	}
 }

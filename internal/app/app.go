@@ -99,7 +99,13 @@ type App struct {
 	// waker (internal/wake).
 	Wake *wake.Service
 
-	configPath  string
+	configPath string
+	// explicitMCP and explicitPanel: the address came from the command
+	// line (Options.MCPAddr, Options.PanelAddr), so Listen does not move
+	// it to a free port when it is taken.
+	explicitMCP, explicitPanel bool
+	// moves are the addresses Listen moved, for the Status page.
+	moves       []AddrMove
 	wakeCfgMu   sync.Mutex
 	budgetEvery time.Duration
 
@@ -168,6 +174,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		Wake: wk, Tunnel: tun, Gov: gov,
 		Artifacts: arts, UI: ui, Runs: newRuns(db, log, cfg, wk, arrivals),
 		configPath: opts.ConfigPath, ready: make(chan struct{}), budgetEvery: opts.BudgetEvery,
+		explicitMCP: opts.MCPAddr != "", explicitPanel: opts.PanelAddr != "",
 	}
 	exec := newMachine(cfg, arts, cfg.MaxConcurrentExec, opts.Version, a.status)
 	a.Jobs = a.newJobs(cfg, newMachine(cfg, arts, cfg.MaxConcurrentJobs, "", nil))
@@ -330,27 +337,6 @@ func (a *App) disclosure(ctx context.Context) string {
 		s += " Unavailable here: " + strings.Join(u, "; ") + "."
 	}
 	return s
-}
-
-// Listen binds both loopback listeners, each serving only the account
-// Hearth runs as unless loopback_same_user is false (loopback.go).
-func (a *App) Listen() error {
-	var err error
-	if a.mcpLn, err = net.Listen("tcp", a.Config.MCPAddr); err != nil {
-		return fmt.Errorf("listen on mcp_addr %s: %w", a.Config.MCPAddr, err)
-	}
-	if a.panelLn, err = net.Listen("tcp", a.Config.PanelAddr); err != nil {
-		a.mcpLn.Close()
-		return fmt.Errorf("listen on panel_addr %s: %w", a.Config.PanelAddr, err)
-	}
-	if err := a.guardListeners(); err != nil {
-		a.mcpLn.Close()
-		a.panelLn.Close()
-		return err
-	}
-	// ui.action refuses a browser window titled with the panel's address.
-	a.UI.SetPanelAddr(a.panelLn.Addr().String())
-	return nil
 }
 
 // Ready is closed once Serve has recovered the previous run's state and

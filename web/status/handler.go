@@ -39,6 +39,8 @@ type Handler struct {
 	Reach func() (setupDone, ready bool, sentence string)
 	// DataDir, when set, is where the last selftest report is read from.
 	DataDir string
+	// Ports, when set, reports the listeners Hearth moved off a taken port.
+	Ports func() []PortMove
 }
 
 // Mount adds the page's routes.
@@ -72,6 +74,8 @@ type View struct {
 	Sentence  string
 	// SelfTest is the last selftest's summary; nil without a data directory.
 	SelfTest *SelfTestSummary
+	// Ports are the listeners moved off a taken port (PortsNotice).
+	Ports []PortMove
 }
 
 func (h *Handler) load(ctx context.Context) (View, error) {
@@ -95,6 +99,9 @@ func (h *Handler) load(ctx context.Context) (View, error) {
 		MCPURL: h.MCPURL(), Mode: st.Mode, EStop: st.EStop, QueueHeld: st.QueueHeld,
 		PendingPermits: len(pending), OpenUnknowns: len(unknowns), LedgerSize: size,
 		AnyAccount: h.AnyAccount,
+	}
+	if h.Ports != nil {
+		v.Ports = h.Ports()
 	}
 	if h.Tunnel != nil {
 		v.TunnelState, v.TunnelReason = h.Tunnel()
