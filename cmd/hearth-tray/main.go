@@ -169,6 +169,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			// transactional, and the next start repeats what was cut short.
 			return nil
 		}
+		var damaged *app.DamagedError
+		if errors.As(err, &damaged) {
+			fmt.Fprintln(stderr, serveDamagedText(damaged))
+			return errors.New("not started: the database is damaged")
+		}
 		return err
 	}
 	login, err := h.NewLoginURL()

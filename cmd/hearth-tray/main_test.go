@@ -187,3 +187,19 @@ func TestServeMovesOffTakenPorts(t *testing.T) {
 		t.Fatalf("host_info at the printed address %s: %s %s", url, st, r.Raw)
 	}
 }
+
+// TestServeDamagedDatabaseSaysRestore: serve on a damaged database exits
+// non-zero with the plain answer: the newest verified backup's file name
+// and the exact restore command.
+func TestServeDamagedDatabaseSaysRestore(t *testing.T) {
+	o, info := damagedHome(t)
+	out, err := runCLI(t, o.DataDir, "", "serve", "--mcp-addr", "127.0.0.1:0", "--panel-addr", "127.0.0.1:0")
+	if err == nil || !strings.Contains(out, "is damaged") || !strings.Contains(out, "\n    hearth-tray restore "+info.File+"\n") || !strings.Contains(out, "never deleted") {
+		t.Fatalf("serve on a damaged database: %v\n%s", err, out)
+	}
+	if out, err := runCLI(t, o.DataDir, "", "restore", info.File); err != nil || !strings.Contains(out, "kept in") {
+		t.Fatalf("the printed command: %v %s", err, out)
+	}
+	// Restored, serve starts.
+	hearthtest.StartProcess(t, o.DataDir)
+}

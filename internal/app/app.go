@@ -69,6 +69,12 @@ type Options struct {
 	// BudgetEvery, a negative value never (a test that enforces by hand
 	// and must not race the background pass).
 	BudgetEvery time.Duration
+	// BackupEvery is how often the running Hearth asks whether the daily
+	// backup is due (the first time at start): zero means
+	// BackupCheckEvery, a negative value never (a disposable Hearth, the
+	// selftest's, whose data directory is removed when it stops, needs no
+	// backup, and one still being written would hold a file there open).
+	BackupEvery time.Duration
 }
 
 // App is a running Hearth.
@@ -108,6 +114,7 @@ type App struct {
 	moves       []AddrMove
 	wakeCfgMu   sync.Mutex
 	budgetEvery time.Duration
+	backupEvery time.Duration
 
 	panel          *web.Panel
 	tunnelServe    tunnelServe
@@ -173,7 +180,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		FS:   &fsops.Engine{DB: db, Roots: roots, SpillDir: filepath.Join(opts.DataDir, "receipts")},
 		Wake: wk, Tunnel: tun, Gov: gov,
 		Artifacts: arts, UI: ui, Runs: newRuns(db, log, cfg, wk, arrivals),
-		configPath: opts.ConfigPath, ready: make(chan struct{}), budgetEvery: opts.BudgetEvery,
+		configPath: opts.ConfigPath, ready: make(chan struct{}), budgetEvery: opts.BudgetEvery, backupEvery: opts.BackupEvery,
 		explicitMCP: opts.MCPAddr != "", explicitPanel: opts.PanelAddr != "",
 	}
 	exec := newMachine(cfg, arts, cfg.MaxConcurrentExec, opts.Version, a.status)
