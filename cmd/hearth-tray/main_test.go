@@ -6,7 +6,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,10 +34,16 @@ func TestSecondServeReportsTheFirst(t *testing.T) {
 	home := t.TempDir()
 	p := hearthtest.StartProcess(t, home)
 	out, err := runCLI(t, home, "", "serve", "--mcp-addr", "127.0.0.1:0", "--panel-addr", "127.0.0.1:0")
-	// The first printed a one-time login URL; the second names its panel's address.
+	// The first printed a one-time login URL; the second, whose output is
+	// not a terminal (a model driving a shell through machine.exec has
+	// none), names its panel's address and how to get a sign-in link, and
+	// no login token.
 	panel, _, _ := strings.Cut(p.PanelURL, "login?")
-	if err != nil || !strings.Contains(out, "already running") || !strings.Contains(out, panel) {
+	if err != nil || !strings.Contains(out, "already running") || !strings.Contains(out, panel) || !strings.Contains(out, "run hearth-tray serve in a terminal window") {
 		t.Fatalf("second serve: %v %q (first at %s)", err, out, p.PanelURL)
+	}
+	if strings.Contains(out, "token=") {
+		t.Fatalf("a second serve without a terminal printed a login token: %q", out)
 	}
 }
 
@@ -202,4 +210,70 @@ func TestServeDamagedDatabaseSaysRestore(t *testing.T) {
 	}
 	// Restored, serve starts.
 	hearthtest.StartProcess(t, o.DataDir)
+}
+
+// TestSecondServeOnATerminalPrintsAWorkingLogin: a second serve whose
+// output is a terminal (script(1) gives it one) prints the first one's
+// panel with a fresh one-time login URL, which signs in (a session cookie
+// and the Status page); the same URL does not sign in twice.
+func TestSecondServeOnATerminalPrintsAWorkingLogin(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("script(1) not available: no terminal to run the second serve on")
+	}
+	home := t.TempDir()
+	p := hearthtest.StartProcess(t, home)
+	cmd := exec.Command("script", "-qec", hearthtest.Binary(t)+" serve --mcp-addr 127.0.0.1:0 --panel-addr 127.0.0.1:0", "/dev/null")
+	cmd.Env = append(os.Environ(), "HEARTH_HOME="+home, "HEARTH_CONFIG=")
+	b, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(b), "already running") {
+		t.Fatalf("second serve on a terminal: %v %s", err, b)
+	}
+	panel, _, _ := strings.Cut(p.PanelURL, "login?")
+	var login string
+	for _, l := range strings.Split(string(b), "\n") {
+		if u, ok := strings.CutPrefix(strings.TrimSpace(l), "Control panel at "); ok {
+			login = u
+		}
+	}
+	if !strings.HasPrefix(login, panel+"login?token=") || login == p.PanelURL {
+		t.Fatalf("second serve printed the panel as %q (first: %s)\n%s", login, p.PanelURL, b)
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(login)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var session *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Value != "" && c.MaxAge >= 0 {
+			session = c
+		}
+	}
+	if resp.StatusCode >= 400 || session == nil {
+		t.Fatalf("the printed login URL did not sign in: %s, cookies %v", resp.Status, resp.Cookies())
+	}
+	req, _ := http.NewRequest(http.MethodGet, panel, nil)
+	req.AddCookie(session)
+	resp, err = noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), `data-testid="status-live"`) {
+		t.Fatalf("the Status page with the session: %s", resp.Status)
+	}
+	resp, err = noRedirect.Get(login)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if len(resp.Cookies()) > 0 && resp.StatusCode < 400 {
+		for _, c := range resp.Cookies() {
+			if c.Value != "" && c.MaxAge >= 0 {
+				t.Fatalf("the one-time login URL signed in twice: %s %v", resp.Status, resp.Cookies())
+			}
+		}
+	}
 }
