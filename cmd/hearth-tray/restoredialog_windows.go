@@ -28,7 +28,7 @@ var procTaskDialogIndirect = windows.NewLazySystemDLL("comctl32.dll").NewProc("T
 // dialog is unavailable (comctl32 before version 6) it falls back to a
 // message box whose OK restores.
 func askRestore(p restorePrompt) (bool, error) {
-	id, err := taskDialog(p)
+	id, err := taskDialog(p, 0)
 	if err == nil {
 		return p.CanRestore && id == idRestore, nil
 	}
@@ -48,9 +48,11 @@ func askRestore(p restorePrompt) (bool, error) {
 }
 
 // taskDialog shows p with TaskDialogIndirect and returns the id of the
-// button chosen. TASKDIALOGCONFIG and TASKDIALOG_BUTTON are declared
-// under #pragma pack(1), so they are laid out here byte by byte.
-func taskDialog(p restorePrompt) (int32, error) {
+// button chosen; callback, when not 0, is the dialog's PFTASKDIALOGCALLBACK
+// (tests click a button with it). TASKDIALOGCONFIG and TASKDIALOG_BUTTON
+// are declared under #pragma pack(1), so they are laid out here byte by
+// byte.
+func taskDialog(p restorePrompt, callback uintptr) (int32, error) {
 	if err := procTaskDialogIndirect.Find(); err != nil {
 		return 0, err
 	}
