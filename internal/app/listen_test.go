@@ -122,3 +122,43 @@ func TestExplicitAddrTakenFails(t *testing.T) {
 		t.Fatalf("config.json changed:\n%s", after)
 	}
 }
+
+// TestSecondHearthOnTheSamePortsIsNotMoved: the configured ports held by
+// a Hearth of the same data directory are not "another program": a second
+// start answers instance.ErrAlreadyRunning (then serve reports the first
+// one and the tray opens its panel) and moves nothing; config.json stays
+// as it was.
+func TestSecondHearthOnTheSamePortsIsNotMoved(t *testing.T) {
+	home := t.TempDir()
+	var free []string
+	for range 2 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		free = append(free, ln.Addr().String())
+		ln.Close()
+	}
+	hearthtest.WriteConfig(t, home, func(c *config.Config) {
+		c.Roots = []string{t.TempDir()}
+		c.MCPAddr, c.PanelAddr = free[0], free[1]
+	})
+	cfgPath := filepath.Join(home, "config.json")
+	before, _ := os.ReadFile(cfgPath)
+	o := app.Options{DataDir: home, ConfigPath: cfgPath, Version: "test", Instance: true}
+	ctx := context.Background()
+	h, err := app.Start(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Stop()
+	if len(h.AddrMoves()) != 0 || !strings.Contains(h.MCPURL(), free[0]) {
+		t.Fatalf("first start on free ports moved: %+v", h.AddrMoves())
+	}
+	if _, err := app.Start(ctx, o); !errors.Is(err, instance.ErrAlreadyRunning) {
+		t.Fatalf("second start: %v, want instance.ErrAlreadyRunning", err)
+	}
+	if after, _ := os.ReadFile(cfgPath); string(after) != string(before) {
+		t.Fatalf("config.json changed:\n%s", after)
+	}
+}
