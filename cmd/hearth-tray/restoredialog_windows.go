@@ -101,7 +101,7 @@ func taskDialog(p restorePrompt, callback uintptr) (int32, error) {
 		ptr(str(details)).    // pszExpandedInformation
 		ptr(0).ptr(0).        // expanded / collapsed control text
 		ptr(0).ptr(0).        // footer icon, footer
-		ptr(0).ptr(0).        // pfCallback, lpCallbackData
+		ptr(callback).ptr(0). // pfCallback, lpCallbackData
 		u32(0).b              // cxWidth
 	binary.LittleEndian.PutUint32(cfg, uint32(len(cfg)))
 	var chosen int32

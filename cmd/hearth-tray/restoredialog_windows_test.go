@@ -25,8 +25,12 @@ func TestTaskDialogRestoreButton(t *testing.T) {
 	if err := procTaskDialogIndirect.Find(); err != nil {
 		t.Skipf("no TaskDialogIndirect in this comctl32: %v", err)
 	}
+	// seen is written on the dialog's thread and read after the dialog
+	// closed, or for the failure message (a racy read, for a diagnosis).
+	var seen []uintptr
 	clicking := func(id uintptr) uintptr {
 		return syscall.NewCallback(func(hwnd, msg, wparam, lparam, ref uintptr) uintptr {
+			seen = append(seen, msg)
 			if msg == tdnCreated {
 				procSendMessage.Call(hwnd, tdmClickButton, id, 0)
 			}
@@ -49,7 +53,7 @@ func TestTaskDialogRestoreButton(t *testing.T) {
 		case a := <-done:
 			return a.id, a.err
 		case <-time.After(30 * time.Second):
-			t.Fatalf("the dialog did not close on a click of button %d: no such button?", click)
+			t.Fatalf("the dialog did not close on a click of button %d: no such button? (notifications %v)", click, seen)
 			return 0, nil
 		}
 	}
