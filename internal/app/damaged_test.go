@@ -20,11 +20,9 @@ import (
 // damage overwrites the b-tree pages of the database file at path after
 // its first page with junk, as a failing disk or a torn copy would: the
 // header still says SQLite, the tables do not read.
-func damage(t *testing.T, path string) { damageFrom(t, path, 1) }
-
-// damageFrom is damage from page first on (page 0 holds the schema).
-func damageFrom(t *testing.T, path string, first int) {
+func damage(t *testing.T, path string) {
 	t.Helper()
+	const first = 1
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -144,7 +145,7 @@ func (a *App) saveMoves(moves []AddrMove) []AddrMove {
 	}
 	var err error
 	if a.configPath == "" {
-		err = fmt.Errorf("no config file")
+		err = errors.New("no config file")
 	} else {
 		// wakeCfgMu: no other config.json edit of this Hearth interleaves.
 		a.wakeCfgMu.Lock()
