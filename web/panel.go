@@ -107,6 +107,10 @@ type Deps struct {
 	// DataDir is Hearth's data directory, where the Status page finds the
 	// last selftest report; "" shows none.
 	DataDir string
+	// PortMoves reports the listeners Hearth started on another port than
+	// config.json named because another program held it (the Status page
+	// says which port and why); nil shows none.
+	PortMoves func() []status.PortMove
 }
 
 // Panel is the control panel: its sessions and its router.
@@ -208,7 +212,7 @@ func (p *Panel) routes() (http.Handler, error) {
 	r.Group(func(r chi.Router) {
 		r.Use(p.requireSession(true), p.checkCSRF)
 		st := &status.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Ledger: d.Ledger, MCPURL: d.MCPURL,
-			AnyAccount: d.AnyAccount, LastBackup: d.LastBackup, Storage: d.Storage, DataDir: d.DataDir}
+			AnyAccount: d.AnyAccount, LastBackup: d.LastBackup, Storage: d.Storage, DataDir: d.DataDir, Ports: d.PortMoves}
 		if d.Tunnel != nil {
 			st.Tunnel = func() (string, string) { s := d.Tunnel.Status(); return string(s.State), s.Reason }
 			st.Reach = func() (bool, bool, string) { return setup.Summary(d.Tunnel) }

@@ -13,12 +13,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/demo"
 	"github.com/hearth-dev/hearth/internal/instance"
 	"github.com/hearth-dev/hearth/internal/selftest"
+	"github.com/hearth-dev/hearth/internal/tray"
 	"github.com/hearth-dev/hearth/internal/winconsole"
 )
 
@@ -151,19 +153,36 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// The control endpoint's Quit (uninstall) ends serving as Ctrl-C does.
+	ctx, quit := context.WithCancel(ctx)
+	defer quit()
+	var ctl *tray.Control
 	h, err := app.Start(ctx, app.Options{
 		DataDir: dataDir, ConfigPath: config.Path(dataDir),
 		MCPAddr: *mcpAddr, PanelAddr: *panelAddr, Version: version, Log: log, Instance: true,
+		// The control endpoint (published before instance.json, as the
+		// tray's) lets a second serve print a working login URL, a second
+		// tray start open the panel signed in, and uninstall stop it.
+		Listening: func(a *app.App) error {
+			ctl = serveControl(a, quit, log)
+			if err := ctl.Listen(dataDir); err != nil {
+				return err
+			}
+			go func() {
+				if err := ctl.Serve(); err != nil {
+					log.Error("control endpoint", "err", err)
+				}
+			}()
+			return nil
+		},
 	})
 	if errors.Is(err, instance.ErrAlreadyRunning) {
 		// One Hearth per user and data directory: a second start points at
 		// the first and succeeds.
-		if info, ierr := instance.ReadInfo(dataDir); ierr == nil {
-			fmt.Fprintf(stdout, "Hearth is already running (pid %d) at %s\nControl panel at %s\n", info.PID, info.MCPURL, info.PanelURL)
-		} else {
-			fmt.Fprintln(stdout, "Hearth is already running for this data directory")
-		}
-		return nil
+		return reportRunning(ctx, dataDir, stdout)
+	}
+	if err != nil && ctl != nil {
+		ctl.Close()
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -171,15 +190,68 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			// transactional, and the next start repeats what was cut short.
 			return nil
 		}
+		var damaged *app.DamagedError
+		if errors.As(err, &damaged) {
+			fmt.Fprintln(stderr, serveDamagedText(damaged))
+			return errors.New("not started: the database is damaged")
+		}
 		return err
 	}
 	login, err := h.NewLoginURL()
 	if err != nil {
-		return errors.Join(err, h.Stop())
+		return errors.Join(err, h.Stop(), ctl.Close())
+	}
+	for _, m := range h.AddrMoves() {
+		fmt.Fprintln(stdout, m.Sentence())
 	}
 	fmt.Fprintf(stdout, "Hearth listening at %s\n", h.MCPURL())
 	// A one-time login URL (valid once, for 10 minutes): whoever opens it
 	// first gets the control panel session.
 	fmt.Fprintf(stdout, "Control panel at %s\n", login)
-	return h.Wait()
+	err = h.Wait()
+	return errors.Join(err, ctl.Close())
+}
+
+// serveControl is a headless Hearth's control endpoint: open mints a
+// login URL and opens it in the browser, quit ends serving, login hands a
+// login URL to a second serve (see tray.Control).
+func serveControl(a *app.App, quit func(), log *slog.Logger) *tray.Control {
+	return &tray.Control{
+		Open: func() error {
+			u, err := a.NewLoginURL()
+			if err != nil {
+				return err
+			}
+			return tray.OpenURL(u)
+		},
+		Quit: quit, Login: a.NewLoginURL, Log: log, AnyAccount: !a.Config.LoopbackSameUser,
+	}
+}
+
+// reportRunning is a second serve's answer: the running Hearth's MCP
+// address and its control panel with a fresh one-time login URL. The login
+// URL is asked for only when stdout is an interactive terminal (the guard
+// of safety reset: a model driving a shell through machine.exec has none;
+// see tray.Control); elsewhere the panel's address is printed with how to
+// get one.
+func reportRunning(ctx context.Context, dataDir string, stdout io.Writer) error {
+	info, err := instance.ReadInfo(dataDir)
+	if err != nil {
+		fmt.Fprintln(stdout, "Hearth is already running for this data directory")
+		return nil
+	}
+	fmt.Fprintf(stdout, "Hearth is already running (pid %d) at %s\n", info.PID, info.MCPURL)
+	if f, ok := stdout.(*os.File); !ok || !isTerminal(f) {
+		fmt.Fprintf(stdout, "Control panel at %s (for a sign-in link, run hearth-tray serve in a terminal window, or use the tray's Open control panel)\n", info.PanelURL)
+		return nil
+	}
+	actx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	login, err := tray.AskLogin(actx, dataDir)
+	if err != nil {
+		fmt.Fprintf(stdout, "Control panel at %s (a sign-in link could not be had from the running Hearth: %v)\n", info.PanelURL, err)
+		return nil
+	}
+	fmt.Fprintf(stdout, "Control panel at %s\n", login)
+	return nil
 }

@@ -3,14 +3,19 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
 
@@ -29,10 +34,16 @@ func TestSecondServeReportsTheFirst(t *testing.T) {
 	home := t.TempDir()
 	p := hearthtest.StartProcess(t, home)
 	out, err := runCLI(t, home, "", "serve", "--mcp-addr", "127.0.0.1:0", "--panel-addr", "127.0.0.1:0")
-	// The first printed a one-time login URL; the second names its panel's address.
+	// The first printed a one-time login URL; the second, whose output is
+	// not a terminal (a model driving a shell through machine.exec has
+	// none), names its panel's address and how to get a sign-in link, and
+	// no login token.
 	panel, _, _ := strings.Cut(p.PanelURL, "login?")
-	if err != nil || !strings.Contains(out, "already running") || !strings.Contains(out, panel) {
+	if err != nil || !strings.Contains(out, "already running") || !strings.Contains(out, panel) || !strings.Contains(out, "run hearth-tray serve in a terminal window") {
 		t.Fatalf("second serve: %v %q (first at %s)", err, out, p.PanelURL)
+	}
+	if strings.Contains(out, "token=") {
+		t.Fatalf("a second serve without a terminal printed a login token: %q", out)
 	}
 }
 
@@ -124,5 +135,145 @@ func TestMCPConfigUsesTheRunningAddress(t *testing.T) {
 	out, err = runCLI(t, home, "", "mcp-config")
 	if err != nil || !strings.Contains(out, "--mcp-server-url "+p.URL) || !strings.Contains(out, "(running)") {
 		t.Fatalf("running address %s: %v %s", p.URL, err, out)
+	}
+}
+
+// TestServeMovesOffTakenPorts: the configured ports held by another
+// program (real listeners), serve starts anyway, says in plain words which
+// port it uses and why, prints the real address, and serves there; with
+// --mcp-addr naming a taken port it fails saying so.
+func TestServeMovesOffTakenPorts(t *testing.T) {
+	home := t.TempDir()
+	var held []string
+	for range 2 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		held = append(held, ln.Addr().String())
+	}
+	hearthtest.WriteConfig(t, home, func(c *config.Config) {
+		c.Roots = []string{t.TempDir()}
+		c.MCPAddr, c.PanelAddr = held[0], held[1]
+	})
+	out, err := runCLI(t, home, "", "serve", "--mcp-addr", held[0])
+	if err == nil || !strings.Contains(out, "in use by another program") || !strings.Contains(out, "--mcp-addr "+held[0]) {
+		t.Fatalf("serve --mcp-addr on a taken port: %v %q", err, out)
+	}
+
+	cmd := exec.Command(hearthtest.Binary(t), "serve")
+	cmd.Env = append(os.Environ(), "HEARTH_HOME="+home, "HEARTH_CONFIG=")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	sc := bufio.NewScanner(stdout)
+	var lines []string
+	var url string
+	for url == "" && sc.Scan() {
+		lines = append(lines, sc.Text())
+		if u, ok := strings.CutPrefix(sc.Text(), "Hearth listening at "); ok {
+			url = u
+		}
+	}
+	if url == "" {
+		t.Fatalf("serve did not print its address: %q %s", lines, stderr.String())
+	}
+	_, mcpPort, _ := net.SplitHostPort(held[0])
+	if strings.Contains(url, held[0]) || !strings.Contains(strings.Join(lines, "\n"), "Port "+mcpPort+" was in use by another program, so the MCP endpoint") {
+		t.Fatalf("serve printed %q", lines)
+	}
+	c := hearthtest.Connect(t, url, "moved")
+	if st, r := c.Settled("machine", map[string]any{"operation": "host_info"}); st != "completed" {
+		t.Fatalf("host_info at the printed address %s: %s %s", url, st, r.Raw)
+	}
+}
+
+// TestServeDamagedDatabaseSaysRestore: serve on a damaged database exits
+// non-zero with the plain answer: the newest verified backup's file name
+// and the exact restore command.
+func TestServeDamagedDatabaseSaysRestore(t *testing.T) {
+	o, info := damagedHome(t)
+	out, err := runCLI(t, o.DataDir, "", "serve", "--mcp-addr", "127.0.0.1:0", "--panel-addr", "127.0.0.1:0")
+	if err == nil || !strings.Contains(out, "is damaged") || !strings.Contains(out, "\n    hearth-tray restore "+info.File+"\n") || !strings.Contains(out, "never deleted") {
+		t.Fatalf("serve on a damaged database: %v\n%s", err, out)
+	}
+	if out, err := runCLI(t, o.DataDir, "", "restore", info.File); err != nil || !strings.Contains(out, "kept in") {
+		t.Fatalf("the printed command: %v %s", err, out)
+	}
+	// Restored, serve starts.
+	hearthtest.StartProcess(t, o.DataDir)
+}
+
+// TestSecondServeOnATerminalPrintsAWorkingLogin: a second serve whose
+// output is a terminal (script(1) gives it one) prints the first one's
+// panel with a fresh one-time login URL, which signs in (a session cookie
+// and the Status page); the same URL does not sign in twice.
+func TestSecondServeOnATerminalPrintsAWorkingLogin(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("script(1) not available: no terminal to run the second serve on")
+	}
+	home := t.TempDir()
+	p := hearthtest.StartProcess(t, home)
+	cmd := exec.Command("script", "-qec", hearthtest.Binary(t)+" serve --mcp-addr 127.0.0.1:0 --panel-addr 127.0.0.1:0", "/dev/null")
+	cmd.Env = append(os.Environ(), "HEARTH_HOME="+home, "HEARTH_CONFIG=")
+	b, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(b), "already running") {
+		t.Fatalf("second serve on a terminal: %v %s", err, b)
+	}
+	panel, _, _ := strings.Cut(p.PanelURL, "login?")
+	var login string
+	for _, l := range strings.Split(string(b), "\n") {
+		if u, ok := strings.CutPrefix(strings.TrimSpace(l), "Control panel at "); ok {
+			login = u
+		}
+	}
+	if !strings.HasPrefix(login, panel+"login?token=") || login == p.PanelURL {
+		t.Fatalf("second serve printed the panel as %q (first: %s)\n%s", login, p.PanelURL, b)
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(login)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var session *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Value != "" && c.MaxAge >= 0 {
+			session = c
+		}
+	}
+	if resp.StatusCode >= 400 || session == nil {
+		t.Fatalf("the printed login URL did not sign in: %s, cookies %v", resp.Status, resp.Cookies())
+	}
+	req, _ := http.NewRequest(http.MethodGet, panel, nil)
+	req.AddCookie(session)
+	resp, err = noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), `data-testid="status-live"`) {
+		t.Fatalf("the Status page with the session: %s", resp.Status)
+	}
+	resp, err = noRedirect.Get(login)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if len(resp.Cookies()) > 0 && resp.StatusCode < 400 {
+		for _, c := range resp.Cookies() {
+			if c.Value != "" && c.MaxAge >= 0 {
+				t.Fatalf("the one-time login URL signed in twice: %s %v", resp.Status, resp.Cookies())
+			}
+		}
 	}
 }

@@ -41,10 +41,40 @@ func runTray(ctx context.Context, stdout, stderr io.Writer) error {
 	// Not passed on to what Hearth runs.
 	os.Unsetenv(startedByEnv)
 	err := trayMain(ctx, quiet)
+	var damaged *app.DamagedError
+	if errors.As(err, &damaged) && !quiet {
+		// A damaged database gets its own dialog: what happened, the
+		// newest verified backup, and Restore, after which Hearth starts.
+		// (A logon-task start says nothing; the next start by the user
+		// asks.)
+		return restoreAndStart(ctx, damaged, func() error { return trayMain(ctx, quiet) })
+	}
 	if err != nil && !quiet {
 		messageBox("Hearth could not start", err.Error())
 	}
 	return err
+}
+
+// restoreAndStart offers to restore the damaged database (askRestore)
+// and, once restored, starts Hearth again with start.
+func restoreAndStart(ctx context.Context, damaged *app.DamagedError, start func() error) error {
+	dataDir, err := config.DataDir()
+	if err != nil {
+		return err
+	}
+	restored, err := offerRestore(ctx, dataDir, damaged, askRestore)
+	if err != nil {
+		messageBox("Hearth could not restore its database", err.Error())
+		return err
+	}
+	if !restored {
+		return damaged
+	}
+	if err := start(); err != nil {
+		messageBox("Hearth could not start", err.Error())
+		return err
+	}
+	return nil
 }
 
 func trayMain(ctx context.Context, quiet bool) error {
@@ -87,7 +117,7 @@ func trayMain(ctx context.Context, quiet bool) error {
 				Autostart: tray.Autostart{Enabled: autostart.Enabled, Enable: autostart.Enable, Disable: autostart.Disable},
 				Exe:       exe, Browse: tray.OpenURL, Quit: quit, Log: log,
 			}
-			ctl = &tray.Control{Open: t.OpenPanel, Quit: quit, Log: log, AnyAccount: !a.Config.LoopbackSameUser}
+			ctl = &tray.Control{Open: t.OpenPanel, Quit: quit, Login: a.NewLoginURL, Log: log, AnyAccount: !a.Config.LoopbackSameUser}
 			if err := ctl.Listen(dataDir); err != nil {
 				return err
 			}

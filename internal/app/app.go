@@ -71,6 +71,12 @@ type Options struct {
 	// BudgetEvery, a negative value never (a test that enforces by hand
 	// and must not race the background pass).
 	BudgetEvery time.Duration
+	// BackupEvery is how often the running Hearth asks whether the daily
+	// backup is due (the first time at start): zero means
+	// BackupCheckEvery, a negative value never (a disposable Hearth, the
+	// selftest's, whose data directory is removed when it stops, needs no
+	// backup, and one still being written would hold a file there open).
+	BackupEvery time.Duration
 }
 
 // App is a running Hearth.
@@ -104,7 +110,14 @@ type App struct {
 	Wake *wake.Service
 
 	cfgFile     *configFile
+	// explicitMCP and explicitPanel: the address came from the command
+	// line (Options.MCPAddr, Options.PanelAddr), so Listen does not move
+	// it to a free port when it is taken.
+	explicitMCP, explicitPanel bool
+	// moves are the addresses Listen moved, for the Status page.
+	moves []AddrMove
 	budgetEvery time.Duration
+	backupEvery time.Duration
 
 	panel          *web.Panel
 	tunnelServe    tunnelServe
@@ -175,7 +188,8 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		FS:   &fsops.Engine{DB: db, Roots: roots, SpillDir: filepath.Join(opts.DataDir, "receipts")},
 		Wake: wk, Tunnel: tun, Gov: gov,
 		Artifacts: arts, UI: ui, Screen: scr, Runs: newRuns(db, log, cfg, wk, arrivals),
-		cfgFile: cfgFile, ready: make(chan struct{}), budgetEvery: opts.BudgetEvery,
+		cfgFile: cfgFile, ready: make(chan struct{}), budgetEvery: opts.BudgetEvery, backupEvery: opts.BackupEvery,
+		explicitMCP: opts.MCPAddr != "", explicitPanel: opts.PanelAddr != "",
 	}
 	exec := newMachine(cfg, arts, cfg.MaxConcurrentExec, opts.Version, a.status)
 	a.Jobs = a.newJobs(cfg, newMachine(cfg, arts, cfg.MaxConcurrentJobs, "", nil))
@@ -356,27 +370,6 @@ func (a *App) primitiveNames(tool string) []string {
 		}
 	}
 	return names
-}
-
-// Listen binds both loopback listeners, each serving only the account
-// Hearth runs as unless loopback_same_user is false (loopback.go).
-func (a *App) Listen() error {
-	var err error
-	if a.mcpLn, err = net.Listen("tcp", a.Config.MCPAddr); err != nil {
-		return fmt.Errorf("listen on mcp_addr %s: %w", a.Config.MCPAddr, err)
-	}
-	if a.panelLn, err = net.Listen("tcp", a.Config.PanelAddr); err != nil {
-		a.mcpLn.Close()
-		return fmt.Errorf("listen on panel_addr %s: %w", a.Config.PanelAddr, err)
-	}
-	if err := a.guardListeners(); err != nil {
-		a.mcpLn.Close()
-		a.panelLn.Close()
-		return err
-	}
-	// ui.action refuses a browser window titled with the panel's address.
-	a.UI.SetPanelAddr(a.panelLn.Addr().String())
-	return nil
 }
 
 // Ready is closed once Serve has recovered the previous run's state and

@@ -71,13 +71,22 @@ func (a *App) LastBackup() (info backup.Info, ok bool, err error) {
 
 // startBackups makes the daily backup: at start when the newest backup is
 // a day old (or there is none), then whenever it becomes so, checked every
-// BackupCheckEvery, until ctx ends. The returned channel closes when it has
-// stopped.
+// BackupCheckEvery (Options.BackupEvery), until ctx ends. The returned
+// channel closes when it has stopped. With Options.BackupEvery negative it
+// makes none.
 func (a *App) startBackups(ctx context.Context) <-chan struct{} {
 	done := make(chan struct{})
+	every := a.backupEvery
+	if every < 0 {
+		close(done)
+		return done
+	}
+	if every == 0 {
+		every = BackupCheckEvery
+	}
 	go func() {
 		defer close(done)
-		t := time.NewTicker(BackupCheckEvery)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			a.dailyBackup(ctx)

@@ -158,6 +158,15 @@ type configFile struct {
 	mu   sync.Mutex
 }
 
+// setStrings sets string values of the config file by key, keeping the
+// rest of its bytes (config.SetStrings), under the same lock as edit: no
+// other config.json edit of this Hearth interleaves.
+func (f *configFile) setStrings(set map[string]string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return config.SetStrings(f.path, set)
+}
+
 // edit applies change to the config file's current content.
 func (f *configFile) edit(change func(*config.Config) error) error {
 	f.mu.Lock()

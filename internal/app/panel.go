@@ -7,6 +7,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/autostart"
 	"github.com/hearth-dev/hearth/web"
+	"github.com/hearth-dev/hearth/web/status"
 )
 
 // PanelDeps are the parts the control panel drives (tests build a panel
@@ -25,6 +26,13 @@ func (a *App) PanelDeps() web.Deps {
 		},
 		Wake: a.Wake, OpenChatGPT: a.OpenChatGPT, SetWakeArmed: a.SetWakeArmed, SetWakeTimings: a.SetWakeTimings,
 		DataDir: a.DataDir,
+		PortMoves: func() []status.PortMove {
+			var out []status.PortMove
+			for _, m := range a.AddrMoves() {
+				out = append(out, status.PortMove{Sentence: m.Sentence(), Key: m.Key, Configured: m.Configured, Bound: m.Bound, Cause: m.Cause})
+			}
+			return out
+		},
 	}
 	if runtime.GOOS == "windows" {
 		// The logon task exists only on Windows; elsewhere the Setup page

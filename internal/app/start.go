@@ -33,7 +33,8 @@ type Running struct {
 // (opts.Instance), and serve. It returns once Hearth serves requests
 // (Serve has recovered the previous run's state), or with what kept it
 // from starting; a start cut short because ctx ended is an error wrapping
-// ctx's.
+// ctx's. A damaged database (SQLite: malformed, not a database) is a
+// *DamagedError naming the newest verified backup to restore.
 func Start(ctx context.Context, opts Options) (*Running, error) {
 	var lock *instance.Lock
 	if opts.Instance {
@@ -57,7 +58,7 @@ func Start(ctx context.Context, opts Options) (*Running, error) {
 	a, err := Open(ctx, opts)
 	if err != nil {
 		release()
-		return nil, err
+		return nil, asDamaged(opts.DataDir, err)
 	}
 	fail := func(err error) (*Running, error) {
 		a.Close()
@@ -93,7 +94,7 @@ func Start(ctx context.Context, opts Options) (*Running, error) {
 		if err == nil {
 			err = fmt.Errorf("start Hearth: %w", context.Cause(ctx))
 		}
-		return nil, err
+		return nil, asDamaged(opts.DataDir, err)
 	}
 }
 

@@ -302,6 +302,22 @@ func Newest(dir string) (info Info, ok bool, err error) {
 	return all[0], true, nil
 }
 
+// NewestIntact returns the newest verified backup in dir whose bytes are
+// still those that were verified (Recheck): the one to restore when the
+// database is damaged. ok is false when there is none.
+func NewestIntact(dir string) (info Info, ok bool, err error) {
+	all, err := List(dir)
+	if err != nil {
+		return Info{}, false, err
+	}
+	for _, info := range all {
+		if Recheck(info) == nil {
+			return info, true, nil
+		}
+	}
+	return Info{}, false, nil
+}
+
 // Recheck confirms that a listed backup's bytes are still those that were
 // verified (the SHA-256 in its record), without opening it as a database.
 func Recheck(info Info) error {

@@ -421,12 +421,10 @@ func (d *doctor) checkPort(name, key, addr string, urlOf func(instance.Info) str
 		d.line(checkOK, name, addr+" is free")
 		return
 	}
-	msg := fmt.Sprintf("%s is in use by another program (%v); close it, or choose another port with the config key %q", addr, err, key)
-	if d.running != nil {
-		d.line(checkWarn, name, msg+"; the running Hearth uses another address, but a start with the config would fail")
-		return
-	}
-	d.line(checkFail, name, msg)
+	// Hearth starts anyway: the listener moves to a free port, saved in
+	// config.json (app.Listen); only a --mcp-addr/--panel-addr given on
+	// the command line would fail.
+	d.line(checkWarn, name, fmt.Sprintf("%s is in use by another program (%v); Hearth starts on a free port instead and saves it in the config key %q (close that program to keep this port)", addr, err, key))
 }
 
 // sameAddr compares two host:port addresses, treating localhost and the

@@ -36,7 +36,8 @@ const conversation = "hearth-selftest"
 const callTimeout = 60 * time.Second
 
 // startHearth writes a config (policy ask, the run's fs root, loopback
-// ports chosen by the system, no tunnel) and serves Hearth in-process.
+// ports chosen by the system, no tunnel) and serves Hearth in-process,
+// without the daily backup.
 func (r *run) startHearth(ctx context.Context) (string, error) {
 	cfg := config.Default()
 	cfg.Roots = []string{r.root}
@@ -46,7 +47,10 @@ func (r *run) startHearth(ctx context.Context) (string, error) {
 	if err := config.Write(cfgPath, cfg); err != nil {
 		return "", fmt.Errorf("write the temporary Hearth's config: %w", err)
 	}
-	a, err := app.Open(context.WithoutCancel(ctx), app.Options{DataDir: r.dataDir, ConfigPath: cfgPath, Version: r.o.Version, Log: r.o.Log, UIProvider: r.o.uiProvider})
+	// No daily backup: the data directory is removed when the run ends,
+	// and a backup still being made then (a slow or loaded PC, Wine)
+	// would hold a file in it open and fail the clean-up.
+	a, err := app.Open(context.WithoutCancel(ctx), app.Options{DataDir: r.dataDir, ConfigPath: cfgPath, Version: r.o.Version, Log: r.o.Log, UIProvider: r.o.uiProvider, BackupEvery: -1})
 	if err != nil {
 		return "", fmt.Errorf("open Hearth on the temporary data directory: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hearth-dev/hearth/internal/selftest/report"
 )
@@ -219,5 +220,46 @@ func TestKeep(t *testing.T) {
 	kept, _ := filepath.Glob(filepath.Join(temp, "hearth-selftest-*", "files", "kept.txt"))
 	if len(kept) != 1 || !strings.Contains(stdout.String(), "kept the selftest's temporary directory") {
 		t.Fatalf("kept %v; output:\n%s", kept, stdout.String())
+	}
+}
+
+// TestSelftestHearthMakesNoBackup: the selftest's temporary Hearth makes
+// no daily backup. A backup still being made when the run ends holds a
+// file in the temporary directory open, and the clean-up failed under
+// Wine on a loaded PC ("unlinkat …\backups\hearth-…-daily.db: Invalid
+// function."). A Hearth that backs up does so within moments of its
+// start; this one is given several seconds, and the kept data directory
+// holds no backups directory afterwards.
+func TestSelftestHearthMakesNoBackup(t *testing.T) {
+	temp := t.TempDir()
+	t.Setenv("TMPDIR", temp)
+	t.Setenv("TMP", temp)
+	t.Setenv("TEMP", temp)
+	var stdout bytes.Buffer
+	rep, err := Run(context.Background(), Options{Stdout: &stdout, Keep: true, DataDir: t.TempDir(), checks: func(r *run) []check {
+		return []check{
+			{name: "hearth.start", run: r.startHearth},
+			{name: "no.backup", needs: []string{"hearth.start"}, run: func(ctx context.Context) (string, error) {
+				deadline := time.Now().Add(5 * time.Second)
+				for time.Now().Before(deadline) {
+					if made, _ := filepath.Glob(filepath.Join(r.dataDir, "backups", "*")); len(made) > 0 {
+						return "", fmt.Errorf("the temporary Hearth is backing up: %v", made)
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				return "no backup in 5 s", nil
+			}},
+		}
+	}})
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, stdout.String())
+	}
+	for _, c := range rep.Checks {
+		if c.Status != report.OK {
+			t.Fatalf("%s: %s %s", c.Name, c.Status, c.Detail)
+		}
+	}
+	if dirs, _ := filepath.Glob(filepath.Join(temp, "hearth-selftest-*", "data", "backups")); len(dirs) > 0 {
+		t.Fatalf("the temporary Hearth made a backups directory: %v", dirs)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,16 +34,23 @@ import (
 // secret — into the data directory, created 0600 (on Windows the data
 // directory under %LOCALAPPDATA% is private to the user by its inherited
 // ACL). A caller must present the secret as a bearer token; it is compared
-// in constant time. The endpoint accepts exactly two requests, POST /open
-// and POST /quit, from a loopback Host and without an Origin header (no
-// browser page can drive it), and answers 204 with no body.
+// in constant time. The endpoint accepts three requests, POST /open,
+// POST /quit and POST /login, from a loopback Host and without an Origin
+// header (no browser page can drive it); open and quit answer 204 with no
+// body.
 //
-// "open" never hands out a login URL: the running tray mints one and opens
-// it in the browser itself. Whoever can read the data directory can
-// therefore make the panel open on the user's screen or stop Hearth, which
-// that user's programs could do anyway (taskkill), but never obtain a panel
-// session. The file is removed at shutdown; a stale one left by a crash
-// points at a closed port and a secret nobody accepts any more.
+// "open" hands out no login URL: the running Hearth mints one and opens it
+// in the browser itself. "login" (POST /login, answered 200 with
+// {"url": …}) does hand one out, for a second `hearth-tray serve` to print
+// (a headless Hearth has no screen to open it on); that caller asks only
+// when its output is an interactive terminal, the guard `safety reset`
+// has: a model driving a shell through machine.exec has no terminal. It
+// is a guard, not authentication: a program of the same account that
+// reads the secret from the data directory (which the fs tool never
+// reaches, and an exec the operator approved could) can sign in to the
+// panel, as it could stop Hearth or rewrite config.json. The file is
+// removed at shutdown; a stale one left by a crash points at a closed
+// port and a secret nobody accepts any more.
 //
 // Like the MCP and panel listeners, the endpoint serves only connections
 // of the account the tray runs as (package peeruser): another account
@@ -54,8 +62,9 @@ const ControlFile = "tray-control.json"
 
 // Requests the control endpoint accepts.
 const (
-	ReqOpen = "open"
-	ReqQuit = "quit"
+	ReqOpen  = "open"
+	ReqQuit  = "quit"
+	ReqLogin = "login"
 )
 
 // ErrNoTray is returned by Ask when no running tray answers for the data
@@ -74,7 +83,10 @@ type Control struct {
 	Open func() error
 	// Quit begins Hearth's shutdown without waiting for it.
 	Quit func()
-	Log  *slog.Logger
+	// Login mints a one-time control panel login URL (App.NewLoginURL)
+	// for AskLogin; nil refuses ReqLogin (404).
+	Login func() (string, error)
+	Log   *slog.Logger
 	// AnyAccount serves every account on this computer, not only the one
 	// the tray runs as (config key loopback_same_user false).
 	AnyAccount bool
@@ -171,6 +183,21 @@ func (c *Control) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	case "/" + ReqQuit:
 		c.Quit()
+	case "/" + ReqLogin:
+		if c.Login == nil {
+			http.NotFound(w, r)
+			return
+		}
+		u, err := c.Login()
+		if err != nil {
+			c.log().Error("tray control: mint a control panel login URL", "err", err)
+			http.Error(w, "could not make a login URL", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		json.NewEncoder(w).Encode(loginAnswer{URL: u})
+		return
 	default:
 		http.NotFound(w, r)
 		return
@@ -190,23 +217,54 @@ func (c *Control) log() *slog.Logger {
 	return c.Log
 }
 
+// loginAnswer is ReqLogin's answer.
+type loginAnswer struct {
+	URL string `json:"url"`
+}
+
 // Ask sends req (ReqOpen or ReqQuit) to the running tray of dataDir. It
 // returns ErrNoTray (wrapped) when there is no ControlFile or nothing
 // answers at its address.
 func Ask(ctx context.Context, dataDir, req string) error {
+	_, err := ask(ctx, dataDir, req, http.StatusNoContent)
+	return err
+}
+
+// AskLogin asks the running Hearth of dataDir (the tray, or a serve) for
+// a one-time control panel login URL, checked to be an http URL on a
+// loopback host; ErrNoTray (wrapped) as Ask.
+func AskLogin(ctx context.Context, dataDir string) (string, error) {
+	body, err := ask(ctx, dataDir, ReqLogin, http.StatusOK)
+	if err != nil {
+		return "", err
+	}
+	var a loginAnswer
+	if err := json.Unmarshal(body, &a); err != nil {
+		return "", fmt.Errorf("ask the running Hearth for a login URL: %w", err)
+	}
+	u, err := url.Parse(a.URL)
+	if err != nil || u.Scheme != "http" || !httpbound.LoopbackHost(u.Host) {
+		return "", fmt.Errorf("ask the running Hearth for a login URL: %q is not a loopback http URL", a.URL)
+	}
+	return a.URL, nil
+}
+
+// ask sends req and wants the status want; it returns the answer's body
+// (at most 64 KiB).
+func ask(ctx context.Context, dataDir, req string, want int) ([]byte, error) {
 	info, err := readControl(dataDir)
 	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("%w (no %s)", ErrNoTray, ControlFile)
+		return nil, fmt.Errorf("%w (no %s)", ErrNoTray, ControlFile)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !httpbound.LoopbackHost(info.Addr) {
-		return fmt.Errorf("%s: address %q is not loopback", ControlFile, info.Addr)
+		return nil, fmt.Errorf("%s: address %q is not loopback", ControlFile, info.Addr)
 	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+info.Addr+"/"+req, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	hreq.Header.Set("Authorization", "Bearer "+info.Secret)
 	client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}, Timeout: 10 * time.Second}
@@ -218,15 +276,19 @@ func Ask(ctx context.Context, dataDir, req string) error {
 		// the request was all sent): either way no tray answers.
 		var op *net.OpError
 		if errors.As(err, &op) && (op.Op == "dial" || op.Op == "read" || op.Op == "write") || errors.Is(err, io.EOF) {
-			return fmt.Errorf("%w (pid %d does not answer)", ErrNoTray, info.PID)
+			return nil, fmt.Errorf("%w (pid %d does not answer)", ErrNoTray, info.PID)
 		}
-		return fmt.Errorf("ask the running Hearth to %s: %w", req, err)
+		return nil, fmt.Errorf("ask the running Hearth to %s: %w", req, err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		return fmt.Errorf("ask the running Hearth to %s: %s", req, resp.Status)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
+		return nil, fmt.Errorf("ask the running Hearth to %s: %w", req, err)
 	}
-	return nil
+	if resp.StatusCode != want {
+		return nil, fmt.Errorf("ask the running Hearth to %s: %s", req, resp.Status)
+	}
+	return body, nil
 }
 
 // AskWait is Ask, retried while the tray may still be starting: until it

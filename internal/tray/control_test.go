@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -219,5 +220,52 @@ func TestControlStaleFileForeignListener(t *testing.T) {
 	}
 	if err := Ask(context.Background(), dir, ReqQuit); !errors.Is(err, ErrNoTray) {
 		t.Fatalf("a foreign listener on a stale control file's port: %v, want ErrNoTray", err)
+	}
+}
+
+// TestControlAskLogin: a Hearth that mints login URLs (Login set) hands a
+// fresh one to AskLogin; a wrong secret gets none; one without Login
+// refuses (404); an answer that is not a loopback http URL is refused by
+// the asker.
+func TestControlAskLogin(t *testing.T) {
+	dir := t.TempDir()
+	var minted atomic.Int32
+	answer := "http://127.0.0.1:3001/login?token=abc"
+	c := &Control{Open: func() error { return nil }, Quit: func() {}, Login: func() (string, error) {
+		minted.Add(1)
+		return answer, nil
+	}}
+	if err := c.Listen(dir); err != nil {
+		t.Fatal(err)
+	}
+	go c.Serve()
+	defer c.Close()
+	ctx := context.Background()
+	u, err := AskLogin(ctx, dir)
+	if err != nil || u != answer || minted.Load() != 1 {
+		t.Fatalf("AskLogin: %q %v (minted %d)", u, err, minted.Load())
+	}
+
+	info, _ := readControl(dir)
+	req, _ := http.NewRequest(http.MethodPost, "http://"+c.Addr()+"/login", nil)
+	req.Header.Set("Authorization", "Bearer "+strings.Repeat("0", len(info.Secret)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || minted.Load() != 1 {
+		t.Fatalf("a wrong secret: %s, minted %d", resp.Status, minted.Load())
+	}
+
+	answer = "http://evil.example/login?token=abc"
+	if u, err := AskLogin(ctx, dir); err == nil {
+		t.Fatalf("a non-loopback login URL was accepted: %q", u)
+	}
+
+	other := t.TempDir()
+	startControl(t, other)
+	if u, err := AskLogin(ctx, other); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("a Hearth without Login: %q %v", u, err)
 	}
 }

@@ -40,6 +40,8 @@ type Handler struct {
 	Reach func() (setupDone, ready bool, sentence string)
 	// DataDir, when set, is where the last selftest report is read from.
 	DataDir string
+	// Ports, when set, reports the listeners Hearth moved off a taken port.
+	Ports func() []PortMove
 }
 
 // Mount adds the page's routes.
@@ -76,6 +78,8 @@ type View struct {
 	// Flagged are the latest writes that make a program start by itself,
 	// run without asking because the mode trusted them.
 	Flagged []govern.FlaggedWrite
+	// Ports are the listeners moved off a taken port (PortsNotice).
+	Ports []PortMove
 }
 
 func (h *Handler) load(ctx context.Context) (View, error) {
@@ -104,6 +108,9 @@ func (h *Handler) load(ctx context.Context) (View, error) {
 		MCPURL:  h.MCPURL(), Mode: st.Mode, EStop: st.EStop, QueueHeld: st.QueueHeld,
 		PendingPermits: len(pending), OpenUnknowns: len(unknowns), LedgerSize: size,
 		AnyAccount: h.AnyAccount,
+	}
+	if h.Ports != nil {
+		v.Ports = h.Ports()
 	}
 	if h.Tunnel != nil {
 		v.TunnelState, v.TunnelReason = h.Tunnel()

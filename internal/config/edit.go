@@ -1,0 +1,136 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// SetStrings sets top-level string keys of the config file at path (for
+// instance mcp_addr when Hearth moved to a free port) and leaves every
+// other byte of the file as it was: the user's other keys, their order,
+// spacing and values. A key the file lacks is added at the top of the
+// object. The result must load (Parse), or nothing is written; the file
+// is replaced atomically (a temporary file beside it, synced, renamed
+// over it), so a crash leaves the old file or the new one, never a mix.
+func SetStrings(path string, values map[string]string) error {
+	for k := range values {
+		if !topKeys()[k] {
+			return &Error{File: path, Key: k, Msg: "unknown key"}
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("update config %s: %w", path, err)
+	}
+	out, err := setStrings(data, values)
+	if err != nil {
+		return &Error{File: path, Msg: err.Error()}
+	}
+	if _, err := Parse(path, out); err != nil {
+		return fmt.Errorf("update config %s: the result would not load: %w", path, err)
+	}
+	return writeAtomic(path, out)
+}
+
+// setStrings is SetStrings on the file's bytes.
+func setStrings(data []byte, values map[string]string) ([]byte, error) {
+	type span struct{ start, end int64 }
+	found := map[string]span{}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return nil, errors.New("not a JSON object")
+	}
+	open := dec.InputOffset() // just after '{'
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("not a JSON object: %w", err)
+		}
+		key, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, fmt.Errorf("not a JSON object: key %q: %w", key, err)
+		}
+		if _, want := values[key]; want {
+			end := dec.InputOffset()
+			found[key] = span{end - int64(len(raw)), end}
+		}
+	}
+	// Splice from the end of the file backwards, so that earlier offsets
+	// stay valid.
+	var spans []string
+	for k := range found {
+		spans = append(spans, k)
+	}
+	sort.Slice(spans, func(i, j int) bool { return found[spans[i]].start > found[spans[j]].start })
+	out := bytes.Clone(data)
+	for _, k := range spans {
+		v, _ := json.Marshal(values[k])
+		s := found[k]
+		out = append(out[:s.start:s.start], append(v, out[s.end:]...)...)
+	}
+	var missing []string
+	for k := range values {
+		if _, ok := found[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		var ins bytes.Buffer
+		empty := len(found) == 0 && !hasKeys(data)
+		for i, k := range missing {
+			kb, _ := json.Marshal(k)
+			vb, _ := json.Marshal(values[k])
+			fmt.Fprintf(&ins, "\n  %s: %s", kb, vb)
+			if i < len(missing)-1 || !empty {
+				ins.WriteByte(',')
+			}
+		}
+		if empty {
+			ins.WriteByte('\n')
+		}
+		out = append(out[:open:open], append(ins.Bytes(), out[open:]...)...)
+	}
+	return out, nil
+}
+
+// hasKeys reports whether the JSON object data has at least one key.
+func hasKeys(data []byte) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(data, &m) == nil && len(m) > 0
+}
+
+// writeAtomic replaces path with data: a temporary file in the same
+// directory, synced, then renamed over path.
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".config-*.json")
+	if err != nil {
+		return fmt.Errorf("write config %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o600)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write config %s: %w", path, err)
+	}
+	return nil
+}
