@@ -73,6 +73,12 @@ type Spec struct {
 	// key with allow_fallback) is such an input, semantic UI actions are not
 	// (DESIGN §5). It sees validated input and must not fail.
 	NeedsPermit func(input json.RawMessage) bool
+	// InheritsPermit marks an exec-class primitive that acts only inside
+	// something an earlier call started under its own admission (keys
+	// typed into a session whose start was approved): it needs no permit
+	// of its own, while the e-stop and the read-only mode refuse it as
+	// any exec, and it is journaled as one.
+	InheritsPermit bool
 	// Run executes the primitive on already validated input.
 	Run func(ctx context.Context, call *Call, input json.RawMessage) (any, error)
 	// Quick, when set, is a bounded attempt at Run that the dispatcher
