@@ -28,4 +28,3 @@ func (j *Job) Kill() error { return j.g.kill(nil) }
 func (j *Job) Close() {
 	j.g.close()
 }
-

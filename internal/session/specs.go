@@ -70,4 +70,3 @@ func (m *Manager) Specs() []*primitive.Spec {
 			})},
 	}
 }
-
