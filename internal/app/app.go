@@ -33,6 +33,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/recipes"
 	"github.com/hearth-dev/hearth/internal/runs"
+	"github.com/hearth-dev/hearth/internal/session"
 	"github.com/hearth-dev/hearth/internal/store"
 	"github.com/hearth-dev/hearth/internal/tunnel"
 	"github.com/hearth-dev/hearth/internal/uia"
@@ -98,6 +99,8 @@ type App struct {
 	// Wake is the route probe, the ChatGPT window, the binder and the
 	// waker (internal/wake).
 	Wake *wake.Service
+	// Sessions are the model's interactive programs (machine.session_*).
+	Sessions *session.Manager
 
 	configPath  string
 	wakeCfgMu   sync.Mutex
@@ -162,11 +165,17 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		provider = uia.DefaultProvider()
 	}
 	ui := &uia.Service{Provider: provider, Log: log}
+	sessions, err := session.New(session.Options{DB: db, Ledger: led, Artifacts: arts, Log: log,
+		MaxSessions: cfg.MaxSessions, BufferBytes: cfg.SessionBufferBytes, TranscriptBytes: cfg.SessionTranscriptBytes,
+		IdleTimeout: time.Duration(cfg.SessionIdleTimeoutMS) * time.Millisecond, MaxReadBytes: cfg.MaxOutputBytes})
+	if err != nil {
+		return nil, err
+	}
 	a := &App{
 		Config: cfg, DataDir: opts.DataDir, DB: db, Log: log, Ledger: led,
 		FS:   &fsops.Engine{DB: db, Roots: roots, SpillDir: filepath.Join(opts.DataDir, "receipts")},
 		Wake: wk, Tunnel: tun, Gov: gov,
-		Artifacts: arts, UI: ui, Runs: newRuns(db, log, cfg, wk, arrivals),
+		Artifacts: arts, UI: ui, Runs: newRuns(db, log, cfg, wk, arrivals), Sessions: sessions,
 		configPath: opts.ConfigPath, ready: make(chan struct{}), budgetEvery: opts.BudgetEvery,
 	}
 	exec := newMachine(cfg, arts, cfg.MaxConcurrentExec, opts.Version, a.status)
@@ -178,11 +187,12 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 
 	var specs []*primitive.Spec
 	specs = append(specs, exec.Specs()...)
+	specs = append(specs, sessions.Specs()...)
 	specs = append(specs, a.FS.Specs()...)
 	specs = append(specs, arts.Specs()...)
 	specs = append(specs, a.Jobs.Specs()...)
 	specs = append(specs, ui.Specs()...)
-	specs = append(specs, control.EStopSpec(gov))
+	specs = append(specs, control.EStopSpec(gov, sessions))
 	specs = append(specs, gov.Specs()...)
 	// Recipes offer the step primitives registered with everything else.
 	base, err := primitive.NewRegistry(specs...)
@@ -209,7 +219,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	}
 	// The operator's decisions are recorded by the governor and carried out
 	// on the engines: built over both.
-	if a.Operator, err = control.New(gov, a.Dispatcher, log); err != nil {
+	if a.Operator, err = control.New(gov, a.Dispatcher, sessions, log); err != nil {
 		return nil, err
 	}
 
@@ -412,6 +422,13 @@ func (a *App) Serve(ctx context.Context) error {
 	}
 	a.Operator.Start(ctx) // the permit expiry loop
 	stops = append(stops, a.Operator.Stop)
+	// Sessions the last run left open are recorded closed; those of this
+	// run are closed, their trees killed, when it stops.
+	if err := a.Sessions.Start(ctx); err != nil {
+		stopAll()
+		return startup(err)
+	}
+	stops = append(stops, a.Sessions.Stop)
 	a.Runs.Start(ctx)
 	stops = append(stops, a.Runs.Stop)
 	if err := a.Wake.Start(ctx); err != nil {
