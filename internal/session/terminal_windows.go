@@ -24,10 +24,21 @@ var (
 	procUpdateProcThreadAttribute = kernel32.NewProc("UpdateProcThreadAttribute")
 )
 
-// available reports whether this Windows has ConPTY.
+// procWineGetVersion exists only in Wine's ntdll.
+var procWineGetVersion = windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version")
+
+// available reports whether this Windows has a ConPTY that works. Wine
+// (8.0) has CreatePseudoConsole, but a program started on its
+// pseudo-console with the standard handles left empty — as ConPTY needs,
+// so that the program does not write to Hearth's own output instead —
+// gets no console input or output at all and ends at once; Hearth says so
+// rather than start sessions that cannot be talked to.
 func available() error {
 	if err := procCreatePseudoConsole.Find(); err != nil {
 		return fmt.Errorf("%w: this Windows has no ConPTY (CreatePseudoConsole, Windows 10 1809 or later): %v", ErrUnavailable, err)
+	}
+	if procWineGetVersion.Find() == nil {
+		return fmt.Errorf("%w: this is Wine, whose ConPTY gives a program no console input or output", ErrUnavailable)
 	}
 	return nil
 }
@@ -51,6 +62,12 @@ func startTerminal(ctx context.Context, s startSpec) (terminal, error) {
 	if err := available(); err != nil {
 		return nil, err
 	}
+	return startConPTY(ctx, s)
+}
+
+// startConPTY starts s on a new pseudo-console (available has been
+// checked: the tests call it directly where the console is half there).
+func startConPTY(ctx context.Context, s startSpec) (*conpty, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
