@@ -289,6 +289,9 @@ func (a *App) unavailable() []string {
 		}
 		out = append(out, "ui automation ("+reason+")")
 	}
+	if err := a.Sessions.Available(); err != nil {
+		out = append(out, "interactive sessions ("+strings.TrimPrefix(err.Error(), session.ErrUnavailable.Error()+": ")+")")
+	}
 	return out
 }
 
@@ -304,6 +307,11 @@ func (a *App) status() map[string]any {
 		ui = map[string]any{"available": false, "reason": err.Error()}
 	}
 	out["ui_automation"] = ui
+	sessions := map[string]any{"available": true, "open": a.Sessions.Count(), "limits": a.Sessions.Limits()}
+	if err := a.Sessions.Available(); err != nil {
+		sessions["available"], sessions["reason"] = false, err.Error()
+	}
+	out["sessions"] = sessions
 	out["wake"] = a.wakeStatus()
 	out["data_dir"] = a.DataDir
 	out["loopback"] = a.loopbackStatus()

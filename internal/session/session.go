@@ -176,7 +176,7 @@ func (m *Manager) StartSession(ctx context.Context, call *primitive.Call, in Sta
 		return nil, err
 	}
 	if err := available(); err != nil {
-		return nil, primitive.Failed("unavailable", "machine.session_start: %v", err)
+		return nil, unavailableErr(err)
 	}
 	m.mu.Lock()
 	switch {
@@ -209,6 +209,12 @@ func (m *Manager) StartSession(ctx context.Context, call *primitive.Call, in Sta
 	}
 	info := s.info(m.o.IdleTimeout, m.o.BufferBytes)
 	return &info, nil
+}
+
+// unavailableErr is session_start's answer on a host without a usable
+// pseudo-terminal: blocked, as ui automation's is where it cannot run.
+func unavailableErr(err error) error {
+	return primitive.Blocked("unavailable", "machine.session_start: %v", err).WithDetails(map[string]any{"reason": err.Error()})
 }
 
 func route(call *primitive.Call) string {
@@ -263,7 +269,7 @@ func (m *Manager) start(ctx context.Context, rt, cmdID string, in StartInput) (*
 	term, err := startTerminal(ctx, startSpec{Command: in.Command, Args: in.Args, Dir: in.Cwd, Env: in.Env, Cols: 120, Rows: 30})
 	if err != nil {
 		if errors.Is(err, ErrUnavailable) {
-			return nil, primitive.Failed("unavailable", "machine.session_start: %v", err)
+			return nil, unavailableErr(err)
 		}
 		return nil, primitive.Failed("start_failed", "machine.session_start: %v", err)
 	}
@@ -532,6 +538,16 @@ func (m *Manager) List(call *primitive.Call) []Info {
 		out = append(out, s.info(m.o.IdleTimeout, m.o.BufferBytes))
 	}
 	return out
+}
+
+// Available reports why sessions cannot start on this host (nil when they
+// can): a Windows without a usable ConPTY.
+func (m *Manager) Available() error { return available() }
+
+// Limits are the bounds host_info reports.
+func (m *Manager) Limits() map[string]any {
+	return map[string]any{"max_sessions": m.o.MaxSessions, "session_idle_timeout_ms": m.o.IdleTimeout.Milliseconds(),
+		"session_buffer_bytes": m.o.BufferBytes, "session_transcript_bytes": m.o.TranscriptBytes, "session_max_wait_ms": MaxWait.Milliseconds()}
 }
 
 // Count is how many sessions are open, in every conversation.

@@ -24,7 +24,7 @@ func TestWindowsSessionOrAClearRefusal(t *testing.T) {
 	e := newEnv(t, nil)
 	info, err := e.m.StartSession(context.Background(), convA, StartInput{Command: "cmd.exe", Args: []string{"/q"}})
 	if avail := available(); avail != nil {
-		if !errors.Is(avail, ErrUnavailable) || err == nil || primitive.AsError(err).Code != "unavailable" || !strings.Contains(err.Error(), "ConPTY") {
+		if !errors.Is(avail, ErrUnavailable) || err == nil || primitive.AsError(err).Code != "unavailable" || primitive.AsError(err).State != primitive.StateBlocked || !strings.Contains(err.Error(), "ConPTY") {
 			t.Fatalf("without ConPTY: available %v, start %v", avail, err)
 		}
 		if e.m.Count() != 0 {

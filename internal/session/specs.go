@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
@@ -27,6 +28,13 @@ func (m *Manager) Specs() []*primitive.Spec {
 				{Name: "args", Type: primitive.TArray, Items: &primitive.Field{Type: primitive.TString}, Desc: "Arguments."},
 				{Name: "cwd", Type: primitive.TString, Desc: "Working directory (absolute)."},
 				{Name: "env", Type: primitive.TObject, Values: primitive.TString, Desc: "Extra environment variables."},
+			},
+			// No permit is asked for a start that cannot happen here.
+			Precheck: func(json.RawMessage) error {
+				if err := available(); err != nil {
+					return unavailableErr(err)
+				}
+				return nil
 			},
 			Summary: "start a console program (REPL, shell, ssh) on a pseudo-terminal to talk to; same permit as exec; returns session_id.",
 			Run: primitive.Typed(func(ctx context.Context, call *primitive.Call, in StartInput) (any, error) {
