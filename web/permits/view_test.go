@@ -111,6 +111,7 @@ func TestDescribe(t *testing.T) {
 		{govern.Permit{Primitive: "task.submit", Input: `{}`, Programs: []govern.ProgramUse{{Command: "a"}, {Command: "b"}}}, "run 2 programs:", "a, b", ""},
 		{govern.Permit{Primitive: "fs.write", Input: `{"path":"C:\\x.txt"}`}, "use the file", `C:\x.txt`, ""},
 		{govern.Permit{Primitive: "ui.act", Input: `{}`}, "do", "act in a window", ""},
+		{govern.Permit{Primitive: "machine.session_start", Input: `{"command":"python3","args":["-i"]}`, Programs: []govern.ProgramUse{{Command: "python3"}}}, "start and type into", "python3 -i", ""},
 	} {
 		verb, what, where := Describe(c.p)
 		if verb != c.verb || what != c.what || where != c.where {
