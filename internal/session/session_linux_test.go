@@ -320,3 +320,33 @@ func assertGone(t *testing.T, pids ...int) {
 		}
 	}
 }
+
+// TestShellExitEndsTheSessionWithItsJobs: a shell with job control puts a
+// background job in a process group of its own; when the shell exits,
+// the job dies with it (it is in the terminal's session), so the output
+// ends and the exit is reported.
+func TestShellExitEndsTheSessionWithItsJobs(t *testing.T) {
+	e := newEnv(t, nil)
+	s := e.start("sh")
+	sent := e.send(s.SessionID, `sleep 1000 & echo PI""D:$!:`, "Enter")
+	sleep := e.readPID(s.SessionID, sent.Offset)
+	sent = e.send(s.SessionID, "exit 4", "Enter")
+	off := sent.Offset
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		r, err := e.m.Read(context.Background(), convA, ReadInput{SessionID: s.SessionID, Offset: &off, WaitMS: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		off = r.NextOffset
+		if r.Exited {
+			if *r.ExitCode != 4 {
+				t.Fatalf("exit code %d", *r.ExitCode)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the shell's exit was never reported")
+		}
+	}
+	assertGone(t, s.PID, sleep)
+}

@@ -70,15 +70,23 @@ func (t *unixTerminal) Read(p []byte) (int, error)  { return t.ptmx.Read(p) }
 func (t *unixTerminal) Write(p []byte) (int, error) { return t.ptmx.Write(p) }
 func (t *unixTerminal) PID() int                    { return t.cmd.Process.Pid }
 
+// Kill kills the program's tree and then everything else in its
+// terminal session (a shell's background jobs lead process groups of
+// their own).
 func (t *unixTerminal) Kill() error {
-	if err := t.tree.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return err
+	err := t.tree.Kill()
+	if errors.Is(err, os.ErrProcessDone) {
+		err = nil
 	}
-	return nil
+	return errors.Join(err, proc.KillSession(t.cmd.Process.Pid))
 }
 
+// Wait waits for the program; once it has exited, what is left of its
+// terminal session is killed, as closing a terminal window ends its jobs,
+// so that nothing holds the pty open and the output ends.
 func (t *unixTerminal) Wait() int {
 	_ = t.cmd.Wait()
+	_ = proc.KillSession(t.cmd.Process.Pid)
 	t.tree.Close()
 	if t.cmd.ProcessState == nil {
 		return -1
