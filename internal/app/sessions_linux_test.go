@@ -203,3 +203,15 @@ func TestOperatorEStopKillsSessionTrees(t *testing.T) {
 	}
 	waitGone(t, int(r.Num("result.pid")), sleep)
 }
+
+// TestHostInfoDisclosesSessions: host_info says whether sessions can run
+// here, how many are open and their bounds (the config's).
+func TestHostInfoDisclosesSessions(t *testing.T) {
+	in := hearthtest.Start(t, func(c *config.Config) { hearthtest.Trusted(c); c.MaxSessions = 3 })
+	s := sessionClient{t, hearthtest.Connect(t, in.URL, "sessions-host-info")}
+	s.completed(map[string]any{"operation": "session_start", "command": "sh"})
+	r := s.completed(map[string]any{"operation": "host_info"})
+	if r.Get("result.sessions.available") != true || r.Num("result.sessions.open") != 1 || r.Num("result.sessions.limits.max_sessions") != 3 {
+		t.Fatalf("host_info sessions: %v", r.Get("result.sessions"))
+	}
+}
