@@ -350,3 +350,39 @@ func TestShellExitEndsTheSessionWithItsJobs(t *testing.T) {
 	}
 	assertGone(t, s.PID, sleep)
 }
+
+// TestSendIsBounded: one send's text is at most maxText bytes, and a send
+// to a program that reads nothing answers input_blocked after sendWait
+// instead of hanging (a second send meanwhile is refused at once); closing
+// the session still works.
+func TestSendIsBounded(t *testing.T) {
+	e := newEnv(t, nil)
+	s := e.start("sleep", "100")
+	_, err := e.m.Send(context.Background(), convA, s.SessionID, strings.Repeat("x", maxText+1), nil)
+	wantFailure(t, err, "invalid_input")
+	// The terminal takes some input unread (its buffers); sends go on
+	// until they are full.
+	var d time.Duration
+	for i := 0; ; i++ {
+		if i == 64 {
+			t.Fatal("4 MiB sent to a program that reads nothing, and no send was blocked")
+		}
+		begin := time.Now()
+		// Whole lines: a line longer than the terminal's line buffer
+		// is cut, not waited for.
+		_, err = e.m.Send(context.Background(), convA, s.SessionID, strings.Repeat("x\n", maxText/2), nil)
+		if d = time.Since(begin); err != nil {
+			break
+		}
+	}
+	wantFailure(t, err, "input_blocked")
+	if d < sendWait-time.Second || d > sendWait+10*time.Second {
+		t.Fatalf("the blocked send answered after %s", d)
+	}
+	_, err = e.m.Send(context.Background(), convA, s.SessionID, "more", nil)
+	wantFailure(t, err, "input_blocked")
+	if _, err := e.m.Close(context.Background(), convA, s.SessionID); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, s.PID)
+}
