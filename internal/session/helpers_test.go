@@ -16,7 +16,7 @@ import (
 
 // testEnv is a Manager over a real database, ledger and artifact store.
 type testEnv struct {
-	t   *testing.T
+	t   testing.TB
 	dir string
 	db  *store.DB
 	led *ledger.Ledger
@@ -29,7 +29,7 @@ func testOptions() Options {
 	return Options{MaxSessions: 4, BufferBytes: 1 << 20, TranscriptBytes: 4 << 20, IdleTimeout: time.Minute, MaxReadBytes: 16 << 10}
 }
 
-func newEnv(t *testing.T, edit func(*Options)) *testEnv {
+func newEnv(t testing.TB, edit func(*Options)) *testEnv {
 	t.Helper()
 	dir := t.TempDir()
 	db, err := store.Open(context.Background(), filepath.Join(dir, "hearth.db"))
@@ -121,7 +121,7 @@ func (e *testEnv) closedEntries() []map[string]any {
 	return out
 }
 
-func wantFailure(t *testing.T, err error, code string) {
+func wantFailure(t testing.TB, err error, code string) {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("want a %s failure, got none", code)

@@ -44,6 +44,7 @@ const (
 	ReasonEStop     = "estop"            // the e-stop latched
 	ReasonExit      = "hearth_exit"      // Hearth stopped
 	ReasonRestarted = "hearth_restarted" // open when the previous Hearth stopped
+	ReasonStartFail = "start_failed"     // started, but could not be recorded open
 )
 
 // MaxWait is the longest a read may wait for output.
@@ -189,11 +190,12 @@ func (m *Manager) StartSession(ctx context.Context, call *primitive.Call, in Sta
 	m.starting++
 	m.mu.Unlock()
 	s, err := m.start(ctx, route(call), commandID(call), in)
+	reason := ReasonStartFail
 	m.mu.Lock()
 	m.starting--
 	if err == nil {
 		if m.stopped {
-			err = primitive.Failed("stopping", "machine.session_start: Hearth is stopping")
+			err, reason = primitive.Failed("stopping", "machine.session_start: Hearth is stopping"), ReasonExit
 		} else {
 			m.sessions[s.id] = s
 		}
@@ -201,7 +203,7 @@ func (m *Manager) StartSession(ctx context.Context, call *primitive.Call, in Sta
 	m.mu.Unlock()
 	if err != nil {
 		if s != nil {
-			m.finish(context.WithoutCancel(ctx), s, ReasonExit)
+			m.finish(context.WithoutCancel(ctx), s, reason)
 		}
 		return nil, err
 	}

@@ -386,3 +386,25 @@ func TestSendIsBounded(t *testing.T) {
 	}
 	assertGone(t, s.PID)
 }
+
+// BenchmarkShellRoundTrip measures one line typed into sh and its answer
+// read back (send, then a read waiting until the answer appears).
+func BenchmarkShellRoundTrip(b *testing.B) {
+	e := newEnv(b, nil)
+	info, err := e.m.StartSession(context.Background(), convA, StartInput{Command: "sh"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; b.Loop(); i++ {
+		want := fmt.Sprintf("R%d\n", i)
+		sent, err := e.m.Send(context.Background(), convA, info.SessionID, fmt.Sprintf(`echo R""%d`, i), []string{"Enter"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		off := sent.Offset
+		r, err := e.m.Read(context.Background(), convA, ReadInput{SessionID: info.SessionID, Offset: &off, WaitMS: 10_000, Until: want})
+		if err != nil || !strings.Contains(r.Text, want) {
+			b.Fatalf("read %q: %v", r.Text, err)
+		}
+	}
+}
