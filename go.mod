@@ -7,6 +7,7 @@ require (
 	github.com/a-h/templ v0.3.1118
 	github.com/charlievieth/fastwalk v1.0.14
 	github.com/chromedp/chromedp v0.23.1
+	github.com/creack/pty v1.1.24
 	github.com/danieljoos/wincred v1.2.3
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/go-git/go-git/v5 v5.19.3

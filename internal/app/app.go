@@ -35,6 +35,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/internal/runs"
 	"github.com/hearth-dev/hearth/internal/screen"
+	"github.com/hearth-dev/hearth/internal/session"
 	"github.com/hearth-dev/hearth/internal/store"
 	"github.com/hearth-dev/hearth/internal/tunnel"
 	"github.com/hearth-dev/hearth/internal/uia"
@@ -108,6 +109,8 @@ type App struct {
 	// Wake is the route probe, the ChatGPT window, the binder and the
 	// waker (internal/wake).
 	Wake *wake.Service
+	// Sessions are the model's interactive programs (machine.session_*).
+	Sessions *session.Manager
 
 	cfgFile     *configFile
 	// explicitMCP and explicitPanel: the address came from the command
@@ -183,11 +186,17 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	}
 	ui := &uia.Service{Provider: provider, Log: log}
 	scr := &screen.Service{Log: log, IsPanel: ui.ShowsPanel}
+	sessions, err := session.New(session.Options{DB: db, Ledger: led, Artifacts: arts, Log: log,
+		MaxSessions: cfg.MaxSessions, BufferBytes: cfg.SessionBufferBytes, TranscriptBytes: cfg.SessionTranscriptBytes,
+		IdleTimeout: time.Duration(cfg.SessionIdleTimeoutMS) * time.Millisecond, MaxReadBytes: cfg.MaxOutputBytes})
+	if err != nil {
+		return nil, err
+	}
 	a := &App{
 		Config: cfg, DataDir: opts.DataDir, DB: db, Log: log, Ledger: led,
 		FS:   &fsops.Engine{DB: db, Roots: roots, SpillDir: filepath.Join(opts.DataDir, "receipts")},
 		Wake: wk, Tunnel: tun, Gov: gov,
-		Artifacts: arts, UI: ui, Screen: scr, Runs: newRuns(db, log, cfg, wk, arrivals),
+		Artifacts: arts, UI: ui, Screen: scr, Runs: newRuns(db, log, cfg, wk, arrivals), Sessions: sessions,
 		cfgFile: cfgFile, ready: make(chan struct{}), budgetEvery: opts.BudgetEvery, backupEvery: opts.BackupEvery,
 		explicitMCP: opts.MCPAddr != "", explicitPanel: opts.PanelAddr != "",
 	}
@@ -200,12 +209,13 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 
 	var specs []*primitive.Spec
 	specs = append(specs, exec.Specs()...)
+	specs = append(specs, sessions.Specs()...)
 	specs = append(specs, a.FS.Specs()...)
 	specs = append(specs, arts.Specs()...)
 	specs = append(specs, a.Jobs.Specs()...)
 	specs = append(specs, ui.Specs()...)
 	specs = append(specs, scr.Specs()...)
-	specs = append(specs, control.EStopSpec(gov))
+	specs = append(specs, control.EStopSpec(gov, sessions))
 	specs = append(specs, control.ReconcileSpec(gov))
 	// Recipes offer the step primitives registered with everything else.
 	base, err := primitive.NewRegistry(specs...)
@@ -232,7 +242,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	}
 	// The operator's decisions are recorded by the governor and carried out
 	// on the engines: built over both.
-	if a.Operator, err = control.New(gov, a.Dispatcher, log); err != nil {
+	if a.Operator, err = control.New(gov, a.Dispatcher, sessions, log); err != nil {
 		return nil, err
 	}
 
@@ -306,6 +316,9 @@ func (a *App) unavailable() []string {
 		}
 		out = append(out, "ui automation ("+reason+")")
 	}
+	if err := a.Sessions.Available(); err != nil {
+		out = append(out, "interactive sessions ("+strings.TrimPrefix(err.Error(), session.ErrUnavailable.Error()+": ")+")")
+	}
 	return out
 }
 
@@ -321,6 +334,11 @@ func (a *App) status() map[string]any {
 		ui = map[string]any{"available": false, "reason": err.Error()}
 	}
 	out["ui_automation"] = ui
+	sessions := map[string]any{"available": true, "open": a.Sessions.Count(), "limits": a.Sessions.Limits()}
+	if err := a.Sessions.Available(); err != nil {
+		sessions["available"], sessions["reason"] = false, err.Error()
+	}
+	out["sessions"] = sessions
 	out["wake"] = a.wakeStatus()
 	out["data_dir"] = a.DataDir
 	out["loopback"] = a.loopbackStatus()
@@ -431,6 +449,13 @@ func (a *App) Serve(ctx context.Context) error {
 	}
 	a.Operator.Start(ctx) // the permit expiry loop
 	stops = append(stops, a.Operator.Stop)
+	// Sessions the last run left open are recorded closed; those of this
+	// run are closed, their trees killed, when it stops.
+	if err := a.Sessions.Start(ctx); err != nil {
+		stopAll()
+		return startup(err)
+	}
+	stops = append(stops, a.Sessions.Stop)
 	a.Runs.Start(ctx)
 	stops = append(stops, a.Runs.Stop)
 	if err := a.Wake.Start(ctx); err != nil {

@@ -50,6 +50,14 @@ func programsOf() map[string]func(json.RawMessage) []govern.ProgramUse {
 			}
 			return []govern.ProgramUse{one(in)}
 		},
+		// A session's program is matched as exec's is: the same fields.
+		"machine.session_start": func(raw json.RawMessage) []govern.ProgramUse {
+			var in machine.ExecInput
+			if json.Unmarshal(raw, &in) != nil {
+				return nil
+			}
+			return []govern.ProgramUse{one(in)}
+		},
 		"machine.batch": func(raw json.RawMessage) []govern.ProgramUse {
 			var in struct {
 				Commands []machine.ExecInput `json:"commands"`

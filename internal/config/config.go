@@ -58,6 +58,19 @@ type Config struct {
 
 	RecipeMaxSteps int `json:"recipe_max_steps"`
 
+	// MaxSessions bounds the interactive sessions (machine.session_start)
+	// open at once.
+	MaxSessions int `json:"max_sessions"`
+	// SessionIdleTimeoutMS closes a session without a send or read for
+	// this long.
+	SessionIdleTimeoutMS int `json:"session_idle_timeout_ms"`
+	// SessionBufferBytes is the output each session keeps for reading (its
+	// newest bytes).
+	SessionBufferBytes int `json:"session_buffer_bytes"`
+	// SessionTranscriptBytes bounds the transcript a closed session keeps
+	// as an artifact (its first bytes).
+	SessionTranscriptBytes int `json:"session_transcript_bytes"`
+
 	// ArtifactRetentionDays is how long an artifact is kept; older ones
 	// are pruned unless something alive still refers to them. 0 keeps
 	// artifacts forever.
@@ -201,6 +214,10 @@ func Default() Config {
 		MaxArrivalsPerResponse: 16,
 		MaxArrivalBytes:        64 << 10,
 		RecipeMaxSteps:         32,
+		MaxSessions:            4,
+		SessionIdleTimeoutMS:   1_800_000,
+		SessionBufferBytes:     1 << 20,
+		SessionTranscriptBytes: 4 << 20,
 		ArtifactRetentionDays:  30,
 		ReceiptRetentionDays:   30,
 		BackupKeep:             DefaultBackupKeep,
@@ -376,6 +393,10 @@ func (c *Config) Validate() error {
 		{"max_arrivals_per_response", int64(c.MaxArrivalsPerResponse), 1, 1000},
 		{"max_arrival_bytes", int64(c.MaxArrivalBytes), 1024, 16 << 20},
 		{"recipe_max_steps", int64(c.RecipeMaxSteps), 1, 1000},
+		{"max_sessions", int64(c.MaxSessions), 1, 64},
+		{"session_idle_timeout_ms", int64(c.SessionIdleTimeoutMS), 1000, 7 * 24 * 3_600_000},
+		{"session_buffer_bytes", int64(c.SessionBufferBytes), 4096, 64 << 20},
+		{"session_transcript_bytes", int64(c.SessionTranscriptBytes), 1024, 1 << 30},
 		{"artifact_retention_days", int64(c.ArtifactRetentionDays), 0, MaxRetentionDays},
 		{"receipt_retention_days", int64(c.ReceiptRetentionDays), 0, MaxRetentionDays},
 		{"backup_keep", int64(c.BackupKeep), 1, MaxBackupKeep},

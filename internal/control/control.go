@@ -21,6 +21,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/jobs"
+	"github.com/hearth-dev/hearth/internal/session"
 )
 
 // Operator is the human operator's API over a running Hearth, for the
@@ -30,25 +31,31 @@ type Operator struct {
 	gov    *govern.Governor
 	rec    *govern.Operator
 	engine *dispatch.Dispatcher
-	log    *slog.Logger
+	// sessions are the model's interactive programs, which the e-stop
+	// kills.
+	sessions *session.Manager
+	log      *slog.Logger
 
 	stopLoop context.CancelFunc
 	loopDone chan struct{}
 }
 
 // New builds the operator's API over gov and the engines it carries
-// decisions out on. Each part is required.
-func New(gov *govern.Governor, engine *dispatch.Dispatcher, log *slog.Logger) (*Operator, error) {
+// decisions out on (the e-stop also closes the interactive sessions).
+// Each part is required.
+func New(gov *govern.Governor, engine *dispatch.Dispatcher, sessions *session.Manager, log *slog.Logger) (*Operator, error) {
 	switch {
 	case gov == nil:
 		return nil, errors.New("build the operator's controls: a governor is required")
 	case engine == nil:
 		return nil, errors.New("build the operator's controls: a dispatcher is required")
+	case sessions == nil:
+		return nil, errors.New("build the operator's controls: a session manager is required")
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Operator{gov: gov, rec: &govern.Operator{G: gov}, engine: engine, log: log}, nil
+	return &Operator{gov: gov, rec: &govern.Operator{G: gov}, engine: engine, sessions: sessions, log: log}, nil
 }
 
 // Approve approves a pending permit once and releases the parked work,
@@ -77,7 +84,7 @@ func (o *Operator) EStop(ctx context.Context, operator, reason string) error {
 	if err := o.rec.EStop(ctx, operator, reason); err != nil {
 		return err
 	}
-	halt(o.engine)
+	halt(ctx, o.engine, o.sessions)
 	return nil
 }
 

@@ -19,14 +19,15 @@ func TestNewRequiresEveryPart(t *testing.T) {
 		part string
 		new  func() (*control.Operator, error)
 	}{
-		{"governor", func() (*control.Operator, error) { return control.New(nil, a.Dispatcher, nil) }},
-		{"dispatcher", func() (*control.Operator, error) { return control.New(a.Gov, nil, nil) }},
+		{"governor", func() (*control.Operator, error) { return control.New(nil, a.Dispatcher, a.Sessions, nil) }},
+		{"dispatcher", func() (*control.Operator, error) { return control.New(a.Gov, nil, a.Sessions, nil) }},
+		{"session manager", func() (*control.Operator, error) { return control.New(a.Gov, a.Dispatcher, nil, nil) }},
 	} {
 		if _, err := tc.new(); err == nil || !strings.Contains(err.Error(), tc.part) {
 			t.Errorf("controls without a %s: %v", tc.part, err)
 		}
 	}
-	if _, err := control.New(a.Gov, a.Dispatcher, nil); err != nil {
+	if _, err := control.New(a.Gov, a.Dispatcher, a.Sessions, nil); err != nil {
 		t.Fatalf("controls over every part: %v", err)
 	}
 }

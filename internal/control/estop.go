@@ -7,6 +7,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/session"
 )
 
 // The e-stop is one act in two parts: governance latches it (every call
@@ -20,17 +21,19 @@ const EStopJobReason = "cancelled by the e-stop; its process tree was killed"
 
 // halt stops what runs when the e-stop latches: the engine's job class is
 // held (its running jobs' process trees killed, nothing started until the
-// operator resumes it) and the dispatcher's running calls are cancelled.
-func halt(engine *dispatch.Dispatcher) {
+// operator resumes it), the dispatcher's running calls are cancelled and
+// every interactive session is closed, its process tree killed.
+func halt(ctx context.Context, engine *dispatch.Dispatcher, sessions *session.Manager) {
 	engine.Hold(jobs.Class, EStopJobReason)
 	engine.CancelRunning(dispatch.ErrEStop)
+	sessions.CloseAll(ctx, session.ReasonEStop)
 }
 
 // EStopSpec is machine.estop, the model's emergency stop: a trusted stop
 // that needs no permit and works in every mode. It latches through gov
 // and stops running work through the dispatcher running the call
-// (dispatch.WithEngine), its job class included.
-func EStopSpec(gov *govern.Governor) *primitive.Spec {
+// (dispatch.WithEngine), its job class included, and sessions.
+func EStopSpec(gov *govern.Governor, sessions *session.Manager) *primitive.Spec {
 	return &primitive.Spec{Tool: "machine", Operation: "estop", Risk: primitive.RiskControl, Inline: true,
 		Summary: "emergency stop: refuse every non-read call and kill running work until the human operator resets it. Always allowed.",
 		Fields:  []primitive.Field{{Name: "reason", Type: primitive.TString, Desc: "Why the stop was triggered (shown to the operator)."}},
@@ -40,7 +43,7 @@ func EStopSpec(gov *govern.Governor) *primitive.Spec {
 			if err := gov.Latch(context.WithoutCancel(ctx), "model", in.Reason); err != nil {
 				return nil, primitive.Failed("estop_failed", "%v", err)
 			}
-			halt(e)
+			halt(ctx, e, sessions)
 			return map[string]any{"latched": true, "reason": in.Reason, "reset": "only the operator can reset it (control panel or `hearth-tray safety reset`)"}, nil
 		})}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/mcpserver"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/internal/recipes"
 )
 
@@ -353,6 +354,21 @@ func TestEveryEntryPointIsGoverned(t *testing.T) {
 			// Ask: an exec-class call parks for a permit; approved, it runs
 			// journaled as approved.
 			if s.Risk != primitive.RiskExec {
+				checked++
+				continue
+			}
+			if k, _ := risk.KindOf(s.Name()); k == risk.KindSession {
+				// Keys typed into a session whose start was approved
+				// need no permit of their own: under ask the call runs
+				// at once, journaled as unapproved.
+				m.policy(config.ModeAsk)
+				was = count(s)
+				child, told := ep.call(m, s, m.cmd())
+				m.policy(config.ModeTrusted)
+				intent, outcome, data := m.journal(child, true)
+				if intent == 0 || outcome == 0 || data["approved"] == true || count(s) == was {
+					t.Errorf("%s under ask: intent %d (%v), outcome %d, ran %v: %s", where, intent, data, outcome, count(s) != was, told)
+				}
 				checked++
 				continue
 			}

@@ -80,6 +80,8 @@ func (g *Governor) caseOf(ctx context.Context, mode string, kind risk.Kind, a *c
 		return risk.CaseKill, nil
 	case risk.KindClipboardSet:
 		return risk.CaseClipSet, nil
+	case risk.KindSession:
+		return risk.CaseSession, nil
 	case risk.KindSee:
 		// The approval is kept per primitive: seeing the screen does not
 		// allow reading the clipboard.

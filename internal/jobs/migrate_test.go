@@ -13,9 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/artifacts"
 	"github.com/hearth-dev/hearth/internal/control"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/jobs"
+	"github.com/hearth-dev/hearth/internal/session"
 	"github.com/hearth-dev/hearth/internal/store"
 	"github.com/hearth-dev/hearth/internal/store/storetest"
 )
@@ -180,7 +182,12 @@ func TestMigrationCarriesOldJobs(t *testing.T) {
 	if !ok {
 		t.Fatalf("the engine's governor is a %T", e.d.Gov)
 	}
-	op, err := control.New(gov, e.d, nil)
+	sessions, err := session.New(session.Options{DB: e.db, Ledger: gov.Ledger, Artifacts: &artifacts.Store{DB: e.db, Dir: t.TempDir()},
+		MaxSessions: 1, BufferBytes: 4096, TranscriptBytes: 4096, IdleTimeout: time.Minute, MaxReadBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := control.New(gov, e.d, sessions, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

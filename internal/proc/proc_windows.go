@@ -91,6 +91,11 @@ func (g *group) started(cmd *exec.Cmd) error {
 			return err
 		}
 	}
+	return g.adopt(pid)
+}
+
+// adopt is started for the suspended process pid, however it was created.
+func (g *group) adopt(pid uint32) error {
 	h, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE|windows.SYNCHRONIZE, false, pid)
 	if err != nil {
 		return fmt.Errorf("open process %d: %w", pid, err)

@@ -73,6 +73,7 @@ const (
 	CaseSee       CaseID = "see"
 	CaseSeeOK     CaseID = "see_granted"
 	CaseClipSet   CaseID = "clipboard_set"
+	CaseSession   CaseID = "session"
 	CaseSeveral   CaseID = "several"
 	CaseRecipe    CaseID = "recipe"
 	CaseUnlisted  CaseID = "unlisted"
@@ -126,6 +127,8 @@ var Cases = []Case{
 		Ask: Runs, Trusted: Runs, ReadOnly: Refused},
 	{ID: CaseExec, Words: "run any other program",
 		Ask: Asks, Trusted: Runs, ReadOnly: Refused},
+	{ID: CaseSession, Words: "type into, read or close a program it started with your approval (a shell, a REPL)",
+		Ask: Runs, Trusted: Runs, ReadOnly: Refused},
 	{ID: CaseUIGranted, Words: "use an app you allowed in that chat",
 		Ask: Runs, Trusted: Runs, ReadOnly: Refused},
 	{ID: CaseUIApp, Words: "use an app's window (press its buttons, fill in its fields): you answer once per app and chat",
@@ -190,6 +193,10 @@ const (
 	// primitive in the conversation, else CaseSee (always for a call
 	// without a conversation, which has nowhere to keep the approval).
 	KindSee Kind = "see"
+	// KindSession: acts only inside an interactive program an earlier
+	// machine.session_start started under its own admission (keys typed
+	// into it): the start asked where the mode asks, so this does not.
+	KindSession Kind = "session"
 	// KindClipboardSet: puts text on the clipboard.
 	KindClipboardSet Kind = "clipboard_set"
 )
@@ -207,6 +214,7 @@ var casesOf = map[Kind][]CaseID{
 	KindKill:         {CaseKill},
 	KindSee:          {CaseSeeOK, CaseSee},
 	KindClipboardSet: {CaseClipSet},
+	KindSession:      {CaseSession},
 }
 
 // Table is a set of rows: a primitive's name and its kind.
@@ -248,6 +256,12 @@ var Rows = Table{
 	"machine.batch":        KindExec,
 	"machine.process_kill": KindKill,
 	"machine.estop":        KindControl,
+
+	"machine.session_start": KindExec,
+	"machine.session_send":  KindSession,
+	"machine.session_read":  KindRead,
+	"machine.session_list":  KindRead,
+	"machine.session_close": KindControl,
 
 	"ui.snapshot": KindRead,
 	"ui.query":    KindRead,

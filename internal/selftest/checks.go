@@ -12,6 +12,7 @@ func (r *run) checks() []check {
 		{name: "fs.junction", needs: hearth, run: r.checkJunction},
 		{name: "fs.long_path", needs: hearth, run: r.checkLongPath},
 		{name: "fs.held_open", needs: hearth, run: r.checkHeldOpen},
+		{name: "session.console", needs: hearth, run: r.checkSession},
 		{name: "uia.available", needs: hearth, run: r.checkUIAvailable},
 		{name: "uia.fixture", run: r.checkFixture},
 		{name: "uia.snapshot", needs: ui, run: r.checkSnapshot},

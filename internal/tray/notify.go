@@ -160,11 +160,16 @@ func PermitSummary(p govern.Permit) string {
 	_ = json.Unmarshal([]byte(p.Input), &in)
 	switch {
 	case in.Command != "":
-		s := "ChatGPT wants to run " + clip(strings.Join(append([]string{in.Command}, in.Args...), " "), maxSummaryPart)
+		verb, after := "run ", ""
+		if p.Primitive == "machine.session_start" {
+			// Approved, ChatGPT types into it without asking again.
+			verb, after = "start ", " and type into it"
+		}
+		s := "ChatGPT wants to " + verb + clip(strings.Join(append([]string{in.Command}, in.Args...), " "), maxSummaryPart)
 		if in.Cwd != "" {
 			s += " in " + clip(in.Cwd, maxSummaryPart)
 		}
-		return s
+		return s + after
 	case len(in.Commands) > 0:
 		return fmt.Sprintf("ChatGPT wants to run %d commands", len(in.Commands))
 	case strings.HasPrefix(p.Primitive, "fs.") && in.Path != "":

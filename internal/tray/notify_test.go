@@ -119,6 +119,7 @@ func TestPermitSummary(t *testing.T) {
 	for _, tc := range []struct{ prim, input, want string }{
 		{"machine.exec", `{"command":"ls","args":["-la"],"cwd":"C:\\Users\\Ann\\src"}`, `ChatGPT wants to run ls -la in C:\Users\Ann\src`},
 		{"machine.exec", `{"command":"echo"}`, "ChatGPT wants to run echo"},
+		{"machine.session_start", `{"command":"python3","args":["-i"]}`, "ChatGPT wants to start python3 -i and type into it"},
 		{"machine.batch", `{"commands":[{"command":"a"},{"command":"b"}]}`, "ChatGPT wants to run 2 commands"},
 		{"fs.write", `{"operation":"write","path":"C:\\notes.txt"}`, `ChatGPT wants to change C:\notes.txt`},
 		{"ui.action", `{}`, "ChatGPT wants to use an app on your screen"},

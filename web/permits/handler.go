@@ -117,6 +117,11 @@ func Describe(p govern.Permit) (verb, what, where string) {
 		if in.Command == cmd {
 			cmd = strings.Join(append([]string{cmd}, in.Args...), " ")
 		}
+		if p.Primitive == "machine.session_start" {
+			// Approving it lets ChatGPT type into the program without
+			// asking again: the sentence says so.
+			return "start and type into", cmd, p.Programs[0].Cwd
+		}
 		return "run", cmd, p.Programs[0].Cwd
 	case len(p.Programs) > 1:
 		names := make([]string, len(p.Programs))

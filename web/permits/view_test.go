@@ -132,6 +132,7 @@ func TestDescribe(t *testing.T) {
 		{govern.Permit{Primitive: "ui.act", Input: `{}`}, "do", "act in a window", ""},
 		{govern.Permit{Primitive: "ui.screenshot", Input: `{"hwnd":5}`}, "see", "your screen", ""},
 		{govern.Permit{Primitive: "ui.clipboard_get", Input: `{}`}, "read", "your clipboard", ""},
+		{govern.Permit{Primitive: "machine.session_start", Input: `{"command":"python3","args":["-i"]}`, Programs: []govern.ProgramUse{{Command: "python3"}}}, "start and type into", "python3 -i", ""},
 	} {
 		verb, what, where := Describe(c.p)
 		if verb != c.verb || what != c.what || where != c.where {

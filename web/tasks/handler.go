@@ -122,6 +122,10 @@ func Operation(primitive string) string {
 	switch primitive {
 	case "machine.exec":
 		return "to run a program"
+	case "machine.session_start":
+		return "to start a program to talk to"
+	case "machine.session_send":
+		return "to type into a program"
 	case "machine.host_info":
 		return "to look at this computer"
 	case "fs.read":
