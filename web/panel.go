@@ -219,7 +219,7 @@ func (p *Panel) routes() (http.Handler, error) {
 		}
 		st.Mount(r)
 		(&setup.Handler{Kit: kit, Tunnel: d.Tunnel, MCPURL: d.MCPURL, Start: d.StartTunnel, Stop: d.StopTunnel,
-			StartAtLogon: d.StartAtLogon}).Mount(r)
+			StartAtLogon: d.StartAtLogon, Ports: d.PortMoves}).Mount(r)
 		(&permits.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Chats: p.chats()}).Mount(r)
 		r.Get("/nav/pending/live", p.pendingLive)
 		(&safety.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Chats: p.chats()}).Mount(r)

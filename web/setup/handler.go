@@ -41,6 +41,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/tunnel"
 	"github.com/hearth-dev/hearth/web/session"
+	"github.com/hearth-dev/hearth/web/status"
 	"github.com/hearth-dev/hearth/web/ui"
 )
 
@@ -66,6 +67,9 @@ type Handler struct {
 	// StartAtLogon reports whether Hearth starts at logon; nil where that
 	// is not available.
 	StartAtLogon func() (bool, error)
+	// Ports reports the listeners Hearth moved off a port another program
+	// held (the tunnel profile then names the new address); nil: none.
+	Ports func() []status.PortMove
 
 	outcomes outcomes
 }
@@ -141,6 +145,9 @@ type Result struct {
 // View is what the page shows.
 type View struct {
 	Status tunnel.Status
+	// Ports are the listeners moved off a taken port: Setup says which
+	// port and why, since the connection now points there.
+	Ports []status.PortMove
 	// Running: a supervision is active (a child runs or restarts soon).
 	Running bool
 	// KeyPresent and KeyHint ("…abcd") describe the stored key; KeyUnread
@@ -192,6 +199,9 @@ func (h *Handler) load(client bool) View {
 		TunnelID: cfg.TunnelID, Profile: cfg.Profile, Autostart: cfg.Autostart,
 		MCPURL: h.MCPURL(), LogPath: h.Tunnel.LogPath(),
 		FirstCall: h.Tunnel.FirstChatGPTCall(), ProgramDir: h.Tunnel.ProgramFolder(),
+	}
+	if h.Ports != nil {
+		v.Ports = h.Ports()
 	}
 	_, v.Pinned = h.Tunnel.Pinned()
 	v.BesideExe = !v.Pinned && h.Tunnel.HasBesideExe()

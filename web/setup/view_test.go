@@ -9,6 +9,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/tunnel"
 	"github.com/hearth-dev/hearth/web/session"
+	"github.com/hearth-dev/hearth/web/status"
 	"github.com/hearth-dev/hearth/web/ui"
 )
 
@@ -71,6 +72,16 @@ const pinnedSum = "ea6c734949168f18d643645d05de2875763ba2c4b8bfdb45b8fb036d10f75
 // path, where it came from and its SHA-256; one on PATH or inside an fs
 // root carries a warning; each pin form posts back exactly the path and
 // the hash shown.
+// TestSetupSaysWhichPortAndWhy: a listener moved off a taken port is
+// named on Setup, with the addresses under Details.
+func TestSetupSaysWhichPortAndWhy(t *testing.T) {
+	v := View{Status: tunnel.Status{State: tunnel.StateNotConfigured, Reason: "no tunnel ID yet"}}
+	check(t, render(t, v), nil, []string{"status-port-move"})
+	v.Ports = []status.PortMove{{Sentence: "Port 3000 was in use by another program, so the MCP endpoint now uses port 52814.",
+		Key: "mcp_addr", Configured: "127.0.0.1:3000", Bound: "127.0.0.1:52814", Cause: "address already in use"}}
+	check(t, render(t, v), []string{`data-testid="status-port-move">Port 3000 was in use by another program`, "127.0.0.1:52814"}, nil)
+}
+
 func TestCandidatesShown(t *testing.T) {
 	const onPath = `C:\Users\me\AppData\Local\Microsoft\WindowsApps\tunnel-client.exe`
 	const beside = `C:\Users\me\AppData\Local\Programs\Hearth\tunnel-client.exe`
