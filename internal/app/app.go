@@ -112,13 +112,13 @@ type App struct {
 	// Sessions are the model's interactive programs (machine.session_*).
 	Sessions *session.Manager
 
-	cfgFile     *configFile
+	cfgFile *configFile
 	// explicitMCP and explicitPanel: the address came from the command
 	// line (Options.MCPAddr, Options.PanelAddr), so Listen does not move
 	// it to a free port when it is taken.
 	explicitMCP, explicitPanel bool
 	// moves are the addresses Listen moved, for the Status page.
-	moves []AddrMove
+	moves       []AddrMove
 	budgetEvery time.Duration
 	backupEvery time.Duration
 

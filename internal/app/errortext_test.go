@@ -25,6 +25,7 @@ func errorCases(root string) map[string][]map[string]any {
 	missing := filepath.Join(root, "missing", "deeper.txt")
 	outside := filepath.Join(filepath.Dir(root), "outside-the-roots.txt")
 	const noArt, noFut, noRun = "art_aaaaaaaaaaaaaaaaaaaa", "fut_aaaaaaaaaaaaaaaaaaaa", "run_aaaaaaaaaaaaaaaaaaaa"
+	const noSess = "sess_aaaaaaaaaaaaaaaaaaaa"
 	noProg := map[string]any{"command": "hearth-no-such-program"}
 	notProg := map[string]any{"command": file}
 	return map[string][]map[string]any{
@@ -37,8 +38,18 @@ func errorCases(root string) map[string][]map[string]any {
 		"machine.batch": {{"commands": []any{noProg, map[string]any{"command": "sh", "args": []any{"-c", "exit 0"}}}}, {"commands": []any{noProg, notProg}},
 			{"commands": []any{map[string]any{"command": "sleep", "args": []any{"5"}, "timeout_ms": 50}, map[string]any{"command": "sh", "args": []any{"-c", "exit 0"}}}}},
 		"machine.process_kill": {{"pid": os.Getpid()}, {"pid": 2147483646}},
-		"fs.list":              {{"path": missing}, {"path": file}, {"path": outside}, {"path": "relative/path"}},
-		"fs.read":              {{"path": missing}, {"path": dir}, {"path": outside}, {"path": file + ":stream"}, {"path": file, "offset": 1 << 40}},
+		"machine.session_start": {noProg, notProg, {"command": dir}, {"command": "sh", "cwd": missing},
+			{"command": "sh", "env": map[string]any{"A=B": "x"}}, {"command": "sh\x00"}},
+		"machine.session_send":  {{"session_id": noSess, "text": "x"}, {"session_id": "x", "keys": []any{"Enter"}}, {"session_id": noSess, "keys": []any{"NoSuchKey"}}},
+		"machine.session_read":  {{"session_id": noSess}, {"session_id": "x", "wait_ms": 10}},
+		"machine.session_close": {{"session_id": noSess}, {"session_id": "x"}},
+		"machine.session_list":  nil, // nothing to refuse
+		"ui.screenshot": {{"hwnd": 5, "monitor": 1}, {"region": map[string]any{"x": 0, "y": 0, "w": 0, "h": 5}}, {"quality": 50},
+			{"process_id": 2147483646}, {"monitor": 9}},
+		"ui.clipboard_get": {{"max_bytes": 2097152}, {}},
+		"ui.clipboard_set": {{"text": "a\u0000b"}, {"text": "x"}},
+		"fs.list":          {{"path": missing}, {"path": file}, {"path": outside}, {"path": "relative/path"}},
+		"fs.read":          {{"path": missing}, {"path": dir}, {"path": outside}, {"path": file + ":stream"}, {"path": file, "offset": 1 << 40}},
 		"fs.search": {{"path": missing, "query": "x"}, {"path": root, "query": "(", "regex": true}, {"path": outside, "query": "x"},
 			{"path": root, "query": "x", "include": []any{"[z-a]"}}},
 		"fs.stat": {{"path": outside}, {"path": filepath.Join(root, "..", "x")}, {"path": "relative"}},

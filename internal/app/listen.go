@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-
 )
 
 // AddrMove is a listener that Listen bound on another port than the

@@ -19,8 +19,8 @@ import (
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/mcpserver"
 	"github.com/hearth-dev/hearth/internal/primitive"
-	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/internal/recipes"
+	"github.com/hearth-dev/hearth/internal/risk"
 )
 
 // matrix is one wired Hearth driven through every entry point.

@@ -196,4 +196,3 @@ func TestDecodeSplitMatchesDecodeMap(t *testing.T) {
 		t.Fatalf("split only %d of %d inputs", split, len(inputs))
 	}
 }
-

@@ -27,6 +27,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/proc"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -271,7 +272,12 @@ func (m *Manager) start(ctx context.Context, rt, cmdID string, in StartInput) (*
 		if errors.Is(err, ErrUnavailable) {
 			return nil, unavailableErr(err)
 		}
-		return nil, primitive.Failed("start_failed", "machine.session_start: %v", err)
+		code, words := proc.StartProblem(in.Command, err)
+		e := primitive.Failed(code, "machine.session_start: %s", words)
+		if code == "invalid_input" {
+			return nil, e
+		}
+		return nil, e.WithDetails(map[string]any{"system_error": err.Error()})
 	}
 	now := time.Now()
 	args := in.Args

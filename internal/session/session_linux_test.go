@@ -256,7 +256,7 @@ func TestStartRefusesBadInputNamingTheField(t *testing.T) {
 		}
 	}
 	_, err := e.m.StartSession(context.Background(), convA, StartInput{Command: "no-such-program-hearth"})
-	wantFailure(t, err, "start_failed")
+	wantFailure(t, err, "program_not_found")
 	if e.m.Count() != 0 {
 		t.Fatal("a failed start holds a slot")
 	}
