@@ -10,6 +10,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/risk"
 )
 
 // One approval, one result: a model that is told "pending, waiting for a
@@ -33,6 +34,13 @@ func (g *Governor) replayRepeat(ctx context.Context, a *callpath.Admission) (*ca
 		// A job's attempt, an approved call itself, or a call a scatter
 		// or recipe made (its command id derives from its parent's, which
 		// replays it): not a model's repeat.
+		return nil, nil
+	}
+	if k, _ := risk.KindOf(a.Spec.Name()); k == risk.KindSee {
+		// Seeing the screen or the clipboard: the approval allows such
+		// calls for the rest of the conversation, so the repeat runs and
+		// sees what is there now (a screenshot's picture is not kept to
+		// be answered again).
 		return nil, nil
 	}
 	var pid, futureID, commandID, futureState string
