@@ -21,7 +21,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/hearth-dev/hearth/internal/ids"
+	"github.com/hearth-dev/hearth/internal/primitive"
 	hroute "github.com/hearth-dev/hearth/internal/route"
 	"github.com/hearth-dev/hearth/internal/store"
 )
@@ -53,7 +53,7 @@ func (s *Store) Put(ctx context.Context, route, name, mime, source string, data 
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return Meta{}, fmt.Errorf("create artifacts directory: %w", err)
 	}
-	id := ids.New("art")
+	id := primitive.NewID("art")
 	file := id + ".bin"
 	sum := sha256.Sum256(data)
 	tmp := filepath.Join(s.Dir, file+".tmp")
@@ -107,7 +107,7 @@ func (s *Store) Metadata(ctx context.Context, id string) (Meta, error) {
 // another conversation is reported exactly like a nonexistent one, so
 // that an id leaked from one conversation proves nothing in another.
 func (s *Store) metadata(ctx context.Context, id, route string, scoped bool) (Meta, error) {
-	if !ids.Valid("art", id) {
+	if !primitive.ValidID("art", id) {
 		return Meta{}, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
 	q, args := `SELECT `+metaCols+` FROM artifacts WHERE id = ?`, []any{id}

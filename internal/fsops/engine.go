@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/ids"
+	"github.com/hearth-dev/hearth/internal/primitive"
 	hroute "github.com/hearth-dev/hearth/internal/route"
 	"github.com/hearth-dev/hearth/internal/store"
 )
@@ -810,9 +810,9 @@ func pathKey(p string) string {
 }
 
 // newReceiptID returns "rcpt_" and 20 random base32 characters (100 bits).
-func newReceiptID() string { return ids.New("rcpt") }
+func newReceiptID() string { return primitive.NewID("rcpt") }
 
-func validReceiptID(id string) bool { return ids.Valid("rcpt", id) }
+func validReceiptID(id string) bool { return primitive.ValidID("rcpt", id) }
 
 func nullIf(null bool, s string) sql.NullString { return sql.NullString{String: s, Valid: !null} }
 

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/config"
-	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	hroute "github.com/hearth-dev/hearth/internal/route"
 )
@@ -240,7 +239,7 @@ func (g *Governor) addRuleTx(ctx context.Context, tx *sql.Tx, operator, program,
 	if cwdRoot != "" && !isAbsPath(cwdRoot) {
 		return Rule{}, fmt.Errorf("rule cwd_root %q is not an absolute path", cwdRoot)
 	}
-	r := Rule{ID: ids.New("rul"), Program: program, CwdRoot: cwdRoot, Interpreter: IsInterpreter(program), CreatedBy: operator, CreatedAt: g.now().UTC()}
+	r := Rule{ID: primitive.NewID("rul"), Program: program, CwdRoot: cwdRoot, Interpreter: IsInterpreter(program), CreatedBy: operator, CreatedAt: g.now().UTC()}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO rules(id, program, cwd_root, interpreter, created_by, created_at) VALUES (?,?,?,?,?,?)`,
 		r.ID, r.Program, r.CwdRoot, boolInt(r.Interpreter), r.CreatedBy, r.CreatedAt.UnixMilli()); err != nil {
 		return Rule{}, err

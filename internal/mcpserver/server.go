@@ -20,7 +20,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
-	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/jsonenc"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
@@ -210,7 +209,7 @@ func (m callMeta) route() string {
 		hex.Encode(out[2:], sum[:16])
 		return string(out[:])
 	}
-	return dispatch.AnonymousPrefix + ids.New("req")
+	return dispatch.AnonymousPrefix + primitive.NewID("req")
 }
 
 // The _meta keys Hearth reads.

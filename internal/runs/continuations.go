@@ -12,7 +12,6 @@ import (
 	"unicode"
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
-	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	hroute "github.com/hearth-dev/hearth/internal/route"
 )
@@ -118,7 +117,7 @@ func (s *Service) Schedule(ctx context.Context, route string, in ScheduleInput) 
 			return nil, invalid(op, "target."+kind, "must be a non-empty name of at most %d bytes without control characters", MaxTarget)
 		}
 	}
-	id := ids.New("cnt")
+	id := primitive.NewID("cnt")
 	ctx = context.WithoutCancel(ctx)
 	err := s.DB.InTx(ctx, func(tx *sql.Tx) error {
 		var state string

@@ -11,7 +11,6 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/dag"
 	"github.com/hearth-dev/hearth/internal/dispatch"
-	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
@@ -234,7 +233,7 @@ func (s *Service) scatter(ctx context.Context, e *dispatch.Dispatcher, call *pri
 	if s.AfterSubmit != nil {
 		s.AfterSubmit(futureIDs)
 	}
-	scatterID := ids.New("sct")
+	scatterID := primitive.NewID("sct")
 	out := make([]ScatterFuture, len(plan))
 	state := primitive.StateCompleted
 	for i, p := range plan {
