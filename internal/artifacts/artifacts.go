@@ -22,7 +22,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/hearth-dev/hearth/internal/primitive"
-	hroute "github.com/hearth-dev/hearth/internal/route"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -112,7 +111,7 @@ func (s *Store) metadata(ctx context.Context, id, route string, scoped bool) (Me
 	}
 	q, args := `SELECT `+metaCols+` FROM artifacts WHERE id = ?`, []any{id}
 	if scoped {
-		where, arg := hroute.Match("route", route)
+		where, arg := primitive.RouteMatch("route", route)
 		q += ` AND ` + where
 		args = append(args, arg)
 	}
@@ -127,7 +126,7 @@ func (s *Store) metadata(ctx context.Context, id, route string, scoped bool) (Me
 // routes see the artifacts of every anonymous request: a local client
 // without a conversation id reads back a spill on its next request.
 func (s *Store) List(ctx context.Context, route string, limit int) ([]Meta, error) {
-	where, arg := hroute.Match("route", route)
+	where, arg := primitive.RouteMatch("route", route)
 	rows, err := s.DB.R.QueryContext(ctx, `SELECT `+metaCols+` FROM artifacts WHERE `+where+` ORDER BY created_at DESC, id LIMIT ?`, arg, limit)
 	if err != nil {
 		return nil, err
@@ -145,7 +144,7 @@ func (s *Store) List(ctx context.Context, route string, limit int) ([]Meta, erro
 }
 
 // Scope is the artifact store as one conversation sees it: only the
-// artifacts List(route) shows exist (internal/route.Match decides, so an
+// artifacts List(route) shows exist (primitive.RouteMatch decides, so an
 // anonymous request sees every anonymous request's artifacts). An id is an
 // unguessable capability, but it can leak through a shared transcript;
 // the scope makes a leaked id useless elsewhere.

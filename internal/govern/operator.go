@@ -10,7 +10,6 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/primitive"
-	hroute "github.com/hearth-dev/hearth/internal/route"
 )
 
 // Operator is the human operator's decisions as governance records them:
@@ -307,14 +306,14 @@ func (g *Governor) Unknowns(ctx context.Context, route string) ([]Unknown, error
 	return out, rows.Err()
 }
 
-// reconcile closes an open UNKNOWN in scope (a route, by route.Match; any
+// reconcile closes an open UNKNOWN in scope (a route, by primitive.RouteMatch; any
 // route when scope is "").
 func (g *Governor) reconcile(ctx context.Context, scope, commandID, by, observed string) error {
 	return g.DB.InTx(ctx, func(tx *sql.Tx) error {
 		q := `UPDATE unknowns SET reconciled_at = ?, reconciled_by = ?, observed = ? WHERE command_id = ? AND reconciled_at IS NULL`
 		args := []any{g.now().UnixMilli(), by, observed, commandID}
 		if scope != "" {
-			cond, arg := hroute.Match("route", scope)
+			cond, arg := primitive.RouteMatch("route", scope)
 			q += ` AND ` + cond
 			args = append(args, arg)
 		}
