@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/dag"
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/machine"
 	"github.com/hearth-dev/hearth/internal/primitive"
@@ -290,7 +289,7 @@ func topoOrder(plan []*planned) ([]int, error) {
 	for i, p := range plan {
 		deps[i] = p.batchDeps
 	}
-	order, stuck := dag.Order(deps)
+	order, stuck := dispatch.TopoOrder(deps)
 	if stuck == nil {
 		return order, nil
 	}

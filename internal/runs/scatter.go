@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hearth-dev/hearth/internal/dag"
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
@@ -390,7 +389,7 @@ func topoOrder(plan []*plannedCall) ([]int, error) {
 	for i, p := range plan {
 		deps[i] = p.idxDeps
 	}
-	order, stuck := dag.Order(deps)
+	order, stuck := dispatch.TopoOrder(deps)
 	if stuck == nil {
 		return order, nil
 	}
