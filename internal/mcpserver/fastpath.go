@@ -16,7 +16,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/jsonenc"
-	"github.com/hearth-dev/hearth/internal/jsonscan"
+	"github.com/hearth-dev/hearth/internal/jsonx"
 )
 
 // The fast path answers a plain stateless tools/call itself instead of
@@ -401,7 +401,7 @@ const maxMembers = 64
 // valid JSON.
 func objectFields(raw json.RawMessage, buf members) (members, bool) {
 	fields := buf[:0]
-	it := jsonscan.Object(raw)
+	it := jsonx.WalkObject(raw)
 	for it.Next() {
 		key := it.Key()
 		if len(fields) == maxMembers || fields.get(string(key)) != nil {

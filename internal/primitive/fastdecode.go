@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/hearth-dev/hearth/internal/jsonscan"
+	"github.com/hearth-dev/hearth/internal/jsonx"
 )
 
 // The input a primitive runs on is the compact, key-sorted object
@@ -224,7 +224,7 @@ func decodeFlat(raw []byte, plan fieldPlan, dst reflect.Value) bool {
 			return false
 		}
 		rest = rest[1:]
-		n := jsonscan.ValueEnd(rest, false)
+		n := jsonx.ValueEnd(rest, false)
 		if n <= 0 || n >= len(rest) {
 			return false
 		}
@@ -296,7 +296,7 @@ const maxSplit = 16
 // or buf is full.
 func splitRaw(args []byte, buf []rawMember) ([]rawMember, bool) {
 	ms := buf[:0]
-	for it := jsonscan.Object(args); ; {
+	for it := jsonx.WalkObject(args); ; {
 		if !it.Next() {
 			return ms, it.OK()
 		}
@@ -316,7 +316,7 @@ func splitRaw(args []byte, buf []rawMember) ([]rawMember, bool) {
 // splitValid is splitObject of args known to be valid JSON.
 func splitValid(args []byte) (map[string]json.RawMessage, bool) {
 	obj := make(map[string]json.RawMessage, 4)
-	for it := jsonscan.Object(args); ; {
+	for it := jsonx.WalkObject(args); ; {
 		if !it.Next() {
 			return obj, it.OK()
 		}
