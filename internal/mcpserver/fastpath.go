@@ -15,7 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
-	"github.com/hearth-dev/hearth/internal/jsonenc"
 	"github.com/hearth-dev/hearth/internal/jsonx"
 )
 
@@ -497,7 +496,7 @@ func (f *fastPath) encode(c plainCall, env *dispatch.Envelope, probe *RouteProbe
 	out = append(out, `"content":[{"type":"text","text":`...)
 	// The text goes on after the summary's line: its closing quote is
 	// taken off again.
-	out = jsonenc.AppendString(out, summary)
+	out = jsonx.AppendString(out, summary)
 	out = append(out[:len(out)-1], `\n`...)
 	switch {
 	case len(b) > maxText:
