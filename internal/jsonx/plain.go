@@ -8,8 +8,8 @@ import (
 
 // Plain JSON is read and written here without encoding/json: a string
 // with nothing to decode, a key or a value that json.Marshal writes as it
-// is. The primitive package decodes a call's input with them, and its
-// tests hold them to encoding/json's answers.
+// is. The primitive package decodes a call's input with them; their tests
+// and primitive's hold them to encoding/json's answers.
 
 // PlainString returns the text of raw when it is a JSON string that
 // encoding/json decodes to its bytes unchanged: quoted, no escape, no
