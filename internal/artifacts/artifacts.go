@@ -21,8 +21,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/hearth-dev/hearth/internal/ids"
-	hroute "github.com/hearth-dev/hearth/internal/route"
+	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -53,7 +52,7 @@ func (s *Store) Put(ctx context.Context, route, name, mime, source string, data 
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return Meta{}, fmt.Errorf("create artifacts directory: %w", err)
 	}
-	id := ids.New("art")
+	id := primitive.NewID("art")
 	file := id + ".bin"
 	sum := sha256.Sum256(data)
 	tmp := filepath.Join(s.Dir, file+".tmp")
@@ -107,12 +106,12 @@ func (s *Store) Metadata(ctx context.Context, id string) (Meta, error) {
 // another conversation is reported exactly like a nonexistent one, so
 // that an id leaked from one conversation proves nothing in another.
 func (s *Store) metadata(ctx context.Context, id, route string, scoped bool) (Meta, error) {
-	if !ids.Valid("art", id) {
+	if !primitive.ValidID("art", id) {
 		return Meta{}, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
 	q, args := `SELECT `+metaCols+` FROM artifacts WHERE id = ?`, []any{id}
 	if scoped {
-		where, arg := hroute.Match("route", route)
+		where, arg := primitive.RouteMatch("route", route)
 		q += ` AND ` + where
 		args = append(args, arg)
 	}
@@ -127,7 +126,7 @@ func (s *Store) metadata(ctx context.Context, id, route string, scoped bool) (Me
 // routes see the artifacts of every anonymous request: a local client
 // without a conversation id reads back a spill on its next request.
 func (s *Store) List(ctx context.Context, route string, limit int) ([]Meta, error) {
-	where, arg := hroute.Match("route", route)
+	where, arg := primitive.RouteMatch("route", route)
 	rows, err := s.DB.R.QueryContext(ctx, `SELECT `+metaCols+` FROM artifacts WHERE `+where+` ORDER BY created_at DESC, id LIMIT ?`, arg, limit)
 	if err != nil {
 		return nil, err
@@ -145,7 +144,7 @@ func (s *Store) List(ctx context.Context, route string, limit int) ([]Meta, erro
 }
 
 // Scope is the artifact store as one conversation sees it: only the
-// artifacts List(route) shows exist (internal/route.Match decides, so an
+// artifacts List(route) shows exist (primitive.RouteMatch decides, so an
 // anonymous request sees every anonymous request's artifacts). An id is an
 // unguessable capability, but it can leak through a shared transcript;
 // the scope makes a leaked id useless elsewhere.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	hroute "github.com/hearth-dev/hearth/internal/route"
+	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
 // PageKey is where a Page ends: the created_at (unix milliseconds) and id
@@ -21,7 +21,7 @@ func (m Meta) Key() PageKey { return PageKey{CreatedAt: m.CreatedAt.UnixMilli(),
 // first (ties by id): what List shows, a page at a time, so that a long
 // listing is read in bounded steps without repeating or skipping one.
 func (sc Scope) Page(ctx context.Context, after PageKey, limit int) ([]Meta, error) {
-	where, arg := hroute.Match("route", sc.route)
+	where, arg := primitive.RouteMatch("route", sc.route)
 	q, args := `SELECT `+metaCols+` FROM artifacts WHERE `+where, []any{arg}
 	if after != (PageKey{}) {
 		q += ` AND (created_at < ? OR (created_at = ? AND id > ?))`

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/ids"
+	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
 // PruneReport counts what Prune did; it never carries names or contents,
@@ -82,7 +82,7 @@ func liveRefs(ctx context.Context, tx *sql.Tx, cutoff int64, cands []string) (ma
 	refs := map[string]bool{}
 	var odd []string
 	for _, id := range cands {
-		if !ids.Valid("art", id) {
+		if !primitive.ValidID("art", id) {
 			odd = append(odd, id)
 		}
 	}
@@ -123,7 +123,7 @@ func liveRefs(ctx context.Context, tx *sql.Tx, cutoff int64, cands []string) (ma
 }
 
 // artIDLen is the length of an id Put makes: "art_" and 20 characters.
-var artIDLen = len(ids.New("art"))
+var artIDLen = len(primitive.NewID("art"))
 
 // addRefs adds to refs every artifact id text names, and each of odd
 // that it contains.
@@ -134,7 +134,7 @@ func addRefs(refs map[string]bool, text string, odd []string) {
 			break
 		}
 		i += j
-		if i+artIDLen <= len(text) && ids.Valid("art", text[i:i+artIDLen]) {
+		if i+artIDLen <= len(text) && primitive.ValidID("art", text[i:i+artIDLen]) {
 			refs[text[i:i+artIDLen]] = true
 		}
 		i += len("art_")

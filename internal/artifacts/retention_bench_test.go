@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
-	"github.com/hearth-dev/hearth/internal/ids"
+	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -33,10 +33,10 @@ func fillHistory(tb testing.TB, db *store.DB) (liveRefs []string) {
 		ex := func(q string, args ...any) error { _, err := tx.ExecContext(ctx, q, args...); return err }
 		var prev string
 		for i := range benchFinished {
-			f := ids.New("fut")
+			f := primitive.NewID("fut")
 			if err := ex(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at, result, finished_at)
 				VALUES (?, 'conv', 'machine.exec', ?, '', 'completed', ?, ?, ?)`,
-				f, `{"command":"x","pad":"`+pad+`"}`, i, `{"artifact":{"id":"`+ids.New("art")+`"},"pad":"`+pad+`"}`, i+1); err != nil {
+				f, `{"command":"x","pad":"`+pad+`"}`, i, `{"artifact":{"id":"`+primitive.NewID("art")+`"},"pad":"`+pad+`"}`, i+1); err != nil {
 				return err
 			}
 			if prev != "" {
@@ -45,24 +45,24 @@ func fillHistory(tb testing.TB, db *store.DB) (liveRefs []string) {
 				}
 			}
 			prev = f
-			job := ids.New("job")
+			job := primitive.NewID("job")
 			if err := ex(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at, finished_at, class, run_at, on_interrupt)
 				VALUES (?, 'conv', 'task.submit', '{}', '', 'completed', ?, ?, 'job', 0, 'requeue')`, job, i, i+1); err != nil {
 				return err
 			}
 			if err := ex(`INSERT INTO jobs(id, command, args, timeout_ms, result) VALUES (?, 'x', ?, 1, ?)`,
-				job, `["`+pad+`"]`, `{"stdout":{"artifact":{"id":"`+ids.New("art")+`"}},"pad":"`+pad+`"}`); err != nil {
+				job, `["`+pad+`"]`, `{"stdout":{"artifact":{"id":"`+primitive.NewID("art")+`"}},"pad":"`+pad+`"}`); err != nil {
 				return err
 			}
 		}
 		for range benchLive {
-			ref := func() string { a := ids.New("art"); liveRefs = append(liveRefs, a); return a }
-			w := ids.New("fut")
+			ref := func() string { a := primitive.NewID("art"); liveRefs = append(liveRefs, a); return a }
+			w := primitive.NewID("fut")
 			if err := ex(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at)
 				VALUES (?, 'conv', 'artifact.read', ?, '', 'waiting', 0)`, w, `{"id":"`+ref()+`"}`); err != nil {
 				return err
 			}
-			dep := ids.New("fut")
+			dep := primitive.NewID("fut")
 			if err := ex(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at, result, finished_at)
 				VALUES (?, 'conv', 'machine.exec', '{}', '', 'completed', 0, ?, 1)`, dep, `{"artifact":{"id":"`+ref()+`"}}`); err != nil {
 				return err
@@ -70,7 +70,7 @@ func fillHistory(tb testing.TB, db *store.DB) (liveRefs []string) {
 			if err := ex(`INSERT INTO future_deps(future_id, dep_id) VALUES (?, ?)`, w, dep); err != nil {
 				return err
 			}
-			job := ids.New("job")
+			job := primitive.NewID("job")
 			if err := ex(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at, class, run_at, on_interrupt)
 				VALUES (?, 'conv', 'task.submit', '{}', '', 'queued', 0, 'job', 0, 'requeue')`, job); err != nil {
 				return err
@@ -79,7 +79,7 @@ func fillHistory(tb testing.TB, db *store.DB) (liveRefs []string) {
 				return err
 			}
 			if err := ex(`INSERT INTO permits(id, route, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at)
-				VALUES (?, 'conv', 'machine.exec', ?, '', ?, ?, 'pending', 0, 1)`, ids.New("pmt"), `{"args":["`+ref()+`"]}`, w, ids.New("cmd")); err != nil {
+				VALUES (?, 'conv', 'machine.exec', ?, '', ?, ?, 'pending', 0, 1)`, primitive.NewID("pmt"), `{"args":["`+ref()+`"]}`, w, primitive.NewID("cmd")); err != nil {
 				return err
 			}
 			if err := ex(`INSERT INTO arrivals(route, future_id, payload, created_at) VALUES ('conv', ?, ?, ?)`,
@@ -87,7 +87,7 @@ func fillHistory(tb testing.TB, db *store.DB) (liveRefs []string) {
 				return err
 			}
 			if err := ex(`INSERT INTO runs(id, route, state, objective, summary, created_at, updated_at) VALUES (?, 'conv', 'open', 'o', ?, 0, 0)`,
-				ids.New("run"), "see "+ref()); err != nil {
+				primitive.NewID("run"), "see "+ref()); err != nil {
 				return err
 			}
 		}
@@ -106,7 +106,7 @@ func insertOld(tb testing.TB, db *store.DB, n int, refs []string) {
 	err := db.InTx(context.Background(), func(tx *sql.Tx) error {
 		all := append([]string{}, refs...)
 		for range n - len(refs) {
-			all = append(all, ids.New("art"))
+			all = append(all, primitive.NewID("art"))
 		}
 		for _, id := range all {
 			if _, err := tx.Exec(`INSERT INTO artifacts(id, route, name, mime, size, sha256, file, source, created_at)

@@ -66,7 +66,7 @@ func TestScopeHidesOtherConversations(t *testing.T) {
 	if _, err := a.Metadata(ctx, anon.ID); !errors.Is(err, artifacts.ErrNotFound) {
 		t.Errorf("a conversation reads an anonymous request's artifact: %v", err)
 	}
-	// Anonymous requests share one scope (internal/route.Match).
+	// Anonymous requests share one scope (primitive.RouteMatch).
 	if _, err := s.In("anon:2").Metadata(ctx, anon.ID); err != nil {
 		t.Errorf("another anonymous request: %v", err)
 	}

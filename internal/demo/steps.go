@@ -16,7 +16,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/govern"
-	"github.com/hearth-dev/hearth/internal/jsontree"
+	"github.com/hearth-dev/hearth/internal/jsonx"
 	"github.com/hearth-dev/hearth/internal/ledger"
 )
 
@@ -95,9 +95,9 @@ func (d *demo) completed(ctx context.Context, what, tool string, args, meta map[
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if jsontree.Get(env, "state") != "completed" {
+	if jsonx.GetPath(env, "state") != "completed" {
 		b, _ := json.Marshal(env)
-		return nil, fmt.Errorf("%s: state %v, want completed: %.400s", what, jsontree.Get(env, "state"), b)
+		return nil, fmt.Errorf("%s: state %v, want completed: %.400s", what, jsonx.GetPath(env, "state"), b)
 	}
 	return env, nil
 }
@@ -108,7 +108,7 @@ func (d *demo) readFile(ctx context.Context, path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s, _ := jsontree.Get(env, "result.data").(string)
+	s, _ := jsonx.GetPath(env, "result.data").(string)
 	return s, nil
 }
 
@@ -223,19 +223,19 @@ func (d *demo) execSpill(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	id, _ := jsontree.Get(env, "result.stdout.artifact.id").(string)
-	preview, _ := jsontree.Get(env, "result.stdout.preview").(string)
+	id, _ := jsonx.GetPath(env, "result.stdout.artifact.id").(string)
+	preview, _ := jsonx.GetPath(env, "result.stdout.preview").(string)
 	switch {
-	case jsontree.Get(env, "result.exit_code") != float64(0):
-		return "", fmt.Errorf("exit code %v", jsontree.Get(env, "result.exit_code"))
+	case jsonx.GetPath(env, "result.exit_code") != float64(0):
+		return "", fmt.Errorf("exit code %v", jsonx.GetPath(env, "result.exit_code"))
 	case id == "":
 		return "", fmt.Errorf("output of %d bytes did not spill to an artifact (max_output_bytes %d)", len(want), spillLimit)
-	case jsontree.Get(env, "result.stdout.text") != nil:
+	case jsonx.GetPath(env, "result.stdout.text") != nil:
 		return "", fmt.Errorf("spilled output also returned inline")
 	case len(preview) > spillLimit || !strings.HasPrefix(want, preview):
 		return "", fmt.Errorf("preview of %d bytes is not a prefix of the output within %d bytes", len(preview), spillLimit)
-	case jsontree.Get(env, "result.stdout.bytes") != float64(len(want)):
-		return "", fmt.Errorf("stdout.bytes = %v, want %d", jsontree.Get(env, "result.stdout.bytes"), len(want))
+	case jsonx.GetPath(env, "result.stdout.bytes") != float64(len(want)):
+		return "", fmt.Errorf("stdout.bytes = %v, want %d", jsonx.GetPath(env, "result.stdout.bytes"), len(want))
 	}
 	var got strings.Builder
 	ranges := 0
@@ -250,13 +250,13 @@ func (d *demo) execSpill(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		data, _ := jsontree.Get(env, "result.data").(string)
+		data, _ := jsonx.GetPath(env, "result.data").(string)
 		got.WriteString(data)
-		if jsontree.Get(env, "result.eof") == true {
+		if jsonx.GetPath(env, "result.eof") == true {
 			ranges++
 			break
 		}
-		next, ok := jsontree.Get(env, "result.next_offset").(float64)
+		next, ok := jsonx.GetPath(env, "result.next_offset").(float64)
 		if !ok || int(next) <= offset {
 			b, _ := json.Marshal(env)
 			return "", fmt.Errorf("artifact.range at %d: no progress: %.400s", offset, b)
@@ -282,7 +282,7 @@ func (d *demo) fsPatchUndo(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	receipt, _ := jsontree.Get(p, "result.receipt_id").(string)
+	receipt, _ := jsonx.GetPath(p, "result.receipt_id").(string)
 	if got, err := d.readFile(ctx, file); err != nil || got != "1st line\nsecond line\n" {
 		return "", fmt.Errorf("after patch the file reads %q (%v)", got, err)
 	}
@@ -304,7 +304,7 @@ func (d *demo) fsPatchUndo(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("after undo the file reads %q, want %q (%v)", got, original, err)
 	}
 	return fmt.Sprintf("write (receipt %s) → patch first→1st (receipt %s) → patch of \"line\" (2 matches) refused as conflict, file untouched → undo %s: original content restored",
-		jsontree.Get(w, "result.receipt_id"), receipt, receipt), nil
+		jsonx.GetPath(w, "result.receipt_id"), receipt, receipt), nil
 }
 
 func (d *demo) scatter(ctx context.Context) (string, error) {
@@ -327,17 +327,17 @@ func (d *demo) scatter(ctx context.Context) (string, error) {
 	var envs []map[string]any
 	var ids []string
 	for _, f := range futures {
-		id, _ := jsontree.Get(f, "future_id").(string)
+		id, _ := jsonx.GetPath(f, "future_id").(string)
 		env, err := d.c.await(ctx, id, 30*time.Second)
 		if err != nil {
 			return "", err
 		}
 		ids, envs = append(ids, id), append(envs, env)
 	}
-	if jsontree.Get(envs[0], "state") != "completed" || jsontree.Get(envs[1], "state") != "completed" {
-		return "", fmt.Errorf("scatter results: stat %v, read %v", jsontree.Get(envs[0], "state"), jsontree.Get(envs[1], "state"))
+	if jsonx.GetPath(envs[0], "state") != "completed" || jsonx.GetPath(envs[1], "state") != "completed" {
+		return "", fmt.Errorf("scatter results: stat %v, read %v", jsonx.GetPath(envs[0], "state"), jsonx.GetPath(envs[1], "state"))
 	}
-	if got := jsontree.Get(envs[1], "result.data"); got != content {
+	if got := jsonx.GetPath(envs[1], "result.data"); got != content {
 		return "", fmt.Errorf("fs.read through the reference returned %q, want %q", got, content)
 	}
 	return fmt.Sprintf("run.scatter [fs.stat, fs.read {\"$future\":0,\"$path\":\"result.path\"}] → futures %s, %s; both arrived, the read returned the stat'ed file's %d bytes",
@@ -370,7 +370,7 @@ func (d *demo) jobsAcrossRestart(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ids, _ := jsontree.Get(env, "result.ids").([]any)
+	ids, _ := jsonx.GetPath(env, "result.ids").([]any)
 	if len(ids) != 2 {
 		return "", fmt.Errorf("task.submit of two jobs answered %d ids", len(ids))
 	}
@@ -406,7 +406,7 @@ func (d *demo) jobsAcrossRestart(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("after the restart: %w", err)
 	}
-	if jsontree.Get(env, "state") != "completed" {
+	if jsonx.GetPath(env, "state") != "completed" {
 		b, _ := json.Marshal(env)
 		return "", fmt.Errorf("dependent job after the restart: %.300s", b)
 	}
@@ -455,7 +455,7 @@ func (d *demo) detached(ctx context.Context) (string, error) {
 	later := 0
 	for {
 		if env, ok := d.c.arrivals[id]; ok {
-			if jsontree.Get(env, "state") != "completed" || jsontree.Get(env, "result.stdout.text") != "detached hello\n" {
+			if jsonx.GetPath(env, "state") != "completed" || jsonx.GetPath(env, "result.stdout.text") != "detached hello\n" {
 				b, _ := json.Marshal(env)
 				return "", fmt.Errorf("detached result: %.300s", b)
 			}
@@ -492,7 +492,7 @@ func (d *demo) recipe(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if jsontree.Get(env, "result.state") != "completed" || jsontree.Get(env, "result.steps.0.result.stdout.text") != "hello, the operator\n" {
+	if jsonx.GetPath(env, "result.state") != "completed" || jsonx.GetPath(env, "result.steps.0.result.stdout.text") != "hello, the operator\n" {
 		b, _ := json.Marshal(env)
 		return "", fmt.Errorf("recipe run: %.400s", b)
 	}
@@ -528,7 +528,7 @@ func (d *demo) permit(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if jsontree.Get(env, "state") != "completed" || jsontree.Get(env, "result.stdout.text") != text+"\n" {
+	if jsonx.GetPath(env, "state") != "completed" || jsonx.GetPath(env, "result.stdout.text") != text+"\n" {
 		b, _ := json.Marshal(env)
 		return "", fmt.Errorf("approved exec: %.300s", b)
 	}
@@ -556,7 +556,7 @@ func (d *demo) estop(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if jsontree.Get(st, "result.exists") != false {
+	if jsonx.GetPath(st, "result.exists") != false {
 		return "", fmt.Errorf("the refused exec ran: its marker file exists")
 	}
 	h, err := d.c.hostInfo(ctx)
@@ -583,7 +583,7 @@ func (d *demo) estop(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if jsontree.Get(env, "result.stdout.text") != "working again\n" {
+	if jsonx.GetPath(env, "result.stdout.text") != "working again\n" {
 		b, _ := json.Marshal(env)
 		return "", fmt.Errorf("exec after the reset: %.300s", b)
 	}
@@ -604,7 +604,7 @@ func (d *demo) replay(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if r.State() != "completed" || r.Get("replayed") != true || r.Get("result.pid") != jsontree.Get(first, "result.pid") {
+	if r.State() != "completed" || r.Get("replayed") != true || r.Get("result.pid") != jsonx.GetPath(first, "result.pid") {
 		return "", expect(false, r, "the same command id and input must return the stored outcome, replayed")
 	}
 	other, err := d.c.call(ctx, "machine", d.exec(d.root, "append", counter, "other"), meta)

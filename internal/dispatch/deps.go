@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/callpath"
-	"github.com/hearth-dev/hearth/internal/jsontree"
+	"github.com/hearth-dev/hearth/internal/jsonx"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
@@ -93,7 +93,7 @@ func DecodeJSON(data []byte) (any, error) {
 // root, then "path", "args[1]", "job.env.X"). An object with a "$future"
 // or "$path" key that is not an exact reference is a *RefError.
 func MapRefs(v any, at string, fn func(at string, r Ref) (any, error)) (any, error) {
-	return jsontree.Rewrite(v, at, func(at string, v any) (any, bool, error) {
+	return jsonx.RewriteTree(v, at, func(at string, v any) (any, bool, error) {
 		m, ok := v.(map[string]any)
 		if !ok {
 			return nil, false, nil

@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/hearth-dev/hearth/internal/callpath"
-	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
@@ -44,10 +43,10 @@ func NewAdmission(req Request, futureID string) *Admission {
 	a := &Admission{Spec: req.Spec, Route: req.Route, CommandID: req.CommandID, FutureID: futureID, Input: req.Input,
 		Digest: string(hex.AppendEncode(digest[:0], sum[:]))}
 	if a.FutureID == "" {
-		a.FutureID = ids.New("fut")
+		a.FutureID = primitive.NewID("fut")
 	}
 	if a.CommandID == "" && a.SideEffecting() {
-		a.CommandID = ids.New("cmd")
+		a.CommandID = primitive.NewID("cmd")
 	}
 	return a
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/callpath"
-	"github.com/hearth-dev/hearth/internal/route"
+	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -21,7 +21,7 @@ type Arrival = callpath.Arrival
 
 // AnonymousPrefix marks request-scoped routes: they have no later request,
 // so they have no mailbox.
-const AnonymousPrefix = route.AnonymousPrefix
+const AnonymousPrefix = primitive.AnonymousRoutePrefix
 
 // Deliver returns the arrivals to piggyback on a response to the request
 // with fingerprint fp in route.

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/govern"
-	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/store"
 )
@@ -144,7 +143,7 @@ func (f *scheduleFixture) start() {
 // the others (callpath.Admission.Scheduled).
 func (f *scheduleFixture) schedule(runAt time.Time, rule string, deps ...string) string {
 	f.t.Helper()
-	id := ids.New("fut")
+	id := primitive.NewID("fut")
 	err := f.db.InTx(context.Background(), func(tx *sql.Tx) error {
 		return ScheduleTx(context.Background(), tx, Scheduled{ID: id, Route: testRoute, Primitive: "t.probe", Input: json.RawMessage(`{}`),
 			Class: "probe", RunAt: runAt, OnInterrupt: rule, Parent: "cmd_probe_parent", Deps: deps, Waiting: len(deps) > 0})
@@ -427,7 +426,7 @@ func TestParkIsOneCommit(t *testing.T) {
 	if err := f.db.R.QueryRow(`SELECT COUNT(*) FROM ledger_entries WHERE kind = 'permit_requested'`).Scan(&entries); err != nil {
 		t.Fatal(err)
 	}
-	id := ids.New("fut")
+	id := primitive.NewID("fut")
 	err := f.db.InTx(ctx, func(tx *sql.Tx) error {
 		return ScheduleTx(ctx, tx, Scheduled{ID: id, Route: testRoute, Primitive: "t.probe_kill", Input: json.RawMessage(`{}`),
 			Class: "probe", RunAt: time.Now(), OnInterrupt: "requeue", Parent: "cmd_probe_parent"})
@@ -568,7 +567,7 @@ func TestEStopBetweenTheHoldReadAndTheClaim(t *testing.T) {
 	// began before the hook was armed can claim it.
 	at := time.Now().Add(500 * time.Millisecond)
 	due.Store(at.UnixMilli())
-	id := ids.New("fut")
+	id := primitive.NewID("fut")
 	err := f.db.InTx(context.Background(), func(tx *sql.Tx) error {
 		return ScheduleTx(context.Background(), tx, Scheduled{ID: id, Route: testRoute, Primitive: "t.probe", Input: json.RawMessage(`{}`),
 			Class: "probe", RunAt: at, OnInterrupt: OnInterruptRequeue, Parent: "cmd_probe_parent"})

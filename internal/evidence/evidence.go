@@ -4,7 +4,7 @@
 // ledger (a bundle `hearth-tray ledger verify` checks offline), the
 // receipts of its commands, its permits and its artifacts.
 //
-// Everything is scoped exactly as the tools scope it (internal/route): a
+// Everything is scoped exactly as the tools scope it (primitive.RouteMatch): a
 // conversation sees only its own, and another conversation's URI is not
 // found, just like an unknown one. A request with no conversation id is
 // request-scoped: it has no later request of its own, so, as for artifact
@@ -36,7 +36,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
 	"github.com/hearth-dev/hearth/internal/ledger"
-	hroute "github.com/hearth-dev/hearth/internal/route"
+	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -133,7 +133,7 @@ type Content struct {
 // Conversation is the {conversation} segment of route's URIs: the hex of
 // its hash, or "anonymous" for the shared anonymous scope.
 func Conversation(route string) string {
-	if hroute.Anonymous(route) {
+	if primitive.AnonymousRoute(route) {
 		return "anonymous"
 	}
 	return strings.TrimPrefix(route, "r:")
@@ -232,7 +232,7 @@ func noParams(q url.Values) error {
 
 // scoped is the SQL condition and argument selecting route's rows of a
 // table with a route column.
-func scoped(route string) (string, string) { return hroute.Match("route", route) }
+func scoped(route string) (string, string) { return primitive.RouteMatch("route", route) }
 
 // noRows maps sql.ErrNoRows to ErrNotFound.
 func noRows(err error, what string) error {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
 	"github.com/hearth-dev/hearth/internal/ledger"
-	hroute "github.com/hearth-dev/hearth/internal/route"
+	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
 // readEvidence writes route's ledger entries after afterSeq, at most
@@ -24,8 +24,8 @@ import (
 func (s *Service) readEvidence(ctx context.Context, route string, afterSeq int64) (Content, error) {
 	sel := &selection{ctx: ctx, s: s, route: route, routeKey: []byte(`"route":` + strconv.Quote(route)),
 		commandKey: []byte(`"command_id":"`), permitKey: []byte(`"permit_id":"`)}
-	if hroute.Anonymous(route) {
-		sel.routeKey = []byte(`"route":"` + hroute.AnonymousPrefix)
+	if primitive.AnonymousRoute(route) {
+		sel.routeKey = []byte(`"route":"` + primitive.AnonymousRoutePrefix)
 	}
 	var buf bytes.Buffer
 	info, err := s.ledger.ExportSubset(ctx, &buf, ledger.Subset{
@@ -100,7 +100,7 @@ func (sel *selection) match(body []byte) bool {
 	if json.Unmarshal(e.Data, &d) != nil {
 		return false
 	}
-	if d.Route != "" && (d.Route == sel.route || hroute.Anonymous(sel.route) && hroute.Anonymous(d.Route)) {
+	if d.Route != "" && (d.Route == sel.route || primitive.AnonymousRoute(sel.route) && primitive.AnonymousRoute(d.Route)) {
 		return true
 	}
 	return d.CommandID != "" && sel.commands[d.CommandID] || d.PermitID != "" && sel.permits[d.PermitID]

@@ -39,7 +39,7 @@
 //   - A receipt belongs to the conversation whose call made it (a tool
 //     call, a scatter item, a recipe step or an approved permit all carry
 //     the caller's route). Only a call in the same scope can undo it
-//     (internal/route.Match: the same conversation, and every anonymous
+//     (primitive.RouteMatch: the same conversation, and every anonymous
 //     request shares one scope); to anyone else it is not_found, word for
 //     word as an id that never existed, even once it has expired. Ids are
 //     unguessable, but can leak through a shared transcript.

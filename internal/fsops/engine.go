@@ -16,8 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/ids"
-	hroute "github.com/hearth-dev/hearth/internal/route"
+	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -194,7 +193,7 @@ func (e *Engine) Patch(ctx context.Context, route string, in PatchInput) (PatchR
 //
 // route is the calling conversation, and receipts belong to the
 // conversation that made them: a receipt outside route's scope
-// (internal/route.Match, so anonymous requests share one scope) is
+// (primitive.RouteMatch, so anonymous requests share one scope) is
 // ErrReceiptNotFound, word for word as for an id that never existed, and
 // is looked up before anything else about it (its path included) can
 // show. A receipt id can leak through a shared transcript; the scope makes
@@ -548,11 +547,11 @@ type receipt struct {
 }
 
 // loadReceipt loads receipt id as the conversation route sees it: a
-// receipt outside route's scope (internal/route.Match) is reported exactly
+// receipt outside route's scope (primitive.RouteMatch) is reported exactly
 // like one that never existed, and so is its tombstone once pruned.
 func (e *Engine) loadReceipt(ctx context.Context, route, id string) (receipt, error) {
 	r := receipt{id: id}
-	cond, arg := hroute.Match("route", route)
+	cond, arg := primitive.RouteMatch("route", route)
 	err := e.DB.R.QueryRowContext(ctx,
 		`SELECT path, state, existed_before, pre_sha256, post_sha256, coalesce(prior, p.data), prior_file, undone_by
 		 FROM fs_receipts LEFT JOIN fs_priors p ON p.sha256 = fs_receipts.prior_sha256
@@ -810,9 +809,9 @@ func pathKey(p string) string {
 }
 
 // newReceiptID returns "rcpt_" and 20 random base32 characters (100 bits).
-func newReceiptID() string { return ids.New("rcpt") }
+func newReceiptID() string { return primitive.NewID("rcpt") }
 
-func validReceiptID(id string) bool { return ids.Valid("rcpt", id) }
+func validReceiptID(id string) bool { return primitive.ValidID("rcpt", id) }
 
 func nullIf(null bool, s string) sql.NullString { return sql.NullString{String: s, Valid: !null} }
 

@@ -14,7 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/hearth-dev/hearth/internal/jsonenc"
+	"github.com/hearth-dev/hearth/internal/jsonx"
 )
 
 // Bounds of the read-only operations. Limits asked above a maximum are
@@ -231,32 +231,32 @@ type StatResult struct {
 }
 
 // AppendJSON appends what json.Marshal gives for r (a read call answers
-// with one on every fs.stat; jsonenc.Appender).
+// with one on every fs.stat; jsonx.Appender).
 func (r StatResult) AppendJSON(b []byte) ([]byte, bool) {
 	b = append(b, `{"path":`...)
-	b = jsonenc.AppendString(b, r.Path)
+	b = jsonx.AppendString(b, r.Path)
 	b = append(b, `,"exists":`...)
 	b = strconv.AppendBool(b, r.Exists)
 	if r.Type != "" {
 		b = append(b, `,"type":`...)
-		b = jsonenc.AppendString(b, r.Type)
+		b = jsonx.AppendString(b, r.Type)
 	}
 	b = append(b, `,"size":`...)
 	b = strconv.AppendInt(b, r.Size, 10)
 	if r.Mode != "" {
 		b = append(b, `,"mode":`...)
-		b = jsonenc.AppendString(b, r.Mode)
+		b = jsonx.AppendString(b, r.Mode)
 	}
 	if !r.MTime.IsZero() {
 		var ok bool
 		b = append(b, `,"mtime":`...)
-		if b, ok = jsonenc.AppendTime(b, r.MTime); !ok {
+		if b, ok = jsonx.AppendTime(b, r.MTime); !ok {
 			return b, false
 		}
 	}
 	if r.SHA256 != "" {
 		b = append(b, `,"sha256":`...)
-		b = jsonenc.AppendString(b, r.SHA256)
+		b = jsonx.AppendString(b, r.SHA256)
 	}
 	return append(b, '}'), true
 }

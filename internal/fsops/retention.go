@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
-	hroute "github.com/hearth-dev/hearth/internal/route"
+	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
 // ErrReceiptExpired matches every *ExpiredReceiptError with errors.Is.
@@ -36,13 +36,13 @@ func (e *ExpiredReceiptError) Error() string {
 func (e *ExpiredReceiptError) Is(target error) bool { return target == ErrReceiptExpired }
 
 // expiredReceipt returns the *ExpiredReceiptError for id when retention
-// pruned it and it was route's (internal/route.Match), nil otherwise: an
+// pruned it and it was route's (primitive.RouteMatch), nil otherwise: an
 // expired receipt of another conversation is as unknown as one that never
 // existed. A tombstone from before the owner was kept (route NULL,
 // migration 0008) matches no scope.
 func (e *Engine) expiredReceipt(ctx context.Context, route, id string) error {
 	var created, pruned int64
-	cond, arg := hroute.Match("route", route)
+	cond, arg := primitive.RouteMatch("route", route)
 	err := e.DB.R.QueryRowContext(ctx, `SELECT created_at, pruned_at FROM fs_receipts_pruned WHERE id = ? AND `+cond, id, arg).Scan(&created, &pruned)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/ids"
+	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
 // insertReceipts writes n committed receipts created long ago, spread over
@@ -19,7 +19,7 @@ func insertReceipts(tb testing.TB, env testEnv, n int) {
 	err := env.e.DB.InTx(ctx, func(tx *sql.Tx) error {
 		last := map[string]string{}
 		for i := range n {
-			id := ids.New("rcpt")
+			id := primitive.NewID("rcpt")
 			path := env.path(fmt.Sprintf("f%02d.txt", i%50))
 			op, undoes := "write", any(nil)
 			if prev := last[path]; prev != "" && i%3 == 2 {

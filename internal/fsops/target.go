@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"github.com/hearth-dev/hearth/internal/primitive"
-	hroute "github.com/hearth-dev/hearth/internal/route"
 )
 
 // target is the Target of write, patch and undo: the real path of the
@@ -27,7 +26,7 @@ func (e *Engine) target(ctx context.Context, route string, raw json.RawMessage) 
 	}
 	p := in.Path
 	if in.ReceiptID != "" {
-		cond, arg := hroute.Match("route", route)
+		cond, arg := primitive.RouteMatch("route", route)
 		err := e.DB.R.QueryRowContext(ctx, `SELECT path FROM fs_receipts WHERE id = ? AND `+cond, in.ReceiptID, arg).Scan(&p)
 		if errors.Is(err, sql.ErrNoRows) {
 			return primitive.Target{}, nil

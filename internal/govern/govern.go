@@ -36,7 +36,6 @@ import (
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/risk"
-	"github.com/hearth-dev/hearth/internal/route"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -205,7 +204,7 @@ func (g *Governor) Admit(ctx context.Context, a *callpath.Admission) error {
 	// Request-scoped (anonymous) calls share one gate: a client cannot step
 	// around an open UNKNOWN by dropping its conversation id.
 	var open string
-	cond, arg := route.Match("route", a.Route)
+	cond, arg := primitive.RouteMatch("route", a.Route)
 	openStmt, err := g.DB.ReadStmt(ctx, `SELECT command_id FROM unknowns WHERE `+cond+` AND reconciled_at IS NULL
 		AND NOT EXISTS (SELECT 1 FROM futures f WHERE f.id = unknowns.command_id AND f.parent = ?) ORDER BY created_at LIMIT 1`)
 	if err != nil {

@@ -9,9 +9,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/config"
-	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/primitive"
-	hroute "github.com/hearth-dev/hearth/internal/route"
 )
 
 // Operator is the human operator's decisions as governance records them:
@@ -246,7 +244,7 @@ func (g *Governor) addRuleTx(ctx context.Context, tx *sql.Tx, operator, program,
 	if cwdRoot != "" && !isAbsPath(cwdRoot) {
 		return Rule{}, fmt.Errorf("rule cwd_root %q is not an absolute path", cwdRoot)
 	}
-	r := Rule{ID: ids.New("rul"), Program: program, CwdRoot: cwdRoot, Interpreter: IsInterpreter(program), CreatedBy: operator, CreatedAt: g.now().UTC()}
+	r := Rule{ID: primitive.NewID("rul"), Program: program, CwdRoot: cwdRoot, Interpreter: IsInterpreter(program), CreatedBy: operator, CreatedAt: g.now().UTC()}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO rules(id, program, cwd_root, interpreter, created_by, created_at) VALUES (?,?,?,?,?,?)`,
 		r.ID, r.Program, r.CwdRoot, boolInt(r.Interpreter), r.CreatedBy, r.CreatedAt.UnixMilli()); err != nil {
 		return Rule{}, err
@@ -314,14 +312,14 @@ func (g *Governor) Unknowns(ctx context.Context, route string) ([]Unknown, error
 	return out, rows.Err()
 }
 
-// reconcile closes an open UNKNOWN in scope (a route, by route.Match; any
+// reconcile closes an open UNKNOWN in scope (a route, by primitive.RouteMatch; any
 // route when scope is "").
 func (g *Governor) reconcile(ctx context.Context, scope, commandID, by, observed string) error {
 	return g.DB.InTx(ctx, func(tx *sql.Tx) error {
 		q := `UPDATE unknowns SET reconciled_at = ?, reconciled_by = ?, observed = ? WHERE command_id = ? AND reconciled_at IS NULL`
 		args := []any{g.now().UnixMilli(), by, observed, commandID}
 		if scope != "" {
-			cond, arg := hroute.Match("route", scope)
+			cond, arg := primitive.RouteMatch("route", scope)
 			q += ` AND ` + cond
 			args = append(args, arg)
 		}

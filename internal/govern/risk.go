@@ -10,7 +10,6 @@ import (
 	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/risk"
-	"github.com/hearth-dev/hearth/internal/route"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -86,7 +85,7 @@ func (g *Governor) caseOf(ctx context.Context, mode string, kind risk.Kind, a *c
 		// The approval is kept per primitive: seeing the screen does not
 		// allow reading the clipboard.
 		a.Subject = a.Spec.Name()
-		if route.Anonymous(a.Route) {
+		if primitive.AnonymousRoute(a.Route) {
 			return risk.CaseSee, nil
 		}
 		granted, err := g.granted(ctx, a.Route, risk.CaseSee, a.Subject)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/callpath"
-	"github.com/hearth-dev/hearth/internal/ids"
+	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
 // Scheduled futures (durable jobs) are admitted when each attempt starts,
@@ -40,7 +40,7 @@ func (g *Governor) scheduledApproved(ctx context.Context, a *callpath.Admission)
 // requestPermit records a permit request for a and, in the same
 // transaction, park (when set).
 func (g *Governor) requestPermit(ctx context.Context, a *callpath.Admission, park func(ctx context.Context, tx *sql.Tx, permitID string) error) (string, error) {
-	id := ids.New("pmt")
+	id := primitive.NewID("pmt")
 	now := g.now()
 	exp := now.Add(g.PermitTTL)
 	err := g.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {

@@ -21,7 +21,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/config"
-	"github.com/hearth-dev/hearth/internal/jsontree"
+	"github.com/hearth-dev/hearth/internal/jsonx"
 	"github.com/hearth-dev/hearth/internal/mcpclient"
 )
 
@@ -208,7 +208,7 @@ func (c *Client) ScatterOne(call map[string]any) map[string]any {
 type Result = mcpclient.Result
 
 // Get walks a dotted path in decoded JSON; numeric parts index arrays.
-func Get(v any, path string) any { return jsontree.Get(v, path) }
+func Get(v any, path string) any { return jsonx.GetPath(v, path) }
 
 // Call calls a tool and fails the test on a transport error.
 func (c *Client) Call(tool string, args map[string]any) *Result {

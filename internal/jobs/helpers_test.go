@@ -16,7 +16,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/jobs"
-	"github.com/hearth-dev/hearth/internal/jsontree"
+	"github.com/hearth-dev/hearth/internal/jsonx"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/machine"
 	"github.com/hearth-dev/hearth/internal/primitive"
@@ -277,7 +277,7 @@ func with(j map[string]any, kv ...any) map[string]any {
 }
 
 // get walks a dotted path in decoded JSON.
-func get(v any, path string) any { return jsontree.Get(v, path) }
+func get(v any, path string) any { return jsonx.GetPath(v, path) }
 
 func isNoJob(err error) bool { return errors.Is(err, jobs.ErrNoJob) }
 

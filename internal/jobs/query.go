@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
-	"github.com/hearth-dev/hearth/internal/ids"
+	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
 // jobRow is a job with what is never shown: its route and environment.
@@ -103,7 +103,7 @@ func (q *Queue) read(ctx context.Context, id string) (*jobRow, error) {
 
 // Get returns job id of route.
 func (q *Queue) Get(ctx context.Context, route, id string) (*Job, error) {
-	if !ids.Valid("job", id) {
+	if !primitive.ValidID("job", id) {
 		return nil, fmt.Errorf("%w: %s", ErrNoJob, id)
 	}
 	r, err := q.read(ctx, id)

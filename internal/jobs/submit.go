@@ -10,9 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/dag"
 	"github.com/hearth-dev/hearth/internal/dispatch"
-	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/machine"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
@@ -91,7 +89,7 @@ func (q *Queue) SubmitFor(ctx context.Context, e *dispatch.Dispatcher, route, co
 		if err != nil {
 			return nil, err
 		}
-		p.id = ids.New("job")
+		p.id = primitive.NewID("job")
 		plan[i] = p
 	}
 	order, err := topoOrder(plan)
@@ -263,7 +261,7 @@ func (q *Queue) validate(field string, in JobInput, now time.Time, n int, batch 
 		raw = bytes.TrimSpace(raw)
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
-			if !ids.Valid("job", s) {
+			if !primitive.ValidID("job", s) {
 				return nil, invalid(df, "%q is not a job id (job_…); futures cannot be dependencies", s)
 			}
 			p.extDeps = append(p.extDeps, s)
@@ -291,7 +289,7 @@ func topoOrder(plan []*planned) ([]int, error) {
 	for i, p := range plan {
 		deps[i] = p.batchDeps
 	}
-	order, stuck := dag.Order(deps)
+	order, stuck := dispatch.TopoOrder(deps)
 	if stuck == nil {
 		return order, nil
 	}

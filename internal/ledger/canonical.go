@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hearth-dev/hearth/internal/jsonenc"
+	"github.com/hearth-dev/hearth/internal/jsonx"
 )
 
 // Canonical returns the canonical JSON encoding of v. A json.RawMessage is
@@ -122,7 +122,7 @@ func appendString(b []byte, s string) []byte {
 		if c >= 0x20 && c != '"' && c != '\\' {
 			continue
 		}
-		b = jsonenc.AppendEscape(append(b, s[start:i]...), c)
+		b = jsonx.AppendEscape(append(b, s[start:i]...), c)
 		start = i + 1
 	}
 	b = append(b, s[start:]...)

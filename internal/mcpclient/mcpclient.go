@@ -12,7 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hearth-dev/hearth/internal/jsontree"
+	"github.com/hearth-dev/hearth/internal/jsonx"
 )
 
 // Result is one decoded tool result.
@@ -30,7 +30,7 @@ func (r *Result) State() string { return r.Str("state") }
 
 // Get walks a dotted path ("result.stdout.text") in the envelope; numeric
 // parts index arrays.
-func (r *Result) Get(path string) any { return jsontree.Get(r.Env, path) }
+func (r *Result) Get(path string) any { return jsonx.GetPath(r.Env, path) }
 
 // Str is Get for a string ("" when it is not one).
 func (r *Result) Str(path string) string { s, _ := r.Get(path).(string); return s }

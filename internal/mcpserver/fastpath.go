@@ -16,8 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
-	"github.com/hearth-dev/hearth/internal/jsonenc"
-	"github.com/hearth-dev/hearth/internal/jsonscan"
+	"github.com/hearth-dev/hearth/internal/jsonx"
 )
 
 // The fast path answers a plain stateless tools/call itself instead of
@@ -402,7 +401,7 @@ const maxMembers = 64
 // valid JSON.
 func objectFields(raw json.RawMessage, buf members) (members, bool) {
 	fields := buf[:0]
-	it := jsonscan.Object(raw)
+	it := jsonx.WalkObject(raw)
 	for it.Next() {
 		key := it.Key()
 		if len(fields) == maxMembers || fields.get(string(key)) != nil {
@@ -498,7 +497,7 @@ func (f *fastPath) encode(c plainCall, env *dispatch.Envelope, probe *RouteProbe
 	out = append(out, `"content":[{"type":"text","text":`...)
 	// The text goes on after the summary's line: its closing quote is
 	// taken off again.
-	out = jsonenc.AppendString(out, summary)
+	out = jsonx.AppendString(out, summary)
 	out = append(out[:len(out)-1], `\n`...)
 	switch {
 	case len(b) > maxText:
@@ -518,7 +517,7 @@ func (f *fastPath) encode(c plainCall, env *dispatch.Envelope, probe *RouteProbe
 	if mt, data := resultImage(env); data != nil {
 		// As the SDK writes an ImageContent.
 		out = append(out, `,{"type":"image","mimeType":`...)
-		out = jsonenc.AppendString(out, mt)
+		out = jsonx.AppendString(out, mt)
 		out = append(out, `,"data":"`...)
 		out = base64.StdEncoding.AppendEncode(out, data)
 		out = append(out, '"', '}')

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/hearth-dev/hearth/internal/jsonx"
 )
 
 // TestObjectFieldsAgreesWithDecoder: where objectFields splits an object,
@@ -105,7 +107,7 @@ func TestPlainFingerprintMatchesDecoder(t *testing.T) {
 			t.Errorf("%s: not plain", body)
 			continue
 		}
-		ri, ok := plainInfo(c, scanJSON([]byte(body)))
+		ri, ok := plainInfo(c, jsonx.Scan([]byte(body), MaxJSONDepth))
 		if !ok {
 			t.Errorf("%s: refused", body)
 			continue

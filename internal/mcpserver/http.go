@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/hearth-dev/hearth/internal/jsonx"
 )
 
 // MaxBodyBytes bounds one MCP request body (the go-sdk default).
@@ -193,8 +195,8 @@ func (s *Server) fingerprint(next http.Handler) http.Handler {
 			return
 		}
 		trimmed := bytes.TrimSpace(body)
-		scan := scanJSON(trimmed)
-		if len(trimmed) == 0 || !scan.valid(trimmed) {
+		scan := jsonx.Scan(trimmed, MaxJSONDepth)
+		if len(trimmed) == 0 || !scan.Valid(trimmed) {
 			writeRPCError(w, http.StatusBadRequest, nil, codeParseError, "Parse error: request body is not valid JSON")
 			return
 		}
@@ -275,7 +277,7 @@ func callFingerprint(id json.RawMessage, tool string, arguments json.RawMessage)
 // arguments as they were sent, the tool's name without escapes); ok is
 // false for invalid UTF-8 outside the tool's arguments, which fingerprint
 // refuses.
-func plainInfo(c plainCall, scan scanResult) (requestInfo, bool) {
+func plainInfo(c plainCall, scan jsonx.ScanResult) (requestInfo, bool) {
 	ri := requestInfo{FP: callFingerprint(c.id, c.tool, c.arguments)}
 	if p := scan.BadPath; p != nil {
 		if len(p) <= 2 || p[0] != "params" || p[1] != "arguments" {

@@ -22,8 +22,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/evidence"
-	"github.com/hearth-dev/hearth/internal/ids"
-	"github.com/hearth-dev/hearth/internal/jsonenc"
+	"github.com/hearth-dev/hearth/internal/jsonx"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
@@ -223,7 +222,7 @@ func (m callMeta) route() string {
 		hex.Encode(out[2:], sum[:16])
 		return string(out[:])
 	}
-	return dispatch.AnonymousPrefix + ids.New("req")
+	return dispatch.AnonymousPrefix + primitive.NewID("req")
 }
 
 // The _meta keys Hearth reads.
@@ -440,7 +439,7 @@ func summaryText(env *dispatch.Envelope, probe *RouteProbe) string {
 
 // appendEnvelope appends what encodeEnvelope's json.Marshal gives, member
 // by member in the envelope's order: its strings and a result that is a
-// jsonenc.Appender without reflection, the rest (an error, an artifact,
+// jsonx.Appender without reflection, the rest (an error, an artifact,
 // arrivals, the probe, any other result) each marshalled on its own,
 // which encodes them as they are encoded inside the envelope. ok is false
 // when a member cannot be encoded (the caller's json.Marshal then gives the
@@ -452,18 +451,18 @@ func appendEnvelope(b []byte, env *dispatch.Envelope, probe *RouteProbe) ([]byte
 		return err == nil
 	}
 	b = append(b, `{"state":`...)
-	b = jsonenc.AppendString(b, env.State)
+	b = jsonx.AppendString(b, env.State)
 	for _, m := range [...]struct{ key, v string }{{`,"primitive":`, env.Primitive}, {`,"future_id":`, env.FutureID},
 		{`,"permit_id":`, env.PermitID}, {`,"command_id":`, env.CommandID}} {
 		if m.v != "" {
-			b = jsonenc.AppendString(append(b, m.key...), m.v)
+			b = jsonx.AppendString(append(b, m.key...), m.v)
 		}
 	}
 	if env.Replayed {
 		b = append(b, `,"replayed":true`...)
 	}
 	if env.Result != nil {
-		if a, ok := env.Result.(jsonenc.Appender); ok && !nilPointer(a) {
+		if a, ok := env.Result.(jsonx.Appender); ok && !nilPointer(a) {
 			if b, ok = a.AppendJSON(append(b, `,"result":`...)); !ok {
 				return b, false
 			}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/hearth-dev/hearth/internal/jsonscan"
+	"github.com/hearth-dev/hearth/internal/jsonx"
 )
 
 // The input a primitive runs on is the compact, key-sorted object
@@ -21,37 +21,6 @@ import (
 // tagged. Anything else, and anything this reading does not accept
 // exactly, is decoded by encoding/json from the start, so every answer and
 // every error stays what encoding/json gives.
-
-// plainString returns the text of raw when it is a JSON string that
-// encoding/json decodes to its bytes unchanged: quoted, no escape, no
-// control character, valid UTF-8.
-func plainString(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return "", false
-	}
-	in := raw[1 : len(raw)-1]
-	for _, c := range in {
-		if c < 0x20 || c == '"' || c == '\\' {
-			return "", false
-		}
-	}
-	if !utf8.Valid(in) {
-		return "", false
-	}
-	return string(in), true
-}
-
-// unquote decodes the JSON string raw: directly when plain, else with
-// encoding/json (whose error it returns). The result is returned, not
-// written through a pointer, so that a plain string costs no allocation.
-func unquote(raw []byte) (string, error) {
-	if p, ok := plainString(raw); ok {
-		return p, nil
-	}
-	var s string
-	err := json.Unmarshal(raw, &s)
-	return s, err
-}
 
 // compactMembers writes the object of obj's members sorted by key, as
 // json.Marshal of obj writes it, when every key and value needs no
@@ -71,7 +40,7 @@ func compactMembers(obj map[string]json.RawMessage) ([]byte, bool) {
 func compactSorted(ms []member) ([]byte, bool) {
 	n := 2
 	for _, m := range ms {
-		if !plainKey(m.key) || !compactValue(m.val) {
+		if !jsonx.PlainKey(m.key) || !jsonx.CompactValue(m.val) {
 			return nil, false
 		}
 		n += len(m.key) + len(m.val) + 4
@@ -89,40 +58,6 @@ func compactSorted(ms []member) ([]byte, bool) {
 		b = append(b, m.val...)
 	}
 	return append(b, '}'), true
-}
-
-// plainKey reports whether json.Marshal writes k as is between quotes.
-func plainKey(k string) bool {
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return false
-		}
-	}
-	return true
-}
-
-// compactValue reports whether json.Marshal of the valid JSON value v (as
-// a json.RawMessage) writes v unchanged: no whitespace outside strings, no
-// <, > or &, no U+2028 or U+2029.
-func compactValue(v []byte) bool {
-	if len(v) == 0 || bytes.Contains(v, []byte("\u2028")) || bytes.Contains(v, []byte("\u2029")) {
-		return false
-	}
-	inString := false
-	for i := 0; i < len(v); i++ {
-		switch c := v[i]; {
-		case c == '<' || c == '>' || c == '&':
-			return false
-		case inString && c == '\\':
-			i++
-		case c == '"':
-			inString = !inString
-		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			return false
-		}
-	}
-	return true
 }
 
 // fieldPlan maps a struct type's JSON member names to its fields, for
@@ -176,7 +111,7 @@ func planFor(t reflect.Type) fieldPlan {
 		if name == "-" && opts == "" {
 			continue
 		}
-		if name == "" || !plainKey(name) {
+		if name == "" || !jsonx.PlainKey(name) {
 			return nil
 		}
 		if _, dup := plan[name]; dup {
@@ -224,7 +159,7 @@ func decodeFlat(raw []byte, plan fieldPlan, dst reflect.Value) bool {
 			return false
 		}
 		rest = rest[1:]
-		n := jsonscan.ValueEnd(rest, false)
+		n := jsonx.ValueEnd(rest, false)
 		if n <= 0 || n >= len(rest) {
 			return false
 		}
@@ -236,7 +171,7 @@ func decodeFlat(raw []byte, plan fieldPlan, dst reflect.Value) bool {
 				return false
 			}
 		case slot.kind == reflect.String && val[0] == '"':
-			s, ok := plainString(val)
+			s, ok := jsonx.PlainString(val)
 			if !ok {
 				return false
 			}
@@ -296,7 +231,7 @@ const maxSplit = 16
 // or buf is full.
 func splitRaw(args []byte, buf []rawMember) ([]rawMember, bool) {
 	ms := buf[:0]
-	for it := jsonscan.Object(args); ; {
+	for it := jsonx.WalkObject(args); ; {
 		if !it.Next() {
 			return ms, it.OK()
 		}
@@ -316,7 +251,7 @@ func splitRaw(args []byte, buf []rawMember) ([]rawMember, bool) {
 // splitValid is splitObject of args known to be valid JSON.
 func splitValid(args []byte) (map[string]json.RawMessage, bool) {
 	obj := make(map[string]json.RawMessage, 4)
-	for it := jsonscan.Object(args); ; {
+	for it := jsonx.WalkObject(args); ; {
 		if !it.Next() {
 			return obj, it.OK()
 		}

@@ -7,6 +7,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/hearth-dev/hearth/internal/jsonx"
 )
 
 // JSON types a field may declare.
@@ -191,7 +193,7 @@ func (r *Registry) operation(tool string, opRaw json.RawMessage, hasOp bool, d j
 	if !hasOp {
 		return nil, false, &ValidationError{Tool: tool, Field: "operation", Msg: fmt.Sprintf("required; one of %s", strings.Join(r.OperationNames(tool), ", "))}
 	}
-	op, err := unquote(opRaw)
+	op, err := jsonx.Unquote(opRaw)
 	if err != nil {
 		return nil, false, &ValidationError{Tool: tool, Field: "operation", Msg: "must be a string"}
 	}
@@ -383,7 +385,7 @@ func checkValue(f *Field, path string, raw json.RawMessage) *valueError {
 	}
 	switch f.Type {
 	case TString:
-		s, err := unquote(raw)
+		s, err := jsonx.Unquote(raw)
 		if err != nil {
 			return &valueError{path, "must be a string"}
 		}

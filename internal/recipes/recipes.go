@@ -22,7 +22,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
-	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/runs"
 	"github.com/hearth-dev/hearth/internal/store"
@@ -163,7 +162,7 @@ func (b *Book) Create(ctx context.Context, route string, in CreateInput) (*Recip
 		return nil, err
 	}
 	paramsJSON, _ := json.Marshal(plist)
-	id := ids.New("rcp")
+	id := primitive.NewID("rcp")
 	ctx = context.WithoutCancel(ctx)
 	err = b.DB.InTx(ctx, func(tx *sql.Tx) error {
 		var exists int

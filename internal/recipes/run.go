@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
-	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/runs"
 )
@@ -63,7 +62,7 @@ func (b *Book) Run(ctx context.Context, e *dispatch.Dispatcher, call *primitive.
 	if err != nil {
 		return nil, err
 	}
-	runID := ids.New("rrn")
+	runID := primitive.NewID("rrn")
 	nctx := dispatch.WithNested(ctx)
 	started := time.Now()
 	steps := make([]StepResult, 0, len(r.Steps))

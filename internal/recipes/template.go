@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hearth-dev/hearth/internal/jsontree"
+	"github.com/hearth-dev/hearth/internal/jsonx"
 )
 
 // A recipe step's input is JSON whose string values may hold ${name}
@@ -55,7 +55,7 @@ func expand(s string, fn func(name string) (string, error)) (string, error) {
 // its position, and returns the rebuilt value. Object keys are never
 // templates: a key containing "${" is an error.
 func walkStrings(v any, at string, fn func(at, s string) (string, error)) (any, error) {
-	return jsontree.Rewrite(v, at, func(at string, v any) (any, bool, error) {
+	return jsonx.RewriteTree(v, at, func(at string, v any) (any, bool, error) {
 		switch t := v.(type) {
 		case string:
 			out, err := fn(at, t)
@@ -68,7 +68,7 @@ func walkStrings(v any, at string, fn func(at, s string) (string, error)) (any, 
 			sort.Strings(keys)
 			for _, k := range keys {
 				if strings.Contains(k, "${") {
-					return nil, false, fmt.Errorf("%s: placeholders are allowed only inside string values, not in keys", jsontree.Key(at, k))
+					return nil, false, fmt.Errorf("%s: placeholders are allowed only inside string values, not in keys", jsonx.TreeKey(at, k))
 				}
 			}
 		}

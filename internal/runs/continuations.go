@@ -12,9 +12,7 @@ import (
 	"unicode"
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
-	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/primitive"
-	hroute "github.com/hearth-dev/hearth/internal/route"
 )
 
 // Continuation bounds.
@@ -118,7 +116,7 @@ func (s *Service) Schedule(ctx context.Context, route string, in ScheduleInput) 
 			return nil, invalid(op, "target."+kind, "must be a non-empty name of at most %d bytes without control characters", MaxTarget)
 		}
 	}
-	id := ids.New("cnt")
+	id := primitive.NewID("cnt")
 	ctx = context.WithoutCancel(ctx)
 	err := s.DB.InTx(ctx, func(tx *sql.Tx) error {
 		var state string
@@ -184,14 +182,14 @@ func (s *Service) scanContinuation(sc interface{ Scan(...any) error }) (*Continu
 }
 
 // Continuation returns one continuation of the conversation caller (its
-// route; internal/route.Match), settling it first when due. Another
+// route; primitive.RouteMatch), settling it first when due. Another
 // conversation's continuation is answered exactly like an id that never
 // existed: its prompt is that conversation's.
 func (s *Service) Continuation(ctx context.Context, caller, id string) (*Continuation, error) {
 	if err := s.settleDue(ctx); err != nil {
 		s.Log.Error("settle continuations", "err", err)
 	}
-	cond, arg := hroute.Match("route", caller)
+	cond, arg := primitive.RouteMatch("route", caller)
 	c, err := s.scanContinuation(s.DB.R.QueryRowContext(ctx, `SELECT `+contCols+` FROM continuations WHERE id = ? AND `+cond, id, arg))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, primitive.Failed("not_found", "run.continuation_status: no continuation %q", id)
@@ -203,7 +201,7 @@ func (s *Service) Continuation(ctx context.Context, caller, id string) (*Continu
 // caller: a run is shared by every conversation, its continuations' prompts
 // are not.
 func (s *Service) continuationsOf(ctx context.Context, caller, runID string) ([]Continuation, error) {
-	cond, arg := hroute.Match("route", caller)
+	cond, arg := primitive.RouteMatch("route", caller)
 	rows, err := s.DB.R.QueryContext(ctx, `SELECT `+contCols+` FROM continuations WHERE run_id = ? AND `+cond+` ORDER BY created_at, id`, runID, arg)
 	if err != nil {
 		return nil, fmt.Errorf("list continuations: %w", err)

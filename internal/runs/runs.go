@@ -22,7 +22,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
-	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/store"
 )
@@ -179,7 +178,7 @@ func (s *Service) Checkpoint(ctx context.Context, route string, in CheckpointInp
 		if in.Objective == nil || strings.TrimSpace(*in.Objective) == "" {
 			return nil, invalid("checkpoint", "objective", "required to create a run (pass id to update one)")
 		}
-		id := ids.New("run")
+		id := primitive.NewID("run")
 		summary := ""
 		if in.Summary != nil {
 			summary = *in.Summary

@@ -9,9 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hearth-dev/hearth/internal/dag"
 	"github.com/hearth-dev/hearth/internal/dispatch"
-	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
@@ -234,7 +232,7 @@ func (s *Service) scatter(ctx context.Context, e *dispatch.Dispatcher, call *pri
 	if s.AfterSubmit != nil {
 		s.AfterSubmit(futureIDs)
 	}
-	scatterID := ids.New("sct")
+	scatterID := primitive.NewID("sct")
 	out := make([]ScatterFuture, len(plan))
 	state := primitive.StateCompleted
 	for i, p := range plan {
@@ -419,7 +417,7 @@ func topoOrder(plan []*plannedCall) ([]int, error) {
 	for i, p := range plan {
 		deps[i] = p.idxDeps
 	}
-	order, stuck := dag.Order(deps)
+	order, stuck := dispatch.TopoOrder(deps)
 	if stuck == nil {
 		return order, nil
 	}

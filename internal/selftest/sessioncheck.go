@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/jsontree"
+	"github.com/hearth-dev/hearth/internal/jsonx"
 )
 
 // sessionProgram is the console program the session check talks to, and
@@ -49,8 +49,8 @@ func (r *run) checkSession(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	id, _ := jsontree.Get(env, "result.session_id").(string)
-	if jsontree.Get(env, "state") != "completed" || id == "" {
+	id, _ := jsonx.GetPath(env, "result.session_id").(string)
+	if jsonx.GetPath(env, "state") != "completed" || id == "" {
 		return "", fmt.Errorf("the approved session_start: %v", env)
 	}
 	closed := false
@@ -88,7 +88,7 @@ func (r *run) checkSession(ctx context.Context) (string, error) {
 	if n := h.app.Sessions.Count(); n != 0 {
 		return "", errors.New("a session is still open after session_close")
 	}
-	pid, _ := jsontree.Get(env, "result.pid").(float64)
+	pid, _ := jsonx.GetPath(env, "result.pid").(float64)
 	return fmt.Sprintf("%s on a pseudo-terminal: permit approved, typed %q, read 42, closed (pid %d's tree killed), transcript %s",
 		command, line, int(pid), c.Str("result.transcript.id")), nil
 }

@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
-	"github.com/hearth-dev/hearth/internal/ids"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/proc"
@@ -284,7 +283,7 @@ func (m *Manager) start(ctx context.Context, rt, cmdID string, in StartInput) (*
 	if args == nil {
 		args = []string{}
 	}
-	s := &Session{id: ids.New("ses"), route: rt, command: in.Command, args: args, cwd: in.Cwd, pid: term.PID(), started: now,
+	s := &Session{id: primitive.NewID("ses"), route: rt, command: in.Command, args: args, cwd: in.Cwd, pid: term.PID(), started: now,
 		term: term, out: newRing(m.o.BufferBytes), exited: make(chan struct{}), lastActive: now}
 	go m.pump(s)
 	rec, _ := json.Marshal(map[string]any{"session_id": s.id, "route": rt, "command": in.Command, "pid": s.pid, "started_at": now.UnixMilli()})

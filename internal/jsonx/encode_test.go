@@ -1,4 +1,4 @@
-package jsonenc
+package jsonx
 
 import (
 	"encoding/json"

@@ -1,23 +1,17 @@
-package mcpserver
+package jsonx
 
 import (
 	"encoding/json"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
-// MaxJSONDepth bounds how deeply a request's JSON may nest. Hearth's own
-// inputs need a handful of levels; the go-sdk's decoder refuses deep
-// nesting in plain text, so Hearth refuses it first, as a JSON-RPC error.
-const MaxJSONDepth = 128
-
-// scanResult is what scanJSON learns about a request body.
-type scanResult struct {
+// ScanResult is what Scan learns about a body of JSON text.
+type ScanResult struct {
 	// Invalid is set when the walk met what valid JSON cannot have there
 	// (json.Valid's grammar: RFC 8259 without a check of UTF-8).
 	Invalid bool
-	// TooDeep is set when the nesting passes MaxJSONDepth.
+	// TooDeep is set when the nesting passes the depth Scan was given.
 	TooDeep bool
 	// BadPath is the path of the first string (a key or a value) that is
 	// not valid UTF-8 or holds an escaped lone surrogate (\ud800): Go's
@@ -25,19 +19,20 @@ type scanResult struct {
 	BadPath []string
 }
 
-// valid reports what json.Valid(data) reports, for the data scanJSON
-// walked: a walk that stopped early (too deep, a bad string) has not read
-// the rest, which json.Valid then reads.
-func (r scanResult) valid(data []byte) bool {
+// Valid reports what json.Valid(data) reports, for the data Scan walked:
+// a walk that stopped early (too deep, a bad string) has not read the
+// rest, which json.Valid then reads.
+func (r ScanResult) Valid(data []byte) bool {
 	if r.Invalid {
 		return false
 	}
 	return !r.TooDeep && r.BadPath == nil || json.Valid(data)
 }
 
-// scanJSON walks data once: its grammar, its depth and its strings.
-func scanJSON(data []byte) scanResult {
-	s := &scanner{data: data}
+// Scan walks data once: its grammar, its depth (nesting deeper than
+// maxDepth stops it) and its strings.
+func Scan(data []byte, maxDepth int) ScanResult {
+	s := &scanner{data: data, maxDepth: maxDepth}
 	s.path = s.pathBuf[:0]
 	s.value(0)
 	if !s.done() {
@@ -48,13 +43,14 @@ func scanJSON(data []byte) scanResult {
 }
 
 type scanner struct {
-	data []byte
-	i    int
+	data     []byte
+	i        int
+	maxDepth int
 	// path is where the walk is, as byte ranges of data and array
 	// indexes: made into strings only for a BadPath.
 	path    []pathElem
 	pathBuf [16]pathElem
-	res     scanResult
+	res     ScanResult
 }
 
 // pathElem is an object's key (index < 0) or an array's index.
@@ -82,7 +78,7 @@ func (s *scanner) next() byte {
 func (s *scanner) value(depth int) {
 	switch c := s.next(); c {
 	case '{':
-		if depth+1 > MaxJSONDepth {
+		if depth+1 > s.maxDepth {
 			s.res.TooDeep = true
 			return
 		}
@@ -120,7 +116,7 @@ func (s *scanner) value(depth int) {
 			}
 		}
 	case '[':
-		if depth+1 > MaxJSONDepth {
+		if depth+1 > s.maxDepth {
 			s.res.TooDeep = true
 			return
 		}
@@ -344,17 +340,4 @@ func hex4(b []byte) (rune, bool) {
 		r = r<<4 | rune(c)
 	}
 	return r, true
-}
-
-// fieldPath renders a path as Hearth's validation messages name fields:
-// keys joined with dots, indexes in brackets (args[1], files[0].data).
-func fieldPath(p []string) string {
-	var b strings.Builder
-	for i, e := range p {
-		if i > 0 && !strings.HasPrefix(e, "[") {
-			b.WriteByte('.')
-		}
-		b.WriteString(strings.ToValidUTF8(e, "\uFFFD"))
-	}
-	return b.String()
 }

@@ -1,10 +1,14 @@
-package mcpserver
+package jsonx
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 )
+
+// scanDepth is the depth bound the tests scan with (the MCP server's
+// MaxJSONDepth).
+const scanDepth = 128
 
 // scanCases are bodies at the edges of JSON's grammar, of the depth bound
 // and of the string checks.
@@ -18,49 +22,49 @@ var scanCases = []string{
 	`"\ud800"`, `"\ud800\udc00"`, `"\udc00"`, `"\ud800x"`, `"\ud800\u0041"`, `"\uD83D\uDE00"`, "\"a\tb\"", "\"a\nb\"",
 	"\"\x00\"", "\"\x1f\"", "\"\x7f\"", "\"\xff\"", "\"caf\xc3\xa9\"", "\"\xc3\"", "{\"k\xff\":1}", "[\"ok\",\"\xed\xa0\x80\"]",
 	"\xef\xbb\xbf{}", "{}\x00", "\x00", "{\"a\":1}\v", `{"a":"\`, `{"a":"\u`, `["\u12`,
-	strings.Repeat("[", MaxJSONDepth) + strings.Repeat("]", MaxJSONDepth),
-	strings.Repeat("[", MaxJSONDepth+1) + strings.Repeat("]", MaxJSONDepth+1),
-	strings.Repeat("[", MaxJSONDepth+1) + strings.Repeat("]", MaxJSONDepth),
-	strings.Repeat(`{"a":`, MaxJSONDepth+1) + `1` + strings.Repeat("}", MaxJSONDepth+1),
+	strings.Repeat("[", scanDepth) + strings.Repeat("]", scanDepth),
+	strings.Repeat("[", scanDepth+1) + strings.Repeat("]", scanDepth+1),
+	strings.Repeat("[", scanDepth+1) + strings.Repeat("]", scanDepth),
+	strings.Repeat(`{"a":`, scanDepth+1) + `1` + strings.Repeat("}", scanDepth+1),
 	strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
 	"[\"\xff\"", "[\"\xff\",", "{\"a\":\"\xff\"} x",
 }
 
-// TestScanJSONValidAsJSONValid: scanJSON's walk tells valid JSON from
-// invalid exactly as json.Valid does (so fingerprint needs no second
-// pass), the depth bound and the string checks included.
-func TestScanJSONValidAsJSONValid(t *testing.T) {
+// TestScanValidAsJSONValid: Scan's walk tells valid JSON from
+// invalid exactly as json.Valid does (so the MCP server's fingerprint needs
+// no second pass), the depth bound and the string checks included.
+func TestScanValidAsJSONValid(t *testing.T) {
 	for _, c := range scanCases {
 		checkScan(t, []byte(c))
 	}
-	r := scanJSON([]byte(`{"a":{"b":["x","` + "\xff" + `"]}}`))
+	r := Scan([]byte(`{"a":{"b":["x","`+"\xff"+`"]}}`), scanDepth)
 	if got := strings.Join(r.BadPath, "|"); got != "a|b|[1]" || r.Invalid || r.TooDeep {
 		t.Errorf("bad string in an array: %+v", r)
 	}
-	r = scanJSON([]byte("{\"ok\":1,\"k\xff\":1}"))
+	r = Scan([]byte("{\"ok\":1,\"k\xff\":1}"), scanDepth)
 	if got := strings.Join(r.BadPath, "|"); got != "k\xff" {
 		t.Errorf("bad key: %+v", r)
 	}
-	if r := scanJSON([]byte(`{"a":"\ud800"}`)); strings.Join(r.BadPath, "|") != "a" {
+	if r := Scan([]byte(`{"a":"\ud800"}`), scanDepth); strings.Join(r.BadPath, "|") != "a" {
 		t.Errorf("lone surrogate: %+v", r)
 	}
-	if r := scanJSON([]byte(strings.Repeat("[", MaxJSONDepth+1) + strings.Repeat("]", MaxJSONDepth+1))); !r.TooDeep || r.Invalid {
+	if r := Scan([]byte(strings.Repeat("[", scanDepth+1)+strings.Repeat("]", scanDepth+1)), scanDepth); !r.TooDeep || r.Invalid {
 		t.Errorf("too deep: %+v", r)
 	}
 }
 
 func checkScan(t *testing.T, data []byte) {
 	t.Helper()
-	r := scanJSON(data)
-	if got, want := r.valid(data), json.Valid(data); got != want {
-		t.Errorf("scanJSON(%q).valid = %v (%+v), json.Valid %v", data, got, r, want)
+	r := Scan(data, scanDepth)
+	if got, want := r.Valid(data), json.Valid(data); got != want {
+		t.Errorf("Scan(%q).Valid = %v (%+v), json.Valid %v", data, got, r, want)
 	}
 	if r.Invalid && (r.TooDeep || r.BadPath != nil) {
-		t.Errorf("scanJSON(%q) = %+v: invalid and stopped", data, r)
+		t.Errorf("Scan(%q) = %+v: invalid and stopped", data, r)
 	}
 }
 
-func FuzzScanJSON(f *testing.F) {
+func FuzzScan(f *testing.F) {
 	for _, c := range scanCases {
 		f.Add([]byte(c))
 	}
@@ -68,15 +72,15 @@ func FuzzScanJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) { checkScan(t, data) })
 }
 
-// TestScanJSONIsLinear: a body of many literals and numbers is walked
+// TestScanIsLinear: a body of many literals and numbers is walked
 // without copying the rest of it at each one (a 4 MiB body of literals
 // took minutes when each literal's check copied what follows it).
-func TestScanJSONIsLinear(t *testing.T) {
+func TestScanIsLinear(t *testing.T) {
 	body := []byte("[" + strings.Repeat("true,false,null,12,", 20000) + "true]")
-	if r := scanJSON(body); r.Invalid || r.TooDeep || r.BadPath != nil {
-		t.Fatalf("scanJSON: %+v", r)
+	if r := Scan(body, scanDepth); r.Invalid || r.TooDeep || r.BadPath != nil {
+		t.Fatalf("Scan: %+v", r)
 	}
-	if a := testing.AllocsPerRun(3, func() { scanJSON(body) }); a > 1 {
-		t.Errorf("scanJSON of %d literals allocates %v times, want at most 1 (the walk's state)", 80000, a)
+	if a := testing.AllocsPerRun(3, func() { Scan(body, scanDepth) }); a > 1 {
+		t.Errorf("Scan of %d literals allocates %v times, want at most 1 (the walk's state)", 80000, a)
 	}
 }

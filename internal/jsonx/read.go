@@ -1,12 +1,13 @@
-// Package jsonscan reads JSON text without decoding it: where a value
-// ends, and the members of an object, as byte ranges of the input. It is
-// what the MCP fast path (a plain tools/call) and the one-pass decode of a
-// call's arguments split objects with; both keep their own rules on top
-// (a bound on members, repeated keys, UTF-8) and hand anything they do
-// not accept to encoding/json.
-package jsonscan
+package jsonx
 
 import "bytes"
+
+// JSON text is read here without decoding it: where a value ends, and the
+// members of an object, as byte ranges of the input. It is what the MCP
+// fast path (a plain tools/call) and the one-pass decode of a call's
+// arguments split objects with; both keep their own rules on top (a bound
+// on members, repeated keys, UTF-8) and hand anything they do not accept
+// to encoding/json.
 
 // SkipSpace returns the index of the first byte at or after i that is not
 // JSON whitespace.
@@ -80,7 +81,7 @@ func ValueEnd(b []byte, valid bool) int {
 
 // Members walks the members of one JSON object:
 //
-//	it := jsonscan.Object(raw)
+//	it := jsonx.WalkObject(raw)
 //	for it.Next() {
 //		use(it.Key(), it.Value())
 //	}
@@ -99,8 +100,8 @@ type Members struct {
 	done, ok bool
 }
 
-// Object starts a walk of the members of raw.
-func Object(raw []byte) Members { return Members{raw: raw, i: -1} }
+// WalkObject starts a walk of the members of raw.
+func WalkObject(raw []byte) Members { return Members{raw: raw, i: -1} }
 
 // Next moves to the next member and reports whether there is one.
 func (m *Members) Next() bool {

@@ -1,11 +1,11 @@
-package dag
+package dispatch
 
 import (
 	"slices"
 	"testing"
 )
 
-func TestOrder(t *testing.T) {
+func TestTopoOrder(t *testing.T) {
 	cases := []struct {
 		deps  [][]int
 		stuck []int
@@ -17,7 +17,7 @@ func TestOrder(t *testing.T) {
 		{nil, nil},
 	}
 	for _, tc := range cases {
-		order, stuck := Order(tc.deps)
+		order, stuck := TopoOrder(tc.deps)
 		if !slices.Equal(stuck, tc.stuck) {
 			t.Errorf("%v: stuck %v, want %v", tc.deps, stuck, tc.stuck)
 			continue

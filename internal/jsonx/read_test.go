@@ -1,4 +1,4 @@
-package jsonscan
+package jsonx
 
 import (
 	"bytes"
@@ -32,7 +32,7 @@ func TestMembers(t *testing.T) {
 	}
 	for _, c := range cases {
 		var keys, vals []string
-		it := Object([]byte(c.in))
+		it := WalkObject([]byte(c.in))
 		for it.Next() {
 			keys, vals = append(keys, string(it.Key())), append(vals, string(it.Value()))
 		}
@@ -44,7 +44,7 @@ func TestMembers(t *testing.T) {
 		}
 	}
 	// A caller that stops early has not read the whole object.
-	it := Object([]byte(`{"a":1,"b":2}`))
+	it := WalkObject([]byte(`{"a":1,"b":2}`))
 	it.Next()
 	if it.OK() {
 		t.Fatal("OK before the walk ended")

@@ -1,4 +1,4 @@
-package jsontree
+package jsonx
 
 import (
 	"errors"
@@ -7,14 +7,14 @@ import (
 	"testing"
 )
 
-func TestRewrite(t *testing.T) {
+func TestRewriteTree(t *testing.T) {
 	in := map[string]any{
 		"b":    []any{"x", map[string]any{"ref": "r1"}, 3.0},
 		"a":    "y",
 		"keep": map[string]any{"ref": "r2", "n": nil},
 	}
 	var seen []string
-	out, err := Rewrite(in, "", func(at string, v any) (any, bool, error) {
+	out, err := RewriteTree(in, "", func(at string, v any) (any, bool, error) {
 		seen = append(seen, at)
 		switch t := v.(type) {
 		case string:
@@ -35,7 +35,7 @@ func TestRewrite(t *testing.T) {
 		"keep": map[string]any{"ref": "R2", "n": nil},
 	}
 	if !reflect.DeepEqual(out, want) {
-		t.Fatalf("Rewrite = %#v, want %#v", out, want)
+		t.Fatalf("RewriteTree = %#v, want %#v", out, want)
 	}
 	// Parents before children, map keys sorted; a replaced node's children
 	// are not visited.
@@ -49,11 +49,11 @@ func TestRewrite(t *testing.T) {
 	}
 }
 
-func TestRewriteError(t *testing.T) {
+func TestRewriteTreeError(t *testing.T) {
 	boom := errors.New("boom")
 	in := map[string]any{"z": []any{1.0, "bad"}, "a": "bad"}
 	var at string
-	_, err := Rewrite(in, "input", func(pos string, v any) (any, bool, error) {
+	_, err := RewriteTree(in, "input", func(pos string, v any) (any, bool, error) {
 		if v == "bad" {
 			at = pos
 			return nil, false, boom
@@ -66,7 +66,7 @@ func TestRewriteError(t *testing.T) {
 	}
 }
 
-func TestGet(t *testing.T) {
+func TestGetPath(t *testing.T) {
 	v := map[string]any{"result": map[string]any{"list": []any{"a", map[string]any{"x": 1.0}}, "s": "str"}}
 	for path, want := range map[string]any{
 		"result.list.0":   "a",
@@ -78,8 +78,8 @@ func TestGet(t *testing.T) {
 		"result.s.x":      nil,
 		"nope":            nil,
 	} {
-		if got := Get(v, path); got != want {
-			t.Errorf("Get(%q) = %v, want %v", path, got, want)
+		if got := GetPath(v, path); got != want {
+			t.Errorf("GetPath(%q) = %v, want %v", path, got, want)
 		}
 	}
 }

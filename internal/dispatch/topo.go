@@ -1,12 +1,12 @@
-// Package dag orders a batch whose items depend on earlier items of the
-// same batch by index (a jobs[] submit, a run.scatter calls[]).
-package dag
+package dispatch
 
-// Order returns the indexes 0..len(deps)-1 so that every item follows the
-// items it depends on (deps[i] lists i's dependencies by index, each
-// within range). When the dependencies have a cycle it returns nil and the
+// TopoOrder orders a batch whose items depend on earlier items of the
+// same batch by index (a jobs[] submit, a run.scatter calls[]): it
+// returns the indexes 0..len(deps)-1 so that every item follows the items
+// it depends on (deps[i] lists i's dependencies by index, each within
+// range). When the dependencies have a cycle it returns nil and the
 // items on a cycle or waiting on one, in index order.
-func Order(deps [][]int) (order, stuck []int) {
+func TopoOrder(deps [][]int) (order, stuck []int) {
 	n := len(deps)
 	indeg := make([]int, n)
 	users := make([][]int, n)

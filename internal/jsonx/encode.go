@@ -1,14 +1,15 @@
-// Package jsonenc writes JSON as encoding/json's Marshal writes it, byte
-// for byte, for the few shapes a read call answers with on every call (a
-// string, a time, a flat result struct), without its reflection. Whatever
-// it does not know it leaves to encoding/json; its tests hold it to
-// Marshal's output.
-package jsonenc
+package jsonx
 
 import (
 	"time"
 	"unicode/utf8"
 )
+
+// JSON is written here as encoding/json's Marshal writes it, byte for
+// byte, for the few shapes a read call answers with on every call (a
+// string, a time, a flat result struct), without its reflection. Whatever
+// it does not know is left to encoding/json; the tests hold it to
+// Marshal's output.
 
 // Appender is a value that appends its own JSON encoding, exactly what
 // json.Marshal gives for it, to dst. ok is false when it cannot (the
@@ -19,12 +20,12 @@ type Appender interface {
 	AppendJSON(dst []byte) (out []byte, ok bool)
 }
 
-const hex = "0123456789abcdef"
+const hexDigits = "0123456789abcdef"
 
-// plain reports the ASCII bytes Marshal writes as they are: printable, and
-// neither a quote, a backslash nor one of the characters it escapes for
-// HTML.
-var plain = func() (t [utf8.RuneSelf]bool) {
+// plainASCII reports the ASCII bytes Marshal writes as they are:
+// printable, and neither a quote, a backslash nor one of the characters it
+// escapes for HTML.
+var plainASCII = func() (t [utf8.RuneSelf]bool) {
 	for b := 0x20; b < utf8.RuneSelf; b++ {
 		t[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
 	}
@@ -40,7 +41,7 @@ func AppendString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		b := s[i]
 		if b < utf8.RuneSelf {
-			if plain[b] {
+			if plainASCII[b] {
 				i++
 				continue
 			}
@@ -56,7 +57,7 @@ func AppendString(dst []byte, s string) []byte {
 			dst = append(dst, `\ufffd`...)
 		case r == '\u2028' || r == '\u2029':
 			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
 		default:
 			i += size
 			continue
@@ -87,7 +88,7 @@ func AppendEscape(dst []byte, b byte) []byte {
 	case '\t':
 		return append(dst, '\\', 't')
 	}
-	return append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xf])
+	return append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xf])
 }
 
 // AppendTime appends t as Marshal writes a time.Time (RFC 3339 with

@@ -1,6 +1,6 @@
 //go:build race
 
-package ids
+package primitive
 
 // raceEnabled: the race detector's build allocates where the plain one
 // does not, so allocation counts are checked without it.

@@ -1,5 +1,5 @@
 //go:build !race
 
-package ids
+package primitive
 
 const raceEnabled = false
