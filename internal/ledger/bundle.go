@@ -266,17 +266,8 @@ func VerifyBundle(r io.Reader, opts ...VerifyOption) (Report, error) {
 	}
 	var rep Report
 	var b bundle
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		var syn *json.SyntaxError
-		if errors.As(err, &syn) {
-			return rep, fmt.Errorf("bundle: invalid JSON at byte %d: %v", syn.Offset, err)
-		}
-		return rep, fmt.Errorf("bundle: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return rep, errors.New("bundle: data after the JSON document")
+	if err := decodeStrict(data, "bundle", &b); err != nil {
+		return rep, err
 	}
 	if b.Format != BundleFormat {
 		return rep, fmt.Errorf("bundle format %q, want %q", b.Format, BundleFormat)
@@ -363,4 +354,23 @@ func VerifyBundle(r io.Reader, opts ...VerifyOption) (Report, error) {
 	}
 	rep.ConsistencyFrom = c.OldSize
 	return rep, nil
+}
+
+// decodeStrict decodes the one JSON document data into v, refusing
+// unknown fields and anything after the document; errors start with what
+// (the kind of bundle) and name the byte of a syntax error.
+func decodeStrict(data []byte, what string, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return fmt.Errorf("%s: invalid JSON at byte %d: %v", what, syn.Offset, err)
+		}
+		return fmt.Errorf("%s: %v", what, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: data after the JSON document", what)
+	}
+	return nil
 }

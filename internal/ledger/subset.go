@@ -2,10 +2,8 @@ package ledger
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -214,17 +212,8 @@ func writeSubset(ctx context.Context, tx *sql.Tx, w io.Writer, vkey string, sign
 func verifySubset(data []byte, cfg verifyConfig) (Report, error) {
 	rep := Report{Subset: true}
 	var b subsetBundle
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		var syn *json.SyntaxError
-		if errors.As(err, &syn) {
-			return rep, fmt.Errorf("evidence subset: invalid JSON at byte %d: %v", syn.Offset, err)
-		}
-		return rep, fmt.Errorf("evidence subset: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return rep, errors.New("evidence subset: data after the JSON document")
+	if err := decodeStrict(data, "evidence subset", &b); err != nil {
+		return rep, err
 	}
 	rep.PublicKey, rep.Scope = b.PublicKey, b.Scope
 	if cfg.expectKey != "" && b.PublicKey != cfg.expectKey {
