@@ -306,25 +306,39 @@ func newMachine(cfg config.Config, arts *artifacts.Store, slots int, version str
 }
 
 // unavailable lists what this host or build cannot do, so that nothing
-// pretends to work (DESIGN §5, mode disclosure).
-func (a *App) unavailable() []string {
-	var out []string
+// pretends to work (DESIGN §5, mode disclosure), by the tool that would
+// do it.
+type unavailable struct{ tool, what string }
+
+func (a *App) unavailable() []unavailable {
+	var out []unavailable
 	if err := a.uiAvailable(); err != nil {
 		reason := "Windows only"
 		if runtime.GOOS == "windows" {
 			reason = strings.TrimPrefix(err.Error(), uia.Unavailable+": ")
 		}
-		out = append(out, "ui automation ("+reason+")")
+		out = append(out, unavailable{"ui", "ui automation (" + reason + ")"})
 	}
 	if err := a.Sessions.Available(); err != nil {
-		out = append(out, "interactive sessions ("+strings.TrimPrefix(err.Error(), session.ErrUnavailable.Error()+": ")+")")
+		out = append(out, unavailable{"machine", "interactive sessions (" + strings.TrimPrefix(err.Error(), session.ErrUnavailable.Error()+": ") + ")"})
+	}
+	return out
+}
+
+// unavailableOf lists the whats of u, of tool only unless tool is "".
+func unavailableOf(u []unavailable, tool string) []string {
+	out := []string{}
+	for _, x := range u {
+		if tool == "" || x.tool == tool {
+			out = append(out, x.what)
+		}
 	}
 	return out
 }
 
 // status is what host_info discloses about governance and capabilities.
 func (a *App) status() map[string]any {
-	unavailable := a.unavailable()
+	unavailable := unavailableOf(a.unavailable(), "")
 	out := a.governanceStatus(context.Background())
 	out["roots"] = a.Config.Roots
 	out["unavailable"] = unavailable
@@ -361,12 +375,14 @@ func (a *App) uiAvailable() error {
 // `safety reset` changes the latch from another process).
 func (a *App) disclosure(ctx context.Context) func(tool string) string {
 	st, err := a.Gov.Status(ctx)
-	var tail string
-	tail += a.wakeDisclosure()
-	if u := a.unavailable(); len(u) > 0 {
-		tail += " Unavailable here: " + strings.Join(u, "; ") + "."
-	}
+	wake, missing := a.wakeDisclosure(), a.unavailable()
 	return func(tool string) string {
+		// What this host cannot do is said in the description of the
+		// tool that would do it.
+		tail := wake
+		if u := unavailableOf(missing, tool); len(u) > 0 {
+			tail += " Unavailable here: " + strings.Join(u, "; ") + "."
+		}
 		switch {
 		case err != nil:
 			a.Log.Error("read governance state for tools/list", "err", err)
@@ -374,7 +390,7 @@ func (a *App) disclosure(ctx context.Context) func(tool string) string {
 		case st.EStop.Latched:
 			return fmt.Sprintf("Policy mode: %s. E-STOP LATCHED: every non-read operation is refused (blocked, estop) until the operator resets it.", st.Mode) + tail
 		}
-		return fmt.Sprintf("Policy mode: %s (operator-controlled). E-stop: released. %s", st.Mode, risk.ModelLine(st.Mode, a.primitiveNames(tool))) + tail
+		return fmt.Sprintf("Policy mode: %s (the operator sets it). E-stop: released. %s", st.Mode, risk.ModelLine(st.Mode, a.primitiveNames(tool))) + tail
 	}
 }
 

@@ -14,8 +14,9 @@ import (
 )
 
 // TestToolDescriptionsFollowGovernance: every tool description in
-// tools/list states the policy mode, the e-stop state and what this host
-// cannot do, and follows each change as it happens — an operator's policy
+// tools/list states the policy mode and the e-stop state, the ui tool's
+// what this host cannot do of it (UI Automation off Windows), and each
+// follows each change as it happens — an operator's policy
 // change, an e-stop latched by the operator or by the model, and a reset
 // made through another database handle (as `safety reset` does from its
 // own process).
@@ -38,6 +39,12 @@ func TestToolDescriptionsFollowGovernance(t *testing.T) {
 					t.Errorf("%s: tool %s description lacks %q:\n%s", step, tl.Name, w, tl.Description)
 				}
 			}
+			if runtime.GOOS != "windows" {
+				const noUIA = "Unavailable here: ui automation (Windows only)"
+				if has := strings.Contains(tl.Description, noUIA); has != (tl.Name == "ui") {
+					t.Errorf("%s: tool %s says %q: %v (only the ui tool should)", step, tl.Name, noUIA, has)
+				}
+			}
 			if n := strings.Count(tl.Description, "Policy mode:"); n != 1 {
 				t.Errorf("%s: tool %s states the policy %d times:\n%s", step, tl.Name, n, tl.Description)
 			}
@@ -50,9 +57,6 @@ func TestToolDescriptionsFollowGovernance(t *testing.T) {
 	released := "E-stop: released"
 	latched := "E-STOP LATCHED"
 	var unavailable []string
-	if runtime.GOOS != "windows" {
-		unavailable = []string{"Unavailable here: ui automation (Windows only)"}
-	}
 	check("start", append([]string{"Policy mode: ask", released}, unavailable...)...)
 
 	if err := in.App.Operator.SetPolicy(ctx, "alice", config.ModeTrusted); err != nil {
@@ -87,4 +91,14 @@ func TestToolDescriptionsFollowGovernance(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("reset from another handle", "Policy mode: read-only", released)
+
+	// The longest listing: the default mode (every tool says what asks)
+	// with wake armed (its sentence is the longer one).
+	if err := in.App.Operator.SetPolicy(ctx, "alice", config.ModeAsk); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.App.SetWakeArmed(ctx, "alice", true); err != nil {
+		t.Fatal(err)
+	}
+	check("ask, wake armed", "Policy mode: ask", released, "Wake: ARMED")
 }

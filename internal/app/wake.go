@@ -79,7 +79,7 @@ func (a *App) wakeStatus() map[string]any {
 func (a *App) wakeDisclosure() string {
 	const probe = " A pending answer's route_probe nonce: repeat it once in your reply."
 	if a.Wake.Armed() {
-		return " Wake: ARMED (operator-controlled): a bound ChatGPT conversation that is quiet while its detached results wait is prompted to call machine.host_info." + probe
+		return " Wake: ARMED: a quiet bound ChatGPT conversation whose detached results wait is prompted to call machine.host_info." + probe
 	}
-	return " Wake: off (operator-controlled): nothing prompts a conversation when detached work ends; call again to collect arrivals." + probe
+	return " Wake: off: call again to collect detached results." + probe
 }

@@ -421,11 +421,10 @@ func ModelLine(mode string, names []string) string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Policy mode %s: ", mode)
 	if len(groups) == 0 {
-		b.WriteString("nothing waits for the operator")
+		b.WriteString("Nothing here waits for the operator")
 	} else {
-		b.WriteString("answers pending until the operator approves: ")
+		b.WriteString("Pending until the operator approves: ")
 		for i, note := range groups {
 			if i > 0 {
 				b.WriteString("; ")
