@@ -30,8 +30,11 @@ const (
 	ExactFile
 	// GitRepo: a hook or the config file of any git repository (a
 	// component ".git" followed by a component "hooks", or by a file
-	// "config"): hooks run by themselves, and config can name programs
-	// git runs (core.hooksPath, core.fsmonitor, core.sshCommand).
+	// "config"), or a ".git" file itself (a submodule's or worktree's
+	// pointer to its repository): hooks run by themselves, and config can
+	// name programs git runs (core.hooksPath, core.fsmonitor,
+	// core.sshCommand). The user's and the system's git config files are
+	// ExactFile entries of each table.
 	GitRepo
 )
 
@@ -194,6 +197,11 @@ func extOf(path string) string {
 // of a git repository: after a ".git" component, a "hooks" component, or
 // a last component "config".
 func gitPlace(path string) bool {
+	if strings.HasSuffix(path, "/.git") {
+		// A .git file of a submodule or worktree ("gitdir: …") points git
+		// at a repository whose hooks and config the writer chose.
+		return true
+	}
 	if !strings.Contains(path, "/.git/") {
 		return false
 	}

@@ -133,7 +133,8 @@ func TestLinuxPlacesEachEntry(t *testing.T) {
 	}
 	for _, want := range []string{"/home/u/.config/autostart/x.desktop", "/home/u/.bashrc", "/home/u/.profile",
 		"/home/u/src/.git/hooks/pre-commit", "/home/u/.config/systemd/user/x.service", "/home/u/.ssh/authorized_keys",
-		"/home/u/src/.git/config", "/home/u/src/.git/modules/lib/hooks/post-checkout", "/var/spool/cron/crontabs/u"} {
+		"/home/u/src/.git/config", "/home/u/src/.git/modules/lib/hooks/post-checkout", "/var/spool/cron/crontabs/u",
+		"/home/u/.gitconfig", "/home/u/.config/git/config", "/home/u/src/lib/.git"} {
 		if _, ok := ps.Match(want); !ok {
 			t.Errorf("%s is not caught", want)
 		}
@@ -168,6 +169,7 @@ func TestWindowsPlacesEachEntry(t *testing.T) {
 		`C:\Users\Ann\AppData\Roaming\Microsoft\Windows\Start Menu\Programs\Startup\x.lnk`,
 		`c:/programdata/microsoft/windows/start menu/programs/startup/run.bat`,
 		`C:\Users\Ann\Documents\WindowsPowerShell\Microsoft.PowerShell_profile.ps1`,
+		`C:\Users\Ann\.gitconfig`, `c:\users\ann\src\lib\.GIT`,
 		`C:\Users\Ann\Documents\PowerShell\profile.ps1`,
 		`C:\Users\Ann\Desktop\Word.lnk`, `C:\Users\Ann\Desktop\go.hta`,
 		`C:\Windows\System32\Tasks\Updater`, `C:\Users\Ann\.ssh\authorized_keys`, `C:\Users\Ann\.bashrc`,
