@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/internal/store"
 
+	"github.com/hearth-dev/hearth/internal/fsops"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/ledger"
@@ -103,6 +105,7 @@ func newGovernor(cfg config.Config, db *store.DB, led *ledger.Ledger, log *slog.
 		DefaultMode:  cfg.Policy.Mode,
 		PermitTTL:    PermitTTL,
 		Programs:     programsOf(),
+		Places:       risk.NewPlacesResolved(os.Getenv, fsops.RealPrefix),
 		InlineBudget: time.Duration(cfg.DispatchInlineBudgetMS) * time.Millisecond,
 	}
 }

@@ -462,3 +462,24 @@ func looksShortName(c string) bool {
 	i := strings.IndexByte(base, '~')
 	return i >= 0 && i < len(base)-1
 }
+
+// RealPrefix resolves p as this package resolves a path it acts on (on
+// Windows through junctions too, which filepath.EvalSymlinks no longer
+// follows), as far as it exists, keeping the part that does not exist yet
+// as written. Governance resolves the persistence locations with it, so a
+// location and a path written there compare resolved the same way.
+func RealPrefix(p string) string {
+	p = filepath.Clean(p)
+	var rest []string
+	for {
+		if r, _, err := evalExisting(p, false); err == nil {
+			return filepath.Join(append([]string{r}, rest...)...)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(append([]string{p}, rest...)...)
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = parent
+	}
+}

@@ -96,12 +96,19 @@ type Places struct {
 const refreshEvery = 2 * time.Second
 
 // NewPlaces returns the table for this OS, its locations taken from env
-// (os.Getenv in Hearth).
-func NewPlaces(env func(string) string) *Places {
+// (os.Getenv in Hearth) and resolved by RealPrefix.
+func NewPlaces(env func(string) string) *Places { return NewPlacesResolved(env, RealPrefix) }
+
+// NewPlacesResolved is NewPlaces with the locations resolved by real,
+// which must resolve links as the file system the caller checks writes
+// with does (Hearth's fs resolves junctions too, which
+// filepath.EvalSymlinks no longer follows on Windows): a location and the
+// path being written are then compared resolved the same way.
+func NewPlacesResolved(env func(string) string, real func(string) string) *Places {
 	if runtime.GOOS == "windows" {
-		return &Places{list: WindowsPlaces(env), windows: true, real: RealPrefix, now: time.Now}
+		return &Places{list: WindowsPlaces(env), windows: true, real: real, now: time.Now}
 	}
-	return &Places{list: LinuxPlaces(env), real: RealPrefix, now: time.Now}
+	return &Places{list: LinuxPlaces(env), real: real, now: time.Now}
 }
 
 // NewPlacesFor returns a table for tests of either OS's entries: windows
