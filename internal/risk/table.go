@@ -533,12 +533,14 @@ func Check(names []string) error {
 }
 
 // ConsoleApps are programs where typing runs other programs: consoles and
-// terminals, shells and interpreters, Explorer (its Run dialog and
-// address bar) and Task Manager ("Run new task"). A UI call into one is
+// terminals, shells and interpreters, ssh, an editor with a terminal
+// (VS Code), Explorer (its Run dialog and address bar) and Task Manager
+// ("Run new task"). A UI call into one is
 // CaseUIConsole: never a way around the exec permit.
 var ConsoleApps = []string{"cmd", "conhost", "openconsole", "windowsterminal", "wt", "powershell", "powershell_ise", "pwsh",
 	"explorer", "taskmgr", "wsl", "wslhost", "bash", "sh", "mintty", "git-bash", "python", "pythonw", "py", "node",
-	"wscript", "cscript", "mshta", "regedit", "mmc", "rundll32", "xterm", "gnome-terminal-server", "konsole"}
+	"wscript", "cscript", "mshta", "regedit", "mmc", "rundll32", "xterm", "gnome-terminal-server", "konsole",
+	"zsh", "fish", "dash", "ksh", "perl", "ruby", "php", "lua", "tclsh", "deno", "bun", "ssh", "code"}
 
 // IsConsoleApp reports whether program (a file name, any case, with or
 // without .exe) is one of ConsoleApps.
