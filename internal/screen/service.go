@@ -274,7 +274,21 @@ func (s *Service) shoot(in ShotInput) (*Shot, error) {
 	if err != nil {
 		return nil, primitive.Failed("capture_failed", "ui.screenshot: read the pixels of %v: %v", shot.Bounds, err)
 	}
-	shot.BlackedOut = s.blackOut(img, clip, wins)
+	// A window of Hearth's that opened (or took the panel's title) while
+	// the pixels were read is blacked out too: the windows are listed
+	// again after the capture, and both listings count.
+	after, err := d.Windows()
+	if err != nil {
+		return nil, primitive.Failed("capture_failed", "ui.screenshot: list the windows on screen again after the capture (to keep Hearth's own out of the picture): %v", err)
+	}
+	if shot.Target == "window" {
+		for _, w := range after {
+			if w.HWND == shot.HWND && s.own(w) {
+				return nil, ownSurface(fmt.Sprintf("window %d", w.HWND))
+			}
+		}
+	}
+	shot.BlackedOut = s.blackOut(img, clip, bothListings(wins, after))
 	enc, err := encode(img, format, quality, maxWidth, maxBytes)
 	if err != nil {
 		return nil, primitive.Failed("too_large", "ui.screenshot: %v", err)
@@ -352,4 +366,24 @@ func unavailable(err error) error {
 		return primitive.Blocked("unavailable", "the screen is unavailable on this host: %s", reason).WithDetails(map[string]any{"reason": reason})
 	}
 	return primitive.Failed("capture_failed", "open the screen: %s", reason)
+}
+
+// bothListings is after with the windows of before it does not list as
+// they were (a window that moved counts where it was and where it is).
+func bothListings(before, after []Window) []Window {
+	type at struct {
+		hwnd   uint64
+		bounds Rect
+	}
+	seen := make(map[at]bool, len(after))
+	out := append([]Window(nil), after...)
+	for _, w := range after {
+		seen[at{w.HWND, w.Bounds}] = true
+	}
+	for _, w := range before {
+		if !seen[at{w.HWND, w.Bounds}] {
+			out = append(out, w)
+		}
+	}
+	return out
 }
