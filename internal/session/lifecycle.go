@@ -91,9 +91,12 @@ func (m *Manager) finish(ctx context.Context, s *Session, reason string) *Closed
 
 // CloseAll closes every open session for reason (the e-stop, Hearth's
 // exit), killing their process trees at once, and returns how many it
-// closed.
+// closed. A start under way closes its session itself when it finishes,
+// for the same reason, and is not counted.
 func (m *Manager) CloseAll(ctx context.Context, reason string) int {
 	m.mu.Lock()
+	m.closings++
+	m.closedFor = reason
 	all := make([]*Session, 0, len(m.sessions))
 	for id, s := range m.sessions {
 		all = append(all, s)

@@ -82,6 +82,15 @@ type Manager struct {
 	sessions map[string]*Session
 	starting int  // starts under way, counted against MaxSessions
 	stopped  bool // Stop ran: nothing starts any more
+	// closings counts CloseAll's runs and closedFor is the latest one's
+	// reason: a start under way when CloseAll ran closes its session
+	// rather than adding it, so the e-stop leaves no program running.
+	closings  uint64
+	closedFor string
+
+	// testHookStarted, a test seam, runs in StartSession once the
+	// program has started and before the session is added.
+	testHookStarted func(s *Session)
 
 	stopLoop context.CancelFunc
 	loopDone chan struct{}
@@ -188,15 +197,24 @@ func (m *Manager) StartSession(ctx context.Context, call *primitive.Call, in Sta
 		return nil, primitive.Failed("too_many_sessions", "machine.session_start: %d sessions are open, the most max_sessions allows; close one with machine.session_close first", n)
 	}
 	m.starting++
+	closings := m.closings
 	m.mu.Unlock()
 	s, err := m.start(ctx, route(call), commandID(call), in)
+	if err == nil && m.testHookStarted != nil {
+		m.testHookStarted(s)
+	}
 	reason := ReasonStartFail
 	m.mu.Lock()
 	m.starting--
 	if err == nil {
-		if m.stopped {
+		switch {
+		case m.stopped:
 			err, reason = primitive.Failed("stopping", "machine.session_start: Hearth is stopping"), ReasonExit
-		} else {
+		case m.closings != closings:
+			// CloseAll ran while the program started: it would not have
+			// seen this session, so the session is closed here.
+			err, reason = closedWhileStarting(m.closedFor), m.closedFor
+		default:
 			m.sessions[s.id] = s
 		}
 	}
@@ -209,6 +227,18 @@ func (m *Manager) StartSession(ctx context.Context, call *primitive.Call, in Sta
 	}
 	info := s.info(m.o.IdleTimeout, m.o.BufferBytes)
 	return &info, nil
+}
+
+// closedWhileStarting is session_start's answer when CloseAll ran for
+// reason while its program started: cancelled, in the words the
+// dispatcher gives a call the e-stop stopped.
+func closedWhileStarting(reason string) error {
+	why := reason
+	if reason == ReasonEStop {
+		why = "emergency stop"
+	}
+	return &primitive.Error{State: primitive.StateCancelled, Code: "cancelled",
+		Message: fmt.Sprintf("machine.session_start was stopped (%s) before it finished; its program was killed", why)}
 }
 
 // unavailableErr is session_start's answer on a host without a usable

@@ -408,3 +408,78 @@ func BenchmarkShellRoundTrip(b *testing.B) {
 		}
 	}
 }
+
+// TestCloseAllDuringAStartKillsItsProgram: a session_start under way when
+// the e-stop's CloseAll runs (held, through the test seam, after its
+// program started and before its session is added) does not add the
+// session: its program and the program's child are killed, it is not
+// listed, the call is answered cancelled and the ledger records it closed
+// by the e-stop.
+func TestCloseAllDuringAStartKillsItsProgram(t *testing.T) {
+	e := newEnv(t, nil)
+	started, release := make(chan *Session), make(chan struct{})
+	e.m.testHookStarted = func(s *Session) {
+		started <- s
+		<-release
+	}
+	type answer struct {
+		info *Info
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		info, err := e.m.StartSession(context.Background(), convA, StartInput{Command: "sh",
+			Args: []string{"-c", `echo SH:$$:; sleep 60 & echo SLEEP:$!:; wait`}})
+		done <- answer{info, err}
+	}()
+	var s *Session
+	select {
+	case s = <-started:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the start did not reach the seam")
+	}
+	// The program's own word for its pids, read from its terminal.
+	re := regexp.MustCompile(`SH:(\d+):\s+SLEEP:(\d+):`)
+	c := s.out.wait(context.Background(), 0, 4096, 20*time.Second, func(c chunk) bool { return re.Match(c.data) })
+	m := re.FindSubmatch(c.data)
+	if m == nil {
+		close(release)
+		t.Fatalf("no pids in %q", c.data)
+	}
+	shPID, _ := strconv.Atoi(string(m[1]))
+	sleepPID, _ := strconv.Atoi(string(m[2]))
+	if shPID != s.pid || !alive(shPID) || !alive(sleepPID) {
+		close(release)
+		t.Fatalf("sh %d (session pid %d, alive %v), sleep %d (alive %v)", shPID, s.pid, alive(shPID), sleepPID, alive(sleepPID))
+	}
+	if n := e.m.CloseAll(context.Background(), ReasonEStop); n != 0 {
+		t.Errorf("CloseAll closed %d sessions, want 0 (the start is not done)", n)
+	}
+	close(release)
+	var a answer
+	select {
+	case a = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the start did not answer")
+	}
+	wantFailure(t, a.err, "cancelled")
+	if pe := primitive.AsError(a.err); pe.State != primitive.StateCancelled || !strings.Contains(pe.Message, "emergency stop") {
+		t.Errorf("answer: state %s, %q", pe.State, pe.Message)
+	}
+	if a.info != nil {
+		t.Errorf("the start answered a session: %+v", a.info)
+	}
+	assertGone(t, shPID, sleepPID)
+	if l := e.m.List(convA); len(l) != 0 || e.m.Count() != 0 {
+		t.Fatalf("listed after the e-stop: %+v (count %d)", l, e.m.Count())
+	}
+	if es := e.closedEntries(); len(es) != 1 || es[0]["session_id"] != s.id || es[0]["reason"] != ReasonEStop || es[0]["killed"] != true {
+		t.Fatalf("ledger: %v", es)
+	}
+	// The manager still starts sessions afterwards (the e-stop's latch,
+	// not the manager, refuses them) and Stop still closes them.
+	e.m.testHookStarted = nil
+	after := e.start("sh")
+	e.m.Stop()
+	assertGone(t, after.PID)
+}
