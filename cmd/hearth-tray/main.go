@@ -19,6 +19,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/demo"
 	"github.com/hearth-dev/hearth/internal/instance"
+	"github.com/hearth-dev/hearth/internal/peeruser"
 	"github.com/hearth-dev/hearth/internal/selftest"
 	"github.com/hearth-dev/hearth/internal/tray"
 	"github.com/hearth-dev/hearth/internal/winconsole"
@@ -153,6 +154,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// A program the model runs that leaves its parent (double fork,
+	// setsid) is re-parented to Hearth, so the control endpoint still
+	// recognises it as Hearth's and refuses it a login (see tray.Control).
+	if err := peeruser.AdoptOrphans(); err != nil {
+		log.Warn("serve: programs that leave their parent will not stay below Hearth", "err", err)
+	}
 	// The control endpoint's Quit (uninstall) ends serving as Ctrl-C does.
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
@@ -230,10 +237,10 @@ func serveControl(a *app.App, quit func(), log *slog.Logger) *tray.Control {
 
 // reportRunning is a second serve's answer: the running Hearth's MCP
 // address and its control panel with a fresh one-time login URL. The login
-// URL is asked for only when stdout is an interactive terminal (the guard
-// of safety reset: a model driving a shell through machine.exec has none;
-// see tray.Control); elsewhere the panel's address is printed with how to
-// get one.
+// URL is asked for only when stdout is a terminal, a convenience (a
+// redirected output gets the panel's address and how to sign in). It is
+// not what keeps a login from the model: the running Hearth refuses
+// /login to any program it started (see tray.Control).
 func reportRunning(ctx context.Context, dataDir string, stdout io.Writer) error {
 	info, err := instance.ReadInfo(dataDir)
 	if err != nil {

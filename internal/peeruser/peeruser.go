@@ -17,6 +17,11 @@
 //     process's token user SID.
 //   - Elsewhere the owner cannot be determined, and every connection is
 //     refused (config key loopback_same_user turns the check off).
+//
+// PeerPIDs and DescendsFrom go one step further for the tray control
+// endpoint: which processes hold the peer end, and whether one of them is
+// Hearth or was started by it (AdoptOrphans keeps detached ones below
+// Hearth on Linux).
 package peeruser
 
 import (

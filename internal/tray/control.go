@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -42,15 +43,24 @@ import (
 // "open" hands out no login URL: the running Hearth mints one and opens it
 // in the browser itself. "login" (POST /login, answered 200 with
 // {"url": …}) does hand one out, for a second `hearth-tray serve` to print
-// (a headless Hearth has no screen to open it on); that caller asks only
-// when its output is an interactive terminal, the guard `safety reset`
-// has: a model driving a shell through machine.exec has no terminal. It
-// is a guard, not authentication: a program of the same account that
-// reads the secret from the data directory (which the fs tool never
-// reaches, and an exec the operator approved could) can sign in to the
-// panel, as it could stop Hearth or rewrite config.json. The file is
-// removed at shutdown; a stale one left by a crash points at a closed
-// port and a secret nobody accepts any more.
+// (a headless Hearth has no screen to open it on). The secret alone does
+// not protect it: a program the model runs through Hearth (machine.exec,
+// or a session on a real pseudo-terminal) is of the same account and can
+// read ControlFile. So "login" and "quit" refuse (403) a caller that is a
+// process Hearth started, directly or indirectly: the process holding the
+// peer end of the connection (peeruser.PeerPIDs) is walked up its parent
+// chain (peeruser.DescendsFrom), and on Linux Hearth is a child subreaper
+// (peeruser.AdoptOrphans) so that a program that double-forks or calls
+// setsid stays below it. "login" fails closed when the caller's process
+// cannot be found; "quit" then serves it (uninstall must be able to stop
+// Hearth). Hearth's own process counts as its descendant: Hearth never
+// asks itself. What this does not stop is a program of the account that
+// Hearth did not start, or one started by a service outside Hearth's
+// process tree on request (systemd-run --user, the Task Scheduler, or on
+// Windows a process whose parent exited): such a program could already
+// rewrite config.json or stop Hearth. The file is removed at shutdown; a
+// stale one left by a crash points at a closed port and a secret nobody
+// accepts any more.
 //
 // Like the MCP and panel listeners, the endpoint serves only connections
 // of the account the tray runs as (package peeruser): another account
@@ -90,6 +100,12 @@ type Control struct {
 	// AnyAccount serves every account on this computer, not only the one
 	// the tray runs as (config key loopback_same_user false).
 	AnyAccount bool
+	// StartedByHearth reports whether the caller of a connection (its two
+	// ends as accepted) is this process or a process it started, directly
+	// or indirectly; nil is the real check (peeruser.PeerPIDs and
+	// DescendsFrom against this process). Tests of the paths that serve a
+	// caller outside Hearth's tree set it.
+	StartedByHearth func(local, remote netip.AddrPort) (bool, error)
 
 	dataDir string
 	secret  string
@@ -182,10 +198,16 @@ func (c *Control) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	case "/" + ReqQuit:
+		if c.refuseHearths(w, r, ReqQuit, false) {
+			return
+		}
 		c.Quit()
 	case "/" + ReqLogin:
 		if c.Login == nil {
 			http.NotFound(w, r)
+			return
+		}
+		if c.refuseHearths(w, r, ReqLogin, true) {
 			return
 		}
 		u, err := c.Login()
@@ -203,6 +225,67 @@ func (c *Control) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// refuseHearths answers 403 and reports true when the caller of r is
+// Hearth's own process or one it started (see the design note above);
+// failClosed refuses too when that cannot be determined.
+func (c *Control) refuseHearths(w http.ResponseWriter, r *http.Request, req string, failClosed bool) bool {
+	started, err := c.startedByHearth(r)
+	switch {
+	case err != nil && failClosed:
+		c.log().Warn("tray control: refused, the calling program could not be identified", "request", req, "remote", r.RemoteAddr, "err", err)
+		http.Error(w, "refused: the calling program could not be identified", http.StatusForbidden)
+		return true
+	case err != nil:
+		c.log().Warn("tray control: the calling program could not be identified; served", "request", req, "remote", r.RemoteAddr, "err", err)
+		return false
+	case started:
+		c.log().Warn("tray control: refused a program started by Hearth", "request", req, "remote", r.RemoteAddr)
+		http.Error(w, "refused: a program started by Hearth cannot "+req, http.StatusForbidden)
+		return true
+	}
+	return false
+}
+
+func (c *Control) startedByHearth(r *http.Request) (bool, error) {
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return false, errors.New("the request has no local address")
+	}
+	local, err := netip.ParseAddrPort(la.String())
+	if err != nil {
+		return false, fmt.Errorf("the request's local address: %w", err)
+	}
+	remote, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return false, fmt.Errorf("the request's remote address: %w", err)
+	}
+	if c.StartedByHearth != nil {
+		return c.StartedByHearth(local, remote)
+	}
+	return StartedByHearth(local, remote)
+}
+
+// StartedByHearth is Control's check of a caller: whether any process
+// holding the peer end of the connection (local and remote as accepted)
+// is this process or descends from it.
+func StartedByHearth(local, remote netip.AddrPort) (bool, error) {
+	pids, err := peeruser.PeerPIDs(local, remote)
+	if err != nil {
+		return false, fmt.Errorf("find the calling process: %w", err)
+	}
+	self := os.Getpid()
+	for _, pid := range pids {
+		ok, err := peeruser.DescendsFrom(pid, self)
+		if err != nil {
+			return false, fmt.Errorf("find the ancestry of calling process %d: %w", pid, err)
+		}
+		if ok {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func (c *Control) authorized(r *http.Request) bool {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,14 +16,21 @@ import (
 	"time"
 )
 
+// callerNotStartedByHearth stands in for Control's check of the caller in
+// tests of the paths that serve one: the caller there is this test
+// process, which the real check refuses (Hearth never asks itself). The
+// real check is what control_caller_test.go runs.
+func callerNotStartedByHearth(netip.AddrPort, netip.AddrPort) (bool, error) { return false, nil }
+
 type fakeActions struct{ opens, quits atomic.Int32 }
 
 func startControl(t *testing.T, dir string) (*Control, *fakeActions) {
 	t.Helper()
 	f := &fakeActions{}
 	c := &Control{
-		Open: func() error { f.opens.Add(1); return nil },
-		Quit: func() { f.quits.Add(1) },
+		Open:            func() error { f.opens.Add(1); return nil },
+		Quit:            func() { f.quits.Add(1) },
+		StartedByHearth: callerNotStartedByHearth,
 	}
 	if err := c.Listen(dir); err != nil {
 		t.Fatal(err)
@@ -234,7 +242,7 @@ func TestControlAskLogin(t *testing.T) {
 	c := &Control{Open: func() error { return nil }, Quit: func() {}, Login: func() (string, error) {
 		minted.Add(1)
 		return answer, nil
-	}}
+	}, StartedByHearth: callerNotStartedByHearth}
 	if err := c.Listen(dir); err != nil {
 		t.Fatal(err)
 	}
