@@ -12,7 +12,9 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/instance"
 	"github.com/hearth-dev/hearth/internal/ledger"
+	"github.com/hearth-dev/hearth/internal/peeruser"
 )
 
 func openOffline(ctx context.Context) (*app.Offline, error) {
@@ -122,9 +124,10 @@ func ledgerCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 // safetyCmd implements `safety reset --operator NAME` and `safety status`.
-// Reset requires an interactive terminal and typing "reset": a guard
-// against accidental or scripted use (a model driving a shell through
-// machine.exec has no terminal), not authentication.
+// Reset requires an interactive terminal and typing "reset", a guard
+// against accidental or scripted use, and is refused to a program the
+// running Hearth started (refuseHearthsOwn): a model's program can have a
+// terminal (an interactive session's pty), but it descends from Hearth.
 func safetyCmd(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return usageError{"safety: want status, or reset --operator NAME"}
@@ -158,6 +161,9 @@ func safetyCmd(ctx context.Context, args []string, stdin *os.File, stdout, stder
 		if strings.TrimSpace(*operator) == "" {
 			return usageError{"safety reset: --operator NAME is required"}
 		}
+		if err := refuseHearthsOwn(); err != nil {
+			return err
+		}
 		if !isTerminal(stdin) {
 			return errors.New("safety reset needs an interactive terminal: run it yourself in a console")
 		}
@@ -181,4 +187,26 @@ func safetyCmd(ctx context.Context, args []string, stdin *os.File, stdout, stder
 		return nil
 	}
 	return usageError{fmt.Sprintf("safety: unknown subcommand %q", args[0])}
+}
+
+// refuseHearthsOwn refuses an operator command run by a program the
+// running Hearth of this data directory started, directly or through
+// programs that exited since (on Linux Hearth adopts those,
+// peeruser.AdoptOrphans): that is the model's reach, never the
+// operator's. Without a running Hearth, or when this process's ancestry
+// cannot be read, nothing is refused here (the terminal check still
+// applies).
+func refuseHearthsOwn() error {
+	dataDir, err := config.DataDir()
+	if err != nil {
+		return err
+	}
+	info, err := instance.ReadInfo(dataDir)
+	if err != nil || info.PID <= 0 || info.PID == os.Getpid() {
+		return nil
+	}
+	if own, err := peeruser.DescendsFrom(os.Getpid(), info.PID); err == nil && own {
+		return errors.New("this was started by a program Hearth runs (ChatGPT's reach): only you can do this, in a console you opened yourself")
+	}
+	return nil
 }

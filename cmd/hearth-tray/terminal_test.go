@@ -6,8 +6,11 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/hearth-dev/hearth/internal/instance"
 )
 
 // TestResetRefusesNonTerminalStdin: /dev/null is a character device but
@@ -51,5 +54,35 @@ func TestResetRefusesNonTerminalStdin(t *testing.T) {
 	defer ptmx.Close()
 	if !isTerminal(ptmx) {
 		t.Fatal("a pseudo-terminal was not recognized as a terminal")
+	}
+}
+
+// TestResetRefusedToHearthsOwnPrograms: a reset run by a program the
+// running Hearth started (here: instance.json names this test's parent as
+// the running Hearth) is refused before anything else, terminal or not;
+// one run outside Hearth's tree goes on to the terminal check.
+func TestResetRefusedToHearthsOwnPrograms(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HEARTH_HOME", home)
+	reset := func() error {
+		var out, errb bytes.Buffer
+		return safetyCmd(context.Background(), []string{"reset", "--operator", "alice"}, os.Stdin, &out, &errb)
+	}
+	if err := instance.WriteInfo(home, instance.Info{PID: os.Getppid()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := reset(); err == nil || !strings.Contains(err.Error(), "started by a program Hearth runs") {
+		t.Fatalf("reset under the running Hearth: %v", err)
+	}
+	other := exec.Command("sleep", "30")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { other.Process.Kill(); other.Wait() }()
+	if err := instance.WriteInfo(home, instance.Info{PID: other.Process.Pid}); err != nil {
+		t.Fatal(err)
+	}
+	if err := reset(); err != nil && strings.Contains(err.Error(), "started by a program Hearth runs") {
+		t.Fatalf("reset outside the running Hearth's tree refused as its own: %v", err)
 	}
 }
