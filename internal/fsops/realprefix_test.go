@@ -20,6 +20,10 @@ func TestRealPrefix(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Skipf("no symlinks here: %v", err)
 	}
+	if _, err := os.Lstat(link); err != nil {
+		// Wine 8 answers Symlink without an error but makes no link.
+		t.Skipf("the symlink made is not there: %v", err)
+	}
 	want, err := filepath.EvalSymlinks(real)
 	if err != nil {
 		t.Fatal(err)
