@@ -50,6 +50,7 @@ func TestToolDescriptionsFollowGovernance(t *testing.T) {
 			}
 		}
 		all, _ := json.Marshal(res.Tools)
+		t.Logf("%s: tools/list is %d bytes", step, len(all))
 		if len(all) > 40000 {
 			t.Errorf("%s: tools/list is %d bytes, budget is 40000", step, len(all))
 		}
