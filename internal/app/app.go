@@ -375,6 +375,9 @@ func (a *App) uiAvailable() error {
 // `safety reset` changes the latch from another process).
 func (a *App) disclosure(ctx context.Context) func(tool string) string {
 	st, err := a.Gov.Status(ctx)
+	if err != nil {
+		a.Log.Error("read governance state for tools/list", "err", err)
+	}
 	wake, missing := a.wakeDisclosure(), a.unavailable()
 	return func(tool string) string {
 		// What this host cannot do is said in the description of the
@@ -385,7 +388,6 @@ func (a *App) disclosure(ctx context.Context) func(tool string) string {
 		}
 		switch {
 		case err != nil:
-			a.Log.Error("read governance state for tools/list", "err", err)
 			return "Governance state could not be read; machine.host_info reports the policy mode and e-stop state." + tail
 		case st.EStop.Latched:
 			return fmt.Sprintf("Policy mode: %s. E-STOP LATCHED: every non-read operation is refused (blocked, estop) until the operator resets it.", st.Mode) + tail
