@@ -3,10 +3,8 @@
 package peeruser
 
 import (
-	"bufio"
 	"net"
 	"os"
-	"os/exec"
 	"slices"
 	"testing"
 )
@@ -21,32 +19,7 @@ func TestPeerPIDsAndDescendsFrom(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	child := exec.Command(os.Args[0], "-test.run=^$")
-	child.Env = append(os.Environ(), holdEnv+"="+ln.Addr().String())
-	stdin, err := child.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := child.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	child.Stderr = os.Stderr
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		stdin.Close()
-		child.Wait()
-	}()
-	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
-		t.Fatalf("the child did not say its address: %v", err)
-	}
-	c, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	child, _, c := startHolder(t, ln)
 	pids, err := ConnPeerPIDs(c)
 	if err != nil || !slices.Contains(pids, child.Process.Pid) {
 		t.Fatalf("peer of the child's connection: %v %v, want %d", pids, err, child.Process.Pid)

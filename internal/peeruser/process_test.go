@@ -46,34 +46,7 @@ func TestHeldByChildProcess(t *testing.T) {
 		}
 		defer ln.Close()
 
-		child := exec.Command(os.Args[0], "-test.run=^$")
-		child.Env = append(os.Environ(), holdEnv+"="+ln.Addr().String())
-		stdin, err := child.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		stdout, err := child.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		child.Stderr = os.Stderr
-		if err := child.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			stdin.Close()
-			child.Wait()
-		}()
-		line, err := bufio.NewReader(stdout).ReadString('\n')
-		if err != nil {
-			t.Fatalf("%s: the child did not say its address: %v", addr, err)
-		}
-		childEnd := strings.TrimSpace(line)
-		fromChild, err := ln.Accept()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer fromChild.Close()
+		child, childEnd, fromChild := startHolder(t, ln)
 		if fromChild.RemoteAddr().String() != childEnd {
 			t.Fatalf("%s: accepted %s, the child holds %s", addr, fromChild.RemoteAddr(), childEnd)
 		}
@@ -148,4 +121,40 @@ func loopbackAddrs(t *testing.T) []string {
 		t.Logf("no IPv6 loopback here (%v): IPv4 only", err)
 	}
 	return addrs
+}
+
+// startHolder starts this test binary as a child that connects to ln and
+// holds the connection until its stdin closes (holdEnv), and returns the
+// child, its end's address as it says it, and the accepted connection;
+// the child and the connection end with the test.
+func startHolder(t *testing.T, ln net.Listener) (*exec.Cmd, string, net.Conn) {
+	t.Helper()
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), holdEnv+"="+ln.Addr().String())
+	stdin, err := child.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child.Stderr = os.Stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		child.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("%s: the child did not say its address: %v", ln.Addr(), err)
+	}
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return child, strings.TrimSpace(line), c
 }
