@@ -8,18 +8,22 @@ import (
 	"fmt"
 
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/risk"
 )
 
 // target is the Target of write, patch and undo: the real path of the
-// file the call would change, so that governance can tell a write that
-// makes a program start by itself (internal/risk) after symlinks and
-// junctions are resolved. A path fs would refuse, or a receipt this
+// file the call would change, and what the allowlist of ordinary writes
+// needs of it, so that governance can tell an ordinary write from one
+// that makes a program start by itself or is not ordinary
+// (internal/risk) after symlinks and junctions are resolved. A path fs would refuse, or a receipt this
 // conversation cannot see, gives no path: the call is refused when it
 // runs, with the reason.
 func (e *Engine) target(ctx context.Context, route string, raw json.RawMessage) (primitive.Target, error) {
 	var in struct {
-		Path      string `json:"path"`
-		ReceiptID string `json:"receipt_id"`
+		Path      string  `json:"path"`
+		ReceiptID string  `json:"receipt_id"`
+		Data      *string `json:"data"`
+		Encoding  string  `json:"encoding"`
 	}
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return primitive.Target{}, fmt.Errorf("decode input: %w", err)
@@ -42,5 +46,9 @@ func (e *Engine) target(ctx context.Context, route string, raw json.RawMessage) 
 	if err != nil {
 		return primitive.Target{}, err
 	}
-	return primitive.Target{Paths: []string{real}}, nil
+	var head []byte
+	if in.Data != nil {
+		head = headOf(*in.Data, in.Encoding)
+	}
+	return primitive.Target{Paths: []string{real}, Files: []risk.FileFacts{e.facts(real, head)}}, nil
 }
