@@ -36,7 +36,7 @@ type Chrome struct {
 	// EStop, EStopBy and EStopReason put a banner on every page while
 	// latched: who pressed it first (in words: "ChatGPT", the operator's
 	// name) and why; later presses never replace them.
-	EStop       bool
+	EStop        bool
 	EStopBy      string
 	EStopReason  string
 	EStopByModel bool
