@@ -43,7 +43,7 @@ func TestBrowserWaitingBanner(t *testing.T) {
 		return v
 	}
 	text := func(sel string) string {
-		return strings.Join(strings.Fields(eval(`(document.querySelector('` + sel + `')||{}).innerText || ""`)), " ")
+		return strings.Join(strings.Fields(eval(`(document.querySelector('`+sel+`')||{}).innerText || ""`)), " ")
 	}
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 	banner := `[data-testid="waiting-banner"]`
