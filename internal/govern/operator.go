@@ -118,6 +118,9 @@ type Permit struct {
 	State     string    `json:"state"`
 	CreatedAt time.Time `json:"created_at"`
 	ExpiresAt time.Time `json:"expires_at"`
+	// DecidedAt is when the operator decided (or the permit expired);
+	// zero while it waits.
+	DecidedAt time.Time `json:"decided_at,omitzero"`
 	// Programs are what an exec would start, for the "always allow" choice.
 	Programs []ProgramUse `json:"programs,omitempty"`
 	// Case is the call's case in the risk table (internal/risk), Subject
@@ -130,13 +133,17 @@ type Permit struct {
 
 // Permits lists permits in state ("" for all), newest first.
 func (o *Operator) Permits(ctx context.Context, state string) ([]Permit, error) {
-	q := `SELECT id, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at, risk_case, subject, said FROM permits`
-	var args []any
 	if state != "" {
-		q += ` WHERE state = ?`
-		args = append(args, state)
+		return o.list(ctx, ` WHERE state = ? ORDER BY created_at DESC`, state)
 	}
-	rows, err := o.G.DB.R.QueryContext(ctx, q+` ORDER BY created_at DESC`, args...)
+	return o.list(ctx, ` ORDER BY created_at DESC`)
+}
+
+// list reads the permits that where (a WHERE and ORDER BY clause, or
+// only the latter) selects.
+func (o *Operator) list(ctx context.Context, where string, args ...any) ([]Permit, error) {
+	q := `SELECT id, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at, decided_at, risk_case, subject, said FROM permits`
+	rows, err := o.G.DB.R.QueryContext(ctx, q+where, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -145,10 +152,14 @@ func (o *Operator) Permits(ctx context.Context, state string) ([]Permit, error) 
 	for rows.Next() {
 		var p Permit
 		var c, e int64
-		if err := rows.Scan(&p.ID, &p.Primitive, &p.Input, &p.Digest, &p.FutureID, &p.CommandID, &p.State, &c, &e, &p.Case, &p.Subject, &p.Said); err != nil {
+		var d sql.NullInt64
+		if err := rows.Scan(&p.ID, &p.Primitive, &p.Input, &p.Digest, &p.FutureID, &p.CommandID, &p.State, &c, &e, &d, &p.Case, &p.Subject, &p.Said); err != nil {
 			return nil, err
 		}
 		p.CreatedAt, p.ExpiresAt = time.UnixMilli(c).UTC(), time.UnixMilli(e).UTC()
+		if d.Valid {
+			p.DecidedAt = time.UnixMilli(d.Int64).UTC()
+		}
 		if f := o.G.Programs[p.Primitive]; f != nil {
 			p.Programs = f([]byte(p.Input))
 		}
@@ -219,7 +230,9 @@ func (o *Operator) Deny(ctx context.Context, permitID, operator string) (Decisio
 		return Decision{}, fmt.Errorf("permit %s is not pending", permitID)
 	}
 	return Decision{PermitID: permitID, FutureID: fut, Primitive: prim,
-		Refusal: primitive.Blocked("permit_denied", "the operator denied permit %s", permitID)}, nil
+		Refusal: primitive.Blocked("permit_denied", "The operator denied this call at %s (this PC's clock), so Hearth did not run it. "+
+			"The same call in this conversation gets this answer for %d minutes, unless the operator chooses \"Ask again\" on Hearth's Permits page.",
+			g.now().Local().Format("15:04"), int(DenialHold.Minutes())).WithDetails(map[string]any{"permit_id": permitID})}, nil
 }
 
 // AddRule adds an allow-rule. The returned rule says whether it allows a
