@@ -171,9 +171,15 @@ func (o *Operator) list(ctx context.Context, where string, args ...any) ([]Permi
 // ErrExpired refuses approving an expired permit.
 var ErrExpired = errors.New("permit expired")
 
+// ErrEStopLatched refuses approving a permit while the e-stop is latched:
+// the permit keeps waiting (it may still be denied, or expire) and can be
+// approved once the operator has reset the stop.
+var ErrEStopLatched = errors.New("the emergency stop is on")
+
 // Approve approves a pending permit once and returns the approval for the
 // caller to carry out: the parked work is released to run exactly its
-// journaled input. With always set, the rule is added in the same
+// journaled input. While the e-stop is latched it approves nothing and
+// returns ErrEStopLatched. With always set, the rule is added in the same
 // transaction. The approval is committed before anything is released; a
 // process stopped in between leaves the work parked under an approved
 // permit, which the next start releases (Governor.Parked).
@@ -196,6 +202,17 @@ func (o *Operator) Approve(ctx context.Context, permitID, operator string, alway
 		return Decision{}, fmt.Errorf("permit %s: %w", permitID, ErrExpired)
 	}
 	changed, err := g.decide(ctx, permitID, "approved", operator, "permit_approved", func(tx *sql.Tx) error {
+		// Read in the approval's own transaction: an approval never
+		// commits while the e-stop is latched (nothing it released could
+		// run), so the permit keeps waiting and the ledger never says
+		// "approved" for a call the e-stop refuses.
+		var st EStopState
+		if _, err := getSetting(ctx, tx, keyEStop, &st); err != nil {
+			return err
+		}
+		if st.Latched {
+			return ErrEStopLatched
+		}
 		if always == nil {
 			return nil
 		}
