@@ -264,7 +264,7 @@ func (p *Panel) chrome(r *http.Request, title, active string) ui.Chrome {
 	if st, err := p.deps.Gov.EStop(r.Context()); err != nil {
 		ui.LogError(p.log, r, "panel: read e-stop for the banner", err)
 	} else if st.Latched {
-		c.EStop, c.EStopReason = true, st.Reason
+		c.EStop, c.EStopBy, c.EStopReason, c.EStopByModel = true, govern.LatchedBy(st.By), st.Reason, st.ByModel()
 	}
 	if pending, err := p.deps.Operator.Permits(r.Context(), "pending"); err != nil {
 		ui.LogError(p.log, r, "panel: count pending permits", err)

@@ -33,9 +33,13 @@ type Chrome struct {
 	// Operator prefills every operator-name field.
 	Operator string
 	Flash    *session.Flash
-	// EStop and EStopReason put a banner on every page while latched.
-	EStop       bool
-	EStopReason string
+	// EStop, EStopBy and EStopReason put a banner on every page while
+	// latched: who pressed it first (in words: "ChatGPT", the operator's
+	// name) and why; later presses never replace them.
+	EStop        bool
+	EStopBy      string
+	EStopReason  string
+	EStopByModel bool
 	// Pending is the number of permits waiting for the operator.
 	Pending int
 	// FlashInPage: the page shows Flash itself (in the card it belongs
