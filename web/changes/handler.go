@@ -243,7 +243,6 @@ func baseName(p string) string {
 	return p
 }
 
-
 // journal records the operator's undo in the ledger before it runs.
 func (h *Handler) journal(ctx context.Context, kind string, data map[string]any) error {
 	if h.Ledger == nil {
