@@ -124,6 +124,11 @@ func TestBrowserUndoAllAndRedo(t *testing.T) {
 			t.Fatalf("the chat page lacks %q:\n%s", w, page)
 		}
 	}
+	html, err := chromedp.Run(ctx, chromedp.OuterHTML(css("html")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPlain(t, "the chat's changes", html)
 	run("undo all", chromedp.Click(css(`[data-testid="undo-all-button"]`)), chromedp.WaitVisible(css(`[data-testid="undo-report"]`)))
 	summary := text("report", `[data-testid="report-summary"]`)
 	if !strings.Contains(summary, "3 files put back") || !strings.Contains(summary, "1 file the chat created moved to the trash") || !strings.Contains(summary, "1 file left alone") {
@@ -173,6 +178,11 @@ func TestBrowserUndoAllAndRedo(t *testing.T) {
 			t.Fatalf("after redo %s holds %q, want %q", p, got, want)
 		}
 	}
+	html, err = chromedp.Run(ctx, chromedp.OuterHTML(css("html")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPlain(t, "the redo report", html)
 	if p := problems(); len(p) > 0 {
 		t.Fatalf("browser console problems: %v", p)
 	}

@@ -191,11 +191,11 @@ func binaryWords(c *ChangeRow, before, after []byte, okB, okA bool) string {
 		case sha == "":
 			return "no file"
 		case ok:
-			return fmt.Sprintf("%s (SHA-256 %s)", size(int64(len(b))), sha)
+			return size(int64(len(b)))
 		}
-		return "SHA-256 " + sha
+		return "a copy Hearth no longer keeps"
 	}
-	return "before: " + side(c.Pre, before, okB) + "; after: " + side(c.Post, after, okA)
+	return side(c.Pre, before, okB) + " before, " + side(c.Post, after, okA) + " after (Details: their fingerprints)"
 }
 
 func size(n int64) string {
