@@ -133,9 +133,9 @@ func TestEveryIssueCaseAsks(t *testing.T) {
 	}
 	for path, want := range map[string]string{
 		filepath.Join(home, ".config", "someapp", "settings.ini"): risk.WhyHidden.Said(),
-		filepath.Join(proj, "run"):                             risk.WhyNewProgram.Said(),
-		filepath.Join(home, "bin", "started-at-sign-in"):       risk.WhyProgram.Said(),
-		filepath.Join(home, ".bash_aliases"):                   "change what runs every time a terminal (shell) starts",
+		filepath.Join(proj, "run"):                                risk.WhyNewProgram.Said(),
+		filepath.Join(home, "bin", "started-at-sign-in"):          risk.WhyProgram.Said(),
+		filepath.Join(home, ".bash_aliases"):                      "change what runs every time a terminal (shell) starts",
 	} {
 		if said[path] != want {
 			t.Errorf("the card for %s says %q, want %q", path, said[path], want)
