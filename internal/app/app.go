@@ -235,6 +235,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		Arrivals:        arrivals,
 		MaxArrivals:     cfg.MaxArrivalsPerResponse,
 		MaxArrivalBytes: cfg.MaxArrivalBytes,
+		MaxFutures:      cfg.MaxConcurrentFutures,
 		Classes:         []dispatch.Class{jobClass},
 	})
 	if err != nil {
@@ -453,7 +454,7 @@ func (a *App) Serve(ctx context.Context) error {
 			stops[i]()
 		}
 	}
-	if err := a.Dispatcher.Start(ctx, a.Config.MaxConcurrentFutures); err != nil {
+	if err := a.Dispatcher.Start(ctx); err != nil {
 		stopAll()
 		return startup(err)
 	}

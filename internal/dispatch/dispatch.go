@@ -54,6 +54,9 @@ type Options struct {
 	// MaxArrivals and MaxArrivalBytes bound one response's arrivals.
 	MaxArrivals     int
 	MaxArrivalBytes int
+	// MaxFutures bounds how many calls' futures run at once
+	// (max_concurrent_futures); scheduled classes have their own slots.
+	MaxFutures int
 	// Classes are the kinds of scheduled futures (schedule.go), each with
 	// its own slots and runner.
 	Classes []Class
@@ -68,14 +71,21 @@ func New(o Options) (*Dispatcher, error) {
 		return nil, errors.New("build the dispatcher: a governor is required")
 	case o.DB == nil || o.Registry == nil:
 		return nil, errors.New("build the dispatcher: a database and a registry are required")
+	case o.MaxFutures < 1:
+		return nil, fmt.Errorf("build the dispatcher: MaxFutures is %d; at least one call's future must be able to run", o.MaxFutures)
+	}
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
 	arrivals := o.Arrivals
 	if arrivals == nil {
-		arrivals = &Arrivals{Artifacts: o.Artifacts, MaxResultBytes: o.MaxResultBytes, Log: o.Log}
+		arrivals = &Arrivals{Artifacts: o.Artifacts, MaxResultBytes: o.MaxResultBytes, Log: log}
 	}
-	d := &Dispatcher{DB: o.DB, Registry: o.Registry, Artifacts: o.Artifacts, Log: o.Log, Gov: o.Gov,
+	d := &Dispatcher{DB: o.DB, Registry: o.Registry, Artifacts: o.Artifacts, Log: log, Gov: o.Gov,
 		Gates: append([]Gate(nil), o.Gates...), Budget: o.Budget, Arrivals: arrivals,
-		MaxArrivals: o.MaxArrivals, MaxArrivalBytes: o.MaxArrivalBytes}
+		MaxArrivals: o.MaxArrivals, MaxArrivalBytes: o.MaxArrivalBytes,
+		slots: make(chan struct{}, o.MaxFutures), wakers: map[string][]chan struct{}{}}
 	var err error
 	if d.classes, err = newClasses(d, o.Classes); err != nil {
 		return nil, err
@@ -129,25 +139,20 @@ type Dispatcher struct {
 	mu     sync.Mutex
 	wakers map[string][]chan struct{} // future id → waiters
 	// classes are the schedulers of scheduled futures, by class name.
-	classes map[string]*classState
+	classes map[string]*scheduler
 }
 
 // Start prepares the dispatcher: it settles futures left by a previous
 // process (interrupted running work becomes blocked with outcome unknown,
 // never replayed; work that provably never started, and queued work, is
 // started) and begins accepting calls.
-func (d *Dispatcher) Start(ctx context.Context, maxFutures int) error {
-	if d.Gov == nil {
-		return errors.New("start the dispatcher: it has no governor (build it with New)")
+func (d *Dispatcher) Start(ctx context.Context) error {
+	if d.Gov == nil || d.slots == nil {
+		return errors.New("start the dispatcher: it was not built by New")
 	}
 	d.workMu.Lock()
 	d.ctx, d.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	d.workMu.Unlock()
-	d.slots = make(chan struct{}, maxFutures)
-	d.wakers = map[string][]chan struct{}{}
-	if d.Log == nil {
-		d.Log = slog.New(slog.DiscardHandler)
-	}
 	if err := d.recover(ctx); err != nil {
 		return err
 	}
@@ -217,14 +222,10 @@ func (d *Dispatcher) Call(ctx context.Context, req Request) *Envelope {
 	}
 	if req.Detach {
 		req.CommandID = a.CommandID
-		if _, err := d.insertFuture(ctx, a.FutureID, req, "queued"); err != nil {
+		if err := d.insertFuture(ctx, a.FutureID, req, "queued"); err != nil {
 			return d.commandTaken(ctx, a, err)
 		}
-		d.wg.Add(1)
-		go func() {
-			defer d.wg.Done()
-			d.runQueued(a.FutureID, req, false)
-		}()
+		d.startQueued(a.FutureID, req, false)
 		return &Envelope{State: primitive.StatePending, Primitive: name, FutureID: a.FutureID, CommandID: a.CommandID}
 	}
 
@@ -244,11 +245,7 @@ func (d *Dispatcher) Call(ctx context.Context, req Request) *Envelope {
 	// the future in the transaction that journals the outcome.
 	done := make(chan *Envelope, 1)
 	link := &callLink{}
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		done <- d.execute(work, a, link)
-	}()
+	d.spawn(func() { done <- d.execute(work, a, link) })
 	timer := time.NewTimer(d.Budget)
 	defer timer.Stop()
 	select {
@@ -282,7 +279,10 @@ func (d *Dispatcher) insertRunning(ctx context.Context, a *Admission, req Reques
 	ctx = context.WithoutCancel(ctx)
 	journal := a.SideEffecting()
 	return d.DB.InTx(ctx, func(tx *sql.Tx) error {
-		if err := insertRunningTx(ctx, tx, a.FutureID, req); err != nil {
+		now := time.Now().UnixMilli()
+		r := callRecord(a.FutureID, req, "running")
+		r.started = now
+		if err := insertFutureTx(ctx, tx, r, now); err != nil {
 			return err
 		}
 		if journal {
@@ -320,7 +320,7 @@ func (d *Dispatcher) runSafely(ctx context.Context, spec *primitive.Spec, call *
 // declined. Its outcome is what execute would answer: a panic is a failure,
 // and a call whose work context was cancelled meanwhile (an e-stop) is
 // cancelled. Nothing is recorded: a call that is neither journaled nor a
-// future has nothing to record (see record).
+// future has nothing to record (see settleCall).
 func (d *Dispatcher) quick(ctx context.Context, a *Admission) (env *Envelope) {
 	name := a.Spec.Name()
 	call := &primitive.Call{Route: a.Route, FutureID: a.FutureID, CommandID: a.CommandID}
@@ -345,32 +345,73 @@ func (d *Dispatcher) quick(ctx context.Context, a *Admission) (env *Envelope) {
 	return env
 }
 
-type futureRow struct{ id string }
-
 // errCommandTaken is returned by insertFuture when another future already
 // carries the request's command id.
 var errCommandTaken = errors.New("another future already carries this command id")
 
-// insertFuture records a future that has not started (queued, or parked
-// for a permit). Under governance a future is the first durable record of
-// its command id, so the insert is conditional on no other future carrying
-// the id, in the same statement (writes are serialized on one connection):
-// two calls racing with one command id past Replay create one future, and
-// the loser gets errCommandTaken (see commandTaken).
-func (d *Dispatcher) insertFuture(ctx context.Context, id string, req Request, state string) (futureRow, error) {
-	sum := sha256.Sum256(req.Input)
-	guard := req.CommandID != "" && journaled(req.Spec)
-	res, err := d.DB.W.ExecContext(context.WithoutCancel(ctx), `INSERT INTO futures(id, route, primitive, input, input_sha256, state, detached, created_at, command_id)
-		SELECT ?,?,?,?,?,?,?,?,? WHERE NOT ? OR NOT EXISTS (SELECT 1 FROM futures WHERE command_id = ?)`,
-		id, req.Route, req.Spec.Name(), string(req.Input), hex.EncodeToString(sum[:]), state, boolInt(req.Detach), time.Now().UnixMilli(), req.CommandID,
-		boolInt(guard), req.CommandID)
+// newFuture is a future's first durable record, as insertFutureTx
+// writes it.
+type newFuture struct {
+	id, route, primitive string
+	input                json.RawMessage
+	state                string
+	detached             bool
+	// commandID is a call's command id (stored as given, "" included);
+	// nil for a scheduled future, whose attempts have their own.
+	commandID any
+	// guard makes the insert conditional on no other future carrying
+	// commandID (errCommandTaken).
+	guard bool
+	// started and finished are unix milliseconds, or nil; result is the
+	// terminal envelope of a future settled at once, or nil.
+	started, finished, result any
+	// class, runAt, onInterrupt and parent are a scheduled future's (nil
+	// for a call's).
+	class, runAt, onInterrupt, parent any
+}
+
+// callRecord is the new future of a call's future (req) in state.
+func callRecord(id string, req Request, state string) newFuture {
+	return newFuture{id: id, route: req.Route, primitive: req.Spec.Name(), input: req.Input, state: state,
+		detached: req.Detach, commandID: req.CommandID}
+}
+
+// insertFutureQuery is the one statement that creates a future.
+const insertFutureQuery = `INSERT INTO futures(id, route, primitive, input, input_sha256, state, detached, created_at, started_at, finished_at, result,
+		command_id, class, run_at, on_interrupt, parent)
+	SELECT ?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,? WHERE NOT ? OR NOT EXISTS (SELECT 1 FROM futures WHERE command_id = ?)`
+
+// insertFutureTx records future r through q (the writer, or a
+// transaction), created now. Under governance a future is the first
+// durable record of its command id, so with r.guard the insert is
+// conditional on no other future carrying the id, in the same statement
+// (writes are serialized on one connection): two calls racing with one
+// command id past Replay create one future, and the loser gets
+// errCommandTaken (see commandTaken).
+func insertFutureTx(ctx context.Context, q interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}, r newFuture, now int64) error {
+	sum := sha256.Sum256(r.input)
+	res, err := q.ExecContext(ctx, insertFutureQuery,
+		r.id, r.route, r.primitive, string(r.input), hex.EncodeToString(sum[:]), r.state, boolInt(r.detached), now, r.started, r.finished, r.result,
+		r.commandID, r.class, r.runAt, r.onInterrupt, r.parent, boolInt(r.guard), r.commandID)
 	if err != nil {
-		return futureRow{}, fmt.Errorf("record future: %w", err)
+		return fmt.Errorf("record future %s: %w", r.id, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return futureRow{}, errCommandTaken
+	if r.guard {
+		if n, _ := res.RowsAffected(); n == 0 {
+			return errCommandTaken
+		}
 	}
-	return futureRow{id: id}, nil
+	return nil
+}
+
+// insertFuture records a call's future that has not started (queued, or
+// parked for a permit), guarded by its command id when it is journaled.
+func (d *Dispatcher) insertFuture(ctx context.Context, id string, req Request, state string) error {
+	r := callRecord(id, req, state)
+	r.guard = req.CommandID != "" && journaled(req.Spec)
+	return insertFutureTx(context.WithoutCancel(ctx), d.DB.W, r, time.Now().UnixMilli())
 }
 
 // commandTaken answers a call whose future could not be recorded (err from
@@ -392,22 +433,28 @@ func (d *Dispatcher) commandTaken(ctx context.Context, a *Admission, err error) 
 	return env
 }
 
-func insertRunningTx(ctx context.Context, tx *sql.Tx, id string, req Request) error {
-	sum := sha256.Sum256(req.Input)
-	now := time.Now().UnixMilli()
-	_, err := tx.ExecContext(ctx, `INSERT INTO futures(id, route, primitive, input, input_sha256, state, detached, created_at, started_at, command_id)
-		VALUES (?,?,?,?,?,'running',?,?,?,?)`, id, req.Route, req.Spec.Name(), string(req.Input), hex.EncodeToString(sum[:]), boolInt(req.Detach), now, now, req.CommandID)
-	if err != nil {
-		return fmt.Errorf("record future: %w", err)
-	}
-	return nil
-}
-
 func boolInt(b bool) int {
 	if b {
 		return 1
 	}
 	return 0
+}
+
+// spawn runs f on a goroutine of its own that Stop waits for.
+func (d *Dispatcher) spawn(f func()) {
+	d.wg.Add(1)
+	go d.spawned(f)
+}
+
+func (d *Dispatcher) spawned(f func()) {
+	defer d.wg.Done()
+	f()
+}
+
+// startQueued is the one way a call's queued future starts: runQueued on a
+// goroutine of its own.
+func (d *Dispatcher) startQueued(id string, req Request, approved bool) {
+	d.spawn(func() { d.runQueued(id, req, approved) })
 }
 
 // runQueued waits for a generic-future slot, claims the future (a queued
@@ -436,25 +483,19 @@ func (d *Dispatcher) runQueued(id string, req Request, approved bool) {
 	}
 	a := NewAdmission(req, id)
 	a.Approved = approved
-	// The input may differ from the one admitted at submission (references
-	// resolved), and so may the world (Hearth's own pid after a restart).
-	if err := precheck(a); err != nil {
-		env := ErrorEnvelope(req.Spec.Name(), err)
-		env.CommandID = a.CommandID
-		d.complete(id, req.Route, env)
-		return
-	}
-	if err := d.Gov.Admit(d.ctx, a); errors.Is(err, ErrPermitRequired) {
+	// Admitted again: the input may differ from the one admitted at
+	// submission (references resolved), and so may the world (an e-stop
+	// latched since, Hearth's own pid after a restart).
+	v, _ := d.admit(d.ctx, a, admitOpts{claimed: true}) // execute journals the intent
+	switch {
+	case v.permit:
 		d.reparkForPermit(a)
 		return
-	} else if err != nil {
-		env := ErrorEnvelope(req.Spec.Name(), err)
+	case v.refused != nil:
+		env := ErrorEnvelope(req.Spec.Name(), v.refused)
 		env.CommandID = a.CommandID
-		d.complete(id, req.Route, env)
+		d.settleFuture(id, req.Route, env)
 		return
-	}
-	if d.ClaimedHook != nil {
-		d.ClaimedHook(a)
 	}
 	// execute completes the future in the transaction that journals the
 	// outcome (and, when shutting down, leaves it for the next start).
@@ -472,7 +513,7 @@ func (d *Dispatcher) reparkForPermit(a *Admission) {
 		return // stopped or settled meanwhile; nothing was asked
 	}
 	if err != nil {
-		d.complete(a.FutureID, a.Route, ErrorEnvelope(a.Spec.Name(), err))
+		d.settleFuture(a.FutureID, a.Route, ErrorEnvelope(a.Spec.Name(), err))
 	}
 }
 
@@ -514,7 +555,7 @@ func (d *Dispatcher) ReleaseApproved(ctx context.Context, futureID string) error
 	}
 	spec, ok := d.Registry.Lookup(prim)
 	if !ok && c == nil {
-		d.complete(futureID, route, ErrorEnvelope(prim, primitive.Blocked("unknown_primitive", "primitive %s no longer exists", prim)))
+		d.settleFuture(futureID, route, ErrorEnvelope(prim, primitive.Blocked("unknown_primitive", "primitive %s no longer exists", prim)))
 		return fmt.Errorf("future %s: primitive %s no longer exists", futureID, prim)
 	}
 	errGone := fmt.Errorf("future %s is not waiting for a permit (cancelled or settled)", futureID)
@@ -544,12 +585,7 @@ func (d *Dispatcher) ReleaseApproved(ctx context.Context, futureID string) error
 		c.wake()
 		return nil
 	}
-	req := Request{Route: route, Spec: spec, Input: json.RawMessage(input), Detach: true, CommandID: cmd.String}
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		d.runQueued(futureID, req, true)
-	}()
+	d.startQueued(futureID, Request{Route: route, Spec: spec, Input: json.RawMessage(input), Detach: true, CommandID: cmd.String}, true)
 	return nil
 }
 
@@ -561,21 +597,18 @@ func (d *Dispatcher) Settle(futureID string, env *Envelope) {
 		d.Log.Error("settle future", "future", futureID, "err", err)
 		return
 	}
-	if c != nil {
-		c.settle(futureID, route, env)
-		return
-	}
-	d.complete(futureID, route, env)
+	d.settle(c, futureID, route, env)
 }
 
-// complete records a future's terminal envelope and queues its arrival in
+// settleFuture records a future's terminal envelope and queues its arrival in
 // one transaction, spilling a large result to an artifact first.
-func (d *Dispatcher) complete(id, route string, env *Envelope) {
+func (d *Dispatcher) settleFuture(id, route string, env *Envelope) {
 	ctx := context.WithoutCancel(d.ctx)
 	payload := d.Arrivals.Payload(ctx, route, id, env)
 	now := time.Now()
 	err := d.DB.InTx(ctx, func(tx *sql.Tx) error {
-		return completeTx(ctx, tx, id, route, env.State, payload, now)
+		_, err := settleTx(ctx, nil, tx, id, route, env.State, payload, now)
+		return err
 	})
 	if err != nil {
 		d.Log.Error("complete future", "future", id, "err", err)
@@ -610,57 +643,82 @@ func (d *Dispatcher) neverStarted(ctx context.Context, prim, cmd, id string) (bo
 	return !began, err
 }
 
-// recover settles futures a previous process left behind. A running
-// future whose primitive provably never started is queued again (it runs
-// now, like every queued future, admitted afresh); every other running
-// future was interrupted: a scheduled one follows its interruption rule
-// (recoverClass), a call's future becomes blocked with outcome unknown.
-// Queued scheduled futures need nothing: their scheduler finds them.
+// recover settles the futures a previous process left behind, calls'
+// and scheduled ones alike, in one pass over what it left running:
+//   - a future whose primitive provably never started (neverStarted) is
+//     queued again, not counted as an attempt, and runs now, admitted
+//     afresh like every queued future;
+//   - an interrupted scheduled future under the rule "requeue" is queued
+//     again with the interruption counted;
+//   - every other interrupted future (a call's, or one under "block")
+//     ends blocked with outcome unknown, never replayed, which blocks its
+//     dependents.
+//
+// Then scheduled futures held for an UNKNOWN are queued again (admitted
+// afresh, held.go), so that a reconcile whose release a crash cut short
+// holds nothing for good; queued calls start; waiting futures whose
+// dependencies all settled are released. Queued scheduled futures need
+// nothing: their scheduler finds them.
 func (d *Dispatcher) recover(ctx context.Context) error {
 	if err := d.reofferAfterRestart(ctx); err != nil {
 		return err
 	}
-	for _, c := range d.classes {
-		if err := d.recoverClass(ctx, c); err != nil {
-			return err
-		}
+	type fut struct {
+		id, route, prim, cmd, rule string
+		class                      sql.NullString
+		attempts                   int
 	}
-	rows, err := d.DB.R.QueryContext(ctx, `SELECT id, route, primitive, COALESCE(command_id, '') FROM futures WHERE state = 'running' AND class IS NULL`)
+	rows, err := d.DB.R.QueryContext(ctx, `SELECT id, route, primitive, COALESCE(command_id, ''), class, COALESCE(on_interrupt, ''), attempts
+		FROM futures WHERE state = 'running' ORDER BY rowid`)
+	running, err := store.Collect(rows, err, func(r *sql.Rows) (f fut, err error) {
+		return f, r.Scan(&f.id, &f.route, &f.prim, &f.cmd, &f.class, &f.rule, &f.attempts)
+	})
 	if err != nil {
 		return fmt.Errorf("find interrupted futures: %w", err)
 	}
-	type fut struct{ id, route, prim, cmd string }
-	var running []fut
-	for rows.Next() {
-		var f fut
-		if err := rows.Scan(&f.id, &f.route, &f.prim, &f.cmd); err != nil {
-			rows.Close()
-			return err
-		}
-		running = append(running, f)
-	}
-	rows.Close()
-	var interrupted []fut
 	for _, f := range running {
+		c := d.classes[f.class.String]
+		if f.class.Valid && c == nil {
+			continue // a class this dispatcher does not run
+		}
 		never, err := d.neverStarted(ctx, f.prim, f.cmd, f.id)
 		if err != nil {
 			return fmt.Errorf("recover future %s: %w", f.id, err)
 		}
-		if !never {
-			interrupted = append(interrupted, f)
-			continue
+		switch {
+		case never:
+			// A call's future has no attempts to uncount (0 stays 0).
+			_, err = d.DB.W.ExecContext(ctx, `UPDATE futures SET state = 'queued', attempts = MAX(attempts - 1, 0), started_at = NULL WHERE id = ? AND state = 'running'`, f.id)
+			if err == nil {
+				d.Log.Info("requeued a future that never started", "future", f.id, "command", f.cmd)
+			}
+		case c != nil && f.rule == OnInterruptRequeue:
+			err = d.DB.InTx(ctx, func(tx *sql.Tx) error {
+				if _, err := tx.ExecContext(ctx, `UPDATE futures SET state = 'queued', interruptions = interruptions + 1, started_at = NULL WHERE id = ? AND state = 'running'`, f.id); err != nil {
+					return err
+				}
+				return c.Runner.Requeued(ctx, tx, f.id, f.attempts)
+			})
+		default:
+			env := &Envelope{State: primitive.StateBlocked, Primitive: f.prim, Error: &ErrorBody{Code: "unknown",
+				Message: "Hearth stopped while this call was running; it was not replayed. Re-read the state it may have changed before retrying."}}
+			interruptions := 0
+			if c != nil {
+				env.CommandID, interruptions = f.cmd, 1
+				env.Error.Message = fmt.Sprintf("Hearth stopped while attempt %d was running; not replayed (on_interrupt: block). Re-read what it may have changed before resubmitting.", f.attempts)
+			}
+			if _, err = d.DB.W.ExecContext(ctx, `UPDATE futures SET outcome = 'unknown', interruptions = interruptions + ? WHERE id = ?`, interruptions, f.id); err != nil {
+				break
+			}
+			d.settle(c, f.id, f.route, env)
 		}
-		if _, err := d.DB.W.ExecContext(ctx, `UPDATE futures SET state = 'queued', started_at = NULL WHERE id = ? AND state = 'running'`, f.id); err != nil {
-			return fmt.Errorf("requeue future %s: %w", f.id, err)
+		if err != nil {
+			return fmt.Errorf("recover future %s: %w", f.id, err)
 		}
-		d.Log.Info("requeued a future that never started", "future", f.id, "command", f.cmd)
 	}
-	for _, f := range interrupted {
-		env := &Envelope{State: primitive.StateBlocked, Primitive: f.prim, Error: &ErrorBody{Code: "unknown",
-			Message: "Hearth stopped while this call was running; it was not replayed. Re-read the state it may have changed before retrying."}}
-		d.complete(f.id, f.route, env)
-		if _, err := d.DB.W.ExecContext(ctx, `UPDATE futures SET outcome = 'unknown' WHERE id = ?`, f.id); err != nil {
-			return err
+	for _, c := range d.classes {
+		if _, err := d.DB.W.ExecContext(ctx, `UPDATE futures SET state = 'queued' WHERE state = 'held' AND class = ?`, c.Name); err != nil {
+			return fmt.Errorf("release %s futures held for an UNKNOWN: %w", c.Name, err)
 		}
 	}
 	rows, err = d.DB.R.QueryContext(ctx, `SELECT id, route, primitive, input, COALESCE(command_id, '') FROM futures WHERE state = 'queued' AND class IS NULL ORDER BY created_at`)
@@ -675,19 +733,24 @@ func (d *Dispatcher) recover(ctx context.Context) error {
 		}
 		spec, ok := d.Registry.Lookup(prim)
 		if !ok {
-			d.complete(id, route, ErrorEnvelope(prim, primitive.Blocked("unknown_primitive", "primitive %s no longer exists", prim)))
+			d.settleFuture(id, route, ErrorEnvelope(prim, primitive.Blocked("unknown_primitive", "primitive %s no longer exists", prim)))
 			continue
 		}
 		req := Request{Route: route, Spec: spec, Input: json.RawMessage(input), Detach: true, CommandID: cmd}
-		approved := d.Gov.ApprovedFuture(ctx, id)
-		d.wg.Add(1)
-		go func() {
-			defer d.wg.Done()
-			d.runQueued(id, req, approved)
-		}()
+		d.startQueued(id, req, d.Gov.ApprovedFuture(ctx, id))
 	}
 	d.recoverWaiting()
 	return rows.Err()
+}
+
+// settle ends future id with env: through its class's scheduler c when it
+// is scheduled, as a call's future otherwise.
+func (d *Dispatcher) settle(c *scheduler, id, route string, env *Envelope) {
+	if c != nil {
+		c.settle(id, route, env)
+		return
+	}
+	d.settleFuture(id, route, env)
 }
 
 // Future is a future's durable record as the task tool reports it.
@@ -737,9 +800,6 @@ func (d *Dispatcher) GetFuture(ctx context.Context, route, id string) (Future, e
 	}
 	return f, nil
 }
-
-// Terminal reports whether a future state is final.
-func Terminal(state string) bool { return Settled(state) }
 
 // Watch returns a channel closed when future id next completes.
 func (d *Dispatcher) Watch(id string) (<-chan struct{}, func()) {

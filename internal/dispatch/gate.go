@@ -51,46 +51,106 @@ func NewAdmission(req Request, futureID string) *Admission {
 	return a
 }
 
-// gate runs replay and admission. It returns a non-nil envelope when the
+// admitOpts are the steps of admission that differ by where the work
+// starts: a client's call (gates, replay) or work the engine claimed to
+// run now (the claim hook, the journal's intent).
+type admitOpts struct {
+	// gates: a client's call is seen by the observing gates; an attempt
+	// of the engine's is no call of the conversation's.
+	gates bool
+	// replay: a known command id is answered by its stored outcome (a
+	// client's call; an attempt's command id is the engine's, and a
+	// submit checked ahead of its run is replayed by its submitter).
+	replay bool
+	// claimed: the work was claimed to run now; ClaimedHook runs before
+	// its intent is journaled.
+	claimed bool
+	// begin, when set, journals the admitted intent. A refusal by the
+	// journal (a *primitive.Error, such as the e-stop read again) refuses
+	// the work; any other error is returned.
+	begin func(*Admission) error
+}
+
+// verdict is what admission decided.
+type verdict struct {
+	// replayed is a known command's stored answer (a client's call only).
+	replayed *Envelope
+	// refused says why the work does not run; governed, that the governor
+	// (or its journal) refused it rather than the input or a gate.
+	refused  error
+	governed bool
+	// permit: the work may run only after the operator's permit.
+	permit bool
+	// begun: its intent is journaled (begin was given and succeeded).
+	begun bool
+}
+
+// admit is the one admission of the engine, for every way work starts (a
+// call, a queued call's future, a scheduled attempt, a submit checked
+// ahead of its run): the primitive's Precheck (input that can never run),
+// for a client's call the gates and command-id replay, the governor's
+// Admit (e-stop, policy, allow-rules, the UNKNOWN gate), then, for
+// claimed work, the claim hook and the journal's intent.
+func (d *Dispatcher) admit(ctx context.Context, a *Admission, o admitOpts) (verdict, error) {
+	if err := precheck(a); err != nil {
+		return verdict{refused: err}, nil
+	}
+	if o.gates {
+		for _, g := range d.Gates {
+			if err := g(ctx, a.Spec, a.Route); err != nil {
+				return verdict{refused: err}, nil
+			}
+		}
+	}
+	if o.replay && a.SideEffecting() {
+		env, err := d.Gov.Replay(ctx, a)
+		if err != nil {
+			return verdict{refused: err}, nil
+		}
+		if env != nil {
+			return verdict{replayed: env}, nil
+		}
+	}
+	switch err := d.Gov.Admit(ctx, a); {
+	case errors.Is(err, ErrPermitRequired):
+		return verdict{permit: true}, nil
+	case err != nil:
+		return verdict{refused: err, governed: true}, nil
+	}
+	if o.claimed && d.ClaimedHook != nil {
+		d.ClaimedHook(a)
+	}
+	if o.begin == nil {
+		return verdict{}, nil
+	}
+	if err := o.begin(a); err != nil {
+		var pe *primitive.Error
+		if errors.As(err, &pe) {
+			return verdict{refused: pe, governed: true}, nil
+		}
+		return verdict{}, err
+	}
+	return verdict{begun: true}, nil
+}
+
+// gate admits a client's call. It returns a non-nil envelope when the
 // call must not run now (replayed, refused or parked for a permit).
 func (d *Dispatcher) gate(ctx context.Context, a *Admission, park bool) *Envelope {
 	name := a.Spec.Name()
-	if env := d.checks(ctx, a); env != nil {
-		return env
-	}
-	if a.SideEffecting() {
-		env, err := d.Gov.Replay(ctx, a)
-		if err != nil {
-			return ErrorEnvelope(name, err)
-		}
-		if env != nil {
-			return env
-		}
-	}
-	err := d.Gov.Admit(ctx, a)
+	v, _ := d.admit(ctx, a, admitOpts{gates: true, replay: true}) // no begin: no error
 	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, ErrPermitRequired) && park:
+	case v.replayed != nil:
+		return v.replayed
+	case v.permit && park:
 		return d.park(ctx, a)
-	case errors.Is(err, ErrPermitRequired):
+	case v.permit:
 		return ErrorEnvelope(name, primitive.Blocked("permit_required", "%s needs an operator permit here and cannot wait for one", name))
-	}
-	env := ErrorEnvelope(name, err)
-	env.CommandID = a.CommandID
-	return env
-}
-
-// checks runs what every admission path applies before governance: the
-// primitive's Precheck (input that can never run) and the gates.
-func (d *Dispatcher) checks(ctx context.Context, a *Admission) *Envelope {
-	if err := precheck(a); err != nil {
-		return ErrorEnvelope(a.Spec.Name(), err)
-	}
-	for _, g := range d.Gates {
-		if err := g(ctx, a.Spec, a.Route); err != nil {
-			return ErrorEnvelope(a.Spec.Name(), err)
+	case v.refused != nil:
+		env := ErrorEnvelope(name, v.refused)
+		if v.governed {
+			env.CommandID = a.CommandID
 		}
+		return env
 	}
 	return nil
 }
@@ -106,12 +166,12 @@ func precheck(a *Admission) error {
 func (d *Dispatcher) park(ctx context.Context, a *Admission) *Envelope {
 	name := a.Spec.Name()
 	req := Request{Route: a.Route, Spec: a.Spec, Input: a.Input, CommandID: a.CommandID}
-	if _, err := d.insertFuture(ctx, a.FutureID, req, "permit"); err != nil {
+	if err := d.insertFuture(ctx, a.FutureID, req, "permit"); err != nil {
 		return d.commandTaken(ctx, a, err)
 	}
 	pid, err := d.Gov.RequestPermit(ctx, a, nil)
 	if err != nil {
-		d.complete(a.FutureID, a.Route, ErrorEnvelope(name, err))
+		d.settleFuture(a.FutureID, a.Route, ErrorEnvelope(name, err))
 		return ErrorEnvelope(name, err)
 	}
 	return &Envelope{State: primitive.StatePending, Primitive: name, FutureID: a.FutureID, PermitID: pid, CommandID: a.CommandID,
@@ -119,7 +179,7 @@ func (d *Dispatcher) park(ctx context.Context, a *Admission) *Envelope {
 }
 
 // execute runs an admitted call, journaling it when it has side effects.
-// Its outcome is recorded through link (see record): journaled, and the
+// Its outcome is recorded through link (see settleCall): journaled, and the
 // call's future completed when it has one, in one transaction.
 func (d *Dispatcher) execute(ctx context.Context, a *Admission, link *callLink) *Envelope {
 	name := a.Spec.Name()
@@ -127,7 +187,7 @@ func (d *Dispatcher) execute(ctx context.Context, a *Admission, link *callLink) 
 	if journaled {
 		if err := d.Gov.Begin(ctx, a); err != nil {
 			env := ErrorEnvelope(name, err)
-			d.record(a, env, false, link)
+			d.settleCall(a, env, false, link)
 			return env
 		}
 	}
@@ -136,7 +196,7 @@ func (d *Dispatcher) execute(ctx context.Context, a *Admission, link *callLink) 
 	env := outcome(name, res, err)
 	stopped(ctx, name, env)
 	env.CommandID = a.CommandID
-	d.record(a, env, journaled, link)
+	d.settleCall(a, env, journaled, link)
 	return env
 }
 

@@ -2,9 +2,7 @@ package dispatch
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -124,15 +122,13 @@ func ScheduleTx(ctx context.Context, tx *sql.Tx, s Scheduled) error {
 	case s.Waiting:
 		state = StateWaiting
 	}
-	var parent any
+	r := newFuture{id: s.ID, route: s.Route, primitive: s.Primitive, input: s.Input, state: state, detached: true,
+		finished: finished, result: result, class: s.Class, runAt: s.RunAt.UnixMilli(), onInterrupt: s.OnInterrupt}
 	if s.Parent != "" {
-		parent = s.Parent
+		r.parent = s.Parent
 	}
-	sum := sha256.Sum256(s.Input)
-	if _, err := tx.ExecContext(ctx, `INSERT INTO futures(id, route, primitive, input, input_sha256, state, detached, created_at, finished_at, result,
-			class, run_at, on_interrupt, parent) VALUES (?,?,?,?,?,?,1,?,?,?,?,?,?,?)`,
-		s.ID, s.Route, s.Primitive, string(s.Input), hex.EncodeToString(sum[:]), state, now, finished, result, s.Class, s.RunAt.UnixMilli(), s.OnInterrupt, parent); err != nil {
-		return fmt.Errorf("record future %s: %w", s.ID, err)
+	if err := insertFutureTx(ctx, tx, r, now); err != nil {
+		return err
 	}
 	for _, dep := range s.Deps {
 		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO future_deps(future_id, dep_id) VALUES (?,?)`, s.ID, dep); err != nil {
@@ -142,8 +138,9 @@ func ScheduleTx(ctx context.Context, tx *sql.Tx, s Scheduled) error {
 	return nil
 }
 
-// classState is a class's scheduler.
-type classState struct {
+// scheduler starts the futures of one class: it claims what is due
+// within the class's slots, runs each attempt and settles it.
+type scheduler struct {
 	Class
 	d       *Dispatcher
 	wakeCh  chan struct{}
@@ -167,8 +164,8 @@ func (r *classRun) stop(why string) {
 
 // newClasses builds the schedulers of cs. A class needs a name, unique
 // among them, and a runner.
-func newClasses(d *Dispatcher, cs []Class) (map[string]*classState, error) {
-	out := map[string]*classState{}
+func newClasses(d *Dispatcher, cs []Class) (map[string]*scheduler, error) {
+	out := map[string]*scheduler{}
 	for i, c := range cs {
 		switch {
 		case c.Name == "":
@@ -181,7 +178,7 @@ func newClasses(d *Dispatcher, cs []Class) (map[string]*classState, error) {
 		if c.Slots < 1 {
 			c.Slots = 1
 		}
-		out[c.Name] = &classState{Class: c, d: d, wakeCh: make(chan struct{}, 1), running: map[string]*classRun{}}
+		out[c.Name] = &scheduler{Class: c, d: d, wakeCh: make(chan struct{}, 1), running: map[string]*classRun{}}
 	}
 	return out, nil
 }
@@ -194,7 +191,7 @@ func (d *Dispatcher) Wake(class string) {
 	}
 }
 
-func (c *classState) wake() {
+func (c *scheduler) wake() {
 	select {
 	case c.wakeCh <- struct{}{}:
 	default:
@@ -257,8 +254,7 @@ func (d *Dispatcher) StopRun(ctx context.Context, class, id, why string) bool {
 // startClasses starts every class's scheduler (after recovery).
 func (d *Dispatcher) startClasses() {
 	for _, c := range d.classes {
-		d.wg.Add(1)
-		go c.loop()
+		d.spawn(c.loop)
 	}
 }
 
@@ -266,8 +262,7 @@ func (d *Dispatcher) startClasses() {
 // class's slots, then sleeps until the next due time, a wake-up or
 // shutdown. Futures waiting on dependencies need no timer: their release
 // wakes the loop.
-func (c *classState) loop() {
-	defer c.d.wg.Done()
+func (c *scheduler) loop() {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
@@ -296,7 +291,7 @@ func (c *classState) loop() {
 
 // schedule starts due futures in free slots and returns when the next
 // not-yet-due one is due (zero when there is none).
-func (c *classState) schedule() (time.Time, error) {
+func (c *scheduler) schedule() (time.Time, error) {
 	ctx := c.d.ctx
 	c.mu.Lock()
 	free, held := c.Slots-len(c.running), c.held
@@ -321,8 +316,7 @@ func (c *classState) schedule() (time.Time, error) {
 		return time.Time{}, err
 	}
 	for _, s := range started {
-		c.d.wg.Add(1)
-		go c.run(s)
+		c.start(s)
 	}
 	var next sql.NullInt64
 	stmt, err := c.d.DB.ReadStmt(ctx, nextDueQuery)
@@ -380,7 +374,7 @@ var errHeld = errors.New("class held")
 // (admit) and, when admitted, its intent journaled in that same commit;
 // run carries out the rest. After the commit their waiters wake: queued
 // → running is a change.
-func (c *classState) claim(now int64, n int) ([]claimed, error) {
+func (c *scheduler) claim(now int64, n int) ([]claimed, error) {
 	d := c.d
 	var out []claimed
 	err := d.DB.InTx(d.ctx, func(tx *sql.Tx) error {
@@ -414,7 +408,7 @@ func (c *classState) claim(now int64, n int) ([]claimed, error) {
 // unregister forgets the claims of *out (their transaction did not
 // commit): none of them will run, so a StopRun that found one is told it
 // ended.
-func (c *classState) unregister(out *[]claimed) {
+func (c *scheduler) unregister(out *[]claimed) {
 	c.mu.Lock()
 	for _, s := range *out {
 		// Only its own entry: the future is still queued, and a hand-off
@@ -433,7 +427,7 @@ func (c *classState) unregister(out *[]claimed) {
 // up to n futures due by now, registers them into *out (errHeld when the
 // class is held) and, with a txBeginner governor, admits each and
 // journals the admitted ones. On an error the caller unregisters *out.
-func (c *classState) claimTx(ctx context.Context, tx *sql.Tx, now int64, n int, out *[]claimed) error {
+func (c *scheduler) claimTx(ctx context.Context, tx *sql.Tx, now int64, n int, out *[]claimed) error {
 	d := c.d
 	type due struct {
 		id, route, prim, input, parent string
@@ -483,7 +477,7 @@ func (c *classState) claimTx(ctx context.Context, tx *sql.Tx, now int64, n int, 
 
 // register records as as running (unless the class is held), each with
 // its own context, into *out.
-func (c *classState) register(as []claimed, out *[]claimed) error {
+func (c *scheduler) register(as []claimed, out *[]claimed) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.held {
@@ -508,38 +502,21 @@ func (c *classState) register(as []claimed, out *[]claimed) error {
 // The journal's writes use the claim's context, not the attempt's: a stop
 // of the attempt (task.cancel) while it is being claimed must not fail
 // the other claims; run sees the stop before it starts anything.
-func (c *classState) admit(ctx context.Context, tx *sql.Tx, tb txBeginner, s *claimed) error {
-	d, a := c.d, s.a
+func (c *scheduler) admit(ctx context.Context, tx *sql.Tx, tb txBeginner, s *claimed) error {
 	if s.gone {
 		return nil
 	}
-	if err := precheck(a); err != nil {
-		s.refused = err
-		return nil
+	v, err := c.d.admit(s.ctx, s.a, admitOpts{claimed: true, begin: func(a *Admission) error { return tb.BeginTx(ctx, tx, a) }})
+	if err != nil {
+		return fmt.Errorf("journal the intent of %s: %w", s.a.CommandID, err)
 	}
-	switch err := d.Gov.Admit(s.ctx, a); {
-	case errors.Is(err, ErrPermitRequired):
-		s.permit = true
-		return nil
-	case err != nil:
-		s.refused = err
-		return nil
-	}
-	if d.ClaimedHook != nil {
-		d.ClaimedHook(a)
-	}
-	err := tb.BeginTx(ctx, tx, a)
-	var pe *primitive.Error
-	switch {
-	case errors.As(err, &pe):
-		s.refused = pe
-		return nil
-	case err != nil:
-		return fmt.Errorf("journal the intent of %s: %w", a.CommandID, err)
-	}
-	s.begun = true
+	s.refused, s.permit, s.begun = v.refused, v.permit, v.begun
 	return nil
 }
+
+// start runs claimed attempt s on a goroutine of its own (the one way an
+// attempt starts).
+func (c *scheduler) start(s claimed) { c.d.spawn(func() { c.run(s) }) }
 
 // run carries out one claimed attempt: admitted as a fresh call would be
 // admitted now (by the claim, see admit, or here when the governor cannot
@@ -550,9 +527,8 @@ func (c *classState) admit(ctx context.Context, tx *sql.Tx, tb txBeginner, s *cl
 // gate's without two steps that belong to a client's call: command-id
 // replay (an attempt's command id is the engine's, never a client's) and
 // the observing gates (an attempt is no call of the conversation's).
-func (c *classState) run(s claimed) {
+func (c *scheduler) run(s claimed) {
 	d, a := c.d, s.a
-	defer d.wg.Done()
 	defer func() {
 		c.mu.Lock()
 		if c.running[a.FutureID] == s.run {
@@ -582,7 +558,7 @@ func (c *classState) run(s claimed) {
 			return // held until the UNKNOWN is reconciled (held.go)
 		}
 		env.CommandID = a.CommandID
-		c.finish(a, env, nil, false)
+		c.settleAttempt(a, env, nil, false)
 	}
 	switch {
 	case s.gone:
@@ -597,24 +573,16 @@ func (c *classState) run(s claimed) {
 	case !s.begun:
 		// A governor that cannot journal inside the claim: the gate and
 		// the intent come now, the intent in its own commit.
-		if err := precheck(a); err != nil {
+		v, err := d.admit(s.ctx, a, admitOpts{claimed: true, begin: func(a *Admission) error { return d.Gov.Begin(s.ctx, a) }})
+		switch {
+		case err != nil:
 			refuse(err)
 			return
-		}
-		err := d.Gov.Admit(s.ctx, a)
-		if errors.Is(err, ErrPermitRequired) {
+		case v.permit:
 			c.park(a)
 			return
-		}
-		if err != nil {
-			refuse(err)
-			return
-		}
-		if d.ClaimedHook != nil {
-			d.ClaimedHook(a)
-		}
-		if err := d.Gov.Begin(s.ctx, a); err != nil {
-			refuse(err)
+		case v.refused != nil:
+			refuse(v.refused)
 			return
 		}
 	}
@@ -633,7 +601,7 @@ func (c *classState) run(s claimed) {
 		return // shutting down: the next start applies the interruption rule
 	}
 	env.CommandID = a.CommandID
-	c.finish(a, env, res, true)
+	c.settleAttempt(a, env, res, true)
 }
 
 // unstarted settles an attempt whose intent was journaled (by its claim)
@@ -643,7 +611,7 @@ func (c *classState) run(s claimed) {
 // interruption rule to something that never ran (an UNKNOWN under
 // on_interrupt "block"). If this cannot be recorded, the future stays
 // running and the next start's recovery decides, as before.
-func (c *classState) unstarted(a *Admission) {
+func (c *scheduler) unstarted(a *Admission) {
 	d := c.d
 	ctx := context.WithoutCancel(d.ctx)
 	env := &Envelope{State: primitive.StateCancelled, Primitive: a.Spec.Name(), CommandID: a.CommandID, Error: &ErrorBody{Code: "cancelled",
@@ -663,7 +631,7 @@ func (c *classState) unstarted(a *Admission) {
 	}
 }
 
-func (c *classState) runSafely(ctx context.Context, call *primitive.Call) (res any, err error) {
+func (c *scheduler) runSafely(ctx context.Context, call *primitive.Call) (res any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			res, err = nil, primitive.Failed("internal", "%s runner panicked: %v", c.Name, p)
@@ -676,7 +644,7 @@ func (c *classState) runSafely(ctx context.Context, call *primitive.Call) (res a
 // permit: its attempt is not counted, and the runner records why. The
 // permit request, the state change and the runner's record are one commit,
 // so a crash or a cancel never finds one without the others.
-func (c *classState) park(a *Admission) {
+func (c *scheduler) park(a *Admission) {
 	d := c.d
 	ctx := context.WithoutCancel(d.ctx)
 	_, err := d.Gov.RequestPermit(ctx, a, func(ctx context.Context, tx *sql.Tx, pid string) error {
@@ -695,22 +663,24 @@ func (c *classState) park(a *Admission) {
 	d.wake(a.FutureID)
 }
 
-// finish records an attempt's end: the journal's outcome (when it began),
+// settleAttempt records an attempt's end: the journal's outcome (when it began),
 // the runner's view, the future's completion and its arrival in one
 // transaction; then its dependents are released or blocked.
-func (c *classState) finish(a *Admission, env *Envelope, res any, journaled bool) {
+func (c *scheduler) settleAttempt(a *Admission, env *Envelope, res any, journaled bool) {
 	var began *Admission
 	if journaled {
 		began = a
 	}
-	c.end(a.FutureID, a.Route, began, env, res, true)
+	c.settleWith(a.FutureID, a.Route, began, env, res, true)
 }
 
 // settle completes a scheduled future that did not run (refused, blocked
 // by a dependency, denied a permit, interrupted) with env.
-func (c *classState) settle(id, route string, env *Envelope) { c.end(id, route, nil, env, nil, false) }
+func (c *scheduler) settle(id, route string, env *Envelope) {
+	c.settleWith(id, route, nil, env, nil, false)
+}
 
-// end makes future id terminal with env (res is what its run returned):
+// settleWith makes future id terminal with env (res is what its run returned):
 // inside one transaction the outcome of began (the attempt, when its
 // intent was journaled), the runner's view and the future's completion
 // with its arrival; then its waiters wake and its dependents are released
@@ -719,7 +689,7 @@ func (c *classState) settle(id, route string, env *Envelope) { c.end(id, route, 
 // whose slot is freed) the same commit also claims the next due future of
 // the class for that slot (handoffTx), so a busy class needs one commit
 // per attempt rather than three.
-func (c *classState) end(id, route string, began *Admission, env *Envelope, res any, handoff bool) {
+func (c *scheduler) settleWith(id, route string, began *Admission, env *Envelope, res any, handoff bool) {
 	d := c.d
 	ctx := context.WithoutCancel(d.ctx)
 	update, err := c.Runner.Ended(ctx, id, env, res)
@@ -744,7 +714,7 @@ func (c *classState) end(id, route string, began *Admission, env *Envelope, res 
 		// The owner's view is written only with the completion: a late
 		// settlement of a future that already ended (an expiry racing a
 		// cancel) changes neither.
-		changed, err := completedTx(ctx, d.DB, tx, id, route, env.State, payload, now)
+		changed, err := settleTx(ctx, d.DB, tx, id, route, env.State, payload, now)
 		if err != nil || !changed {
 			return err
 		}
@@ -779,8 +749,7 @@ func (c *classState) end(id, route string, began *Admission, env *Envelope, res 
 	d.wake(id)
 	for _, s := range next {
 		d.wake(s.a.FutureID)
-		d.wg.Add(1)
-		go c.run(s)
+		c.start(s)
 	}
 	if released > 0 {
 		for _, c := range d.classes {
@@ -800,7 +769,7 @@ func (c *classState) end(id, route string, began *Admission, env *Envelope, res 
 // back and the end commits without it (the scheduler, woken when the run
 // leaves, claims again); its statements cannot be interrupted by a
 // shutdown, which would roll the whole transaction back.
-func (c *classState) handoffTx(ctx context.Context, tx *sql.Tx, next *[]claimed) error {
+func (c *scheduler) handoffTx(ctx context.Context, tx *sql.Tx, next *[]claimed) error {
 	d := c.d
 	if d.ctx.Err() != nil {
 		return nil // shutting down: nothing new starts
@@ -848,7 +817,7 @@ const releaseQuery = `UPDATE futures SET state = 'queued' WHERE id IN (SELECT fu
 
 // classOf returns the scheduler of future id's class (nil for a call's
 // future) and its route.
-func (d *Dispatcher) classOf(ctx context.Context, id string) (*classState, string, error) {
+func (d *Dispatcher) classOf(ctx context.Context, id string) (*scheduler, string, error) {
 	var class sql.NullString
 	var route string
 	if err := d.DB.R.QueryRowContext(ctx, `SELECT class, route FROM futures WHERE id = ?`, id).Scan(&class, &route); err != nil {
@@ -860,57 +829,4 @@ func (d *Dispatcher) classOf(ctx context.Context, id string) (*classState, strin
 		return nil, "", fmt.Errorf("future %s is of class %q, which this dispatcher does not run", id, class.String)
 	}
 	return c, route, nil
-}
-
-// recoverClass settles what a previous process left running of class c:
-// an attempt that provably never started is queued again (not counted);
-// under the rule "requeue" an interrupted one is queued again with the
-// interruption counted; under "block" it ends blocked with outcome unknown
-// (never replayed), which blocks its dependents.
-func (d *Dispatcher) recoverClass(ctx context.Context, c *classState) error {
-	type fut struct {
-		id, route, prim, cmd, rule string
-		attempts                   int
-	}
-	rows, err := d.DB.R.QueryContext(ctx, `SELECT id, route, primitive, COALESCE(command_id, ''), COALESCE(on_interrupt, ''), attempts
-		FROM futures WHERE state = 'running' AND class = ? ORDER BY rowid`, c.Name)
-	running, err := store.Collect(rows, err, func(r *sql.Rows) (f fut, err error) {
-		return f, r.Scan(&f.id, &f.route, &f.prim, &f.cmd, &f.rule, &f.attempts)
-	})
-	if err != nil {
-		return fmt.Errorf("find interrupted %s futures: %w", c.Name, err)
-	}
-	for _, f := range running {
-		never, err := d.neverStarted(ctx, f.prim, f.cmd, f.id)
-		if err != nil {
-			return fmt.Errorf("recover future %s: %w", f.id, err)
-		}
-		switch {
-		case never:
-			_, err = d.DB.W.ExecContext(ctx, `UPDATE futures SET state = 'queued', attempts = attempts - 1, started_at = NULL WHERE id = ? AND state = 'running'`, f.id)
-		case f.rule == OnInterruptRequeue:
-			err = d.DB.InTx(ctx, func(tx *sql.Tx) error {
-				if _, err := tx.ExecContext(ctx, `UPDATE futures SET state = 'queued', interruptions = interruptions + 1, started_at = NULL WHERE id = ? AND state = 'running'`, f.id); err != nil {
-					return err
-				}
-				return c.Runner.Requeued(ctx, tx, f.id, f.attempts)
-			})
-		default:
-			if _, err = d.DB.W.ExecContext(ctx, `UPDATE futures SET outcome = 'unknown', interruptions = interruptions + 1 WHERE id = ?`, f.id); err != nil {
-				break
-			}
-			env := &Envelope{State: primitive.StateBlocked, Primitive: f.prim, CommandID: f.cmd, Error: &ErrorBody{Code: "unknown",
-				Message: fmt.Sprintf("Hearth stopped while attempt %d was running; not replayed (on_interrupt: block). Re-read what it may have changed before resubmitting.", f.attempts)}}
-			c.settle(f.id, f.route, env)
-		}
-		if err != nil {
-			return fmt.Errorf("recover future %s: %w", f.id, err)
-		}
-	}
-	// Held for an UNKNOWN: admitted afresh (held.go), so that a reconcile
-	// whose release a crash cut short holds nothing for good.
-	if _, err := d.DB.W.ExecContext(ctx, `UPDATE futures SET state = 'queued' WHERE state = 'held' AND class = ?`, c.Name); err != nil {
-		return fmt.Errorf("release %s futures held for an UNKNOWN: %w", c.Name, err)
-	}
-	return nil
 }

@@ -90,9 +90,6 @@ const (
 // reported as failed.
 const OutcomeUnknown = "unknown"
 
-// Terminal reports whether a job state is final.
-func Terminal(state string) bool { return state != StateQueued && state != StateRunning }
-
 // ErrNoJob is returned for an unknown job id or a job of another
 // conversation; the two are indistinguishable on purpose.
 var ErrNoJob = errors.New("no such job in this conversation")
