@@ -114,3 +114,48 @@ func txExec(ctx context.Context, db *store.DB, tx *sql.Tx, query string, args ..
 	}
 	return tx.ExecContext(ctx, query, args...)
 }
+
+// Settle completes a non-terminal future with env (a denied or expired
+// permit). internal/control calls it to carry out such a decision.
+func (d *Dispatcher) Settle(futureID string, env *Envelope) {
+	c, route, err := d.classOf(context.Background(), futureID)
+	if err != nil {
+		d.Log.Error("settle future", "future", futureID, "err", err)
+		return
+	}
+	d.settle(c, futureID, route, env)
+}
+
+// settleFuture records a future's terminal envelope and queues its arrival in
+// one transaction, spilling a large result to an artifact first.
+func (d *Dispatcher) settleFuture(id, route string, env *Envelope) {
+	ctx := context.WithoutCancel(d.ctx)
+	payload := d.Arrivals.Payload(ctx, route, id, env)
+	now := time.Now()
+	err := d.DB.InTx(ctx, func(tx *sql.Tx) error {
+		_, err := settleTx(ctx, nil, tx, id, route, env.State, payload, now)
+		return err
+	})
+	if err != nil {
+		d.Log.Error("complete future", "future", id, "err", err)
+	}
+	d.wake(id)
+	d.releaseDependents(id)
+}
+
+func futureState(envState string) string {
+	if envState == primitive.StateFailed {
+		return "failed"
+	}
+	return envState
+}
+
+// settle ends future id with env: through its class's scheduler c when it
+// is scheduled, as a call's future otherwise.
+func (d *Dispatcher) settle(c *scheduler, id, route string, env *Envelope) {
+	if c != nil {
+		c.settle(id, route, env)
+		return
+	}
+	d.settleFuture(id, route, env)
+}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/primitive"
@@ -178,82 +177,21 @@ func (d *Dispatcher) park(ctx context.Context, a *Admission) *Envelope {
 		Result: map[string]any{"waiting_for": "operator permit", "permit_id": pid}}
 }
 
-// execute runs an admitted call, journaling it when it has side effects.
-// Its outcome is recorded through link (see settleCall): journaled, and the
-// call's future completed when it has one, in one transaction.
-func (d *Dispatcher) execute(ctx context.Context, a *Admission, link *callLink) *Envelope {
+// commandTaken answers a call whose future could not be recorded (err from
+// insertFuture). When a concurrent call with the same command id recorded
+// its future first, the answer is that future, through Replay, exactly as
+// if this call had come a moment later.
+func (d *Dispatcher) commandTaken(ctx context.Context, a *Admission, err error) *Envelope {
 	name := a.Spec.Name()
-	journaled := a.SideEffecting()
-	if journaled {
-		if err := d.Gov.Begin(ctx, a); err != nil {
-			env := ErrorEnvelope(name, err)
-			d.settleCall(a, env, false, link)
-			return env
-		}
+	if !errors.Is(err, errCommandTaken) {
+		return ErrorEnvelope(name, err)
 	}
-	call := &primitive.Call{Route: a.Route, FutureID: a.FutureID, CommandID: a.CommandID}
-	res, err := d.runSafely(ctx, a.Spec, call, a.Input)
-	env := outcome(name, res, err)
-	stopped(ctx, name, env)
-	env.CommandID = a.CommandID
-	d.settleCall(a, env, journaled, link)
+	env, rerr := d.Gov.Replay(ctx, a)
+	if rerr != nil {
+		return ErrorEnvelope(name, rerr)
+	}
+	if env == nil {
+		return ErrorEnvelope(name, primitive.Conflict("command_id_reused", "command id %s is already in use", a.CommandID))
+	}
 	return env
-}
-
-// stopped marks env cancelled when the work context ctx was cancelled (an
-// e-stop or shutdown) while the primitive ran: whatever it returned, it did
-// not finish on its own. What it reported stays: its result, and the
-// details of its error (a recipe run's per-step trace says which steps
-// ran).
-func stopped(ctx context.Context, name string, env *Envelope) {
-	if ctx.Err() != nil {
-		var details map[string]any
-		if env.Error != nil {
-			details = env.Error.Details
-		}
-		env.State = primitive.StateCancelled
-		env.Error = &ErrorBody{Code: "cancelled", Message: fmt.Sprintf("%s was stopped (%s) before it finished", name, stopCause(ctx)), Details: details}
-	}
-}
-
-// stopCause words why ctx ended, in Hearth's words rather than Go's
-// ("context canceled"): the e-stop, or Hearth shutting down.
-func stopCause(ctx context.Context) string {
-	if errors.Is(context.Cause(ctx), ErrEStop) {
-		return ErrEStop.Error()
-	}
-	return "Hearth is shutting down"
-}
-
-// ErrEStop is the cause of the work context's cancellation by an e-stop.
-var ErrEStop = errors.New("emergency stop")
-
-// workCtx returns the context running work derives from; CancelRunning
-// cancels it (killing process trees) and starts a fresh one.
-func (d *Dispatcher) workCtx() context.Context {
-	d.workMu.Lock()
-	defer d.workMu.Unlock()
-	if d.work == nil {
-		d.work, d.workCancel = context.WithCancelCause(d.ctx)
-	}
-	return d.work
-}
-
-// CancelRunning cancels every running primitive (an e-stop).
-func (d *Dispatcher) CancelRunning(cause error) {
-	d.workMu.Lock()
-	defer d.workMu.Unlock()
-	if d.ctx == nil {
-		return // not started: nothing runs yet
-	}
-	if d.workCancel != nil {
-		d.workCancel(cause)
-	}
-	d.work, d.workCancel = context.WithCancelCause(d.ctx)
-}
-
-type workState struct {
-	workMu     sync.Mutex
-	work       context.Context
-	workCancel context.CancelCauseFunc
 }
