@@ -34,7 +34,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/selftest/report"
+	"github.com/hearth-dev/hearth/internal/report"
 	"github.com/hearth-dev/hearth/internal/tray"
 	"github.com/hearth-dev/hearth/internal/uia"
 )
