@@ -14,7 +14,7 @@ import (
 	"strings"
 )
 
-// Risk classifies what a primitive can do to the host (DESIGN §5).
+// Risk classifies what a primitive can do to the host (docs/DESIGN.md, "Governance").
 type Risk string
 
 // The risk classes.
@@ -38,7 +38,7 @@ type Call struct {
 }
 
 // Target is what one call would act on, as governance needs it to decide
-// whether the call asks the operator first (DESIGN §5).
+// whether the call asks the operator first (docs/DESIGN.md, "Governance").
 type Target struct {
 	// Paths are the real (symlink-resolved) absolute paths of the files
 	// the call would change.
@@ -87,7 +87,7 @@ type Spec struct {
 	// permit in the ask and trusted modes whatever the primitive's risk
 	// class would otherwise require: UI fallback input (ui.action click or
 	// key with allow_fallback) is such an input, semantic UI actions are not
-	// (DESIGN §5). It sees validated input and must not fail.
+	// (docs/DESIGN.md, "Governance"). It sees validated input and must not fail.
 	NeedsPermit func(input json.RawMessage) bool
 	// Target, when set, reports what a call would act on: the real paths
 	// of the files it would change, or the application it would drive.
