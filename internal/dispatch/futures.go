@@ -143,6 +143,13 @@ func (d *Dispatcher) runQueued(id string, req Request, approved bool) {
 	case v.refused != nil:
 		env := ErrorEnvelope(req.Spec.Name(), v.refused)
 		env.CommandID = a.CommandID
+		if approved && v.governed && a.SideEffecting() {
+			// The ledger says the operator approved it: its outcome (an
+			// e-stop latched since, say) is journaled too, so that the
+			// ledger's last word on the call is what happened.
+			d.settleCall(a, env, true, &callLink{future: true})
+			return
+		}
 		d.settleFuture(id, req.Route, env)
 		return
 	}
