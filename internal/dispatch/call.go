@@ -167,7 +167,7 @@ func (d *Dispatcher) runSafely(ctx context.Context, spec *primitive.Spec, call *
 // future has nothing to record (see settleCall).
 func (d *Dispatcher) quick(ctx context.Context, a *Admission) (env *Envelope) {
 	name := a.Spec.Name()
-	call := &primitive.Call{Route: a.Route, FutureID: a.FutureID, CommandID: a.CommandID}
+	call := &primitive.Call{Route: a.Route, FutureID: a.FutureID, CommandID: a.CommandID, Checked: a.Checked()}
 	// Counted like every run, so Stop waits for it before the engine's
 	// parts close.
 	d.wg.Add(1)
@@ -205,7 +205,7 @@ func (d *Dispatcher) execute(ctx context.Context, a *Admission, link *callLink) 
 			return env
 		}
 	}
-	call := &primitive.Call{Route: a.Route, FutureID: a.FutureID, CommandID: a.CommandID}
+	call := &primitive.Call{Route: a.Route, FutureID: a.FutureID, CommandID: a.CommandID, Checked: a.Checked()}
 	res, err := d.runSafely(ctx, a.Spec, call, a.Input)
 	env := outcome(name, res, err)
 	stopped(ctx, name, env)
