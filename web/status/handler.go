@@ -42,12 +42,17 @@ type Handler struct {
 	DataDir string
 	// Ports, when set, reports the listeners Hearth moved off a taken port.
 	Ports func() []PortMove
+	// Update, when set, is the update card's handler (update.go).
+	Update *UpdateHandler
 }
 
 // Mount adds the page's routes.
 func (h *Handler) Mount(r chi.Router) {
 	r.Get("/", h.page)
 	r.Get("/status/live", h.live)
+	if h.Update != nil {
+		h.Update.Mount(r)
+	}
 	if h.DataDir != "" {
 		r.Get("/status/selftest-report", h.selfTestReport)
 	}
@@ -80,6 +85,8 @@ type View struct {
 	Flagged []govern.FlaggedWrite
 	// Ports are the listeners moved off a taken port (PortsNotice).
 	Ports []PortMove
+	// Update is the update card; nil hides it.
+	Update *UpdateView
 }
 
 func (h *Handler) load(ctx context.Context) (View, error) {
@@ -142,6 +149,10 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	if h.DataDir != "" {
 		st := h.selfTest()
 		v.SelfTest = &st
+	}
+	if h.Update != nil {
+		u := h.Update.view(r)
+		v.Update = &u
 	}
 	h.Kit.Render(w, r, http.StatusOK, Page(h.Kit.Chrome(r, "Status", "status"), v))
 }
