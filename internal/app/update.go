@@ -75,7 +75,7 @@ func countInFlight(n *atomic.Int64, h http.Handler) http.Handler {
 }
 
 // KindUpdateInstall is the ledger entry of an operator's Update click.
-const KindUpdateInstall = "update.install"
+const KindUpdateInstall = "update_install"
 
 // InstallUpdate starts installing the offered update for operator: it is
 // journaled under their name first, like every operator action.

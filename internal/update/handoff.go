@@ -134,7 +134,13 @@ func Apply(ctx context.Context, p Plan, h Handoff) Outcome {
 		return failBefore("Hearth did not update because it could not replace its program", err)
 	}
 
-	// 3. The new version, watched until healthy.
+	// 3. The new version, watched until healthy. Its outcome is written
+	// first, for the new version's Status page to read as it starts; a
+	// rollback overwrites it.
+	updated := out
+	updated.Result = ResultUpdated
+	updated.Plain = "Hearth updated itself from version " + Display(p.From) + " to " + Display(p.To) + "."
+	updated = finish(updated)
 	cmd, err := startProgram(h, h.Exe)
 	var exited chan error
 	if err == nil {
@@ -143,11 +149,8 @@ func Apply(ctx context.Context, p Plan, h Handoff) Outcome {
 		err = waitHealthy(ctx, cmd.Process.Pid, exited, h, p.To)
 	}
 	if err == nil {
-		o := out
-		o.Result = ResultUpdated
-		o.Plain = "Hearth updated itself from version " + Display(p.From) + " to " + Display(p.To) + "."
 		log.Info("update: new version healthy", "from", p.From, "to", p.To)
-		return finish(o)
+		return updated
 	}
 	log.Error("update: new version not healthy; rolling back", "to", p.To, "err", err)
 	if exited != nil {
@@ -178,11 +181,11 @@ func Apply(ctx context.Context, p Plan, h Handoff) Outcome {
 
 // swapped is a done swap, and how to undo it.
 type swapped struct {
-	exe, exeAside  string
-	tc, tcAside    string
-	tcNew          bool
-	config         string
-	configBefore   []byte
+	exe, exeAside   string
+	tc, tcAside     string
+	tcNew           bool
+	config          string
+	configBefore    []byte
 	configRewritten bool
 }
 
