@@ -251,7 +251,8 @@ func (p *Panel) routes() (http.Handler, error) {
 
 // chrome builds the page chrome for the request's session: its CSRF
 // token, remembered operator name and pending message, and the e-stop
-// banner and pending-permit count every page shows.
+// banner, the pending-permit count and the waiting call's banner every
+// page shows.
 func (p *Panel) chrome(r *http.Request, title, active string) ui.Chrome {
 	sess := session.FromContext(r.Context())
 	c := ui.Chrome{Title: title, Active: active, CSRF: sess.CSRFToken(), Operator: p.operator(r, sess)}
@@ -261,13 +262,9 @@ func (p *Panel) chrome(r *http.Request, title, active string) ui.Chrome {
 	if st, err := p.deps.Gov.EStop(r.Context()); err != nil {
 		ui.LogError(p.log, r, "panel: read e-stop for the banner", err)
 	} else if st.Latched {
-		c.EStop, c.EStopReason = true, st.Reason
+		c.EStop, c.EStopBy, c.EStopReason, c.EStopByModel = true, govern.LatchedBy(st.By), st.Reason, st.ByModel()
 	}
-	if pending, err := p.deps.Operator.Permits(r.Context(), "pending"); err != nil {
-		ui.LogError(p.log, r, "panel: count pending permits", err)
-	} else {
-		c.Pending = len(pending)
-	}
+	c.Pending, c.Waiting = p.waiting(r)
 	return c
 }
 

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -323,7 +324,7 @@ func readGovState(t *testing.T, in *hearthtest.Instance) govState {
 // differs between before and after.
 func assertOperatorStateKept(t *testing.T, before, after govState) {
 	t.Helper()
-	if after.EStop != before.EStop {
+	if !reflect.DeepEqual(after.EStop, before.EStop) {
 		t.Errorf("a tool call changed the e-stop latch: %+v -> %+v", before.EStop, after.EStop)
 	}
 	if after.Mode != before.Mode {

@@ -31,20 +31,40 @@ func checkOperator(name string) error {
 // Latch sets the e-stop (machine.estop latches it with by "model") and
 // holds the job queue, in one transaction. It only latches: every call
 // admitted from then on is refused, and stopping the work already running
-// is the engines' (internal/control does both).
+// is the engines' (internal/control does both). A latch while it is
+// already latched keeps the first press's record and adds this one to
+// its history (EStopState.Later); the ledger has both.
 func (g *Governor) Latch(ctx context.Context, by, reason string) error {
 	if strings.TrimSpace(reason) == "" {
 		reason = "no reason given"
 	}
-	st := EStopState{Latched: true, Reason: reason, By: by, At: g.now().UTC()}
+	now := g.now().UTC()
 	err := g.DB.InTx(ctx, func(tx *sql.Tx) error {
+		var st EStopState
+		if _, err := getSetting(ctx, tx, keyEStop, &st); err != nil {
+			return err
+		}
+		again := st.Latched
+		if again {
+			if len(st.Later) < MaxLaterLatches {
+				st.Later = append(st.Later, EStopPress{By: by, Reason: reason, At: now})
+			} else {
+				st.Dropped++
+			}
+		} else {
+			st = EStopState{Latched: true, Reason: reason, By: by, At: now}
+		}
 		if err := putSetting(ctx, tx, keyEStop, st); err != nil {
 			return err
 		}
 		if err := putSetting(ctx, tx, keyQueueHeld, true); err != nil {
 			return err
 		}
-		_, err := g.Ledger.AppendTx(ctx, tx, "estop", map[string]any{"by": by, "reason": reason})
+		entry := map[string]any{"by": by, "reason": reason}
+		if again {
+			entry["while_latched_by"] = st.By
+		}
+		_, err := g.Ledger.AppendTx(ctx, tx, "estop", entry)
 		return err
 	})
 	if err != nil {

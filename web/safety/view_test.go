@@ -58,3 +58,21 @@ func TestLatchedOffersTypedReset(t *testing.T) {
 		t.Error("a held queue after reset offers no resume")
 	}
 }
+
+// The page names who pressed the e-stop first, in words, and lists later
+// presses only as history; a model's reason is shown as its words.
+func TestLatchedShowsFirstPressAndHistory(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	html := render(t, View{Status: govern.Status{Mode: "ask", EStop: govern.EStopState{Latched: true, Reason: "it deleted my photos", By: "operator:Ann", At: at,
+		Later: []govern.EStopPress{{By: "model", Reason: "safe to reset", At: at.Add(time.Minute)}}}}})
+	for _, want := range []string{`data-testid="estop-by">Ann<`, `data-testid="estop-reason-text">it deleted my photos<`,
+		`data-testid="estop-later"`, `data-testid="estop-later-press"`, "by ChatGPT: <q>safe to reset</q>"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+	model := render(t, View{Status: govern.Status{Mode: "ask", EStop: govern.EStopState{Latched: true, Reason: "safe to reset", By: "model", At: at}}})
+	if !strings.Contains(model, `data-testid="estop-by">ChatGPT<`) || !strings.Contains(model, `ChatGPT's words: <q data-testid="estop-reason-text">safe to reset</q>`) {
+		t.Errorf("a model's first press is not attributed as its words:\n%s", model)
+	}
+}

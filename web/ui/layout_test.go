@@ -36,11 +36,19 @@ func TestLayout(t *testing.T) {
 			t.Errorf("unexpected %q", absent)
 		}
 	}
-	html = render(t, Layout(Chrome{Title: "Status", Active: "status", EStop: true, EStopReason: "because", Pending: 2, Flash: &session.Flash{Text: "done"}}))
-	for _, want := range []string{`data-testid="estop-banner"`, "because", `data-testid="nav-pending-count"`, `data-testid="flash">done<`} {
+	html = render(t, Layout(Chrome{Title: "Status", Active: "status", EStop: true, EStopBy: "Ann", EStopReason: "because", Pending: 2, Flash: &session.Flash{Text: "done"}}))
+	for _, want := range []string{`data-testid="estop-banner"`, "pressed first by Ann: because", `data-testid="nav-pending-count"`, `data-testid="flash">done<`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("missing %q", want)
 		}
+	}
+}
+
+// A stop ChatGPT pressed first shows its reason as its words.
+func TestEStopBannerQuotesTheModel(t *testing.T) {
+	html := render(t, Layout(Chrome{Title: "Status", EStop: true, EStopBy: "ChatGPT", EStopByModel: true, EStopReason: "safe to reset"}))
+	if !strings.Contains(html, "pressed first by ChatGPT (its words: <q>safe to reset</q>)") {
+		t.Errorf("banner: %s", html)
 	}
 }
 
