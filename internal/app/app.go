@@ -20,6 +20,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/autostart"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/control"
+	"github.com/hearth-dev/hearth/internal/desktop"
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/evidence"
 	"github.com/hearth-dev/hearth/internal/fsops"
@@ -216,6 +217,11 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	specs = append(specs, a.Jobs.Specs()...)
 	specs = append(specs, ui.Specs()...)
 	specs = append(specs, scr.Specs()...)
+	desk, err := desktop.New(roots, log)
+	if err != nil {
+		return nil, err
+	}
+	specs = append(specs, desk.Specs()...)
 	specs = append(specs, control.EStopSpec(gov, sessions))
 	specs = append(specs, control.ReconcileSpec(gov))
 	// Recipes offer the step primitives registered with everything else.

@@ -70,6 +70,9 @@ type Target struct {
 	// the Run dialog, Explorer): driving it is never one approval for
 	// the app.
 	Console bool
+	// Program marks a call that would start a program or script (ui.open
+	// of a file that is one, by its extension or content): an exec.
+	Program bool
 }
 
 // Spec describes one primitive: its name, input fields, risk and runner.
