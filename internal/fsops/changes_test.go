@@ -240,3 +240,26 @@ func TestUndoChangeOneThenRedo(t *testing.T) {
 		t.Fatal("an undo without the operator's name")
 	}
 }
+
+func TestUndoReachFollowsUndoAndRedo(t *testing.T) {
+	env, _ := trashEngine(t)
+	ctx := context.Background()
+	if _, any, err := env.e.UndoReach(ctx); err != nil || any {
+		t.Fatalf("empty: %v %v", any, err)
+	}
+	p := env.path("x.txt")
+	os.WriteFile(p, []byte("0"), 0o644)
+	w, _ := env.e.Write(ctx, "r:c", WriteInput{Path: p, Data: "1"})
+	at, any, err := env.e.UndoReach(ctx)
+	if err != nil || !any || at.IsZero() {
+		t.Fatalf("after a write: %v %v %v", at, any, err)
+	}
+	rep, _ := env.e.UndoChat(ctx, "Ann", "r:c")
+	if _, any, _ := env.e.UndoReach(ctx); any {
+		t.Fatal("undoable after Undo all")
+	}
+	env.e.Redo(ctx, "Ann", "r:c", rep.Batch)
+	if _, any, _ := env.e.UndoReach(ctx); !any {
+		t.Fatalf("not undoable after the redo brought %s back", w.ReceiptID)
+	}
+}
