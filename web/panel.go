@@ -1,4 +1,4 @@
-// Package web is Hearth's local control panel (DESIGN §6): where the human
+// Package web is Hearth's local control panel (docs/DESIGN.md, "The panel"): where the human
 // operator decides (permits, e-stop and reset, UNKNOWN reconciliation,
 // policy) and watches (status, tasks, ledger, recipes and runs). It is
 // served on its own loopback listener, never through the MCP endpoint or

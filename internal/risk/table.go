@@ -1,6 +1,6 @@
 // Package risk is the one table that decides, for every primitive and
 // every policy mode, what runs, what asks the operator first and what is
-// refused (DESIGN §5). Governance admits calls by it; the panel's
+// refused (docs/DESIGN.md, "Governance"). Governance admits calls by it; the panel's
 // description of the modes, the tool descriptions, machine.host_info and
 // the README's Governance section are made from it, and tests hold them
 // and governance's behaviour to it.
@@ -295,8 +295,10 @@ var Rows = Table{
 	"ui.clipboard_get": KindSee,
 	"ui.clipboard_set": KindClipboardSet,
 
-	"ui.open": KindOpen,
-	"ui.apps": KindRead,
+	"ui.open":    KindOpen,
+	"ui.apps":    KindRead,
+	"ui.windows": KindRead,
+	"ui.window":  KindUI,
 
 	"task.submit":    KindExec,
 	"task.get":       KindRead,
