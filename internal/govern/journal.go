@@ -31,7 +31,7 @@ func (g *Governor) Begin(ctx context.Context, a *callpath.Admission) error {
 			return pe
 		}
 		if store.IsFull(err) {
-			return diskFull(err)
+			return primitive.DiskFull(err)
 		}
 		return primitive.Failed("journal_failed", "could not journal the intent, so %s did not run: %v", a.Spec.Name(), err)
 	}
@@ -78,14 +78,6 @@ func (g *Governor) BeginTx(ctx context.Context, tx *sql.Tx, a *callpath.Admissio
 	}
 	_, err = g.Ledger.AppendTx(ctx, tx, "intent", intent)
 	return err
-}
-
-// diskFull is a call's answer when the disk holding Hearth's data is
-// full: nothing was recorded, so nothing ran.
-func diskFull(err error) *primitive.Error {
-	return primitive.Failed("disk_full", "The disk that holds Hearth's data is full, so Hearth could not record this call and did not run it. "+
-		"Tell the user to free some space on that disk; Hearth works again by itself once there is room.").
-		WithDetails(map[string]any{"system_error": err.Error()})
 }
 
 // outcomeKind maps an envelope to the ledger's outcome vocabulary.

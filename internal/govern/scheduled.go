@@ -8,7 +8,6 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/primitive"
-	"github.com/hearth-dev/hearth/internal/store"
 )
 
 // Scheduled futures (durable jobs) are admitted when each attempt starts,
@@ -60,9 +59,6 @@ func (g *Governor) requestPermit(ctx context.Context, a *callpath.Admission, par
 		}
 		return park(ctx, tx, id)
 	})
-	if store.IsFull(err) {
-		return "", diskFull(err)
-	}
 	if err != nil {
 		return "", fmt.Errorf("request permit: %w", err)
 	}
