@@ -230,6 +230,9 @@ func (p *Panel) routes() (http.Handler, error) {
 		if d.Updates != nil {
 			st.Update = &status.UpdateHandler{Kit: kit, Updates: d.Updates, Install: d.InstallUpdate}
 		}
+		if d.DB != nil {
+			st.DiskFull = d.DB.DiskFull
+		}
 		if d.Tunnel != nil {
 			st.Tunnel = func() (string, string) { s := d.Tunnel.Status(); return string(s.State), s.Reason }
 			st.Reach = func() (bool, bool, string) { return setup.Summary(d.Tunnel) }

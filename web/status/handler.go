@@ -17,6 +17,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/control"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/ledger"
+	"github.com/hearth-dev/hearth/internal/store"
 	"github.com/hearth-dev/hearth/web/ui"
 )
 
@@ -48,6 +49,9 @@ type Handler struct {
 	Ports func() []PortMove
 	// Update, when set, is the update card's handler (update.go).
 	Update *UpdateHandler
+	// DiskFull, when set, reports whether the disk holding Hearth's data
+	// is full (store.DB.DiskFull, which looks again while it is).
+	DiskFull func(ctx context.Context) store.DiskFull
 }
 
 // Mount adds the page's routes.
@@ -94,6 +98,9 @@ type View struct {
 	Ports []PortMove
 	// Update is the update card; nil hides it.
 	Update *UpdateView
+	// DiskFull says whether the disk holding Hearth's data is full; while
+	// it is, the page leads with that.
+	DiskFull store.DiskFull
 }
 
 func (h *Handler) load(ctx context.Context) (View, error) {
@@ -125,6 +132,9 @@ func (h *Handler) load(ctx context.Context) (View, error) {
 	}
 	if h.Ports != nil {
 		v.Ports = h.Ports()
+	}
+	if h.DiskFull != nil {
+		v.DiskFull = h.DiskFull(ctx)
 	}
 	if h.Tunnel != nil {
 		v.TunnelState, v.TunnelReason = h.Tunnel()
