@@ -1,4 +1,4 @@
-// Package web is Hearth's local control panel (DESIGN §6): where the human
+// Package web is Hearth's local control panel (docs/DESIGN.md, "The panel"): where the human
 // operator decides (permits, e-stop and reset, UNKNOWN reconciliation,
 // policy) and watches (status, tasks, ledger, recipes and runs). It is
 // served on its own loopback listener, never through the MCP endpoint or
@@ -32,6 +32,7 @@ import (
 	"github.com/hearth-dev/hearth/assets"
 	"github.com/hearth-dev/hearth/internal/control"
 	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/fsops"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/httpbound"
 	"github.com/hearth-dev/hearth/internal/jobs"
@@ -40,6 +41,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/runs"
 	"github.com/hearth-dev/hearth/internal/store"
 	"github.com/hearth-dev/hearth/internal/tunnel"
+	"github.com/hearth-dev/hearth/web/changes"
 	"github.com/hearth-dev/hearth/web/ledger"
 	"github.com/hearth-dev/hearth/web/permits"
 	"github.com/hearth-dev/hearth/web/recipes"
@@ -92,6 +94,14 @@ type Deps struct {
 	// AnyAccount: config key loopback_same_user is false, so every account
 	// on this computer reaches Hearth (the Status page says so).
 	AnyAccount bool
+	// FS is the fs engine, whose receipts the Changes page lists and
+	// undoes; nil leaves the page out. ReceiptDays is
+	// receipt_retention_days, for the page's words.
+	FS          *fsops.Engine
+	ReceiptDays int
+	// Undo reports the undo copies' space and reach, for the Status page;
+	// nil hides the line.
+	Undo func(ctx context.Context) (status.Undo, error)
 	// Storage reports the space fs undo copies and artifacts take and
 	// storage_budget_bytes, for one line of the Status page; nil hides it.
 	Storage func(ctx context.Context) (used, budget int64, err error)
@@ -212,7 +222,7 @@ func (p *Panel) routes() (http.Handler, error) {
 	r.Group(func(r chi.Router) {
 		r.Use(p.requireSession(true), p.checkCSRF)
 		st := &status.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Ledger: d.Ledger, MCPURL: d.MCPURL,
-			AnyAccount: d.AnyAccount, LastBackup: d.LastBackup, Storage: d.Storage, DataDir: d.DataDir, Ports: d.PortMoves}
+			AnyAccount: d.AnyAccount, LastBackup: d.LastBackup, Storage: d.Storage, Undo: d.Undo, DataDir: d.DataDir, Ports: d.PortMoves}
 		if d.Tunnel != nil {
 			st.Tunnel = func() (string, string) { s := d.Tunnel.Status(); return string(s.State), s.Reason }
 			st.Reach = func() (bool, bool, string) { return setup.Summary(d.Tunnel) }
@@ -225,6 +235,9 @@ func (p *Panel) routes() (http.Handler, error) {
 		(&safety.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Chats: p.chats()}).Mount(r)
 		(&tasks.Handler{Kit: kit, Jobs: d.Jobs, Dispatcher: d.Dispatcher, Chats: p.chats()}).Mount(r)
 		(&ledger.Handler{Kit: kit, Ledger: d.Ledger, DB: d.DB}).Mount(r)
+		if d.FS != nil {
+			(&changes.Handler{Kit: kit, FS: d.FS, Ledger: d.Ledger, Approvals: &govern.Operator{G: d.Gov}, Chats: p.chats(), KeptDays: d.ReceiptDays}).Mount(r)
+		}
 		(&recipes.Handler{Kit: kit, Recipes: d.Recipes, Runs: d.Runs}).Mount(r)
 		if d.Wake != nil {
 			(&wakepage.Handler{Kit: kit, Wake: d.Wake, Open: d.OpenChatGPT, SetArmed: d.SetWakeArmed, SetTimings: d.SetWakeTimings}).Mount(r)

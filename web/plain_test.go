@@ -17,7 +17,7 @@ import (
 )
 
 // banned are words a person who double-clicked an .exe does not know;
-// they may appear only behind "Details" (UX.md's glossary).
+// they may appear only behind "Details" (docs/DESIGN.md, "Words on the panel").
 var banned = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)sha-?256`),
 	regexp.MustCompile(`(?i)\bpin(s|ned|ning)?\b`),
@@ -118,7 +118,7 @@ func TestPlainLanguage(t *testing.T) {
 	t.Setenv("FAKE_TUNNEL_FORWARD_CALL", "1")
 	f := newFixtureWith(t, nil, func(o *app.Options) { o.TunnelProgramDir = dir })
 	b := f.login(t)
-	pages := []string{"/", "/setup", "/permits", "/tasks", "/safety", "/ledger", "/recipes"}
+	pages := []string{"/", "/setup", "/permits", "/tasks", "/safety", "/ledger", "/recipes", "/changes"}
 	all := func(state string) {
 		t.Helper()
 		for _, p := range pages {

@@ -24,7 +24,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/secrets"
 )
 
-// PermitTTL is how long a permit waits for the operator (DESIGN §5).
+// PermitTTL is how long a permit waits for the operator (docs/DESIGN.md, "Governance").
 const PermitTTL = 15 * time.Minute
 
 // openLedger opens the host ledger with its signing key, generated on
@@ -105,7 +105,8 @@ func newGovernor(cfg config.Config, db *store.DB, led *ledger.Ledger, log *slog.
 		DefaultMode:  cfg.Policy.Mode,
 		PermitTTL:    PermitTTL,
 		Programs:     programsOf(),
-		Places:       risk.NewPlacesResolved(os.Getenv, fsops.RealPrefix),
+		Places:       risk.NewPlacesResolved(risk.KnownFolderEnv(os.Getenv), fsops.RealPrefix),
+		Writes:       risk.NewWrites(risk.KnownFolderEnv(os.Getenv), fsops.RealPrefix),
 		InlineBudget: time.Duration(cfg.DispatchInlineBudgetMS) * time.Millisecond,
 	}
 }

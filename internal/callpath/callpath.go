@@ -1,7 +1,7 @@
 // Package callpath holds what the dispatcher and governance both speak:
 // the admission of one call, the envelope every call answers, and the
-// Governor contract the dispatcher calls on every call's path (DESIGN §3,
-// §5). It depends on neither, so governance does not import the engine
+// Governor contract the dispatcher calls on every call's path
+// (docs/DESIGN.md, "One path" and "Governance"). It depends on neither, so governance does not import the engine
 // it governs, and the engine's tests can run with the real governor.
 package callpath
 
@@ -14,6 +14,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/risk"
 )
 
 // CodeUnknownOpen is the code of Governor.Admit's refusal while the
@@ -55,10 +56,21 @@ type Admission struct {
 	Case    string
 	Subject string
 	Said    string
+	// Paths are the real paths of the files a write would change, as
+	// admission found them (the primitive holds an ordinary write to
+	// them when it opens the files: primitive.Checked).
+	Paths []string
 	// Flagged is set by Admit for a call that runs but is journaled as
 	// such and shown on the Status page (a write that makes a program
 	// start by itself, run in trusted mode).
 	Flagged bool
+}
+
+// Checked is what the primitive is told of its admission: a write
+// admitted as ordinary (the risk table's case write, not an approval) is
+// checked again when it opens its files.
+func (a *Admission) Checked() primitive.Checked {
+	return primitive.Checked{Ordinary: a.Case == string(risk.CaseWrite) && !a.Approved, Paths: a.Paths}
 }
 
 // SideEffecting reports whether the primitive is journaled: every
@@ -119,7 +131,7 @@ func Settled(state string) bool {
 	return true
 }
 
-// Governor is the governance choke point every call passes (DESIGN §5). The
+// Governor is the governance choke point every call passes (docs/DESIGN.md, "Governance"). The
 // dispatcher calls it in this order: Replay (command-id lookup), Admit
 // (e-stop, policy, UNKNOWN gate, permits), then Begin before the primitive
 // runs and Finish after. A Governor must never let a failure to journal

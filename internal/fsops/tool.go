@@ -3,6 +3,7 @@ package fsops
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
@@ -21,6 +22,7 @@ func mapErr(op string, err error) error {
 	var ce *ConflictError
 	var ie *InputError
 	var contain *ContainmentError
+	var notOrdinary *NotOrdinaryError
 	switch {
 	case errors.As(err, &ce):
 		return (&primitive.Error{State: primitive.StateConflict, Code: ce.Reason, Message: "fs." + op + ": " + ce.Message}).WithDetails(map[string]any{
@@ -30,6 +32,9 @@ func mapErr(op string, err error) error {
 		return primitive.Failed("invalid_input", "fs.%s: field %q: %s", op, ie.Field, ie.Message)
 	case errors.As(err, &contain):
 		return primitive.Blocked("outside_roots", "fs.%s: %v", op, err).WithDetails(map[string]any{"rule": string(contain.Rule), "path": contain.Path})
+	case errors.As(err, &notOrdinary):
+		return primitive.Blocked("not_ordinary", "fs.%s: %s", op, notOrdinarySentence(notOrdinary)).
+			WithDetails(map[string]any{"path": notOrdinary.Path, "admitted": notOrdinary.Admitted, "reason": string(notOrdinary.Why)})
 	case errors.Is(err, ErrReceiptExpired):
 		return primitive.Failed("expired", "fs.%s: %v", op, err)
 	case errors.Is(err, ErrReceiptNotFound):
@@ -38,6 +43,15 @@ func mapErr(op string, err error) error {
 		return primitive.Failed("too_large", "fs.%s: %v", op, err)
 	}
 	return systemError(op, err)
+}
+
+// notOrdinarySentence says in Hearth's words why a write admitted as
+// ordinary was refused when it opened its file.
+func notOrdinarySentence(e *NotOrdinaryError) string {
+	if e.Why != "" {
+		return fmt.Sprintf("nothing was written: when Hearth opened %s it was no longer an ordinary file (it would %s), so it needs the operator's approval; send the call again to ask", e.Path, e.Why.Said())
+	}
+	return fmt.Sprintf("nothing was written: when Hearth opened %s, the path no longer led where it did when the call was admitted (a link changed); send the call again to have it checked", e.Path)
 }
 
 func run[I any, O any](op string, f func(context.Context, *primitive.Call, I) (O, error)) func(context.Context, *primitive.Call, I) (any, error) {
@@ -91,7 +105,7 @@ func (e *Engine) Specs() []*primitive.Spec {
 			Fields: []primitive.Field{fPath,
 				{Name: "data", Type: primitive.TString, Required: true, Desc: "write: the whole new content (text, or base64 with encoding)."}, fEncoding, fExpect},
 			Run: primitive.Typed(run("write", func(ctx context.Context, c *primitive.Call, in WriteInput) (WriteResult, error) {
-				return e.Write(ctx, route(c), in)
+				return e.Write(withChecked(withFuture(ctx, c.FutureID), c.Checked), route(c), in)
 			}))},
 		{Tool: "fs", Operation: "patch", Risk: primitive.RiskWrite, Target: e.target, Summary: "apply replacements in order; each old must occur exactly once (else conflict naming it); keeps CRLF and BOM.",
 			Fields: []primitive.Field{fPath,
@@ -101,12 +115,45 @@ func (e *Engine) Specs() []*primitive.Spec {
 						{Name: "new", Type: primitive.TString, Required: true, Desc: "Replacement text."}}}},
 				fExpect},
 			Run: primitive.Typed(run("patch", func(ctx context.Context, c *primitive.Call, in PatchInput) (PatchResult, error) {
-				return e.Patch(ctx, route(c), in)
+				return e.Patch(withChecked(withFuture(ctx, c.FutureID), c.Checked), route(c), in)
 			}))},
-		{Tool: "fs", Operation: "undo", Risk: primitive.RiskWrite, Target: e.target, Summary: "restore the content before one of this conversation's receipts; conflicts if the file changed since.",
-			Fields: []primitive.Field{{Name: "receipt_id", Type: primitive.TString, Required: true, Desc: "undo: receipt id from write, patch or undo."}},
-			Run: primitive.Typed(run("undo", func(ctx context.Context, c *primitive.Call, in UndoInput) (UndoResult, error) {
-				return e.Undo(ctx, route(c), in)
+		{Tool: "fs", Operation: "undo", Risk: primitive.RiskWrite, Target: e.target, Summary: "restore the content before this conversation's receipts; conflicts if a file changed since.",
+			Fields: []primitive.Field{{Name: "receipt_id", Type: primitive.TString, Desc: "undo: receipt id from write, patch or undo."},
+				{Name: "receipt_ids", Type: primitive.TArray, Max: primitive.Bound(MaxUndoIDs), Items: &primitive.Field{Type: primitive.TString}, Desc: "undo: several ids."}},
+			Run: primitive.Typed(func(ctx context.Context, c *primitive.Call, in UndoInput) (any, error) {
+				ctx = withChecked(withFuture(ctx, c.FutureID), c.Checked)
+				if len(in.ReceiptIDs) == 0 && in.ReceiptID != "" {
+					out, err := e.Undo(ctx, route(c), in)
+					if err != nil {
+						return nil, mapErr("undo", err)
+					}
+					return out, nil
+				}
+				out, err := e.UndoMany(ctx, route(c), in)
+				return undoManyAnswer(out, err)
+			})},
+		{Tool: "fs", Operation: "changes", Risk: primitive.RiskRead, Summary: "this conversation's receipts, newest first.",
+			Fields: []primitive.Field{fLimit, {Name: "cursor", Type: primitive.TString, Desc: "changes: next_cursor."}},
+			Run: primitive.Typed(run("changes", func(ctx context.Context, c *primitive.Call, in ChangesInput) (ChangesResult, error) {
+				return e.Changes(ctx, route(c), in)
 			}))},
 	}
+}
+
+// undoManyAnswer is the answer of an undo of several receipts: completed,
+// partial (the undone ones as the result, each conflict named in details)
+// or conflict.
+func undoManyAnswer(out UndoManyResult, err error) (any, error) {
+	switch {
+	case err == nil:
+		return out, nil
+	case errors.Is(err, ErrUndoPartial):
+		return nil, primitive.Partial("undo_partial", "fs.undo: %d undone; %d not, because their files changed since (details.conflicts)", len(out.Undone), len(out.Conflicts)).
+			WithResult(out).WithDetails(map[string]any{"conflicts": out.Conflicts})
+	case errors.Is(err, ErrConflict) && len(out.Conflicts) > 1:
+		return nil, (&primitive.Error{State: primitive.StateConflict, Code: ReasonChanged,
+			Message: fmt.Sprintf("fs.undo: none of the %d receipts undone: each file changed since, or was undone already (details.conflicts)", len(out.Conflicts))}).
+			WithDetails(map[string]any{"conflicts": out.Conflicts})
+	}
+	return nil, mapErr("undo", err)
 }

@@ -1,4 +1,4 @@
-// Package govern is Hearth's governance (DESIGN §5): the e-stop latch, the
+// Package govern is Hearth's governance (docs/DESIGN.md, "Governance"): the e-stop latch, the
 // policy mode, operator allow-rules and permits, the UNKNOWN gate, command
 // ids and the journal that records every side effect in the host ledger
 // before it runs. The model reaches it only through the dispatcher's
@@ -67,8 +67,11 @@ type Governor struct {
 	// Places is the persistence table (internal/risk); nil is this OS's
 	// table from the process environment.
 	Places *risk.Places
+	// Writes is the allowlist of ordinary writes (internal/risk); nil is
+	// this OS's from the process environment.
+	Writes *risk.Writes
 
-	placesOnce sync.Once
+	placesOnce, writesOnce sync.Once
 
 	mu sync.Mutex
 	// requested is signalled when a permit is requested (PermitRequested).
@@ -230,6 +233,9 @@ func (g *Governor) Admit(ctx context.Context, a *callpath.Admission) error {
 	}
 	if a.Approved || verdict == risk.Runs {
 		return nil
+	}
+	if err := g.deniedRepeat(ctx, a); err != nil {
+		return err
 	}
 	return callpath.ErrPermitRequired
 }

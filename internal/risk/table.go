@@ -1,6 +1,6 @@
 // Package risk is the one table that decides, for every primitive and
 // every policy mode, what runs, what asks the operator first and what is
-// refused (DESIGN §5). Governance admits calls by it; the panel's
+// refused (docs/DESIGN.md, "Governance"). Governance admits calls by it; the panel's
 // description of the modes, the tool descriptions, machine.host_info and
 // the README's Governance section are made from it, and tests hold them
 // and governance's behaviour to it.
@@ -62,6 +62,8 @@ const (
 	CaseControl   CaseID = "control"
 	CaseRecords   CaseID = "records"
 	CaseWrite     CaseID = "write"
+	CaseWriteOK   CaseID = "write_allowed"
+	CaseUnusual   CaseID = "write_unusual"
 	CasePersist   CaseID = "persist"
 	CaseExec      CaseID = "exec"
 	CaseAllowed   CaseID = "exec_allowed"
@@ -73,6 +75,8 @@ const (
 	CaseSee       CaseID = "see"
 	CaseSeeOK     CaseID = "see_granted"
 	CaseClipSet   CaseID = "clipboard_set"
+	CaseOpen      CaseID = "open"
+	CaseOpenOK    CaseID = "open_granted"
 	CaseSession   CaseID = "session"
 	CaseSeveral   CaseID = "several"
 	CaseRecipe    CaseID = "recipe"
@@ -119,8 +123,12 @@ var Cases = []Case{
 		Ask: Runs, Trusted: Runs, ReadOnly: Refused},
 	{ID: CaseRecipe, Words: "run a saved recipe (each step is decided on its own)",
 		Ask: Runs, Trusted: Runs, ReadOnly: Refused},
-	{ID: CaseWrite, Words: "write or change an ordinary file in your folders",
+	{ID: CaseWrite, Words: "write or change an ordinary file in your folders (not hidden, not a program, not in the computer's program and settings folders)",
 		Ask: Runs, Trusted: Runs, ReadOnly: Refused},
+	{ID: CaseWriteOK, Words: "write hidden files and programs in a folder where you always allowed them",
+		Ask: Runs, Trusted: Runs, ReadOnly: Refused},
+	{ID: CaseUnusual, Words: "write any other file: a hidden file, a program, a file that runs a program when opened, or a file in the computer's program and settings folders",
+		Ask: Asks, Trusted: Runs, ReadOnly: Refused, Flagged: true},
 	{ID: CasePersist, Words: "write a file that makes a program start by itself (when you sign in, when a terminal or command window opens, git hooks, services, scheduled tasks, SSH keys and settings, shortcuts)",
 		Ask: Asks, Trusted: Runs, ReadOnly: Refused, Flagged: true},
 	{ID: CaseAllowed, Words: "run a program you always allowed in that folder",
@@ -141,6 +149,10 @@ var Cases = []Case{
 		Ask: Asks, Trusted: Runs, ReadOnly: Refused},
 	{ID: CaseClipSet, Words: "put text on your clipboard",
 		Ask: Runs, Trusted: Runs, ReadOnly: Refused},
+	{ID: CaseOpenOK, Words: "open your files, folders and web addresses in their apps, once you allowed it in that chat",
+		Ask: Runs, Trusted: Runs, ReadOnly: Refused},
+	{ID: CaseOpen, Words: "open your files, folders and web addresses in their apps: you answer once per chat",
+		Ask: Asks, Trusted: Runs, ReadOnly: Refused},
 	{ID: CaseFallback, Words: "click or press keys by screen position, without UI Automation",
 		Ask: Asks, Trusted: Asks, ReadOnly: Refused},
 	{ID: CaseKill, Words: "stop a process",
@@ -176,7 +188,9 @@ const (
 	// KindRecipe: runs a stored recipe's steps, each decided by its own row.
 	KindRecipe Kind = "recipe"
 	// KindFileWrite: changes files; CasePersist when one of them is a
-	// persistence location (Places), else CaseWrite.
+	// persistence location (Places), else CaseWrite when every one is an
+	// ordinary file (Writes), else CaseWriteOK when an operator's folder
+	// rule covers the others, else CaseUnusual.
 	KindFileWrite Kind = "file_write"
 	// KindExec: starts programs; CaseAllowed when an operator rule allows
 	// every one of them, else CaseExec.
@@ -199,6 +213,13 @@ const (
 	KindSession Kind = "session"
 	// KindClipboardSet: puts text on the clipboard.
 	KindClipboardSet Kind = "clipboard_set"
+	// KindOpen: opens something with the app that shows it (ui.open).
+	// A document, folder or web address is CaseOpenOK once the operator
+	// allowed opening in the conversation, else CaseOpen; an app is a UI
+	// case as for KindUI (once per app per conversation, every time for a
+	// console); a program or script, by its extension or content, is an
+	// exec.
+	KindOpen Kind = "open"
 )
 
 // casesOf lists the cases a kind's calls can be.
@@ -208,12 +229,13 @@ var casesOf = map[Kind][]CaseID{
 	KindSeveral:      {CaseSeveral},
 	KindRecords:      {CaseRecords},
 	KindRecipe:       {CaseRecipe},
-	KindFileWrite:    {CaseWrite, CasePersist},
+	KindFileWrite:    {CaseWrite, CaseWriteOK, CaseUnusual, CasePersist},
 	KindExec:         {CaseAllowed, CaseExec},
 	KindUI:           {CaseUIGranted, CaseUIApp, CaseUIConsole, CaseFallback},
 	KindKill:         {CaseKill},
 	KindSee:          {CaseSeeOK, CaseSee},
 	KindClipboardSet: {CaseClipSet},
+	KindOpen:         {CaseOpenOK, CaseOpen, CaseUIGranted, CaseUIApp, CaseUIConsole, CaseExec},
 	KindSession:      {CaseSession},
 }
 
@@ -250,6 +272,8 @@ var Rows = Table{
 	"fs.patch":  KindFileWrite,
 	"fs.undo":   KindFileWrite,
 
+	"fs.changes": KindRead,
+
 	"machine.host_info":    KindRead,
 	"machine.process_list": KindRead,
 	"machine.exec":         KindExec,
@@ -270,6 +294,11 @@ var Rows = Table{
 	"ui.screenshot":    KindSee,
 	"ui.clipboard_get": KindSee,
 	"ui.clipboard_set": KindClipboardSet,
+
+	"ui.open":    KindOpen,
+	"ui.apps":    KindRead,
+	"ui.windows": KindRead,
+	"ui.window":  KindUI,
 
 	"task.submit":    KindExec,
 	"task.get":       KindRead,
@@ -475,8 +504,10 @@ func askNote(name, mode string) string {
 
 // modelWords says each case that may ask to a model, tersely.
 var modelWords = map[CaseID]string{
-	CasePersist:   "for files that start programs by themselves: autostart/Startup, shell and PowerShell start-up, git hooks, services, scheduled tasks, SSH, shortcuts",
+	CaseUnusual:   "for hidden files, programs and system folders",
+	CasePersist:   "for files that start programs by themselves: autostart, shell start-up, .git, services, SSH",
 	CaseSee:       "once per conversation",
+	CaseOpen:      "once per conversation for files, folders and links",
 	CaseExec:      "unless an operator rule allows the program",
 	CaseUIApp:     "once per app per conversation",
 	CaseUIConsole: "every time in a console, the Run dialog or Explorer",

@@ -79,6 +79,7 @@ var Nav = []NavItem{
 	{"setup", "Setup", "/setup"},
 	{"permits", "Permits", "/permits"},
 	{"tasks", "Tasks", "/tasks"},
+	{"changes", "Changes", "/changes"},
 	{"safety", "Safety", "/safety"},
 	{"ledger", "Ledger", "/ledger"},
 	{"recipes", "Recipes and runs", "/recipes"},
