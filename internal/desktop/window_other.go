@@ -24,6 +24,8 @@ func windowState(uint64) (winState, bool) { return winState{}, true }
 
 func elevated(int) bool { return false }
 
+func selfElevated() bool { return false }
+
 func programOf(pid int) string {
 	if pid <= 0 {
 		return ""

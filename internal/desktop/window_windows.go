@@ -75,6 +75,10 @@ func elevated(pid int) bool {
 	return tok.IsElevated()
 }
 
+// selfElevated reports whether Hearth itself runs elevated (then Windows
+// lets it change an elevated process's windows too).
+func selfElevated() bool { return windows.GetCurrentProcessToken().IsElevated() }
+
 // programOf returns the program file of process pid, or "".
 func programOf(pid int) string {
 	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))

@@ -203,7 +203,7 @@ func (s *Service) Window(ctx context.Context, in WindowInput) (*WindowDone, erro
 	if err != nil {
 		return nil, err
 	}
-	if w.Elevated {
+	if w.Elevated && !selfElevated() {
 		return nil, primitive.Blocked("elevated", "ui.window: %q runs as administrator; Windows lets no program that is not (Hearth is not) change its windows. Do it yourself, or close it and open it normally", w.Title)
 	}
 	if err := changeWindow(w, in); err != nil {
