@@ -223,6 +223,9 @@ func (p *Panel) routes() (http.Handler, error) {
 		r.Use(p.requireSession(true), p.checkCSRF)
 		st := &status.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Ledger: d.Ledger, MCPURL: d.MCPURL,
 			AnyAccount: d.AnyAccount, LastBackup: d.LastBackup, Storage: d.Storage, Undo: d.Undo, DataDir: d.DataDir, Ports: d.PortMoves}
+		if d.DB != nil {
+			st.DiskFull = d.DB.DiskFull
+		}
 		if d.Tunnel != nil {
 			st.Tunnel = func() (string, string) { s := d.Tunnel.Status(); return string(s.State), s.Reason }
 			st.Reach = func() (bool, bool, string) { return setup.Summary(d.Tunnel) }

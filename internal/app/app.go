@@ -145,10 +145,13 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := store.Open(ctx, filepath.Join(opts.DataDir, "hearth.db"), migrationBackup(opts.DataDir, cfg.BackupKeep, log))
+	db, err := store.Open(ctx, filepath.Join(opts.DataDir, "hearth.db"), migrationBackup(opts.DataDir, cfg.BackupKeep, log), store.Logger(log))
 	if err != nil {
 		return nil, err
 	}
+	// A full disk fails every write; the store says so once per change,
+	// so the parts' own errors about it are not repeated on every call.
+	log = slog.New(store.QuietFull(log.Handler()))
 	defer func() {
 		if err != nil {
 			db.Close()

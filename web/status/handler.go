@@ -17,6 +17,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/control"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/ledger"
+	"github.com/hearth-dev/hearth/internal/store"
 	"github.com/hearth-dev/hearth/web/ui"
 )
 
@@ -46,6 +47,9 @@ type Handler struct {
 	DataDir string
 	// Ports, when set, reports the listeners Hearth moved off a taken port.
 	Ports func() []PortMove
+	// DiskFull, when set, reports whether the disk holding Hearth's data
+	// is full (store.DB.DiskFull, which looks again while it is).
+	DiskFull func(ctx context.Context) store.DiskFull
 }
 
 // Mount adds the page's routes.
@@ -87,6 +91,9 @@ type View struct {
 	Flagged []govern.FlaggedWrite
 	// Ports are the listeners moved off a taken port (PortsNotice).
 	Ports []PortMove
+	// DiskFull says whether the disk holding Hearth's data is full; while
+	// it is, the page leads with that.
+	DiskFull store.DiskFull
 }
 
 func (h *Handler) load(ctx context.Context) (View, error) {
@@ -118,6 +125,9 @@ func (h *Handler) load(ctx context.Context) (View, error) {
 	}
 	if h.Ports != nil {
 		v.Ports = h.Ports()
+	}
+	if h.DiskFull != nil {
+		v.DiskFull = h.DiskFull(ctx)
 	}
 	if h.Tunnel != nil {
 		v.TunnelState, v.TunnelReason = h.Tunnel()
