@@ -47,6 +47,8 @@ type Handler struct {
 	DataDir string
 	// Ports, when set, reports the listeners Hearth moved off a taken port.
 	Ports func() []PortMove
+	// Update, when set, is the update card's handler (update.go).
+	Update *UpdateHandler
 	// DiskFull, when set, reports whether the disk holding Hearth's data
 	// is full (store.DB.DiskFull, which looks again while it is).
 	DiskFull func(ctx context.Context) store.DiskFull
@@ -56,6 +58,9 @@ type Handler struct {
 func (h *Handler) Mount(r chi.Router) {
 	r.Get("/", h.page)
 	r.Get("/status/live", h.live)
+	if h.Update != nil {
+		h.Update.Mount(r)
+	}
 	if h.DataDir != "" {
 		r.Get("/status/selftest-report", h.selfTestReport)
 	}
@@ -91,6 +96,8 @@ type View struct {
 	Flagged []govern.FlaggedWrite
 	// Ports are the listeners moved off a taken port (PortsNotice).
 	Ports []PortMove
+	// Update is the update card; nil hides it.
+	Update *UpdateView
 	// DiskFull says whether the disk holding Hearth's data is full; while
 	// it is, the page leads with that.
 	DiskFull store.DiskFull
@@ -165,6 +172,10 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	if h.DataDir != "" {
 		st := h.selfTest()
 		v.SelfTest = &st
+	}
+	if h.Update != nil {
+		u := h.Update.view(r)
+		v.Update = &u
 	}
 	h.Kit.Render(w, r, http.StatusOK, Page(h.Kit.Chrome(r, "Status", "status"), v))
 }
