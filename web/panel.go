@@ -121,6 +121,10 @@ type Deps struct {
 	// config.json named because another program held it (the Status page
 	// says which port and why); nil shows none.
 	PortMoves func() []status.PortMove
+	// Updates, when set, is the update service the Status page shows,
+	// and InstallUpdate starts its offer under the operator's name.
+	Updates       status.Updates
+	InstallUpdate func(ctx context.Context, operator string) error
 }
 
 // Panel is the control panel: its sessions and its router.
@@ -223,6 +227,12 @@ func (p *Panel) routes() (http.Handler, error) {
 		r.Use(p.requireSession(true), p.checkCSRF)
 		st := &status.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Ledger: d.Ledger, MCPURL: d.MCPURL,
 			AnyAccount: d.AnyAccount, LastBackup: d.LastBackup, Storage: d.Storage, Undo: d.Undo, DataDir: d.DataDir, Ports: d.PortMoves}
+		if d.Updates != nil {
+			st.Update = &status.UpdateHandler{Kit: kit, Updates: d.Updates, Install: d.InstallUpdate}
+		}
+		if d.DB != nil {
+			st.DiskFull = d.DB.DiskFull
+		}
 		if d.Tunnel != nil {
 			st.Tunnel = func() (string, string) { s := d.Tunnel.Status(); return string(s.State), s.Reason }
 			st.Reach = func() (bool, bool, string) { return setup.Summary(d.Tunnel) }
