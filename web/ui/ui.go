@@ -68,6 +68,9 @@ type Waiting struct {
 	Persist bool
 	// More is how many other calls wait.
 	More int
+	// EStop: the emergency stop is on, so nothing can be allowed; the
+	// banner offers Deny and See, and says why there is no Allow.
+	EStop bool
 }
 
 // NavItem is one entry of the navigation.
