@@ -173,7 +173,10 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		return nil, err
 	}
 	cfgFile := &configFile{path: opts.ConfigPath}
-	gov := newGovernor(cfg, db, led, log, cfgFile)
+	gov, err := newGovernor(cfg, db, led, log, cfgFile)
+	if err != nil {
+		return nil, err
+	}
 	if err := gov.AdoptConfigMode(ctx); err != nil {
 		return nil, fmt.Errorf("adopt the configured policy mode: %w", err)
 	}
