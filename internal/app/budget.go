@@ -59,23 +59,6 @@ type BudgetReport struct {
 // keptInput is the largest input a finished future keeps.
 const keptInput = 4 << 10
 
-// dropFinishedInputs empties the stored input of finished futures larger
-// than keptInput. A future's input is read only to run it (when it starts,
-// is released by its dependencies or is recovered after a restart); once
-// it has finished nothing reads it again (task get reports the result,
-// replays compare input_sha256), yet an fs.write that went pending would
-// otherwise keep its whole data for the 30-day age limit.
-func (a *App) dropFinishedInputs(ctx context.Context) (int, error) {
-	res, err := a.DB.W.ExecContext(ctx, `UPDATE futures SET input = '{}'
-		WHERE finished_at IS NOT NULL AND length(input) > ? AND rowid IN (
-			SELECT rowid FROM futures WHERE finished_at IS NOT NULL AND length(input) > ? LIMIT 1000)`, keptInput, keptInput)
-	if err != nil {
-		return 0, fmt.Errorf("drop the inputs of finished futures: %w", err)
-	}
-	n, err := res.RowsAffected()
-	return int(n), err
-}
-
 // budgetRounds bounds one EnforceBudget: each round prunes up to a cutoff
 // estimated from sizes, which shared copies and live references make
 // generous; a few rounds close the gap.
@@ -92,7 +75,7 @@ func (a *App) EnforceBudget(ctx context.Context) (BudgetReport, error) {
 	if _, err := a.FS.SweepPriors(ctx); err != nil {
 		return rep, err
 	}
-	n, err := a.dropFinishedInputs(ctx)
+	n, err := a.Dispatcher.DropFinishedInputs(ctx, keptInput)
 	if err != nil {
 		return rep, err
 	}
