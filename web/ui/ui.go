@@ -265,9 +265,6 @@ func Until(t time.Time) string {
 	return "in " + strconv.Itoa(int(d/time.Minute)) + " minutes"
 }
 
-// Itoa is strconv.Itoa, for views.
-func Itoa(n int) string { return strconv.Itoa(n) }
-
 // PageTitle is the browser tab's title: the page, with the number of
 // waiting permits first when there are any ("(2) Permits · …").
 func PageTitle(title string, pending int) string {
