@@ -31,6 +31,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/machine"
 	"github.com/hearth-dev/hearth/internal/mcpserver"
 	"github.com/hearth-dev/hearth/internal/peeruser"
+	"github.com/hearth-dev/hearth/internal/periodic"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/recipes"
 	"github.com/hearth-dev/hearth/internal/risk"
@@ -567,18 +568,11 @@ func (a *App) startCheckpoints(ctx context.Context) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(CheckpointEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if _, err := a.Ledger.Checkpoint(ctx); err != nil && ctx.Err() == nil {
-					a.Log.Error("sign ledger checkpoint", "err", err)
-				}
+		periodic.Run(ctx, CheckpointEvery, false, func(ctx context.Context) {
+			if _, err := a.Ledger.Checkpoint(ctx); err != nil && ctx.Err() == nil {
+				a.Log.Error("sign ledger checkpoint", "err", err)
 			}
-		}
+		})
 	}()
 	return done
 }

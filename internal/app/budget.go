@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/hearth-dev/hearth/internal/periodic"
 )
 
 // BudgetEvery is how often a running Hearth checks storage_budget_bytes
@@ -165,21 +167,14 @@ func (a *App) startBudget(ctx context.Context) <-chan struct{} {
 	}
 	go func() {
 		defer close(done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
+		periodic.Run(ctx, every, true, func(ctx context.Context) {
 			if rep, err := a.EnforceBudget(ctx); err != nil && ctx.Err() == nil {
 				a.Log.Error("enforce storage_budget_bytes", "err", err)
 			} else if rep.Receipts+rep.Artifacts > 0 {
 				a.Log.Info("storage budget pruned the oldest copies", "receipts", rep.Receipts, "artifacts", rep.Artifacts,
 					"bytes_before", rep.Before, "bytes_after", rep.After, "budget", a.Config.StorageBudgetBytes)
 			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
+		})
 	}()
 	return done
 }
