@@ -29,6 +29,7 @@ var owners = map[string]string{
 	"commands":       "internal/govern",
 	"permits":        "internal/govern",
 	"rules":          "internal/govern",
+	"folder_rules":   "internal/govern",
 	"unknowns":       "internal/govern",
 	"flagged_writes": "internal/govern",
 	"settings":       "internal/govern",
@@ -56,6 +57,8 @@ var owners = map[string]string{
 	"recipe_runs": "internal/recipes",
 
 	"wake_bindings": "internal/wake",
+
+	"store_probe": "internal/store",
 }
 
 // sharedSQL lists the few places where a package other than the owner

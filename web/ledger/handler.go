@@ -75,7 +75,9 @@ type View struct {
 	Now time.Time
 }
 
-func (h *Handler) load(r *http.Request) (View, error) {
+// load reads the page; you is the signed-in user's name (their
+// decisions say "You").
+func (h *Handler) load(r *http.Request, you string) (View, error) {
 	ctx := r.Context()
 	size, err := h.Ledger.Size(ctx)
 	if err != nil {
@@ -92,7 +94,28 @@ func (h *Handler) load(r *http.Request) (View, error) {
 	if err != nil {
 		return View{}, err
 	}
+<<<<<<< HEAD
 	d := describer{ctx: ctx, futures: h.Futures, gov: h.Gov}
+=======
+	defer rows.Close()
+	d := describer{ctx: ctx, db: h.DB.R, you: you}
+	var page []hledger.Entry
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return View{}, fmt.Errorf("read ledger page: %w", err)
+		}
+		e, err := hledger.ParseEntry(b)
+		if err != nil {
+			return View{}, fmt.Errorf("read ledger page: %w", err)
+		}
+		page = append(page, e)
+	}
+	if err := rows.Err(); err != nil {
+		return View{}, fmt.Errorf("read ledger page: %w", err)
+	}
+	rows.Close()
+>>>>>>> main
 	for _, e := range page {
 		data := string(e.Data)
 		var buf bytes.Buffer
@@ -105,12 +128,13 @@ func (h *Handler) load(r *http.Request) (View, error) {
 }
 
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
-	v, err := h.load(r)
+	c := h.Kit.Chrome(r, "Ledger", "ledger")
+	v, err := h.load(r, c.Account)
 	if err != nil {
 		h.Kit.Fail(w, r, "read ledger", err)
 		return
 	}
-	h.Kit.Render(w, r, http.StatusOK, Page(h.Kit.Chrome(r, "Ledger", "ledger"), v))
+	h.Kit.Render(w, r, http.StatusOK, Page(c, v))
 }
 
 // verify signs a checkpoint of everything journaled so far, then verifies
@@ -124,7 +148,8 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rep, verr := hledger.VerifyDB(r.Context(), h.DB, hledger.ExpectKey(h.Ledger.PublicKey()))
-	v, err := h.load(r)
+	c := h.Kit.Chrome(r, "Ledger", "ledger")
+	v, err := h.load(r, c.Account)
 	if err != nil {
 		h.Kit.Fail(w, r, "read ledger", err)
 		return
@@ -134,7 +159,7 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request) {
 		h.Kit.Log.Error("panel: ledger verification failed", "err", verr)
 		v.Verified.Failure = verr.Error()
 	}
-	h.Kit.Render(w, r, http.StatusOK, Page(h.Kit.Chrome(r, "Ledger", "ledger"), v))
+	h.Kit.Render(w, r, http.StatusOK, Page(c, v))
 }
 
 // export answers the evidence bundle as a download. It is built in
