@@ -10,14 +10,13 @@ import (
 // commands and permits tables (docs/ARCHITECTURE.md, "Who owns which
 // table").
 
-// FutureOfCommand returns the future command id ran as ("" when it has
-// none).
-func (g *Governor) FutureOfCommand(ctx context.Context, commandID string) (string, error) {
-	var fut string
-	if err := g.DB.R.QueryRowContext(ctx, `SELECT COALESCE(future_id, '') FROM commands WHERE command_id = ?`, commandID).Scan(&fut); err != nil {
-		return "", fmt.Errorf("read command %s: %w", commandID, err)
+// CommandCall returns the future command id ran as ("" when it has none)
+// and its primitive.
+func (g *Governor) CommandCall(ctx context.Context, commandID string) (future, prim string, err error) {
+	if err := g.DB.R.QueryRowContext(ctx, `SELECT COALESCE(future_id, ''), primitive FROM commands WHERE command_id = ?`, commandID).Scan(&future, &prim); err != nil {
+		return "", "", fmt.Errorf("read command %s: %w", commandID, err)
 	}
-	return fut, nil
+	return future, prim, nil
 }
 
 // PermitCall returns the primitive and the exact input permit id asks for.

@@ -94,28 +94,7 @@ func (h *Handler) load(r *http.Request, you string) (View, error) {
 	if err != nil {
 		return View{}, err
 	}
-<<<<<<< HEAD
-	d := describer{ctx: ctx, futures: h.Futures, gov: h.Gov}
-=======
-	defer rows.Close()
-	d := describer{ctx: ctx, db: h.DB.R, you: you}
-	var page []hledger.Entry
-	for rows.Next() {
-		var b []byte
-		if err := rows.Scan(&b); err != nil {
-			return View{}, fmt.Errorf("read ledger page: %w", err)
-		}
-		e, err := hledger.ParseEntry(b)
-		if err != nil {
-			return View{}, fmt.Errorf("read ledger page: %w", err)
-		}
-		page = append(page, e)
-	}
-	if err := rows.Err(); err != nil {
-		return View{}, fmt.Errorf("read ledger page: %w", err)
-	}
-	rows.Close()
->>>>>>> main
+	d := describer{ctx: ctx, futures: h.Futures, gov: h.Gov, you: you}
 	for _, e := range page {
 		data := string(e.Data)
 		var buf bytes.Buffer

@@ -7,13 +7,10 @@ import (
 	"net/url"
 	"strings"
 
-<<<<<<< HEAD
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/govern"
 	hledger "github.com/hearth-dev/hearth/internal/ledger"
-=======
 	"github.com/hearth-dev/hearth/internal/risk"
->>>>>>> main
 	"github.com/hearth-dev/hearth/web/ui"
 )
 
@@ -52,16 +49,11 @@ func (f Filter) kinds() hledger.KindFilter {
 // governance (commands, permits) that own them; either may be nil, and
 // the call is then described in general words.
 type describer struct {
-<<<<<<< HEAD
 	ctx     context.Context
 	futures *dispatch.Dispatcher
 	gov     *govern.Governor
-=======
-	ctx context.Context
-	db  *sql.DB
 	// you is the signed-in user's name: their decisions say "You".
 	you string
->>>>>>> main
 }
 
 // future describes the call of a future: "run echo hi", "write a file".
@@ -82,13 +74,8 @@ func (d describer) command(id string) string {
 	if d.gov == nil || id == "" {
 		return ""
 	}
-<<<<<<< HEAD
-	fut, err := d.gov.FutureOfCommand(d.ctx, id)
+	fut, prim, err := d.gov.CommandCall(d.ctx, id)
 	if err != nil {
-=======
-	var fut, prim string
-	if err := d.db.QueryRowContext(d.ctx, `SELECT future_id, primitive FROM commands WHERE command_id = ?`, id).Scan(&fut, &prim); err != nil {
->>>>>>> main
 		return ""
 	}
 	if s := d.future(fut); s != "" {
