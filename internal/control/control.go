@@ -109,9 +109,10 @@ func (o *Operator) Permits(ctx context.Context, state string) ([]govern.Permit, 
 	return o.rec.Permits(ctx, state)
 }
 
-// AddRule adds an allow-rule.
-func (o *Operator) AddRule(ctx context.Context, operator, program, cwdRoot string) (govern.Rule, error) {
-	return o.rec.AddRule(ctx, operator, program, cwdRoot)
+// AddRule adds an allow-rule for program in cwdRoot covering the calls
+// whose arguments begin with args.
+func (o *Operator) AddRule(ctx context.Context, operator, program, cwdRoot string, args ...string) (govern.Rule, error) {
+	return o.rec.AddRule(ctx, operator, program, cwdRoot, args...)
 }
 
 // RemoveRule removes an allow-rule.
