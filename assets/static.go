@@ -5,7 +5,7 @@ import (
 	"io/fs"
 )
 
-//go:embed static/htmx.min.js static/panel.css static/setup.js
+//go:embed static/htmx.min.js static/panel.css static/setup.js static/live.js
 var static embed.FS
 
 // HTMXVersion is the vendored htmx release (npm htmx.org), and HTMXSHA256
@@ -17,7 +17,7 @@ const (
 )
 
 // Static returns the control panel's static files (htmx.min.js,
-// panel.css, setup.js) at the root of the returned file system.
+// panel.css, setup.js, live.js) at the root of the returned file system.
 func Static() (fs.FS, error) {
 	return fs.Sub(static, "static")
 }

@@ -19,7 +19,7 @@ func TestStaticFiles(t *testing.T) {
 	if sum := sha256.Sum256(js); hex.EncodeToString(sum[:]) != HTMXSHA256 {
 		t.Errorf("htmx.min.js is not the vendored htmx %s (sha256 %x)", HTMXVersion, sum)
 	}
-	for _, name := range []string{"panel.css", "setup.js"} {
+	for _, name := range []string{"panel.css", "setup.js", "live.js"} {
 		if _, err := fs.ReadFile(st, name); err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,8 @@ import (
 	"os/user"
 	"strings"
 
+	"github.com/hearth-dev/hearth/internal/risk"
+	"github.com/hearth-dev/hearth/web/permits"
 	"github.com/hearth-dev/hearth/web/session"
 	"github.com/hearth-dev/hearth/web/ui"
 )
@@ -60,25 +62,44 @@ func (p *Panel) chats() ui.Chats {
 const maxTitle = 64
 
 // pendingLive answers the navigation badge's poll: the count of waiting
-// permits and the tab title with it. The title is one of the panel's page
-// titles; anything else falls back to the panel's name.
+// permits, the tab title with it and the banner of the call waiting. The
+// title is one of the panel's page titles; anything else falls back to
+// the panel's name.
 func (p *Panel) pendingLive(w http.ResponseWriter, r *http.Request) {
 	title := r.URL.Query().Get("title")
-	known := false
+	active := ""
 	for _, it := range ui.Nav {
 		if it.Label == title {
-			known = true
+			active = it.Key
 		}
 	}
-	if !known || len(title) > maxTitle {
+	if active == "" || len(title) > maxTitle {
 		title = "Hearth"
 	}
-	n := 0
-	if pending, err := p.deps.Operator.Permits(r.Context(), "pending"); err != nil {
-		ui.LogError(p.log, r, "panel: count pending permits", err)
-	} else {
-		n = len(pending)
-	}
+	sess := session.FromContext(r.Context())
+	n, waiting := p.waiting(r)
 	kit := &ui.Kit{Chrome: p.chrome, Log: p.log}
-	kit.Render(w, r, http.StatusOK, ui.PendingLive(title, n))
+	kit.Render(w, r, http.StatusOK, ui.PendingLive(title, active, sess.CSRFToken(), p.operator(r, sess), n, waiting))
+}
+
+// waiting counts the calls waiting for the operator and describes the
+// oldest, for the banner; a failed read is logged and shows none.
+func (p *Panel) waiting(r *http.Request) (int, *ui.Waiting) {
+	pending, err := p.deps.Operator.Permits(r.Context(), "pending")
+	if err != nil {
+		ui.LogError(p.log, r, "panel: count pending permits", err)
+		return 0, nil
+	}
+	if len(pending) == 0 {
+		return 0, nil
+	}
+	oldest := pending[0]
+	for _, q := range pending[1:] {
+		if q.CreatedAt.Before(oldest.CreatedAt) {
+			oldest = q
+		}
+	}
+	w := &ui.Waiting{ID: oldest.ID, Persist: oldest.Case == string(risk.CasePersist), More: len(pending) - 1}
+	w.Verb, w.What, w.Where = permits.Describe(oldest)
+	return len(pending), w
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/hearth-dev/hearth/assets"
 	"github.com/hearth-dev/hearth/internal/control"
 	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/fsops"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/httpbound"
 	"github.com/hearth-dev/hearth/internal/jobs"
@@ -40,6 +41,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/runs"
 	"github.com/hearth-dev/hearth/internal/store"
 	"github.com/hearth-dev/hearth/internal/tunnel"
+	"github.com/hearth-dev/hearth/web/changes"
 	"github.com/hearth-dev/hearth/web/ledger"
 	"github.com/hearth-dev/hearth/web/permits"
 	"github.com/hearth-dev/hearth/web/recipes"
@@ -92,6 +94,11 @@ type Deps struct {
 	// AnyAccount: config key loopback_same_user is false, so every account
 	// on this computer reaches Hearth (the Status page says so).
 	AnyAccount bool
+	// FS is the fs engine, whose receipts the Changes page lists and
+	// undoes; nil leaves the page out. ReceiptDays is
+	// receipt_retention_days, for the page's words.
+	FS          *fsops.Engine
+	ReceiptDays int
 	// Storage reports the space fs undo copies and artifacts take and
 	// storage_budget_bytes, for one line of the Status page; nil hides it.
 	Storage func(ctx context.Context) (used, budget int64, err error)
@@ -225,6 +232,9 @@ func (p *Panel) routes() (http.Handler, error) {
 		(&safety.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Chats: p.chats()}).Mount(r)
 		(&tasks.Handler{Kit: kit, Jobs: d.Jobs, Dispatcher: d.Dispatcher, Chats: p.chats()}).Mount(r)
 		(&ledger.Handler{Kit: kit, Ledger: d.Ledger, DB: d.DB}).Mount(r)
+		if d.FS != nil {
+			(&changes.Handler{Kit: kit, FS: d.FS, Ledger: d.Ledger, Approvals: &govern.Operator{G: d.Gov}, Chats: p.chats(), KeptDays: d.ReceiptDays}).Mount(r)
+		}
 		(&recipes.Handler{Kit: kit, Recipes: d.Recipes, Runs: d.Runs}).Mount(r)
 		if d.Wake != nil {
 			(&wakepage.Handler{Kit: kit, Wake: d.Wake, Open: d.OpenChatGPT, SetArmed: d.SetWakeArmed, SetTimings: d.SetWakeTimings}).Mount(r)
@@ -244,7 +254,8 @@ func (p *Panel) routes() (http.Handler, error) {
 
 // chrome builds the page chrome for the request's session: its CSRF
 // token, remembered operator name and pending message, and the e-stop
-// banner and pending-permit count every page shows.
+// banner, the pending-permit count and the waiting call's banner every
+// page shows.
 func (p *Panel) chrome(r *http.Request, title, active string) ui.Chrome {
 	sess := session.FromContext(r.Context())
 	c := ui.Chrome{Title: title, Active: active, CSRF: sess.CSRFToken(), Operator: p.operator(r, sess)}
@@ -256,11 +267,7 @@ func (p *Panel) chrome(r *http.Request, title, active string) ui.Chrome {
 	} else if st.Latched {
 		c.EStop, c.EStopBy, c.EStopReason, c.EStopByModel = true, govern.LatchedBy(st.By), st.Reason, st.ByModel()
 	}
-	if pending, err := p.deps.Operator.Permits(r.Context(), "pending"); err != nil {
-		ui.LogError(p.log, r, "panel: count pending permits", err)
-	} else {
-		c.Pending = len(pending)
-	}
+	c.Pending, c.Waiting = p.waiting(r)
 	return c
 }
 

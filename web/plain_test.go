@@ -104,7 +104,7 @@ func TestPlainLanguage(t *testing.T) {
 	t.Setenv("FAKE_TUNNEL_FORWARD_CALL", "1")
 	f := newFixtureWith(t, nil, func(o *app.Options) { o.TunnelProgramDir = dir })
 	b := f.login(t)
-	pages := []string{"/", "/setup", "/permits", "/tasks", "/safety", "/ledger", "/recipes"}
+	pages := []string{"/", "/setup", "/permits", "/tasks", "/safety", "/ledger", "/recipes", "/changes"}
 	all := func(state string) {
 		t.Helper()
 		for _, p := range pages {

@@ -275,3 +275,25 @@ func TestBrowserFirstRunWalk(t *testing.T) {
 		t.Errorf("the browser reported errors (CSP violations show here):\n%s", strings.Join(p, "\n"))
 	}
 }
+
+// screenshots returns a function that saves a full-page screenshot of
+// ctx's tab as dir/name.png (trying again while the page reloads).
+func screenshots(t *testing.T, ctx context.Context, dir string) func(name string) {
+	return func(name string) {
+		t.Helper()
+		var b []byte
+		var err error
+		for range 50 {
+			if b, err = chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err == nil {
+			err = writeFile(dir, name+".png", b)
+		}
+		if err != nil {
+			t.Errorf("screenshot %s: %v", name, err)
+		}
+	}
+}

@@ -59,7 +59,9 @@ func errorCases(root string) map[string][]map[string]any {
 		"fs.patch": {{"path": missing, "replacements": []any{map[string]any{"old": "a", "new": "b"}}},
 			{"path": file, "replacements": []any{map[string]any{"old": "no such text", "new": "b"}}},
 			{"path": dir, "replacements": []any{map[string]any{"old": "a", "new": "b"}}}},
-		"fs.undo":           {{"receipt_id": "rcpt_aaaaaaaaaaaaaaaaaaaa"}, {"receipt_id": "not-a-receipt"}},
+		"fs.undo": {{"receipt_id": "rcpt_aaaaaaaaaaaaaaaaaaaa"}, {"receipt_id": "not-a-receipt"},
+			{"receipt_ids": []any{"rcpt_aaaaaaaaaaaaaaaaaaaa"}}, {"receipt_ids": []any{"x"}}, {}},
+		"fs.changes":        {{"cursor": "nonsense"}},
 		"artifact.list":     nil, // nothing to refuse
 		"artifact.metadata": {{"id": noArt}, {"id": "x"}},
 		"artifact.read":     {{"id": noArt}, {"id": "../x"}},

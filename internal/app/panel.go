@@ -26,6 +26,7 @@ func (a *App) PanelDeps() web.Deps {
 		},
 		Wake: a.Wake, OpenChatGPT: a.OpenChatGPT, SetWakeArmed: a.SetWakeArmed, SetWakeTimings: a.SetWakeTimings,
 		DataDir: a.DataDir,
+		FS:      a.FS, ReceiptDays: a.Config.ReceiptRetentionDays,
 		PortMoves: func() []status.PortMove {
 			var out []status.PortMove
 			for _, m := range a.AddrMoves() {

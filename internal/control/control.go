@@ -109,6 +109,19 @@ func (o *Operator) Permits(ctx context.Context, state string) ([]govern.Permit, 
 	return o.rec.Permits(ctx, state)
 }
 
+// Denials lists the denials that still answer their call again at once
+// (govern.DenialHold), newest first.
+func (o *Operator) Denials(ctx context.Context) ([]govern.Permit, error) {
+	return o.rec.Denials(ctx)
+}
+
+// AskAgain ends a denial's hold: the next identical call asks the
+// operator again. Nothing is parked on a denial, so there is nothing to
+// carry out.
+func (o *Operator) AskAgain(ctx context.Context, permitID, operator string) error {
+	return o.rec.AskAgain(ctx, permitID, operator)
+}
+
 // AddRule adds an allow-rule for program in cwdRoot covering the calls
 // whose arguments begin with args.
 func (o *Operator) AddRule(ctx context.Context, operator, program, cwdRoot string, args ...string) (govern.Rule, error) {

@@ -450,6 +450,13 @@ func (d *Dispatcher) runQueued(id string, req Request, approved bool) {
 	} else if err != nil {
 		env := ErrorEnvelope(req.Spec.Name(), err)
 		env.CommandID = a.CommandID
+		if approved && a.SideEffecting() {
+			// The ledger says the operator approved it: its outcome (an
+			// e-stop latched since, say) is journaled too, so that the
+			// ledger's last word on the call is what happened.
+			d.record(a, env, true, &callLink{future: true})
+			return
+		}
 		d.complete(id, req.Route, env)
 		return
 	}

@@ -127,7 +127,10 @@ func (d *Dispatcher) execute(ctx context.Context, a *Admission, link *callLink) 
 	if journaled {
 		if err := d.Gov.Begin(ctx, a); err != nil {
 			env := ErrorEnvelope(name, err)
-			d.record(a, env, false, link)
+			// An approved call the e-stop refused here has its outcome
+			// journaled after its approval (no other refusal: a taken
+			// command id's outcome belongs to that command).
+			d.record(a, env, a.Approved && env.Error != nil && env.Error.Code == "estop", link)
 			return env
 		}
 	}

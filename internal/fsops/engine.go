@@ -87,9 +87,11 @@ type PatchInput struct {
 	ExpectedSHA256 Expect        `json:"expected_sha256,omitzero"`
 }
 
-// UndoInput is the input of undo.
+// UndoInput is the input of undo: one receipt_id, or up to MaxUndoIDs
+// receipt_ids (UndoMany).
 type UndoInput struct {
-	ReceiptID string `json:"receipt_id"`
+	ReceiptID  string   `json:"receipt_id,omitempty"`
+	ReceiptIDs []string `json:"receipt_ids,omitempty"`
 }
 
 // MutationResult is what every write, patch and undo returns. SHA256 is the
@@ -199,10 +201,26 @@ func (e *Engine) Patch(ctx context.Context, route string, in PatchInput) (PatchR
 // show. A receipt id can leak through a shared transcript; the scope makes
 // a leaked id useless elsewhere.
 func (e *Engine) Undo(ctx context.Context, route string, in UndoInput) (UndoResult, error) {
-	if !validReceiptID(in.ReceiptID) {
-		return UndoResult{}, &InputError{Field: "receipt_id", Message: fmt.Sprintf("%q is not a receipt id (rcpt_…)", in.ReceiptID)}
+	if len(in.ReceiptIDs) > 0 || in.ReceiptID == "" {
+		return UndoResult{}, &InputError{Field: "receipt_id", Message: "give one receipt_id (UndoMany takes receipt_ids)"}
 	}
-	orig, err := e.loadReceipt(ctx, route, in.ReceiptID)
+	return e.undoOne(ctx, route, in.ReceiptID, operatorUndo{})
+}
+
+// operatorUndo marks an undo the operator made on the Changes page: its
+// name and the batch ("Undo all", or one change, or a "Redo") it is part
+// of. The zero value is a conversation's own undo.
+type operatorUndo struct {
+	name, batch string
+}
+
+// undoOne is Undo of one receipt id, by the conversation route or, with
+// op set, by the operator for that conversation.
+func (e *Engine) undoOne(ctx context.Context, route, id string, op operatorUndo) (UndoResult, error) {
+	if !validReceiptID(id) {
+		return UndoResult{}, &InputError{Field: "receipt_id", Message: fmt.Sprintf("%q is not a receipt id (rcpt_…)", id)}
+	}
+	orig, err := e.loadReceipt(ctx, route, id)
 	if err != nil {
 		return UndoResult{}, err
 	}
@@ -210,7 +228,7 @@ func (e *Engine) Undo(ctx context.Context, route string, in UndoInput) (UndoResu
 	if err != nil {
 		return UndoResult{}, err
 	}
-	res, err := e.mutate(ctx, mutation{route: route, op: "undo", path: abs, undoes: orig.id,
+	res, err := e.mutate(ctx, mutation{route: orig.route, op: "undo", path: abs, undoes: orig.id, operator: op.name, batch: op.batch,
 		check: func(s snapshot) error {
 			// Reload under the path lock: a concurrent undo may have won.
 			cur, err := e.loadReceipt(ctx, route, orig.id)
@@ -253,6 +271,11 @@ type mutation struct {
 	expect          Expect
 	mkdir           bool
 	undoes          string
+	// operator and batch mark the operator's undo (operatorUndo);
+	// alsoUndone are more receipts it undoes (an "Undo all" of a file
+	// undoes every change of the chat to it).
+	operator, batch string
+	alsoUndone      []string
 	// check runs under the path lock before anything changes.
 	check func(snapshot) error
 	// change returns the new content, or changeReader streams it, or
@@ -376,10 +399,11 @@ func (e *Engine) mutate(ctx context.Context, m mutation) (MutationResult, error)
 		}
 		_, err := tx.ExecContext(ctx,
 			`INSERT INTO fs_receipts(id, route, op, path, existed_before, pre_sha256, post_sha256,
-			   prior_sha256, prior_file, prior_size, undoes, state, created_at)
-			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
+			   prior_sha256, prior_file, prior_size, undoes, state, created_at, future_id, operator, batch)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)`,
 			id, m.route, m.op, m.path, snap.exists, nullIf(!snap.exists, snap.sha), post,
-			priorSHA, priorFile, snap.size, nullIf(m.undoes == "", m.undoes), created)
+			priorSHA, priorFile, snap.size, nullIf(m.undoes == "", m.undoes), created,
+			nullIf(m.operator != "" || futureOf(ctx) == "", futureOf(ctx)), nullIf(m.operator == "", m.operator), nullIf(m.batch == "", m.batch))
 		return err
 	})
 	if err != nil {
@@ -404,11 +428,21 @@ func (e *Engine) mutate(ctx context.Context, m mutation) (MutationResult, error)
 		if verr := e.voidReceipt(ctx, id, snap.spill); verr != nil {
 			err = errors.Join(err, verr)
 		}
-		return MutationResult{}, err
+		return MutationResult{ReplaceAttempts: attempts}, err
 	}
 
 	err = e.DB.InTx(ctx, func(tx *sql.Tx) error {
-		return commitReceipt(ctx, tx, id, m.undoes, e.now().UnixMilli())
+		at := e.now().UnixMilli()
+		if err := commitReceipt(ctx, tx, id, m.undoes, at); err != nil {
+			return err
+		}
+		for _, u := range m.alsoUndone {
+			if _, err := tx.ExecContext(ctx,
+				`UPDATE fs_receipts SET undone_at = ?, undone_by = ? WHERE id = ? AND undone_by IS NULL`, at, id, u); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return MutationResult{}, fmt.Errorf("%s was changed, but its receipt %s could not be committed (the next start settles it): %w", m.path, id, err)
@@ -538,12 +572,12 @@ func (e *Engine) writeSpill(name string, fill func(io.Writer) error) error {
 
 // receipt is one fs_receipts row, as undo needs it.
 type receipt struct {
-	id, path, state string
-	existed         bool
-	pre, post       sql.NullString
-	prior           []byte
-	priorFile       sql.NullString
-	undoneBy        sql.NullString
+	id, route, path, state string
+	existed                bool
+	pre, post              sql.NullString
+	prior                  []byte
+	priorFile              sql.NullString
+	undoneBy               sql.NullString
 }
 
 // loadReceipt loads receipt id as the conversation route sees it: a
@@ -553,10 +587,10 @@ func (e *Engine) loadReceipt(ctx context.Context, route, id string) (receipt, er
 	r := receipt{id: id}
 	cond, arg := primitive.RouteMatch("route", route)
 	err := e.DB.R.QueryRowContext(ctx,
-		`SELECT path, state, existed_before, pre_sha256, post_sha256, coalesce(prior, p.data), prior_file, undone_by
+		`SELECT route, path, state, existed_before, pre_sha256, post_sha256, coalesce(prior, p.data), prior_file, undone_by
 		 FROM fs_receipts LEFT JOIN fs_priors p ON p.sha256 = fs_receipts.prior_sha256
 		 WHERE id = ? AND `+cond, id, arg).
-		Scan(&r.path, &r.state, &r.existed, &r.pre, &r.post, &r.prior, &r.priorFile, &r.undoneBy)
+		Scan(&r.route, &r.path, &r.state, &r.existed, &r.pre, &r.post, &r.prior, &r.priorFile, &r.undoneBy)
 	if errors.Is(err, sql.ErrNoRows) {
 		if xerr := e.expiredReceipt(ctx, route, id); xerr != nil {
 			return receipt{}, xerr

@@ -198,8 +198,8 @@ func (e *Engine) prunePath(ctx context.Context, path string, ids []string, cutof
 				return err
 			}
 			if _, err := tx.ExecContext(ctx,
-				`INSERT INTO fs_receipts_pruned(id, route, created_at, pruned_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`,
-				id, owner, created, now); err != nil {
+				`INSERT INTO fs_receipts_pruned(id, route, created_at, pruned_at, path) VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`,
+				id, owner, created, now, path); err != nil {
 				return err
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM fs_receipts WHERE id = ?`, id); err != nil {

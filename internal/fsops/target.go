@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
@@ -18,29 +19,48 @@ import (
 // runs, with the reason.
 func (e *Engine) target(ctx context.Context, route string, raw json.RawMessage) (primitive.Target, error) {
 	var in struct {
-		Path      string `json:"path"`
-		ReceiptID string `json:"receipt_id"`
+		Path       string   `json:"path"`
+		ReceiptID  string   `json:"receipt_id"`
+		ReceiptIDs []string `json:"receipt_ids"`
 	}
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return primitive.Target{}, fmt.Errorf("decode input: %w", err)
 	}
-	p := in.Path
-	if in.ReceiptID != "" {
+	paths := []string{in.Path}
+	if in.ReceiptID != "" || len(in.ReceiptIDs) > 0 {
+		ids := in.ReceiptIDs
+		if in.ReceiptID != "" {
+			ids = append([]string{in.ReceiptID}, ids...)
+		}
+		if len(ids) > MaxUndoIDs+1 {
+			return primitive.Target{}, nil // refused when it runs
+		}
+		paths = paths[:0]
 		cond, arg := primitive.RouteMatch("route", route)
-		err := e.DB.R.QueryRowContext(ctx, `SELECT path FROM fs_receipts WHERE id = ? AND `+cond, in.ReceiptID, arg).Scan(&p)
-		if errors.Is(err, sql.ErrNoRows) {
+		for _, id := range ids {
+			var p string
+			err := e.DB.R.QueryRowContext(ctx, `SELECT path FROM fs_receipts WHERE id = ? AND `+cond, id, arg).Scan(&p)
+			if errors.Is(err, sql.ErrNoRows) {
+				return primitive.Target{}, nil
+			}
+			if err != nil {
+				return primitive.Target{}, fmt.Errorf("read the path of receipt %s: %w", id, err)
+			}
+			paths = append(paths, p)
+		}
+	}
+	var t primitive.Target
+	for _, p := range paths {
+		real, err := e.Roots.Resolve(p)
+		if errors.Is(err, ErrContainment) {
 			return primitive.Target{}, nil
 		}
 		if err != nil {
-			return primitive.Target{}, fmt.Errorf("read the path of receipt %s: %w", in.ReceiptID, err)
+			return primitive.Target{}, err
+		}
+		if !slices.Contains(t.Paths, real) {
+			t.Paths = append(t.Paths, real)
 		}
 	}
-	real, err := e.Roots.Resolve(p)
-	if errors.Is(err, ErrContainment) {
-		return primitive.Target{}, nil
-	}
-	if err != nil {
-		return primitive.Target{}, err
-	}
-	return primitive.Target{Paths: []string{real}}, nil
+	return t, nil
 }

@@ -3,6 +3,7 @@ package fsops
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
@@ -91,7 +92,7 @@ func (e *Engine) Specs() []*primitive.Spec {
 			Fields: []primitive.Field{fPath,
 				{Name: "data", Type: primitive.TString, Required: true, Desc: "write: the whole new content (text, or base64 with encoding)."}, fEncoding, fExpect},
 			Run: primitive.Typed(run("write", func(ctx context.Context, c *primitive.Call, in WriteInput) (WriteResult, error) {
-				return e.Write(ctx, route(c), in)
+				return e.Write(withFuture(ctx, c.FutureID), route(c), in)
 			}))},
 		{Tool: "fs", Operation: "patch", Risk: primitive.RiskWrite, Target: e.target, Summary: "apply replacements in order; each old must occur exactly once (else conflict naming it); keeps CRLF and BOM.",
 			Fields: []primitive.Field{fPath,
@@ -101,12 +102,45 @@ func (e *Engine) Specs() []*primitive.Spec {
 						{Name: "new", Type: primitive.TString, Required: true, Desc: "Replacement text."}}}},
 				fExpect},
 			Run: primitive.Typed(run("patch", func(ctx context.Context, c *primitive.Call, in PatchInput) (PatchResult, error) {
-				return e.Patch(ctx, route(c), in)
+				return e.Patch(withFuture(ctx, c.FutureID), route(c), in)
 			}))},
-		{Tool: "fs", Operation: "undo", Risk: primitive.RiskWrite, Target: e.target, Summary: "restore the content before one of this conversation's receipts; conflicts if the file changed since.",
-			Fields: []primitive.Field{{Name: "receipt_id", Type: primitive.TString, Required: true, Desc: "undo: receipt id from write, patch or undo."}},
-			Run: primitive.Typed(run("undo", func(ctx context.Context, c *primitive.Call, in UndoInput) (UndoResult, error) {
-				return e.Undo(ctx, route(c), in)
+		{Tool: "fs", Operation: "undo", Risk: primitive.RiskWrite, Target: e.target, Summary: "restore the content before this conversation's receipts; conflicts if a file changed since.",
+			Fields: []primitive.Field{{Name: "receipt_id", Type: primitive.TString, Desc: "undo: receipt id from write, patch or undo."},
+				{Name: "receipt_ids", Type: primitive.TArray, Max: primitive.Bound(MaxUndoIDs), Items: &primitive.Field{Type: primitive.TString}, Desc: "undo: several ids."}},
+			Run: primitive.Typed(func(ctx context.Context, c *primitive.Call, in UndoInput) (any, error) {
+				ctx = withFuture(ctx, c.FutureID)
+				if len(in.ReceiptIDs) == 0 && in.ReceiptID != "" {
+					out, err := e.Undo(ctx, route(c), in)
+					if err != nil {
+						return nil, mapErr("undo", err)
+					}
+					return out, nil
+				}
+				out, err := e.UndoMany(ctx, route(c), in)
+				return undoManyAnswer(out, err)
+			})},
+		{Tool: "fs", Operation: "changes", Risk: primitive.RiskRead, Summary: "this conversation's receipts, newest first.",
+			Fields: []primitive.Field{fLimit, {Name: "cursor", Type: primitive.TString, Desc: "changes: next_cursor."}},
+			Run: primitive.Typed(run("changes", func(ctx context.Context, c *primitive.Call, in ChangesInput) (ChangesResult, error) {
+				return e.Changes(ctx, route(c), in)
 			}))},
 	}
+}
+
+// undoManyAnswer is the answer of an undo of several receipts: completed,
+// partial (the undone ones as the result, each conflict named in details)
+// or conflict.
+func undoManyAnswer(out UndoManyResult, err error) (any, error) {
+	switch {
+	case err == nil:
+		return out, nil
+	case errors.Is(err, ErrUndoPartial):
+		return nil, primitive.Partial("undo_partial", "fs.undo: %d undone; %d not, because their files changed since (details.conflicts)", len(out.Undone), len(out.Conflicts)).
+			WithResult(out).WithDetails(map[string]any{"conflicts": out.Conflicts})
+	case errors.Is(err, ErrConflict) && len(out.Conflicts) > 1:
+		return nil, (&primitive.Error{State: primitive.StateConflict, Code: ReasonChanged,
+			Message: fmt.Sprintf("fs.undo: none of the %d receipts undone: each file changed since, or was undone already (details.conflicts)", len(out.Conflicts))}).
+			WithDetails(map[string]any{"conflicts": out.Conflicts})
+	}
+	return nil, mapErr("undo", err)
 }

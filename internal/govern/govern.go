@@ -231,5 +231,8 @@ func (g *Governor) Admit(ctx context.Context, a *callpath.Admission) error {
 	if a.Approved || verdict == risk.Runs {
 		return nil
 	}
+	if err := g.deniedRepeat(ctx, a); err != nil {
+		return err
+	}
 	return callpath.ErrPermitRequired
 }

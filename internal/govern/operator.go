@@ -139,6 +139,9 @@ type Permit struct {
 	State     string    `json:"state"`
 	CreatedAt time.Time `json:"created_at"`
 	ExpiresAt time.Time `json:"expires_at"`
+	// DecidedAt is when the operator decided (or the permit expired);
+	// zero while it waits.
+	DecidedAt time.Time `json:"decided_at,omitzero"`
 	// Programs are what an exec would start, for the "always allow" choice.
 	Programs []ProgramUse `json:"programs,omitempty"`
 	// Case is the call's case in the risk table (internal/risk), Subject
@@ -151,13 +154,17 @@ type Permit struct {
 
 // Permits lists permits in state ("" for all), newest first.
 func (o *Operator) Permits(ctx context.Context, state string) ([]Permit, error) {
-	q := `SELECT id, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at, risk_case, subject, said FROM permits`
-	var args []any
 	if state != "" {
-		q += ` WHERE state = ?`
-		args = append(args, state)
+		return o.list(ctx, ` WHERE state = ? ORDER BY created_at DESC`, state)
 	}
-	rows, err := o.G.DB.R.QueryContext(ctx, q+` ORDER BY created_at DESC`, args...)
+	return o.list(ctx, ` ORDER BY created_at DESC`)
+}
+
+// list reads the permits that where (a WHERE and ORDER BY clause, or
+// only the latter) selects.
+func (o *Operator) list(ctx context.Context, where string, args ...any) ([]Permit, error) {
+	q := `SELECT id, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at, decided_at, risk_case, subject, said FROM permits`
+	rows, err := o.G.DB.R.QueryContext(ctx, q+where, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -166,10 +173,14 @@ func (o *Operator) Permits(ctx context.Context, state string) ([]Permit, error) 
 	for rows.Next() {
 		var p Permit
 		var c, e int64
-		if err := rows.Scan(&p.ID, &p.Primitive, &p.Input, &p.Digest, &p.FutureID, &p.CommandID, &p.State, &c, &e, &p.Case, &p.Subject, &p.Said); err != nil {
+		var d sql.NullInt64
+		if err := rows.Scan(&p.ID, &p.Primitive, &p.Input, &p.Digest, &p.FutureID, &p.CommandID, &p.State, &c, &e, &d, &p.Case, &p.Subject, &p.Said); err != nil {
 			return nil, err
 		}
 		p.CreatedAt, p.ExpiresAt = time.UnixMilli(c).UTC(), time.UnixMilli(e).UTC()
+		if d.Valid {
+			p.DecidedAt = time.UnixMilli(d.Int64).UTC()
+		}
 		if f := o.G.Programs[p.Primitive]; f != nil {
 			p.Programs = f([]byte(p.Input))
 		}
@@ -181,9 +192,15 @@ func (o *Operator) Permits(ctx context.Context, state string) ([]Permit, error) 
 // ErrExpired refuses approving an expired permit.
 var ErrExpired = errors.New("permit expired")
 
+// ErrEStopLatched refuses approving a permit while the e-stop is latched:
+// the permit keeps waiting (it may still be denied, or expire) and can be
+// approved once the operator has reset the stop.
+var ErrEStopLatched = errors.New("the emergency stop is on")
+
 // Approve approves a pending permit once and returns the approval for the
 // caller to carry out: the parked work is released to run exactly its
-// journaled input. With always set, the rule is added in the same
+// journaled input. While the e-stop is latched it approves nothing and
+// returns ErrEStopLatched. With always set, the rule is added in the same
 // transaction. The approval is committed before anything is released; a
 // process stopped in between leaves the work parked under an approved
 // permit, which the next start releases (Governor.Parked).
@@ -206,6 +223,17 @@ func (o *Operator) Approve(ctx context.Context, permitID, operator string, alway
 		return Decision{}, fmt.Errorf("permit %s: %w", permitID, ErrExpired)
 	}
 	changed, err := g.decide(ctx, permitID, "approved", operator, "permit_approved", func(tx *sql.Tx) error {
+		// Read in the approval's own transaction: an approval never
+		// commits while the e-stop is latched (nothing it released could
+		// run), so the permit keeps waiting and the ledger never says
+		// "approved" for a call the e-stop refuses.
+		var st EStopState
+		if _, err := getSetting(ctx, tx, keyEStop, &st); err != nil {
+			return err
+		}
+		if st.Latched {
+			return ErrEStopLatched
+		}
 		if always == nil {
 			return nil
 		}
@@ -240,7 +268,9 @@ func (o *Operator) Deny(ctx context.Context, permitID, operator string) (Decisio
 		return Decision{}, fmt.Errorf("permit %s is not pending", permitID)
 	}
 	return Decision{PermitID: permitID, FutureID: fut, Primitive: prim,
-		Refusal: primitive.Blocked("permit_denied", "the operator denied permit %s", permitID)}, nil
+		Refusal: primitive.Blocked("permit_denied", "The operator denied this call at %s (this PC's clock), so Hearth did not run it. "+
+			"The same call in this conversation gets this answer for %d minutes, unless the operator chooses \"Ask again\" on Hearth's Permits page.",
+			g.now().Local().Format("15:04"), int(DenialHold.Minutes())).WithDetails(map[string]any{"permit_id": permitID})}, nil
 }
 
 // AddRule adds an allow-rule for program in cwdRoot ("" for anywhere)

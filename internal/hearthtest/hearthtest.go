@@ -69,6 +69,14 @@ func StartHome(t testing.TB, home string, edit func(*config.Config)) *Instance {
 	return startHome(t, home, edit, nil)
 }
 
+// StartHomeWith is StartHome with the app's options changed by opts: a
+// test that stops Hearth and starts it again on the same data directory
+// and the same panel address (a restart, as the person sees one).
+func StartHomeWith(t testing.TB, home string, edit func(*config.Config), opts func(*app.Options)) *Instance {
+	t.Helper()
+	return startHome(t, home, edit, opts)
+}
+
 func startHome(t testing.TB, home string, edit func(*config.Config), opts func(*app.Options)) *Instance {
 	t.Helper()
 	cfgPath := filepath.Join(home, "config.json")

@@ -46,12 +46,15 @@ type Field struct {
 	OrRef bool
 }
 
-// refSchema is the advertised shape of a future reference.
+// refSchema is the advertised shape of a future reference, kept minimal
+// because run.scatter repeats it beside every field of every kind: the
+// scatter's calls description spells out the exact form, and Decode holds
+// a reference to it (exactly $future and $path). A shared $defs/$ref would
+// be shorter still, but several MCP clients drop $defs or fail to resolve
+// a $ref, so the advertised schema stays self-contained.
 var refSchema = map[string]any{
-	"type":                 "object",
-	"properties":           map[string]any{"$future": map[string]any{"type": []string{"integer", "string"}}, "$path": map[string]any{"type": "string"}},
-	"required":             []string{"$future"},
-	"additionalProperties": false,
+	"type":     "object",
+	"required": []string{"$future"},
 }
 
 // withRef returns f, or a copy of it accepting future references when the

@@ -250,6 +250,8 @@ var Rows = Table{
 	"fs.patch":  KindFileWrite,
 	"fs.undo":   KindFileWrite,
 
+	"fs.changes": KindRead,
+
 	"machine.host_info":    KindRead,
 	"machine.process_list": KindRead,
 	"machine.exec":         KindExec,

@@ -3,6 +3,7 @@
 package wake
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,7 @@ import (
 func TestRouteProbeReusedUntilItExpires(t *testing.T) {
 	set := fastSettings()
 	set.ProbeTTL = time.Second
-	r := newRig(t, t.TempDir(), false, set, nil)
+	r := newRig(t, t.TempDir(), true, set, nil)
 	n1, exp, ok := r.svc.RouteProbe("r:p1")
 	if !ok || !nonceRE.MatchString(n1) || time.Until(exp) > time.Second {
 		t.Fatalf("probe %q %v %v", n1, exp, ok)
@@ -31,6 +32,28 @@ func TestRouteProbeReusedUntilItExpires(t *testing.T) {
 	}
 	if _, _, ok := r.svc.RouteProbe(""); ok {
 		t.Fatal("a probe for no route")
+	}
+}
+
+// TestRouteProbeOnlyWhenWakeCanUseIt: a probe asks the model to repeat a
+// code, so none is given while automatic wake is off and Hearth's ChatGPT
+// window is neither open nor opening.
+func TestRouteProbeOnlyWhenWakeCanUseIt(t *testing.T) {
+	r := newRig(t, t.TempDir(), false, fastSettings(), nil)
+	if n, _, ok := r.svc.RouteProbe("r:off"); ok || n != "" {
+		t.Fatalf("disarmed, no window: probe %q", n)
+	}
+	if err := r.svc.SetArmed(context.Background(), "test", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := r.svc.RouteProbe("r:off"); !ok {
+		t.Fatal("armed: no probe")
+	}
+	if err := r.svc.SetArmed(context.Background(), "test", false); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, ok := r.svc.RouteProbe("r:off"); ok || n != "" {
+		t.Fatalf("disarmed again: probe %q", n)
 	}
 }
 

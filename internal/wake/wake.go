@@ -6,7 +6,8 @@
 //   - a route probe: an early pending answer in a conversation routed by
 //     _meta["openai/session"] carries route_probe {nonce, expires_at}, a
 //     random nonce reusable until it expires and bound to the route hash
-//     only (RouteProbe);
+//     only (RouteProbe), given only while automatic wake is armed or the
+//     window below is open or opening;
 //   - a ChatGPT window Hearth owns: Edge or Chrome started as Hearth's own
 //     child with a dedicated profile under the data directory, speaking the
 //     Chrome DevTools Protocol over --remote-debugging-pipe (descriptors 3
@@ -184,6 +185,7 @@ type Service struct {
 	bindings map[string]*Binding
 	browser  *Browser
 	window   Window
+	opening  int  // Opens under way (a window that is opening can bind)
 	serving  bool // between Start and Stop
 	dirty    bool // targets changed since the last scan
 	lastScan time.Time
@@ -397,7 +399,10 @@ func (s *Service) Called(route string) {
 
 // RouteProbe returns route's probe nonce and its expiry for an early
 // pending answer: a fresh one, or the live one (reusable until it
-// expires). A conversation already bound gets none.
+// expires). A probe asks the model to repeat a code in its reply, so one
+// is given only when the wake feature can use it: automatic wake is
+// armed, or Hearth's ChatGPT window is open or opening (its binder reads
+// the code). A conversation already bound gets none.
 func (s *Service) RouteProbe(route string) (string, time.Time, bool) {
 	if route == "" {
 		return "", time.Time{}, false
@@ -406,6 +411,9 @@ func (s *Service) RouteProbe(route string) (string, time.Time, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if b := s.bindings[route]; b != nil {
+		return "", time.Time{}, false
+	}
+	if !s.armed && s.browser == nil && s.opening == 0 {
 		return "", time.Time{}, false
 	}
 	if p, ok := s.probes[route]; ok && now.Before(p.expires) {

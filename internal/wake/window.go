@@ -26,7 +26,13 @@ func (s *Service) Open(ctx context.Context) error {
 		return s.focus(ctx, b)
 	}
 	path := s.settings.BrowserPath
+	s.opening++
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.opening--
+		s.mu.Unlock()
+	}()
 	exe, err := FindBrowser(path)
 	if err != nil {
 		s.setWindowError(err.Error()) // names the key or the path: the operator's own setting

@@ -14,7 +14,7 @@ import (
 // decisions are the kinds of entries a person made (the operator, or
 // setup); the rest is what ChatGPT's calls did.
 var decisions = []string{
-	"estop", "reset", "queue_resume", "permit_approved", "permit_denied", "rule_added", "rule_removed",
+	"estop", "reset", "queue_resume", "permit_approved", "permit_denied", "permit_ask_again", "rule_added", "rule_removed",
 	"reconcile", "policy_change", "tunnel_key_set", "tunnel_key_cleared", "tunnel_client_pinned",
 }
 
@@ -161,6 +161,8 @@ func (d describer) Summary(kind string, raw json.RawMessage) string {
 		return who("operator") + " approved " + call(d.permit(s("permit_id")))
 	case "permit_denied":
 		return who("operator") + " denied " + call(d.permit(s("permit_id")))
+	case "permit_ask_again":
+		return who("operator") + " chose to be asked again about " + call(d.permit(s("permit_id")))
 	case "permit_expired":
 		return "Nobody answered in time, so it was not allowed: " + call(d.permit(s("permit_id")))
 	case "permit_cancelled":

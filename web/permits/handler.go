@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -44,6 +45,7 @@ func (h *Handler) Mount(r chi.Router) {
 	r.Get("/permits/live", h.live)
 	r.Post("/permits/{id}/approve", h.approve)
 	r.Post("/permits/{id}/deny", h.deny)
+	r.Post("/permits/{id}/ask-again", h.askAgain)
 	r.Post("/permits/rules/{id}/remove", h.removeRule)
 }
 
@@ -76,19 +78,36 @@ type Item struct {
 // View is what the page shows.
 type View struct {
 	Pending []Item
-	Rules   []govern.Rule
+	// Denied are the calls the operator denied that are still answered
+	// "denied" at once when asked again (govern.DenialHold), each with
+	// Ask again.
+	Denied []Item
+	// EStop is set while the emergency stop is on: nothing can be
+	// allowed until it is reset, and the cards say so.
+	EStop bool
+	Rules []govern.Rule
 	// Flash is the page's one-shot message, shown in the live list.
 	Flash *session.Flash
 }
 
-// IDs is the set of waiting permits the live list shows, for its poll.
+// IDs is what the live list shows — the waiting permits, the denials
+// still held and whether the e-stop is on — for its poll.
 func (v View) IDs() string {
-	ids := make([]string, len(v.Pending))
-	for i, it := range v.Pending {
-		ids[i] = it.ID
+	ids := make([]string, 0, len(v.Pending)+len(v.Denied)+1)
+	for _, it := range v.Pending {
+		ids = append(ids, it.ID)
+	}
+	for _, it := range v.Denied {
+		ids = append(ids, "d"+it.ID)
+	}
+	if v.EStop {
+		ids = append(ids, "estop")
 	}
 	return strings.Join(ids, ",")
 }
+
+// DeniedUntil is until when a denial answers its call again.
+func (it Item) DeniedUntil() time.Time { return it.DecidedAt.Add(govern.DenialHold) }
 
 // NewItem prepares a permit for display.
 func NewItem(p govern.Permit) Item {
@@ -189,11 +208,24 @@ func (h *Handler) load(r *http.Request) (View, error) {
 	if err != nil {
 		return View{}, fmt.Errorf("list allow-rules: %w", err)
 	}
-	v := View{Rules: rules}
+	denied, err := h.Operator.Denials(ctx)
+	if err != nil {
+		return View{}, fmt.Errorf("list denials: %w", err)
+	}
+	st, err := h.Gov.EStop(ctx)
+	if err != nil {
+		return View{}, fmt.Errorf("read the e-stop: %w", err)
+	}
+	v := View{Rules: rules, EStop: st.Latched}
 	for _, p := range pending {
 		it := NewItem(p)
 		it.Chat = h.Chats.LabelOfFuture(ctx, p.FutureID)
 		v.Pending = append(v.Pending, it)
+	}
+	for _, p := range denied {
+		it := NewItem(p)
+		it.Chat = h.Chats.LabelOfFuture(ctx, p.FutureID)
+		v.Denied = append(v.Denied, it)
 	}
 	return v, nil
 }
@@ -279,6 +311,11 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request) {
 			h.Kit.Refuse(w, r, "/permits", "Its time ran out before you allowed it; ChatGPT is told it was not allowed.")
 			return
 		}
+		if errors.Is(err, govern.ErrEStopLatched) {
+			h.Kit.Refuse(w, r, "/permits", "Nothing was allowed: the emergency stop is on, and nothing runs until it is reset. "+
+				"The request is still waiting: reset the stop on the Safety page, then allow it here (or deny it).")
+			return
+		}
 		h.Kit.Fail(w, r, "approve permit "+p.ID, err)
 		return
 	}
@@ -312,7 +349,38 @@ func (h *Handler) deny(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	verb, what, _ := Describe(p)
-	h.Kit.Done(w, r, "/permits", operator, fmt.Sprintf("You denied it: Hearth will not %s %s, and ChatGPT is told so.", verb, what))
+	h.Kit.Done(w, r, "/permits", operator, fmt.Sprintf("You denied it: Hearth will not %s %s, and ChatGPT is told so. "+
+		"If this chat asks for exactly the same in the next %d minutes, Hearth says no without asking you (Ask again, below, ends that).",
+		verb, what, int(govern.DenialHold.Minutes())))
+}
+
+// askAgain ends a denial's hold: the next identical call asks again.
+func (h *Handler) askAgain(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	operator, ok := h.Kit.OperatorName(w, r, "/permits")
+	if !ok {
+		return
+	}
+	denied, err := h.Operator.Denials(r.Context())
+	if err != nil {
+		h.Kit.Fail(w, r, "list denials", err)
+		return
+	}
+	i := slices.IndexFunc(denied, func(p govern.Permit) bool { return p.ID == id })
+	if i < 0 {
+		h.Kit.Refuse(w, r, "/permits", "Hearth already asks you again about that request.")
+		return
+	}
+	if err := h.Operator.AskAgain(r.Context(), id, operator); err != nil {
+		if errors.Is(err, govern.ErrNotDenied) {
+			h.Kit.Refuse(w, r, "/permits", "Hearth already asks you again about that request.")
+			return
+		}
+		h.Kit.Fail(w, r, "ask again about permit "+id, err)
+		return
+	}
+	verb, what, _ := Describe(denied[i])
+	h.Kit.Done(w, r, "/permits", operator, fmt.Sprintf("Hearth will ask you again the next time ChatGPT wants to %s %s.", verb, what))
 }
 
 func (h *Handler) removeRule(w http.ResponseWriter, r *http.Request) {

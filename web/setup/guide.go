@@ -238,6 +238,20 @@ type ProgressLine struct {
 	OK    bool
 }
 
+// LineState is how a line of Connect's progress shows: "false" when it
+// failed; "true" only once OpenAI accepted the key (the tunnel is ready),
+// since until then a part that went through proves nothing to the user;
+// "waiting" before that.
+func (v View) LineState(l ProgressLine) string {
+	switch {
+	case !l.OK:
+		return "false"
+	case v.Status.State == tunnel.StateReady:
+		return "true"
+	}
+	return "waiting"
+}
+
 func (h *Handler) backTo(w http.ResponseWriter, r *http.Request, card, text string, isErr bool) {
 	h.Kit.Back(w, r, back, session.Flash{Text: text, Error: isErr, Card: card})
 }
@@ -348,7 +362,10 @@ func (h *Handler) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	pr.Lines = append(pr.Lines, ProgressLine{Label: "Start the connection", OK: true})
 	h.outcomes.put(sess, outcome{result: &Result{Command: "doctor", CommandResult: doc}, progress: &pr})
-	h.backTo(w, r, StepConnect, "Started. Hearth now waits for OpenAI to accept the connection; this card shows when it does. Hearth connects by itself whenever it starts (you can turn that off under Details).", false)
+	// No confirmation: nothing is done until OpenAI accepts the key, which
+	// the card says by itself (a refused key shows as refused, never after
+	// a "Started").
+	http.Redirect(w, r, back, http.StatusSeeOther)
 }
 
 // openFolder opens the program folder (where the connection program

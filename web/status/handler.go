@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/go-chi/chi/v5"
 
@@ -166,6 +167,14 @@ func ModeLabel(mode string) string {
 		return "Runs programs without asking"
 	}
 	return mode
+}
+
+// waitingSentence leads the page while calls wait for the operator.
+func waitingSentence(n int) string {
+	if n == 1 {
+		return "ChatGPT is waiting for you to decide"
+	}
+	return "ChatGPT is waiting for you to decide on " + strconv.Itoa(n) + " requests"
 }
 
 func plural(n int, one, many string) string {

@@ -1,5 +1,5 @@
 // Package ui is what every control-panel page shares: the page chrome
-// (layout, navigation, e-stop banner, one-shot messages), form fields
+// (layout, navigation, banners, one-shot messages), form fields
 // every action needs (CSRF token, operator name), and the handler helpers
 // that render pages, redirect back after a POST and turn internal errors
 // into a generic page (the error itself goes to the log, never to the
@@ -45,6 +45,26 @@ type Chrome struct {
 	// FlashInPage: the page shows Flash itself (in the card it belongs
 	// to), not the layout.
 	FlashInPage bool
+	// Waiting is the oldest call waiting for the operator, for the banner
+	// every page but Permits shows; nil when none waits.
+	Waiting *Waiting
+	// Banners are more banners the page shows above its content, after
+	// the e-stop's and the waiting call's.
+	Banners []templ.Component
+}
+
+// Waiting is a call waiting for the operator's approval, as the banner
+// says it: "ChatGPT is waiting for you: it wants to <Verb> <What> in
+// <Where>".
+type Waiting struct {
+	// ID is the permit's id, for the banner's Allow once and Deny.
+	ID                string
+	Verb, What, Where string
+	// Persist: allowing it makes a program start by itself, so the
+	// banner offers only See (the card explains it first).
+	Persist bool
+	// More is how many other calls wait.
+	More int
 }
 
 // NavItem is one entry of the navigation.
@@ -56,6 +76,7 @@ var Nav = []NavItem{
 	{"setup", "Setup", "/setup"},
 	{"permits", "Permits", "/permits"},
 	{"tasks", "Tasks", "/tasks"},
+	{"changes", "Changes", "/changes"},
 	{"safety", "Safety", "/safety"},
 	{"ledger", "Ledger", "/ledger"},
 	{"recipes", "Recipes and runs", "/recipes"},

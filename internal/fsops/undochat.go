@@ -1,0 +1,503 @@
+package fsops
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/primitive"
+)
+
+// This file is the operator's side of the receipts, for the control
+// panel's Changes page: every conversation's changes, their contents for a
+// diff, and the operator's "Undo all", "Undo this change" and "Redo". The
+// operator's undo is a receipt like any other (op undo), kept with the
+// conversation's route and marked with the operator's name and its batch,
+// so a Redo is an undo of that batch.
+
+// ChatKey is the key of the page entry route's changes are listed under:
+// the route, or primitive.AnonymousRoutePrefix for every request-scoped
+// route (they share one scope, as for undo).
+func ChatKey(route string) string {
+	if primitive.AnonymousRoute(route) {
+		return primitive.AnonymousRoutePrefix
+	}
+	return route
+}
+
+// ChatSummary is one conversation that changed files.
+type ChatSummary struct {
+	Key         string
+	First, Last time.Time
+	Changes     int
+	// FirstPath and FirstOp are the conversation's first change.
+	FirstPath, FirstOp string
+	FirstCreated       bool
+}
+
+// MaxChats bounds the conversations Chats lists.
+const MaxChats = 200
+
+// Chats lists the conversations that changed files, the one that changed
+// one last first, at most MaxChats.
+func (e *Engine) Chats(ctx context.Context) ([]ChatSummary, error) {
+	rows, err := e.DB.R.QueryContext(ctx, `SELECT k, MIN(created_at), MAX(created_at), COUNT(*) FROM (
+		SELECT CASE WHEN route LIKE ? THEN ? ELSE route END AS k, created_at FROM fs_receipts
+		WHERE state = 'committed' AND operator IS NULL) GROUP BY k ORDER BY MAX(created_at) DESC LIMIT ?`,
+		primitive.AnonymousRoutePrefix+"%", primitive.AnonymousRoutePrefix, MaxChats)
+	if err != nil {
+		return nil, fmt.Errorf("list conversations that changed files: %w", err)
+	}
+	var out []ChatSummary
+	for rows.Next() {
+		var c ChatSummary
+		var first, last int64
+		if err := rows.Scan(&c.Key, &first, &last, &c.Changes); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("list conversations that changed files: %w", err)
+		}
+		c.First, c.Last = time.UnixMilli(first), time.UnixMilli(last)
+		out = append(out, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list conversations that changed files: %w", err)
+	}
+	for i := range out {
+		cond, arg := primitive.RouteMatch("route", out[i].Key)
+		var existed bool
+		err := e.DB.R.QueryRowContext(ctx, `SELECT path, op, existed_before FROM fs_receipts
+			WHERE `+cond+` AND state = 'committed' AND operator IS NULL ORDER BY created_at, id LIMIT 1`, arg).
+			Scan(&out[i].FirstPath, &out[i].FirstOp, &existed)
+		if err != nil {
+			return nil, fmt.Errorf("first change of a conversation: %w", err)
+		}
+		out[i].FirstCreated = !existed
+	}
+	return out, nil
+}
+
+// ChatChange is one receipt as the Changes page shows it. Pre and Post are
+// the file's SHA-256 before and after ("" when it did not exist); Kept
+// says the copy of the content before is still there (a change whose
+// receipt retention removed is not listed at all).
+type ChatChange struct {
+	ID, Path, Op       string
+	At                 time.Time
+	Existed            bool
+	Pre, Post          string
+	PriorSize          int64
+	UndoneBy, Undoes   string
+	Operator, Batch    string
+	FutureID           string
+	Kept               bool
+	CreatedFile, Moved bool
+}
+
+// MaxChatChanges bounds the changes of one conversation the page reads.
+const MaxChatChanges = 5000
+
+// ChatChanges lists the changes of the conversation key (ChatKey), oldest
+// first, at most MaxChatChanges (the newest); the operator's undos of them
+// are among them.
+func (e *Engine) ChatChanges(ctx context.Context, key string) ([]ChatChange, error) {
+	cond, arg := primitive.RouteMatch("route", key)
+	rows, err := e.DB.R.QueryContext(ctx, `SELECT * FROM (
+		SELECT id, path, op, created_at, existed_before, COALESCE(pre_sha256, ''), COALESCE(post_sha256, ''), prior_size,
+		  COALESCE(undone_by, ''), COALESCE(undoes, ''), COALESCE(operator, ''), COALESCE(batch, ''), COALESCE(future_id, ''),
+		  prior_sha256 IS NOT NULL OR prior_file IS NOT NULL OR prior IS NOT NULL OR existed_before = 0
+		FROM fs_receipts WHERE `+cond+` AND state = 'committed' ORDER BY created_at DESC, id DESC LIMIT ?)
+		ORDER BY 4, 1`, arg, MaxChatChanges)
+	if err != nil {
+		return nil, fmt.Errorf("list a conversation's changes: %w", err)
+	}
+	defer rows.Close()
+	var out []ChatChange
+	for rows.Next() {
+		var c ChatChange
+		var at int64
+		if err := rows.Scan(&c.ID, &c.Path, &c.Op, &at, &c.Existed, &c.Pre, &c.Post, &c.PriorSize,
+			&c.UndoneBy, &c.Undoes, &c.Operator, &c.Batch, &c.FutureID, &c.Kept); err != nil {
+			return nil, fmt.Errorf("list a conversation's changes: %w", err)
+		}
+		c.At = time.UnixMilli(at)
+		c.CreatedFile = !c.Existed && c.Post != ""
+		c.Moved = c.Existed && c.Post == ""
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Expired is what retention removed of a conversation's receipts: per
+// file, the newest change that can no longer be undone; Unnamed counts the
+// removed receipts whose file was not recorded (pruned before Hearth kept
+// it).
+type Expired struct {
+	Paths   map[string]time.Time
+	Unnamed int
+}
+
+// ExpiredChanges reports the receipts of the conversation key that
+// retention removed.
+func (e *Engine) ExpiredChanges(ctx context.Context, key string) (Expired, error) {
+	cond, arg := primitive.RouteMatch("route", key)
+	rows, err := e.DB.R.QueryContext(ctx, `SELECT COALESCE(path, ''), MAX(created_at), COUNT(*) FROM fs_receipts_pruned
+		WHERE `+cond+` GROUP BY path`, arg)
+	if err != nil {
+		return Expired{}, fmt.Errorf("list a conversation's expired changes: %w", err)
+	}
+	defer rows.Close()
+	x := Expired{Paths: map[string]time.Time{}}
+	for rows.Next() {
+		var p string
+		var at int64
+		var n int
+		if err := rows.Scan(&p, &at, &n); err != nil {
+			return Expired{}, fmt.Errorf("list a conversation's expired changes: %w", err)
+		}
+		if p == "" {
+			x.Unnamed += n
+			continue
+		}
+		x.Paths[p] = time.UnixMilli(at)
+	}
+	return x, rows.Err()
+}
+
+// Content returns the content whose SHA-256 is sha, when Hearth can find
+// it and it is at most max bytes: a kept undo copy (inline, or spilled),
+// else the file at path if it has that hash now. ok is false otherwise.
+func (e *Engine) Content(ctx context.Context, path, sha string, max int64) (data []byte, ok bool, err error) {
+	if sha == "" {
+		return nil, false, nil
+	}
+	var size int64
+	err = e.DB.R.QueryRowContext(ctx, `SELECT size FROM fs_priors WHERE sha256 = ?`, sha).Scan(&size)
+	switch {
+	case err == nil && size > max:
+		return nil, false, nil
+	case err == nil:
+		if err := e.DB.R.QueryRowContext(ctx, `SELECT data FROM fs_priors WHERE sha256 = ?`, sha).Scan(&data); err != nil {
+			return nil, false, fmt.Errorf("read an undo copy: %w", err)
+		}
+		return data, true, nil
+	case !errors.Is(err, sql.ErrNoRows):
+		return nil, false, fmt.Errorf("read an undo copy: %w", err)
+	}
+	var spill string
+	err = e.DB.R.QueryRowContext(ctx, `SELECT prior_file FROM fs_receipts WHERE pre_sha256 = ? AND prior_file IS NOT NULL AND prior_size <= ? LIMIT 1`, sha, max).Scan(&spill)
+	if err == nil && filepath.Base(spill) == spill {
+		if data, err := os.ReadFile(filepath.Join(e.SpillDir, spill)); err == nil && hashBytes(data) == sha {
+			return data, true, nil
+		}
+	} else if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, false, fmt.Errorf("find an undo copy: %w", err)
+	}
+	if path == "" {
+		return nil, false, nil
+	}
+	if info, err := os.Stat(path); err != nil || !info.Mode().IsRegular() || info.Size() > max {
+		return nil, false, nil
+	}
+	data, err = os.ReadFile(path)
+	if err != nil || hashBytes(data) != sha {
+		return nil, false, nil
+	}
+	return data, true, nil
+}
+
+// Outcomes of one file in an UndoReport.
+const (
+	OutcomeRestored  = "restored"  // its earlier content is back
+	OutcomeTrashed   = "trashed"   // the chat had created it: moved to the trash
+	OutcomeUnchanged = "unchanged" // already as it was before the chat
+	OutcomeChanged   = "changed"   // changed since (skipped, not touched)
+	OutcomeFailed    = "failed"    // could not be put back (not touched)
+)
+
+// FileOutcome is what an undo or redo did to one file.
+type FileOutcome struct {
+	Path    string `json:"path"`
+	Outcome string `json:"outcome"`
+	// Why says, for changed and failed, why it was left alone; for
+	// changed, ChangedBy and ChangedAt say what changed it when Hearth
+	// knows (another chat's receipt), else ChangedBy is "".
+	Why       string    `json:"why,omitempty"`
+	ChangedBy string    `json:"changed_by,omitempty"`
+	ChangedAt time.Time `json:"changed_at,omitzero"`
+	ReceiptID string    `json:"receipt_id,omitempty"`
+	Attempts  int       `json:"attempts,omitempty"`
+}
+
+// UndoReport is what one operator undo or redo did: Batch names its
+// receipts (a Redo takes it).
+type UndoReport struct {
+	Batch string        `json:"batch"`
+	Files []FileOutcome `json:"files"`
+}
+
+// Count is how many files ended with outcome o.
+func (r UndoReport) Count(o string) int {
+	n := 0
+	for _, f := range r.Files {
+		if f.Outcome == o {
+			n++
+		}
+	}
+	return n
+}
+
+// UndoChat puts every file the conversation key (ChatKey) changed back to
+// its state before the conversation's first kept change to it, for the
+// operator. A file is touched only if it is as the chat (or the
+// operator's last redo) left it; otherwise it is reported changed, with
+// what changed it when another chat's receipt says. A file the chat
+// created is moved to the trash (Replacer.Remove). Each file is replaced
+// atomically on its own, under its path lock, and gets an undo receipt
+// in one new batch, so Redo can bring all back.
+func (e *Engine) UndoChat(ctx context.Context, operator, key string) (UndoReport, error) {
+	if strings.TrimSpace(operator) == "" {
+		return UndoReport{}, &InputError{Field: "operator", Message: "the operator's name is required"}
+	}
+	cs, err := e.ChatChanges(ctx, key)
+	if err != nil {
+		return UndoReport{}, err
+	}
+	rep := UndoReport{Batch: primitive.NewID("undo"), Files: []FileOutcome{}}
+	var order []string
+	chains := map[string][]ChatChange{}
+	for _, c := range cs {
+		if c.Operator != "" {
+			continue
+		}
+		if _, ok := chains[c.Path]; !ok {
+			order = append(order, c.Path)
+		}
+		chains[c.Path] = append(chains[c.Path], c)
+	}
+	for _, p := range order {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		rep.Files = append(rep.Files, e.undoFile(ctx, operator, key, rep.Batch, chains[p]))
+	}
+	return rep, nil
+}
+
+// undoFile is UndoChat for one file: chain is the chat's changes to it,
+// oldest first.
+func (e *Engine) undoFile(ctx context.Context, operator, key, batch string, chain []ChatChange) FileOutcome {
+	first := chain[0]
+	out := FileOutcome{Path: first.Path}
+	abs, err := e.Roots.Resolve(first.Path)
+	if err != nil {
+		out.Outcome, out.Why = OutcomeFailed, "it is no longer in a folder Hearth may change"
+		return out
+	}
+	ids := make([]string, 0, len(chain))
+	for _, c := range chain {
+		ids = append(ids, c.ID)
+	}
+	res, err := e.mutate(ctx, mutation{route: e.routeOf(ctx, first.ID), op: "undo", path: abs, undoes: first.ID,
+		operator: operator, batch: batch, alsoUndone: ids[1:],
+		check: func(s snapshot) error {
+			if s.exists == first.Existed && (!s.exists || s.sha == first.Pre) {
+				return errUnchanged
+			}
+			want, err := e.leftBy(ctx, key, abs, chain[len(chain)-1])
+			if err != nil {
+				return err
+			}
+			if s.exists != (want != "") || s.exists && s.sha != want {
+				return &ConflictError{Path: abs, Reason: ReasonChanged, Replacement: -1, Message: "changed since"}
+			}
+			return nil
+		},
+		removeFile: !first.Existed,
+		changeReader: func(snapshot) (io.ReadCloser, error) {
+			r, err := e.loadReceipt(ctx, key, first.ID)
+			if err != nil {
+				return nil, err
+			}
+			return e.priorReader(ctx, r)
+		}})
+	return e.outcome(ctx, key, out, res, err, !first.Existed)
+}
+
+// errUnchanged is undoFile finding the file already as it was.
+var errUnchanged = errors.New("already as before")
+
+// leftBy is the SHA-256 ("" for no file) path has when nobody changed it
+// since the chat: the post of the newest receipt on it in the chat's
+// scope (the chat's last change, or the operator's redo after it).
+func (e *Engine) leftBy(ctx context.Context, key, path string, last ChatChange) (string, error) {
+	cond, arg := primitive.RouteMatch("route", key)
+	var post string
+	err := e.DB.R.QueryRowContext(ctx, `SELECT COALESCE(post_sha256, '') FROM fs_receipts
+		WHERE path = ? AND `+cond+` AND state = 'committed' ORDER BY created_at DESC, id DESC LIMIT 1`, path, arg).Scan(&post)
+	if errors.Is(err, sql.ErrNoRows) {
+		return last.Post, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read what the chat left in %s: %w", path, err)
+	}
+	return post, nil
+}
+
+// routeOf is the route receipt id was made for.
+func (e *Engine) routeOf(ctx context.Context, id string) string {
+	var r string
+	if err := e.DB.R.QueryRowContext(ctx, `SELECT route FROM fs_receipts WHERE id = ?`, id).Scan(&r); err != nil {
+		return ""
+	}
+	return r
+}
+
+// outcome turns one mutation's result into the file's outcome.
+func (e *Engine) outcome(ctx context.Context, key string, out FileOutcome, res MutationResult, err error, removed bool) FileOutcome {
+	var ce *ConflictError
+	switch {
+	case err == nil:
+		out.Outcome, out.ReceiptID, out.Attempts = OutcomeRestored, res.ReceiptID, res.ReplaceAttempts
+		if removed {
+			out.Outcome = OutcomeTrashed
+		}
+	case errors.Is(err, errUnchanged):
+		out.Outcome = OutcomeUnchanged
+	case errors.As(err, &ce) && ce.Reason == ReasonAlreadyUndone:
+		out.Outcome, out.Why = OutcomeUnchanged, "already undone"
+	case errors.As(err, &ce):
+		out.Outcome, out.Why = OutcomeChanged, "it changed after this chat's change"
+		out.ChangedBy, out.ChangedAt = e.changedBy(ctx, key, out.Path)
+		if out.ChangedBy == "" {
+			out.Why = "it changed outside Hearth after this chat's change (by you or another program)"
+		}
+	default:
+		out.Outcome, out.Why, out.Attempts = OutcomeFailed, plainFailure(err), res.ReplaceAttempts
+	}
+	return out
+}
+
+// changedBy names what changed path after the chat when a receipt says:
+// "another chat" (a receipt of another route, the newest on the path).
+func (e *Engine) changedBy(ctx context.Context, key, path string) (string, time.Time) {
+	var route string
+	var at int64
+	err := e.DB.R.QueryRowContext(ctx, `SELECT route, created_at FROM fs_receipts
+		WHERE path = ? AND state = 'committed' ORDER BY created_at DESC, id DESC LIMIT 1`, path).Scan(&route, &at)
+	if err != nil || ChatKey(route) == key {
+		return "", time.Time{}
+	}
+	return route, time.UnixMilli(at)
+}
+
+// plainFailure says in a few words why a file could not be put back.
+func plainFailure(err error) string {
+	switch {
+	case isTransientReplaceError(err):
+		return "another program kept it open (Hearth tried several times); close that program and try again"
+	case errors.Is(err, ErrReceiptNotFound), errors.Is(err, ErrReceiptExpired):
+		return "its earlier content is no longer kept"
+	case errors.Is(err, os.ErrPermission):
+		return "Hearth may not write it (permission denied)"
+	}
+	return "it could not be written: " + err.Error()
+}
+
+// UndoChange undoes one change of the conversation key for the operator,
+// as the conversation's own undo would (it is left alone when the file
+// changed since), in a batch of its own.
+func (e *Engine) UndoChange(ctx context.Context, operator, key, id string) (UndoReport, error) {
+	if strings.TrimSpace(operator) == "" {
+		return UndoReport{}, &InputError{Field: "operator", Message: "the operator's name is required"}
+	}
+	r, err := e.loadReceipt(ctx, key, id)
+	if err != nil {
+		return UndoReport{}, err
+	}
+	rep := UndoReport{Batch: primitive.NewID("undo")}
+	res, err := e.undoOne(ctx, key, id, operatorUndo{name: operator, batch: rep.Batch})
+	if errors.Is(err, ErrReceiptNotFound) || errors.Is(err, ErrReceiptExpired) {
+		return UndoReport{}, err
+	}
+	rep.Files = []FileOutcome{e.outcome(ctx, key, FileOutcome{Path: r.path}, res.MutationResult, err, !r.existed)}
+	return rep, nil
+}
+
+// Redo undoes the operator's batch (an Undo all, one undone change, or a
+// Redo) of the conversation key: each file it put back gets the content it
+// replaced, unless it changed since. The redo is a batch of its own.
+func (e *Engine) Redo(ctx context.Context, operator, key, batch string) (UndoReport, error) {
+	if strings.TrimSpace(operator) == "" {
+		return UndoReport{}, &InputError{Field: "operator", Message: "the operator's name is required"}
+	}
+	cond, arg := primitive.RouteMatch("route", key)
+	rows, err := e.DB.R.QueryContext(ctx, `SELECT id, path, existed_before FROM fs_receipts
+		WHERE batch = ? AND `+cond+` AND state = 'committed' AND operator IS NOT NULL ORDER BY created_at DESC, id DESC`, batch, arg)
+	if err != nil {
+		return UndoReport{}, fmt.Errorf("list the receipts of %s: %w", batch, err)
+	}
+	type item struct {
+		id, path string
+		existed  bool
+	}
+	var items []item
+	for rows.Next() {
+		var it item
+		if err := rows.Scan(&it.id, &it.path, &it.existed); err != nil {
+			rows.Close()
+			return UndoReport{}, fmt.Errorf("list the receipts of %s: %w", batch, err)
+		}
+		items = append(items, it)
+	}
+	rows.Close()
+	if len(items) == 0 {
+		return UndoReport{}, fmt.Errorf("batch %s: %w", batch, ErrReceiptNotFound)
+	}
+	rep := UndoReport{Batch: primitive.NewID("undo"), Files: []FileOutcome{}}
+	for _, it := range items {
+		res, err := e.undoOne(ctx, key, it.id, operatorUndo{name: operator, batch: rep.Batch})
+		rep.Files = append(rep.Files, e.outcome(ctx, key, FileOutcome{Path: it.path}, res.MutationResult, err, !it.existed))
+	}
+	return rep, nil
+}
+
+// Batch is one operator undo or redo of a conversation, newest first.
+type Batch struct {
+	ID       string
+	Operator string
+	At       time.Time
+	Files    int
+	// Live counts its receipts not undone since: a Redo has something to
+	// bring back.
+	Live int
+}
+
+// Batches lists the operator's undos and redos of the conversation key,
+// newest first.
+func (e *Engine) Batches(ctx context.Context, key string) ([]Batch, error) {
+	cond, arg := primitive.RouteMatch("route", key)
+	rows, err := e.DB.R.QueryContext(ctx, `SELECT batch, MIN(operator), MAX(created_at), COUNT(*), SUM(undone_by IS NULL) FROM fs_receipts
+		WHERE `+cond+` AND batch IS NOT NULL AND state = 'committed' GROUP BY batch ORDER BY MAX(created_at) DESC LIMIT 50`, arg)
+	if err != nil {
+		return nil, fmt.Errorf("list the operator's undos: %w", err)
+	}
+	defer rows.Close()
+	var out []Batch
+	for rows.Next() {
+		var b Batch
+		var at int64
+		if err := rows.Scan(&b.ID, &b.Operator, &at, &b.Files, &b.Live); err != nil {
+			return nil, fmt.Errorf("list the operator's undos: %w", err)
+		}
+		b.At = time.UnixMilli(at)
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,231 @@
+package changes
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sort"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/fsops"
+	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/web/ui"
+)
+
+// ChatView is one conversation's changes, as the page shows them.
+type ChatView struct {
+	Key, Label string
+	Changes    []ChangeRow
+	// Undoable counts the chat's own changes Undo all would put back.
+	Undoable int
+	// Redo is the operator's newest undo of this chat that can be
+	// brought back, if any.
+	Redo *fsops.Batch
+	// Expired lists the files whose earlier changes retention removed;
+	// ExpiredUnnamed counts such changes whose file is not known.
+	Expired        []ExpiredFile
+	ExpiredUnnamed int
+	KeptDays       int
+	Report         *Report
+	Now            time.Time
+}
+
+// ExpiredFile is a file whose earlier changes can no longer be undone.
+type ExpiredFile struct {
+	Path   string
+	Newest time.Time
+}
+
+// ChangeRow is one change.
+type ChangeRow struct {
+	fsops.ChatChange
+	Approval *govern.Approval
+	// Diff is a text change; Folded says it is longer than FoldLines.
+	Diff   []DiffLine
+	Folded bool
+	// Binary describes a change that is not shown as text.
+	Binary string
+	// NotShown says why no diff is shown ("" when one is).
+	NotShown string
+}
+
+// What says the change in a few words.
+func (c ChangeRow) What() string {
+	switch {
+	case c.Operator != "" && c.Undoes != "":
+		return "you (" + c.Operator + ") put back " + baseName(c.Path)
+	case c.Op == "undo" && c.Moved:
+		return "undid its creation of " + baseName(c.Path) + " (removed it)"
+	case c.Op == "undo":
+		return "undid its change to " + baseName(c.Path)
+	case c.CreatedFile:
+		return "created " + baseName(c.Path)
+	case c.Op == "patch":
+		return "edited " + baseName(c.Path)
+	}
+	return "rewrote " + baseName(c.Path)
+}
+
+// Allowed says which approval allowed the change.
+func (c ChangeRow) Allowed(now time.Time) string {
+	switch {
+	case c.Operator != "":
+		return ""
+	case c.Approval != nil:
+		return "you allowed it (" + c.Approval.By + ", " + clock(c.Approval.At, now) + ")"
+	case c.FutureID != "":
+		return "ran without asking (allowed by the mode or a folder rule)"
+	}
+	return ""
+}
+
+// Undoable reports whether the page offers "Undo this change".
+func (c ChangeRow) Undoable() bool {
+	return c.Operator == "" && c.UndoneBy == "" && c.Kept
+}
+
+// ChatView reads the changes of the conversation key.
+func (h *Handler) ChatView(ctx context.Context, key string, now time.Time) (ChatView, error) {
+	cs, err := h.FS.ChatChanges(ctx, key)
+	if err != nil {
+		return ChatView{}, err
+	}
+	v := ChatView{Key: key, Now: now, KeptDays: h.KeptDays}
+	var first, last time.Time
+	if len(cs) > 0 {
+		first, last = cs[0].At, cs[len(cs)-1].At
+	}
+	v.Label = h.label(ctx, key, first, last, now)
+	var futures []string
+	for _, c := range cs {
+		if c.FutureID != "" {
+			futures = append(futures, c.FutureID)
+		}
+	}
+	approvals := map[string]govern.Approval{}
+	if h.Approvals != nil && len(futures) > 0 {
+		if approvals, err = h.Approvals.ApprovalsOf(ctx, futures); err != nil {
+			return ChatView{}, err
+		}
+	}
+	v.Changes = make([]ChangeRow, len(cs))
+	for i, c := range cs {
+		row := ChangeRow{ChatChange: c}
+		if a, ok := approvals[c.FutureID]; ok {
+			row.Approval = &a
+		}
+		if err := h.describe(ctx, &row); err != nil {
+			return ChatView{}, err
+		}
+		if row.Undoable() {
+			v.Undoable++
+		}
+		v.Changes[i] = row
+	}
+	batches, err := h.FS.Batches(ctx, key)
+	if err != nil {
+		return ChatView{}, err
+	}
+	for i := range batches {
+		if batches[i].Live > 0 {
+			v.Redo = &batches[i]
+			break
+		}
+	}
+	x, err := h.FS.ExpiredChanges(ctx, key)
+	if err != nil {
+		return ChatView{}, err
+	}
+	for p, at := range x.Paths {
+		v.Expired = append(v.Expired, ExpiredFile{p, at})
+	}
+	sort.Slice(v.Expired, func(i, j int) bool { return v.Expired[i].Path < v.Expired[j].Path })
+	v.ExpiredUnnamed = x.Unnamed
+	return v, nil
+}
+
+// describe fills in what changed: a diff, or why there is none.
+func (h *Handler) describe(ctx context.Context, c *ChangeRow) error {
+	if !c.Kept {
+		c.NotShown = h.expiredWords()
+		return nil
+	}
+	if c.Pre == "" && c.Post == "" {
+		return nil
+	}
+	var before, after []byte
+	var okB, okA bool
+	var err error
+	if c.Pre != "" {
+		if before, okB, err = h.FS.Content(ctx, c.Path, c.Pre, MaxDiffBytes); err != nil {
+			return err
+		}
+	} else {
+		okB = true
+	}
+	if c.Post != "" {
+		if after, okA, err = h.FS.Content(ctx, c.Path, c.Post, MaxDiffBytes); err != nil {
+			return err
+		}
+	} else {
+		okA = true
+	}
+	switch {
+	case c.Pre != "" && c.Post != "" && c.Pre == c.Post:
+		c.NotShown = "the content did not change"
+	case !okB || !okA || !Text(before) || !Text(after):
+		c.Binary = binaryWords(c, before, after, okB, okA)
+	case c.CreatedFile:
+		c.NotShown = "new file"
+		c.Diff = Unified(nil, after, DiffContext)
+	default:
+		c.Diff = Unified(before, after, DiffContext)
+	}
+	c.Folded = len(c.Diff) > FoldLines
+	return nil
+}
+
+func binaryWords(c *ChangeRow, before, after []byte, okB, okA bool) string {
+	side := func(sha string, b []byte, ok bool) string {
+		switch {
+		case sha == "":
+			return "no file"
+		case ok:
+			return size(int64(len(b)))
+		}
+		return "a copy Hearth no longer keeps"
+	}
+	return side(c.Pre, before, okB) + " before, " + side(c.Post, after, okA) + " after (Details: their fingerprints)"
+}
+
+func size(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+}
+
+func (h *Handler) expiredWords() string {
+	if h.KeptDays > 0 {
+		return fmt.Sprintf("no longer undoable (kept %d days)", h.KeptDays)
+	}
+	return "no longer undoable (its copy was removed to stay within the storage budget)"
+}
+
+// TrashName is what the system calls its trash.
+func TrashName() string {
+	if runtime.GOOS == "windows" {
+		return "Recycle Bin"
+	}
+	return "trash"
+}
+
+func clock(t, now time.Time) string {
+	if t.IsZero() {
+		return "earlier"
+	}
+	return ui.Clock(t, now)
+}
