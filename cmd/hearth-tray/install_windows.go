@@ -13,6 +13,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/autostart"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/instance"
+	"github.com/hearth-dev/hearth/internal/removetree"
 	"github.com/hearth-dev/hearth/internal/secrets"
 	"github.com/hearth-dev/hearth/internal/tray"
 	"github.com/hearth-dev/hearth/internal/tunnel"
@@ -138,7 +139,7 @@ func uninstall(ctx context.Context, purge bool, stdout io.Writer) error {
 				}
 			}
 		}
-		if err := os.RemoveAll(dir); err != nil {
+		if err := removetree.All(dir); err != nil {
 			return fmt.Errorf("remove the program directory: %w", err)
 		}
 		fmt.Fprintf(stdout, "Removed the program directory %s\n", dir)
@@ -155,7 +156,7 @@ func uninstall(ctx context.Context, purge bool, stdout io.Writer) error {
 			return fmt.Errorf("delete the stored tunnel key: %w", err)
 		}
 	}
-	if err := os.RemoveAll(dataDir); err != nil {
+	if err := removetree.All(dataDir); err != nil {
 		return fmt.Errorf("delete the data directory: %w", err)
 	}
 	fmt.Fprintf(stdout, "Deleted the data directory %s\n", dataDir)

@@ -105,7 +105,8 @@ func newGovernor(cfg config.Config, db *store.DB, led *ledger.Ledger, log *slog.
 		DefaultMode:  cfg.Policy.Mode,
 		PermitTTL:    PermitTTL,
 		Programs:     programsOf(),
-		Places:       risk.NewPlacesResolved(os.Getenv, fsops.RealPrefix),
+		Places:       risk.NewPlacesResolved(risk.KnownFolderEnv(os.Getenv), fsops.RealPrefix),
+		Writes:       risk.NewWrites(risk.KnownFolderEnv(os.Getenv), fsops.RealPrefix),
 		InlineBudget: time.Duration(cfg.DispatchInlineBudgetMS) * time.Millisecond,
 	}
 }

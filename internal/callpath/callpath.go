@@ -14,6 +14,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/risk"
 )
 
 // CodeUnknownOpen is the code of Governor.Admit's refusal while the
@@ -55,10 +56,21 @@ type Admission struct {
 	Case    string
 	Subject string
 	Said    string
+	// Paths are the real paths of the files a write would change, as
+	// admission found them (the primitive holds an ordinary write to
+	// them when it opens the files: primitive.Checked).
+	Paths []string
 	// Flagged is set by Admit for a call that runs but is journaled as
 	// such and shown on the Status page (a write that makes a program
 	// start by itself, run in trusted mode).
 	Flagged bool
+}
+
+// Checked is what the primitive is told of its admission: a write
+// admitted as ordinary (the risk table's case write, not an approval) is
+// checked again when it opens its files.
+func (a *Admission) Checked() primitive.Checked {
+	return primitive.Checked{Ordinary: a.Case == string(risk.CaseWrite) && !a.Approved, Paths: a.Paths}
 }
 
 // SideEffecting reports whether the primitive is journaled: every

@@ -29,6 +29,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/removetree"
 )
 
 // Options configure a demo run.
@@ -216,13 +217,13 @@ func (d *demo) prepare() error {
 	d.root = filepath.Join(base, "files")
 	for _, dir := range []string{d.dataDir, d.root} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			os.RemoveAll(base)
+			removetree.All(base)
 			return fmt.Errorf("demo: %w", err)
 		}
 	}
 	if d.outDir != "" {
 		if err := os.MkdirAll(d.outDir, 0o755); err != nil {
-			os.RemoveAll(base)
+			removetree.All(base)
 			return fmt.Errorf("demo: output directory: %w", err)
 		}
 	}
@@ -233,7 +234,7 @@ func (d *demo) prepare() error {
 	cfg.MaxOutputBytes = spillLimit
 	d.cfgPath = filepath.Join(d.dataDir, "config.json")
 	if err := config.Write(d.cfgPath, cfg); err != nil {
-		os.RemoveAll(base)
+		removetree.All(base)
 		return fmt.Errorf("demo: %w", err)
 	}
 	d.c = newClient(d.opts.Version, Conversation)
@@ -246,7 +247,7 @@ func (d *demo) cleanup() {
 		fmt.Fprintf(d.opts.Stdout, "kept the demo's data directory and fs root in %s\n", d.base)
 		return
 	}
-	if err := os.RemoveAll(d.base); err != nil {
+	if err := removetree.All(d.base); err != nil {
 		fmt.Fprintf(d.opts.Stdout, "could not remove %s: %v\n", d.base, err)
 	}
 }

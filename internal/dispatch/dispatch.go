@@ -323,7 +323,7 @@ func (d *Dispatcher) runSafely(ctx context.Context, spec *primitive.Spec, call *
 // future has nothing to record (see record).
 func (d *Dispatcher) quick(ctx context.Context, a *Admission) (env *Envelope) {
 	name := a.Spec.Name()
-	call := &primitive.Call{Route: a.Route, FutureID: a.FutureID, CommandID: a.CommandID}
+	call := &primitive.Call{Route: a.Route, FutureID: a.FutureID, CommandID: a.CommandID, Checked: a.Checked()}
 	// Counted like every run, so Stop waits for it before the engine's
 	// parts close.
 	d.wg.Add(1)

@@ -134,7 +134,7 @@ func (d *Dispatcher) execute(ctx context.Context, a *Admission, link *callLink) 
 			return env
 		}
 	}
-	call := &primitive.Call{Route: a.Route, FutureID: a.FutureID, CommandID: a.CommandID}
+	call := &primitive.Call{Route: a.Route, FutureID: a.FutureID, CommandID: a.CommandID, Checked: a.Checked()}
 	res, err := d.runSafely(ctx, a.Spec, call, a.Input)
 	env := outcome(name, res, err)
 	stopped(ctx, name, env)

@@ -622,7 +622,7 @@ func (c *classState) run(s claimed) {
 		c.unstarted(a)
 		return
 	}
-	call := &primitive.Call{Route: a.Route, FutureID: a.FutureID, CommandID: a.CommandID}
+	call := &primitive.Call{Route: a.Route, FutureID: a.FutureID, CommandID: a.CommandID, Checked: a.Checked()}
 	res, err := c.runSafely(s.ctx, call)
 	why := s.run.why.Load()
 	env := outcome(name, res, err)

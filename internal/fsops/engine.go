@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -52,9 +53,14 @@ type Engine struct {
 	InlinePriorMax int
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Writes is the allowlist of ordinary writes (internal/risk) a write
+	// admitted as ordinary is held to when it opens its file; nil is this
+	// OS's from the process environment.
+	Writes *risk.Writes
 
-	locks  pathLocks
-	hashes hashCache
+	locks      pathLocks
+	hashes     hashCache
+	writesOnce sync.Once
 }
 
 func (e *Engine) now() time.Time {
@@ -150,7 +156,8 @@ func (e *Engine) Write(ctx context.Context, route string, in WriteInput) (WriteR
 		return WriteResult{}, err
 	}
 	res, err := e.mutate(ctx, mutation{route: route, op: "write", path: abs, expect: in.ExpectedSHA256, mkdir: true,
-		change: func(snapshot) ([]byte, error) { return data, nil }})
+		newHead: data[:min(len(data), risk.HeadSize)],
+		change:  func(snapshot) ([]byte, error) { return data, nil }})
 	return WriteResult{res}, err
 }
 
@@ -283,6 +290,9 @@ type mutation struct {
 	change       func(snapshot) ([]byte, error)
 	changeReader func(snapshot) (io.ReadCloser, error)
 	removeFile   bool
+	// newHead is the start of the content a write puts (nil: patch and
+	// undo, which keep the file's own start or an earlier one's).
+	newHead []byte
 }
 
 // snapshot is a file's state before a mutation: its hash and size, and its
@@ -355,6 +365,11 @@ func (e *Engine) mutate(ctx context.Context, m mutation) (MutationResult, error)
 		if err := os.MkdirAll(filepath.Dir(m.path), 0o755); err != nil {
 			return MutationResult{}, fmt.Errorf("create directory for %s: %w", m.path, err)
 		}
+	}
+	// The file is opened for the replace: a write admitted as ordinary
+	// is held to what admission saw, now.
+	if err := e.checkOrdinary(checkedOf(ctx), m.path, m.newHead); err != nil {
+		return MutationResult{}, err
 	}
 
 	// The post-hash must be known before the rename so a crash right after

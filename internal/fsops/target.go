@@ -12,16 +12,19 @@ import (
 )
 
 // target is the Target of write, patch and undo: the real path of the
-// file the call would change, so that governance can tell a write that
-// makes a program start by itself (internal/risk) after symlinks and
-// junctions are resolved. A path fs would refuse, or a receipt this
-// conversation cannot see, gives no path: the call is refused when it
-// runs, with the reason.
+// file the call would change, and what the allowlist of ordinary writes
+// needs of it, so that governance can tell an ordinary write from one
+// that makes a program start by itself or is not ordinary
+// (internal/risk) after symlinks and junctions are resolved. A path fs
+// would refuse, or a receipt this conversation cannot see, gives no
+// path: the call is refused when it runs, with the reason.
 func (e *Engine) target(ctx context.Context, route string, raw json.RawMessage) (primitive.Target, error) {
 	var in struct {
 		Path       string   `json:"path"`
 		ReceiptID  string   `json:"receipt_id"`
 		ReceiptIDs []string `json:"receipt_ids"`
+		Data       *string  `json:"data"`
+		Encoding   string   `json:"encoding"`
 	}
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return primitive.Target{}, fmt.Errorf("decode input: %w", err)
@@ -49,6 +52,10 @@ func (e *Engine) target(ctx context.Context, route string, raw json.RawMessage) 
 			paths = append(paths, p)
 		}
 	}
+	var head []byte
+	if in.Data != nil {
+		head = headOf(*in.Data, in.Encoding)
+	}
 	var t primitive.Target
 	for _, p := range paths {
 		real, err := e.Roots.Resolve(p)
@@ -60,6 +67,7 @@ func (e *Engine) target(ctx context.Context, route string, raw json.RawMessage) 
 		}
 		if !slices.Contains(t.Paths, real) {
 			t.Paths = append(t.Paths, real)
+			t.Files = append(t.Files, e.facts(real, head))
 		}
 	}
 	return t, nil

@@ -22,6 +22,7 @@ func mapErr(op string, err error) error {
 	var ce *ConflictError
 	var ie *InputError
 	var contain *ContainmentError
+	var notOrdinary *NotOrdinaryError
 	switch {
 	case errors.As(err, &ce):
 		return (&primitive.Error{State: primitive.StateConflict, Code: ce.Reason, Message: "fs." + op + ": " + ce.Message}).WithDetails(map[string]any{
@@ -31,6 +32,9 @@ func mapErr(op string, err error) error {
 		return primitive.Failed("invalid_input", "fs.%s: field %q: %s", op, ie.Field, ie.Message)
 	case errors.As(err, &contain):
 		return primitive.Blocked("outside_roots", "fs.%s: %v", op, err).WithDetails(map[string]any{"rule": string(contain.Rule), "path": contain.Path})
+	case errors.As(err, &notOrdinary):
+		return primitive.Blocked("not_ordinary", "fs.%s: %s", op, notOrdinarySentence(notOrdinary)).
+			WithDetails(map[string]any{"path": notOrdinary.Path, "admitted": notOrdinary.Admitted, "reason": string(notOrdinary.Why)})
 	case errors.Is(err, ErrReceiptExpired):
 		return primitive.Failed("expired", "fs.%s: %v", op, err)
 	case errors.Is(err, ErrReceiptNotFound):
@@ -39,6 +43,15 @@ func mapErr(op string, err error) error {
 		return primitive.Failed("too_large", "fs.%s: %v", op, err)
 	}
 	return systemError(op, err)
+}
+
+// notOrdinarySentence says in Hearth's words why a write admitted as
+// ordinary was refused when it opened its file.
+func notOrdinarySentence(e *NotOrdinaryError) string {
+	if e.Why != "" {
+		return fmt.Sprintf("nothing was written: when Hearth opened %s it was no longer an ordinary file (it would %s), so it needs the operator's approval; send the call again to ask", e.Path, e.Why.Said())
+	}
+	return fmt.Sprintf("nothing was written: when Hearth opened %s, the path no longer led where it did when the call was admitted (a link changed); send the call again to have it checked", e.Path)
 }
 
 func run[I any, O any](op string, f func(context.Context, *primitive.Call, I) (O, error)) func(context.Context, *primitive.Call, I) (any, error) {
@@ -92,7 +105,7 @@ func (e *Engine) Specs() []*primitive.Spec {
 			Fields: []primitive.Field{fPath,
 				{Name: "data", Type: primitive.TString, Required: true, Desc: "write: the whole new content (text, or base64 with encoding)."}, fEncoding, fExpect},
 			Run: primitive.Typed(run("write", func(ctx context.Context, c *primitive.Call, in WriteInput) (WriteResult, error) {
-				return e.Write(withFuture(ctx, c.FutureID), route(c), in)
+				return e.Write(withChecked(withFuture(ctx, c.FutureID), c.Checked), route(c), in)
 			}))},
 		{Tool: "fs", Operation: "patch", Risk: primitive.RiskWrite, Target: e.target, Summary: "apply replacements in order; each old must occur exactly once (else conflict naming it); keeps CRLF and BOM.",
 			Fields: []primitive.Field{fPath,
@@ -102,13 +115,13 @@ func (e *Engine) Specs() []*primitive.Spec {
 						{Name: "new", Type: primitive.TString, Required: true, Desc: "Replacement text."}}}},
 				fExpect},
 			Run: primitive.Typed(run("patch", func(ctx context.Context, c *primitive.Call, in PatchInput) (PatchResult, error) {
-				return e.Patch(withFuture(ctx, c.FutureID), route(c), in)
+				return e.Patch(withChecked(withFuture(ctx, c.FutureID), c.Checked), route(c), in)
 			}))},
 		{Tool: "fs", Operation: "undo", Risk: primitive.RiskWrite, Target: e.target, Summary: "restore the content before this conversation's receipts; conflicts if a file changed since.",
 			Fields: []primitive.Field{{Name: "receipt_id", Type: primitive.TString, Desc: "undo: receipt id from write, patch or undo."},
 				{Name: "receipt_ids", Type: primitive.TArray, Max: primitive.Bound(MaxUndoIDs), Items: &primitive.Field{Type: primitive.TString}, Desc: "undo: several ids."}},
 			Run: primitive.Typed(func(ctx context.Context, c *primitive.Call, in UndoInput) (any, error) {
-				ctx = withFuture(ctx, c.FutureID)
+				ctx = withChecked(withFuture(ctx, c.FutureID), c.Checked)
 				if len(in.ReceiptIDs) == 0 && in.ReceiptID != "" {
 					out, err := e.Undo(ctx, route(c), in)
 					if err != nil {

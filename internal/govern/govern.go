@@ -67,8 +67,11 @@ type Governor struct {
 	// Places is the persistence table (internal/risk); nil is this OS's
 	// table from the process environment.
 	Places *risk.Places
+	// Writes is the allowlist of ordinary writes (internal/risk); nil is
+	// this OS's from the process environment.
+	Writes *risk.Writes
 
-	placesOnce sync.Once
+	placesOnce, writesOnce sync.Once
 
 	mu sync.Mutex
 	// requested is signalled when a permit is requested (PermitRequested).

@@ -27,6 +27,17 @@ func (g *Governor) places() *risk.Places {
 	return g.Places
 }
 
+// writes returns the allowlist of ordinary writes: the Governor's, or
+// this OS's from the process environment when none was given.
+func (g *Governor) writes() *risk.Writes {
+	g.writesOnce.Do(func() {
+		if g.Writes == nil {
+			g.Writes = risk.NewWrites(risk.KnownFolderEnv(os.Getenv), risk.RealPrefix)
+		}
+	})
+	return g.Writes
+}
+
 // rows returns the risk table's rows Admit decides by.
 func (g *Governor) rows() risk.Table {
 	if g.Rows != nil {
@@ -94,20 +105,7 @@ func (g *Governor) caseOf(ctx context.Context, mode string, kind risk.Kind, a *c
 		}
 		return risk.CaseSeeOK, nil
 	case risk.KindFileWrite:
-		t, err := g.target(ctx, a)
-		if err != nil {
-			return "", err
-		}
-		for _, p := range t.Paths {
-			if pl, ok := g.places().Match(p); ok {
-				a.Subject, a.Said = p, pl.Sentence
-				return risk.CasePersist, nil
-			}
-		}
-		if len(t.Paths) > 0 {
-			a.Subject = t.Paths[0]
-		}
-		return risk.CaseWrite, nil
+		return g.writeCase(ctx, a)
 	case risk.KindExec:
 		if mode != risk.ModeAsk {
 			// The verdicts of both cases agree outside ask mode.

@@ -12,6 +12,8 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+
+	"github.com/hearth-dev/hearth/internal/risk"
 )
 
 // Risk classifies what a primitive can do to the host (DESIGN §5).
@@ -35,6 +37,20 @@ type Call struct {
 	FutureID string
 	// CommandID identifies the side-effecting command for replay detection.
 	CommandID string
+	// Checked is what governance admitted the call as, for the primitive
+	// to hold to when it acts.
+	Checked Checked
+}
+
+// Checked is what admission found about the files a call changes.
+type Checked struct {
+	// Ordinary is set when the call runs without asking only because
+	// every file it changes is an ordinary file (internal/risk's
+	// allowlist): the primitive checks again when it opens each file, and
+	// refuses one that is no longer ordinary or no longer at one of Paths.
+	Ordinary bool
+	// Paths are the real paths admission found.
+	Paths []string
 }
 
 // Target is what one call would act on, as governance needs it to decide
@@ -43,6 +59,9 @@ type Target struct {
 	// Paths are the real (symlink-resolved) absolute paths of the files
 	// the call would change.
 	Paths []string
+	// Files are what the call would do to each of Paths, as the
+	// allowlist of ordinary writes (internal/risk) needs it.
+	Files []risk.FileFacts
 	// App is the program file name (lower case, e.g. "notepad.exe") of
 	// the application a UI call would drive; "" when it is not known
 	// before the call runs.

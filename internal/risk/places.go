@@ -28,14 +28,20 @@ const (
 	UnderDir PlaceKind = iota
 	// ExactFile: the file Path itself.
 	ExactFile
-	// GitRepo: a hook or the config file of any git repository (a
-	// component ".git" followed by a component "hooks", or by a file
-	// "config"), or a ".git" file itself (a submodule's or worktree's
-	// pointer to its repository): hooks run by themselves, and config can
-	// name programs git runs (core.hooksPath, core.fsmonitor,
-	// core.sshCommand). The user's and the system's git config files are
-	// ExactFile entries of each table.
+	// GitRepo: anything inside any git repository's own folder (a path
+	// with a component ".git") or a ".git" file itself (a submodule's or
+	// worktree's pointer to its repository): hooks run by themselves,
+	// config can name programs git runs (core.hooksPath, core.fsmonitor,
+	// core.sshCommand), and the other files (commondir, gitdir, info,
+	// modules) point git at a config or hooks the writer chose. The
+	// user's and the system's git config files are ExactFile entries of
+	// each table.
 	GitRepo
+	// InAnyDir: a file in any folder named Path (site-packages, .vscode)
+	// wherever it is, with one of Exts or named one of Names.
+	InAnyDir
+	// AnyName: a file named one of Names, in any folder (.envrc).
+	AnyName
 )
 
 // Place is one persistence location.
@@ -46,16 +52,22 @@ type Place struct {
 	Kind PlaceKind
 	// Path is the location, absolute (unused for GitRepo).
 	Path string
-	// Exts, when set, limits UnderDir to files with one of these
-	// extensions (lower case, with the dot).
+	// Exts, when set, limits UnderDir and InAnyDir to files with one of
+	// these extensions (lower case, with the dot).
 	Exts []string
+	// Names, when set, are the file names (lower case) AnyName matches,
+	// and InAnyDir matches besides Exts.
+	Names []string
 	// Sentence completes "ChatGPT wants to …" on the permit card.
 	Sentence string
 }
 
-// ScriptExts are the shortcut and script files that run a program when
-// opened, on Windows.
-var ScriptExts = []string{".lnk", ".url", ".bat", ".cmd", ".ps1", ".vbs", ".js", ".wsf", ".hta", ".reg"}
+// ScriptExts are the programs, scripts and shortcuts that run a program
+// when opened, on Windows (PATHEXT adds the machine's own).
+var ScriptExts = []string{".exe", ".com", ".scr", ".pif", ".bat", ".cmd", ".ps1", ".psm1", ".psd1", ".vbs", ".vbe", ".vb",
+	".js", ".jse", ".wsf", ".wsh", ".wsc", ".hta", ".lnk", ".url", ".website", ".appref-ms", ".application",
+	".reg", ".msi", ".msp", ".mst", ".cpl", ".msc", ".jar", ".inf", ".scf", ".settingcontent-ms", ".library-ms",
+	".searchconnector-ms", ".gadget", ".xbap", ".chm", ".dll", ".sys", ".ocx", ".py", ".pyw", ".xll", ".xlam", ".dotm"}
 
 // Sentences of the groups.
 const (
@@ -67,7 +79,25 @@ const (
 	sayScheduled = "add or change a scheduled task that runs by itself"
 	saySSH       = "change who can sign in to this computer over SSH, or what SSH runs"
 	sayShortcut  = "add or change a shortcut or script that starts a program when it is opened"
+	sayPython    = "change what runs every time Python starts"
+	sayEditor    = "change what a code editor or terminal app runs by itself"
+	sayDirenv    = "change what runs every time a terminal enters a folder"
+	sayOffice    = "add a macro that Word or Excel runs every time it starts"
 )
+
+// anywhere are the places of both tables that are not in one folder: a
+// Python .pth or customize file in any site-packages (a virtual
+// environment's too), a project's VS Code tasks and settings (run when
+// the folder is opened), and direnv's .envrc.
+func anywhere() []Place {
+	py := []string{"sitecustomize.py", "usercustomize.py"}
+	return []Place{
+		{ID: "python", Kind: InAnyDir, Path: "site-packages", Exts: []string{".pth"}, Names: py, Sentence: sayPython},
+		{ID: "python", Kind: InAnyDir, Path: "dist-packages", Exts: []string{".pth"}, Names: py, Sentence: sayPython},
+		{ID: "editor", Kind: InAnyDir, Path: ".vscode", Names: []string{"tasks.json", "settings.json", "launch.json"}, Sentence: sayEditor},
+		{ID: "shell", Kind: AnyName, Names: []string{".envrc"}, Sentence: sayDirenv},
+	}
+}
 
 // Places is a persistence table ready to match real paths. It is safe for
 // concurrent use.
@@ -96,8 +126,11 @@ type Places struct {
 const refreshEvery = 2 * time.Second
 
 // NewPlaces returns the table for this OS, its locations taken from env
-// (os.Getenv in Hearth) and resolved by RealPrefix.
-func NewPlaces(env func(string) string) *Places { return NewPlacesResolved(env, RealPrefix) }
+// (os.Getenv in Hearth) and the known folders (KnownFolderEnv), and
+// resolved by RealPrefix.
+func NewPlaces(env func(string) string) *Places {
+	return NewPlacesResolved(KnownFolderEnv(env), RealPrefix)
+}
 
 // NewPlacesResolved is NewPlaces with the locations resolved by real,
 // which must resolve links as the file system the caller checks writes
@@ -150,7 +183,7 @@ func (p *Places) locations() []string {
 	}
 	out := make([]string, len(p.list))
 	for i, pl := range p.list {
-		if pl.Kind != GitRepo && p.real != nil {
+		if (pl.Kind == UnderDir || pl.Kind == ExactFile) && p.real != nil {
 			out[i] = p.norm(p.real(pl.Path))
 		}
 	}
@@ -166,8 +199,15 @@ func (p *Places) norm(s string) string {
 }
 
 func (p *Places) matches(pl Place, path, resolved string) bool {
-	if pl.Kind == GitRepo {
+	switch pl.Kind {
+	case GitRepo:
 		return gitPlace(path)
+	case InAnyDir:
+		dir, _ := splitLast(path)
+		_, parent := splitLast(dir)
+		return p.sameName(parent, pl.Path) && pl.named(path)
+	case AnyName:
+		return pl.named(path)
 	}
 	locs := []string{p.norm(pl.Path)}
 	if resolved != "" && resolved != locs[0] {
@@ -183,12 +223,19 @@ func (p *Places) matches(pl Place, path, resolved string) bool {
 			if !strings.HasPrefix(path, loc+"/") {
 				continue
 			}
-			if len(pl.Exts) == 0 || slices.Contains(pl.Exts, strings.ToLower(extOf(path))) {
+			if len(pl.Exts) == 0 && len(pl.Names) == 0 || pl.named(path) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// named reports whether the last component of path has one of pl's Exts
+// or Names.
+func (pl Place) named(path string) bool {
+	_, base := splitLast(path)
+	return slices.Contains(pl.Exts, strings.ToLower(extOf(path))) || slices.Contains(pl.Names, strings.ToLower(base))
 }
 
 // extOf is the extension of a slash-separated path's last component.
@@ -200,32 +247,31 @@ func extOf(path string) string {
 	return ""
 }
 
-// gitPlace reports whether a slash-separated path is a hook or the config
-// of a git repository: after a ".git" component, a "hooks" component, or
-// a last component "config".
+// gitPlace reports whether a slash-separated path (lower case on
+// Windows) is inside a git repository's own folder, or is a ".git" file
+// (a submodule's or worktree's "gitdir: …" pointer): every file there can
+// make git run a program (hooks, config, and commondir or gitdir pointing
+// at a config the writer chose).
 func gitPlace(path string) bool {
-	if strings.HasSuffix(path, "/.git") {
-		// A .git file of a submodule or worktree ("gitdir: …") points git
-		// at a repository whose hooks and config the writer chose.
-		return true
+	return strings.HasSuffix(path, "/.git") || strings.Contains(path, "/.git/")
+}
+
+// splitLast splits a slash-separated path at its last separator.
+func splitLast(path string) (dir, base string) {
+	i := strings.LastIndexByte(path, '/')
+	if i < 0 {
+		return "", path
 	}
-	if !strings.Contains(path, "/.git/") {
-		return false
+	return path[:i], path[i+1:]
+}
+
+// sameName compares a path component with a folder name of the table
+// (lower case on Windows, where the path is lower case already).
+func (p *Places) sameName(component, name string) bool {
+	if p.windows {
+		return component == strings.ToLower(name)
 	}
-	parts := strings.Split(path, "/")
-	for i, c := range parts {
-		if c != ".git" {
-			continue
-		}
-		rest := parts[i+1:]
-		if slices.Contains(rest, "hooks") {
-			return true
-		}
-		if len(rest) > 0 && rest[len(rest)-1] == "config" {
-			return true
-		}
-	}
-	return false
+	return component == name
 }
 
 // RealPrefix resolves p through symlinks and junctions as far as it
@@ -260,7 +306,7 @@ func join(sep string, base string, parts ...string) string {
 func build(ps []Place) []Place {
 	out := ps[:0]
 	for _, p := range ps {
-		if p.Kind == GitRepo || p.Path != "" {
+		if p.Kind == GitRepo || p.Kind == AnyName || p.Path != "" {
 			out = append(out, p)
 		}
 	}

@@ -39,7 +39,27 @@ func LinuxPlaces(env func(string) string) []Place {
 		dir("scheduled", sayScheduled, "/var/spool/anacron"),
 		dir("ssh", saySSH, "/etc/ssh"),
 		{ID: "shortcut", Kind: UnderDir, Path: join("/", data, "applications"), Exts: []string{".desktop"}, Sentence: sayShortcut},
+		dir("shell", sayShell, join("/", home, ".bashrc.d")),
+		dir("shell", sayShell, join("/", home, ".zshrc.d")),
+		dir("shell", sayShell, join("/", home, ".oh-my-zsh")),
+		dir("service", sayService, join("/", data, "dbus-1")),
+		dir("autostart", sayAutostart, join("/", cfg, "plasma-workspace")),
+		dir("autostart", sayAutostart, join("/", cfg, "autostart-scripts")),
+		dir("autostart", sayAutostart, join("/", cfg, "i3")),
+		dir("autostart", sayAutostart, join("/", home, ".i3")),
+		dir("autostart", sayAutostart, join("/", cfg, "sway")),
+		dir("autostart", sayAutostart, join("/", cfg, "openbox")),
+		dir("autostart", sayAutostart, join("/", cfg, "labwc")),
+		dir("autostart", sayAutostart, join("/", cfg, "hypr")),
+		dir("autostart", sayAutostart, join("/", cfg, "lxsession")),
+		dir("autostart", sayAutostart, join("/", cfg, "xfce4", "xfconf")),
+		dir("ssh", saySSH, join("/", home, ".ssh", "config.d")),
+		file("editor", sayEditor, join("/", cfg, "Code", "User", "settings.json")),
+		file("editor", sayEditor, join("/", cfg, "Code", "User", "tasks.json")),
+		file("editor", sayEditor, join("/", cfg, "Code - Insiders", "User", "settings.json")),
+		file("editor", sayEditor, join("/", cfg, "VSCodium", "User", "settings.json")),
 	}
+	ps = append(ps, anywhere()...)
 	for _, f := range ShellFiles {
 		ps = append(ps, file("shell", sayShell, join("/", home, f)))
 	}
@@ -51,7 +71,7 @@ func LinuxPlaces(env func(string) string) []Place {
 
 // ShellFiles are the start-up files of the usual shells and X sessions,
 // in the home directory (Git Bash and WSL read them on Windows too).
-var ShellFiles = []string{".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+var ShellFiles = []string{".bashrc", ".bash_aliases", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
 	".zshrc", ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc", ".login",
 	".xprofile", ".xinitrc", ".xsession", ".xsessionrc", ".pam_environment", ".inputrc"}
 

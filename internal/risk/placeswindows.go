@@ -1,12 +1,17 @@
 package risk
 
 // WindowsPlaces is the persistence table of Windows, its locations taken
-// from env: USERPROFILE, APPDATA, ProgramData, PUBLIC, SystemRoot,
-// ProgramFiles, OneDrive.
+// from env: USERPROFILE, APPDATA, LOCALAPPDATA, ProgramData, PUBLIC,
+// SystemRoot, ProgramFiles, OneDrive, and the known folders where they
+// really are (FOLDERID_Startup, FOLDERID_CommonStartup,
+// FOLDERID_Documents, FOLDERID_Desktop: a Startup or Documents folder
+// moved by User Shell Folders or OneDrive counts; see KnownFolderEnv).
 func WindowsPlaces(env func(string) string) []Place {
 	const s = `\`
 	profile := env("USERPROFILE")
 	appdata := or(env("APPDATA"), join(s, profile, "AppData", "Roaming"))
+	local := or(env("LOCALAPPDATA"), join(s, profile, "AppData", "Local"))
+	docs := env("FOLDERID_Documents")
 	programData := or(env("ProgramData"), `C:\ProgramData`)
 	windir := or(env("SystemRoot"), or(env("windir"), `C:\Windows`))
 	programFiles := or(env("ProgramFiles"), `C:\Program Files`)
@@ -41,7 +46,24 @@ func WindowsPlaces(env func(string) string) []Place {
 		scripts(join(s, public, "Desktop")),
 		scripts(join(s, env("OneDrive"), "Desktop")),
 		scripts(join(s, appdata, "Microsoft", "Internet Explorer", "Quick Launch")),
+		dir("autostart", sayAutostart, env("FOLDERID_Startup")),
+		dir("autostart", sayAutostart, env("FOLDERID_CommonStartup")),
+		dir("powershell", sayPS, join(s, docs, "WindowsPowerShell")),
+		dir("powershell", sayPS, join(s, docs, "PowerShell")),
+		scripts(env("FOLDERID_Desktop")),
+		dir("office", sayOffice, join(s, appdata, "Microsoft", "Excel", "XLSTART")),
+		dir("office", sayOffice, join(s, appdata, "Microsoft", "Word", "STARTUP")),
+		dir("office", sayOffice, join(s, appdata, "Microsoft", "Templates")),
+		dir("office", sayOffice, join(s, appdata, "Microsoft", "AddIns")),
+		dir("office", sayOffice, join(s, programFiles, "Microsoft Office", "root", "Office16", "XLSTART")),
+		dir("office", sayOffice, join(s, programFiles, "Microsoft Office", "root", "Office16", "STARTUP")),
+		{ID: "editor", Kind: UnderDir, Path: join(s, local, "Packages"), Names: []string{"settings.json"}, Sentence: sayEditor},
+		dir("editor", sayEditor, join(s, local, "Microsoft", "Windows Terminal")),
+		file("editor", sayEditor, join(s, appdata, "Code", "User", "settings.json")),
+		file("editor", sayEditor, join(s, appdata, "Code", "User", "tasks.json")),
+		file("editor", sayEditor, join(s, appdata, "Code - Insiders", "User", "settings.json")),
 	}
+	ps = append(ps, anywhere()...)
 	for _, f := range ShellFiles {
 		ps = append(ps, file("shell", sayShell, join(s, profile, f)))
 	}

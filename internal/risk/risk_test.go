@@ -114,6 +114,14 @@ func probe(p risk.Place, sep string) string {
 	name := "x"
 	if len(p.Exts) > 0 {
 		name += p.Exts[0]
+	} else if len(p.Names) > 0 {
+		name = p.Names[0]
+	}
+	switch p.Kind {
+	case risk.InAnyDir:
+		return strings.Join([]string{"", "home", "u", "src", "venv", p.Path, name}, sep)
+	case risk.AnyName:
+		return strings.Join([]string{"", "home", "u", "src", name}, sep)
 	}
 	return p.Path + sep + "sub" + sep + name
 }
@@ -249,4 +257,32 @@ func TestLocationBecomingALinkIsSeen(t *testing.T) {
 	if _, ok := ps.Match(target); !ok {
 		t.Fatal("the new real path of ~/.config/autostart is not caught after the refresh time")
 	}
+}
+
+// TestDocsShowTheAllowlist: docs/SECURITY.md's allowlist block is the
+// code's (AllowlistMarkdown), word for word.
+func TestDocsShowTheAllowlist(t *testing.T) {
+	file := filepath.Join("..", "..", "docs", "SECURITY.md")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	start := strings.Index(s, "<!-- allowlist")
+	end := strings.Index(s, "<!-- /allowlist -->")
+	if start < 0 || end < start {
+		t.Fatal("docs/SECURITY.md has no allowlist block")
+	}
+	from := start + strings.Index(s[start:], "\n") + 1
+	want := risk.AllowlistMarkdown()
+	if s[from:end] == want {
+		return
+	}
+	if *update {
+		if err := os.WriteFile(file, []byte(s[:from]+want+s[end:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("docs/SECURITY.md's allowlist differs from internal/risk; run go test ./internal/risk/ -run TestDocsShowThe -update, or put this between the markers:\n%s", want)
 }

@@ -62,6 +62,8 @@ const (
 	CaseControl   CaseID = "control"
 	CaseRecords   CaseID = "records"
 	CaseWrite     CaseID = "write"
+	CaseWriteOK   CaseID = "write_allowed"
+	CaseUnusual   CaseID = "write_unusual"
 	CasePersist   CaseID = "persist"
 	CaseExec      CaseID = "exec"
 	CaseAllowed   CaseID = "exec_allowed"
@@ -119,8 +121,12 @@ var Cases = []Case{
 		Ask: Runs, Trusted: Runs, ReadOnly: Refused},
 	{ID: CaseRecipe, Words: "run a saved recipe (each step is decided on its own)",
 		Ask: Runs, Trusted: Runs, ReadOnly: Refused},
-	{ID: CaseWrite, Words: "write or change an ordinary file in your folders",
+	{ID: CaseWrite, Words: "write or change an ordinary file in your folders (not hidden, not a program, not in the computer's program and settings folders)",
 		Ask: Runs, Trusted: Runs, ReadOnly: Refused},
+	{ID: CaseWriteOK, Words: "write hidden files and programs in a folder where you always allowed them",
+		Ask: Runs, Trusted: Runs, ReadOnly: Refused},
+	{ID: CaseUnusual, Words: "write any other file: a hidden file, a program, a file that runs a program when opened, or a file in the computer's program and settings folders",
+		Ask: Asks, Trusted: Runs, ReadOnly: Refused, Flagged: true},
 	{ID: CasePersist, Words: "write a file that makes a program start by itself (when you sign in, when a terminal or command window opens, git hooks, services, scheduled tasks, SSH keys and settings, shortcuts)",
 		Ask: Asks, Trusted: Runs, ReadOnly: Refused, Flagged: true},
 	{ID: CaseAllowed, Words: "run a program you always allowed in that folder",
@@ -176,7 +182,9 @@ const (
 	// KindRecipe: runs a stored recipe's steps, each decided by its own row.
 	KindRecipe Kind = "recipe"
 	// KindFileWrite: changes files; CasePersist when one of them is a
-	// persistence location (Places), else CaseWrite.
+	// persistence location (Places), else CaseWrite when every one is an
+	// ordinary file (Writes), else CaseWriteOK when an operator's folder
+	// rule covers the others, else CaseUnusual.
 	KindFileWrite Kind = "file_write"
 	// KindExec: starts programs; CaseAllowed when an operator rule allows
 	// every one of them, else CaseExec.
@@ -208,7 +216,7 @@ var casesOf = map[Kind][]CaseID{
 	KindSeveral:      {CaseSeveral},
 	KindRecords:      {CaseRecords},
 	KindRecipe:       {CaseRecipe},
-	KindFileWrite:    {CaseWrite, CasePersist},
+	KindFileWrite:    {CaseWrite, CaseWriteOK, CaseUnusual, CasePersist},
 	KindExec:         {CaseAllowed, CaseExec},
 	KindUI:           {CaseUIGranted, CaseUIApp, CaseUIConsole, CaseFallback},
 	KindKill:         {CaseKill},
@@ -477,7 +485,8 @@ func askNote(name, mode string) string {
 
 // modelWords says each case that may ask to a model, tersely.
 var modelWords = map[CaseID]string{
-	CasePersist:   "for files that start programs by themselves: autostart/Startup, shell and PowerShell start-up, git hooks, services, scheduled tasks, SSH, shortcuts",
+	CaseUnusual:   "for hidden files, programs and system folders",
+	CasePersist:   "for files that start programs by themselves: autostart, shell start-up, .git, services, SSH",
 	CaseSee:       "once per conversation",
 	CaseExec:      "unless an operator rule allows the program",
 	CaseUIApp:     "once per app per conversation",

@@ -34,6 +34,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/removetree"
 	"github.com/hearth-dev/hearth/internal/selftest/report"
 	"github.com/hearth-dev/hearth/internal/tray"
 	"github.com/hearth-dev/hearth/internal/uia"
@@ -198,7 +199,7 @@ func newRun(o Options) (*run, error) {
 	}
 	for _, d := range []string{r.dataDir, r.root, r.outside} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
-			os.RemoveAll(base)
+			removetree.All(base)
 			return nil, fmt.Errorf("selftest: %w", err)
 		}
 	}
@@ -284,11 +285,13 @@ func (r *run) finish() []report.Result {
 }
 
 // removeAll removes dir, retrying briefly: on Windows a child process that
-// just exited, or a scanner, can hold a file in it for a moment.
+// just exited, or a scanner, can hold a file in it for a moment. It goes
+// through removetree, which finishes where os.RemoveAll's POSIX-semantics
+// delete is not implemented (Wine answers "Invalid function" to it).
 func removeAll(dir string) error {
 	var err error
 	for i := range 20 {
-		if err = os.RemoveAll(dir); err == nil {
+		if err = removetree.All(dir); err == nil {
 			return nil
 		}
 		time.Sleep(time.Duration(50*(i+1)) * time.Millisecond)

@@ -1,0 +1,134 @@
+package fsops
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/risk"
+)
+
+// What the allowlist of ordinary writes (internal/risk Writes) needs of
+// a file fs would change: gathered for governance at admission (target)
+// and again when the file is opened for the replace (checkOrdinary), so
+// that a write admitted as ordinary cannot land elsewhere, or on a file
+// that became a program, through a link swapped in between.
+
+// ErrNotOrdinary is wrapped by the error of a write admitted as ordinary
+// whose file is, when it is opened, no longer that ordinary file.
+var ErrNotOrdinary = errors.New("no longer the ordinary file admitted")
+
+// NotOrdinaryError is a write refused when it opened its file: the real
+// path changed since admission, or the file is no longer ordinary.
+type NotOrdinaryError struct {
+	Path string
+	// Admitted are the real paths admission found.
+	Admitted []string
+	// Why is the allowlist's reason, "" when the path changed.
+	Why risk.Why
+}
+
+func (e *NotOrdinaryError) Error() string {
+	if e.Why != "" {
+		return fmt.Sprintf("%s is no longer an ordinary file (%s) since the call was admitted; nothing was written", e.Path, e.Why)
+	}
+	return fmt.Sprintf("%s is no longer where the call was admitted to write (a link changed); nothing was written", e.Path)
+}
+
+// Unwrap makes errors.Is(err, ErrNotOrdinary) true.
+func (e *NotOrdinaryError) Unwrap() error { return ErrNotOrdinary }
+
+// writes returns the allowlist: the Engine's, or this OS's from the
+// process environment.
+func (e *Engine) writes() *risk.Writes {
+	e.writesOnce.Do(func() {
+		if e.Writes == nil {
+			e.Writes = risk.NewWrites(risk.KnownFolderEnv(os.Getenv), RealPrefix)
+		}
+	})
+	return e.Writes
+}
+
+// facts gathers what the allowlist needs of the file at the real path
+// real; newHead is the start of the content written (nil: kept).
+func (e *Engine) facts(real string, newHead []byte) risk.FileFacts {
+	f := risk.FileFacts{Path: real, Root: e.Roots.rootOf(real), NewHead: newHead, Marked: markedOnTheWay(real)}
+	info, err := os.Lstat(real)
+	if err != nil {
+		return f
+	}
+	f.Exists = true
+	f.Executable = executable(info)
+	if info.Mode().IsRegular() {
+		if r, err := openRead(real); err == nil {
+			head := make([]byte, risk.HeadSize)
+			n, _ := io.ReadFull(r, head)
+			r.Close()
+			f.Head = head[:n]
+		}
+	}
+	return f
+}
+
+// rootOf returns the real path of the deepest root real is under, or "".
+func (r Roots) rootOf(real string) string {
+	best := ""
+	for _, d := range r.roots {
+		if hasPathPrefix(real, d.real, filepath.Separator, r.fold) && len(d.real) > len(best) {
+			best = d.real
+		}
+	}
+	return best
+}
+
+// headOf is the start of a write's content: its first HeadSize bytes,
+// decoded from base64 when the write is.
+func headOf(data, encoding string) []byte {
+	if encoding != EncodingBase64 {
+		return []byte(data[:min(len(data), risk.HeadSize)])
+	}
+	// 8 base64 characters are 6 bytes, more than HeadSize.
+	b, err := base64.StdEncoding.DecodeString(data[:min(len(data), 8)])
+	if err != nil && len(data) > 8 {
+		return nil
+	}
+	return b[:min(len(b), risk.HeadSize)]
+}
+
+// checkOrdinary refuses a write admitted as ordinary (c.Ordinary) whose
+// file, now that it is opened for the replace, is not at a path admission
+// found, is reached through a link, or is not an ordinary file.
+func (e *Engine) checkOrdinary(c primitive.Checked, path string, newHead []byte) error {
+	if !c.Ordinary {
+		return nil
+	}
+	if RealPrefix(path) != path || len(c.Paths) > 0 && !slices.Contains(c.Paths, path) {
+		return &NotOrdinaryError{Path: path, Admitted: c.Paths}
+	}
+	if why, ok := e.writes().Classify(e.facts(path, newHead)); !ok {
+		return &NotOrdinaryError{Path: path, Admitted: c.Paths, Why: why}
+	}
+	return nil
+}
+
+// checkedKey carries a call's admission (primitive.Checked) to mutate.
+type checkedKey struct{}
+
+// withChecked returns ctx carrying c for the mutation it runs.
+func withChecked(ctx context.Context, c primitive.Checked) context.Context {
+	return context.WithValue(ctx, checkedKey{}, c)
+}
+
+// checkedOf is the admission ctx carries; the zero Checked (no check)
+// for a call made without one (Hearth's own, tests of the engine).
+func checkedOf(ctx context.Context) primitive.Checked {
+	c, _ := ctx.Value(checkedKey{}).(primitive.Checked)
+	return c
+}

@@ -1,0 +1,58 @@
+package govern
+
+import (
+	"context"
+
+	"github.com/hearth-dev/hearth/internal/callpath"
+	"github.com/hearth-dev/hearth/internal/risk"
+)
+
+// The case of a call that writes files: a persistence place first (it
+// names what would happen, and no rule covers it), then the allowlist of
+// ordinary writes, then the operator's folder rules for what the
+// allowlist leaves out.
+
+// writeCase is the case of a call of kind risk.KindFileWrite; it sets
+// a.Paths, and a.Subject and a.Said to the first file that decides it.
+func (g *Governor) writeCase(ctx context.Context, a *callpath.Admission) (risk.CaseID, error) {
+	t, err := g.target(ctx, a)
+	if err != nil {
+		return "", err
+	}
+	a.Paths = t.Paths
+	for _, p := range t.Paths {
+		if pl, ok := g.places().Match(p); ok {
+			a.Subject, a.Said = p, pl.Sentence
+			return risk.CasePersist, nil
+		}
+	}
+	if len(t.Paths) > 0 {
+		a.Subject = t.Paths[0]
+	}
+	id := risk.CaseWrite
+	for _, f := range t.Files {
+		why, ok := g.writes().Classify(f)
+		if ok {
+			continue
+		}
+		if why.Coverable() {
+			covered, err := g.folderAllows(ctx, f.Path)
+			if err != nil {
+				return "", err
+			}
+			if covered {
+				id = risk.CaseWriteOK
+				continue
+			}
+		}
+		a.Subject, a.Said = f.Path, why.Said()
+		return risk.CaseUnusual, nil
+	}
+	return id, nil
+}
+
+// folderAllows reports whether an operator's folder rule covers path
+// (hidden files and programs in that folder and below).
+func (g *Governor) folderAllows(ctx context.Context, path string) (bool, error) {
+	return false, nil
+}

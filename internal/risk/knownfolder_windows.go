@@ -1,0 +1,54 @@
+package risk
+
+import (
+	"strings"
+
+	"golang.org/x/sys/windows"
+)
+
+// knownFolders are the known folders the tables name, by the name they
+// are asked for (FOLDERID_ and the name of the Windows constant).
+var knownFolders = map[string]*windows.KNOWNFOLDERID{
+	"FOLDERID_RoamingAppData":     windows.FOLDERID_RoamingAppData,
+	"FOLDERID_LocalAppData":       windows.FOLDERID_LocalAppData,
+	"FOLDERID_LocalAppDataLow":    windows.FOLDERID_LocalAppDataLow,
+	"FOLDERID_ProgramData":        windows.FOLDERID_ProgramData,
+	"FOLDERID_Windows":            windows.FOLDERID_Windows,
+	"FOLDERID_System":             windows.FOLDERID_System,
+	"FOLDERID_SystemX86":          windows.FOLDERID_SystemX86,
+	"FOLDERID_ProgramFiles":       windows.FOLDERID_ProgramFiles,
+	"FOLDERID_ProgramFilesX86":    windows.FOLDERID_ProgramFilesX86,
+	"FOLDERID_ProgramFilesCommon": windows.FOLDERID_ProgramFilesCommon,
+	"FOLDERID_UserProgramFiles":   windows.FOLDERID_UserProgramFiles,
+	"FOLDERID_Startup":            windows.FOLDERID_Startup,
+	"FOLDERID_CommonStartup":      windows.FOLDERID_CommonStartup,
+	"FOLDERID_StartMenu":          windows.FOLDERID_StartMenu,
+	"FOLDERID_CommonStartMenu":    windows.FOLDERID_CommonStartMenu,
+	"FOLDERID_Programs":           windows.FOLDERID_Programs,
+	"FOLDERID_CommonPrograms":     windows.FOLDERID_CommonPrograms,
+	"FOLDERID_SendTo":             windows.FOLDERID_SendTo,
+	"FOLDERID_Templates":          windows.FOLDERID_Templates,
+	"FOLDERID_CommonTemplates":    windows.FOLDERID_CommonTemplates,
+	"FOLDERID_Documents":          windows.FOLDERID_Documents,
+	"FOLDERID_Desktop":            windows.FOLDERID_Desktop,
+}
+
+// KnownFolderEnv returns env with the known folders added: a name
+// FOLDERID_… is answered by SHGetKnownFolderPath, which follows User
+// Shell Folders and OneDrive's moves, so a redirected Startup or
+// Documents is named where it really is. Other names are env's.
+func KnownFolderEnv(env func(string) string) func(string) string {
+	return func(k string) string {
+		if id, ok := knownFolders[k]; ok {
+			p, err := windows.KnownFolderPath(id, windows.KF_FLAG_DONT_VERIFY)
+			if err == nil {
+				return p
+			}
+			return ""
+		}
+		if strings.HasPrefix(k, "FOLDERID_") {
+			return ""
+		}
+		return env(k)
+	}
+}

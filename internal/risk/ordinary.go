@@ -1,0 +1,286 @@
+package risk
+
+import (
+	"bytes"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Ordinary writes: the allowlist. In ask mode a write runs without asking
+// only when every file it changes is an ordinary file (Writes.Classify):
+// under a root; no folder or file below the home or the root hidden; not
+// in the system's program and settings folders; and not a program. Any
+// other write is CaseUnusual (it asks), and a persistence place
+// (places.go) is CasePersist whatever the allowlist says: the table of
+// places names what would happen, it no longer decides what is ordinary.
+// docs/SECURITY.md shows the rules (AllowlistMarkdown), and a test holds
+// the two together.
+
+// FileFacts is what a write would do to one file, as the allowlist needs
+// it: gathered by the file system's primitive at admission, and again
+// when it opens the file for the replace.
+type FileFacts struct {
+	// Path is the real absolute path (links resolved).
+	Path string
+	// Root is the real path of the root Path is under; "" when none.
+	Root string
+	// Exists is set when the file is there now.
+	Exists bool
+	// Executable is set when the existing file has an execute bit.
+	Executable bool
+	// Head is the start of the existing file (up to HeadSize bytes).
+	Head []byte
+	// NewHead is the start of the content written, up to HeadSize bytes;
+	// nil when the call keeps the file's start as it is (patch).
+	NewHead []byte
+	// Marked are the existing folders and file on the way to Path (real
+	// absolute paths) that carry the Hidden or System attribute (Windows).
+	Marked []string
+}
+
+// HeadSize is how much of a file's start the allowlist looks at.
+const HeadSize = 4
+
+// Why names a reason a write is not ordinary.
+type Why string
+
+// The reasons, in the order Classify looks for them.
+const (
+	// WhySystem: in the system's program and settings folders.
+	WhySystem Why = "system"
+	// WhyHidden: a hidden file or folder below the home or the root.
+	WhyHidden Why = "hidden"
+	// WhyProgram: the replacement of a program (an execute bit, or a
+	// program's content: PE, ELF).
+	WhyProgram Why = "program"
+	// WhyNewProgram: a new file whose content is a program (PE; on Unix
+	// also ELF or a #! script).
+	WhyNewProgram Why = "new_program"
+	// WhyOpens: a file that runs a program when opened (Windows: an
+	// extension of PATHEXT or of ScriptExts).
+	WhyOpens Why = "opens"
+	// WhyOutside: not under a root (such a call is refused when it runs).
+	WhyOutside Why = "outside"
+)
+
+// Said completes "ChatGPT wants to …" on the permit card, in plain words.
+func (w Why) Said() string {
+	switch w {
+	case WhySystem:
+		return "change a file in the computer's program and settings folders"
+	case WhyHidden:
+		return "change a hidden settings file"
+	case WhyProgram:
+		return "change a program that other programs start"
+	case WhyNewProgram:
+		return "write a new program"
+	case WhyOpens:
+		return "write a file that runs a program when opened"
+	case WhyOutside:
+		return "change a file outside your folders"
+	}
+	return "write a file that is not an ordinary file"
+}
+
+// Coverable reports whether an operator's folder rule ("always allow
+// hidden files and programs in this folder") may cover a write of this
+// reason: hidden files and programs, never the system's folders (nor a
+// persistence place, which is another case).
+func (w Why) Coverable() bool {
+	return w == WhyHidden || w == WhyProgram || w == WhyNewProgram || w == WhyOpens
+}
+
+// Writes is the allowlist of one OS, its folders resolved. It is safe
+// for concurrent use.
+type Writes struct {
+	windows bool
+	// home is the user's home as written (HOME, USERPROFILE).
+	home string
+	// areas are the system's program and settings folders as written.
+	areas []string
+	// exts are the extensions of files that run a program when opened
+	// (Windows).
+	exts []string
+	real func(string) string
+	now  func() time.Time
+
+	mu         sync.Mutex
+	resolved   []string // home, then areas: real paths, normalized
+	resolvedAt time.Time
+}
+
+// NewWrites returns this OS's allowlist, its folders taken from env
+// (KnownFolderEnv(os.Getenv) in Hearth) and resolved by real, which
+// must resolve links as the file system the caller checks writes with
+// does.
+func NewWrites(env func(string) string, real func(string) string) *Writes {
+	return NewWritesFor(runtime.GOOS == "windows", env, real)
+}
+
+// NewWritesFor returns the allowlist of either OS (windows selects the
+// Windows rules), for tests of both on one; real may be nil.
+func NewWritesFor(windows bool, env func(string) string, real func(string) string) *Writes {
+	w := &Writes{windows: windows, real: real, now: time.Now}
+	if windows {
+		w.home = env("USERPROFILE")
+		w.areas = WindowsAreas(env)
+		w.exts = slices.Clone(ScriptExts)
+		for _, e := range strings.Split(strings.ToLower(env("PATHEXT")), ";") {
+			if strings.HasPrefix(e, ".") && !slices.Contains(w.exts, e) {
+				w.exts = append(w.exts, e)
+			}
+		}
+	} else {
+		w.home = env("HOME")
+		w.areas = slices.Clone(UnixAreas)
+	}
+	return w
+}
+
+// UnixAreas are the system's program and settings folders on Linux and
+// other Unix-like systems (the dot-folders of a home are hidden ones).
+var UnixAreas = []string{"/etc", "/usr", "/opt", "/var", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+	"/snap", "/srv", "/sys", "/proc", "/dev", "/run"}
+
+// WindowsAreaVars are the environment variables and known folders
+// (FOLDERID_…, see KnownFolderEnv) naming the system's program and
+// settings folders on Windows.
+var WindowsAreaVars = []string{"APPDATA", "LOCALAPPDATA", "ProgramData", "SystemRoot", "windir", "ProgramFiles",
+	"ProgramFiles(x86)", "ProgramW6432", "CommonProgramFiles", "CommonProgramFiles(x86)",
+	"FOLDERID_RoamingAppData", "FOLDERID_LocalAppData", "FOLDERID_LocalAppDataLow", "FOLDERID_ProgramData",
+	"FOLDERID_Windows", "FOLDERID_System", "FOLDERID_SystemX86", "FOLDERID_ProgramFiles", "FOLDERID_ProgramFilesX86",
+	"FOLDERID_ProgramFilesCommon", "FOLDERID_UserProgramFiles", "FOLDERID_Startup", "FOLDERID_CommonStartup",
+	"FOLDERID_StartMenu", "FOLDERID_CommonStartMenu", "FOLDERID_Programs", "FOLDERID_CommonPrograms",
+	"FOLDERID_SendTo", "FOLDERID_Templates", "FOLDERID_CommonTemplates"}
+
+// WindowsAreas are the system's program and settings folders on
+// Windows, from env.
+func WindowsAreas(env func(string) string) []string {
+	var out []string
+	for _, k := range WindowsAreaVars {
+		if v := env(k); v != "" {
+			out = append(out, v)
+		}
+	}
+	if env("LOCALAPPDATA") == "" && env("USERPROFILE") != "" {
+		out = append(out, join(`\`, env("USERPROFILE"), "AppData"))
+	}
+	return out
+}
+
+// Classify says whether the write f describes is of an ordinary file,
+// and when not, why (the first reason found).
+func (w *Writes) Classify(f FileFacts) (Why, bool) {
+	path := w.norm(f.Path)
+	res := w.folders()
+	home, areas := res[0], res[1:]
+	for _, a := range areas {
+		if a != "" && under(path, a) {
+			return WhySystem, false
+		}
+	}
+	if f.Root == "" {
+		// Not under a root: the call is refused when it runs.
+		return WhyOutside, false
+	}
+	base := w.norm(f.Root)
+	if home != "" && under(path, home) && under(base, home) {
+		// Below the home, even where the root is deeper in it.
+		base = home
+	}
+	if rel, ok := strings.CutPrefix(path, base+"/"); ok {
+		for _, c := range strings.Split(rel, "/") {
+			if strings.HasPrefix(c, ".") {
+				return WhyHidden, false
+			}
+		}
+	}
+	for _, m := range f.Marked {
+		if m := w.norm(m); under(m, base) && m != base {
+			return WhyHidden, false
+		}
+	}
+	if f.Exists && (f.Executable || isProgram(f.Head, !w.windows)) {
+		return WhyProgram, false
+	}
+	if w.windows && slices.Contains(w.exts, strings.ToLower(extOf(path))) {
+		return WhyOpens, false
+	}
+	if isProgram(f.NewHead, !w.windows && !f.Exists) || !w.windows && !f.Exists && bytes.HasPrefix(f.NewHead, []byte("#!")) {
+		return WhyNewProgram, false
+	}
+	return "", true
+}
+
+// isProgram reports whether a file starting with head is a program: a
+// PE file ("MZ") on every OS, and an ELF file where elf is set.
+func isProgram(head []byte, elf bool) bool {
+	return bytes.HasPrefix(head, []byte("MZ")) || elf && bytes.HasPrefix(head, []byte("\x7fELF"))
+}
+
+// under reports whether the normalized path p is dir or inside it.
+func under(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
+
+func (w *Writes) norm(s string) string {
+	if w.windows {
+		s = strings.ToLower(strings.ReplaceAll(s, `\`, "/"))
+	}
+	return strings.TrimSuffix(s, "/")
+}
+
+// folders returns the home and the areas, resolved and normalized,
+// resolved again when the last resolution is older than refreshEvery.
+func (w *Writes) folders() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.now()
+	if w.resolved != nil && now.Sub(w.resolvedAt) < refreshEvery {
+		return w.resolved
+	}
+	all := append([]string{w.home}, w.areas...)
+	out := make([]string, len(all))
+	for i, p := range all {
+		if p != "" && w.real != nil {
+			p = w.real(p)
+		}
+		if p != "" {
+			out[i] = w.norm(p)
+		}
+	}
+	w.resolved, w.resolvedAt = out, now
+	return out
+}
+
+// AllowlistMarkdown is the allowlist in plain words, as docs/SECURITY.md
+// shows it (a test holds the two together).
+func AllowlistMarkdown() string {
+	var b strings.Builder
+	b.WriteString("A write, patch or undo (and every scatter item, recipe step and job that writes) is of an ordinary file, and runs without asking in ask mode, only when the file's real path (links resolved, at admission and again when the file is opened for the replace):\n\n")
+	b.WriteString("1. is under a root;\n")
+	b.WriteString("2. has no folder or file name below the home (or the root, outside the home) beginning with `.`, nor on Windows one with the Hidden or System attribute;\n")
+	b.WriteString("3. is not in the system's program and settings folders: on Linux " + codeList(UnixAreas) + "; on Windows " + codeList(WindowsAreaVars) + " (known folders through SHGetKnownFolderPath, so a moved folder counts where it really is);\n")
+	b.WriteString("4. does not replace a program: an existing file with an execute bit, or one starting with `MZ` (PE), or on Linux with ELF;\n")
+	b.WriteString("5. on Windows, does not have an extension of a file that runs a program when opened: " + codeList(ScriptExts) + " and those of `PATHEXT`;\n")
+	b.WriteString("6. does not write a program: content starting with `MZ`, or on Linux a new file starting with ELF or `#!`;\n")
+	b.WriteString("7. is not a persistence place (the tables below), which asks as its own case whatever the rest says.\n\n")
+	b.WriteString("Why a write that is not ordinary asks, as the card says it (\"ChatGPT wants to …\"):\n\n| reason | the card says | a folder rule may cover it |\n|---|---|---|\n")
+	for _, w := range []Why{WhySystem, WhyHidden, WhyProgram, WhyNewProgram, WhyOpens} {
+		cover := "no"
+		if w.Coverable() {
+			cover = "yes"
+		}
+		b.WriteString("| `" + string(w) + "` | " + w.Said() + " | " + cover + " |\n")
+	}
+	return b.String()
+}
+
+func codeList(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = "`" + s + "`"
+	}
+	return strings.Join(q, " ")
+}
