@@ -12,7 +12,7 @@ import (
 //go:embed hearth.ico hearth-*.ico hearth-*.png
 var icons embed.FS
 
-// Icon file names. The tray states match DESIGN §7: ready, tunnel down,
+// Icon file names. The tray states match docs/DESIGN.md, "Tunnel, tray and recovery": ready, tunnel down,
 // e-stop latched, permit waiting. Each .ico holds 16, 20, 24, 32 and 48 px
 // images; each state also has a 32 px .png of the same name.
 const (

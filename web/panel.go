@@ -1,4 +1,4 @@
-// Package web is Hearth's local control panel (DESIGN §6): where the human
+// Package web is Hearth's local control panel (docs/DESIGN.md, "The panel"): where the human
 // operator decides (permits, e-stop and reset, UNKNOWN reconciliation,
 // policy) and watches (status, tasks, ledger, recipes and runs). It is
 // served on its own loopback listener, never through the MCP endpoint or
@@ -99,6 +99,9 @@ type Deps struct {
 	// receipt_retention_days, for the page's words.
 	FS          *fsops.Engine
 	ReceiptDays int
+	// Undo reports the undo copies' space and reach, for the Status page;
+	// nil hides the line.
+	Undo func(ctx context.Context) (status.Undo, error)
 	// Storage reports the space fs undo copies and artifacts take and
 	// storage_budget_bytes, for one line of the Status page; nil hides it.
 	Storage func(ctx context.Context) (used, budget int64, err error)
@@ -219,7 +222,7 @@ func (p *Panel) routes() (http.Handler, error) {
 	r.Group(func(r chi.Router) {
 		r.Use(p.requireSession(true), p.checkCSRF)
 		st := &status.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Ledger: d.Ledger, MCPURL: d.MCPURL,
-			AnyAccount: d.AnyAccount, LastBackup: d.LastBackup, Storage: d.Storage, DataDir: d.DataDir, Ports: d.PortMoves}
+			AnyAccount: d.AnyAccount, LastBackup: d.LastBackup, Storage: d.Storage, Undo: d.Undo, DataDir: d.DataDir, Ports: d.PortMoves}
 		if d.Tunnel != nil {
 			st.Tunnel = func() (string, string) { s := d.Tunnel.Status(); return string(s.State), s.Reason }
 			st.Reach = func() (bool, bool, string) { return setup.Summary(d.Tunnel) }

@@ -17,7 +17,7 @@ import (
 )
 
 // banned are words a person who double-clicked an .exe does not know;
-// they may appear only behind "Details" (UX.md's glossary).
+// they may appear only behind "Details" (docs/DESIGN.md, "Words on the panel").
 var banned = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)sha-?256`),
 	regexp.MustCompile(`(?i)\bpin(s|ned|ning)?\b`),

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/selftest/report"
+	"github.com/hearth-dev/hearth/internal/report"
 )
 
 // TestStatusLinksTheLastSelftest: the Status page of a real Hearth shows

@@ -148,7 +148,7 @@ func TestBrowserFirstRunWalk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 800 px wide: the panel must read at that width (UX.md).
+	// 800 px wide: the panel must read at that width (docs/DESIGN.md, "Words on the panel").
 	ctx := newBrowser(t, 800, 900)
 	problems := watchConsole(ctx)
 	shots := shotDir(t)

@@ -11,7 +11,7 @@ import (
 )
 
 // demoCmd implements `demo [--out demo-report.json] [--keep]`: the
-// end-to-end demonstration (DESIGN §9) on a temporary data directory. It
+// end-to-end demonstration (docs/DESIGN.md, "The demo") on a temporary data directory. It
 // fails, naming the step, unless every step held.
 func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hearth-dev/hearth/internal/selftest/report"
+	"github.com/hearth-dev/hearth/internal/report"
 )
 
 // TestSelftestCommand runs `hearth-tray selftest --report FILE` as main

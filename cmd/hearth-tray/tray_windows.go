@@ -145,7 +145,7 @@ func trayMain(ctx context.Context, quiet bool) error {
 	log.Info("hearth started", "pid", os.Getpid(), "mcp", h.MCPURL(), "panel", h.PanelURL(), "first_run", firstRun)
 	stopTunnelNotes := h.Tunnel.OnChange(func(tunnel.Status) { t.Poke() })
 	if firstRun {
-		// DESIGN §6: the first run opens the Setup page.
+		// docs/DESIGN.md, "The panel": the first run opens the Setup page.
 		if err := t.OpenPanelAt("/setup"); err != nil {
 			log.Error("first run: open the control panel", "err", err)
 		}

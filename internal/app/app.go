@@ -20,6 +20,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/autostart"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/control"
+	"github.com/hearth-dev/hearth/internal/desktop"
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/evidence"
 	"github.com/hearth-dev/hearth/internal/fsops"
@@ -100,7 +101,7 @@ type App struct {
 	Operator *control.Operator
 	Runs     *runs.Service
 	Recipes  *recipes.Book
-	// Tunnel supervises tunnel-client (DESIGN §7); see StartTunnel.
+	// Tunnel supervises tunnel-client (docs/DESIGN.md, "Tunnel, tray and recovery"); see StartTunnel.
 	Tunnel *tunnel.Supervisor
 	// UI runs the ui tool's work on its one serialized worker.
 	UI *uia.Service
@@ -216,6 +217,11 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	specs = append(specs, a.Jobs.Specs()...)
 	specs = append(specs, ui.Specs()...)
 	specs = append(specs, scr.Specs()...)
+	desk, err := desktop.New(roots, log)
+	if err != nil {
+		return nil, err
+	}
+	specs = append(specs, desk.Specs()...)
 	specs = append(specs, control.EStopSpec(gov, sessions))
 	specs = append(specs, control.ReconcileSpec(gov))
 	// Recipes offer the step primitives registered with everything else.
@@ -236,6 +242,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		Arrivals:        arrivals,
 		MaxArrivals:     cfg.MaxArrivalsPerResponse,
 		MaxArrivalBytes: cfg.MaxArrivalBytes,
+		MaxFutures:      cfg.MaxConcurrentFutures,
 		Classes:         []dispatch.Class{jobClass},
 	})
 	if err != nil {
@@ -307,7 +314,7 @@ func newMachine(cfg config.Config, arts *artifacts.Store, slots int, version str
 }
 
 // unavailable lists what this host or build cannot do, so that nothing
-// pretends to work (DESIGN §5, mode disclosure), by the tool that would
+// pretends to work (docs/DESIGN.md, "Governance", mode disclosure), by the tool that would
 // do it.
 type unavailable struct{ tool, what string }
 
@@ -454,7 +461,7 @@ func (a *App) Serve(ctx context.Context) error {
 			stops[i]()
 		}
 	}
-	if err := a.Dispatcher.Start(ctx, a.Config.MaxConcurrentFutures); err != nil {
+	if err := a.Dispatcher.Start(ctx); err != nil {
 		stopAll()
 		return startup(err)
 	}

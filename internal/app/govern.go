@@ -24,7 +24,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/secrets"
 )
 
-// PermitTTL is how long a permit waits for the operator (DESIGN §5).
+// PermitTTL is how long a permit waits for the operator (docs/DESIGN.md, "Governance").
 const PermitTTL = 15 * time.Minute
 
 // openLedger opens the host ledger with its signing key, generated on

@@ -26,7 +26,7 @@ func (a *App) PanelDeps() web.Deps {
 		},
 		Wake: a.Wake, OpenChatGPT: a.OpenChatGPT, SetWakeArmed: a.SetWakeArmed, SetWakeTimings: a.SetWakeTimings,
 		DataDir: a.DataDir,
-		FS:      a.FS, ReceiptDays: a.Config.ReceiptRetentionDays,
+		FS:      a.FS, ReceiptDays: a.Config.ReceiptRetentionDays, Undo: a.undoStatus,
 		PortMoves: func() []status.PortMove {
 			var out []status.PortMove
 			for _, m := range a.AddrMoves() {
@@ -57,4 +57,18 @@ func (a *App) NewLoginURL() (string, error) { return a.panel.NewLoginURL(a.Panel
 // that is not a panel path is an error naming it.
 func (a *App) NewLoginURLTo(next string) (string, error) {
 	return a.panel.NewLoginURLTo(a.PanelURL(), next)
+}
+
+// undoStatus is the Status page's line about undoing ChatGPT's changes.
+func (a *App) undoStatus(ctx context.Context) (status.Undo, error) {
+	b, err := a.FS.StoredBytes(ctx)
+	if err != nil {
+		return status.Undo{}, err
+	}
+	oldest, any, err := a.FS.UndoReach(ctx)
+	if err != nil {
+		return status.Undo{}, err
+	}
+	return status.Undo{Known: true, Bytes: b, Budget: a.Config.StorageBudgetBytes, Oldest: oldest, Any: any,
+		KeptDays: a.Config.ReceiptRetentionDays}, nil
 }

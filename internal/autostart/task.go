@@ -1,5 +1,5 @@
 // Package autostart is how Hearth gets started and kept running for one
-// Windows user without an administrator (DESIGN §7, "Recovery"):
+// Windows user without an administrator (docs/DESIGN.md, "Tunnel, tray and recovery"):
 //
 //   - the logon task: a per-user Task Scheduler task, TaskName, that runs
 //     `"<install dir>\hearth-tray.exe" ensure` at the user's logon and every

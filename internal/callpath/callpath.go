@@ -1,7 +1,7 @@
 // Package callpath holds what the dispatcher and governance both speak:
 // the admission of one call, the envelope every call answers, and the
-// Governor contract the dispatcher calls on every call's path (DESIGN §3,
-// §5). It depends on neither, so governance does not import the engine
+// Governor contract the dispatcher calls on every call's path
+// (docs/DESIGN.md, "One path" and "Governance"). It depends on neither, so governance does not import the engine
 // it governs, and the engine's tests can run with the real governor.
 package callpath
 
@@ -131,7 +131,7 @@ func Settled(state string) bool {
 	return true
 }
 
-// Governor is the governance choke point every call passes (DESIGN §5). The
+// Governor is the governance choke point every call passes (docs/DESIGN.md, "Governance"). The
 // dispatcher calls it in this order: Replay (command-id lookup), Admit
 // (e-stop, policy, UNKNOWN gate, permits), then Begin before the primitive
 // runs and Finish after. A Governor must never let a failure to journal

@@ -17,7 +17,7 @@ import (
 	"strings"
 )
 
-// Policy modes (DESIGN §5).
+// Policy modes (docs/DESIGN.md, "Governance").
 const (
 	ModeAsk      = "ask"
 	ModeTrusted  = "trusted"
@@ -165,7 +165,7 @@ func (w Wake) Validate() error {
 const DefaultTunnelProfile = "hearth-local"
 
 // Tunnel configures the supervised tunnel-client (OpenAI's Secure MCP
-// Tunnel, DESIGN §7). The runtime key is deliberately not here: it lives in
+// Tunnel, docs/DESIGN.md, "Tunnel, tray and recovery"). The runtime key is deliberately not here: it lives in
 // the secrets store and nowhere else.
 type Tunnel struct {
 	// ClientPath is the tunnel-client executable. With ClientSHA256 it is

@@ -1,4 +1,4 @@
-// Package demo is Hearth's end-to-end demonstration (DESIGN §9), the
+// Package demo is Hearth's end-to-end demonstration (docs/DESIGN.md, "The demo"), the
 // definition of "done": it starts Hearth in-process on a temporary data
 // directory and free loopback ports, drives it through one real MCP client
 // (go-sdk, protocol 2026-07-28) across every promise Hearth makes — tools,

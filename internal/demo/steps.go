@@ -39,7 +39,7 @@ type step struct {
 	run  func(d *demo, ctx context.Context) (string, error)
 }
 
-// allSteps are DESIGN §9 in order. Each returns a one-line detail for the
+// allSteps are docs/DESIGN.md, "The demo" in order. Each returns a one-line detail for the
 // report, or an error saying what did not hold.
 func allSteps() []step {
 	return []step{

@@ -27,7 +27,7 @@ import (
 // in its input replaced by values from their stored envelopes. run.scatter
 // builds its DAG on it. Dependencies are durable (table future_deps): a
 // waiting future is released when a dependency completes (the hook in
-// complete), when one settles otherwise (a watcher on Watch, e.g. a
+// settleFuture), when one settles otherwise (a watcher on Watch, e.g. a
 // cancellation), and at start-up (the hook in recover).
 
 // StateWaiting is the state of a future whose dependencies have not all
@@ -220,19 +220,15 @@ func (d *Dispatcher) enqueue(ctx context.Context, req Request, deps []string, re
 		return id, d.insertSettled(ctx, id, req, refusal)
 	}
 	if len(deps) == 0 {
-		if _, err := d.insertFuture(ctx, id, req, "queued"); err != nil {
+		if err := d.insertFuture(ctx, id, req, "queued"); err != nil {
 			return "", err
 		}
-		d.wg.Add(1)
-		go func() {
-			defer d.wg.Done()
-			d.runQueued(id, req, false)
-		}()
+		d.startQueued(id, req, false)
 		return id, nil
 	}
 	wctx := context.WithoutCancel(ctx)
 	err := d.DB.InTx(wctx, func(tx *sql.Tx) error {
-		if err := insertFutureTx(wctx, tx, id, req, StateWaiting, "", 0); err != nil {
+		if err := insertFutureTx(wctx, tx, callRecord(id, req, StateWaiting), time.Now().UnixMilli()); err != nil {
 			return err
 		}
 		for _, dep := range deps {
@@ -299,29 +295,11 @@ func (d *Dispatcher) checkDeps(ctx context.Context, req Request, deps *[]string)
 // again when it starts (runQueued), and parked for the operator then, with
 // the input it will really run (references resolved).
 func (d *Dispatcher) admitLater(ctx context.Context, a *Admission) *Envelope {
-	if env := d.checks(ctx, a); env != nil {
-		return env
-	}
-	err := d.Gov.Admit(ctx, a)
-	if err == nil || errors.Is(err, ErrPermitRequired) {
+	v, _ := d.admit(ctx, a, admitOpts{gates: true})
+	if v.refused == nil {
 		return nil
 	}
-	return ErrorEnvelope(a.Spec.Name(), err)
-}
-
-func insertFutureTx(ctx context.Context, tx *sql.Tx, id string, req Request, state, result string, finished int64) error {
-	sum := sha256.Sum256(req.Input)
-	now := time.Now().UnixMilli()
-	var res, fin any
-	if result != "" {
-		res, fin = result, finished
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO futures(id, route, primitive, input, input_sha256, state, detached, created_at, result, finished_at, command_id)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?)`, id, req.Route, req.Spec.Name(), string(req.Input), hex.EncodeToString(sum[:]), state, boolInt(req.Detach), now, res, fin, req.CommandID)
-	if err != nil {
-		return fmt.Errorf("record future: %w", err)
-	}
-	return nil
+	return ErrorEnvelope(a.Spec.Name(), v.refused)
 }
 
 // insertSettled records a future refused at submit, terminal from the
@@ -331,7 +309,9 @@ func (d *Dispatcher) insertSettled(ctx context.Context, id string, req Request, 
 	payload := d.Arrivals.Payload(ctx, req.Route, id, env)
 	now := time.Now()
 	return d.DB.InTx(ctx, func(tx *sql.Tx) error {
-		if err := insertFutureTx(ctx, tx, id, req, futureState(env.State), string(payload), now.UnixMilli()); err != nil {
+		r := callRecord(id, req, futureState(env.State))
+		r.result, r.finished = string(payload), now.UnixMilli()
+		if err := insertFutureTx(ctx, tx, r, now.UnixMilli()); err != nil {
 			return err
 		}
 		return EnqueueArrival(ctx, tx, req.Route, id, payload, now)
@@ -420,11 +400,9 @@ func (d *Dispatcher) recoverWaiting() {
 
 // watchDeps waits, in the background, for every dependency of id to
 // settle and then tries to release id. It covers settlements that do not
-// pass through complete (a queued future cancelled by task.cancel).
+// pass through settleFuture (a queued future cancelled by task.cancel).
 func (d *Dispatcher) watchDeps(id string, deps []string) {
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
+	d.spawn(func() {
 		for _, dep := range deps {
 			for {
 				ch, stop := d.Watch(dep)
@@ -443,7 +421,7 @@ func (d *Dispatcher) watchDeps(id string, deps []string) {
 			}
 		}
 		d.tryRelease(id)
-	}()
+	})
 }
 
 type depState struct {
@@ -509,7 +487,7 @@ func (d *Dispatcher) tryRelease(id string) bool {
 	blocked := func(e *primitive.Error) bool {
 		env := ErrorEnvelope(prim, e)
 		env.CommandID = cmd.String
-		d.complete(id, route, env)
+		d.settleFuture(id, route, env)
 		return true
 	}
 	spec, ok := d.Registry.Lookup(prim)
@@ -575,12 +553,7 @@ func (d *Dispatcher) tryRelease(id string) bool {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return true // another release won
 	}
-	req := Request{Route: route, Spec: spec, Input: raw, Detach: true, CommandID: cmd.String}
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		d.runQueued(id, req, false)
-	}()
+	d.startQueued(id, Request{Route: route, Spec: spec, Input: raw, Detach: true, CommandID: cmd.String}, false)
 	return true
 }
 
@@ -622,7 +595,7 @@ func (d *Dispatcher) storedEnvelope(dep depState) (any, error) {
 // of whose dependencies settled: blocked, in its class's words, by the
 // first one that did not complete; otherwise queued for its scheduler.
 // Its input holds no references to resolve.
-func (d *Dispatcher) releaseScheduled(c *classState, id, route, prim string, deps []depState) bool {
+func (d *Dispatcher) releaseScheduled(c *scheduler, id, route, prim string, deps []depState) bool {
 	if c == nil {
 		d.Log.Error("release future", "future", id, "err", "its class is not served")
 		return false

@@ -63,11 +63,11 @@ func newDepsFixture(t *testing.T) *depsFixture {
 
 func (f *depsFixture) start(t *testing.T, slots int) *Dispatcher {
 	t.Helper()
-	d, err := New(Options{DB: f.db, Registry: f.reg, Gov: testGovernor(t, f.db), Budget: 100 * time.Millisecond, MaxResultBytes: 1 << 20, MaxArrivals: 100, MaxArrivalBytes: 1 << 20})
+	d, err := New(Options{DB: f.db, Registry: f.reg, Gov: testGovernor(t, f.db), MaxFutures: slots, Budget: 100 * time.Millisecond, MaxResultBytes: 1 << 20, MaxArrivals: 100, MaxArrivalBytes: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Start(context.Background(), slots); err != nil {
+	if err := d.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return d
@@ -362,12 +362,12 @@ func TestMapRefsAndLookup(t *testing.T) {
 // artifact is read back to resolve the reference.
 func TestReferenceIntoSpilledResult(t *testing.T) {
 	f := newDepsFixture(t)
-	d, err := New(Options{DB: f.db, Registry: f.reg, Gov: testGovernor(t, f.db), Budget: 100 * time.Millisecond, MaxResultBytes: 256, MaxArrivals: 100, MaxArrivalBytes: 1 << 20,
+	d, err := New(Options{DB: f.db, Registry: f.reg, Gov: testGovernor(t, f.db), MaxFutures: 2, Budget: 100 * time.Millisecond, MaxResultBytes: 256, MaxArrivals: 100, MaxArrivalBytes: 1 << 20,
 		Artifacts: &artifacts.Store{DB: f.db, Dir: filepath.Join(t.TempDir(), "artifacts")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Start(context.Background(), 2); err != nil {
+	if err := d.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	defer d.Stop()

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,11 +35,11 @@ func startTestDispatcher(t testing.TB, db *store.DB, budget time.Duration, specs
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := New(Options{DB: db, Registry: reg, Gov: testGovernor(t, db), Budget: budget, MaxResultBytes: 1 << 20, MaxArrivals: 10, MaxArrivalBytes: 1 << 20})
+	d, err := New(Options{DB: db, Registry: reg, Gov: testGovernor(t, db), MaxFutures: 2, Budget: budget, MaxResultBytes: 1 << 20, MaxArrivals: 10, MaxArrivalBytes: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Start(context.Background(), 2); err != nil {
+	if err := d.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(d.Stop)
@@ -74,14 +75,17 @@ func TestNewRequiresAGovernor(t *testing.T) {
 	if _, err := New(Options{DB: f.db, Registry: f.reg}); err == nil {
 		t.Fatal("New must refuse a dispatcher without a governor")
 	}
-	if err := (&Dispatcher{DB: f.db, Registry: f.reg}).Start(t.Context(), 1); err == nil {
+	if err := (&Dispatcher{DB: f.db, Registry: f.reg}).Start(t.Context()); err == nil {
 		t.Fatal("Start must refuse a dispatcher without a governor")
 	}
-	d, err := New(Options{DB: f.db, Registry: f.reg, Gov: testGovernor(t, f.db)})
+	if _, err := New(Options{DB: f.db, Registry: f.reg, Gov: testGovernor(t, f.db)}); err == nil || !strings.Contains(err.Error(), "MaxFutures") {
+		t.Fatalf("New must refuse a dispatcher where no call's future can run, naming MaxFutures: %v", err)
+	}
+	d, err := New(Options{DB: f.db, Registry: f.reg, Gov: testGovernor(t, f.db), MaxFutures: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Start(t.Context(), 1); err != nil {
+	if err := d.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	d.Stop()

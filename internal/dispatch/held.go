@@ -41,7 +41,7 @@ func heldFor(err error) string {
 // is not counted, and the runner records why, in one commit. It reports
 // false when that could not be recorded (the caller then settles the
 // attempt as refused).
-func (c *classState) hold(a *Admission, unknown string) bool {
+func (c *scheduler) hold(a *Admission, unknown string) bool {
 	d := c.d
 	ctx := context.WithoutCancel(d.ctx)
 	err := d.DB.InTx(ctx, func(tx *sql.Tx) error {

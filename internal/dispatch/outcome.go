@@ -27,12 +27,12 @@ type callLink struct {
 	recorded bool
 }
 
-// record stores a call's outcome: the governor's journal entry (when
+// settleCall stores a call's outcome: the governor's journal entry (when
 // journaled) and the completion of the call's future with its arrival
 // (when it has one), in one transaction. A crash therefore leaves both or
 // neither; with neither, the next start settles the command and the future
 // alike as unknown.
-func (d *Dispatcher) record(a *Admission, env *Envelope, journaled bool, link *callLink) {
+func (d *Dispatcher) settleCall(a *Admission, env *Envelope, journaled bool, link *callLink) {
 	link.mu.Lock()
 	link.recorded = true
 	future := link.future
@@ -66,7 +66,8 @@ func (d *Dispatcher) record(a *Admission, env *Envelope, journaled bool, link *c
 			}
 		}
 		if future {
-			return completeTx(ctx, tx, a.FutureID, a.Route, env.State, payload, now)
+			_, err := settleTx(ctx, nil, tx, a.FutureID, a.Route, env.State, payload, now)
+			return err
 		}
 		return nil
 	})
@@ -80,7 +81,7 @@ func (d *Dispatcher) record(a *Admission, env *Envelope, journaled bool, link *c
 			// The outcome is not journaled, so the command stays running
 			// and the next start makes it unknown: the future says the same
 			// now rather than a result no journal entry backs.
-			d.complete(a.FutureID, a.Route, &Envelope{State: primitive.StateBlocked, Primitive: a.Spec.Name(), CommandID: a.CommandID,
+			d.settleFuture(a.FutureID, a.Route, &Envelope{State: primitive.StateBlocked, Primitive: a.Spec.Name(), CommandID: a.CommandID,
 				Error: &ErrorBody{Code: "unknown", Message: "Hearth could not journal this call's outcome; treat it as unknown and re-read the state it may have changed."}})
 			return
 		}
@@ -89,18 +90,11 @@ func (d *Dispatcher) record(a *Admission, env *Envelope, journaled bool, link *c
 	d.releaseDependents(a.FutureID)
 }
 
-// completeTx records, inside tx, a non-terminal future's terminal state and
-// queues its arrival. A future already terminal (cancelled meanwhile) is
-// left as it is.
-func completeTx(ctx context.Context, tx *sql.Tx, id, route, envState string, payload []byte, now time.Time) error {
-	_, err := completedTx(ctx, nil, tx, id, route, envState, payload, now)
-	return err
-}
-
-// completedTx is completeTx that also reports whether it completed the
-// future (false: it had already ended, and nothing was written). With db
+// settleTx records, inside tx, a non-terminal future's terminal state and
+// queues its arrival; it reports whether it did (false: the future had
+// already ended, cancelled meanwhile, and nothing was written). With db
 // set, its writes go through db's prepared writer statements.
-func completedTx(ctx context.Context, db *store.DB, tx *sql.Tx, id, route, envState string, payload []byte, now time.Time) (bool, error) {
+func settleTx(ctx context.Context, db *store.DB, tx *sql.Tx, id, route, envState string, payload []byte, now time.Time) (bool, error) {
 	res, err := txExec(ctx, db, tx, `UPDATE futures SET state = ?, result = ?, finished_at = ? WHERE id = ? AND state IN ('queued','running','permit','waiting','held')`,
 		futureState(envState), string(payload), now.UnixMilli(), id)
 	if err != nil {
@@ -119,4 +113,49 @@ func txExec(ctx context.Context, db *store.DB, tx *sql.Tx, query string, args ..
 		return db.TxExec(ctx, tx, query, args...)
 	}
 	return tx.ExecContext(ctx, query, args...)
+}
+
+// Settle completes a non-terminal future with env (a denied or expired
+// permit). internal/control calls it to carry out such a decision.
+func (d *Dispatcher) Settle(futureID string, env *Envelope) {
+	c, route, err := d.classOf(context.Background(), futureID)
+	if err != nil {
+		d.Log.Error("settle future", "future", futureID, "err", err)
+		return
+	}
+	d.settle(c, futureID, route, env)
+}
+
+// settleFuture records a future's terminal envelope and queues its arrival in
+// one transaction, spilling a large result to an artifact first.
+func (d *Dispatcher) settleFuture(id, route string, env *Envelope) {
+	ctx := context.WithoutCancel(d.ctx)
+	payload := d.Arrivals.Payload(ctx, route, id, env)
+	now := time.Now()
+	err := d.DB.InTx(ctx, func(tx *sql.Tx) error {
+		_, err := settleTx(ctx, nil, tx, id, route, env.State, payload, now)
+		return err
+	})
+	if err != nil {
+		d.Log.Error("complete future", "future", id, "err", err)
+	}
+	d.wake(id)
+	d.releaseDependents(id)
+}
+
+func futureState(envState string) string {
+	if envState == primitive.StateFailed {
+		return "failed"
+	}
+	return envState
+}
+
+// settle ends future id with env: through its class's scheduler c when it
+// is scheduled, as a call's future otherwise.
+func (d *Dispatcher) settle(c *scheduler, id, route string, env *Envelope) {
+	if c != nil {
+		c.settle(id, route, env)
+		return
+	}
+	d.settleFuture(id, route, env)
 }

@@ -90,7 +90,7 @@ func TestQuickAttemptRunsOnTheCallersGoroutine(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if Terminal(f.State) {
+		if Settled(f.State) {
 			var got Envelope
 			if err := json.Unmarshal(f.Result, &got); err != nil || f.State != "completed" || got.Result != "slow decline" {
 				t.Fatalf("the declined call's future: %+v %s (%v)", f, f.Result, err)

@@ -126,12 +126,12 @@ func newScheduleFixture(t *testing.T, slots int, opts ...func(*scheduleFixture))
 func (f *scheduleFixture) start() {
 	f.t.Helper()
 	f.runner = &probeRunner{starts: map[string][]time.Time{}, requeued: map[string]int{}, release: make(chan struct{}), errs: map[string]error{}}
-	d, err := New(Options{DB: f.db, Registry: f.reg, Gov: f.gov, Budget: 100 * time.Millisecond, MaxResultBytes: 1 << 20,
+	d, err := New(Options{DB: f.db, Registry: f.reg, Gov: f.gov, MaxFutures: 4, Budget: 100 * time.Millisecond, MaxResultBytes: 1 << 20,
 		MaxArrivals: 100, MaxArrivalBytes: 1 << 20, Classes: []Class{{Name: "probe", Slots: f.slots, Runner: f.runner, Held: f.held}}})
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	if err := d.Start(context.Background(), 4); err != nil {
+	if err := d.Start(context.Background()); err != nil {
 		f.t.Fatal(err)
 	}
 	f.d = d
@@ -375,12 +375,12 @@ func TestNewRefusesAnIncompleteClass(t *testing.T) {
 		{"no Runner", []Class{{Name: "probe"}}},
 		{"given twice", []Class{{Name: "probe", Runner: r}, {Name: "probe", Runner: r}}},
 	} {
-		_, err := New(Options{DB: db, Registry: reg, Gov: testGovernor(t, db), Classes: tc.classes})
+		_, err := New(Options{DB: db, Registry: reg, Gov: testGovernor(t, db), MaxFutures: 1, Classes: tc.classes})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("classes %+v: want an error saying %q, got %v", tc.classes, tc.want, err)
 		}
 	}
-	if _, err := New(Options{DB: db, Registry: reg, Gov: testGovernor(t, db), Classes: []Class{{Name: "probe", Runner: r}}}); err != nil {
+	if _, err := New(Options{DB: db, Registry: reg, Gov: testGovernor(t, db), MaxFutures: 1, Classes: []Class{{Name: "probe", Runner: r}}}); err != nil {
 		t.Fatalf("a complete class: %v", err)
 	}
 }
@@ -395,12 +395,12 @@ func TestUnservedClassIsNotReleasedAsACall(t *testing.T) {
 	if _, err := f.db.W.Exec(`UPDATE futures SET state = 'permit' WHERE id = ?`, id); err != nil {
 		t.Fatal(err)
 	}
-	d, err := New(Options{DB: f.db, Registry: f.reg, Gov: f.gov, Budget: 100 * time.Millisecond, MaxResultBytes: 1 << 20,
+	d, err := New(Options{DB: f.db, Registry: f.reg, Gov: f.gov, MaxFutures: 4, Budget: 100 * time.Millisecond, MaxResultBytes: 1 << 20,
 		MaxArrivals: 100, MaxArrivalBytes: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Start(context.Background(), 4); err != nil {
+	if err := d.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(d.Stop)

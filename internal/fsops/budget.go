@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 )
 
 // StoredBytes is the space the undo copies take: the distinct inline
@@ -52,4 +53,19 @@ func dropPrior(ctx context.Context, tx *sql.Tx, sha string) (int64, error) {
 		return 0, nil
 	}
 	return size, err
+}
+
+// UndoReach is how far back a conversation's changes can be undone: the
+// time of the oldest kept change not undone yet (any false when there is
+// none), for the Status page.
+func (e *Engine) UndoReach(ctx context.Context) (oldest time.Time, any bool, err error) {
+	var at sql.NullInt64
+	if err := e.DB.R.QueryRowContext(ctx, `SELECT MIN(created_at) FROM fs_receipts
+		WHERE state = 'committed' AND undone_by IS NULL AND operator IS NULL`).Scan(&at); err != nil {
+		return time.Time{}, false, fmt.Errorf("find the oldest undoable change: %w", err)
+	}
+	if !at.Valid {
+		return time.Time{}, false, nil
+	}
+	return time.UnixMilli(at.Int64), true, nil
 }

@@ -178,13 +178,13 @@ func (e *Engine) Content(ctx context.Context, path, sha string, max int64) (data
 		return nil, false, nil
 	}
 	var size int64
-	err = e.DB.R.QueryRowContext(ctx, `SELECT size FROM fs_priors WHERE sha256 = ?`, sha).Scan(&size)
+	err = e.DB.R.QueryRowContext(ctx, `SELECT size, CASE WHEN size <= ? THEN data END FROM fs_priors WHERE sha256 = ?`, max, sha).Scan(&size, &data)
 	switch {
 	case err == nil && size > max:
 		return nil, false, nil
 	case err == nil:
-		if err := e.DB.R.QueryRowContext(ctx, `SELECT data FROM fs_priors WHERE sha256 = ?`, sha).Scan(&data); err != nil {
-			return nil, false, fmt.Errorf("read an undo copy: %w", err)
+		if data == nil {
+			data = []byte{}
 		}
 		return data, true, nil
 	case !errors.Is(err, sql.ErrNoRows):
@@ -210,6 +210,32 @@ func (e *Engine) Content(ctx context.Context, path, sha string, max int64) (data
 		return nil, false, nil
 	}
 	return data, true, nil
+}
+
+// ChatContents returns the kept copies (stored inline, at most max bytes
+// each) that the receipts of the conversation key refer to, by SHA-256:
+// what the page needs for most of its diffs, in one query.
+func (e *Engine) ChatContents(ctx context.Context, key string, max int64) (map[string][]byte, error) {
+	cond, arg := primitive.RouteMatch("route", key)
+	rows, err := e.DB.R.QueryContext(ctx, `SELECT sha256, data FROM fs_priors WHERE size <= ? AND sha256 IN (
+		SELECT prior_sha256 FROM fs_receipts WHERE `+cond+` AND prior_sha256 IS NOT NULL)`, max, arg)
+	if err != nil {
+		return nil, fmt.Errorf("read a conversation's undo copies: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]byte{}
+	for rows.Next() {
+		var sha string
+		var data []byte
+		if err := rows.Scan(&sha, &data); err != nil {
+			return nil, fmt.Errorf("read a conversation's undo copies: %w", err)
+		}
+		if data == nil {
+			data = []byte{}
+		}
+		out[sha] = data
+	}
+	return out, rows.Err()
 }
 
 // Outcomes of one file in an UndoReport.

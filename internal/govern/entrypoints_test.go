@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/jobs"
@@ -176,7 +177,7 @@ func (m *matrix) waitJob(id string) *jobs.Job {
 		}
 		parked := j.State == jobs.StateQueued && strings.Contains(j.Reason, "permit")
 		held := j.State == jobs.StateQueued && strings.HasPrefix(j.Reason, "held:")
-		if jobs.Terminal(j.State) || parked || held {
+		if dispatch.Settled(j.State) || parked || held {
 			return j
 		}
 		if time.Now().After(deadline) {

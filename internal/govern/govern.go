@@ -1,4 +1,4 @@
-// Package govern is Hearth's governance (DESIGN §5): the e-stop latch, the
+// Package govern is Hearth's governance (docs/DESIGN.md, "Governance"): the e-stop latch, the
 // policy mode, operator allow-rules and permits, the UNKNOWN gate, command
 // ids and the journal that records every side effect in the host ledger
 // before it runs. The model reaches it only through the dispatcher's

@@ -83,7 +83,7 @@ func holdFutureSlot(t *testing.T, in *hearthtest.Instance, c *hearthtest.Client)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if dispatch.Terminal(f.State) {
+			if dispatch.Settled(f.State) {
 				return
 			}
 			if time.Now().After(deadline) {

@@ -119,6 +119,8 @@ func (g *Governor) caseOf(ctx context.Context, mode string, kind risk.Kind, a *c
 			return risk.CaseAllowed, nil
 		}
 		return risk.CaseExec, nil
+	case risk.KindOpen:
+		return g.openCase(ctx, a)
 	case risk.KindUI:
 		if a.Spec.NeedsPermit != nil && a.Spec.NeedsPermit(a.Input) {
 			return risk.CaseFallback, nil
@@ -127,25 +129,59 @@ func (g *Governor) caseOf(ctx context.Context, mode string, kind risk.Kind, a *c
 		if err != nil {
 			return "", err
 		}
-		a.Subject = t.App
-		switch {
-		case t.Console:
-			return risk.CaseUIConsole, nil
-		case t.App == "":
-			// An app not known before the call runs cannot be allowed
-			// once for the conversation: the call asks on its own.
-			return risk.CaseUIApp, nil
-		}
-		granted, err := g.granted(ctx, a.Route, risk.CaseUIApp, t.App)
-		if err != nil {
-			return "", err
-		}
-		if granted {
-			return risk.CaseUIGranted, nil
-		}
-		return risk.CaseUIApp, nil
+		return g.appCase(ctx, a, t)
 	}
 	return risk.CaseUnlisted, nil
+}
+
+// openCase is the case of a ui.open call: a program or script is an exec;
+// an app is asked about once per app per conversation (every time for a
+// console), as a UI call into it; a document, folder or web address once
+// per conversation, the approval kept for the primitive.
+func (g *Governor) openCase(ctx context.Context, a *callpath.Admission) (risk.CaseID, error) {
+	t, err := g.target(ctx, a)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case t.Program:
+		if len(t.Paths) > 0 {
+			a.Subject = t.Paths[0]
+		}
+		return risk.CaseExec, nil
+	case t.App != "":
+		return g.appCase(ctx, a, t)
+	}
+	a.Subject = a.Spec.Name()
+	if primitive.AnonymousRoute(a.Route) {
+		return risk.CaseOpen, nil
+	}
+	granted, err := g.granted(ctx, a.Route, risk.CaseOpen, a.Subject)
+	if err != nil || !granted {
+		return risk.CaseOpen, err
+	}
+	return risk.CaseOpenOK, nil
+}
+
+// appCase is the case of a call that drives (or opens) the app t names.
+func (g *Governor) appCase(ctx context.Context, a *callpath.Admission, t primitive.Target) (risk.CaseID, error) {
+	a.Subject = t.App
+	switch {
+	case t.Console:
+		return risk.CaseUIConsole, nil
+	case t.App == "":
+		// An app not known before the call runs cannot be allowed
+		// once for the conversation: the call asks on its own.
+		return risk.CaseUIApp, nil
+	}
+	granted, err := g.granted(ctx, a.Route, risk.CaseUIApp, t.App)
+	if err != nil {
+		return "", err
+	}
+	if granted {
+		return risk.CaseUIGranted, nil
+	}
+	return risk.CaseUIApp, nil
 }
 
 // target asks the primitive what a would act on.
@@ -196,6 +232,8 @@ func saidOf(id risk.CaseID, name string) string {
 		return "see your screen"
 	case risk.CaseWrite:
 		return "write a file"
+	case risk.CaseOpen, risk.CaseOpenOK:
+		return "open files and links on this PC"
 	}
 	return "use " + name
 }

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
-	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/mcpserver"
 )
 
@@ -68,7 +68,7 @@ func benchQueue(b *testing.B, chain bool) {
 		}
 		for _, id := range ids {
 			j, timedOut, err := in.App.Jobs.Wait(context.Background(), in.App.Dispatcher, route, id.(string), 5*time.Minute)
-			for err == nil && !timedOut && !jobs.Terminal(j.State) { // Wait returns on queued → running too
+			for err == nil && !timedOut && !dispatch.Settled(j.State) { // Wait returns on queued → running too
 				j, timedOut, err = in.App.Jobs.Wait(context.Background(), in.App.Dispatcher, route, id.(string), 5*time.Minute)
 			}
 			if err != nil || timedOut || j.State != "completed" {

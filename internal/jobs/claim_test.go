@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/mcpserver"
@@ -44,7 +45,7 @@ func TestClaimCommitsTheIntent(t *testing.T) {
 					t.Errorf("job %v: %v %v", id, timedOut, err)
 					return
 				}
-				if jobs.Terminal(j.State) {
+				if dispatch.Settled(j.State) {
 					break
 				}
 			}
@@ -101,7 +102,7 @@ func TestEndHandsTheSlotOn(t *testing.T) {
 			if err != nil || timedOut {
 				t.Fatalf("job %v: %v %v", id, timedOut, err)
 			}
-			if jobs.Terminal(j.State) {
+			if dispatch.Settled(j.State) {
 				if j.State != jobs.StateCompleted {
 					t.Fatalf("job %v: %+v", id, j)
 				}

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
-	"github.com/hearth-dev/hearth/internal/jobs"
 )
 
 // writeConfig prepares a data directory for a child serve process.
@@ -153,7 +153,7 @@ func TestCrashRecoveryChildProcess(t *testing.T) {
 			if job == nil || w.Get("result.timed_out") != false {
 				t.Fatalf("job %d (%s) not terminal after restart: %s", i, id, w.Text)
 			}
-			if st, _ := job["state"].(string); jobs.Terminal(st) {
+			if st, _ := job["state"].(string); dispatch.Settled(st) {
 				final[i] = job
 				break
 			}

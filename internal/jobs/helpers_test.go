@@ -102,12 +102,12 @@ func (e *env) startWith(edit func(*jobs.Queue)) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.d, err = dispatch.New(dispatch.Options{DB: e.db, Registry: reg, Artifacts: arts, Gov: e.governor(), Budget: 100 * time.Millisecond,
+	e.d, err = dispatch.New(dispatch.Options{DB: e.db, Registry: reg, Artifacts: arts, Gov: e.governor(), MaxFutures: e.opts.maxFutures, Budget: 100 * time.Millisecond,
 		MaxResultBytes: 64 << 10, MaxArrivals: 1000, MaxArrivalBytes: 4 << 20, Classes: []dispatch.Class{class}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.d.Start(context.Background(), e.opts.maxFutures); err != nil {
+	if err := e.d.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	d := e.d
@@ -199,7 +199,7 @@ func (e *env) wait(route, id string) *jobs.Job {
 		if timedOut {
 			e.t.Fatalf("job %s still %s after 30s", id, j.State)
 		}
-		if jobs.Terminal(j.State) {
+		if dispatch.Settled(j.State) {
 			return j
 		}
 	}

@@ -2,7 +2,7 @@
 // tool: executable jobs with delays, dependencies and an interruption rule.
 //
 // A job is a future of the one durable-work engine (internal/dispatch,
-// schedule.go), of class "job": its id is its future id, its state, due
+// class.go), of class "job": its id is its future id, its state, due
 // time, attempts, interruptions and interruption rule are the future's,
 // its dependencies are future_deps, each run is an attempt the engine
 // admits through its gate when it comes due (e-stop, policy, allow-rules,
@@ -89,9 +89,6 @@ const (
 // have changed things before Hearth stopped, so it is neither replayed nor
 // reported as failed.
 const OutcomeUnknown = "unknown"
-
-// Terminal reports whether a job state is final.
-func Terminal(state string) bool { return state != StateQueued && state != StateRunning }
 
 // ErrNoJob is returned for an unknown job id or a job of another
 // conversation; the two are indistinguishable on purpose.

@@ -156,7 +156,7 @@ func (q *Queue) Wait(ctx context.Context, e *dispatch.Dispatcher, route, id stri
 		if entry == "" {
 			entry = j.State
 		}
-		if Terminal(j.State) || j.State != entry {
+		if dispatch.Settled(j.State) || j.State != entry {
 			stop()
 			return j, false, nil
 		}

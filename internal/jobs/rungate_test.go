@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/jobs"
@@ -142,7 +143,7 @@ func (g *runGate) parkedThenApproved(id string) {
 	if err := g.in.App.Operator.Approve(context.Background(), p.ID, "alice", nil); err != nil {
 		g.t.Fatal(err)
 	}
-	j = g.waitJob(id, func(j *jobs.Job) bool { return jobs.Terminal(j.State) })
+	j = g.waitJob(id, func(j *jobs.Job) bool { return dispatch.Settled(j.State) })
 	if j.State != jobs.StateCompleted || j.Attempts != 1 {
 		g.t.Fatalf("the approved job: %+v", j)
 	}
@@ -205,7 +206,7 @@ func TestApprovedJobNoLongerSaysItWaits(t *testing.T) {
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if j := g.waitJob(id, func(j *jobs.Job) bool { return jobs.Terminal(j.State) }); j.State != jobs.StateCompleted || j.Reason != "" {
+	if j := g.waitJob(id, func(j *jobs.Job) bool { return dispatch.Settled(j.State) }); j.State != jobs.StateCompleted || j.Reason != "" {
 		t.Fatalf("the approved job, ended: %+v", j)
 	}
 }
@@ -254,7 +255,7 @@ func TestApprovedSubmitCoversItsRun(t *testing.T) {
 	if id == "" {
 		t.Fatalf("approved submit: %v", env)
 	}
-	j := g.waitJob(id, func(j *jobs.Job) bool { return jobs.Terminal(j.State) })
+	j := g.waitJob(id, func(j *jobs.Job) bool { return dispatch.Settled(j.State) })
 	if j.State != jobs.StateCompleted || g.runs() != 1 {
 		t.Fatalf("the approved submit's job: %+v, ran %d", j, g.runs())
 	}
@@ -276,11 +277,11 @@ func TestDueJobDeniedIsBlocked(t *testing.T) {
 	if err := g.in.App.Operator.Deny(context.Background(), p.ID, "alice"); err != nil {
 		t.Fatal(err)
 	}
-	j := g.waitJob(id, func(j *jobs.Job) bool { return jobs.Terminal(j.State) })
+	j := g.waitJob(id, func(j *jobs.Job) bool { return dispatch.Settled(j.State) })
 	if j.State != jobs.StateBlocked || !strings.Contains(j.Reason, "denied") {
 		t.Fatalf("denied: %+v", j)
 	}
-	d := g.waitJob(dep, func(j *jobs.Job) bool { return jobs.Terminal(j.State) })
+	d := g.waitJob(dep, func(j *jobs.Job) bool { return dispatch.Settled(j.State) })
 	if d.State != jobs.StateBlocked || !strings.Contains(d.Reason, id) {
 		t.Fatalf("the dependent of a denied job: %+v", d)
 	}
@@ -321,7 +322,7 @@ func TestDueJobHeldByOpenUnknown(t *testing.T) {
 	if r.IsError || r.Get("result.reconciled") != unknown {
 		t.Fatalf("reconcile: %s", r.Raw)
 	}
-	if j := g.waitJob(id, func(j *jobs.Job) bool { return jobs.Terminal(j.State) }); j.State != jobs.StateCompleted || j.Attempts != 1 {
+	if j := g.waitJob(id, func(j *jobs.Job) bool { return dispatch.Settled(j.State) }); j.State != jobs.StateCompleted || j.Attempts != 1 {
 		t.Fatalf("once the UNKNOWN is reconciled the held job runs: %+v", j)
 	}
 	if n := g.runs(); n != 1 {
@@ -347,7 +348,7 @@ func TestHeldJobCancelledByReconcile(t *testing.T) {
 	if r.IsError || fmt.Sprint(r.Get("result.held_jobs_cancelled")) != "["+id+"]" {
 		t.Fatalf("reconcile with held cancel must name the cancelled job: %s", r.Raw)
 	}
-	j := g.waitJob(id, func(j *jobs.Job) bool { return jobs.Terminal(j.State) })
+	j := g.waitJob(id, func(j *jobs.Job) bool { return dispatch.Settled(j.State) })
 	if j.State != jobs.StateCancelled || !strings.Contains(j.Reason, unknown) {
 		t.Fatalf("the held job must end cancelled by the reconcile: %+v", j)
 	}
@@ -373,7 +374,7 @@ func TestHeldJobReleasedByOperatorReconcile(t *testing.T) {
 	if err := g.in.App.Operator.Reconcile(context.Background(), "alice", unknown, "checked the machine"); err != nil {
 		t.Fatal(err)
 	}
-	if j := g.waitJob(id, func(j *jobs.Job) bool { return jobs.Terminal(j.State) }); j.State != jobs.StateCompleted {
+	if j := g.waitJob(id, func(j *jobs.Job) bool { return dispatch.Settled(j.State) }); j.State != jobs.StateCompleted {
 		t.Fatalf("the operator's reconcile must release the held job: %+v", j)
 	}
 	if n := g.runs(); n != 1 {
@@ -402,7 +403,7 @@ func TestHeldJobReleasedAtStart(t *testing.T) {
 	home := g.in.Home
 	g.in.Stop()
 	g.in = hearthtest.StartHome(t, home, nil)
-	if j := g.waitJob(id, func(j *jobs.Job) bool { return jobs.Terminal(j.State) }); j.State != jobs.StateCompleted {
+	if j := g.waitJob(id, func(j *jobs.Job) bool { return dispatch.Settled(j.State) }); j.State != jobs.StateCompleted {
 		t.Fatalf("a job left held by a reconcile whose release was cut short must run after a start: %+v", j)
 	}
 	if n := g.runs(); n != 1 {
@@ -474,7 +475,7 @@ func TestSiblingUnknownDoesNotRefuseItsBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j := g.waitJob(sibling, func(j *jobs.Job) bool { return jobs.Terminal(j.State) }); j.State != jobs.StateCompleted {
+	if j := g.waitJob(sibling, func(j *jobs.Job) bool { return dispatch.Settled(j.State) }); j.State != jobs.StateCompleted {
 		t.Fatalf("a sibling of the job whose outcome is UNKNOWN: %+v", j)
 	}
 	g.waitHeld(other)

@@ -189,7 +189,7 @@ func (q *Queue) waitFuture(ctx context.Context, e *dispatch.Dispatcher, route, i
 	for {
 		ch, stop := e.Watch(id)
 		f, err := e.GetFuture(ctx, route, id)
-		if err != nil || dispatch.Terminal(f.State) {
+		if err != nil || dispatch.Settled(f.State) {
 			stop()
 			return f, false, err
 		}

@@ -13,7 +13,7 @@ import (
 )
 
 // Entry kinds written by Hearth. Kind is an open set of lowercase names
-// (see validKind); these are the ones DESIGN §5 names.
+// (see validKind); these are the ones docs/DESIGN.md, "Governance" names.
 const (
 	KindIntent          = "intent"
 	KindOutcome         = "outcome"

@@ -1,4 +1,4 @@
-// Package ledger is Hearth's host ledger (DESIGN §5): an append-only journal
+// Package ledger is Hearth's host ledger (docs/DESIGN.md, "Governance"): an append-only journal
 // of every side effect and operator action, kept in the store database.
 //
 // Each entry is canonical JSON (see Canonical and Entry) whose prev is the

@@ -16,7 +16,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/risk"
 )
 
-// Risk classifies what a primitive can do to the host (DESIGN §5).
+// Risk classifies what a primitive can do to the host (docs/DESIGN.md, "Governance").
 type Risk string
 
 // The risk classes.
@@ -54,7 +54,7 @@ type Checked struct {
 }
 
 // Target is what one call would act on, as governance needs it to decide
-// whether the call asks the operator first (DESIGN §5).
+// whether the call asks the operator first (docs/DESIGN.md, "Governance").
 type Target struct {
 	// Paths are the real (symlink-resolved) absolute paths of the files
 	// the call would change.
@@ -70,6 +70,9 @@ type Target struct {
 	// the Run dialog, Explorer): driving it is never one approval for
 	// the app.
 	Console bool
+	// Program marks a call that would start a program or script (ui.open
+	// of a file that is one, by its extension or content): an exec.
+	Program bool
 }
 
 // Spec describes one primitive: its name, input fields, risk and runner.
@@ -106,7 +109,7 @@ type Spec struct {
 	// permit in the ask and trusted modes whatever the primitive's risk
 	// class would otherwise require: UI fallback input (ui.action click or
 	// key with allow_fallback) is such an input, semantic UI actions are not
-	// (DESIGN §5). It sees validated input and must not fail.
+	// (docs/DESIGN.md, "Governance"). It sees validated input and must not fail.
 	NeedsPermit func(input json.RawMessage) bool
 	// Target, when set, reports what a call would act on: the real paths
 	// of the files it would change, or the application it would drive.

@@ -1,6 +1,6 @@
 // Package risk is the one table that decides, for every primitive and
 // every policy mode, what runs, what asks the operator first and what is
-// refused (DESIGN §5). Governance admits calls by it; the panel's
+// refused (docs/DESIGN.md, "Governance"). Governance admits calls by it; the panel's
 // description of the modes, the tool descriptions, machine.host_info and
 // the README's Governance section are made from it, and tests hold them
 // and governance's behaviour to it.
@@ -75,6 +75,8 @@ const (
 	CaseSee       CaseID = "see"
 	CaseSeeOK     CaseID = "see_granted"
 	CaseClipSet   CaseID = "clipboard_set"
+	CaseOpen      CaseID = "open"
+	CaseOpenOK    CaseID = "open_granted"
 	CaseSession   CaseID = "session"
 	CaseSeveral   CaseID = "several"
 	CaseRecipe    CaseID = "recipe"
@@ -147,6 +149,10 @@ var Cases = []Case{
 		Ask: Asks, Trusted: Runs, ReadOnly: Refused},
 	{ID: CaseClipSet, Words: "put text on your clipboard",
 		Ask: Runs, Trusted: Runs, ReadOnly: Refused},
+	{ID: CaseOpenOK, Words: "open your files, folders and web addresses in their apps, once you allowed it in that chat",
+		Ask: Runs, Trusted: Runs, ReadOnly: Refused},
+	{ID: CaseOpen, Words: "open your files, folders and web addresses in their apps: you answer once per chat",
+		Ask: Asks, Trusted: Runs, ReadOnly: Refused},
 	{ID: CaseFallback, Words: "click or press keys by screen position, without UI Automation",
 		Ask: Asks, Trusted: Asks, ReadOnly: Refused},
 	{ID: CaseKill, Words: "stop a process",
@@ -207,6 +213,13 @@ const (
 	KindSession Kind = "session"
 	// KindClipboardSet: puts text on the clipboard.
 	KindClipboardSet Kind = "clipboard_set"
+	// KindOpen: opens something with the app that shows it (ui.open).
+	// A document, folder or web address is CaseOpenOK once the operator
+	// allowed opening in the conversation, else CaseOpen; an app is a UI
+	// case as for KindUI (once per app per conversation, every time for a
+	// console); a program or script, by its extension or content, is an
+	// exec.
+	KindOpen Kind = "open"
 )
 
 // casesOf lists the cases a kind's calls can be.
@@ -222,6 +235,7 @@ var casesOf = map[Kind][]CaseID{
 	KindKill:         {CaseKill},
 	KindSee:          {CaseSeeOK, CaseSee},
 	KindClipboardSet: {CaseClipSet},
+	KindOpen:         {CaseOpenOK, CaseOpen, CaseUIGranted, CaseUIApp, CaseUIConsole, CaseExec},
 	KindSession:      {CaseSession},
 }
 
@@ -280,6 +294,9 @@ var Rows = Table{
 	"ui.screenshot":    KindSee,
 	"ui.clipboard_get": KindSee,
 	"ui.clipboard_set": KindClipboardSet,
+
+	"ui.open": KindOpen,
+	"ui.apps": KindRead,
 
 	"task.submit":    KindExec,
 	"task.get":       KindRead,
@@ -488,6 +505,7 @@ var modelWords = map[CaseID]string{
 	CaseUnusual:   "for hidden files, programs and system folders",
 	CasePersist:   "for files that start programs by themselves: autostart, shell start-up, .git, services, SSH",
 	CaseSee:       "once per conversation",
+	CaseOpen:      "once per conversation for files, folders and links",
 	CaseExec:      "unless an operator rule allows the program",
 	CaseUIApp:     "once per app per conversation",
 	CaseUIConsole: "every time in a console, the Run dialog or Explorer",

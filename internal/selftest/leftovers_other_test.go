@@ -5,7 +5,7 @@ package selftest
 import (
 	"testing"
 
-	"github.com/hearth-dev/hearth/internal/selftest/report"
+	"github.com/hearth-dev/hearth/internal/report"
 )
 
 // leftovers lists what a run could leave outside its sandbox here:

@@ -10,8 +10,8 @@ import (
 	"github.com/danieljoos/wincred"
 
 	"github.com/hearth-dev/hearth/internal/autostart"
+	"github.com/hearth-dev/hearth/internal/report"
 	"github.com/hearth-dev/hearth/internal/secrets"
-	"github.com/hearth-dev/hearth/internal/selftest/report"
 )
 
 // leftovers lists what a run could leave outside its sandbox: Hearth's

@@ -37,7 +37,7 @@ func underWine() bool {
 	return windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil
 }
 
-// trayStates are the icon's states, DESIGN §7: ready, tunnel down, a
+// trayStates are the icon's states, docs/DESIGN.md, "Tunnel, tray and recovery": ready, tunnel down, a
 // permit waiting, e-stopped.
 func trayStates() []tray.Snapshot {
 	return []tray.Snapshot{

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/selftest/report"
+	"github.com/hearth-dev/hearth/internal/report"
 )
 
 // check is one line of the selftest.

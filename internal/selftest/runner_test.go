@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/selftest/report"
+	"github.com/hearth-dev/hearth/internal/report"
 )
 
 func results(t *testing.T, checks []check, scrub *report.Scrubber) map[string]report.Result {

@@ -35,7 +35,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/removetree"
-	"github.com/hearth-dev/hearth/internal/selftest/report"
+	"github.com/hearth-dev/hearth/internal/report"
 	"github.com/hearth-dev/hearth/internal/tray"
 	"github.com/hearth-dev/hearth/internal/uia"
 )

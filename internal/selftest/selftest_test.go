@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/selftest/report"
+	"github.com/hearth-dev/hearth/internal/report"
 )
 
 // TestMain lets the test binary be the selftest's fixture children, as

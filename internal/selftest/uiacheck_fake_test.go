@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hearth-dev/hearth/internal/selftest/report"
+	"github.com/hearth-dev/hearth/internal/report"
 	"github.com/hearth-dev/hearth/internal/uia"
 )
 

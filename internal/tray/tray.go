@@ -1,4 +1,4 @@
-// Package tray is Hearth's notification-area icon and menu (DESIGN §7) and
+// Package tray is Hearth's notification-area icon and menu (docs/DESIGN.md, "Tunnel, tray and recovery") and
 // the loopback control endpoint through which a second start of
 // hearth-tray reaches the running one.
 //

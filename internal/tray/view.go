@@ -98,7 +98,8 @@ type View struct {
 const maxTooltip = 127
 
 // Render turns a snapshot into what the tray shows. The icon follows
-// DESIGN §7's order of urgency: e-stop latched, then a permit waiting,
+// the order of urgency of docs/DESIGN.md, "Tunnel, tray and recovery":
+// e-stop latched, then a permit waiting,
 // then the tunnel down (anything but ready: ChatGPT cannot reach Hearth),
 // then ready.
 func Render(s Snapshot) View {

@@ -13,7 +13,7 @@ func ready() Snapshot {
 	return Snapshot{Tunnel: tunnel.Status{State: tunnel.StateReady}, Autostart: AutostartState{Known: true, Enabled: true}}
 }
 
-// TestRenderIconPriority walks DESIGN §7's order: e-stop, then a waiting
+// TestRenderIconPriority walks the order of docs/DESIGN.md, "Tunnel, tray and recovery": e-stop, then a waiting
 // permit, then the tunnel down, then ready.
 func TestRenderIconPriority(t *testing.T) {
 	for _, tc := range []struct {

@@ -1,6 +1,6 @@
 // Package tunnel supervises OpenAI's tunnel-client, the program that
 // connects ChatGPT to Hearth's MCP endpoint through the Secure MCP Tunnel
-// (DESIGN §7).
+// (docs/DESIGN.md, "Tunnel, tray and recovery").
 //
 // Supervisor runs `tunnel-client run --profile <profile>` as a child of
 // Hearth: contained so that it dies with Hearth (a kill-on-close Job

@@ -151,7 +151,7 @@ func checkAction(in *Input) error {
 }
 
 // NeedsPermit reports whether a ui.action input is fallback input, which
-// needs an operator permit in the ask and trusted modes (DESIGN §5).
+// needs an operator permit in the ask and trusted modes (docs/DESIGN.md, "Governance").
 func NeedsPermit(in *Input) bool { return in.AllowFallback && IsFallback(in.Action) }
 
 // start opens a walk of in's scope on the worker, after the desktop check.

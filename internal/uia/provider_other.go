@@ -5,7 +5,7 @@ package uia
 import "errors"
 
 // DefaultProvider returns this host's UI Automation: none off Windows, so
-// every ui call answers blocked with Unavailable (DESIGN §8).
+// every ui call answers blocked with Unavailable (docs/DESIGN.md, "UI Automation").
 func DefaultProvider() Provider { return noProvider{} }
 
 // noProvider never opens; the Service reports its Open error on every call

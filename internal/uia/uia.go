@@ -1,4 +1,4 @@
-// Package uia is Hearth's UI Automation (DESIGN §8): the ui.snapshot,
+// Package uia is Hearth's UI Automation (docs/DESIGN.md, "UI Automation"): the ui.snapshot,
 // ui.query and ui.action primitives over a small Provider interface.
 //
 // Everything that decides what a caller sees or may do lives here, in
@@ -141,5 +141,5 @@ var (
 )
 
 // Unavailable is the reason every ui call gives where UI Automation does
-// not exist (DESIGN §8).
+// not exist (docs/DESIGN.md, "UI Automation").
 const Unavailable = "ui automation unavailable on this host"

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Bounds of a walk (DESIGN §8).
+// Bounds of a walk (docs/DESIGN.md, "UI Automation").
 const (
 	DefaultMaxDepth = 6
 	MaxDepth        = 12

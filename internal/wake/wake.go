@@ -1,5 +1,5 @@
 // Package wake brings ChatGPT back to a conversation when its detached work
-// is done (seed "Secure MCP Tunnel hookup", DESIGN §Wake).
+// is done (seed "Secure MCP Tunnel hookup", docs/DESIGN.md, "Wake").
 //
 // It has four parts:
 //

@@ -45,7 +45,7 @@ const TrayPNGSize = 32
 // State is a tray icon variant.
 type State string
 
-// The tray states DESIGN §7 names.
+// The tray states docs/DESIGN.md, "Tunnel, tray and recovery" names.
 const (
 	StateReady   State = "ready"   // the plain icon
 	StateDown    State = "down"    // tunnel down: greyed out

@@ -108,13 +108,17 @@ func (h *Handler) ChatView(ctx context.Context, key string, now time.Time) (Chat
 			return ChatView{}, err
 		}
 	}
+	known, err := h.FS.ChatContents(ctx, key, MaxDiffBytes)
+	if err != nil {
+		return ChatView{}, err
+	}
 	v.Changes = make([]ChangeRow, len(cs))
 	for i, c := range cs {
 		row := ChangeRow{ChatChange: c}
 		if a, ok := approvals[c.FutureID]; ok {
 			row.Approval = &a
 		}
-		if err := h.describe(ctx, &row); err != nil {
+		if err := h.describe(ctx, &row, known); err != nil {
 			return ChatView{}, err
 		}
 		if row.Undoable() {
@@ -145,7 +149,7 @@ func (h *Handler) ChatView(ctx context.Context, key string, now time.Time) (Chat
 }
 
 // describe fills in what changed: a diff, or why there is none.
-func (h *Handler) describe(ctx context.Context, c *ChangeRow) error {
+func (h *Handler) describe(ctx context.Context, c *ChangeRow, known map[string][]byte) error {
 	if !c.Kept {
 		c.NotShown = h.expiredWords()
 		return nil
@@ -153,22 +157,26 @@ func (h *Handler) describe(ctx context.Context, c *ChangeRow) error {
 	if c.Pre == "" && c.Post == "" {
 		return nil
 	}
-	var before, after []byte
-	var okB, okA bool
-	var err error
-	if c.Pre != "" {
-		if before, okB, err = h.FS.Content(ctx, c.Path, c.Pre, MaxDiffBytes); err != nil {
-			return err
+	content := func(sha string) ([]byte, bool, error) {
+		if sha == "" {
+			return nil, true, nil
 		}
-	} else {
-		okB = true
+		if b, ok := known[sha]; ok {
+			return b, true, nil
+		}
+		b, ok, err := h.FS.Content(ctx, c.Path, sha, MaxDiffBytes)
+		if ok {
+			known[sha] = b
+		}
+		return b, ok, err
 	}
-	if c.Post != "" {
-		if after, okA, err = h.FS.Content(ctx, c.Path, c.Post, MaxDiffBytes); err != nil {
-			return err
-		}
-	} else {
-		okA = true
+	before, okB, err := content(c.Pre)
+	if err != nil {
+		return err
+	}
+	after, okA, err := content(c.Post)
+	if err != nil {
+		return err
 	}
 	switch {
 	case c.Pre != "" && c.Post != "" && c.Pre == c.Post:

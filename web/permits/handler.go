@@ -126,6 +126,9 @@ func NewItem(p govern.Permit) Item {
 	}
 	it.Verb, it.What, it.Where = Describe(p)
 	it.Note = askOnceNotes[p.Primitive]
+	if p.Case == string(risk.CaseOpen) {
+		it.Note = "Allowing it lets this chat open your files, folders and web addresses again without asking. Programs and scripts still ask each time."
+	}
 	return it
 }
 
@@ -137,11 +140,16 @@ func Describe(p govern.Permit) (verb, what, where string) {
 		Args    []string `json:"args"`
 		Cwd     string   `json:"cwd"`
 		Path    string   `json:"path"`
+		URL     string   `json:"url"`
 	}
 	_ = json.Unmarshal([]byte(p.Input), &in)
 	switch {
 	case p.Case == string(risk.CasePersist) && p.Subject != "":
 		return p.Said + ":", p.Subject, ""
+	case p.Case == string(risk.CaseOpen) && in.URL != "":
+		return "open the web address", in.URL, ""
+	case p.Case == string(risk.CaseOpen) && in.Path != "":
+		return "open", in.Path, ""
 	case (p.Case == string(risk.CaseUIApp) || p.Case == string(risk.CaseUIConsole)) && p.Subject != "":
 		return "use the app", p.Subject, ""
 	case len(p.Programs) == 1:

@@ -1,4 +1,4 @@
-// Package setup is the control panel's Setup page (DESIGN §6, §7): where
+// Package setup is the control panel's Setup page (docs/DESIGN.md, "The panel" and "Tunnel, tray and recovery"): where
 // the operator connects Hearth to ChatGPT through OpenAI's Secure MCP
 // Tunnel once: the pinned tunnel-client program, the tunnel runtime key,
 // the tunnel ID and tunnel-client's init and doctor, starting and

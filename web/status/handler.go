@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -36,6 +37,8 @@ type Handler struct {
 	// Storage, when set, reports the space stored copies take and the
 	// budget (storage_budget_bytes).
 	Storage func(ctx context.Context) (used, budget int64, err error)
+	// Undo, when set, reports undo copies' space and reach (UndoLine).
+	Undo func(ctx context.Context) (Undo, error)
 	// Reach, when set, says whether setup is finished and ChatGPT can
 	// reach Hearth, with the tunnel's state in a sentence (setup.Summary).
 	Reach func() (setupDone, ready bool, sentence string)
@@ -69,6 +72,9 @@ type View struct {
 	AnyAccount     bool
 	// Storage is "used of budget" for stored copies; empty hides it.
 	Storage string
+	// Undo is the undo copies' line (UndoLine); Now is when the page was read.
+	Undo Undo
+	Now  time.Time
 	// Reach: Reach was set; SetupDone, Ready and Sentence are its answer.
 	Reach     bool
 	SetupDone bool
@@ -125,6 +131,12 @@ func (h *Handler) load(ctx context.Context) (View, error) {
 			return View{}, fmt.Errorf("measure storage: %w", err)
 		}
 		v.Storage = artifacts.StorageLine(used, budget)
+	}
+	if h.Undo != nil {
+		if v.Undo, err = h.Undo(ctx); err != nil {
+			return View{}, fmt.Errorf("measure undo copies: %w", err)
+		}
+		v.Now = time.Now()
 	}
 	if h.Reach != nil {
 		v.Reach = true

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/selftest/report"
+	"github.com/hearth-dev/hearth/internal/report"
 	"github.com/hearth-dev/hearth/web/ui"
 )
 

@@ -1,4 +1,4 @@
--- Host ledger (DESIGN §5): append-only canonical JSON entries chained by prev,
+-- Host ledger (docs/DESIGN.md, "Governance"): append-only canonical JSON entries chained by prev,
 -- the stored hashes of their RFC 6962 Merkle tree, signed checkpoints, and
 -- the sizes of exported evidence bundles. Written only by internal/ledger.
 CREATE TABLE ledger_entries (

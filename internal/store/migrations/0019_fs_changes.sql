@@ -14,6 +14,8 @@ ALTER TABLE fs_receipts ADD COLUMN operator TEXT;
 ALTER TABLE fs_receipts ADD COLUMN batch TEXT;
 CREATE INDEX fs_receipts_route ON fs_receipts(route, created_at);
 CREATE INDEX fs_receipts_batch ON fs_receipts(batch) WHERE batch IS NOT NULL;
+-- The page finds a spilled copy of a content by its hash.
+CREATE INDEX fs_receipts_spilled ON fs_receipts(pre_sha256) WHERE prior_file IS NOT NULL;
 
 -- A pruned receipt's tombstone keeps its path, so the page can say which
 -- file's earlier changes can no longer be undone.

@@ -1,0 +1,56 @@
+// Package desktop opens things the way a person does and lists what can
+// be opened: ui.open (a document or folder in the app that shows it, a web
+// address in the default browser, an installed app by the name its Start
+// menu shows in the PC's own language or by its AppUserModelID) and
+// ui.apps (the apps by name, id and kind, so a model finds the right
+// name).
+//
+// What decides lives here in portable code: which of path, url and app a
+// call names, the roots a path must be under, the http/https-only rule
+// for addresses, whether a file is a program or script (by its extension
+// or its first bytes, so that opening it is governed as running it), and
+// the closest names for an app that is not installed. The host opens and
+// lists through its own launcher: ShellExecuteEx and the Start menu's
+// shortcuts on Windows (open_windows.go), xdg-open and the XDG .desktop
+// entries elsewhere (open_other.go).
+package desktop
+
+import (
+	"errors"
+	"log/slog"
+
+	"github.com/hearth-dev/hearth/internal/fsops"
+)
+
+// Service runs ui.open and ui.apps.
+type Service struct {
+	roots fsops.Roots
+	log   *slog.Logger
+}
+
+// New returns a Service whose paths must lie under roots.
+func New(roots fsops.Roots, log *slog.Logger) (*Service, error) {
+	if log == nil {
+		return nil, errors.New("desktop: no logger")
+	}
+	return &Service{roots: roots, log: log}, nil
+}
+
+// App is an installed app as ui.apps lists it.
+type App struct {
+	// Name is the name the Start menu (or the desktop's app menu) shows,
+	// in the PC's language.
+	Name string `json:"name"`
+	// ID is its AppUserModelID on Windows (a Store app's
+	// "Family!App"), else the .desktop entry's id.
+	ID string `json:"app_id,omitempty"`
+	// Kind is "desktop" (a program with a Start menu shortcut), "store"
+	// (a packaged app, opened by its AppUserModelID) or "xdg" (a .desktop
+	// entry).
+	Kind string `json:"kind"`
+	// Program is the program file it starts, when known: governance asks
+	// about the app by its file name, as for ui.action.
+	Program string `json:"-"`
+	// launch is what the host opens for it (a shortcut, a .desktop file).
+	launch string
+}
