@@ -217,7 +217,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	specs = append(specs, a.Jobs.Specs()...)
 	specs = append(specs, ui.Specs()...)
 	specs = append(specs, scr.Specs()...)
-	desk, err := desktop.New(roots, log)
+	desk, err := desktop.New(roots, ui.ShowsPanel, log)
 	if err != nil {
 		return nil, err
 	}

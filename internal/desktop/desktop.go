@@ -20,20 +20,25 @@ import (
 	"log/slog"
 
 	"github.com/hearth-dev/hearth/internal/fsops"
+	"github.com/hearth-dev/hearth/internal/screen"
 )
 
 // Service runs ui.open and ui.apps.
 type Service struct {
-	roots fsops.Roots
-	log   *slog.Logger
+	roots   fsops.Roots
+	isPanel func(title string) bool
+	display func() (screen.Display, error)
+	log     *slog.Logger
 }
 
-// New returns a Service whose paths must lie under roots.
-func New(roots fsops.Roots, log *slog.Logger) (*Service, error) {
-	if log == nil {
-		return nil, errors.New("desktop: no logger")
+// New returns a Service whose paths must lie under roots; isPanel tells a
+// window showing Hearth's control panel by its title
+// (uia.Service.ShowsPanel), which ui.window refuses as Hearth's own.
+func New(roots fsops.Roots, isPanel func(title string) bool, log *slog.Logger) (*Service, error) {
+	if log == nil || isPanel == nil {
+		return nil, errors.New("desktop: a logger and a panel test are required")
 	}
-	return &Service{roots: roots, log: log}, nil
+	return &Service{roots: roots, isPanel: isPanel, display: screen.DefaultDisplay, log: log}, nil
 }
 
 // App is an installed app as ui.apps lists it.

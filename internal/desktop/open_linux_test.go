@@ -51,7 +51,7 @@ func setup(t *testing.T) (s *desktop.Service, root, log string) {
 
 	roots, err := fsops.NewRoots([]string{root}, nil)
 	must(t, err)
-	s, err = desktop.New(roots, slog.New(slog.DiscardHandler))
+	s, err = desktop.New(roots, func(string) bool { return false }, slog.New(slog.DiscardHandler))
 	must(t, err)
 	return s, root, log
 }

@@ -16,12 +16,14 @@ type AppsInput struct {
 	Limit        int    `json:"limit,omitempty"`
 }
 
-// Specs returns ui.open and ui.apps.
+// Specs returns ui.open, ui.apps, ui.windows and ui.window.
 //
 // ui.open is governed by the risk table's kind "open": a document, folder
 // or web address asks once per conversation in ask mode, an app once per
 // app per conversation (as ui.action), a program or script as an exec;
-// all are refused in read-only mode and under the e-stop. ui.apps reads.
+// all are refused in read-only mode and under the e-stop. ui.apps and
+// ui.windows read. ui.window is a UI call into the window's app (kind
+// "ui"), asked about as ui.action is.
 func (s *Service) Specs() []*primitive.Spec {
 	b := primitive.Bound
 	return []*primitive.Spec{
@@ -54,6 +56,32 @@ func (s *Service) Specs() []*primitive.Spec {
 					in.Limit = 200
 				}
 				return s.Apps(ctx, in.NameContains, in.Limit)
+			})},
+		{Tool: "ui", Operation: "windows", Risk: primitive.RiskRead, Inline: true,
+			Fields:  []primitive.Field{{Name: "process_id", Type: primitive.TInteger, Min: b(1)}},
+			Summary: "top-level windows {hwnd, title, process_id, app, bounds, monitor, minimized, maximized, elevated} and the monitors.",
+			Run: primitive.Typed(func(ctx context.Context, _ *primitive.Call, in WindowsInput) (any, error) {
+				return s.Windows(ctx, in)
+			})},
+		{Tool: "ui", Operation: "window", Risk: primitive.RiskUI, Inline: true, Target: s.windowTarget,
+			Fields: []primitive.Field{
+				{Name: "hwnd", Type: primitive.TInteger, Min: b(1)},
+				{Name: "window_action", Type: primitive.TString, Enum: WindowActions},
+				{Name: "x", Type: primitive.TInteger, Desc: "Window move: new left, screen pixels."},
+				{Name: "y", Type: primitive.TInteger, Desc: "Window move: new top."},
+				{Name: "w", Type: primitive.TInteger, Min: b(1), Desc: "Window resize: width."},
+				{Name: "h", Type: primitive.TInteger, Min: b(1), Desc: "Window resize: height."},
+			},
+			Summary: "hwnd, window_action; the window after it. An elevated window is blocked.",
+			Precheck: func(raw json.RawMessage) error {
+				var in WindowInput
+				if json.Unmarshal(raw, &in) != nil {
+					return nil
+				}
+				return checkWindow(in)
+			},
+			Run: primitive.Typed(func(ctx context.Context, _ *primitive.Call, in WindowInput) (any, error) {
+				return s.Window(ctx, in)
 			})},
 	}
 }

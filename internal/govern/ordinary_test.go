@@ -133,9 +133,9 @@ func TestEveryIssueCaseAsks(t *testing.T) {
 	}
 	for path, want := range map[string]string{
 		filepath.Join(home, ".config", "someapp", "settings.ini"): risk.WhyHidden.Said(),
-		filepath.Join(proj, "run"):                             risk.WhyNewProgram.Said(),
-		filepath.Join(home, "bin", "started-at-sign-in"):       risk.WhyProgram.Said(),
-		filepath.Join(home, ".bash_aliases"):                   "change what runs every time a terminal (shell) starts",
+		filepath.Join(proj, "run"):                                risk.WhyNewProgram.Said(),
+		filepath.Join(home, "bin", "started-at-sign-in"):          risk.WhyProgram.Said(),
+		filepath.Join(home, ".bash_aliases"):                      "change what runs every time a terminal (shell) starts",
 	} {
 		if said[path] != want {
 			t.Errorf("the card for %s says %q, want %q", path, said[path], want)
@@ -297,5 +297,86 @@ func TestSwapAfterAdmissionIsRefused(t *testing.T) {
 	a.Approved = true
 	if err := run(a); err != nil {
 		t.Fatalf("an approved write must run: %v", err)
+	}
+}
+
+// TestFolderRuleCoversHiddenFilesAndPrograms: a developer's project asks
+// once. The card for its .gitignore offers the project folder; after the
+// operator's folder rule, hidden files and programs there run without
+// asking, while persistence places and git's own folder in it, and the
+// same files in another folder, still ask. A hidden file directly in the
+// home offers no folder rule.
+func TestFolderRuleCoversHiddenFilesAndPrograms(t *testing.T) {
+	in, home := askHome(t)
+	ctx := context.Background()
+	proj := filepath.Join(home, "code", "app")
+	if err := os.MkdirAll(filepath.Join(proj, ".git", "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cl := hearthtest.Connect(t, in.URL, "folder-rule")
+	write := func(p, data string) *hearthtest.Result {
+		t.Helper()
+		return cl.Call("fs", map[string]any{"operation": "write", "path": p, "data": data})
+	}
+	r := write(filepath.Join(proj, ".gitignore"), "bin/\n")
+	if r.State() != "pending" {
+		t.Fatalf("a hidden file must ask before any rule: %s", r.Raw)
+	}
+	pending, err := in.App.Operator.Permits(ctx, "pending")
+	if err != nil || len(pending) != 1 {
+		t.Fatalf("%v %+v", err, pending)
+	}
+	p := pending[0]
+	folder, ok := in.App.Gov.OfferedFolder(p)
+	if !ok || folder != proj {
+		t.Fatalf("the card offers %q (%v), want the project %s", folder, ok, proj)
+	}
+	if _, err := in.App.Operator.AddFolderRule(ctx, "alice", p, home); err == nil {
+		t.Fatal("a folder rule for a folder the card did not offer (the home) was added")
+	}
+	if _, err := in.App.Operator.AddFolderRule(ctx, "alice", p, folder); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, data string }{
+		{filepath.Join(proj, ".github", "workflows", "ci.yml"), "on: push\n"},
+		{filepath.Join(proj, ".editorconfig"), "root = true\n"},
+		{filepath.Join(proj, "scripts", "build.sh"), "#!/bin/sh\ngo build\n"},
+	} {
+		if r := write(c.path, c.data); r.State() != "completed" {
+			t.Errorf("%s under the allowed folder must run: %s", c.path, r.Raw)
+		}
+	}
+	for _, p := range []string{
+		filepath.Join(proj, ".git", "hooks", "pre-commit"),
+		filepath.Join(proj, ".git", "commondir"),
+		filepath.Join(proj, ".envrc"),
+		filepath.Join(proj, ".vscode", "tasks.json"),
+		filepath.Join(home, "code", "other", ".gitignore"),
+		filepath.Join(home, ".config", "x.ini"),
+	} {
+		if r := write(p, "x\n"); r.State() != "pending" {
+			t.Errorf("%s must still ask: %s", p, r.Raw)
+		}
+	}
+	pending, err = in.App.Operator.Permits(ctx, "pending")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pending {
+		if p.Subject == filepath.Join(home, ".config", "x.ini") {
+			if f, ok := in.App.Gov.OfferedFolder(p); ok {
+				t.Errorf("a hidden folder of the home offers a folder rule for %s", f)
+			}
+		}
+	}
+	rules, err := in.App.Gov.FolderRules(ctx)
+	if err != nil || len(rules) != 1 {
+		t.Fatalf("%v %+v", err, rules)
+	}
+	if err := in.App.Operator.RemoveFolderRule(ctx, "alice", rules[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if r := write(filepath.Join(proj, ".prettierrc"), "{}\n"); r.State() != "pending" {
+		t.Fatalf("after the rule is removed a hidden file must ask again: %s", r.Raw)
 	}
 }

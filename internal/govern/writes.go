@@ -50,9 +50,3 @@ func (g *Governor) writeCase(ctx context.Context, a *callpath.Admission) (risk.C
 	}
 	return id, nil
 }
-
-// folderAllows reports whether an operator's folder rule covers path
-// (hidden files and programs in that folder and below).
-func (g *Governor) folderAllows(ctx context.Context, path string) (bool, error) {
-	return false, nil
-}

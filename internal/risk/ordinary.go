@@ -284,3 +284,66 @@ func codeList(items []string) string {
 	}
 	return strings.Join(q, " ")
 }
+
+// WhyOf is the reason whose Said is said (a permit keeps the card's
+// sentence), and false for a sentence of no reason.
+func WhyOf(said string) (Why, bool) {
+	for _, w := range []Why{WhySystem, WhyHidden, WhyProgram, WhyNewProgram, WhyOpens, WhyOutside} {
+		if w.Said() == said {
+			return w, true
+		}
+	}
+	return "", false
+}
+
+// FolderFor is the folder a card offers a folder rule for, for the file
+// at the real path p that is not ordinary for why: the folder holding
+// the first hidden name below the home (a project's .github, .gitignore),
+// else the file's own folder. There is none (false) for a reason no rule
+// may cover, or when the folder would be the home itself or a folder
+// above it, or one of the system's folders.
+func (w *Writes) FolderFor(p string, why Why) (string, bool) {
+	if !why.Coverable() || p == "" {
+		return "", false
+	}
+	sep := "/"
+	if w.windows {
+		sep = `\`
+		p = strings.ReplaceAll(p, "/", `\`)
+	}
+	res := w.folders()
+	home, areas := res[0], res[1:]
+	folder := p[:max(strings.LastIndex(p, sep), 0)]
+	start := 0
+	if home != "" && under(w.norm(p), home) {
+		start = len(home) + 1
+	}
+	if start < len(p) {
+		parts := strings.Split(p[start:], sep)
+		at := start
+		for _, c := range parts[:len(parts)-1] {
+			if strings.HasPrefix(c, ".") {
+				folder = strings.TrimSuffix(p[:at], sep)
+				break
+			}
+			at += len(c) + 1
+		}
+	}
+	f := w.norm(folder)
+	if f == "" || home != "" && under(home, f) {
+		return "", false
+	}
+	for _, a := range areas {
+		if a != "" && under(f, a) {
+			return "", false
+		}
+	}
+	return folder, true
+}
+
+// Covers reports whether a folder rule for folder covers the real path
+// p: p is inside it (compared without case on Windows).
+func (w *Writes) Covers(folder, p string) bool {
+	f := w.norm(folder)
+	return f != "" && strings.HasPrefix(w.norm(p), f+"/")
+}

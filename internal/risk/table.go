@@ -295,8 +295,10 @@ var Rows = Table{
 	"ui.clipboard_get": KindSee,
 	"ui.clipboard_set": KindClipboardSet,
 
-	"ui.open": KindOpen,
-	"ui.apps": KindRead,
+	"ui.open":    KindOpen,
+	"ui.apps":    KindRead,
+	"ui.windows": KindRead,
+	"ui.window":  KindUI,
 
 	"task.submit":    KindExec,
 	"task.get":       KindRead,

@@ -29,6 +29,7 @@ var owners = map[string]string{
 	"commands":       "internal/govern",
 	"permits":        "internal/govern",
 	"rules":          "internal/govern",
+	"folder_rules":   "internal/govern",
 	"unknowns":       "internal/govern",
 	"flagged_writes": "internal/govern",
 	"settings":       "internal/govern",

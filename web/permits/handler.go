@@ -47,6 +47,7 @@ func (h *Handler) Mount(r chi.Router) {
 	r.Post("/permits/{id}/deny", h.deny)
 	r.Post("/permits/{id}/ask-again", h.askAgain)
 	r.Post("/permits/rules/{id}/remove", h.removeRule)
+	r.Post("/permits/folders/{id}/remove", h.removeFolderRule)
 }
 
 // Item is a pending permit as the page shows it.
@@ -73,6 +74,12 @@ type Item struct {
 	Chat string
 	// Note says what allowing means when that is more than one call.
 	Note string
+	// Folder is the folder the card offers "always allow hidden files
+	// and programs" for; "" for none.
+	Folder string
+	// Runs is what a write that makes a program start by itself would
+	// run, read from the content it writes ("" when not known).
+	Runs string
 }
 
 // View is what the page shows.
@@ -86,6 +93,8 @@ type View struct {
 	// allowed until it is reset, and the cards say so.
 	EStop bool
 	Rules []govern.Rule
+	// Folders are the operator's folder rules.
+	Folders []govern.FolderRule
 	// Flash is the page's one-shot message, shown in the live list.
 	Flash *session.Flash
 }
@@ -126,6 +135,9 @@ func NewItem(p govern.Permit) Item {
 	}
 	it.Verb, it.What, it.Where = Describe(p)
 	it.Note = askOnceNotes[p.Primitive]
+	if p.Case == string(risk.CasePersist) && p.Subject != "" {
+		it.Runs = whatRuns(p)
+	}
 	if p.Case == string(risk.CaseOpen) {
 		it.Note = "Allowing it lets this chat open your files, folders and web addresses again without asking. Programs and scripts still ask each time."
 	}
@@ -144,7 +156,7 @@ func Describe(p govern.Permit) (verb, what, where string) {
 	}
 	_ = json.Unmarshal([]byte(p.Input), &in)
 	switch {
-	case p.Case == string(risk.CasePersist) && p.Subject != "":
+	case (p.Case == string(risk.CasePersist) || p.Case == string(risk.CaseUnusual)) && p.Subject != "":
 		return p.Said + ":", p.Subject, ""
 	case p.Case == string(risk.CaseOpen) && in.URL != "":
 		return "open the web address", in.URL, ""
@@ -224,9 +236,14 @@ func (h *Handler) load(r *http.Request) (View, error) {
 	if err != nil {
 		return View{}, fmt.Errorf("read the e-stop: %w", err)
 	}
-	v := View{Rules: rules, EStop: st.Latched}
+	folders, err := h.Gov.FolderRules(ctx)
+	if err != nil {
+		return View{}, err
+	}
+	v := View{Rules: rules, Folders: folders, EStop: st.Latched}
 	for _, p := range pending {
 		it := NewItem(p)
+		it.Folder, _ = h.Gov.OfferedFolder(p)
 		it.Chat = h.Chats.LabelOfFuture(ctx, p.FutureID)
 		v.Pending = append(v.Pending, it)
 	}
@@ -310,6 +327,9 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		rule = &govern.Rule{Program: program, CwdRoot: cwd, Args: ruleArgs(r, p, program)}
+	case "folder":
+		h.approveFolder(w, r, operator, p)
+		return
 	default:
 		h.Kit.Refuse(w, r, "/permits", "Choose Allow once, Always allow or Deny.")
 		return

@@ -163,6 +163,47 @@ func TestPermitCardsSayWhatWouldHappen(t *testing.T) {
 	}
 }
 
+// TestPersistenceCardNamesWhatRuns: the headline of a card for a file
+// that makes a program start by itself names the command the file would
+// run, read from the content; the raw input stays under Details; a write
+// card has no program allow-list form.
+func TestPersistenceCardNamesWhatRuns(t *testing.T) {
+	p := govern.Permit{ID: "pmt_2", Primitive: "fs.write", Case: "persist", Subject: "/home/u/.config/autostart/x.desktop",
+		Said:      "make a program start every time you sign in",
+		Input:     `{"data":"[Desktop Entry]\nExec=/usr/bin/xterm -e sh\n","path":"/home/u/.config/autostart/x.desktop"}`,
+		CreatedAt: time.Now(), ExpiresAt: time.Now().Add(15 * time.Minute)}
+	html := render(t, View{Pending: []Item{NewItem(p)}})
+	start := strings.Index(html, `data-testid="permit-summary"`)
+	end := strings.Index(html[start:], "</h3>")
+	headline := html[start : start+end]
+	for _, want := range []string{"make a program start every time you sign in", `data-testid="permit-runs">/usr/bin/xterm -e sh<`, "/home/u/.config/autostart/x.desktop"} {
+		if !strings.Contains(headline, want) {
+			t.Errorf("the headline lacks %q: %s", want, headline)
+		}
+	}
+	if strings.Contains(html, `data-testid="permit-rule-form"`) || strings.Contains(html, `data-testid="approve-always"`) {
+		t.Error("a write card offers to always allow a program")
+	}
+}
+
+// TestFolderRuleOffer: a card that offers a folder rule has the button
+// naming the folder; the page lists folder rules with Remove.
+func TestFolderRuleOffer(t *testing.T) {
+	p := govern.Permit{ID: "pmt_3", Primitive: "fs.write", Case: "write_unusual", Subject: "/home/u/proj/.gitignore",
+		Said: "change a hidden settings file", Input: `{"data":"bin/\n","path":"/home/u/proj/.gitignore"}`,
+		CreatedAt: time.Now(), ExpiresAt: time.Now().Add(15 * time.Minute)}
+	it := NewItem(p)
+	it.Folder = "/home/u/proj"
+	html := render(t, View{Pending: []Item{it}, Folders: []govern.FolderRule{{ID: "fld_1", Folder: "/home/u/site", CreatedBy: "Ada", CreatedAt: time.Now()}}})
+	for _, want := range []string{"ChatGPT wants to change a hidden settings file: <code>/home/u/proj/.gitignore",
+		`name="folder" value="/home/u/proj"`, `data-testid="approve-folder"`, "Always allow hidden files and programs in <code>/home/u/proj</code>",
+		`data-testid="folder-rule" data-rule-id="fld_1"`, `action="/permits/folders/fld_1/remove"`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+}
+
 // The card's Always allow names the program and the arguments it shows;
 // a program that can run others says what the rule covers; a program
 // that asks every time has no Always allow.

@@ -1,0 +1,174 @@
+//go:build linux
+
+package desktop_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jezek/xgb"
+	"github.com/jezek/xgb/xproto"
+
+	"github.com/hearth-dev/hearth/internal/desktop"
+	"github.com/hearth-dev/hearth/internal/fsops"
+	"github.com/hearth-dev/hearth/internal/screen/screentest"
+)
+
+// closableWindow is a window of the test's own that, like an app's,
+// takes WM_DELETE_WINDOW and destroys itself when asked to close.
+func closableWindow(t *testing.T, display, title string) xproto.Window {
+	t.Helper()
+	c, err := xgb.NewConnDisplay(display)
+	must(t, err)
+	t.Cleanup(c.Close)
+	scr := xproto.Setup(c).DefaultScreen(c)
+	id, err := xproto.NewWindowId(c)
+	must(t, err)
+	must(t, xproto.CreateWindowChecked(c, scr.RootDepth, id, scr.Root, 300, 200, 120, 90, 0, xproto.WindowClassInputOutput,
+		scr.RootVisual, xproto.CwOverrideRedirect, []uint32{1}).Check())
+	atom := func(n string) xproto.Atom {
+		r, err := xproto.InternAtom(c, false, uint16(len(n)), n).Reply()
+		must(t, err)
+		return r.Atom
+	}
+	protocols, del := atom("WM_PROTOCOLS"), atom("WM_DELETE_WINDOW")
+	b := make([]byte, 4)
+	xgb.Put32(b, uint32(del))
+	xproto.ChangeProperty(c, xproto.PropModeReplace, id, protocols, xproto.AtomAtom, 32, 1, b)
+	xproto.ChangeProperty(c, xproto.PropModeReplace, id, xproto.AtomWmName, xproto.AtomString, 8, uint32(len(title)), []byte(title))
+	must(t, xproto.MapWindowChecked(c, id).Check())
+	go func() {
+		for {
+			ev, err := c.WaitForEvent()
+			if ev == nil && err == nil {
+				return
+			}
+			if m, ok := ev.(xproto.ClientMessageEvent); ok && m.Type == protocols && xproto.Atom(m.Data.Data32[0]) == del {
+				xproto.DestroyWindow(c, id)
+				xproto.GetInputFocus(c).Reply()
+			}
+		}
+	}()
+	return id
+}
+
+func windowService(t *testing.T) *desktop.Service {
+	roots, err := fsops.NewRoots([]string{t.TempDir()}, nil)
+	must(t, err)
+	s, err := desktop.New(roots, func(title string) bool { return strings.Contains(title, "Hearth control panel") }, slog.New(slog.DiscardHandler))
+	must(t, err)
+	return s
+}
+
+func listed(t *testing.T, s *desktop.Service, title string) *desktop.WindowInfo {
+	t.Helper()
+	l, err := s.Windows(context.Background(), desktop.WindowsInput{})
+	must(t, err)
+	for i := range l.Windows {
+		if l.Windows[i].Title == title {
+			return &l.Windows[i]
+		}
+	}
+	return nil
+}
+
+func ip(v int) *int { return &v }
+
+// TestWindowsListAndChangeUnderX11: on a real X server (Xvfb) ui.windows
+// lists an app's window with its process, app, bounds and monitor, and
+// not Hearth's own windows (its process's, one showing the panel);
+// ui.window moves and resizes it, closes a window that takes a close
+// request (it is gone after), refuses Hearth's own windows and says what
+// X11 cannot do here.
+func TestWindowsListAndChangeUnderX11(t *testing.T) {
+	display := screentest.StartXvfb(t)
+	sleeper := exec.Command("sleep", "60")
+	must(t, sleeper.Start())
+	t.Cleanup(func() { sleeper.Process.Kill(); sleeper.Wait() })
+	screentest.OpenWindow(t, display, 20, 30, 200, 100, 0x3366cc, "Budget – Zoë", sleeper.Process.Pid)
+	own := screentest.OpenWindow(t, display, 50, 50, 80, 60, 0xcc0000, "hearth itself", os.Getpid())
+	screentest.OpenWindow(t, display, 60, 60, 80, 60, 0x00cc00, "Hearth control panel – Firefox", sleeper.Process.Pid)
+	s := windowService(t)
+	ctx := context.Background()
+
+	w := listed(t, s, "Budget – Zoë")
+	if w == nil {
+		t.Fatal("ui.windows does not list the app's window")
+	}
+	if w.ProcessID != sleeper.Process.Pid || w.App != "sleep" || w.Monitor != 1 || w.Bounds.X != 20 || w.Bounds.Y != 30 || w.Bounds.W != 200 || w.Bounds.H != 100 {
+		t.Errorf("listed %+v", *w)
+	}
+	for _, title := range []string{"hearth itself", "Hearth control panel – Firefox"} {
+		if listed(t, s, title) != nil {
+			t.Errorf("ui.windows lists Hearth's own window %q", title)
+		}
+	}
+
+	if _, err := s.Window(ctx, desktop.WindowInput{HWND: w.HWND, Action: "move", X: ip(100), Y: ip(150)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Window(ctx, desktop.WindowInput{HWND: w.HWND, Action: "resize", W: ip(320), H: ip(200)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := listed(t, s, "Budget – Zoë"); got == nil || got.Bounds.X != 100 || got.Bounds.Y != 150 || got.Bounds.W != 320 || got.Bounds.H != 200 {
+		t.Fatalf("after move and resize: %+v", got)
+	}
+	if _, err := s.Window(ctx, desktop.WindowInput{HWND: w.HWND, Action: "focus"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Window(ctx, desktop.WindowInput{HWND: w.HWND, Action: "maximize"}); err == nil || !strings.Contains(err.Error(), "window manager") {
+		t.Errorf("maximize on bare X11 answered %v, want what cannot be done here", err)
+	}
+	if _, err := s.Window(ctx, desktop.WindowInput{HWND: w.HWND, Action: "close"}); err == nil || !strings.Contains(err.Error(), "takes no close request") {
+		t.Errorf("close of a window that takes no close request answered %v", err)
+	}
+	if _, err := s.Window(ctx, desktop.WindowInput{HWND: uint64(own.ID), Action: "move", X: ip(0), Y: ip(0)}); err == nil || !strings.Contains(err.Error(), "Hearth's own") {
+		t.Errorf("moving Hearth's own window answered %v", err)
+	}
+
+	closableWindow(t, display, "Closable notes")
+	cw := listed(t, s, "Closable notes")
+	if cw == nil {
+		t.Fatal("the closable window is not listed")
+	}
+	done, err := s.Window(ctx, desktop.WindowInput{HWND: cw.HWND, Action: "close"})
+	if err != nil || !done.Closed {
+		t.Fatalf("close: %+v, %v", done, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for listed(t, s, "Closable notes") != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the closed window is still listed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestWindowRefusesBadInputNamingTheField: ui.window's precheck names the
+// field of what is missing or wrong.
+func TestWindowRefusesBadInputNamingTheField(t *testing.T) {
+	s := windowService(t)
+	var pre func(json.RawMessage) error
+	for _, sp := range s.Specs() {
+		if sp.Operation == "window" {
+			pre = sp.Precheck
+		}
+	}
+	for input, field := range map[string]string{
+		`{"window_action":"focus"}`:                 "hwnd",
+		`{"hwnd":5,"window_action":"fly"}`:          "window_action",
+		`{"hwnd":5,"window_action":"move","x":1}`:   "x",
+		`{"hwnd":5,"window_action":"resize","w":0}`: "w",
+	} {
+		err := pre(json.RawMessage(input))
+		if err == nil || !strings.Contains(err.Error(), `field "`+field+`"`) {
+			t.Errorf("%s: %v, want a refusal naming %s", input, err, field)
+		}
+	}
+}
