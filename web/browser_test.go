@@ -63,7 +63,7 @@ func watchConsole(ctx context.Context) func() []string {
 func TestBrowserOperatorFlow(t *testing.T) {
 	bin := chromium(t)
 	in := hearthtest.Start(t, nil) // ask mode: exec needs a permit
-	login, err := in.App.NewLoginURL()
+	login, err := in.App.NewLoginURLTo("/")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -183,6 +183,20 @@ func TestBrowserUndoAllAndRedo(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPlain(t, "the redo report", html)
+
+	// After the redo the chat's changes are in effect again: Undo all is
+	// offered, Redo is not.
+	run("the chat after the redo", chromedp.Navigate(in.App.PanelURL()+"changes"), chromedp.Click(css(`[data-testid="chat-link"]`)),
+		chromedp.WaitVisible(css(`[data-testid="undo-all-button"]`)))
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="redo-form"]').length`)); err != nil || n != 0 {
+		t.Fatalf("Redo offered after the redo (%d, %v)", n, err)
+	}
+
+	// Status says how far back changes can be undone, and the space.
+	run("open Status", chromedp.Navigate(in.App.PanelURL()), chromedp.WaitVisible(css(`[data-testid="status-undo"]`)))
+	if s := text("status undo line", `[data-testid="status-undo"]`); !strings.Contains(s, "can be undone on the Changes page") || !strings.Contains(s, "budget") {
+		t.Fatalf("Status's undo line says %q", s)
+	}
 	if p := problems(); len(p) > 0 {
 		t.Fatalf("browser console problems: %v", p)
 	}

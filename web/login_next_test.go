@@ -143,14 +143,14 @@ func TestLoginLandsOnNext(t *testing.T) {
 		landed(t, f, n, res, body, "/safety", "Safety")
 	})
 
-	t.Run("no next lands on Status", func(t *testing.T) {
+	t.Run("no next lands on Setup while setup is not done", func(t *testing.T) {
 		u, err := f.panel.NewLoginURL(f.srv.URL)
 		if err != nil {
 			t.Fatal(err)
 		}
 		n := newNavigator(t)
 		res, body := n.open(u)
-		landed(t, f, n, res, body, "/", "Status")
+		landed(t, f, n, res, body, "/setup", "Setup")
 	})
 
 	t.Run("NewLoginURLTo refuses a next that is not a panel path", func(t *testing.T) {
@@ -191,7 +191,7 @@ func TestLoginRefusesForeignNext(t *testing.T) {
 			}
 			n := newNavigator(t)
 			res, body := n.open(u + "&next=" + url.QueryEscape(next))
-			landed(t, f, n, res, body, "/", "Status")
+			landed(t, f, n, res, body, "/setup", "Setup")
 		})
 	}
 	// The raw form a hand-made link would carry: the query parser sees
@@ -201,7 +201,7 @@ func TestLoginRefusesForeignNext(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := f.do(t, req{method: "GET", path: strings.TrimPrefix(u, f.srv.URL) + "&next=//evil.example"})
-	if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/" {
+	if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/setup" {
 		t.Fatalf("raw next=//evil.example: %d Location %q", r.StatusCode, r.Header.Get("Location"))
 	}
 	if !strings.Contains(f.log.String(), "next is not a panel path") {
@@ -243,9 +243,9 @@ func TestLoginRemembersRequestedPage(t *testing.T) {
 		if v := n.nextCookie(f.srv.URL); v != "" {
 			t.Fatalf("the next cookie outlived the login: %q", v)
 		}
-		// Remembered once: a later login lands on Status again.
+		// Remembered once: a later login lands on the usual first page again.
 		res, body = n.open(login(t))
-		landed(t, f, n, res, body, "/", "Status")
+		landed(t, f, n, res, body, "/setup", "Setup")
 	})
 
 	t.Run("an explicit next wins", func(t *testing.T) {
@@ -300,6 +300,6 @@ func TestLoginRemembersRequestedPage(t *testing.T) {
 		}
 		n.client.Jar.SetCookies(u, []*http.Cookie{{Name: session.NextCookieName, Value: url.QueryEscape("//evil.example"), Path: "/login"}})
 		res, body := n.open(login(t))
-		landed(t, f, n, res, body, "/", "Status")
+		landed(t, f, n, res, body, "/setup", "Setup")
 	})
 }

@@ -101,5 +101,10 @@ func (p *Panel) waiting(r *http.Request) (int, *ui.Waiting) {
 	}
 	w := &ui.Waiting{ID: oldest.ID, Persist: oldest.Case == string(risk.CasePersist), More: len(pending) - 1}
 	w.Verb, w.What, w.Where = permits.Describe(oldest)
+	if st, err := p.deps.Gov.EStop(r.Context()); err != nil {
+		ui.LogError(p.log, r, "panel: read the e-stop", err)
+	} else {
+		w.EStop = st.Latched
+	}
 	return len(pending), w
 }

@@ -121,6 +121,10 @@ type Deps struct {
 	// config.json named because another program held it (the Status page
 	// says which port and why); nil shows none.
 	PortMoves func() []status.PortMove
+	// Updates, when set, is the update service the Status page shows,
+	// and InstallUpdate starts its offer under the operator's name.
+	Updates       status.Updates
+	InstallUpdate func(ctx context.Context, operator string) error
 }
 
 // Panel is the control panel: its sessions and its router.
@@ -223,6 +227,12 @@ func (p *Panel) routes() (http.Handler, error) {
 		r.Use(p.requireSession(true), p.checkCSRF)
 		st := &status.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Ledger: d.Ledger, MCPURL: d.MCPURL,
 			AnyAccount: d.AnyAccount, LastBackup: d.LastBackup, Storage: d.Storage, Undo: d.Undo, DataDir: d.DataDir, Ports: d.PortMoves}
+		if d.Updates != nil {
+			st.Update = &status.UpdateHandler{Kit: kit, Updates: d.Updates, Install: d.InstallUpdate}
+		}
+		if d.DB != nil {
+			st.DiskFull = d.DB.DiskFull
+		}
 		if d.Tunnel != nil {
 			st.Tunnel = func() (string, string) { s := d.Tunnel.Status(); return string(s.State), s.Reason }
 			st.Reach = func() (bool, bool, string) { return setup.Summary(d.Tunnel) }
@@ -261,14 +271,14 @@ func (p *Panel) routes() (http.Handler, error) {
 // page shows.
 func (p *Panel) chrome(r *http.Request, title, active string) ui.Chrome {
 	sess := session.FromContext(r.Context())
-	c := ui.Chrome{Title: title, Active: active, CSRF: sess.CSRFToken(), Operator: p.operator(r, sess)}
+	c := ui.Chrome{Title: title, Active: active, CSRF: sess.CSRFToken(), Operator: p.operator(r, sess), Account: p.osUser}
 	if f, ok := sess.PopFlash(); ok {
 		c.Flash = &f
 	}
 	if st, err := p.deps.Gov.EStop(r.Context()); err != nil {
 		ui.LogError(p.log, r, "panel: read e-stop for the banner", err)
 	} else if st.Latched {
-		c.EStop, c.EStopBy, c.EStopReason, c.EStopByModel = true, govern.LatchedBy(st.By), st.Reason, st.ByModel()
+		c.EStop, c.EStopBy, c.EStopReason, c.EStopByModel = true, ui.Who(st.By, p.osUser), st.Reason, st.ByModel()
 	}
 	c.Pending, c.Waiting = p.waiting(r)
 	return c
@@ -277,10 +287,10 @@ func (p *Panel) chrome(r *http.Request, title, active string) ui.Chrome {
 // login redeems a one-time token: a valid one opens a session and
 // redirects to the page the login was for, anything else is the 401
 // page. That page is the link's next parameter when it is a panel path
-// (session.ValidateNext), else the Status page; a link without next lands
-// on the page this browser last asked for without a session (the next
-// cookie requireSession sets), else the Status page. A bad next never
-// fails the login.
+// (session.ValidateNext); a link without next lands on the page this
+// browser last asked for without a session (the next cookie
+// requireSession sets), else on Setup until setup is done, else on the
+// Status page. A bad next never fails the login.
 func (p *Panel) login(w http.ResponseWriter, r *http.Request) {
 	next, given := "/", false
 	if raw := r.URL.Query().Get("next"); raw != "" {
@@ -292,6 +302,12 @@ func (p *Panel) login(w http.ResponseWriter, r *http.Request) {
 	} else if c, err := r.Cookie(session.NextCookieName); err == nil {
 		if v, ok := session.NextFromCookie(c.Value); ok {
 			next = v
+		}
+	}
+	if next == "/" && !given && p.deps.Tunnel != nil {
+		// Until setup is done, what the person has to do is there.
+		if done, _, _ := setup.Summary(p.deps.Tunnel); !done {
+			next = "/setup"
 		}
 	}
 	_, cookie, ok := p.sessions.Redeem(r.URL.Query().Get("token"))

@@ -146,8 +146,8 @@ func TestLoginToken(t *testing.T) {
 	t.Run("sets a strict session cookie once", func(t *testing.T) {
 		path := mint()
 		r := f.do(t, req{method: "GET", path: path})
-		if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/" {
-			t.Fatalf("first use: %d", r.StatusCode)
+		if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/setup" {
+			t.Fatalf("first use, setup not done: %d %s", r.StatusCode, r.Header.Get("Location"))
 		}
 		var c *http.Cookie
 		for _, x := range r.Cookies() {
@@ -351,9 +351,10 @@ func TestSafetyActions(t *testing.T) {
 	if !strings.Contains(f.get(t, b, "/safety"), "type the word reset") {
 		t.Error("a refused reset is not explained")
 	}
-	f.post(t, b, "/safety/reset", "operator", "Ada", "confirm", "reset")
+	// The word in any case, with spaces around it, is the word.
+	f.post(t, b, "/safety/reset", "operator", "Ada", "confirm", " Reset ")
 	if f.latched(t) {
-		t.Fatal("typed reset did not release the latch")
+		t.Fatal("typed Reset (capital R, spaces around) did not release the latch")
 	}
 
 	// The queue stays held until resumed.
@@ -368,7 +369,7 @@ func TestSafetyActions(t *testing.T) {
 		t.Fatal("resume did not release the queue")
 	}
 
-	// "Reset and resume the queue" is one action; it still needs the word.
+	// "Reset and let queued jobs run" is one action; it still needs the word.
 	f.post(t, b, "/safety/estop", "operator", "Ada", "reason", "again")
 	f.post(t, b, "/safety/reset", "operator", "Ada", "confirm", "no", "then", "resume")
 	if st, _ := f.in.App.Gov.Status(context.Background()); !st.EStop.Latched || !st.QueueHeld {

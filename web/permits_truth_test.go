@@ -34,6 +34,10 @@ func TestPermitsDuringEStopSayWhatHappens(t *testing.T) {
 			t.Errorf("during the e-stop the Permits page offers %s", not)
 		}
 	}
+	// The banner every other page shows says the same, with no Allow.
+	if status := f.get(t, b, "/"); !strings.Contains(status, `data-testid="waiting-estop"`) || strings.Contains(status, `data-testid="waiting-allow"`) {
+		t.Errorf("during the e-stop the waiting banner offers Allow or does not say why not")
+	}
 	if r := f.post(t, b, "/permits/"+pid+"/approve", "operator", "Ann", "scope", "once"); r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("approve: %d %s", r.StatusCode, r.body)
 	}

@@ -42,6 +42,20 @@ var banned = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)private pipe`),
 	regexp.MustCompile(`\(ms\)`),
 	regexp.MustCompile(`(?i)host_info`),
+	// Safety, Ledger and the ChatGPT window in words (the e-stop is on
+	// or off, jobs are paused; who did it is "you" or a name; a call is
+	// named by what it asked).
+	regexp.MustCompile(`(?i)\blatch(ed|es)?\b`),
+	regexp.MustCompile(`(?i)\be-stop\b`),
+	regexp.MustCompile(`operator:`),
+	regexp.MustCompile(`(?i)\bthe (job )?queue\b`),
+	regexp.MustCompile(`(?i)\breset only\b`),
+	regexp.MustCompile(`(?i):\s*a call\b`),
+	regexp.MustCompile(`\b(permit|tunnel|rule|policy|queue)_[a-z_]+\b`),
+	regexp.MustCompile(`(?i)\b(arm|disarm)(ed)? automatic wake\b`),
+	regexp.MustCompile(`(?i)\bbound conversations?\b|\bunbind\b`),
+	regexp.MustCompile(`(?i)remote-debugging`),
+	regexp.MustCompile(`(?i)milliseconds`),
 }
 
 var (
@@ -180,6 +194,13 @@ func TestPlainLanguage(t *testing.T) {
 	all("with work:")
 	if r := f.post(t, b, "/safety/estop", "operator", "Ann", "reason", "test"); r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("estop: %d", r.StatusCode)
+	}
+	// A call refused during the e-stop is on the Ledger page, named.
+	if r := c.Call("fs", map[string]any{"operation": "write", "path": f.in.Root + "/refused.txt", "data": "x", "expected_sha256": nil}); r.State() != "blocked" {
+		t.Fatalf("a write during the e-stop: %s", r.Raw)
+	}
+	if l := mainText(f.get(t, b, "/ledger")); !strings.Contains(l, "Not allowed, because the emergency stop was on: write a file") {
+		t.Errorf("the ledger page leaves out the call refused during the e-stop:\n%s", l)
 	}
 	all("e-stop on:")
 	checkPlain(t, "ledger verified", f.post(t, b, "/ledger/verify").body)

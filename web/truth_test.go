@@ -93,6 +93,14 @@ func TestTunnelTruthPollsSucceed(t *testing.T) {
 	if s := f.get(t, b, "/setup"); !strings.Contains(s, `data-testid="connect-state">Connected to OpenAI.`) {
 		t.Fatalf("Setup with the tunnel ready:\n%s", s)
 	}
+	// Setup is done: a sign-in lands on Status now, no longer on Setup.
+	u, err := f.panel.NewLoginURL(f.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := f.do(t, req{method: "GET", path: strings.TrimPrefix(u, f.srv.URL)}); r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/" {
+		t.Fatalf("a sign-in after setup: %d %s, want Status", r.StatusCode, r.Header.Get("Location"))
+	}
 }
 
 // TestPermitsLiveAnswers204WhileUnchanged: the live list's poll swaps

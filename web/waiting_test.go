@@ -19,7 +19,7 @@ import (
 // once and Deny decide the call.
 func TestBrowserWaitingBanner(t *testing.T) {
 	in := hearthtest.Start(t, nil) // ask mode: exec needs a permit
-	login, err := in.App.NewLoginURL()
+	login, err := in.App.NewLoginURLTo("/")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -129,8 +129,8 @@ func waitFor(ctx context.Context, expr string) error {
 }
 
 // TestBrowserFirstRunWalk is a new user's way from a fresh data directory
-// to "ChatGPT reached Hearth", in headless Chromium: Status on first run →
-// Setup → the tunnel key → the tunnel ID → Connect → the tunnel ready →
+// to "ChatGPT reached Hearth", in headless Chromium: the sign-in on Setup
+// (Status on first run, shown for the eye) → Setup → the tunnel key → the tunnel ID → Connect → the tunnel ready →
 // the first call through the tunnel (the FAKE tunnel-client forwards one
 // MCP call with _meta["openai/session"], as ChatGPT's come) → Status says
 // ChatGPT can reach Hearth. The tunnel program lies beside "hearth-tray",
@@ -200,8 +200,14 @@ func TestBrowserFirstRunWalk(t *testing.T) {
 	}
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 
-	// First run: Status says what to do, in one sentence.
-	run("log in", chromedp.Navigate(login), chromedp.WaitVisible(css(`[data-testid="status-sentence"]`)))
+	// First run: the sign-in lands on Setup, where there is something to
+	// do; Status, opened from the menu (not counted: the walk does not
+	// need it), says so in one sentence.
+	run("log in", chromedp.Navigate(login), chromedp.WaitVisible(css(`#step-key[data-step-state="current"]`)))
+	if loc, err := chromedp.Run(ctx, chromedp.Location()); err != nil || !strings.HasSuffix(loc, "/setup") {
+		t.Fatalf("the first sign-in landed on %s (%v), want Setup", loc, err)
+	}
+	run("open Status", chromedp.Click(css(`[data-testid="nav-status"]`)), chromedp.WaitVisible(css(`[data-testid="status-sentence"]`)))
 	shot("status-first-run")
 	if s := text(`[data-testid="status-sentence"]`); !strings.Contains(s, "Finish setting up") {
 		t.Fatalf("first-run Status says %q", s)

@@ -28,6 +28,12 @@ import (
 // version is stamped at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
+// updateURL and updateKey are the release manifest's address and the
+// release verifier key (a golang.org/x/mod/sumdb/note key), stamped by the
+// release scripts with -ldflags "-X main.updateURL=... -X main.updateKey=...".
+// Empty in a development build; config update.url overrides the address.
+var updateURL, updateKey string
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
@@ -164,9 +170,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
 	var ctl *tray.Control
+	handoff := newHandoff(quit)
 	h, err := app.Start(ctx, app.Options{
 		DataDir: dataDir, ConfigPath: config.Path(dataDir),
 		MCPAddr: *mcpAddr, PanelAddr: *panelAddr, Version: version, Log: log, Instance: true,
+		UpdateURL: updateURL, UpdateKey: updateKey, Handoff: handoff.request,
 		// The control endpoint (published before instance.json, as the
 		// tray's) lets a second serve print a working login URL, a second
 		// tray start open the panel signed in, and uninstall stop it.
@@ -216,7 +224,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// first gets the control panel session.
 	fmt.Fprintf(stdout, "Control panel at %s\n", login)
 	err = h.Wait()
-	return errors.Join(err, ctl.Close())
+	err = errors.Join(err, ctl.Close())
+	if plan, ok := handoff.pending(); ok {
+		// Stopped for an update: hand over to the new version (and come
+		// back if it is not healthy), then exit.
+		o := handoff.apply(plan, dataDir, os.Args[1:], h.Config.BackupKeep, log)
+		fmt.Fprintln(stdout, o.Plain)
+	}
+	return err
 }
 
 // serveControl is a headless Hearth's control endpoint: open mints a

@@ -106,8 +106,10 @@ func trayMain(ctx context.Context, quiet bool) error {
 		t   *tray.Tray
 		ctl *tray.Control
 	)
+	handoff := newHandoff(quit)
 	h, err := app.Start(ctx, app.Options{
 		DataDir: dataDir, ConfigPath: cfgPath, Version: version, Log: log, Instance: true,
+		UpdateURL: updateURL, UpdateKey: updateKey, Handoff: handoff.request,
 		// The control endpoint is published before instance.json, so that
 		// a second start that sees instance.json finds it too, and answers
 		// while Hearth recovers the previous run's state.
@@ -195,6 +197,12 @@ func trayMain(ctx context.Context, quiet bool) error {
 		<-stopIcon
 	}
 	<-done
+	if plan, ok := handoff.pending(); ok {
+		// Stopped for an update: hand over to the new version (and come
+		// back if it is not healthy), then exit.
+		o := handoff.apply(plan, dataDir, os.Args[1:], h.Config.BackupKeep, log)
+		log.Info("update", "result", o.Result, "plain", o.Plain, "detail", o.Detail)
+	}
 	return serveErr
 }
 
@@ -204,6 +212,12 @@ func trayHearth(a *app.App) tray.Hearth {
 		Status: a.Gov.Status, Permits: a.PendingPermits,
 		Tunnel: a.Tunnel.Status, StartTunnel: a.StartTunnel, StopTunnel: a.StopTunnel,
 		EStop: a.Operator.EStop, OpenChatGPT: a.OpenChatGPT, LoginURL: a.LoginURL,
+		Update: func() string {
+			if st := a.Updates.State(); st.Offer != nil && st.Offer.Blocked == "" {
+				return st.Offer.Version
+			}
+			return ""
+		},
 	}
 }
 

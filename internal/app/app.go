@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
@@ -40,6 +41,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/store"
 	"github.com/hearth-dev/hearth/internal/tunnel"
 	"github.com/hearth-dev/hearth/internal/uia"
+	"github.com/hearth-dev/hearth/internal/update"
 	"github.com/hearth-dev/hearth/internal/wake"
 	"github.com/hearth-dev/hearth/web"
 )
@@ -73,6 +75,14 @@ type Options struct {
 	// BudgetEvery, a negative value never (a test that enforces by hand
 	// and must not race the background pass).
 	BudgetEvery time.Duration
+	// UpdateURL and UpdateKey are the release manifest's address and the
+	// release verifier key built into the program by the release scripts
+	// (-ldflags); config update.url overrides the address.
+	UpdateURL, UpdateKey string
+	// Handoff, when set, stops this Hearth and applies an update plan once
+	// it has stopped (update.Apply); nil means Hearth cannot update itself
+	// (test instances, the demo).
+	Handoff func(update.Plan)
 	// BackupEvery is how often the running Hearth asks whether the daily
 	// backup is due (the first time at start): zero means
 	// BackupCheckEvery, a negative value never (a disposable Hearth, the
@@ -112,6 +122,8 @@ type App struct {
 	Wake *wake.Service
 	// Sessions are the model's interactive programs (machine.session_*).
 	Sessions *session.Manager
+	// Updates checks for and installs new versions (internal/update).
+	Updates *update.Service
 
 	cfgFile *configFile
 	// explicitMCP and explicitPanel: the address came from the command
@@ -127,6 +139,8 @@ type App struct {
 	tunnelServe    tunnelServe
 	mcpLn, panelLn net.Listener
 	ready          chan struct{}
+	// mcpInFlight counts MCP requests being answered (quietMoment).
+	mcpInFlight atomic.Int64
 
 	// served is the account the guarded listeners serve (guardListeners).
 	served peeruser.Account
@@ -145,10 +159,13 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := store.Open(ctx, filepath.Join(opts.DataDir, "hearth.db"), migrationBackup(opts.DataDir, cfg.BackupKeep, log))
+	db, err := store.Open(ctx, filepath.Join(opts.DataDir, "hearth.db"), migrationBackup(opts.DataDir, cfg.BackupKeep, log), store.Logger(log))
 	if err != nil {
 		return nil, err
 	}
+	// A full disk fails every write; the store says so once per change,
+	// so the parts' own errors about it are not repeated on every call.
+	log = slog.New(store.QuietFull(log.Handler()))
 	defer func() {
 		if err != nil {
 			db.Close()
@@ -270,6 +287,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	}
 	// The control panel, over the operator's API and the read side of every
 	// part, is served on its own loopback listener, never the MCP one.
+	a.Updates = a.newUpdater(opts)
 	if a.panel, err = web.New(a.PanelDeps()); err != nil {
 		return nil, err
 	}
@@ -491,7 +509,7 @@ func (a *App) Serve(ctx context.Context) error {
 	stops = append(stops, a.Wake.Stop)
 	// The periodic work: checkpoints, retention, backups, storage budget.
 	loopCtx, stopLoops := context.WithCancel(ctx)
-	loops := []<-chan struct{}{a.startCheckpoints(loopCtx), a.startRetention(loopCtx), a.startBackups(loopCtx), a.startBudget(loopCtx)}
+	loops := []<-chan struct{}{a.startCheckpoints(loopCtx), a.startRetention(loopCtx), a.startBackups(loopCtx), a.startBudget(loopCtx), a.startUpdates(loopCtx)}
 	stops = append(stops, func() {
 		stopLoops()
 		for _, done := range loops {
@@ -500,7 +518,7 @@ func (a *App) Serve(ctx context.Context) error {
 	})
 	// Each listener bounds time and memory per request and in total
 	// (internal/httpbound); the MCP endpoint's refusals are JSON-RPC.
-	mcpSrv := httpbound.New(httpbound.MCP(), mcpserver.Reject).Server(a.MCP.Handler())
+	mcpSrv := httpbound.New(httpbound.MCP(), mcpserver.Reject).Server(countInFlight(&a.mcpInFlight, a.MCP.Handler()))
 	mcpSrv.ConnContext = mcpConnContext
 	panelSrv := httpbound.New(httpbound.Panel(), nil).Server(a.panelHandler())
 	errc := make(chan error, 2)

@@ -35,6 +35,9 @@ func (a *App) PanelDeps() web.Deps {
 			return out
 		},
 	}
+	if a.Updates != nil {
+		d.Updates, d.InstallUpdate = a.Updates, a.InstallUpdate
+	}
 	if runtime.GOOS == "windows" {
 		// The logon task exists only on Windows; elsewhere the Setup page
 		// says where start-at-logon is available instead.

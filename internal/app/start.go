@@ -75,7 +75,7 @@ func Start(ctx context.Context, opts Options) (*Running, error) {
 		}
 	}
 	if opts.Instance {
-		if err := instance.WriteInfo(opts.DataDir, instance.Info{PID: os.Getpid(), MCPURL: a.MCPURL(), PanelURL: a.PanelURL()}); err != nil {
+		if err := instance.WriteInfo(opts.DataDir, instance.Info{PID: os.Getpid(), MCPURL: a.MCPURL(), PanelURL: a.PanelURL(), Version: opts.Version}); err != nil {
 			a.closeListeners()
 			return fail(err)
 		}

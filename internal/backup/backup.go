@@ -48,6 +48,9 @@ const (
 	ReasonDaily     = "daily"
 	ReasonMigration = "migration"
 	ReasonManual    = "manual"
+	// ReasonUpdate: made before Hearth replaced its program with a new
+	// version (internal/update), and restored if the new one fails.
+	ReasonUpdate = "update"
 )
 
 // DailyEvery is how old the newest backup may get before a running Hearth
@@ -139,7 +142,7 @@ func makeFrom(ctx context.Context, src *sql.DB, srcPath string, opts Options) (I
 		now = time.Now
 	}
 	switch opts.Reason {
-	case ReasonDaily, ReasonMigration, ReasonManual:
+	case ReasonDaily, ReasonMigration, ReasonManual, ReasonUpdate:
 	default:
 		return Info{}, fmt.Errorf("back up the database: unknown reason %q", opts.Reason)
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -94,6 +95,8 @@ type Config struct {
 
 	Tunnel Tunnel `json:"tunnel"`
 
+	Update Update `json:"update"`
+
 	// LoopbackSameUser admits a loopback connection (MCP endpoint, control
 	// panel, tray control endpoint) only from a process of the account
 	// Hearth runs as; false admits every account on this computer, for a
@@ -156,6 +159,38 @@ func (w Wake) Validate() error {
 	for _, f := range ints {
 		if f.v < f.lo || f.v > f.hi {
 			return &Error{Key: f.key, Msg: fmt.Sprintf("%d is out of range [%d, %d]", f.v, f.lo, f.hi)}
+		}
+	}
+	return nil
+}
+
+// Update configures how Hearth keeps itself up to date (internal/update).
+type Update struct {
+	// Check looks for a new version at start and once a day. The request
+	// carries the version and platform and nothing of the person or PC.
+	Check bool `json:"check"`
+	// URL overrides the release manifest's address built into Hearth; ""
+	// uses the built-in one. https, or http to a loopback address only.
+	URL string `json:"url"`
+	// Auto installs an update by itself at a quiet moment (no call in
+	// flight, no open session, no approval waiting) instead of waiting for
+	// the operator's click.
+	Auto bool `json:"auto"`
+}
+
+// Validate checks the update settings; problems name their "update.…" key.
+func (u Update) Validate() error {
+	if u.URL == "" {
+		return nil
+	}
+	p, err := url.Parse(u.URL)
+	if err != nil || p.Host == "" || (p.Scheme != "https" && p.Scheme != "http") {
+		return &Error{Key: "update.url", Msg: fmt.Sprintf("%q is not an https address", u.URL)}
+	}
+	if p.Scheme == "http" {
+		ip := net.ParseIP(p.Hostname())
+		if p.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return &Error{Key: "update.url", Msg: fmt.Sprintf("%q is plain http: only an https address, or http to this computer (127.0.0.1, ::1, localhost), is allowed", u.URL)}
 		}
 	}
 	return nil
@@ -224,6 +259,7 @@ func Default() Config {
 		StorageBudgetBytes:     DefaultStorageBudgetBytes,
 		Tunnel:                 Tunnel{Profile: DefaultTunnelProfile},
 		Wake:                   DefaultWake(),
+		Update:                 Update{Check: true},
 		LoopbackSameUser:       true,
 	}
 }
@@ -327,6 +363,7 @@ func checkKeys(name string, data []byte) error {
 		"oracle": {"armed": true},
 		"wake":   {"armed": true, "browser_path": true, "debounce_ms": true, "quiet_ms": true, "cooldown_ms": true, "max_attempts": true, "probe_ttl_ms": true},
 		"tunnel": {"client_path": true, "client_sha256": true, "tunnel_id": true, "profile": true, "autostart": true},
+		"update": {"check": true, "url": true, "auto": true},
 	}
 	top := topKeys()
 	for k, v := range raw {
@@ -411,6 +448,9 @@ func (c *Config) Validate() error {
 		return &Error{Key: "exec_timeout_ms", Msg: "is larger than max_exec_timeout_ms"}
 	}
 	if err := c.Wake.Validate(); err != nil {
+		return err
+	}
+	if err := c.Update.Validate(); err != nil {
 		return err
 	}
 	return c.Tunnel.Validate()

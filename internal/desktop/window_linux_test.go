@@ -172,3 +172,26 @@ func TestWindowRefusesBadInputNamingTheField(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowsOnTwoMonitorsUnderX11: with two monitors side by side
+// (RandR), ui.windows lists both monitors and numbers a window's by
+// where most of it lies; moving it across changes its monitor.
+func TestWindowsOnTwoMonitorsUnderX11(t *testing.T) {
+	display := screentest.StartXvfbTwoMonitors(t)
+	screentest.OpenWindow(t, display, screentest.Width+40, 40, 200, 100, 0x3366cc, "Report", 0)
+	s := windowService(t)
+	l, err := s.Windows(context.Background(), desktop.WindowsInput{})
+	must(t, err)
+	if len(l.Monitors) != 2 || l.Monitors[1].X != screentest.Width || l.Monitors[1].Y != 0 {
+		t.Fatalf("monitors %+v, want two side by side", l.Monitors)
+	}
+	w := listed(t, s, "Report")
+	if w == nil || w.Monitor != 2 {
+		t.Fatalf("the window on the second monitor is listed as %+v", w)
+	}
+	done, err := s.Window(context.Background(), desktop.WindowInput{HWND: w.HWND, Action: "move", X: ip(30), Y: ip(40)})
+	must(t, err)
+	if done.Window == nil || done.Window.Monitor != 1 || done.Window.Bounds.X != 30 {
+		t.Fatalf("after the move to the first monitor: %+v", done.Window)
+	}
+}

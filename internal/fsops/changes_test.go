@@ -212,3 +212,54 @@ func TestMoveToTrashNamesCollide(t *testing.T) {
 		t.Fatalf("second trashed file holds %q", b)
 	}
 }
+
+func TestUndoChangeOneThenRedo(t *testing.T) {
+	env, _ := trashEngine(t)
+	ctx := context.Background()
+	p := env.path("doc.txt")
+	os.WriteFile(p, []byte("v0"), 0o644)
+	w1, _ := env.e.Write(ctx, "r:c", WriteInput{Path: p, Data: "v1"})
+	w2, _ := env.e.Write(ctx, "r:c", WriteInput{Path: p, Data: "v2"})
+	// The older change is not the file's state any more: left alone.
+	rep, err := env.e.UndoChange(ctx, "Ann", "r:c", w1.ReceiptID)
+	if err != nil || len(rep.Files) != 1 || rep.Files[0].Outcome != OutcomeChanged {
+		t.Fatalf("undo of the older change: %+v %v", rep, err)
+	}
+	rep, err = env.e.UndoChange(ctx, "Ann", "r:c", w2.ReceiptID)
+	if err != nil || rep.Files[0].Outcome != OutcomeRestored || mustRead(t, p) != "v1" {
+		t.Fatalf("undo of the newest change: %+v %v", rep, err)
+	}
+	if _, err := env.e.UndoChange(ctx, "Ann", "r:other", w2.ReceiptID); !errors.Is(err, ErrReceiptNotFound) {
+		t.Fatalf("another chat's key: %v", err)
+	}
+	redo, err := env.e.Redo(ctx, "Ann", "r:c", rep.Batch)
+	if err != nil || redo.Count(OutcomeRestored) != 1 || mustRead(t, p) != "v2" {
+		t.Fatalf("redo: %+v %v", redo, err)
+	}
+	if _, err := env.e.UndoChat(ctx, "", "r:c"); err == nil {
+		t.Fatal("an undo without the operator's name")
+	}
+}
+
+func TestUndoReachFollowsUndoAndRedo(t *testing.T) {
+	env, _ := trashEngine(t)
+	ctx := context.Background()
+	if _, any, err := env.e.UndoReach(ctx); err != nil || any {
+		t.Fatalf("empty: %v %v", any, err)
+	}
+	p := env.path("x.txt")
+	os.WriteFile(p, []byte("0"), 0o644)
+	w, _ := env.e.Write(ctx, "r:c", WriteInput{Path: p, Data: "1"})
+	at, any, err := env.e.UndoReach(ctx)
+	if err != nil || !any || at.IsZero() {
+		t.Fatalf("after a write: %v %v %v", at, any, err)
+	}
+	rep, _ := env.e.UndoChat(ctx, "Ann", "r:c")
+	if _, any, _ := env.e.UndoReach(ctx); any {
+		t.Fatal("undoable after Undo all")
+	}
+	env.e.Redo(ctx, "Ann", "r:c", rep.Batch)
+	if _, any, _ := env.e.UndoReach(ctx); !any {
+		t.Fatalf("not undoable after the redo brought %s back", w.ReceiptID)
+	}
+}

@@ -503,14 +503,17 @@ type Batch struct {
 	// Live counts its receipts not undone since: a Redo has something to
 	// bring back.
 	Live int
+	// Redo: the batch is itself a Redo (it undid the operator's undo).
+	Redo bool
 }
 
 // Batches lists the operator's undos and redos of the conversation key,
 // newest first.
 func (e *Engine) Batches(ctx context.Context, key string) ([]Batch, error) {
 	cond, arg := primitive.RouteMatch("route", key)
-	rows, err := e.DB.R.QueryContext(ctx, `SELECT batch, MIN(operator), MAX(created_at), COUNT(*), SUM(undone_by IS NULL) FROM fs_receipts
-		WHERE `+cond+` AND batch IS NOT NULL AND state = 'committed' GROUP BY batch ORDER BY MAX(created_at) DESC LIMIT 50`, arg)
+	rows, err := e.DB.R.QueryContext(ctx, `SELECT batch, MIN(operator), MAX(created_at), COUNT(*), SUM(undone_by IS NULL),
+		  MAX(EXISTS (SELECT 1 FROM fs_receipts u WHERE u.id = r.undoes AND u.operator IS NOT NULL))
+		FROM fs_receipts r WHERE `+cond+` AND batch IS NOT NULL AND state = 'committed' GROUP BY batch ORDER BY MAX(created_at) DESC LIMIT 50`, arg)
 	if err != nil {
 		return nil, fmt.Errorf("list the operator's undos: %w", err)
 	}
@@ -519,7 +522,7 @@ func (e *Engine) Batches(ctx context.Context, key string) ([]Batch, error) {
 	for rows.Next() {
 		var b Batch
 		var at int64
-		if err := rows.Scan(&b.ID, &b.Operator, &at, &b.Files, &b.Live); err != nil {
+		if err := rows.Scan(&b.ID, &b.Operator, &at, &b.Files, &b.Live, &b.Redo); err != nil {
 			return nil, fmt.Errorf("list the operator's undos: %w", err)
 		}
 		b.At = time.UnixMilli(at)

@@ -190,7 +190,7 @@ func (g *Governor) Admit(ctx context.Context, a *callpath.Admission) error {
 		return err
 	}
 	if st.EStop.Latched {
-		return primitive.Blocked("estop", "emergency stop is latched (%s); %s refused. Only the operator can reset it.", st.EStop.Reason, a.Spec.Name())
+		return g.refuseUnderEStop(ctx, a, st.EStop.Reason)
 	}
 	mode := st.Mode
 	c, err := g.classify(ctx, mode, a)

@@ -30,6 +30,9 @@ func (g *Governor) Begin(ctx context.Context, a *callpath.Admission) error {
 		if errors.As(err, &pe) {
 			return pe
 		}
+		if store.IsFull(err) {
+			return primitive.DiskFull(err)
+		}
 		return primitive.Failed("journal_failed", "could not journal the intent, so %s did not run: %v", a.Spec.Name(), err)
 	}
 	return nil

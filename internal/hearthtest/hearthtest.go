@@ -310,7 +310,13 @@ type Process struct {
 // HEARTH_HOME=home and waits for its listening line.
 func StartProcess(t testing.TB, home string) *Process {
 	t.Helper()
-	bin := Binary(t)
+	return StartProcessOf(t, Binary(t), home)
+}
+
+// StartProcessOf is StartProcess for the hearth-tray program at bin (a
+// test's own build, such as an older version to update from).
+func StartProcessOf(t testing.TB, bin, home string) *Process {
+	t.Helper()
 	cmd := exec.Command(bin, "serve", "--mcp-addr", "127.0.0.1:0", "--panel-addr", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "HEARTH_HOME="+home, "HEARTH_CONFIG=")
 	stdout, err := cmd.StdoutPipe()
@@ -361,6 +367,20 @@ func (p *Process) Kill() {
 		case <-p.waitErr:
 		case <-time.After(10 * time.Second):
 		}
+	}
+}
+
+// Exited waits up to d for the process to exit by itself and returns its
+// exit error.
+func (p *Process) Exited(t testing.TB, d time.Duration) error {
+	t.Helper()
+	select {
+	case err := <-p.waitErr:
+		p.waitErr <- err // for Kill at cleanup
+		return err
+	case <-time.After(d):
+		t.Fatalf("serve did not exit within %s", d)
+		return nil
 	}
 }
 

@@ -42,6 +42,9 @@ type Info struct {
 	PID      int    `json:"pid"`
 	MCPURL   string `json:"mcp_url"`
 	PanelURL string `json:"panel_url"`
+	// Version is the running program's version: how an update's health
+	// check knows the new program is the one that answers.
+	Version string `json:"version,omitempty"`
 }
 
 // checkName accepts 1 to 32 ASCII letters, digits, '-' or '_': the name

@@ -3,6 +3,7 @@ package primitive
 import (
 	"errors"
 	"fmt"
+	"github.com/hearth-dev/hearth/internal/store"
 )
 
 // States every result carries (Hearth v0 seed, "Architecture and safety").
@@ -77,6 +78,14 @@ func (e *Error) WithDetails(d map[string]any) *Error {
 	return e
 }
 
+// DiskFull is a call's answer when the disk holding Hearth's data is full
+// (store.IsFull): Hearth could not record the call, so it did not run it.
+func DiskFull(err error) *Error {
+	return Failed("disk_full", "The disk that holds Hearth's data is full, so Hearth could not record this call and did not run it. "+
+		"Tell the user to free some space on that disk; Hearth works again by itself once there is room.").
+		WithDetails(map[string]any{"system_error": err.Error()})
+}
+
 // AsError converts any error into *Error. An error that is not one is
 // Hearth failing inside (a database error, a bug), not an answer about
 // the input: it fails with code "internal" and a message in Hearth's
@@ -87,6 +96,9 @@ func AsError(err error) *Error {
 	var pe *Error
 	if errors.As(err, &pe) {
 		return pe
+	}
+	if store.IsFull(err) {
+		return DiskFull(err)
 	}
 	return &Error{State: StateFailed, Code: "internal",
 		Message: "Hearth failed inside while doing this call (not something the input can fix); details.system_error has the reason. Retry once; if it fails again, tell the operator.",

@@ -9,12 +9,15 @@ import (
 	"slices"
 
 	"github.com/jezek/xgb"
+	"github.com/jezek/xgb/randr"
 	"github.com/jezek/xgb/xproto"
 )
 
 // The X11 display, spoken in pure Go (github.com/jezek/xgb) on the
 // $DISPLAY the process has. The screen is the root window of the default
-// screen, one monitor; a top-level window is a child of the root, its
+// screen; its monitors are RandR's (1.5 monitors: several side by side in
+// one root, each at its origin, the primary first) when the server lists
+// them, else the root is one monitor; a top-level window is a child of the root, its
 // process the _NET_WM_PID it (or, under a window manager's frame, its
 // client window) declares. A window whose client sets no _NET_WM_PID has
 // process 0: it cannot be told to be Hearth's, which makes no window of
@@ -33,6 +36,7 @@ func DefaultDisplay() (Display, error) {
 	}
 	setup := xproto.Setup(c)
 	d := &x11Display{c: c, setup: setup, screen: setup.DefaultScreen(c)}
+	d.randr = randrOn(c)
 	for _, a := range []struct {
 		name string
 		to   *xproto.Atom
@@ -51,6 +55,8 @@ type x11Display struct {
 	screen *xproto.ScreenInfo
 
 	atomPID, atomNetName, atomUTF8, atomWMState xproto.Atom
+	// randr: the server has the extension that lists the monitors.
+	randr bool
 }
 
 func internAtom(c *xgb.Conn, name string) (xproto.Atom, error) {
@@ -63,7 +69,39 @@ func internAtom(c *xgb.Conn, name string) (xproto.Atom, error) {
 
 func (d *x11Display) Close() { d.c.Close() }
 
+// randrOn makes RandR requests usable on c and reports whether the server
+// has the extension. It is randr.Init without registering RandR's event
+// and error decoders, which writes xgb's package-level maps unlocked: a
+// data race with the reader of every other X connection (the clipboard's
+// lives on). Hearth asks RandR only for the monitors, whose errors are
+// core ones.
+func randrOn(c *xgb.Conn) bool {
+	r, err := xproto.QueryExtension(c, 5, "RANDR").Reply()
+	if err != nil || !r.Present {
+		return false
+	}
+	c.ExtLock.Lock()
+	c.Extensions["RANDR"] = r.MajorOpcode
+	c.ExtLock.Unlock()
+	return true
+}
+
+// Monitors are RandR's monitors, the primary first, else the whole root.
 func (d *x11Display) Monitors() ([]Rect, error) {
+	if d.randr {
+		if r, err := randr.GetMonitors(d.c, d.screen.Root, true).Reply(); err == nil && len(r.Monitors) > 0 {
+			var out []Rect
+			for _, m := range r.Monitors {
+				rect := Rect{X: int(m.X), Y: int(m.Y), W: int(m.Width), H: int(m.Height)}
+				if m.Primary {
+					out = append([]Rect{rect}, out...)
+				} else {
+					out = append(out, rect)
+				}
+			}
+			return out, nil
+		}
+	}
 	return []Rect{{W: int(d.screen.WidthInPixels), H: int(d.screen.HeightInPixels)}}, nil
 }
 

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"log/slog"
 )
 
 // Option adjusts Open.
@@ -10,6 +11,13 @@ type Option func(*options)
 
 type options struct {
 	before func(ctx context.Context, db *DB, from, to int) error
+	log    *slog.Logger
+}
+
+// Logger makes the store say in log when the disk holding the database
+// becomes full and when it has room again (once per change, full.go).
+func Logger(log *slog.Logger) Option {
+	return func(o *options) { o.log = log }
 }
 
 // BeforeMigrate makes Open call fn before it migrates an existing database

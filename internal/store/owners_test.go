@@ -57,6 +57,8 @@ var owners = map[string]string{
 	"recipe_runs": "internal/recipes",
 
 	"wake_bindings": "internal/wake",
+
+	"store_probe": "internal/store",
 }
 
 // sharedSQL lists the few places where a package other than the owner

@@ -43,6 +43,9 @@ type DB struct {
 
 	// commits counts the transactions InTx has committed (Commits).
 	commits atomic.Uint64
+
+	// full is whether the disk is full (full.go).
+	full fullState
 }
 
 // Commits is how many write transactions InTx has committed on this
@@ -98,6 +101,7 @@ func Open(ctx context.Context, file string, opts ...Option) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{W: w, R: r, Path: file}
+	db.full.log = o.log
 	if err := db.migrate(ctx, o); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrate database %s: %w", file, err)
@@ -147,20 +151,38 @@ func (db *DB) Close() error {
 // InTx runs fn in one write transaction, committing when fn returns nil and
 // rolling back otherwise.
 func (db *DB) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return db.inTx(ctx, true, fn)
+}
+
+// inTx is InTx; probe says whether a commit made while the disk was found
+// full looks for room again (full.go), which the probe's own transaction
+// does not.
+func (db *DB) inTx(ctx context.Context, probe bool, fn func(tx *sql.Tx) error) error {
 	db.prepareWanted(ctx)
 	tx, err := db.W.BeginTx(ctx, nil)
 	if err != nil {
+		db.full.note(err)
 		return fmt.Errorf("begin transaction: %w", err)
 	}
 	if err := fn(tx); err != nil {
+		db.full.note(err)
+		if IsFull(err) {
+			// SQLite has rolled the transaction back already.
+			_ = tx.Rollback()
+			return err
+		}
 		return errors.Join(err, tx.Rollback())
 	}
 	err = tx.Commit()
 	// Counted even when Commit fails: a failed commit may still have
 	// committed, and a count too many only costs a reader a read.
 	db.commits.Add(1)
+	db.full.note(err)
 	if err != nil {
 		return fmt.Errorf("commit transaction: %w", err)
+	}
+	if probe {
+		db.probe(ctx)
 	}
 	return nil
 }

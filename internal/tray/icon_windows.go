@@ -66,6 +66,7 @@ func RunIcon(ctx context.Context, t *Tray, stop <-chan struct{}, onEnd func()) e
 	ic.items[ItemOpenPanel] = systray.AddMenuItem("Open control panel", "")
 	ic.items[ItemOpenChatGPT] = systray.AddMenuItem("Open ChatGPT", "")
 	ic.items[ItemPermits] = systray.AddMenuItem("Pending permits", "")
+	ic.items[ItemUpdate] = systray.AddMenuItem("Update", "")
 	systray.AddSeparator()
 	ic.items[ItemEStop] = systray.AddMenuItem("Emergency stop", "")
 	systray.AddSeparator()
@@ -121,6 +122,11 @@ func (ic *icon) Show(v View) {
 			it.Disable()
 		} else {
 			it.Enable()
+		}
+		if e.Hidden {
+			it.Hide()
+		} else {
+			it.Show()
 		}
 	}
 	ic.shown, ic.first = v, false

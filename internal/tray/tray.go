@@ -52,6 +52,9 @@ type Hearth struct {
 	// page, a panel path such as "/permits"; "" lands where a plain login
 	// does (a page remembered from a refused visit, else Status).
 	LoginURL func(page string) (string, error)
+	// Update, when set, is the version of an update Hearth offers ("" for
+	// none); the menu then shows "Update to … — what changed".
+	Update func() string
 }
 
 // Autostart is the "Start at logon" switch: package autostart's Enabled,
@@ -178,6 +181,9 @@ func (t *Tray) snapshot(ctx context.Context) Snapshot {
 	s.Mode = st.Mode
 	s.Pending = len(perms)
 	s.Tunnel = t.Hearth.Tunnel()
+	if t.Hearth.Update != nil {
+		s.Update = t.Hearth.Update()
+	}
 	t.mu.Lock()
 	if err != nil && !t.readErr && ctx.Err() == nil {
 		t.log().Error("tray: read hearth state", "err", err)

@@ -28,6 +28,8 @@ type Snapshot struct {
 	// LastError is the tray's own last failed action, shown in the tooltip
 	// until the next action succeeds.
 	LastError string
+	// Update is the version of an available update; "" for none.
+	Update string
 }
 
 // AutostartState is what the tray knows of the logon task.
@@ -65,6 +67,9 @@ const (
 	ItemTunnel
 	ItemAutostart
 	ItemQuit
+	// ItemUpdate is shown (below Pending permits) only while an update is
+	// available.
+	ItemUpdate
 	numItems
 )
 
@@ -76,7 +81,9 @@ type Entry struct {
 	Checkbox bool
 	Checked  bool
 	Disabled bool
-	Action   Action
+	// Hidden entries are not in the menu.
+	Hidden bool
+	Action Action
 	// Page is the control panel page ActOpenPanel lands on ("" for a
 	// plain login).
 	Page string
@@ -173,6 +180,15 @@ func Render(s Snapshot) View {
 		v.Entries[ItemAutostart].Action = ActDisableAutostart
 	}
 	v.Entries[ItemQuit] = Entry{Title: "Quit Hearth", Tooltip: "Stop Hearth until you start it again (or the next logon)", Action: ActQuit}
+	v.Entries[ItemUpdate] = Entry{Title: "Hearth is up to date", Hidden: true}
+	if s.Update != "" {
+		v.Entries[ItemUpdate] = Entry{
+			Title:   "Update to " + strings.TrimPrefix(s.Update, "v") + " — what changed",
+			Tooltip: "See what changed and update, on the control panel's Status page",
+			Action:  ActOpenPanel,
+			Page:    "/",
+		}
+	}
 	return v
 }
 

@@ -412,6 +412,13 @@ func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, cl 
 // error report.
 func errorLine(line string) bool {
 	l := strings.ToLower(line)
+	// A line that names a milder level is not an error, whatever its
+	// message says (a warning that OAuth discovery "failed").
+	for _, w := range []string{"level=warn", `"level":"warn`, "level=info", `"level":"info"`, "level=debug", `"level":"debug"`} {
+		if strings.Contains(l, w) {
+			return false
+		}
+	}
 	for _, w := range []string{"level=error", `"level":"error"`, "error:", "fatal", "panic:", "failed"} {
 		if strings.Contains(l, w) {
 			return true

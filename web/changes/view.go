@@ -47,6 +47,9 @@ type ChangeRow struct {
 	Binary string
 	// NotShown says why no diff is shown ("" when one is).
 	NotShown string
+	// InEffect: the change is not undone, or its undo was undone (a Redo
+	// brought it back).
+	InEffect bool
 }
 
 // What says the change in a few words.
@@ -121,20 +124,25 @@ func (h *Handler) ChatView(ctx context.Context, key string, now time.Time) (Chat
 		if err := h.describe(ctx, &row, known); err != nil {
 			return ChatView{}, err
 		}
-		if row.Undoable() {
+		v.Changes[i] = row
+	}
+	undoneBy := make(map[string]string, len(cs))
+	for _, c := range cs {
+		undoneBy[c.ID] = c.UndoneBy
+	}
+	for i := range v.Changes {
+		c := &v.Changes[i]
+		c.InEffect = inEffect(c.ID, undoneBy, len(cs))
+		if c.Operator == "" && c.Kept && c.InEffect {
 			v.Undoable++
 		}
-		v.Changes[i] = row
 	}
 	batches, err := h.FS.Batches(ctx, key)
 	if err != nil {
 		return ChatView{}, err
 	}
-	for i := range batches {
-		if batches[i].Live > 0 {
-			v.Redo = &batches[i]
-			break
-		}
+	if len(batches) > 0 && batches[0].Live > 0 && !batches[0].Redo {
+		v.Redo = &batches[0]
 	}
 	x, err := h.FS.ExpiredChanges(ctx, key)
 	if err != nil {
@@ -146,6 +154,20 @@ func (h *Handler) ChatView(ctx context.Context, key string, now time.Time) (Chat
 	sort.Slice(v.Expired, func(i, j int) bool { return v.Expired[i].Path < v.Expired[j].Path })
 	v.ExpiredUnnamed = x.Unnamed
 	return v, nil
+}
+
+// inEffect reports whether change id is in effect: not undone, or undone
+// by an undo that was itself undone. An undo Hearth no longer lists
+// counts as in effect. depth bounds the walk.
+func inEffect(id string, undoneBy map[string]string, depth int) bool {
+	by := undoneBy[id]
+	if by == "" {
+		return true
+	}
+	if _, known := undoneBy[by]; !known || depth <= 0 {
+		return false
+	}
+	return !inEffect(by, undoneBy, depth-1)
 }
 
 // describe fills in what changed: a diff, or why there is none.

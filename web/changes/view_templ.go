@@ -577,7 +577,7 @@ func changeRow(c ui.Chrome, v ChatView, ch ChangeRow) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		if ch.UndoneBy != "" {
+		if !ch.InEffect {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "<span class=\"muted\" data-testid=\"change-undone\">; undone since</span>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

@@ -70,7 +70,9 @@ type View struct {
 	Now time.Time
 }
 
-func (h *Handler) load(r *http.Request) (View, error) {
+// load reads the page; you is the signed-in user's name (their
+// decisions say "You").
+func (h *Handler) load(r *http.Request, you string) (View, error) {
 	ctx := r.Context()
 	size, err := h.Ledger.Size(ctx)
 	if err != nil {
@@ -89,7 +91,7 @@ func (h *Handler) load(r *http.Request) (View, error) {
 		return View{}, fmt.Errorf("read ledger page: %w", err)
 	}
 	defer rows.Close()
-	d := describer{ctx: ctx, db: h.DB.R}
+	d := describer{ctx: ctx, db: h.DB.R, you: you}
 	var page []hledger.Entry
 	for rows.Next() {
 		var b []byte
@@ -118,12 +120,13 @@ func (h *Handler) load(r *http.Request) (View, error) {
 }
 
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
-	v, err := h.load(r)
+	c := h.Kit.Chrome(r, "Ledger", "ledger")
+	v, err := h.load(r, c.Account)
 	if err != nil {
 		h.Kit.Fail(w, r, "read ledger", err)
 		return
 	}
-	h.Kit.Render(w, r, http.StatusOK, Page(h.Kit.Chrome(r, "Ledger", "ledger"), v))
+	h.Kit.Render(w, r, http.StatusOK, Page(c, v))
 }
 
 // verify signs a checkpoint of everything journaled so far, then verifies
@@ -137,7 +140,8 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rep, verr := hledger.VerifyDB(r.Context(), h.DB, hledger.ExpectKey(h.Ledger.PublicKey()))
-	v, err := h.load(r)
+	c := h.Kit.Chrome(r, "Ledger", "ledger")
+	v, err := h.load(r, c.Account)
 	if err != nil {
 		h.Kit.Fail(w, r, "read ledger", err)
 		return
@@ -147,7 +151,7 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request) {
 		h.Kit.Log.Error("panel: ledger verification failed", "err", verr)
 		v.Verified.Failure = verr.Error()
 	}
-	h.Kit.Render(w, r, http.StatusOK, Page(h.Kit.Chrome(r, "Ledger", "ledger"), v))
+	h.Kit.Render(w, r, http.StatusOK, Page(c, v))
 }
 
 // export answers the evidence bundle as a download. It is built in

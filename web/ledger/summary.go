@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/web/ui"
 )
 
@@ -54,6 +55,8 @@ func (f Filter) where() (string, []any) {
 type describer struct {
 	ctx context.Context
 	db  *sql.DB
+	// you is the signed-in user's name: their decisions say "You".
+	you string
 }
 
 // call describes the call of a future: "run echo hi", "write a file".
@@ -68,15 +71,20 @@ func (d describer) future(id string) string {
 	return Describe(prim, input)
 }
 
+// command describes the call of a command: its future's input when it
+// has one, else what its primitive does.
 func (d describer) command(id string) string {
 	if d.db == nil || id == "" {
 		return ""
 	}
-	var fut string
-	if err := d.db.QueryRowContext(d.ctx, `SELECT future_id FROM commands WHERE command_id = ?`, id).Scan(&fut); err != nil {
+	var fut, prim string
+	if err := d.db.QueryRowContext(d.ctx, `SELECT future_id, primitive FROM commands WHERE command_id = ?`, id).Scan(&fut, &prim); err != nil {
 		return ""
 	}
-	return d.future(fut)
+	if s := d.future(fut); s != "" {
+		return s
+	}
+	return Describe(prim, "")
 }
 
 func (d describer) permit(id string) string {
@@ -108,11 +116,65 @@ func Describe(primitive, input string) string {
 	case strings.HasPrefix(primitive, "fs.") && in.Path != "":
 		return strings.TrimPrefix(primitive, "fs.") + " " + in.Path
 	}
+	return callWords(primitive)
+}
+
+// fsWords and machineWords say the operations whose input is not known
+// (a call that ran at once keeps only its digest) in words.
+var (
+	fsWords = map[string]string{
+		"write": "write a file", "read": "read a file", "list": "look into a folder", "stat": "look at a file",
+		"search": "search files", "undo": "undo a change to files", "changes": "list changes to files",
+		"patch": "change a file",
+	}
+	machineWords = map[string]string{
+		"exec": "run a program", "host_info": "look at this computer", "estop": "press the emergency stop",
+		"session_start": "start a program to type into", "session_send": "type into a program",
+		"session_read": "read what a program printed", "session_close": "close a program",
+		"process_kill": "end a program", "process_list": "list the running programs", "batch": "run several commands",
+	}
+)
+
+// callWords says what an operation does when its input is not known:
+// "write a file", "run a program".
+func callWords(primitive string) string {
 	tool, op, _ := strings.Cut(primitive, ".")
+	words := strings.ReplaceAll(op, "_", " ")
+	switch tool {
+	case "fs":
+		if w, ok := fsWords[op]; ok {
+			return w
+		}
+		return words + " (files)"
+	case "machine":
+		if w, ok := machineWords[op]; ok {
+			return w
+		}
+		return words + " on this computer"
+	case "ui":
+		switch op {
+		case "screenshot":
+			return "see your screen"
+		case "clipboard_get":
+			return "read your clipboard"
+		case "clipboard_set":
+			return "put text on your clipboard"
+		case "action":
+			return "click or type in an app"
+		}
+		return words + " in a window on your screen"
+	case "task":
+		if op == "submit" {
+			return "queue a job"
+		}
+		return words + " (a job)"
+	case "recipe", "run":
+		return words + " (a " + tool + ")"
+	}
 	if op == "" {
 		return tool
 	}
-	return strings.ReplaceAll(op, "_", " ") + " (" + tool + ")"
+	return words + " (" + tool + ")"
 }
 
 // Summary is one entry in a sentence a person reads.
@@ -124,10 +186,8 @@ func (d describer) Summary(kind string, raw json.RawMessage) string {
 		return v
 	}
 	who := func(k string) string {
-		if n := s(k); n != "" {
-			return strings.TrimPrefix(n, "operator:")
-		}
-		return "You"
+		w := ui.Who(s(k), d.you)
+		return strings.ToUpper(w[:1]) + w[1:]
 	}
 	call := func(what string) string {
 		if what == "" {
@@ -137,7 +197,17 @@ func (d describer) Summary(kind string, raw json.RawMessage) string {
 	}
 	switch kind {
 	case "intent":
-		return "Started: " + call(d.future(s("future_id")))
+		what := d.future(s("future_id"))
+		if what == "" {
+			what = Describe(s("primitive"), "")
+		}
+		return "Started: " + call(what)
+	case "refused":
+		what := d.future(s("future_id"))
+		if what == "" {
+			what = Describe(s("primitive"), "")
+		}
+		return "Not allowed, because the emergency stop was on: " + call(what)
 	case "outcome":
 		what := call(d.command(s("command_id")))
 		switch s("outcome") {
@@ -188,7 +258,7 @@ func (d describer) Summary(kind string, raw json.RawMessage) string {
 	case "reconcile":
 		return who("by") + " told Hearth what an interrupted action did"
 	case "policy_change":
-		return fmt.Sprintf("%s changed what Hearth may do: %s → %s", who("operator"), s("from"), s("to"))
+		return fmt.Sprintf("%s changed what Hearth may do from “%s” to “%s”", who("operator"), risk.ModeLabel(s("from")), risk.ModeLabel(s("to")))
 	case "tunnel_key_set":
 		return "The tunnel key was saved (it ends in " + s("last4") + ")"
 	case "tunnel_key_cleared":

@@ -36,13 +36,20 @@ func TestLedgerView(t *testing.T) {
 }
 
 // TestEntrySummaries: each kind of entry reads as a sentence (the calls'
-// own words come from the database, absent here).
+// own words come from the database, absent here): the signed-in user is
+// "You", a call is named by what it asked even without its input, and a
+// call refused under the e-stop says so.
 func TestEntrySummaries(t *testing.T) {
-	d := describer{}
+	d := describer{you: "root"}
 	for _, c := range []struct{ kind, data, want string }{
 		{"estop", `{"by":"operator:Ann","reason":"lunch"}`, "Ann pressed the emergency stop: lunch"},
 		{"reset", `{"operator":"Ann"}`, "Ann reset the emergency stop"},
-		{"policy_change", `{"operator":"Ann","from":"ask","to":"read-only"}`, "Ann changed what Hearth may do: ask → read-only"},
+		{"policy_change", `{"operator":"Ann","from":"ask","to":"read-only"}`, "Ann changed what Hearth may do from “Ask me” to “Read only”"},
+		{"reset", `{"operator":"root"}`, "You reset the emergency stop"},
+		{"estop", `{"by":"operator:root","reason":"lunch"}`, "You pressed the emergency stop: lunch"},
+		{"estop", `{"by":"model","reason":"oops"}`, "ChatGPT pressed the emergency stop: oops"},
+		{"intent", `{"command_id":"c","primitive":"fs.write","future_id":"fut_x"}`, "Started: write a file"},
+		{"refused", `{"command_id":"c","primitive":"machine.exec","reason":"estop"}`, "Not allowed, because the emergency stop was on: run a program"},
 		{"rule_added", `{"operator":"Ann","program":"git","cwd_root":"C:\\src"}`, `Ann always allows git in C:\src`},
 		{"permit_approved", `{"operator":"Ann","permit_id":"pmt_1"}`, "Ann approved a call"},
 		{"outcome", `{"command_id":"c","outcome":"unknown"}`, "Interrupted when Hearth stopped: a call (check what happened)"},

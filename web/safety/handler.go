@@ -1,6 +1,6 @@
 // Package safety is the control panel's Safety page: the emergency stop,
-// its reset (the operator types "reset"), offered as "Reset and resume
-// the queue" beside a reset alone, resuming the held job queue,
+// its reset (the operator types "reset", in any case), offered as "Reset
+// and let queued jobs run" beside a reset that keeps them paused, resuming the held job queue,
 // reconciling open UNKNOWN outcomes and the policy mode. Every action is a
 // plain form POST, so the essentials work without JavaScript.
 package safety
@@ -20,7 +20,8 @@ import (
 	"github.com/hearth-dev/hearth/web/ui"
 )
 
-// ResetWord is what the operator must type to reset the e-stop.
+// ResetWord is what the operator must type to reset the e-stop; case and
+// surrounding spaces do not matter ("Reset" is the word too).
 const ResetWord = "reset"
 
 // Bounds of the free-text fields.
@@ -105,7 +106,7 @@ func (h *Handler) estop(w http.ResponseWriter, r *http.Request) {
 		h.Kit.Fail(w, r, "latch e-stop", err)
 		return
 	}
-	h.Kit.Done(w, r, back, operator, "Emergency stop latched: running work was cancelled, the job queue is held, and every action but reading is refused.")
+	h.Kit.Done(w, r, back, operator, "The emergency stop is on: what ChatGPT was running is stopped, queued jobs are paused, and ChatGPT can only read until you reset it.")
 }
 
 func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
@@ -113,8 +114,8 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if strings.TrimSpace(r.PostFormValue("confirm")) != ResetWord {
-		h.Kit.Refuse(w, r, back, `The e-stop was not reset: type the word reset in the confirmation field to reset it.`)
+	if !strings.EqualFold(strings.TrimSpace(r.PostFormValue("confirm")), ResetWord) {
+		h.Kit.Refuse(w, r, back, `The emergency stop is still on: type the word reset in the box, then press the button again.`)
 		return
 	}
 	st, err := h.Gov.EStop(r.Context())
@@ -123,7 +124,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !st.Latched {
-		h.Kit.Refuse(w, r, back, "The e-stop is not latched; there is nothing to reset.")
+		h.Kit.Refuse(w, r, back, "The emergency stop is already off: there is nothing to reset.")
 		return
 	}
 	if err := h.Operator.Reset(r.Context(), operator); err != nil {
@@ -131,10 +132,10 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.PostFormValue("then") != "resume" {
-		h.Kit.Done(w, r, back, operator, "Emergency stop reset. Queued jobs stay paused until you resume them below.")
+		h.Kit.Done(w, r, back, operator, "The emergency stop is off. Queued jobs stay paused until you resume them below.")
 		return
 	}
-	// "Reset and resume the queue": one action for the usual case.
+	// "Reset and let queued jobs run": one action for the usual case.
 	st, err = h.Gov.EStop(r.Context())
 	if err != nil {
 		h.Kit.Fail(w, r, "read e-stop", err)
@@ -146,7 +147,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	h.Kit.Done(w, r, back, operator, "Emergency stop reset and queued jobs resumed.")
+	h.Kit.Done(w, r, back, operator, "The emergency stop is off, and queued jobs run again.")
 }
 
 func (h *Handler) resume(w http.ResponseWriter, r *http.Request) {
@@ -161,17 +162,17 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case st.EStop.Latched:
-		h.Kit.Refuse(w, r, back, "Reset the e-stop before resuming the queue.")
+		h.Kit.Refuse(w, r, back, "Reset the emergency stop first; then queued jobs can run again.")
 		return
 	case !st.QueueHeld:
-		h.Kit.Refuse(w, r, back, "The job queue is not held.")
+		h.Kit.Refuse(w, r, back, "Queued jobs are not paused: there is nothing to resume.")
 		return
 	}
 	if err := h.Operator.ResumeQueue(r.Context(), operator); err != nil {
 		h.Kit.Fail(w, r, "resume job queue", err)
 		return
 	}
-	h.Kit.Done(w, r, back, operator, "Queued jobs resumed.")
+	h.Kit.Done(w, r, back, operator, "Queued jobs run again.")
 }
 
 func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) {
@@ -182,11 +183,11 @@ func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) {
 	id := strings.TrimSpace(r.PostFormValue("command_id"))
 	observed := strings.TrimSpace(r.PostFormValue("observed"))
 	if observed == "" {
-		h.Kit.Refuse(w, r, back, "Describe what you observed (for example what the file or process looks like now) before reconciling.")
+		h.Kit.Refuse(w, r, back, "Describe what you found (for example what the file or program looks like now), then press Tell Hearth.")
 		return
 	}
 	if len(observed) > maxObserved {
-		h.Kit.Refuse(w, r, back, fmt.Sprintf("The observation is too long (at most %d characters).", maxObserved))
+		h.Kit.Refuse(w, r, back, fmt.Sprintf("What you found is too long (at most %d characters).", maxObserved))
 		return
 	}
 	open, err := h.Gov.Unknowns(r.Context(), "")
@@ -195,14 +196,14 @@ func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !slices.ContainsFunc(open, func(u govern.Unknown) bool { return u.CommandID == id }) {
-		h.Kit.Refuse(w, r, back, fmt.Sprintf("There is no open UNKNOWN outcome %s (already reconciled?).", id))
+		h.Kit.Refuse(w, r, back, "That interrupted action is not waiting for a check any more (it was already checked).")
 		return
 	}
 	if err := h.Operator.Reconcile(r.Context(), operator, id, observed); err != nil {
 		h.Kit.Fail(w, r, "reconcile "+id, err)
 		return
 	}
-	h.Kit.Done(w, r, back, operator, fmt.Sprintf("Reconciled %s: its conversation may act again.", id))
+	h.Kit.Done(w, r, back, operator, "Hearth recorded what you found: the chat that asked can act again.")
 }
 
 func (h *Handler) policy(w http.ResponseWriter, r *http.Request) {
@@ -212,14 +213,14 @@ func (h *Handler) policy(w http.ResponseWriter, r *http.Request) {
 	}
 	mode := r.PostFormValue("mode")
 	if !slices.ContainsFunc(Modes, func(m Mode) bool { return m.Value == mode }) {
-		h.Kit.Refuse(w, r, back, "Choose one of the policy modes.")
+		h.Kit.Refuse(w, r, back, "Choose one of the choices under What Hearth may do.")
 		return
 	}
 	if err := h.Operator.SetPolicy(r.Context(), operator, mode); err != nil {
 		h.Kit.Fail(w, r, "set policy mode", err)
 		return
 	}
-	h.Kit.Done(w, r, back, operator, fmt.Sprintf("Policy mode is now %s.", mode))
+	h.Kit.Done(w, r, back, operator, fmt.Sprintf("Hearth now: %s.", modeLabel(mode)))
 }
 
 // modeLabel is a policy mode's label (the value itself when unknown).

@@ -394,16 +394,22 @@ func (h *Handler) saveKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.outcomes.put(session.FromContext(r.Context()), outcome{keySaved: true})
-	text := "Tunnel key saved (it ends in " + strings.TrimPrefix(h.Tunnel.KeyHint(), "…") + ")."
+	// The key's step says "Saved. It ends in …": the message adds only
+	// what happens next, so that the key is confirmed once.
+	text := ""
 	if h.Tunnel.Running() {
-		text += " The connection restarts with it."
+		text = "The connection restarts with the new key."
 	} else if wasRefused {
 		// The key OpenAI refused is replaced: connect again with it.
 		if err := h.Start(); err != nil {
 			h.Kit.Log.Warn("panel: start the tunnel with the new key", "err", err)
 		} else {
-			text += " Hearth connects again with it."
+			text = "Hearth connects again with the new key."
 		}
+	}
+	if text == "" {
+		http.Redirect(w, r, back, http.StatusSeeOther)
+		return
 	}
 	h.ok(w, r, text)
 }

@@ -165,7 +165,7 @@ func TestConfiguredSetup(t *testing.T) {
 	})
 	check(t, html, []string{
 		`data-testid="tunnel-state" data-state="ready"`, `>Ready<`, `data-testid="tunnel-pid">4242<`,
-		`data-testid="tunnel-restarts">2<`, `data-testid="tunnel-last-error">error: control plane refused key [REDACTED]<`,
+		`data-testid="tunnel-restarts">2<`,
 		`data-testid="client-pinned"`, `data-testid="client-path">C:\Tools\tunnel-client.exe<`,
 		`data-testid="client-sha256">` + pinnedSum + `<`, `data-testid="client-pin-note"`,
 		`data-testid="candidate-pinned"`,
@@ -179,7 +179,9 @@ func TestConfiguredSetup(t *testing.T) {
 		`data-testid="result-stdout">(nothing)<`, `data-testid="result-stderr">error: profile &lt;exists&gt;<`,
 		`data-testid="result-duration">1.5s<`, `data-testid="result-truncated"`,
 		"on (change it from the tray icon",
-	}, []string{`data-testid="key-none"`, `data-testid="client-missing"`, `data-testid="client-changed"`, "available on Windows after install"})
+	}, []string{`data-testid="key-none"`, `data-testid="client-missing"`, `data-testid="client-changed"`, "available on Windows after install",
+		// Under State: Ready an old error line is no news.
+		`data-testid="tunnel-last-error"`})
 	// The password field is never filled in.
 	field := html[strings.Index(html, `<input type="password"`):]
 	if field = field[:strings.Index(field, ">")]; strings.Contains(field, "value=") {
@@ -189,10 +191,12 @@ func TestConfiguredSetup(t *testing.T) {
 
 func TestStateFragment(t *testing.T) {
 	var b strings.Builder
-	if err := State(View{Status: tunnel.Status{State: tunnel.StateCrashLoop, Reason: "exited 5 times"}}).Render(context.Background(), &b); err != nil {
+	if err := State(View{Status: tunnel.Status{State: tunnel.StateCrashLoop, Reason: "exited 5 times", LastError: "fatal: <boom>"}}).Render(context.Background(), &b); err != nil {
 		t.Fatal(err)
 	}
-	check(t, b.String(), []string{`data-state="crash_loop"`, "Stopped after repeated crashes", `data-testid="tunnel-pid">—<`},
+	// Not ready: the last error in words, its line one click further.
+	check(t, b.String(), []string{`data-state="crash_loop"`, "Stopped after repeated crashes", `data-testid="tunnel-pid">—<`,
+		"The connection program reported an error.", `<summary>Its exact words</summary>`, `data-testid="tunnel-last-error-line">fatal: &lt;boom&gt;</code>`},
 		[]string{"<html", "<h1", "<form"})
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/control"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/ledger"
+	"github.com/hearth-dev/hearth/internal/store"
 	"github.com/hearth-dev/hearth/web/ui"
 )
 
@@ -46,12 +47,20 @@ type Handler struct {
 	DataDir string
 	// Ports, when set, reports the listeners Hearth moved off a taken port.
 	Ports func() []PortMove
+	// Update, when set, is the update card's handler (update.go).
+	Update *UpdateHandler
+	// DiskFull, when set, reports whether the disk holding Hearth's data
+	// is full (store.DB.DiskFull, which looks again while it is).
+	DiskFull func(ctx context.Context) store.DiskFull
 }
 
 // Mount adds the page's routes.
 func (h *Handler) Mount(r chi.Router) {
 	r.Get("/", h.page)
 	r.Get("/status/live", h.live)
+	if h.Update != nil {
+		h.Update.Mount(r)
+	}
 	if h.DataDir != "" {
 		r.Get("/status/selftest-report", h.selfTestReport)
 	}
@@ -87,6 +96,11 @@ type View struct {
 	Flagged []govern.FlaggedWrite
 	// Ports are the listeners moved off a taken port (PortsNotice).
 	Ports []PortMove
+	// Update is the update card; nil hides it.
+	Update *UpdateView
+	// DiskFull says whether the disk holding Hearth's data is full; while
+	// it is, the page leads with that.
+	DiskFull store.DiskFull
 }
 
 func (h *Handler) load(ctx context.Context) (View, error) {
@@ -118,6 +132,9 @@ func (h *Handler) load(ctx context.Context) (View, error) {
 	}
 	if h.Ports != nil {
 		v.Ports = h.Ports()
+	}
+	if h.DiskFull != nil {
+		v.DiskFull = h.DiskFull(ctx)
 	}
 	if h.Tunnel != nil {
 		v.TunnelState, v.TunnelReason = h.Tunnel()
@@ -155,6 +172,10 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	if h.DataDir != "" {
 		st := h.selfTest()
 		v.SelfTest = &st
+	}
+	if h.Update != nil {
+		u := h.Update.view(r)
+		v.Update = &u
 	}
 	h.Kit.Render(w, r, http.StatusOK, Page(h.Kit.Chrome(r, "Status", "status"), v))
 }

@@ -32,7 +32,10 @@ type Chrome struct {
 	CSRF string
 	// Operator prefills every operator-name field.
 	Operator string
-	Flash    *session.Flash
+	// Account is the signed-in user's name: a decision recorded under it
+	// is said to be "you" (see Who).
+	Account string
+	Flash   *session.Flash
 	// EStop, EStopBy and EStopReason put a banner on every page while
 	// latched: who pressed it first (in words: "ChatGPT", the operator's
 	// name) and why; later presses never replace them.
@@ -65,6 +68,9 @@ type Waiting struct {
 	Persist bool
 	// More is how many other calls wait.
 	More int
+	// EStop: the emergency stop is on, so nothing can be allowed; the
+	// banner offers Deny and See, and says why there is no Allow.
+	EStop bool
 }
 
 // NavItem is one entry of the navigation.
@@ -263,6 +269,21 @@ func Until(t time.Time) string {
 		return "in 1 minute"
 	}
 	return "in " + strconv.Itoa(int(d/time.Minute)) + " minutes"
+}
+
+// Who says who did something from the name it was recorded under ("by"
+// of an e-stop, "operator" of a decision): "ChatGPT" for the model, "you"
+// for the signed-in user (account) or a record without a name, else the
+// name the operator gave.
+func Who(by, account string) string {
+	switch n := strings.TrimPrefix(by, "operator:"); {
+	case by == "model":
+		return "ChatGPT"
+	case n == "" || n == account:
+		return "you"
+	default:
+		return n
+	}
 }
 
 // Itoa is strconv.Itoa, for views.

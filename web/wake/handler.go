@@ -95,7 +95,7 @@ func (h *Handler) arm(w http.ResponseWriter, r *http.Request) {
 		armed = true
 	case "false":
 	default:
-		h.Kit.Refuse(w, r, Path, "Choose to arm or disarm automatic wake.")
+		h.Kit.Refuse(w, r, Path, "Choose to turn automatic wake on or off.")
 		return
 	}
 	if err := h.SetArmed(r.Context(), operator, armed); err != nil {
@@ -103,7 +103,7 @@ func (h *Handler) arm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if armed {
-		h.Kit.Done(w, r, Path, operator, "Automatic wake is armed: a bound, quiet conversation with finished results waiting will be prompted in its tab.")
+		h.Kit.Done(w, r, Path, operator, "Automatic wake is on: a quiet chat found in this window, with finished results waiting, will be prompted in its tab.")
 		return
 	}
 	h.Kit.Done(w, r, Path, operator, "Automatic wake is off: no conversation will be prompted.")
@@ -147,10 +147,10 @@ func (h *Handler) unbind(w http.ResponseWriter, r *http.Request) {
 	}
 	route := r.PostFormValue("route")
 	if err := h.Wake.Unbind(r.Context(), operator, route); err != nil {
-		h.Kit.Refuse(w, r, Path, "Nothing was unbound: that conversation is not bound (already unbound?).")
+		h.Kit.Refuse(w, r, Path, "Nothing changed: Hearth had already forgotten that chat.")
 		return
 	}
-	h.Kit.Done(w, r, Path, operator, "Unbound: Hearth no longer wakes that tab.")
+	h.Kit.Done(w, r, Path, operator, "Hearth forgot that chat: it no longer prompts its tab.")
 }
 
 // ms renders a duration setting in milliseconds for the form.

@@ -26,7 +26,7 @@ func TestPageShowsBindingsAttemptsAndState(t *testing.T) {
 		Bindings: []iwake.Binding{{Route: "r:abc", TargetID: "T1", ConvURL: "https://chatgpt.com/c/xyz", BoundAt: at, LastWakeAt: &at, Attempts: 3, GaveUp: true, Live: true}},
 		Stats:    iwake.Stats{Wakes: 7, GiveUps: 1},
 	})
-	for _, want := range []string{`data-testid="window-purpose"`, "(process 4242)", `data-testid="disarm-button"`,
+	for _, want := range []string{`data-testid="window-purpose"`, "process: 4242", `data-testid="disarm-button"`,
 		`data-route="r:abc"`, "https://chatgpt.com/c/xyz", "3 of 3", "(gave up)", `name="route" value="r:abc"`,
 		"Wakes sent since start: 7", `name="debounce_ms" min="0" max="3600000" value="3000"`} {
 		if !strings.Contains(html, want) {

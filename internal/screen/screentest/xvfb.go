@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/jezek/xgb"
+	"github.com/jezek/xgb/randr"
 	"github.com/jezek/xgb/xproto"
 )
 
@@ -32,6 +33,55 @@ const (
 // since scripts/install-deps installs it.
 func StartXvfb(t testing.TB) string {
 	t.Helper()
+	return startXvfb(t, "-screen", "0", fmt.Sprintf("%dx%dx24", Width, Height))
+}
+
+// StartXvfbTwoMonitors is StartXvfb with a screen of 2·Width×Height
+// shown as two RandR monitors of Width×Height side by side: the first
+// (the primary) at (0, 0), the second at (Width, 0), as a PC with two
+// monitors has them.
+func StartXvfbTwoMonitors(t testing.TB) string {
+	t.Helper()
+	display := startXvfb(t, "-screen", "0", fmt.Sprintf("%dx%dx24", 2*Width, Height))
+	c, err := xgb.NewConnDisplay(display)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := randr.Init(c); err != nil {
+		t.Fatalf("Xvfb has no RandR: %v", err)
+	}
+	root := xproto.Setup(c).DefaultScreen(c).Root
+	old, err := randr.GetMonitors(c, root, false).Reply()
+	if err != nil {
+		t.Fatalf("list Xvfb's RandR monitors: %v", err)
+	}
+	// The server's own monitor follows its output; given to the first
+	// monitor, that output no longer makes one of its own.
+	var outputs []randr.Output
+	for _, m := range old.Monitors {
+		outputs = append(outputs, m.Outputs...)
+		randr.DeleteMonitorChecked(c, root, m.Name).Check()
+	}
+	for i, name := range []string{"HEARTH-TEST-1", "HEARTH-TEST-2"} {
+		a, err := xproto.InternAtom(c, false, uint16(len(name)), name).Reply()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := randr.MonitorInfo{Name: a.Atom, Primary: i == 0, X: int16(i * Width), Width: Width, Height: Height,
+			WidthInMillimeters: Width / 4, HeightInMillimeters: Height / 4}
+		if i == 0 {
+			m.Outputs, m.NOutput = outputs, uint16(len(outputs))
+		}
+		if err := randr.SetMonitorChecked(c, root, m).Check(); err != nil {
+			t.Fatalf("make RandR monitor %s: %v", name, err)
+		}
+	}
+	return display
+}
+
+func startXvfb(t testing.TB, screens ...string) string {
+	t.Helper()
 	bin, err := exec.LookPath("Xvfb")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -44,7 +94,7 @@ func StartXvfb(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-displayfd", "3", "-screen", "0", fmt.Sprintf("%dx%dx24", Width, Height), "-nolisten", "tcp", "-noreset")
+	cmd := exec.Command(bin, append(append([]string{"-displayfd", "3"}, screens...), "-nolisten", "tcp", "-noreset")...)
 	cmd.ExtraFiles = []*os.File{w}
 	cmd.Stderr = nil
 	if err := cmd.Start(); err != nil {
