@@ -136,6 +136,11 @@ func TestAskMeansAsk(t *testing.T) {
 		!strings.Contains(page, "change who can sign in to this computer over SSH") {
 		t.Fatalf("the permit cards do not say what would happen:\n%s", page)
 	}
+	// A shell start-up file's card names, in its headline, the command it
+	// would run.
+	if !strings.Contains(page, `ChatGPT wants to change what runs every time a terminal (shell) starts: it would run <code data-testid="permit-runs">echo planted</code>`) {
+		t.Fatalf("the card for .bashrc does not name what it would run:\n%s", page)
+	}
 
 	// The panel switches to trusted: config.json, doctor and host_info
 	// say trusted, and a persistence write runs, journaled as flagged.

@@ -24,6 +24,8 @@ import (
 // moves the created one to the trash (the freedesktop trash under the
 // test's XDG_DATA_HOME) and lists the edited one as changed since; "Redo"
 // brings all back byte for byte. The ledger journals the operator's undo.
+// Set HEARTH_CHANGES_SCREENSHOT to a file path to keep a screenshot of the
+// page after Undo all.
 func TestBrowserUndoAllAndRedo(t *testing.T) {
 	bin := chromium(t)
 	xdg := t.TempDir()
@@ -129,7 +131,16 @@ func TestBrowserUndoAllAndRedo(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPlain(t, "the chat's changes", html)
-	run("undo all", chromedp.Click(css(`[data-testid="undo-all-button"]`)), chromedp.WaitVisible(css(`[data-testid="undo-report"]`)))
+	run("undo all", chromedp.Click(css(`[data-testid="undo-all-button"]`)), chromedp.WaitVisible(css(`[data-testid="undo-report"][data-redo="false"]`)))
+	if shotPath := os.Getenv("HEARTH_CHANGES_SCREENSHOT"); shotPath != "" {
+		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot: %v", err)
+		}
+		if err := os.WriteFile(shotPath, shot, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	summary := text("report", `[data-testid="report-summary"]`)
 	if !strings.Contains(summary, "3 files put back") || !strings.Contains(summary, "1 file the chat created moved to the trash") || !strings.Contains(summary, "1 file left alone") {
 		t.Fatalf("undo report says %q", summary)
@@ -166,7 +177,7 @@ func TestBrowserUndoAllAndRedo(t *testing.T) {
 		t.Fatalf("the trash holds %q (%v)", got, err)
 	}
 
-	run("redo", chromedp.Click(css(`[data-testid="redo-button"]`)), chromedp.WaitVisible(css(`[data-testid="undo-report"]`)))
+	run("redo", chromedp.Click(css(`[data-testid="redo-button"]`)), chromedp.WaitVisible(css(`[data-testid="undo-report"][data-redo="true"]`)))
 	if s := text("redo report", `[data-testid="report-summary"]`); !strings.Contains(s, "Redo: 4 files put back") {
 		t.Fatalf("redo report says %q", s)
 	}

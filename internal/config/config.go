@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 )
 
@@ -230,7 +231,7 @@ func Default() Config {
 	home, _ := os.UserHomeDir()
 	var roots []string
 	if home != "" {
-		roots = []string{home}
+		roots = append([]string{home}, outsideHome(home, movedFolders())...)
 	}
 	return Config{
 		Roots:                  roots,
@@ -586,4 +587,26 @@ func Path(dataDir string) string {
 		return p
 	}
 	return filepath.Join(dataDir, "config.json")
+}
+
+// outsideHome returns the folders of known that do not lie under home (nor
+// under one returned before them): a person's Documents or Desktop moved
+// to another drive (OneDrive on D:) is a root of its own, so the default
+// roots reach the files where they really are.
+func outsideHome(home string, known []string) []string {
+	var out []string
+	under := func(p, dir string) bool {
+		rel, err := filepath.Rel(dir, p)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
+	for _, k := range known {
+		if k == "" || !filepath.IsAbs(k) || under(k, home) {
+			continue
+		}
+		if slices.ContainsFunc(out, func(o string) bool { return under(k, o) }) {
+			continue
+		}
+		out = append(out, filepath.Clean(k))
+	}
+	return out
 }

@@ -338,3 +338,19 @@ type AppList struct {
 	Apps      []App `json:"apps"`
 	Truncated bool  `json:"truncated,omitempty"`
 }
+
+// AppOf finds the installed app whose program file is program (a file
+// name such as "notepad.exe", any case): the selftest opens Notepad by
+// the name the Start menu gives it in the PC's language.
+func AppOf(program string) (App, bool, error) {
+	apps, err := listApps()
+	if err != nil {
+		return App{}, false, err
+	}
+	for _, a := range apps {
+		if strings.EqualFold(filepath.Base(strings.ReplaceAll(a.Program, `\`, "/")), program) {
+			return a, true, nil
+		}
+	}
+	return App{}, false, nil
+}

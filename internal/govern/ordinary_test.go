@@ -142,6 +142,25 @@ func TestEveryIssueCaseAsks(t *testing.T) {
 		}
 	}
 
+	// A scatter item and a recipe step pass the same gate.
+	viaScatter := filepath.Join(home, ".config", "viascatter.ini")
+	viaRecipe := filepath.Join(proj, "recipe-made")
+	r := cl.Call("run", map[string]any{"operation": "scatter", "calls": []any{map[string]any{"kind": "fs.write", "path": viaScatter, "data": "x=1\n"}}})
+	if r.IsError && r.Get("error.code") != "all_refused" {
+		t.Fatalf("scatter: %s", r.Raw)
+	}
+	if r := cl.Call("recipe", map[string]any{"operation": "create", "name": "plant", "steps": []any{map[string]any{"primitive": "fs.write", "input": map[string]any{"path": viaRecipe, "data": "#!/bin/sh\nid\n"}}}}); r.IsError {
+		t.Fatalf("recipe create: %s", r.Raw)
+	}
+	if r := cl.Call("recipe", map[string]any{"operation": "run", "name": "plant"}); r.State() == "completed" && r.Get("result.steps.0.state") == "completed" {
+		t.Fatalf("a recipe step wrote a program without asking: %s", r.Raw)
+	}
+	for _, p := range []string{viaScatter, viaRecipe} {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s is on disk before the operator allowed it: %v", p, err)
+		}
+	}
+
 	if err := in.App.Operator.SetPolicy(ctx, "alice", config.ModeReadOnly); err != nil {
 		t.Fatal(err)
 	}
@@ -378,5 +397,30 @@ func TestFolderRuleCoversHiddenFilesAndPrograms(t *testing.T) {
 	}
 	if r := write(filepath.Join(proj, ".prettierrc"), "{}\n"); r.State() != "pending" {
 		t.Fatalf("after the rule is removed a hidden file must ask again: %s", r.Raw)
+	}
+}
+
+// TestTrustedRunsUnusualWritesFlagged: trusted mode runs a write that is
+// not ordinary, and it is written down as flagged (the Status page lists
+// it); an ordinary write is not flagged.
+func TestTrustedRunsUnusualWritesFlagged(t *testing.T) {
+	in, home := askHome(t)
+	ctx := context.Background()
+	if err := in.App.Operator.SetPolicy(ctx, "alice", config.ModeTrusted); err != nil {
+		t.Fatal(err)
+	}
+	cl := hearthtest.Connect(t, in.URL, "trusted-flagged")
+	hidden := filepath.Join(home, ".config", "app.ini")
+	for _, p := range []string{hidden, filepath.Join(home, "notes.txt")} {
+		if r := cl.Call("fs", map[string]any{"operation": "write", "path": p, "data": "x\n"}); r.State() != "completed" {
+			t.Fatalf("%s in trusted mode must run: %s", p, r.Raw)
+		}
+	}
+	flagged, err := in.App.Gov.Flagged(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(flagged) != 1 || flagged[0].Path != hidden || flagged[0].Said != risk.WhyHidden.Said() {
+		t.Fatalf("flagged writes: %+v", flagged)
 	}
 }

@@ -238,8 +238,9 @@ func saidOf(id risk.CaseID, name string) string {
 	return "use " + name
 }
 
-// FlaggedWrite is a write that makes a program start by itself, run
-// without asking because the mode trusted it.
+// FlaggedWrite is a write that asks in ask mode (one that makes a
+// program start by itself, or is not an ordinary file), run without
+// asking because the mode trusted it.
 type FlaggedWrite struct {
 	CommandID string    `json:"command_id"`
 	Primitive string    `json:"primitive"`

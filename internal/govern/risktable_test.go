@@ -86,6 +86,7 @@ func TestAdmitFollowsTheRiskTable(t *testing.T) {
 		}{
 			{"fs.write", `{"path":` + strconv.Quote(filepath.Join(home, "notes.txt")) + `,"data":"x"}`, risk.CaseWrite},
 			{"fs.write", `{"path":` + strconv.Quote(filepath.Join(home, ".bashrc")) + `,"data":"x"}`, risk.CasePersist},
+			{"fs.write", `{"path":` + strconv.Quote(filepath.Join(home, ".config", "app.ini")) + `,"data":"x"}`, risk.CaseUnusual},
 			{"fs.patch", `{"path":` + strconv.Quote(filepath.Join(home, ".ssh", "authorized_keys")) + `}`, risk.CasePersist},
 			{"machine.exec", `{"command":"hearth-never-allowed"}`, risk.CaseExec},
 			{"ui.action", `{"action":"click","allow_fallback":true,"hwnd":5,"target":{"name":"x"}}`, risk.CaseFallback},

@@ -182,10 +182,12 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 		h.Kit.Fail(w, r, "show a chat's changes", err)
 		return
 	}
+	c := h.Kit.Chrome(r, "Changes", "changes")
 	if rep, ok := h.report(r.URL.Query().Get("done")); ok {
 		v.Report = &rep
+		c.FlashInPage = true // the report card says it, file by file
 	}
-	h.Kit.Render(w, r, http.StatusOK, ChatPage(h.Kit.Chrome(r, "Changes", "changes"), v))
+	h.Kit.Render(w, r, http.StatusOK, ChatPage(c, v))
 }
 
 // ListView is the list of conversations.

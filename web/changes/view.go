@@ -16,8 +16,9 @@ import (
 type ChatView struct {
 	Key, Label string
 	Changes    []ChangeRow
-	// Undoable counts the chat's own changes Undo all would put back.
-	Undoable int
+	// Undoable counts the chat's own changes Undo all would put back;
+	// Own counts the chat's own changes (the operator's undos aside).
+	Undoable, Own int
 	// Redo is the operator's newest undo of this chat that can be
 	// brought back, if any.
 	Redo *fsops.Batch
@@ -133,8 +134,11 @@ func (h *Handler) ChatView(ctx context.Context, key string, now time.Time) (Chat
 	for i := range v.Changes {
 		c := &v.Changes[i]
 		c.InEffect = inEffect(c.ID, undoneBy, len(cs))
-		if c.Operator == "" && c.Kept && c.InEffect {
-			v.Undoable++
+		if c.Operator == "" {
+			v.Own++
+			if c.Kept && c.InEffect {
+				v.Undoable++
+			}
 		}
 	}
 	batches, err := h.FS.Batches(ctx, key)
@@ -203,8 +207,14 @@ func (h *Handler) describe(ctx context.Context, c *ChangeRow, known map[string][
 	switch {
 	case c.Pre != "" && c.Post != "" && c.Pre == c.Post:
 		c.NotShown = "the content did not change"
-	case !okB || !okA || !Text(before) || !Text(after):
-		c.Binary = binaryWords(c, before, after, okB, okA)
+	case !okB || !okA:
+		which := "before"
+		if okB {
+			which = "after"
+		}
+		c.NotShown = "no diff: Hearth no longer has the content " + which + " this change (the file changed since); its fingerprints are in Details"
+	case !Text(before) || !Text(after):
+		c.Binary = binaryWords(c, before, after)
 	case c.CreatedFile:
 		c.NotShown = "new file"
 		c.Diff = Unified(nil, after, DiffContext)
@@ -215,17 +225,14 @@ func (h *Handler) describe(ctx context.Context, c *ChangeRow, known map[string][
 	return nil
 }
 
-func binaryWords(c *ChangeRow, before, after []byte, okB, okA bool) string {
-	side := func(sha string, b []byte, ok bool) string {
-		switch {
-		case sha == "":
+func binaryWords(c *ChangeRow, before, after []byte) string {
+	side := func(sha string, b []byte) string {
+		if sha == "" {
 			return "no file"
-		case ok:
-			return size(int64(len(b)))
 		}
-		return "a copy Hearth no longer keeps"
+		return size(int64(len(b)))
 	}
-	return side(c.Pre, before, okB) + " before, " + side(c.Post, after, okA) + " after (Details: their fingerprints)"
+	return side(c.Pre, before) + " before, " + side(c.Post, after) + " after (Details: their fingerprints)"
 }
 
 func size(n int64) string {

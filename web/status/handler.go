@@ -91,7 +91,8 @@ type View struct {
 	Sentence  string
 	// SelfTest is the last selftest's summary; nil without a data directory.
 	SelfTest *SelfTestSummary
-	// Flagged are the latest writes that make a program start by itself,
+	// Flagged are the latest writes that ask in ask mode (a program that
+	// starts by itself, a hidden file, a program),
 	// run without asking because the mode trusted them.
 	Flagged []govern.FlaggedWrite
 	// Ports are the listeners moved off a taken port (PortsNotice).

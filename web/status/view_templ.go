@@ -383,7 +383,7 @@ func Facts(v View) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if len(v.Flagged) > 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "<section class=\"card warning\" aria-labelledby=\"flagged-heading\" data-testid=\"status-flagged\"><h2 id=\"flagged-heading\">Programs set to start by themselves</h2><p>Trusted mode let ChatGPT do these without asking you:</p><ul>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "<section class=\"card warning\" aria-labelledby=\"flagged-heading\" data-testid=\"status-flagged\"><h2 id=\"flagged-heading\">Files changed without asking you</h2><p>Trusted mode let ChatGPT do these without asking you:</p><ul>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
