@@ -105,7 +105,14 @@ var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 // the Safety page's forms.
 func (f *fixture) login(t *testing.T) *browser {
 	t.Helper()
-	u, err := f.panel.NewLoginURL(f.srv.URL)
+	return f.loginFrom(t, "")
+}
+
+// loginFrom is login with a login URL minted for origin
+// (session.OriginTray, …; "" for none).
+func (f *fixture) loginFrom(t *testing.T, origin string) *browser {
+	t.Helper()
+	u, err := f.panel.LoginURLFrom(f.srv.URL, "", origin)
 	if err != nil {
 		t.Fatal(err)
 	}

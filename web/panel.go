@@ -161,7 +161,19 @@ func (p *Panel) Handler() http.Handler { return p.handler }
 // address); the login lands on the Status page, or on the page this
 // browser last asked for without a session in the last NextTTL.
 func (p *Panel) NewLoginURL(base string) (string, error) {
-	return p.loginURL(base, "")
+	return p.loginURL(base, "", "")
+}
+
+// LoginURLFrom is NewLoginURLTo ("" next: NewLoginURL) for a login asked
+// for by origin (session.OriginTray, …): the session it opens journals
+// origin with every safety setting it lowers.
+func (p *Panel) LoginURLFrom(base, next, origin string) (string, error) {
+	if next != "" {
+		if err := session.ValidateNext(next); err != nil {
+			return "", fmt.Errorf("control panel login URL: %w", err)
+		}
+	}
+	return p.loginURL(base, next, origin)
 }
 
 // NewLoginURLTo is NewLoginURL for a login that lands on next, a panel
@@ -172,11 +184,11 @@ func (p *Panel) NewLoginURLTo(base, next string) (string, error) {
 	if err := session.ValidateNext(next); err != nil {
 		return "", fmt.Errorf("control panel login URL: %w", err)
 	}
-	return p.loginURL(base, next)
+	return p.loginURL(base, next, "")
 }
 
-func (p *Panel) loginURL(base, next string) (string, error) {
-	tok, err := p.sessions.NewLoginToken()
+func (p *Panel) loginURL(base, next, origin string) (string, error) {
+	tok, err := p.sessions.NewLoginTokenFrom(origin)
 	if err != nil {
 		return "", fmt.Errorf("mint control panel login token: %w", err)
 	}
@@ -252,6 +264,7 @@ func (p *Panel) routes() (http.Handler, error) {
 		if d.Wake != nil {
 			(&wakepage.Handler{Kit: kit, Wake: d.Wake, Open: d.OpenChatGPT, SetArmed: d.SetWakeArmed, SetTimings: d.SetWakeTimings}).Mount(r)
 		}
+		r.Post("/lowered/seen", p.loweredSeen(kit))
 		r.Post("/logout", p.logout)
 	})
 	// Unknown paths and wrong methods also need a session, so that they
@@ -281,6 +294,7 @@ func (p *Panel) chrome(r *http.Request, title, active string) ui.Chrome {
 		c.EStop, c.EStopBy, c.EStopReason, c.EStopByModel = true, ui.Who(st.By, p.osUser), st.Reason, st.ByModel()
 	}
 	c.Pending, c.Waiting = p.waiting(r)
+	p.addLoweredBanner(r, &c)
 	return c
 }
 
@@ -393,7 +407,8 @@ func (p *Panel) requireSession(remember bool) func(http.Handler) http.Handler {
 				ui.WriteProblem(w, r, p.log, http.StatusUnauthorized, ui.ProblemUnauthorized)
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(session.NewContext(r.Context(), sess)))
+			ctx := govern.WithOrigin(session.NewContext(r.Context(), sess), sess.Origin())
+			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
 }

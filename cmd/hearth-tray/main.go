@@ -240,13 +240,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func serveControl(a *app.App, quit func(), log *slog.Logger) *tray.Control {
 	return &tray.Control{
 		Open: func() error {
-			u, err := a.NewLoginURL()
+			u, err := a.ControlLoginURL()
 			if err != nil {
 				return err
 			}
 			return tray.OpenURL(u)
 		},
-		Quit: quit, Login: a.NewLoginURL, Log: log, AnyAccount: !a.Config.LoopbackSameUser,
+		Quit: quit, Login: a.ControlLoginURL, Log: log, AnyAccount: !a.Config.LoopbackSameUser,
 	}
 }
 

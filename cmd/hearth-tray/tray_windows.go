@@ -119,7 +119,7 @@ func trayMain(ctx context.Context, quiet bool) error {
 				Autostart: tray.Autostart{Enabled: autostart.Enabled, Enable: autostart.Enable, Disable: autostart.Disable},
 				Exe:       exe, Browse: tray.OpenURL, Quit: quit, Log: log,
 			}
-			ctl = &tray.Control{Open: t.OpenPanel, Quit: quit, Login: a.NewLoginURL, Log: log, AnyAccount: !a.Config.LoopbackSameUser}
+			ctl = &tray.Control{Open: t.OpenPanel, Quit: quit, Login: a.ControlLoginURL, Log: log, AnyAccount: !a.Config.LoopbackSameUser}
 			if err := ctl.Listen(dataDir); err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/web/session"
 )
 
 // PendingPermits lists the permits waiting for the operator (the tray's
@@ -13,10 +14,8 @@ func (a *App) PendingPermits(ctx context.Context) ([]govern.Permit, error) {
 }
 
 // LoginURL mints a one-time control panel login URL that lands on page, a
-// panel path such as "/permits"; "" is NewLoginURL's plain login.
+// panel path such as "/permits"; "" is NewLoginURL's plain login. It is
+// the tray's: the session is journaled as opened from the tray.
 func (a *App) LoginURL(page string) (string, error) {
-	if page == "" {
-		return a.NewLoginURL()
-	}
-	return a.NewLoginURLTo(page)
+	return a.panel.LoginURLFrom(a.PanelURL(), page, session.OriginTray)
 }

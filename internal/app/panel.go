@@ -7,6 +7,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/autostart"
 	"github.com/hearth-dev/hearth/web"
+	"github.com/hearth-dev/hearth/web/session"
 	"github.com/hearth-dev/hearth/web/status"
 )
 
@@ -53,7 +54,16 @@ func (a *App) panelHandler() http.Handler { return a.panel.Handler() }
 // NewLoginURL mints a one-time control panel login URL (valid once, for
 // 10 minutes) on the listening panel address: serve prints one at start,
 // and the tray mints a fresh one for each "Open control panel".
-func (a *App) NewLoginURL() (string, error) { return a.panel.NewLoginURL(a.PanelURL()) }
+func (a *App) NewLoginURL() (string, error) {
+	return a.panel.LoginURLFrom(a.PanelURL(), "", session.OriginServe)
+}
+
+// ControlLoginURL is NewLoginURL for a login another program asks for
+// through the tray control endpoint: its session is journaled as such
+// with every safety setting it lowers.
+func (a *App) ControlLoginURL() (string, error) {
+	return a.panel.LoginURLFrom(a.PanelURL(), "", session.OriginControl)
+}
 
 // NewLoginURLTo is NewLoginURL for a login that lands on next, a control
 // panel path such as "/permits" (the tray's "Pending permits"); a next

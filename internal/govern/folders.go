@@ -87,8 +87,8 @@ func (o *Operator) AddFolderRule(ctx context.Context, operator string, p Permit,
 			r.ID, r.Folder, r.CreatedBy, r.CreatedAt.UnixMilli()); err != nil {
 			return err
 		}
-		_, err := o.G.Ledger.AppendTx(ctx, tx, "folder_rule_added", map[string]any{"rule_id": r.ID, "folder": folder, "permit_id": p.ID, "operator": operator})
-		return err
+		return o.G.noteLowered(ctx, tx, "folder_rule_added", map[string]any{"rule_id": r.ID, "folder": folder, "permit_id": p.ID, "operator": operator},
+			"allowed hidden files and programs in "+folder, operator)
 	})
 	if err != nil {
 		return FolderRule{}, fmt.Errorf("add folder rule: %w", err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
@@ -92,8 +93,8 @@ func (o *Operator) Reset(ctx context.Context, operator string) error {
 		if err := putSetting(ctx, tx, keyEStop, EStopState{}); err != nil {
 			return err
 		}
-		_, err := o.G.Ledger.AppendTx(ctx, tx, "reset", map[string]any{"operator": operator, "released_reason": st.Reason})
-		return err
+		return o.G.noteLowered(ctx, tx, ledger.KindReset, map[string]any{"operator": operator, "released_reason": st.Reason},
+			"reset the emergency stop", operator)
 	})
 }
 
@@ -315,7 +316,12 @@ func (g *Governor) addRuleTx(ctx context.Context, tx *sql.Tx, operator, program,
 		r.ID, r.Program, string(argsJSON), r.CwdRoot, boolInt(r.Interpreter), r.CreatedBy, r.CreatedAt.UnixMilli()); err != nil {
 		return Rule{}, err
 	}
-	_, err = g.Ledger.AppendTx(ctx, tx, "rule_added", map[string]any{"rule_id": r.ID, "program": program, "args": args, "cwd_root": cwdRoot, "operator": operator})
+	what := "added an always-rule for " + ruleWords(program, args)
+	if cwdRoot != "" {
+		what += " in " + cwdRoot
+	}
+	err = g.noteLowered(ctx, tx, ledger.KindRuleAdded, map[string]any{"rule_id": r.ID, "program": program, "args": args, "cwd_root": cwdRoot, "operator": operator},
+		what, operator)
 	return r, err
 }
 
@@ -435,7 +441,11 @@ func (o *Operator) SetPolicy(ctx context.Context, operator, mode string) error {
 		if err := putSetting(ctx, tx, keyPolicy, mode); err != nil {
 			return err
 		}
-		_, err := g.Ledger.AppendTx(ctx, tx, "policy_change", map[string]any{"from": from, "to": mode, "operator": operator})
+		data := map[string]any{"from": from, "to": mode, "operator": operator}
+		if mode == config.ModeTrusted && from != config.ModeTrusted {
+			return g.noteLowered(ctx, tx, ledger.KindPolicyChange, data, "switched to trusted mode (ChatGPT's changes run without asking)", operator)
+		}
+		_, err := g.Ledger.AppendTx(ctx, tx, ledger.KindPolicyChange, journalFields(ctx, data))
 		return err
 	})
 }

@@ -46,6 +46,9 @@ type Flash struct {
 // Session is one logged-in browser.
 type Session struct {
 	csrf []byte
+	// origin is how the login that opened it was asked for (see
+	// NewLoginTokenFrom).
+	origin string
 
 	mu       sync.Mutex
 	operator string
@@ -62,6 +65,10 @@ func (s *Session) CSRFToken() string { return string(s.csrf) }
 func (s *Session) CheckCSRF(token string) bool {
 	return token != "" && subtle.ConstantTimeCompare([]byte(token), s.csrf) == 1
 }
+
+// Origin says how the login that opened the session was asked for:
+// OriginTray, OriginControl, OriginServe, or "" when not known.
+func (s *Session) Origin() string { return s.origin }
 
 // Operator is the operator name last used in this session ("" before the
 // first action): forms are prefilled with it.
@@ -100,7 +107,21 @@ func (s *Session) PopFlash() (Flash, bool) {
 type login struct {
 	token   []byte
 	expires time.Time
+	origin  string
 }
+
+// How a login was asked for, kept on the session it opens and journaled
+// with every safety setting it lowers.
+const (
+	// OriginTray: the tray's Open control panel (or one of its
+	// notifications).
+	OriginTray = "tray"
+	// OriginControl: a login URL another program asked for through the
+	// tray control endpoint.
+	OriginControl = "control"
+	// OriginServe: the sign-in link serve printed.
+	OriginServe = "serve"
+)
 
 // Store mints login tokens and keeps sessions. The zero value is not
 // usable; call NewStore.
@@ -135,8 +156,13 @@ func key(cookie string) string {
 	return hex.EncodeToString(h[:])
 }
 
-// NewLoginToken mints a random one-time login token, valid for LoginTTL.
-func (s *Store) NewLoginToken() (string, error) {
+// NewLoginToken mints a random one-time login token, valid for LoginTTL,
+// whose origin is not known.
+func (s *Store) NewLoginToken() (string, error) { return s.NewLoginTokenFrom("") }
+
+// NewLoginTokenFrom mints a random one-time login token, valid for
+// LoginTTL; the session it opens carries origin (OriginTray, …).
+func (s *Store) NewLoginTokenFrom(origin string) (string, error) {
 	tok, err := randomToken()
 	if err != nil {
 		return "", err
@@ -147,7 +173,7 @@ func (s *Store) NewLoginToken() (string, error) {
 	if len(s.logins) >= maxPendingLogins {
 		s.logins = s.logins[1:]
 	}
-	s.logins = append(s.logins, login{token: []byte(tok), expires: s.now().Add(LoginTTL)})
+	s.logins = append(s.logins, login{token: []byte(tok), expires: s.now().Add(LoginTTL), origin: origin})
 	return tok, nil
 }
 
@@ -183,7 +209,7 @@ func (s *Store) Redeem(token string) (*Session, string, bool) {
 	if err != nil {
 		return nil, "", false
 	}
-	sess := &Session{csrf: []byte(csrf), lastSeen: now}
+	sess := &Session{csrf: []byte(csrf), lastSeen: now, origin: l.origin}
 	s.pruneLocked()
 	s.sessions[key(cookie)] = sess
 	return sess, cookie, true
