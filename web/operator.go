@@ -50,13 +50,8 @@ func (p *Panel) operator(r *http.Request, sess *session.Session) string {
 	return p.osUser
 }
 
-// chats labels conversations from the database's read side.
-func (p *Panel) chats() ui.Chats {
-	if p.deps.DB == nil {
-		return ui.Chats{}
-	}
-	return ui.Chats{DB: p.deps.DB.R}
-}
+// chats labels conversations from the engine's calls.
+func (p *Panel) chats() ui.Chats { return ui.Chats{Futures: p.deps.Dispatcher} }
 
 // maxTitle bounds the page title the badge's poll echoes.
 const maxTitle = 64

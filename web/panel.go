@@ -244,7 +244,7 @@ func (p *Panel) routes() (http.Handler, error) {
 		r.Get("/nav/pending/live", p.pendingLive)
 		(&safety.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Chats: p.chats()}).Mount(r)
 		(&tasks.Handler{Kit: kit, Jobs: d.Jobs, Dispatcher: d.Dispatcher, Chats: p.chats()}).Mount(r)
-		(&ledger.Handler{Kit: kit, Ledger: d.Ledger, DB: d.DB}).Mount(r)
+		(&ledger.Handler{Kit: kit, Ledger: d.Ledger, DB: d.DB, Futures: d.Dispatcher, Gov: d.Gov}).Mount(r)
 		if d.FS != nil {
 			(&changes.Handler{Kit: kit, FS: d.FS, Ledger: d.Ledger, Approvals: &govern.Operator{G: d.Gov}, Chats: p.chats(), KeptDays: d.ReceiptDays}).Mount(r)
 		}

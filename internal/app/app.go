@@ -32,6 +32,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/machine"
 	"github.com/hearth-dev/hearth/internal/mcpserver"
 	"github.com/hearth-dev/hearth/internal/peeruser"
+	"github.com/hearth-dev/hearth/internal/periodic"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/recipes"
 	"github.com/hearth-dev/hearth/internal/risk"
@@ -190,7 +191,10 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		return nil, err
 	}
 	cfgFile := &configFile{path: opts.ConfigPath}
-	gov := newGovernor(cfg, db, led, log, cfgFile)
+	gov, err := newGovernor(cfg, db, led, log, cfgFile)
+	if err != nil {
+		return nil, err
+	}
 	if err := gov.AdoptConfigMode(ctx); err != nil {
 		return nil, fmt.Errorf("adopt the configured policy mode: %w", err)
 	}
@@ -582,18 +586,11 @@ func (a *App) startCheckpoints(ctx context.Context) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(CheckpointEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if _, err := a.Ledger.Checkpoint(ctx); err != nil && ctx.Err() == nil {
-					a.Log.Error("sign ledger checkpoint", "err", err)
-				}
+		periodic.Run(ctx, CheckpointEvery, false, func(ctx context.Context) {
+			if _, err := a.Ledger.Checkpoint(ctx); err != nil && ctx.Err() == nil {
+				a.Log.Error("sign ledger checkpoint", "err", err)
 			}
-		}
+		})
 	}()
 	return done
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/backup"
 	"github.com/hearth-dev/hearth/internal/ledger"
+	"github.com/hearth-dev/hearth/internal/periodic"
 	"github.com/hearth-dev/hearth/internal/secrets"
 	"github.com/hearth-dev/hearth/internal/store"
 	"github.com/hearth-dev/hearth/web/status"
@@ -86,16 +87,7 @@ func (a *App) startBackups(ctx context.Context) <-chan struct{} {
 	}
 	go func() {
 		defer close(done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			a.dailyBackup(ctx)
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
+		periodic.Run(ctx, every, true, a.dailyBackup)
 	}()
 	return done
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/hearth-dev/hearth/internal/periodic"
 )
 
 // BudgetEvery is how often a running Hearth checks storage_budget_bytes
@@ -59,23 +61,6 @@ type BudgetReport struct {
 // keptInput is the largest input a finished future keeps.
 const keptInput = 4 << 10
 
-// dropFinishedInputs empties the stored input of finished futures larger
-// than keptInput. A future's input is read only to run it (when it starts,
-// is released by its dependencies or is recovered after a restart); once
-// it has finished nothing reads it again (task get reports the result,
-// replays compare input_sha256), yet an fs.write that went pending would
-// otherwise keep its whole data for the 30-day age limit.
-func (a *App) dropFinishedInputs(ctx context.Context) (int, error) {
-	res, err := a.DB.W.ExecContext(ctx, `UPDATE futures SET input = '{}'
-		WHERE finished_at IS NOT NULL AND length(input) > ? AND rowid IN (
-			SELECT rowid FROM futures WHERE finished_at IS NOT NULL AND length(input) > ? LIMIT 1000)`, keptInput, keptInput)
-	if err != nil {
-		return 0, fmt.Errorf("drop the inputs of finished futures: %w", err)
-	}
-	n, err := res.RowsAffected()
-	return int(n), err
-}
-
 // budgetRounds bounds one EnforceBudget: each round prunes up to a cutoff
 // estimated from sizes, which shared copies and live references make
 // generous; a few rounds close the gap.
@@ -92,7 +77,7 @@ func (a *App) EnforceBudget(ctx context.Context) (BudgetReport, error) {
 	if _, err := a.FS.SweepPriors(ctx); err != nil {
 		return rep, err
 	}
-	n, err := a.dropFinishedInputs(ctx)
+	n, err := a.Dispatcher.DropFinishedInputs(ctx, keptInput)
 	if err != nil {
 		return rep, err
 	}
@@ -182,21 +167,14 @@ func (a *App) startBudget(ctx context.Context) <-chan struct{} {
 	}
 	go func() {
 		defer close(done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
+		periodic.Run(ctx, every, true, func(ctx context.Context) {
 			if rep, err := a.EnforceBudget(ctx); err != nil && ctx.Err() == nil {
 				a.Log.Error("enforce storage_budget_bytes", "err", err)
 			} else if rep.Receipts+rep.Artifacts > 0 {
 				a.Log.Info("storage budget pruned the oldest copies", "receipts", rep.Receipts, "artifacts", rep.Artifacts,
 					"bytes_before", rep.Before, "bytes_after", rep.After, "budget", a.Config.StorageBudgetBytes)
 			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
+		})
 	}()
 	return done
 }

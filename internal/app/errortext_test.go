@@ -75,9 +75,14 @@ func errorCases(root string) map[string][]map[string]any {
 		"task.cancel":    {{"id": noFut}},
 		"task.list":      nil, // nothing to refuse
 		"task.reconcile": {{"id": "cmd_aaaaaaaaaaaaaaaaaaaa", "observed": "x"}, {"id": "x", "observed": "x"}},
-		"ui.snapshot":    {{}, {"process_id": 2147483646}},
-		"ui.query":       {{"target": map[string]any{"name": "x"}}},
-		"ui.action":      {{"target": map[string]any{"name": "x"}, "action": "invoke"}, {"target": map[string]any{}, "action": "click", "allow_fallback": true}},
+		"ui.open": {{}, {"path": missing}, {"path": outside}, {"path": "relative/doc.txt"}, {"url": "javascript:alert(1)"},
+			{"url": "file:///etc/passwd"}, {"url": "ms-settings:display"}, {"app": "hearth-no-such-app"}, {"path": file, "url": "https://example.org/"}},
+		"ui.apps":     nil, // a bounded listing: nothing to refuse beyond validation
+		"ui.windows":  {{"process_id": 2147483646}},
+		"ui.window":   {{}, {"hwnd": 5}, {"hwnd": 2147483646, "window_action": "focus"}, {"hwnd": 5, "window_action": "move"}, {"hwnd": 5, "window_action": "resize", "w": 10}},
+		"ui.snapshot": {{}, {"process_id": 2147483646}},
+		"ui.query":    {{"target": map[string]any{"name": "x"}}},
+		"ui.action":   {{"target": map[string]any{"name": "x"}, "action": "invoke"}, {"target": map[string]any{}, "action": "click", "allow_fallback": true}},
 		"recipe.create": {{"name": "bad name!"}, {"name": "r1", "steps": []any{map[string]any{"primitive": "machine.batch", "input": map[string]any{}}}},
 			{"name": "r2", "steps": []any{map[string]any{"primitive": "fs.read", "input": map[string]any{"path": 5}}}},
 			{"name": "r3", "steps": []any{"not an object"}}},
@@ -126,6 +131,7 @@ func TestErrorsSpeakHearth(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the cases use POSIX programs and paths")
 	}
+	hearthtest.FakeOpener(t)
 	in := hearthtest.Start(t, hearthtest.Trusted)
 	c := hearthtest.Connect(t, in.URL, "error-text")
 	ctx := context.Background()

@@ -96,8 +96,8 @@ func programsOf() map[string]func(json.RawMessage) []govern.ProgramUse {
 // newGovernor builds the governor. It holds no engine: what an operator's
 // decision leaves to do to running or parked work is carried out by the
 // operator's controls (internal/control), built once the engines exist.
-func newGovernor(cfg config.Config, db *store.DB, led *ledger.Ledger, log *slog.Logger, cfgFile *configFile) *govern.Governor {
-	return &govern.Governor{
+func newGovernor(cfg config.Config, db *store.DB, led *ledger.Ledger, log *slog.Logger, cfgFile *configFile) (*govern.Governor, error) {
+	return govern.New(govern.Options{
 		SaveMode: func(mode string) error {
 			return cfgFile.edit(func(c *config.Config) error { c.Policy.Mode = mode; return nil })
 		},
@@ -108,7 +108,7 @@ func newGovernor(cfg config.Config, db *store.DB, led *ledger.Ledger, log *slog.
 		Places:       risk.NewPlacesResolved(risk.KnownFolderEnv(os.Getenv), fsops.RealPrefix),
 		Writes:       risk.NewWrites(risk.KnownFolderEnv(os.Getenv), fsops.RealPrefix),
 		InlineBudget: time.Duration(cfg.DispatchInlineBudgetMS) * time.Millisecond,
-	}
+	})
 }
 
 // governanceStatus is the governance part of host_info.
@@ -155,7 +155,11 @@ func OpenOffline(ctx context.Context, dataDir, configPath string) (*Offline, err
 		db.Close()
 		return nil, err
 	}
-	g := newGovernor(cfg, db, led, slog.New(slog.DiscardHandler), &configFile{path: configPath})
+	g, err := newGovernor(cfg, db, led, slog.New(slog.DiscardHandler), &configFile{path: configPath})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	return &Offline{DB: db, Ledger: led, Gov: g, Operator: &govern.Operator{G: g}}, nil
 }
 

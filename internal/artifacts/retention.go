@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/periodic"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
@@ -379,17 +380,7 @@ func (r *Retention) Run(ctx context.Context) {
 	if every <= 0 {
 		every = DefaultRetentionEvery
 	}
-	r.pass(ctx)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			r.pass(ctx)
-		}
-	}
+	periodic.Run(ctx, every, true, r.pass)
 }
 
 func (r *Retention) pass(ctx context.Context) {

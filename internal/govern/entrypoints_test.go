@@ -275,6 +275,7 @@ func TestEveryEntryPointIsGoverned(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives every primitive through every entry point")
 	}
+	hearthtest.FakeOpener(t)
 	in := hearthtest.Start(t, hearthtest.Trusted)
 	m := &matrix{t: t, in: in, c: hearthtest.Connect(t, in.URL, "matrix"), counts: countRuns(in), recipes: map[string]string{},
 		route: mcpserver.Route(map[string]any{"hearth/conversation": "matrix"})}

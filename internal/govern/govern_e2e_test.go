@@ -74,8 +74,19 @@ func sample(f *primitive.Field) any {
 	return "x"
 }
 
+// sampleOverrides are the fields of primitives whose required input is
+// "one of" several fields or is checked beyond its schema, so that
+// required fields alone would be refused before the gate.
+var sampleOverrides = map[string]map[string]any{
+	"ui.open":   {"url": "https://example.org/"},
+	"ui.window": {"hwnd": 1, "window_action": "focus"},
+}
+
 func sampleArgs(s *primitive.Spec) map[string]any {
 	args := map[string]any{"operation": s.Operation}
+	for k, v := range sampleOverrides[s.Name()] {
+		args[k] = v
+	}
 	for i := range s.Fields {
 		if s.Fields[i].Required {
 			args[s.Fields[i].Name] = sample(&s.Fields[i])
@@ -111,6 +122,7 @@ func countRuns(in *hearthtest.Instance) map[string]*atomic.Int64 {
 }
 
 func TestEStopBlocksEveryNonReadPrimitive(t *testing.T) {
+	hearthtest.FakeOpener(t)
 	in := hearthtest.Start(t, hearthtest.Trusted)
 	counts := countRuns(in)
 	c := hearthtest.Connect(t, in.URL, "estop")
@@ -376,6 +388,7 @@ func withOperatorFields(args map[string]any, permitID any) map[string]any {
 // permits) and a third with the e-stop latched (read primitives still run)
 // check the same.
 func TestNoToolReachesOperatorActions(t *testing.T) {
+	hearthtest.FakeOpener(t)
 	in := hearthtest.Start(t, hearthtest.Trusted)
 	counts := countRuns(in)
 	c := hearthtest.Connect(t, in.URL, "attacker")

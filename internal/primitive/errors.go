@@ -21,12 +21,6 @@ const (
 	StateFailed    = "failed"
 )
 
-// States lists every state an answer can carry, for the tests that hold
-// the documentation to it.
-func States() []string {
-	return []string{StateCompleted, StatePending, StateBlocked, StateConflict, StatePartial, StateCancelled, StateFailed}
-}
-
 // Error is a primitive failure that carries the state the caller should
 // see, a stable code, and optional structured details.
 type Error struct {

@@ -27,3 +27,22 @@ func BenchmarkMatchOrdinary(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkClassifyOrdinary measures the allowlist's check of an
+// ordinary file, the case of almost every write (the folders resolved at
+// most every RefreshEvery).
+func BenchmarkClassifyOrdinary(b *testing.B) {
+	home := b.TempDir()
+	w := risk.NewWrites(func(k string) string {
+		if k == "HOME" || k == "USERPROFILE" {
+			return home
+		}
+		return ""
+	}, risk.RealPrefix)
+	f := risk.FileFacts{Path: filepath.Join(home, "src", "site", "notes.txt"), Root: home, Exists: true, Head: []byte("text")}
+	for b.Loop() {
+		if _, ok := w.Classify(f); !ok {
+			b.Fatal("not ordinary")
+		}
+	}
+}

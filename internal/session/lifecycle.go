@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
+	"github.com/hearth-dev/hearth/internal/periodic"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
@@ -183,27 +184,23 @@ func (m *Manager) recover(ctx context.Context) error {
 func (m *Manager) idleLoop(ctx context.Context) {
 	defer close(m.loopDone)
 	every := min(max(m.o.IdleTimeout/10, 10*time.Millisecond), 30*time.Second)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	periodic.Run(ctx, every, false, m.closeIdle)
+}
+
+// closeIdle closes the sessions idle for IdleTimeout.
+func (m *Manager) closeIdle(ctx context.Context) {
+	m.mu.Lock()
+	var idle []*Session
+	for id, s := range m.sessions {
+		s.mu.Lock()
+		if time.Since(s.lastActive) >= m.o.IdleTimeout {
+			idle = append(idle, s)
+			delete(m.sessions, id)
 		}
-		m.mu.Lock()
-		var idle []*Session
-		for id, s := range m.sessions {
-			s.mu.Lock()
-			if time.Since(s.lastActive) >= m.o.IdleTimeout {
-				idle = append(idle, s)
-				delete(m.sessions, id)
-			}
-			s.mu.Unlock()
-		}
-		m.mu.Unlock()
-		for _, s := range idle {
-			m.finish(context.WithoutCancel(ctx), s, ReasonIdle)
-		}
+		s.mu.Unlock()
+	}
+	m.mu.Unlock()
+	for _, s := range idle {
+		m.finish(context.WithoutCancel(ctx), s, ReasonIdle)
 	}
 }

@@ -77,7 +77,6 @@ var sharedSQL = map[string]string{
 var notYetMoved = map[string]bool{
 	"internal/app artifacts":           true,
 	"internal/app fs_receipts":         true,
-	"internal/app futures":             true,
 	"internal/artifacts arrivals":      true,
 	"internal/artifacts cursors":       true,
 	"internal/artifacts futures":       true,
@@ -93,19 +92,13 @@ var notYetMoved = map[string]bool{
 	"internal/jobs futures":            true,
 	"internal/wake arrivals":           true,
 	"internal/wake cursors":            true,
-	"web/ledger ledger_entries":        true,
-	"web/ledger futures":               true,
-	"web/ledger commands":              true,
-	"web/ledger permits":               true,
-	"web/ui futures":                   true,
 }
 
-// sqlText matches a string that is an SQL statement; tableRef the table a
-// clause of it names.
-var (
-	sqlText  = regexp.MustCompile(`(?is)\b(SELECT\b.*\bFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|REPLACE\s+INTO)\b`)
-	tableRef = regexp.MustCompile(`(?i)\b(?:FROM|JOIN|INTO|UPDATE)\s+([a-z_][a-z0-9_]*)`)
-)
+// tableRef matches the table a clause of SQL names. Hearth writes SQL
+// keywords in capitals, so a fragment of a statement (a FROM clause
+// joined to a column list) is found too, and prose ("read from disk") is
+// not.
+var tableRef = regexp.MustCompile(`\b(?:FROM|JOIN|INTO|UPDATE)\s+([a-z_][a-z0-9_]*)`)
 
 // TestEveryTableHasOneOwner: every table of a freshly migrated database
 // has an owning package (owners), and no Go source outside that package
@@ -223,7 +216,7 @@ func sqlUses(t *testing.T, root string) []sqlUse {
 				return true
 			}
 			s, err := strconv.Unquote(lit.Value)
-			if err != nil || !sqlText.MatchString(s) {
+			if err != nil {
 				return true
 			}
 			pos := fset.Position(lit.Pos())

@@ -74,6 +74,17 @@ func (db *DB) ReadStmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	return st, nil
 }
 
+// NewerError is a database a newer Hearth wrote (its schema is newer than
+// any this program knows): it is refused rather than read wrongly, for
+// instance after going back to an older program by hand.
+type NewerError struct {
+	Schema, Known int
+}
+
+func (e *NewerError) Error() string {
+	return fmt.Sprintf("this database was written by a newer version of Hearth (database schema %d; this program knows up to %d), so this older program does not open it: install the newer version again, or restore a backup made before it (hearth-tray backup --list, then hearth-tray restore)", e.Schema, e.Known)
+}
+
 // Open opens (creating if needed) the database at file and migrates it to
 // the newest schema; BeforeMigrate runs a hook first when that changes it.
 func Open(ctx context.Context, file string, opts ...Option) (*DB, error) {
@@ -352,7 +363,7 @@ func (db *DB) applyMigrations(ctx context.Context, ms []Migration) error {
 			newest = ms[len(ms)-1].Version
 		}
 		if current > newest {
-			return fmt.Errorf("schema version %d is newer than this Hearth (knows %d)", current, newest)
+			return &NewerError{Schema: current, Known: newest}
 		}
 		for _, m := range ms {
 			if m.Version <= current {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/periodic"
 )
 
 // Notifications: the tray tells the user, with a Windows notification,
@@ -219,16 +220,7 @@ func (w *Notifications) Run(ctx context.Context) {
 	if every <= 0 {
 		every = DefaultEvery
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		w.Poll(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	periodic.Run(ctx, every, true, func(ctx context.Context) { w.Poll(ctx) })
 }
 
 // Poll reads Hearth's state once and shows the notices it calls for. A

@@ -75,7 +75,7 @@ func fakeClient(t *testing.T) string {
 			return
 		}
 		fakeBuild.dir = dir
-		out := filepath.Join(dir, clientName())
+		out := filepath.Join(dir, ClientName())
 		cmd := exec.Command(gocmd, "build", "-o", out, "./testdata/faketunnel")
 		if b, err := cmd.CombinedOutput(); err != nil {
 			fakeBuild.err = fmt.Errorf("build fake tunnel-client: %v\n%s", err, b)

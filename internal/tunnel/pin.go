@@ -201,7 +201,7 @@ func (s *Supervisor) besideExe() string {
 		}
 		dir = filepath.Dir(exe)
 	}
-	return filepath.Join(dir, clientName())
+	return filepath.Join(dir, ClientName())
 }
 
 // Candidates lists the tunnel-client files the operator could pin, each
@@ -226,7 +226,7 @@ func (s *Supervisor) Candidates() []Candidate {
 	}
 	add(s.besideExe(), SourceBesideExe)
 	add(cfg.ClientPath, SourceConfigured)
-	if p, err := exec.LookPath(clientName()); err == nil {
+	if p, err := exec.LookPath(ClientName()); err == nil {
 		if abs, err := filepath.Abs(p); err == nil {
 			add(abs, SourcePath)
 		}
@@ -509,8 +509,8 @@ func hashFile(f *os.File) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// clientName is tunnel-client's file name on this OS.
-func clientName() string {
+// ClientName is tunnel-client's file name on this OS.
+func ClientName() string {
 	if runtime.GOOS == "windows" {
 		return "tunnel-client.exe"
 	}

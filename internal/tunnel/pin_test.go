@@ -29,7 +29,7 @@ func copyClient(t *testing.T, src string, extra string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(t.TempDir(), clientName())
+	p := filepath.Join(t.TempDir(), ClientName())
 	if err := os.WriteFile(p, append(b, extra...), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestPinClientRecordsHash(t *testing.T) {
 		t.Fatal("Pinned() before any pin")
 	}
 
-	beside := filepath.Join(s.exeDir, clientName())
+	beside := filepath.Join(s.exeDir, ClientName())
 	if err := os.WriteFile(beside, []byte("tunnel-client v1"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -87,8 +87,8 @@ func TestPinClientRecordsHash(t *testing.T) {
 	for _, tc := range []struct {
 		name, path, sum, key string
 	}{
-		{"a relative path", clientName(), want, "tunnel.client_path"},
-		{"a missing file", filepath.Join(t.TempDir(), clientName()), want, "tunnel.client_path"},
+		{"a relative path", ClientName(), want, "tunnel.client_path"},
+		{"a missing file", filepath.Join(t.TempDir(), ClientName()), want, "tunnel.client_path"},
 		{"no hash", beside, "", "tunnel.client_sha256"},
 		{"a hash that is not one", beside, "abc", "tunnel.client_sha256"},
 	} {
@@ -258,7 +258,7 @@ func TestUnpinnedNeverSearchesPath(t *testing.T) {
 	onPath := copyClient(t, fakeClient(t), "")
 	t.Setenv("PATH", filepath.Dir(onPath))
 	s, _, _ := newSupervisor(t, "", testTunnelID, testKey(t))
-	if b, err := os.ReadFile(onPath); err != nil || os.WriteFile(filepath.Join(s.exeDir, clientName()), b, 0o700) != nil {
+	if b, err := os.ReadFile(onPath); err != nil || os.WriteFile(filepath.Join(s.exeDir, ClientName()), b, 0o700) != nil {
 		t.Fatal("copy beside hearth-tray", err)
 	}
 	err := s.Start(context.Background())
@@ -323,7 +323,7 @@ func TestInitPinsOnlyBesideExe(t *testing.T) {
 
 	// beside hearth-tray, but tunnel.client_path names another file: the
 	// operator's choice is not overridden.
-	beside := filepath.Join(s.exeDir, clientName())
+	beside := filepath.Join(s.exeDir, ClientName())
 	b, err := os.ReadFile(fake)
 	if err != nil {
 		t.Fatal(err)
@@ -379,7 +379,7 @@ func TestAutoPinAtStart(t *testing.T) {
 		t.Errorf("Start: %v", err)
 	}
 
-	beside := filepath.Join(s.exeDir, clientName())
+	beside := filepath.Join(s.exeDir, ClientName())
 	b, err := os.ReadFile(fake)
 	if err != nil {
 		t.Fatal(err)
@@ -442,7 +442,7 @@ func TestAutoPinAtStart(t *testing.T) {
 // root is flagged, the one beside hearth-tray (denied to fs) is not.
 func TestCandidates(t *testing.T) {
 	root := t.TempDir()
-	onPath := filepath.Join(root, "bin", clientName())
+	onPath := filepath.Join(root, "bin", ClientName())
 	if err := os.MkdirAll(filepath.Dir(onPath), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +454,7 @@ func TestCandidates(t *testing.T) {
 	s, _, _ := newSupervisor(t, "", testTunnelID, testKey(t))
 	s.roots = []string{root}
 	configured := dummyClient(t)
-	beside := filepath.Join(s.exeDir, clientName())
+	beside := filepath.Join(s.exeDir, ClientName())
 	if err := os.WriteFile(beside, []byte("beside"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -757,7 +757,7 @@ func TestScriptClient(t *testing.T) {
 	starts := filepath.Join(t.TempDir(), "starts")
 	t.Setenv("FAKE_TUNNEL_STARTS", starts)
 	fake := fakeClient(t)
-	client := filepath.Join(t.TempDir(), clientName())
+	client := filepath.Join(t.TempDir(), ClientName())
 	if err := os.WriteFile(client, []byte("#!/bin/sh\nexec '"+fake+"' \"$@\"\n"), 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -346,7 +346,7 @@ func TestRedaction(t *testing.T) {
 // configuration checks look at) and returns its path.
 func dummyClient(t *testing.T) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), clientName())
+	p := filepath.Join(t.TempDir(), ClientName())
 	if err := os.WriteFile(p, []byte("not run"), 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -260,20 +260,20 @@ func TestWindowsExecPathIsFinal(t *testing.T) {
 func TestWindowsRunsFinalPath(t *testing.T) {
 	self := selfClient(t)
 	realDir, otherDir := t.TempDir(), t.TempDir()
-	real := filepath.Join(realDir, clientName())
+	real := filepath.Join(realDir, ClientName())
 	if b, err := os.ReadFile(self); err != nil || os.WriteFile(real, b, 0o700) != nil {
 		t.Fatal("copy the client", err)
 	}
-	plant(t, self, filepath.Join(otherDir, clientName()), "planted")
+	plant(t, self, filepath.Join(otherDir, ClientName()), "planted")
 
 	link := filepath.Join(t.TempDir(), "link")
 	if err := os.Symlink(realDir, link); err != nil {
 		t.Skipf("no directory links here: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(link, clientName())); err != nil {
+	if _, err := os.Stat(filepath.Join(link, ClientName())); err != nil {
 		t.Skipf("directory links do not resolve here (Wine): %v", err)
 	}
-	s, _, _ := newSupervisor(t, filepath.Join(link, clientName()), testTunnelID, testKey(t))
+	s, _, _ := newSupervisor(t, filepath.Join(link, ClientName()), testTunnelID, testKey(t))
 	var repointed error
 	s.testHookBeforeExec = func() {
 		if repointed = os.Remove(link); repointed == nil {

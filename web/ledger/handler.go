@@ -6,12 +6,13 @@ package ledger
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/govern"
 	hledger "github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/store"
 	"github.com/hearth-dev/hearth/web/ui"
@@ -25,6 +26,10 @@ type Handler struct {
 	Kit    *ui.Kit
 	Ledger *hledger.Ledger
 	DB     *store.DB
+	// Futures and Gov describe the calls entries name (nil: in general
+	// words).
+	Futures *dispatch.Dispatcher
+	Gov     *govern.Governor
 	// Now names export files (nil: time.Now).
 	Now func() time.Time
 }
@@ -80,34 +85,16 @@ func (h *Handler) load(r *http.Request, you string) (View, error) {
 	}
 	f := ParseFilter(r.URL.Query())
 	v := View{Size: size, Filter: f, Now: time.Now()}
-	where, args := f.where()
-	if err := h.DB.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM ledger_entries`+where, args...).Scan(&v.Matched); err != nil {
-		return View{}, fmt.Errorf("count ledger entries: %w", err)
+	kinds := f.kinds()
+	if v.Matched, err = h.Ledger.Count(ctx, kinds); err != nil {
+		return View{}, err
 	}
 	v.Pages, v.Filter.Page = ui.PageOf(v.Matched, TailSize, f.Page)
-	rows, err := h.DB.R.QueryContext(ctx, `SELECT body FROM ledger_entries`+where+` ORDER BY seq DESC LIMIT ? OFFSET ?`,
-		append(args, TailSize, (v.Filter.Page-1)*TailSize)...)
+	page, err := h.Ledger.Newest(ctx, kinds, TailSize, (v.Filter.Page-1)*TailSize)
 	if err != nil {
-		return View{}, fmt.Errorf("read ledger page: %w", err)
+		return View{}, err
 	}
-	defer rows.Close()
-	d := describer{ctx: ctx, db: h.DB.R, you: you}
-	var page []hledger.Entry
-	for rows.Next() {
-		var b []byte
-		if err := rows.Scan(&b); err != nil {
-			return View{}, fmt.Errorf("read ledger page: %w", err)
-		}
-		e, err := hledger.ParseEntry(b)
-		if err != nil {
-			return View{}, fmt.Errorf("read ledger page: %w", err)
-		}
-		page = append(page, e)
-	}
-	if err := rows.Err(); err != nil {
-		return View{}, fmt.Errorf("read ledger page: %w", err)
-	}
-	rows.Close()
+	d := describer{ctx: ctx, futures: h.Futures, gov: h.Gov, you: you}
 	for _, e := range page {
 		data := string(e.Data)
 		var buf bytes.Buffer

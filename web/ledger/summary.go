@@ -2,12 +2,14 @@ package ledger
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
 
+	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/govern"
+	hledger "github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/web/ui"
 )
@@ -35,37 +37,32 @@ func ParseFilter(q url.Values) Filter {
 // Query is the filter as a query string for page.
 func (f Filter) Query(page int) string { return ui.ListQuery(page, "show", f.Show) }
 
-// where is the SQL condition of the filter and its arguments.
-func (f Filter) where() (string, []any) {
+// kinds is the filter as the ledger selects entries.
+func (f Filter) kinds() hledger.KindFilter {
 	if f.Show == "" {
-		return "", nil
+		return hledger.KindFilter{}
 	}
-	args := make([]any, len(decisions))
-	for i, k := range decisions {
-		args[i] = k
-	}
-	in := "kind IN (?" + strings.Repeat(",?", len(decisions)-1) + ")"
-	if f.Show == "calls" {
-		in = "NOT " + in
-	}
-	return " WHERE " + in, args
+	return hledger.KindFilter{Kinds: decisions, Except: f.Show == "calls"}
 }
 
-// describer says what a call did, from the database's read side.
+// describer says what a call did, asking the engine (the futures) and
+// governance (commands, permits) that own them; either may be nil, and
+// the call is then described in general words.
 type describer struct {
-	ctx context.Context
-	db  *sql.DB
+	ctx     context.Context
+	futures *dispatch.Dispatcher
+	gov     *govern.Governor
 	// you is the signed-in user's name: their decisions say "You".
 	you string
 }
 
-// call describes the call of a future: "run echo hi", "write a file".
+// future describes the call of a future: "run echo hi", "write a file".
 func (d describer) future(id string) string {
-	if d.db == nil || id == "" {
+	if d.futures == nil || id == "" {
 		return ""
 	}
-	var prim, input string
-	if err := d.db.QueryRowContext(d.ctx, `SELECT primitive, input FROM futures WHERE id = ?`, id).Scan(&prim, &input); err != nil {
+	_, prim, input, err := d.futures.CallOf(d.ctx, id)
+	if err != nil {
 		return ""
 	}
 	return Describe(prim, input)
@@ -74,11 +71,11 @@ func (d describer) future(id string) string {
 // command describes the call of a command: its future's input when it
 // has one, else what its primitive does.
 func (d describer) command(id string) string {
-	if d.db == nil || id == "" {
+	if d.gov == nil || id == "" {
 		return ""
 	}
-	var fut, prim string
-	if err := d.db.QueryRowContext(d.ctx, `SELECT future_id, primitive FROM commands WHERE command_id = ?`, id).Scan(&fut, &prim); err != nil {
+	fut, prim, err := d.gov.CommandCall(d.ctx, id)
+	if err != nil {
 		return ""
 	}
 	if s := d.future(fut); s != "" {
@@ -88,11 +85,11 @@ func (d describer) command(id string) string {
 }
 
 func (d describer) permit(id string) string {
-	if d.db == nil || id == "" {
+	if d.gov == nil || id == "" {
 		return ""
 	}
-	var prim, input string
-	if err := d.db.QueryRowContext(d.ctx, `SELECT primitive, input FROM permits WHERE id = ?`, id).Scan(&prim, &input); err != nil {
+	prim, input, err := d.gov.PermitCall(d.ctx, id)
+	if err != nil {
 		return ""
 	}
 	return Describe(prim, input)

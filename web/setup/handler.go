@@ -229,7 +229,7 @@ func (h *Handler) load(client bool) View {
 // client describes the pinned tunnel-client, hashing it again, and the
 // files the operator could pin, each hashed.
 func (h *Handler) client() Client {
-	c := Client{Configured: h.Tunnel.Config().ClientPath, Name: clientName(), HearthName: "hearth-tray"}
+	c := Client{Configured: h.Tunnel.Config().ClientPath, Name: tunnel.ClientName(), HearthName: "hearth-tray"}
 	if runtime.GOOS == "windows" {
 		c.HearthName = "hearth-tray.exe"
 	}
@@ -322,7 +322,7 @@ func (h *Handler) pin(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, "tunnel-client SHA-256: missing or not a SHA-256. Pin a file from the list under \"The tunnel-client program\", which shows each file's SHA-256.")
 		return
 	case errors.As(err, &ce):
-		h.refuse(w, r, "tunnel-client path: that is not the full path of a program file. Give the whole path of "+clientName()+", from the drive or root folder to the file name.")
+		h.refuse(w, r, "tunnel-client path: that is not the full path of a program file. Give the whole path of "+tunnel.ClientName()+", from the drive or root folder to the file name.")
 		return
 	case errors.As(err, &mismatch):
 		h.refuse(w, r, "Not pinned: "+err.Error()+".")
@@ -346,14 +346,14 @@ func (h *Handler) pin(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) checkPath(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSpace(r.PostFormValue("client_path"))
 	if path == "" {
-		h.refuse(w, r, "tunnel-client path: enter the full path of "+clientName()+".")
+		h.refuse(w, r, "tunnel-client path: enter the full path of "+tunnel.ClientName()+".")
 		return
 	}
 	cand, err := h.Tunnel.Inspect(path)
 	var ce *config.Error
 	switch {
 	case errors.As(err, &ce):
-		h.refuse(w, r, "tunnel-client path: that is not the full path of a program file. Give the whole path of "+clientName()+", from the drive or root folder to the file name.")
+		h.refuse(w, r, "tunnel-client path: that is not the full path of a program file. Give the whole path of "+tunnel.ClientName()+", from the drive or root folder to the file name.")
 		return
 	case err != nil:
 		h.failed(w, r, "check tunnel-client", err, "Hearth could not check that file.")
@@ -365,13 +365,6 @@ func (h *Handler) checkPath(w http.ResponseWriter, r *http.Request) {
 	}
 	h.outcomes.put(session.FromContext(r.Context()), outcome{checked: &cand})
 	h.ok(w, r, "Check the SHA-256 of "+cand.Path+" under \"The tunnel-client program\", then pin it there.")
-}
-
-func clientName() string {
-	if runtime.GOOS == "windows" {
-		return "tunnel-client.exe"
-	}
-	return "tunnel-client"
 }
 
 // saveKey stores the posted runtime key. SetKey's own refusals (empty,

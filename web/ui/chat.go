@@ -2,8 +2,6 @@ package ui
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"strings"
 	"time"
 
@@ -12,11 +10,12 @@ import (
 
 // Chats labels conversations for people: "chat seen first at 14:02, last
 // at 14:09" rather than the route hash ("r:1d6f…") Hearth keeps. The times
-// come from the calls of that conversation (the futures table); the hash
-// is for Details.
+// come from the calls of that conversation (the engine's futures); the
+// hash is for Details.
 type Chats struct {
-	// DB is the database's read handle; nil labels every chat "a chat".
-	DB *sql.DB
+	// Futures is the engine that owns the calls; nil labels every chat
+	// "a chat".
+	Futures *dispatch.Dispatcher
 }
 
 // Label is the readable label of a conversation route.
@@ -27,26 +26,23 @@ func (c Chats) Label(ctx context.Context, route string) string {
 	if strings.HasPrefix(route, dispatch.AnonymousPrefix) {
 		return "a single call from no named chat"
 	}
-	if c.DB == nil {
+	if c.Futures == nil {
 		return "a chat"
 	}
-	var first, last sql.NullInt64
-	err := c.DB.QueryRowContext(ctx,
-		`SELECT MIN(created_at), MAX(COALESCE(finished_at, started_at, created_at)) FROM futures WHERE route = ?`, route).Scan(&first, &last)
-	if err != nil || !first.Valid {
+	first, last, ok, err := c.Futures.ChatSeen(ctx, route)
+	if err != nil || !ok {
 		return "a chat"
 	}
-	return ChatSpan(time.UnixMilli(first.Int64), time.UnixMilli(last.Int64), time.Now())
+	return ChatSpan(first, last, time.Now())
 }
 
 // LabelOfFuture is Label for the conversation that made a call.
 func (c Chats) LabelOfFuture(ctx context.Context, futureID string) string {
-	if c.DB == nil || futureID == "" {
+	if c.Futures == nil || futureID == "" {
 		return "a chat"
 	}
-	var route string
-	err := c.DB.QueryRowContext(ctx, `SELECT route FROM futures WHERE id = ?`, futureID).Scan(&route)
-	if errors.Is(err, sql.ErrNoRows) || err != nil {
+	route, _, _, err := c.Futures.CallOf(ctx, futureID)
+	if err != nil {
 		return "a chat"
 	}
 	return c.Label(ctx, route)

@@ -286,9 +286,6 @@ func Who(by, account string) string {
 	}
 }
 
-// Itoa is strconv.Itoa, for views.
-func Itoa(n int) string { return strconv.Itoa(n) }
-
 // PageTitle is the browser tab's title: the page, with the number of
 // waiting permits first when there are any ("(2) Permits · …").
 func PageTitle(title string, pending int) string {

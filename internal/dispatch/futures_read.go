@@ -1,0 +1,59 @@
+package dispatch
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The futures table's narrow reads for other parts: the panel's chat
+// labels and call descriptions, and the storage budget. Dispatch owns the table (docs/ARCHITECTURE.md, "Who owns
+// which table"); nothing else names it in SQL.
+
+// ChatSeen returns when conversation route was first and last seen: the
+// creation of its first future and the latest start or end of any. ok is
+// false for a conversation with no futures.
+func (d *Dispatcher) ChatSeen(ctx context.Context, route string) (first, last time.Time, ok bool, err error) {
+	var f, l sql.NullInt64
+	err = d.DB.R.QueryRowContext(ctx,
+		`SELECT MIN(created_at), MAX(COALESCE(finished_at, started_at, created_at)) FROM futures WHERE route = ?`, route).Scan(&f, &l)
+	if err != nil {
+		return time.Time{}, time.Time{}, false, fmt.Errorf("read when chat %s was seen: %w", route, err)
+	}
+	if !f.Valid {
+		return time.Time{}, time.Time{}, false, nil
+	}
+	return time.UnixMilli(f.Int64), time.UnixMilli(l.Int64), true, nil
+}
+
+// CallOf returns the conversation, primitive and stored input of future
+// id, of any conversation: for the operator's panel, which sees them all.
+// An unknown id is ErrNoFuture.
+func (d *Dispatcher) CallOf(ctx context.Context, id string) (route, prim, input string, err error) {
+	err = d.DB.R.QueryRowContext(ctx, `SELECT route, primitive, input FROM futures WHERE id = ?`, id).Scan(&route, &prim, &input)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", "", fmt.Errorf("%w: %s", ErrNoFuture, id)
+	}
+	if err != nil {
+		return "", "", "", fmt.Errorf("read future %s: %w", id, err)
+	}
+	return route, prim, input, nil
+}
+
+// DropFinishedInputs empties, in one bounded pass (up to 1000 futures),
+// the stored input of finished futures larger than kept bytes, and
+// returns how many it emptied. A future's input is read only to run it;
+// once it has finished nothing reads it again (results are reported from
+// the result, replays compare input_sha256).
+func (d *Dispatcher) DropFinishedInputs(ctx context.Context, kept int) (int, error) {
+	res, err := d.DB.W.ExecContext(ctx, `UPDATE futures SET input = '{}'
+		WHERE finished_at IS NOT NULL AND length(input) > ? AND rowid IN (
+			SELECT rowid FROM futures WHERE finished_at IS NOT NULL AND length(input) > ? LIMIT 1000)`, kept, kept)
+	if err != nil {
+		return 0, fmt.Errorf("drop the inputs of finished futures: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
