@@ -42,7 +42,7 @@ func openLedger(db *store.DB, dataDir string) (*ledger.Ledger, error) {
 // start, for allow-rule matching.
 func programsOf() map[string]func(json.RawMessage) []govern.ProgramUse {
 	one := func(in machine.ExecInput) govern.ProgramUse {
-		return govern.ProgramUse{Command: in.Command, Cwd: in.Cwd, EnvKeys: slices.Collect(maps.Keys(in.Env))}
+		return govern.ProgramUse{Command: in.Command, Args: in.Args, Cwd: in.Cwd, EnvKeys: slices.Collect(maps.Keys(in.Env))}
 	}
 	return map[string]func(json.RawMessage) []govern.ProgramUse{
 		"machine.exec": func(raw json.RawMessage) []govern.ProgramUse {
@@ -83,10 +83,10 @@ func programsOf() map[string]func(json.RawMessage) []govern.ProgramUse {
 			}
 			var out []govern.ProgramUse
 			if in.Job != nil {
-				out = append(out, govern.ProgramUse{Command: in.Job.Command, Cwd: in.Job.Cwd, EnvKeys: slices.Collect(maps.Keys(in.Job.Env))})
+				out = append(out, govern.ProgramUse{Command: in.Job.Command, Args: in.Job.Args, Cwd: in.Job.Cwd, EnvKeys: slices.Collect(maps.Keys(in.Job.Env))})
 			}
 			for _, j := range in.Jobs {
-				out = append(out, govern.ProgramUse{Command: j.Command, Cwd: j.Cwd, EnvKeys: slices.Collect(maps.Keys(j.Env))})
+				out = append(out, govern.ProgramUse{Command: j.Command, Args: j.Args, Cwd: j.Cwd, EnvKeys: slices.Collect(maps.Keys(j.Env))})
 			}
 			return out
 		},

@@ -96,15 +96,15 @@ func TestSessionStartNeedsAPermitInAskMode(t *testing.T) {
 func TestSessionStartFollowsAllowRulesAndReadOnly(t *testing.T) {
 	in := hearthtest.Start(t, nil) // ask
 	s := sessionClient{t, hearthtest.Connect(t, in.URL, "sessions-rule")}
-	if _, err := in.App.Operator.AddRule(t.Context(), "alice", "sh", ""); err != nil {
+	if _, err := in.App.Operator.AddRule(t.Context(), "alice", "cat", ""); err != nil {
 		t.Fatal(err)
 	}
-	r := s.completed(map[string]any{"operation": "session_start", "command": "sh"})
+	r := s.completed(map[string]any{"operation": "session_start", "command": "cat"})
 	s.completed(map[string]any{"operation": "session_close", "session_id": r.Str("result.session_id")})
 	if err := in.App.Operator.SetPolicy(t.Context(), "alice", config.ModeReadOnly); err != nil {
 		t.Fatal(err)
 	}
-	ro := s.call(map[string]any{"operation": "session_start", "command": "sh"})
+	ro := s.call(map[string]any{"operation": "session_start", "command": "cat"})
 	if ro.Code() != "blocked/read_only" {
 		t.Fatalf("session_start under read-only: %s", ro.Raw)
 	}

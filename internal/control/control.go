@@ -122,9 +122,10 @@ func (o *Operator) AskAgain(ctx context.Context, permitID, operator string) erro
 	return o.rec.AskAgain(ctx, permitID, operator)
 }
 
-// AddRule adds an allow-rule.
-func (o *Operator) AddRule(ctx context.Context, operator, program, cwdRoot string) (govern.Rule, error) {
-	return o.rec.AddRule(ctx, operator, program, cwdRoot)
+// AddRule adds an allow-rule for program in cwdRoot covering the calls
+// whose arguments begin with args.
+func (o *Operator) AddRule(ctx context.Context, operator, program, cwdRoot string, args ...string) (govern.Rule, error) {
+	return o.rec.AddRule(ctx, operator, program, cwdRoot, args...)
 }
 
 // RemoveRule removes an allow-rule.

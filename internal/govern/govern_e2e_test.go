@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -648,9 +649,8 @@ func TestAllowRuleSkipsPermit(t *testing.T) {
 	if r.State() != "pending" {
 		t.Fatalf("outside the rule's cwd root a permit is needed: %s", r.Raw)
 	}
-	sh, err := in.App.Operator.AddRule(bg, "alice", "sh", "")
-	if err != nil || !sh.Interpreter {
-		t.Fatalf("a rule for sh must be flagged as an interpreter: %+v %v", sh, err)
+	if _, err := in.App.Operator.AddRule(bg, "alice", "sh", ""); !errors.Is(err, govern.ErrAsksEveryTime) {
+		t.Fatalf("a rule for sh must be refused (a shell asks every time): %v", err)
 	}
 }
 

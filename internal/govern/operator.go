@@ -3,6 +3,7 @@ package govern
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -236,7 +237,7 @@ func (o *Operator) Approve(ctx context.Context, permitID, operator string, alway
 		if always == nil {
 			return nil
 		}
-		_, err := g.addRuleTx(ctx, tx, operator, always.Program, always.CwdRoot)
+		_, err := g.addRuleTx(ctx, tx, operator, always.Program, always.CwdRoot, always.Args)
 		return err
 	})
 	if err != nil {
@@ -272,34 +273,49 @@ func (o *Operator) Deny(ctx context.Context, permitID, operator string) (Decisio
 			g.now().Local().Format("15:04"), int(DenialHold.Minutes())).WithDetails(map[string]any{"permit_id": permitID})}, nil
 }
 
-// AddRule adds an allow-rule. The returned rule says whether it allows a
-// general interpreter (the panel warns about those).
-func (o *Operator) AddRule(ctx context.Context, operator, program, cwdRoot string) (Rule, error) {
+// AddRule adds an allow-rule for program in cwdRoot ("" for anywhere)
+// covering the calls whose arguments begin with args. A program that
+// runs any code it is given (risk.AsksEveryTime) is refused: it asks
+// every time.
+func (o *Operator) AddRule(ctx context.Context, operator, program, cwdRoot string, args ...string) (Rule, error) {
 	if err := checkOperator(operator); err != nil {
 		return Rule{}, err
 	}
 	var r Rule
 	err := o.G.DB.InTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		r, err = o.G.addRuleTx(ctx, tx, operator, program, cwdRoot)
+		r, err = o.G.addRuleTx(ctx, tx, operator, program, cwdRoot, args)
 		return err
 	})
 	return r, err
 }
 
-func (g *Governor) addRuleTx(ctx context.Context, tx *sql.Tx, operator, program, cwdRoot string) (Rule, error) {
+// ErrAsksEveryTime refuses a rule for a program no rule may cover.
+var ErrAsksEveryTime = errors.New("no rule may cover this program")
+
+func (g *Governor) addRuleTx(ctx context.Context, tx *sql.Tx, operator, program, cwdRoot string, args []string) (Rule, error) {
 	if strings.TrimSpace(program) == "" {
 		return Rule{}, errors.New("rule program is required")
 	}
 	if cwdRoot != "" && !isAbsPath(cwdRoot) {
 		return Rule{}, fmt.Errorf("rule cwd_root %q is not an absolute path", cwdRoot)
 	}
-	r := Rule{ID: primitive.NewID("rul"), Program: program, CwdRoot: cwdRoot, Interpreter: IsInterpreter(program), CreatedBy: operator, CreatedAt: g.now().UTC()}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO rules(id, program, cwd_root, interpreter, created_by, created_at) VALUES (?,?,?,?,?,?)`,
-		r.ID, r.Program, r.CwdRoot, boolInt(r.Interpreter), r.CreatedBy, r.CreatedAt.UnixMilli()); err != nil {
+	if why := RuleRefusal(program); why != "" {
+		return Rule{}, fmt.Errorf("rule program %q: %s: %w", program, why, ErrAsksEveryTime)
+	}
+	if args == nil {
+		args = []string{}
+	}
+	argsJSON, err := json.Marshal(args)
+	if err != nil {
+		return Rule{}, fmt.Errorf("rule arguments: %w", err)
+	}
+	r := Rule{ID: primitive.NewID("rul"), Program: program, Args: args, CwdRoot: cwdRoot, Interpreter: IsInterpreter(program), CreatedBy: operator, CreatedAt: g.now().UTC()}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO rules(id, program, args, cwd_root, interpreter, created_by, created_at) VALUES (?,?,?,?,?,?,?)`,
+		r.ID, r.Program, string(argsJSON), r.CwdRoot, boolInt(r.Interpreter), r.CreatedBy, r.CreatedAt.UnixMilli()); err != nil {
 		return Rule{}, err
 	}
-	_, err := g.Ledger.AppendTx(ctx, tx, "rule_added", map[string]any{"rule_id": r.ID, "program": program, "cwd_root": cwdRoot, "interpreter": r.Interpreter, "operator": operator})
+	_, err = g.Ledger.AppendTx(ctx, tx, "rule_added", map[string]any{"rule_id": r.ID, "program": program, "args": args, "cwd_root": cwdRoot, "operator": operator})
 	return r, err
 }
 

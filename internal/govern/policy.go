@@ -2,8 +2,8 @@ package govern
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -15,16 +15,9 @@ import (
 // The policy mode and the operator's allow-rules: which calls need a
 // permit.
 
-// ProgramUse is one program a call would start, for allow-rule matching.
-type ProgramUse struct {
-	Command string
-	Cwd     string
-	// EnvKeys are the environment variables the call sets.
-	EnvKeys []string `json:",omitempty"`
-}
-
-// loaderEnv are variables that make any program load or run other code;
-// an allow-rule never covers a call that sets one.
+// loaderEnv are variables that make any program load or run other code
+// (a recipe may not fill one from a placeholder; an allow-rule covers a
+// call only when it sets none but risk.HarmlessEnv).
 var loaderEnv = []string{"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH",
 	"DYLD_FRAMEWORK_PATH", "PYTHONPATH", "PYTHONSTARTUP", "NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "BASH_ENV", "ENV",
 	"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_EXEC_PATH", "GIT_SSH_COMMAND", "COMSPEC", "PATHEXT"}
@@ -95,10 +88,13 @@ func IsInterpreter(program string) bool {
 }
 
 // Rule is an operator allow-rule: a program (absolute path, base name or
-// glob) and an optional working-directory root.
+// glob), the arguments a call must begin with (the ones the permit card
+// showed; none for a rule made before rules kept them) and an optional
+// working-directory root. What it covers is ruleAllows's (execrules.go).
 type Rule struct {
 	ID          string    `json:"id"`
 	Program     string    `json:"program"`
+	Args        []string  `json:"args,omitempty"`
 	CwdRoot     string    `json:"cwd_root,omitempty"`
 	Interpreter bool      `json:"interpreter"`
 	CreatedBy   string    `json:"created_by"`
@@ -107,7 +103,7 @@ type Rule struct {
 
 // Rules lists the allow-rules.
 func (g *Governor) Rules(ctx context.Context) ([]Rule, error) {
-	rows, err := g.DB.R.QueryContext(ctx, `SELECT id, program, cwd_root, interpreter, created_by, created_at FROM rules ORDER BY created_at`)
+	rows, err := g.DB.R.QueryContext(ctx, `SELECT id, program, args, cwd_root, interpreter, created_by, created_at FROM rules ORDER BY created_at`)
 	if err != nil {
 		return nil, fmt.Errorf("read rules: %w", err)
 	}
@@ -117,8 +113,12 @@ func (g *Governor) Rules(ctx context.Context) ([]Rule, error) {
 		var r Rule
 		var interp int
 		var at int64
-		if err := rows.Scan(&r.ID, &r.Program, &r.CwdRoot, &interp, &r.CreatedBy, &at); err != nil {
+		var args string
+		if err := rows.Scan(&r.ID, &r.Program, &args, &r.CwdRoot, &interp, &r.CreatedBy, &at); err != nil {
 			return nil, err
+		}
+		if err := json.Unmarshal([]byte(args), &r.Args); err != nil {
+			return nil, fmt.Errorf("read rule %s: its arguments: %w", r.ID, err)
 		}
 		r.Interpreter = interp != 0
 		r.CreatedAt = time.UnixMilli(at).UTC()
@@ -133,60 +133,4 @@ func foldPath(p string) string {
 		return strings.ToLower(p)
 	}
 	return p
-}
-
-// ruleAllows reports whether r allows running u. The program is resolved
-// the way exec resolves it; a base-name rule matches the resolved file's
-// base name, a path or glob rule the resolved absolute path. A rule with a
-// cwd root requires an explicit cwd under that root.
-func ruleAllows(r Rule, u ProgramUse) bool {
-	for _, k := range u.EnvKeys {
-		if IsLoaderEnv(k) {
-			return false
-		}
-	}
-	// A base-name rule ("git") covers only a command resolved through
-	// PATH, never a path the caller chose ("./git", "C:\\tmp\\git.exe").
-	if !strings.ContainsAny(r.Program, `/\`) && strings.ContainsAny(u.Command, `/\`) {
-		return false
-	}
-	prog := u.Command
-	if resolved, err := exec.LookPath(u.Command); err == nil {
-		if abs, err := filepath.Abs(resolved); err == nil {
-			prog = abs
-		}
-	}
-	pattern := r.Program
-	target := prog
-	if !strings.ContainsAny(pattern, `/\`) {
-		target = filepath.Base(prog)
-	}
-	if runtime.GOOS == "windows" {
-		pattern, target = strings.ToLower(pattern), strings.ToLower(target)
-		if filepath.Ext(pattern) == "" && filepath.Ext(target) == ".exe" {
-			target = strings.TrimSuffix(target, ".exe")
-		}
-	}
-	ok, err := filepath.Match(pattern, target)
-	if err != nil || !ok {
-		return false
-	}
-	if r.CwdRoot == "" {
-		return true
-	}
-	if u.Cwd == "" {
-		return false
-	}
-	root, cwd := foldPath(r.CwdRoot), foldPath(u.Cwd)
-	rel, err := filepath.Rel(root, cwd)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-func anyRuleAllows(rules []Rule, u ProgramUse) bool {
-	for _, r := range rules {
-		if ruleAllows(r, u) {
-			return true
-		}
-	}
-	return false
 }

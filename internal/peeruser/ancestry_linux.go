@@ -121,13 +121,13 @@ func descendsFrom(pid, ancestor int) (bool, error) {
 // re-parented to this process instead of to init, so DescendsFrom still
 // finds it below Hearth. Hearth calls it at start so that a program the
 // model runs cannot leave Hearth's process tree and then ask the control
-// endpoint for an operator login. Such an adopted process, once it exits,
-// stays a zombie until Hearth exits: Hearth does not wait for processes it
-// did not start itself (a wait for any child would take the exit status
-// from the commands Hearth runs).
+// endpoint for an operator login. Such an adopted process is reaped once
+// it exits (reapOrphans), without taking the exit status of a command
+// Hearth runs and waits for itself.
 func AdoptOrphans() error {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("become a child subreaper: %w", err)
 	}
+	reapOrphans()
 	return nil
 }

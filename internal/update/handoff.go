@@ -373,7 +373,7 @@ func startLog(dataDir string) string {
 // instance.json with its own process id and version to (so it holds the
 // instance lock, opened and migrated the database and listens), and its
 // control panel answers. It fails when the program exits (exited) or HealthWithin passes.
-func waitHealthy(ctx context.Context, pid int, exited <-chan error, h Handoff, version string) error {
+func waitHealthy(ctx context.Context, pid int, exited chan error, h Handoff, version string) error {
 	within := orDefault(h.HealthWithin, DefaultHealthWithin)
 	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
@@ -384,6 +384,7 @@ func waitHealthy(ctx context.Context, pid int, exited <-chan error, h Handoff, v
 	for {
 		select {
 		case err := <-exited:
+			exited <- err // for the caller, which waits for the exit too
 			if err == nil {
 				err = errors.New("exit code 0")
 			}

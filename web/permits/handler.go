@@ -55,10 +55,19 @@ type Item struct {
 	govern.Permit
 	// Pretty is the exact input, indented.
 	Pretty string
-	// RuleProgram and RuleCwd prefill the "always allow" fields.
+	// RuleProgram, RuleArgs and RuleCwd prefill the "always allow"
+	// fields: the program, the arguments the card shows and its folder.
 	RuleProgram, RuleCwd string
+	RuleArgs             []string
 	// Interpreter is set when RuleProgram is a general interpreter.
 	Interpreter bool
+	// AsksEveryTime says why no rule may cover RuleProgram ("runs any
+	// code it is given"); the card then offers no "Always allow".
+	AsksEveryTime string
+	// RunsOthers is set when RuleProgram can run other programs or
+	// change what it runs (risk.ArgTable): the card says what the rule
+	// covers and what still asks.
+	RunsOthers bool
 	// What is the call in words ("run", "ls -la"; Where: its folder).
 	Verb, What, Where string
 	// Chat labels the conversation that asked.
@@ -117,9 +126,13 @@ func NewItem(p govern.Permit) Item {
 		it.Pretty = buf.String()
 	}
 	if len(p.Programs) > 0 {
-		it.RuleProgram, it.RuleCwd = p.Programs[0].Command, p.Programs[0].Cwd
+		it.RuleProgram, it.RuleCwd, it.RuleArgs = p.Programs[0].Command, p.Programs[0].Cwd, p.Programs[0].Args
 	}
-	it.Interpreter = it.RuleProgram != "" && govern.IsInterpreter(it.RuleProgram)
+	if it.RuleProgram != "" {
+		it.Interpreter = govern.IsInterpreter(it.RuleProgram)
+		it.AsksEveryTime = risk.AsksEveryTimeWhy(it.RuleProgram)
+		it.RunsOthers = risk.RunsOthers(it.RuleProgram)
+	}
 	it.Verb, it.What, it.Where = Describe(p)
 	it.Note = askOnceNotes[p.Primitive]
 	if p.Case == string(risk.CasePersist) && p.Subject != "" {
@@ -309,7 +322,11 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request) {
 			h.Kit.Refuse(w, r, "/permits", fmt.Sprintf("The working-directory root %q is not an absolute path; leave it empty to allow the program anywhere.", cwd))
 			return
 		}
-		rule = &govern.Rule{Program: program, CwdRoot: cwd}
+		if why := govern.RuleRefusal(program); why != "" {
+			h.Kit.Refuse(w, r, "/permits", "No rule can always allow "+program+": it "+strings.TrimPrefix(why, filepath.Base(program)+" ")+". Allow it once instead.")
+			return
+		}
+		rule = &govern.Rule{Program: program, CwdRoot: cwd, Args: ruleArgs(r, p, program)}
 	case "folder":
 		h.approveFolder(w, r, operator, p)
 		return
@@ -333,13 +350,13 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request) {
 	verb, what, _ := Describe(p)
 	msg := fmt.Sprintf("You allowed it once: Hearth will %s %s, and ChatGPT gets the result in its chat.", verb, what)
 	if rule != nil {
-		msg += fmt.Sprintf(" From now on %s", rule.Program)
+		msg += fmt.Sprintf(" From now on %s", CommandLine(rule.Program, rule.Args))
 		if rule.CwdRoot != "" {
 			msg += " in " + rule.CwdRoot
 		}
 		msg += " runs without asking (remove that under Always allowed below)."
-		if govern.IsInterpreter(rule.Program) {
-			msg += " Warning: it allows a general interpreter, which can run any code; remove it below if that was not intended."
+		if risk.RunsOthers(rule.Program) {
+			msg += " It can run other programs: a call that adds settings, names a program to run or sets environment variables still asks."
 		}
 	}
 	h.Kit.Done(w, r, "/permits", operator, msg)
@@ -414,5 +431,32 @@ func (h *Handler) removeRule(w http.ResponseWriter, r *http.Request) {
 		h.Kit.Fail(w, r, "remove allow-rule "+id, err)
 		return
 	}
-	h.Kit.Done(w, r, "/permits", operator, fmt.Sprintf("%s now asks you again before it runs.", rules[i].Program))
+	h.Kit.Done(w, r, "/permits", operator, fmt.Sprintf("%s now asks you again before it runs.", CommandLine(rules[i].Program, rules[i].Args)))
+}
+
+// ruleArgs are the arguments an "always allow" rule covers: the ones
+// the custom form names (field args, one a line), else the card's
+// (repeated field arg), else, for the card's program, what the card
+// showed: never more than the operator saw.
+func ruleArgs(r *http.Request, p govern.Permit, program string) []string {
+	if lines, ok := r.PostForm["args"]; ok && len(lines) > 0 {
+		text := strings.TrimRight(strings.ReplaceAll(lines[0], "\r\n", "\n"), "\n")
+		if strings.TrimSpace(text) == "" {
+			return nil
+		}
+		return strings.Split(text, "\n")
+	}
+	if args, ok := r.PostForm["arg"]; ok {
+		return args
+	}
+	if len(p.Programs) > 0 && p.Programs[0].Command == program {
+		return p.Programs[0].Args
+	}
+	return nil
+}
+
+// CommandLine is a rule's program and arguments as the page shows them
+// ("git status").
+func CommandLine(program string, args []string) string {
+	return strings.Join(append([]string{program}, args...), " ")
 }

@@ -203,3 +203,33 @@ func TestFolderRuleOffer(t *testing.T) {
 		}
 	}
 }
+
+// The card's Always allow names the program and the arguments it shows;
+// a program that can run others says what the rule covers; a program
+// that asks every time has no Always allow.
+func TestAlwaysAllowNamesWhatTheCardShows(t *testing.T) {
+	p := permit("git")
+	p.Input = `{"command":"git","args":["status"],"cwd":"/srv/app"}`
+	p.Programs = []govern.ProgramUse{{Command: "git", Args: []string{"status"}, Cwd: "/srv/app"}}
+	html := render(t, View{Pending: []Item{NewItem(p)}})
+	for _, want := range []string{`Always allow <code>git status</code>`, `name="arg" value="status"`, `data-testid="runs-others-note"`,
+		`data-testid="rule-args">status</textarea>`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+	for _, prog := range []string{"bash", "tmux", "/usr/bin/python3"} {
+		html := render(t, View{Pending: []Item{NewItem(permit(prog))}})
+		if strings.Contains(html, `data-testid="approve-always"`) || strings.Contains(html, `data-testid="permit-rule-form"`) {
+			t.Errorf("%s: the card offers Always allow", prog)
+		}
+		if !strings.Contains(html, `data-testid="interpreter-warning"`) || !strings.Contains(html, "asks you every time") {
+			t.Errorf("%s: the card does not say it asks every time", prog)
+		}
+	}
+	rules := render(t, View{Rules: []govern.Rule{{ID: "rul_1", Program: "git", CreatedBy: "Ada", CreatedAt: time.Now()},
+		{ID: "rul_2", Program: "git", Args: []string{"status"}, CreatedBy: "Ada", CreatedAt: time.Now()}}})
+	if strings.Count(rules, `data-testid="rule-any-args"`) != 1 || !strings.Contains(rules, `data-testid="rule-program-cell">git status<`) {
+		t.Errorf("rules table:\n%s", rules)
+	}
+}

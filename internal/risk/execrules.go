@@ -1,0 +1,218 @@
+package risk
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// What an operator's "always allow" rule for a program never covers. A
+// rule covers the program and the arguments the permit card showed, in a
+// folder; a call under it still asks when it sets an environment variable
+// outside HarmlessEnv, when the program runs any code it is given
+// (AsksEveryTime), or when an argument after the rule's own names a
+// program to run or changes the program's settings (ArgTable). The tables
+// are documented in docs/SECURITY.md, made from here (ExecRulesMarkdown)
+// and held equal to it by a test.
+
+// HarmlessEnv are the environment variables a call may set and still be
+// covered by a rule: they change how output looks, never what runs. A
+// name ending in "*" stands for every name it begins.
+var HarmlessEnv = []string{"LANG", "LANGUAGE", "LC_*", "TZ", "TERM", "COLORTERM", "NO_COLOR", "FORCE_COLOR",
+	"CLICOLOR", "CLICOLOR_FORCE", "COLUMNS", "LINES"}
+
+// IsHarmlessEnv reports whether setting the variable name leaves a call
+// covered by a rule (compared without case, as Windows does).
+func IsHarmlessEnv(name string) bool {
+	up := strings.ToUpper(name)
+	for _, h := range HarmlessEnv {
+		if p, ok := strings.CutSuffix(h, "*"); ok {
+			if strings.HasPrefix(up, p) {
+				return true
+			}
+		} else if up == h {
+			return true
+		}
+	}
+	return false
+}
+
+// AsksEveryTime are the programs no rule covers: interpreters and shells
+// run any code they are given, and launchers run the program their
+// arguments name, or start one that outlives Hearth (tmux, screen, the
+// schedulers). A program is named by its base name without case, without
+// ".exe" and without a version ("python3.12" is python).
+var AsksEveryTime = []ProgramGroup{
+	{Why: "runs any code it is given", Programs: []string{"sh", "bash", "dash", "zsh", "ksh", "csh", "tcsh", "fish", "busybox",
+		"cmd", "powershell", "pwsh", "wsl", "python", "pythonw", "py", "pyw", "ipython", "node", "deno", "bun", "perl", "ruby", "irb",
+		"php", "lua", "luajit", "tclsh", "wish", "rscript", "julia", "java", "jshell", "groovy", "awk", "gawk", "mawk", "nawk",
+		"osascript", "cscript", "wscript", "mshta", "expect"}},
+	{Why: "runs the program its arguments name", Programs: []string{"env", "sudo", "doas", "pkexec", "su", "runas", "nohup",
+		"setsid", "timeout", "nice", "ionice", "stdbuf", "time", "watch", "xargs", "parallel", "npx", "pnpx", "bunx", "uvx",
+		"pipx", "chroot", "unshare", "nsenter", "strace", "ltrace", "gdb", "script", "firejail", "bwrap", "xvfb-run",
+		"start", "rundll32", "regsvr32", "wmic", "xdg-open", "open"}},
+	{Why: "starts programs that keep running after Hearth stops them", Programs: []string{"tmux", "screen", "byobu",
+		"at", "batch", "crontab", "systemd-run", "systemctl", "launchctl", "schtasks", "sc"}},
+}
+
+// ProgramGroup is programs that share a reason.
+type ProgramGroup struct {
+	Why      string
+	Programs []string
+}
+
+// ArgRule is the arguments of some programs that ask even under a rule:
+// they set the program's configuration, name a program for it to run, or
+// write a file of the caller's choice. An entry is matched by its shape:
+//
+//   - "-x" (one letter): an argument that begins with one "-" and holds
+//     the letter anywhere ("-x", "-vx", "-xVALUE");
+//   - "--name": "--name", "--name=…", or an abbreviation of it of at
+//     least two letters ("--na"), as many programs accept;
+//   - "-name": "-name", "--name", with or without "=…";
+//   - "word…": an argument that begins with word (any case);
+//   - "…=…": an argument that is not an option and holds "=" (a make
+//     variable);
+//   - "word": exactly that argument (any case).
+type ArgRule struct {
+	Programs []string
+	Ask      []string
+	// ClusterFirst reads a first argument without "-" as letters too
+	// (tar's "cvIf").
+	ClusterFirst bool
+}
+
+// ArgTable is the per-program table of arguments that ask.
+var ArgTable = []ArgRule{
+	{Programs: []string{"git"}, Ask: []string{"-c", "--config-env", "--exec-path", "-C", "--git-dir", "--work-tree",
+		"--upload-pack", "-u", "--receive-pack", "--exec", "-x", "--ext-diff", "--extcmd", "--textconv", "-O",
+		"--open-files-in-pager", "--output", "--template", "--separate-git-dir", "--config", "--remote",
+		"config", "difftool", "mergetool", "submodule", "bisect", "filter-branch", "daemon", "instaweb", "credential",
+		"hook", "ext::…", "fd::…"}},
+	{Programs: []string{"hg"}, Ask: []string{"--config", "--cwd", "-R", "--repository", "--debugger"}},
+	{Programs: []string{"ssh"}, Ask: []string{"-o", "-F", "-I", "-J", "-E", "-S", "proxycommand…", "localcommand…"}},
+	{Programs: []string{"scp"}, Ask: []string{"-o", "-F", "-S", "-J", "-D"}},
+	{Programs: []string{"sftp"}, Ask: []string{"-o", "-F", "-S", "-J", "-D", "-b"}},
+	{Programs: []string{"rsync"}, Ask: []string{"-e", "--rsh", "--rsync-path", "-M", "--remote-option", "--config",
+		"--daemon", "--log-file", "--write-batch", "--only-write-batch", "--read-batch"}},
+	{Programs: []string{"find"}, Ask: []string{"-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf",
+		"-fls", "-delete"}},
+	{Programs: []string{"tar", "bsdtar"}, ClusterFirst: true, Ask: []string{"--to-command", "--use-compress-program", "-I",
+		"--checkpoint-action", "--info-script", "--new-volume-script", "-F", "--rsh-command", "--rmt-command"}},
+	{Programs: []string{"zip"}, Ask: []string{"-TT", "--unzip-command"}},
+	{Programs: []string{"npm", "pnpm", "yarn"}, Ask: []string{"exec", "x", "dlx", "explore", "init", "create",
+		"--script-shell", "--node-options", "--userconfig", "--globalconfig", "--prefix", "--git", "--shell",
+		"--editor", "--browser", "--viewer", "--call", "-c", "-C", "--dir", "--cwd"}},
+	{Programs: []string{"go"}, Ask: []string{"-exec", "-toolexec", "-overlay", "-modfile", "-C", "generate", "tool"}},
+	{Programs: []string{"cargo"}, Ask: []string{"--config", "-Z", "--manifest-path", "-C"}},
+	{Programs: []string{"make", "gmake", "nmake", "mingw32-make"}, Ask: []string{"-f", "--file", "--makefile", "-C",
+		"--directory", "-I", "--include-dir", "-E", "--eval", "…=…"}},
+	{Programs: []string{"curl"}, Ask: []string{"-K", "--config", "-o", "--output", "-O", "--remote-name",
+		"--remote-name-all", "--output-dir"}},
+	{Programs: []string{"wget"}, Ask: []string{"-e", "--execute", "--config", "-O", "--output-document", "-P",
+		"--directory-prefix"}},
+	{Programs: []string{"vim", "nvim", "vi", "gvim"}, Ask: []string{"-c", "--cmd", "-S", "+…"}},
+	{Programs: []string{"reg"}, Ask: []string{"add", "import", "load", "restore", "copy"}},
+}
+
+// ProgramName is how the tables name a program: the base name of command
+// (either slash), without case, ".exe" and a trailing version.
+func ProgramName(command string) string {
+	base := strings.ToLower(filepath.Base(strings.ReplaceAll(command, `\`, "/")))
+	base = strings.TrimSuffix(base, ".exe")
+	if trimmed := strings.TrimRight(base, "0123456789.-"); trimmed != "" {
+		base = trimmed
+	}
+	return base
+}
+
+// AsksEveryTimeWhy says why no rule covers command ("runs any code it is
+// given"), or "" when a rule may.
+func AsksEveryTimeWhy(command string) string {
+	name := ProgramName(command)
+	for _, g := range AsksEveryTime {
+		if slices.Contains(g.Programs, name) {
+			return g.Why
+		}
+	}
+	return ""
+}
+
+// RunsOthers reports whether command has rows in ArgTable: a program that
+// can run others or change what it runs, which a rule covers only as far
+// as the card showed.
+func RunsOthers(command string) bool {
+	_, ok := argRule(ProgramName(command))
+	return ok
+}
+
+func argRule(name string) (ArgRule, bool) {
+	for _, r := range ArgTable {
+		if slices.Contains(r.Programs, name) {
+			return r, true
+		}
+	}
+	return ArgRule{}, false
+}
+
+// ArgAsks returns the first of args (the arguments after a rule's own)
+// that asks for command by ArgTable, or false. first says args begin at
+// the command's first argument.
+func ArgAsks(command string, args []string, first bool) (string, bool) {
+	r, ok := argRule(ProgramName(command))
+	if !ok {
+		return "", false
+	}
+	for i, a := range args {
+		for _, e := range r.Ask {
+			if argMatches(e, a) || (i == 0 && first && r.ClusterFirst && !strings.HasPrefix(a, "-") && argMatches(e, "-"+a)) {
+				return a, true
+			}
+		}
+	}
+	return "", false
+}
+
+// argMatches reports whether the argument a matches the table entry e
+// (shapes in ArgRule).
+func argMatches(e, a string) bool {
+	switch {
+	case e == "…=…":
+		return !strings.HasPrefix(a, "-") && strings.Contains(a, "=")
+	case strings.HasSuffix(e, "…"):
+		return strings.HasPrefix(strings.ToLower(a), strings.ToLower(strings.TrimSuffix(e, "…")))
+	case strings.HasPrefix(e, "--"):
+		if !strings.HasPrefix(a, "--") {
+			return false
+		}
+		name, _, _ := strings.Cut(a, "=")
+		return name == e || (len(name) >= 4 && strings.HasPrefix(e, name))
+	case strings.HasPrefix(e, "-") && len(e) == 2:
+		return strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsRune(a[1:], rune(e[1]))
+	case strings.HasPrefix(e, "-"):
+		name, _, _ := strings.Cut(a, "=")
+		return name == e || name == "-"+e
+	}
+	return strings.EqualFold(a, e)
+}
+
+// ExecRulesMarkdown is the documentation of what a rule never covers, as
+// docs/SECURITY.md shows it.
+func ExecRulesMarkdown() string {
+	var b strings.Builder
+	b.WriteString("Environment variables a covered call may set (any other asks): `" + strings.Join(HarmlessEnv, "`, `") + "`.\n\n")
+	b.WriteString("| programs no rule covers | why |\n|---|---|\n")
+	for _, g := range AsksEveryTime {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", strings.Join(g.Programs, "` `"), g.Why)
+	}
+	b.WriteString("\n| program | arguments after the rule's that ask |\n|---|---|\n")
+	for _, r := range ArgTable {
+		note := ""
+		if r.ClusterFirst {
+			note = " (a first argument without `-` is read as letters too)"
+		}
+		fmt.Fprintf(&b, "| `%s` | `%s`%s |\n", strings.Join(r.Programs, "` `"), strings.Join(r.Ask, "` `"), note)
+	}
+	return b.String()
+}
