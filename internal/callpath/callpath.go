@@ -67,10 +67,11 @@ type Admission struct {
 }
 
 // Checked is what the primitive is told of its admission: a write
-// admitted as ordinary (the risk table's case write, not an approval) is
-// checked again when it opens its files.
+// admitted without asking (the risk table's case write, or write_ok by a
+// folder rule; not an approval) is checked again when it opens its files.
 func (a *Admission) Checked() primitive.Checked {
-	return primitive.Checked{Ordinary: a.Case == string(risk.CaseWrite) && !a.Approved, Paths: a.Paths}
+	covered := a.Case == string(risk.CaseWriteOK)
+	return primitive.Checked{Ordinary: (a.Case == string(risk.CaseWrite) || covered) && !a.Approved, Covered: covered, Paths: a.Paths}
 }
 
 // SideEffecting reports whether the primitive is journaled: every

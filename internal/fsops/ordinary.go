@@ -109,8 +109,14 @@ func (e *Engine) checkOrdinary(c primitive.Checked, path string, newHead []byte)
 	if !c.Ordinary {
 		return nil
 	}
-	if RealPrefix(path) != path || len(c.Paths) > 0 && !slices.Contains(c.Paths, path) {
+	// Admission found no path (one that led outside the roots then): the
+	// path now is not one it checked.
+	if RealPrefix(path) != path || !slices.Contains(c.Paths, path) {
 		return &NotOrdinaryError{Path: path, Admitted: c.Paths}
+	}
+	if c.Covered {
+		// A folder rule covered it at admission, at this very path.
+		return nil
 	}
 	if why, ok := e.writes().Classify(e.facts(path, newHead)); !ok {
 		return &NotOrdinaryError{Path: path, Admitted: c.Paths, Why: why}

@@ -424,3 +424,89 @@ func TestTrustedRunsUnusualWritesFlagged(t *testing.T) {
 		t.Fatalf("flagged writes: %+v", flagged)
 	}
 }
+
+// TestSwapAfterUnresolvedOrCoveredAdmission: the write-time check holds
+// every write that runs without asking to the real paths admission found.
+// A path that led outside the roots at admission (so admission found no
+// path) swapped into a venv's site-packages, and a folder-rule-covered
+// hidden folder swapped for a link into autostart, are refused with
+// nothing written.
+func TestSwapAfterUnresolvedOrCoveredAdmission(t *testing.T) {
+	in, home := askHome(t)
+	ctx := context.Background()
+	spec, ok := in.App.Registry.Lookup("fs.write")
+	if !ok {
+		t.Fatal("no fs.write")
+	}
+	proj := filepath.Join(home, "proj")
+	site := filepath.Join(proj, "venv", "lib", "python3.12", "site-packages")
+	autostart := filepath.Join(home, ".config", "autostart")
+	for _, d := range []string{site, autostart, filepath.Join(proj, ".github")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admit := func(input string) *callpath.Admission {
+		t.Helper()
+		a := dispatch.NewAdmission(dispatch.Request{Route: "r:swap2", Spec: spec, Input: json.RawMessage(input)}, "")
+		if err := in.App.Gov.Admit(ctx, a); err != nil {
+			t.Fatalf("admit: %v", err)
+		}
+		if a.Case != string(risk.CaseWrite) && a.Case != string(risk.CaseWriteOK) {
+			t.Fatalf("admitted as %s, want one that runs without asking", a.Case)
+		}
+		return a
+	}
+	run := func(a *callpath.Admission) error {
+		_, err := spec.Run(ctx, &primitive.Call{Route: a.Route, Checked: a.Checked()}, a.Input)
+		return err
+	}
+
+	// Outside the roots at admission, a venv's site-packages at the run.
+	link := filepath.Join(proj, "link")
+	if err := os.Symlink(t.TempDir(), link); err != nil {
+		t.Fatal(err)
+	}
+	a := admit(`{"path":` + strconv.Quote(filepath.Join(link, "evil.pth")) + `,"data":"import os\n"}`)
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(site, link); err != nil {
+		t.Fatal(err)
+	}
+	err := run(a)
+	if _, serr := os.Lstat(filepath.Join(site, "evil.pth")); !errors.Is(serr, fs.ErrNotExist) {
+		t.Fatalf("a write admitted with no path landed in site-packages (%v): %v", err, serr)
+	}
+
+	// Covered by a folder rule at admission, autostart at the run.
+	r := hearthtest.Connect(t, in.URL, "swap2").Call("fs", map[string]any{"operation": "write", "path": filepath.Join(proj, ".gitignore"), "data": "x\n"})
+	if r.State() != "pending" {
+		t.Fatalf("a hidden file must ask before any rule: %s", r.Raw)
+	}
+	pending, err := in.App.Operator.Permits(ctx, "pending")
+	if err != nil || len(pending) != 1 {
+		t.Fatalf("%v %+v", err, pending)
+	}
+	if _, err := in.App.Operator.AddFolderRule(ctx, "alice", pending[0], proj); err != nil {
+		t.Fatal(err)
+	}
+	a = admit(`{"path":` + strconv.Quote(filepath.Join(proj, ".github", "x.desktop")) + `,"data":"[Desktop Entry]\nExec=/bin/sh\n"}`)
+	if a.Case != string(risk.CaseWriteOK) {
+		t.Fatalf("admitted as %s, want %s", a.Case, risk.CaseWriteOK)
+	}
+	if err := os.Remove(filepath.Join(proj, ".github")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(autostart, filepath.Join(proj, ".github")); err != nil {
+		t.Fatal(err)
+	}
+	err = run(a)
+	if _, serr := os.Lstat(filepath.Join(autostart, "x.desktop")); !errors.Is(serr, fs.ErrNotExist) {
+		t.Fatalf("a write a folder rule admitted landed in autostart (%v): %v", err, serr)
+	}
+	var pe *primitive.Error
+	if !errors.As(err, &pe) || pe.Code != "not_ordinary" {
+		t.Fatalf("want blocked not_ordinary, got %v", err)
+	}
+}

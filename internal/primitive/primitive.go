@@ -49,7 +49,13 @@ type Checked struct {
 	// allowlist): the primitive checks again when it opens each file, and
 	// refuses one that is no longer ordinary or no longer at one of Paths.
 	Ordinary bool
-	// Paths are the real paths admission found.
+	// Covered is set, with Ordinary, when an operator's folder rule
+	// covers what the allowlist leaves out: the primitive holds the call
+	// to Paths only, not to the allowlist.
+	Covered bool
+	// Paths are the real paths admission found; a write held to them
+	// (Ordinary) is refused at a path not among them, and when there are
+	// none.
 	Paths []string
 }
 

@@ -314,6 +314,9 @@ func TestUpdateRollsBackANewVersionThatExits(t *testing.T) {
 	p.clickUpdate(p.waitFor("Update to 1.1.0 — what changed"))
 
 	waitRunning(t, in.home, old.Cmd.Process.Pid, "1.0.0")
+	if err := old.Exited(t, 30*time.Second); err != nil {
+		t.Fatalf("the old Hearth did not exit cleanly: %v\n%s", err, old.Stderr.String())
+	}
 	if !bytes.Equal(mustRead(t, in.exe), in.oldExe) || !bytes.Equal(mustRead(t, in.tc), in.oldTC) {
 		t.Fatal("the previous programs did not come back")
 	}
