@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/store"
 	"github.com/hearth-dev/hearth/internal/wake"
@@ -17,6 +18,9 @@ import (
 func newWake(db *store.DB, led *ledger.Ledger, log *slog.Logger, dataDir string, w config.Wake) (*wake.Service, error) {
 	return wake.New(wake.Options{
 		DB: db, Journal: led, Log: log, DataDir: dataDir,
+		Undelivered: func(ctx context.Context, route string) (int, time.Time, error) {
+			return dispatch.Undelivered(ctx, db, route)
+		},
 		Armed: w.Armed, Settings: wakeSettings(w),
 	})
 }

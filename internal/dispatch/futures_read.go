@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/hearth-dev/hearth/internal/store"
 )
 
 // The futures table's narrow reads for other parts: the panel's chat
@@ -56,4 +58,20 @@ func (d *Dispatcher) DropFinishedInputs(ctx context.Context, kept int) (int, err
 	}
 	n, err := res.RowsAffected()
 	return int(n), err
+}
+
+// Undelivered returns how many terminal arrivals conversation route has
+// that no response has offered yet, and when the newest of them arrived
+// (the waker's question; dispatch owns arrivals and cursors). It reads
+// through db alone, so a part built before the dispatcher can ask it.
+func Undelivered(ctx context.Context, db *store.DB, route string) (int, time.Time, error) {
+	var n int
+	var newest int64
+	err := db.R.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(a.created_at), 0) FROM arrivals a
+		WHERE a.route = ?1 AND a.seq > COALESCE((SELECT offered_seq FROM cursors WHERE route = ?1), 0)
+		AND COALESCE(json_extract(a.payload, '$.state'), '') NOT IN ('pending', 'queued', 'running')`, route).Scan(&n, &newest)
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("count undelivered arrivals: %w", err)
+	}
+	return n, time.UnixMilli(newest), nil
 }

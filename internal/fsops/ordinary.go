@@ -94,9 +94,16 @@ func headOf(data, encoding string) []byte {
 	if encoding != EncodingBase64 {
 		return []byte(data[:min(len(data), risk.HeadSize)])
 	}
-	// 8 base64 characters are 6 bytes, more than HeadSize.
-	b, err := base64.StdEncoding.DecodeString(data[:min(len(data), 8)])
-	if err != nil && len(data) > 8 {
+	// 8 base64 characters are 6 bytes, more than HeadSize; the decoder
+	// skips line breaks, wherever they are, and so does this.
+	var first []byte
+	for i := 0; i < len(data) && len(first) < 8; i++ {
+		if data[i] != '\r' && data[i] != '\n' {
+			first = append(first, data[i])
+		}
+	}
+	b, err := base64.StdEncoding.DecodeString(string(first))
+	if err != nil && len(first) == 8 {
 		return nil
 	}
 	return b[:min(len(b), risk.HeadSize)]

@@ -510,3 +510,20 @@ func TestSwapAfterUnresolvedOrCoveredAdmission(t *testing.T) {
 		t.Fatalf("want blocked not_ordinary, got %v", err)
 	}
 }
+
+// TestBase64ProgramWithLeadingNewlinesAsks: base64 content may start with
+// line breaks (the decoder skips them); a program written so is seen as a
+// program at admission and asks, rather than being admitted as ordinary
+// and refused when it runs, every time.
+func TestBase64ProgramWithLeadingNewlinesAsks(t *testing.T) {
+	in, home := askHome(t)
+	p := filepath.Join(home, "proj", "notes.txt")
+	r := hearthtest.Connect(t, in.URL, "b64").Call("fs", map[string]any{"operation": "write", "path": p,
+		"encoding": "base64", "data": "\n\n\n\n\r\n\n\nTVqQAAMAAAAEAAAA"})
+	if r.State() != "pending" {
+		t.Fatalf("a new program in base64 after line breaks must ask: %s", r.Raw)
+	}
+	if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("%s is on disk before the operator allowed it: %v", p, err)
+	}
+}

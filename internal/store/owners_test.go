@@ -90,8 +90,6 @@ var notYetMoved = map[string]bool{
 	"internal/govern futures":          true,
 	"internal/jobs future_deps":        true,
 	"internal/jobs futures":            true,
-	"internal/wake arrivals":           true,
-	"internal/wake cursors":            true,
 }
 
 // tableRef matches the table a clause of SQL names. Hearth writes SQL

@@ -96,20 +96,6 @@ func (s *Service) deleteBinding(ctx context.Context, route string) error {
 	return nil
 }
 
-// undelivered returns how many terminal arrivals route has that no
-// response has offered yet, and when the newest of them arrived.
-func (s *Service) undelivered(ctx context.Context, route string) (int, time.Time, error) {
-	var n int
-	var newest int64
-	err := s.db.R.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(a.created_at), 0) FROM arrivals a
-		WHERE a.route = ?1 AND a.seq > COALESCE((SELECT offered_seq FROM cursors WHERE route = ?1), 0)
-		AND COALESCE(json_extract(a.payload, '$.state'), '') NOT IN ('pending', 'queued', 'running')`, route).Scan(&n, &newest)
-	if err != nil {
-		return 0, time.Time{}, fmt.Errorf("count undelivered arrivals: %w", err)
-	}
-	return n, time.UnixMilli(newest), nil
-}
-
 func nullTime(t *time.Time) any {
 	if t == nil {
 		return nil

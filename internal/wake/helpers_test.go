@@ -46,7 +46,10 @@ func newRig(t testing.TB, dir string, armed bool, set Settings, fake *FakeChatGP
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := New(Options{DB: db, Journal: led, DataDir: dir, Armed: armed, Settings: set})
+	svc, err := New(Options{DB: db, Journal: led, DataDir: dir, Armed: armed, Settings: set,
+		Undelivered: func(ctx context.Context, route string) (int, time.Time, error) {
+			return dispatch.Undelivered(ctx, db, route)
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,7 +120,11 @@ type Journal interface {
 type Options struct {
 	DB      *store.DB
 	Journal Journal
-	Log     *slog.Logger
+	// Undelivered says how many terminal arrivals a conversation has that
+	// no response offered yet, and when the newest arrived (the engine
+	// owns the mailboxes: dispatch.Undelivered). Required.
+	Undelivered func(ctx context.Context, route string) (int, time.Time, error)
+	Log         *slog.Logger
 	// DataDir holds the browser profile (DataDir/chatgpt-profile).
 	DataDir  string
 	Armed    bool
@@ -169,12 +173,13 @@ type testHooks struct {
 // Service is the route probe, Hearth's ChatGPT window, the binder and the
 // waker.
 type Service struct {
-	db      *store.DB
-	journal Journal
-	log     *slog.Logger
-	profile string
-	hooks   testHooks
-	kick    chan struct{}
+	db          *store.DB
+	journal     Journal
+	undelivered func(ctx context.Context, route string) (int, time.Time, error)
+	log         *slog.Logger
+	profile     string
+	hooks       testHooks
+	kick        chan struct{}
 
 	mu       sync.Mutex
 	armed    bool
@@ -211,8 +216,8 @@ type Stats struct {
 
 // New builds the service; nothing runs until Start.
 func New(o Options) (*Service, error) {
-	if o.DB == nil || o.Journal == nil {
-		return nil, errors.New("wake: a database and a journal are required")
+	if o.DB == nil || o.Journal == nil || o.Undelivered == nil {
+		return nil, errors.New("wake: a database, a journal and Undelivered are required")
 	}
 	if o.DataDir == "" {
 		return nil, errors.New("wake: a data directory is required")
@@ -225,7 +230,7 @@ func New(o Options) (*Service, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Service{
-		db: o.DB, journal: o.Journal, log: log,
+		db: o.DB, journal: o.Journal, undelivered: o.Undelivered, log: log,
 		profile:  filepath.Join(o.DataDir, "chatgpt-profile"),
 		kick:     make(chan struct{}, 1),
 		armed:    o.Armed,
