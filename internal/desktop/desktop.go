@@ -28,7 +28,10 @@ type Service struct {
 	roots   fsops.Roots
 	isPanel func(title string) bool
 	display func() (screen.Display, error)
-	log     *slog.Logger
+	// inputDesktop says whether input would reach the person's own
+	// desktop (screen.InputDesktop); ui.window asks it before any change.
+	inputDesktop func() error
+	log          *slog.Logger
 }
 
 // New returns a Service whose paths must lie under roots; isPanel tells a
@@ -38,7 +41,7 @@ func New(roots fsops.Roots, isPanel func(title string) bool, log *slog.Logger) (
 	if log == nil || isPanel == nil {
 		return nil, errors.New("desktop: a logger and a panel test are required")
 	}
-	return &Service{roots: roots, isPanel: isPanel, display: screen.DefaultDisplay, log: log}, nil
+	return &Service{roots: roots, isPanel: isPanel, display: screen.DefaultDisplay, inputDesktop: screen.InputDesktop, log: log}, nil
 }
 
 // App is an installed app as ui.apps lists it.

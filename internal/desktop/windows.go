@@ -3,6 +3,7 @@ package desktop
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -198,6 +199,13 @@ func checkWindow(in WindowInput) error {
 func (s *Service) Window(ctx context.Context, in WindowInput) (*WindowDone, error) {
 	if err := checkWindow(in); err != nil {
 		return nil, err
+	}
+	if err := s.inputDesktop(); err != nil {
+		code := "no_interactive_desktop"
+		if errors.Is(err, screen.ErrSecureDesktop) {
+			code = "secure_desktop"
+		}
+		return nil, primitive.Blocked(code, "ui.window: %v; no window was changed", err).WithDetails(map[string]any{"reason": err.Error()})
 	}
 	w, err := s.find(in.HWND)
 	if err != nil {

@@ -241,6 +241,39 @@ func TestUndoChangeOneThenRedo(t *testing.T) {
 	}
 }
 
+// TestUndoChangeAfterUndoAllAndRedo: after an Undo all and its Redo, the
+// chat's changes are in force again, so "Undo this change" on the newest
+// one undoes it (it used to answer "already undone").
+func TestUndoChangeAfterUndoAllAndRedo(t *testing.T) {
+	env, _ := trashEngine(t)
+	ctx := context.Background()
+	p := env.path("doc.txt")
+	os.WriteFile(p, []byte("v0"), 0o644)
+	if _, err := env.e.Write(ctx, "r:c", WriteInput{Path: p, Data: "v1"}); err != nil {
+		t.Fatal(err)
+	}
+	w2, err := env.e.Write(ctx, "r:c", WriteInput{Path: p, Data: "v2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := env.e.UndoChat(ctx, "Ann", "r:c")
+	if err != nil || all.Count(OutcomeRestored) != 1 || mustRead(t, p) != "v0" {
+		t.Fatalf("undo all: %+v %v", all, err)
+	}
+	if redo, err := env.e.Redo(ctx, "Ann", "r:c", all.Batch); err != nil || redo.Count(OutcomeRestored) != 1 || mustRead(t, p) != "v2" {
+		t.Fatalf("redo: %+v %v", redo, err)
+	}
+	one, err := env.e.UndoChange(ctx, "Ann", "r:c", w2.ReceiptID)
+	if err != nil || len(one.Files) != 1 || one.Files[0].Outcome != OutcomeRestored || mustRead(t, p) != "v1" {
+		t.Fatalf("undo this change after a redo: %+v %v", one, err)
+	}
+	// Undone again now: a second try is refused as already undone.
+	again, err := env.e.UndoChange(ctx, "Ann", "r:c", w2.ReceiptID)
+	if err != nil || again.Files[0].Outcome != OutcomeUnchanged || again.Files[0].Why != "already undone" || mustRead(t, p) != "v1" {
+		t.Fatalf("second undo of the same change: %+v %v", again, err)
+	}
+}
+
 func TestUndoReachFollowsUndoAndRedo(t *testing.T) {
 	env, _ := trashEngine(t)
 	ctx := context.Background()

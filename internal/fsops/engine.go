@@ -254,9 +254,13 @@ func (e *Engine) undoOne(ctx context.Context, route, id string, op operatorUndo)
 				}
 				return ce
 			}
+			by, err := e.undoneNow(ctx, cur)
+			if err != nil {
+				return err
+			}
 			switch {
-			case cur.undoneBy.Valid:
-				return conflict(ReasonAlreadyUndone, fmt.Sprintf("receipt %s was already undone by %s", cur.id, cur.undoneBy.String))
+			case by != "":
+				return conflict(ReasonAlreadyUndone, fmt.Sprintf("receipt %s was already undone by %s", cur.id, by))
 			case cur.state != "committed":
 				return conflict(ReasonIncomplete, fmt.Sprintf("receipt %s is %s: its change never completed, so there is nothing to undo", cur.id, cur.state))
 			case cur.post.Valid != s.exists || s.exists && s.sha != cur.post.String:
@@ -270,6 +274,37 @@ func (e *Engine) undoOne(ctx context.Context, route, id string, op operatorUndo)
 			return e.priorReader(ctx, orig)
 		}})
 	return UndoResult{MutationResult: res, UndoneReceiptID: orig.id}, err
+}
+
+// maxUndoChain bounds how far undoneNow follows undos of undos.
+const maxUndoChain = 64
+
+// undoneNow is the receipt whose undo of r still stands, or "" when r's
+// change is in force: never undone, or its undo itself undone (a Redo on
+// the Changes page, or a conversation's undo of its own undo), and so on
+// down the chain. An odd number of undos in a row means undone.
+func (e *Engine) undoneNow(ctx context.Context, r receipt) (string, error) {
+	if !r.undoneBy.Valid {
+		return "", nil
+	}
+	first := r.undoneBy.String
+	next := first
+	n := 0
+	for next != "" && n < maxUndoChain {
+		n++
+		var by sql.NullString
+		if err := e.DB.R.QueryRowContext(ctx, `SELECT undone_by FROM fs_receipts WHERE id = ?`, next).Scan(&by); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				break // pruned: its undo is the last one known
+			}
+			return "", fmt.Errorf("read the undo of receipt %s: %w", r.id, err)
+		}
+		next = by.String
+	}
+	if n%2 == 0 {
+		return "", nil
+	}
+	return first, nil
 }
 
 // mutation describes one write, patch or undo for mutate.

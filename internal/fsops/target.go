@@ -60,7 +60,7 @@ func (e *Engine) target(ctx context.Context, route string, raw json.RawMessage) 
 	for _, p := range paths {
 		real, err := e.Roots.Resolve(p)
 		if errors.Is(err, ErrContainment) {
-			return primitive.Target{}, nil
+			continue // refused when it runs; the others are still checked
 		}
 		if err != nil {
 			return primitive.Target{}, err

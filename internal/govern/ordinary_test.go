@@ -527,3 +527,35 @@ func TestBase64ProgramWithLeadingNewlinesAsks(t *testing.T) {
 		t.Fatalf("%s is on disk before the operator allowed it: %v", p, err)
 	}
 }
+
+// TestUndoManyWithOneReceiptOutsideStillChecksTheOthers: an undo of
+// several receipts, one of whose files now leads outside the roots, is
+// still admitted with the paths of the others, so those are undone (and
+// checked at their real paths) and the one outside is refused.
+func TestUndoManyWithOneReceiptOutsideStillChecksTheOthers(t *testing.T) {
+	in, home := askHome(t)
+	cl := hearthtest.Connect(t, in.URL, "undo-many")
+	sub := filepath.Join(home, "proj", "sub")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := filepath.Join(home, "proj", "a.txt")
+	if err := os.WriteFile(a, []byte("before\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rb := cl.Call("fs", map[string]any{"operation": "write", "path": filepath.Join(sub, "b.txt"), "data": "b\n"})
+	ra := cl.Call("fs", map[string]any{"operation": "write", "path": a, "data": "after\n"})
+	if ra.State() != "completed" || rb.State() != "completed" {
+		t.Fatalf("%s\n%s", ra.Raw, rb.Raw)
+	}
+	if err := os.Rename(sub, sub+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(t.TempDir(), sub); err != nil {
+		t.Fatal(err)
+	}
+	r := cl.Call("fs", map[string]any{"operation": "undo", "receipt_ids": []any{ra.Get("result.receipt_id"), rb.Get("result.receipt_id")}})
+	if b, _ := os.ReadFile(a); string(b) != "before\n" {
+		t.Fatalf("the receipt inside the roots was not undone (%q): %s", b, r.Raw)
+	}
+}

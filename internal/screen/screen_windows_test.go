@@ -175,3 +175,12 @@ func TestWindowsScreenshot(t *testing.T) {
 		t.Errorf("Hearth's window shows %v in the monitor capture, want black", c)
 	}
 }
+
+// TestInputDesktopIsThePersonsHere: on the desktop the tests run on (Wine's
+// or a PC's, nobody's UAC prompt up), the real OpenInputDesktop probe says
+// input may go: a wrong refusal here would block every click Hearth sends.
+func TestInputDesktopIsThePersonsHere(t *testing.T) {
+	if err := screen.InputDesktop(); err != nil {
+		t.Fatalf("the input desktop check refuses input on the test's own desktop: %v", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"runtime"
 
 	"github.com/hearth-dev/hearth/internal/desktop"
+	"github.com/hearth-dev/hearth/internal/screen"
 )
 
 // The desktop checks: ui.windows lists the fixture window and ui.window
@@ -170,4 +171,19 @@ func (r *run) checkOpenNotepad(ctx context.Context) (string, error) {
 	pid := int(res.Num("result.process_id"))
 	r.closeLater("Notepad", pid)
 	return fmt.Sprintf("ui.open opened Notepad by its name %q%s (process %d)", name, asked(waited), pid), nil
+}
+
+// checkSecureDesktop reads the input desktop as ui.action and ui.window do
+// before any input. Here, on the person's own desktop, it must say input
+// may go (a wrong refusal would block every click); the refusal under a
+// UAC prompt needs the person to answer one, which a selftest never
+// raises, so that part is skipped, saying where it is proved instead.
+func (r *run) checkSecureDesktop(context.Context) (string, error) {
+	if runtime.GOOS != "windows" {
+		return "", notWindows("the secure desktop of a UAC prompt")
+	}
+	if err := screen.InputDesktop(); err != nil {
+		return "", fmt.Errorf("on the desktop the selftest runs on, the input desktop check refuses input: %w", err)
+	}
+	return "", skip("the input desktop reads as the person's own (\"Default\"), so input goes through; a UAC prompt needs the person's answer, which the selftest never asks for, so the refusal under one (blocked, secure_desktop) is proved by the tests of internal/screen, internal/uia and internal/desktop")
 }

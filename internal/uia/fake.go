@@ -34,8 +34,11 @@ type FakeProvider struct {
 	Desktop *FakeElement
 	// OpenErr, when set, is what Open returns (UI Automation unavailable).
 	OpenErr error
-	// NoDesktop, when set, is what InteractiveDesktop returns.
-	NoDesktop error
+	// NoDesktop, when set, is what InteractiveDesktop returns, from its
+	// NoDesktopFrom-th call on (counted from 1; 0 and 1: every call), so a
+	// test can raise a UAC prompt between the walk and the input.
+	NoDesktop     error
+	NoDesktopFrom int
 	// ElevatedPIDs are processes running elevated.
 	ElevatedPIDs map[int]bool
 	// NotForeground makes fallback input fail with ErrNotForeground.
@@ -53,6 +56,7 @@ type FakeProvider struct {
 	inFlight    atomic.Int32
 	overlaps    atomic.Int32
 	calls       atomic.Int64
+	deskChecks  int
 }
 
 // enter marks a call in progress and returns its end.
@@ -109,6 +113,13 @@ func (f *FakeProvider) Close() { defer f.enter()() }
 
 func (f *FakeProvider) InteractiveDesktop() error {
 	defer f.enter()()
+	f.mu.Lock()
+	f.deskChecks++
+	n := f.deskChecks
+	f.mu.Unlock()
+	if n < f.NoDesktopFrom {
+		return nil
+	}
 	return f.NoDesktop
 }
 

@@ -3,19 +3,18 @@ package uia
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/hearth-dev/hearth/internal/screen"
 )
 
 var (
 	moduser32                     = windows.NewLazySystemDLL("user32.dll")
 	procGetProcessWindowStation   = moduser32.NewProc("GetProcessWindowStation")
 	procGetUserObjectInformationW = moduser32.NewProc("GetUserObjectInformationW")
-	procOpenInputDesktop          = moduser32.NewProc("OpenInputDesktop")
-	procCloseDesktop              = moduser32.NewProc("CloseDesktop")
 	procSetForegroundWindow       = moduser32.NewProc("SetForegroundWindow")
 	procGetAncestor               = moduser32.NewProc("GetAncestor")
 	procIsChild                   = moduser32.NewProc("IsChild")
@@ -29,12 +28,10 @@ var (
 )
 
 const (
-	uoiFlags           = 1
-	uoiName            = 2
-	wsfVisible         = 1
-	desktopReadObjects = 0x0001
-	gaRoot             = 2
-	swRestore          = 9
+	uoiFlags   = 1
+	wsfVisible = 1
+	gaRoot     = 2
+	swRestore  = 9
 
 	inputMouse          = 0
 	inputKeyboard       = 1
@@ -48,7 +45,8 @@ const (
 // InteractiveDesktop checks that Hearth runs in the interactive window
 // station and that the input desktop is the user's own ("Default"): a
 // locked workstation, a UAC prompt or the sign-in screen put input on
-// another desktop, which OpenInputDesktop cannot open or names otherwise.
+// another desktop, which OpenInputDesktop cannot open or names otherwise
+// (screen.InputDesktop decides).
 func (p *winProvider) InteractiveDesktop() error {
 	ws, _, err := procGetProcessWindowStation.Call()
 	if ws == 0 {
@@ -65,19 +63,7 @@ func (p *winProvider) InteractiveDesktop() error {
 	if flags.flags&wsfVisible == 0 {
 		return errors.New("Hearth runs in a non-interactive window station (as a service, or as a task that does not run as the signed-in user)")
 	}
-	d, _, err := procOpenInputDesktop.Call(0, 0, desktopReadObjects)
-	if d == 0 {
-		return fmt.Errorf("the input desktop cannot be opened: the workstation is locked or a secure desktop is showing (%v)", err)
-	}
-	defer procCloseDesktop.Call(d)
-	var name [64]uint16
-	if r, _, err := procGetUserObjectInformationW.Call(d, uoiName, uintptr(unsafe.Pointer(&name[0])), unsafe.Sizeof(name), uintptr(unsafe.Pointer(&need))); r == 0 {
-		return fmt.Errorf("read the input desktop's name: %v", err)
-	}
-	if n := windows.UTF16ToString(name[:]); !strings.EqualFold(n, "Default") {
-		return fmt.Errorf("the input desktop is %q, not the user's: the workstation is locked or a UAC or sign-in screen is showing", n)
-	}
-	return nil
+	return screen.InputDesktop()
 }
 
 func tokenElevated(t windows.Token) (bool, error) {

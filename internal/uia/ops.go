@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/screen"
 )
 
 // Actions ui.action takes. Click and key are fallback input.
@@ -157,8 +158,7 @@ func NeedsPermit(in *Input) bool { return in.AllowFallback && IsFallback(in.Acti
 // start opens a walk of in's scope on the worker, after the desktop check.
 func (s *Service) start(ctx context.Context, p Provider, in *Input) (*walk, error) {
 	if err := p.InteractiveDesktop(); err != nil {
-		return nil, primitive.Blocked("no_interactive_desktop", "ui automation needs the interactive desktop of the signed-in user: %v; nothing was read or sent", err).
-			WithDetails(map[string]any{"reason": err.Error()})
+		return nil, noDesktop(err, "nothing was read or sent")
 	}
 	depth, nodes := in.bounds()
 	w := &walk{p: p, ctx: ctx, maxDepth: depth, maxNodes: nodes, maxText: s.MaxText, deadline: time.Now().Add(s.Deadline)}
@@ -354,7 +354,24 @@ func (s *Service) admissible(p Provider, in *Input, e *walked) error {
 	return nil
 }
 
+// noDesktop is the blocked answer when input would not reach the
+// person's own desktop: secure_desktop for a UAC prompt or the lock
+// screen, no_interactive_desktop otherwise, the reason in plain words.
+func noDesktop(err error, done string) error {
+	code := "no_interactive_desktop"
+	if errors.Is(err, screen.ErrSecureDesktop) {
+		code = "secure_desktop"
+	}
+	return primitive.Blocked(code, "ui automation needs the interactive desktop of the signed-in user: %v; %s", err, done).
+		WithDetails(map[string]any{"reason": err.Error()})
+}
+
 func (s *Service) act(p Provider, in *Input, e *walked) error {
+	// The walk took time: a UAC prompt may have come up since start
+	// checked, and input sent now would land on nothing the person sees.
+	if err := p.InteractiveDesktop(); err != nil {
+		return noDesktop(err, "no input sent")
+	}
 	var err error
 	switch in.Action {
 	case ActInvoke:

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/screen"
 )
 
 func str(s string) *string { return &s }
@@ -426,6 +427,34 @@ func TestNoInteractiveDesktopIsBlocked(t *testing.T) {
 	}
 	if len(f.Actions()) != 0 {
 		t.Fatal("input sent without an interactive desktop")
+	}
+}
+
+// TestUACPromptBlocksFallbackInput: a UAC prompt that comes up after the
+// walk (the second desktop check, right before input) blocks a fallback
+// click and key with secure_desktop and the reason in plain words; no
+// input reaches the provider.
+func TestUACPromptBlocksFallbackInput(t *testing.T) {
+	uac := screen.DecideInputDesktop(screen.DesktopProbe{Name: "Winlogon"})
+	for _, in := range []Input{
+		{Action: ActClick, AllowFallback: true, HWND: 7, Target: &Target{AutomationID: str("ok1")}},
+		{Action: ActKey, VirtualKey: num(13), AllowFallback: true, HWND: 7, Target: &Target{AutomationID: str("body")}},
+	} {
+		f := notepad()
+		f.NoDesktop, f.NoDesktopFrom = uac, 2
+		s := newService(t, f)
+		_, err := s.Action(t.Context(), in)
+		if code(err) != "blocked/secure_desktop" || !strings.Contains(err.Error(), "User Account Control") || !strings.Contains(err.Error(), "no input sent") {
+			t.Fatalf("%s under a UAC prompt: %v", in.Action, err)
+		}
+		if len(f.Actions()) != 0 {
+			t.Fatalf("%s reached the provider under a UAC prompt: %+v", in.Action, f.Actions())
+		}
+		// Without the prompt the same input goes through.
+		f2 := notepad()
+		if _, err := newService(t, f2).Action(t.Context(), in); err != nil || len(f2.Actions()) != 1 {
+			t.Fatalf("%s without a prompt: %v, %+v", in.Action, err, f2.Actions())
+		}
 	}
 }
 
