@@ -4,22 +4,10 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/web/session"
 	"github.com/hearth-dev/hearth/web/ui"
 )
-
-// originWords says how a panel session was signed in.
-func originWords(origin string) string {
-	switch origin {
-	case session.OriginTray:
-		return "signed in from the tray icon"
-	case session.OriginControl:
-		return "signed in with a link another program asked Hearth for"
-	case session.OriginServe:
-		return "signed in with the link Hearth printed at start"
-	}
-	return ""
-}
 
 // addLoweredBanner puts the lowered-safety banner into c.
 func (p *Panel) addLoweredBanner(r *http.Request, c *ui.Chrome) {
@@ -33,7 +21,7 @@ func (p *Panel) addLoweredBanner(r *http.Request, c *ui.Chrome) {
 	}
 	shown := make([]ui.Lowered, 0, len(list))
 	for _, l := range list {
-		shown = append(shown, ui.Lowered{What: l.What, By: ui.Who(l.By, p.osUser), When: ui.When(l.At), Session: originWords(l.Session)})
+		shown = append(shown, ui.Lowered{What: l.What, By: ui.Who(l.By, p.osUser), When: ui.When(l.At), Session: govern.SessionWords(l.Session)})
 	}
 	back := r.URL.Path
 	if session.ValidateNext(back) != nil {

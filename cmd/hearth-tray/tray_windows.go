@@ -212,6 +212,7 @@ func trayHearth(a *app.App) tray.Hearth {
 		Status: a.Gov.Status, Permits: a.PendingPermits,
 		Tunnel: a.Tunnel.Status, StartTunnel: a.StartTunnel, StopTunnel: a.StopTunnel,
 		EStop: a.Operator.EStop, OpenChatGPT: a.OpenChatGPT, LoginURL: a.LoginURL,
+		Lowered: a.Gov.Lowered,
 		Update: func() string {
 			if st := a.Updates.State(); st.Offer != nil && st.Offer.Blocked == "" {
 				return st.Offer.Version

@@ -60,6 +60,20 @@ func OriginOf(ctx context.Context) string {
 	return s
 }
 
+// SessionWords says in plain words how a panel session of origin was
+// signed in ("" for an unknown origin).
+func SessionWords(origin string) string {
+	switch origin {
+	case "tray":
+		return "signed in from the tray icon"
+	case "control":
+		return "signed in with a link another program asked Hearth for"
+	case "serve":
+		return "signed in with the link Hearth printed at start"
+	}
+	return ""
+}
+
 // journalFields adds the session origin of ctx to a lowering's ledger
 // data.
 func journalFields(ctx context.Context, data map[string]any) map[string]any {

@@ -9,5 +9,6 @@ func hearthOf(a *app.App) Hearth {
 		Status: a.Gov.Status, Permits: a.PendingPermits,
 		Tunnel: a.Tunnel.Status, StartTunnel: a.StartTunnel, StopTunnel: a.StopTunnel,
 		EStop: a.Operator.EStop, OpenChatGPT: a.OpenChatGPT, LoginURL: a.LoginURL,
+		Lowered: a.Gov.Lowered,
 	}
 }

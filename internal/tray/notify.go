@@ -14,8 +14,8 @@ import (
 )
 
 // Notifications: the tray tells the user, with a Windows notification,
-// when ChatGPT starts waiting for a permit and when the emergency stop
-// latches; clicking the notification opens that page of the control panel,
+// when ChatGPT starts waiting for a permit, when the emergency stop
+// latches and when a safety setting is lowered; clicking the notification opens that page of the control panel,
 // signed in. Which notification to show is decided here, portably
 // (Notifier, tested on Linux); showing it is Windows code
 // (notify_windows.go).
@@ -36,6 +36,8 @@ type NoticeKind int
 const (
 	NoticePermit NoticeKind = iota + 1
 	NoticeEStop
+	// NoticeLowered: a safety setting was lowered (see LoweredSetting).
+	NoticeLowered
 )
 
 // DefaultDebounce is the least time between two permit notifications: a
@@ -50,12 +52,25 @@ type WaitingPermit struct {
 	Summary string
 }
 
+// LoweredSetting is a lowered safety setting (trusted mode, an
+// always-rule or folder rule, an e-stop reset) as the Notifier sees it:
+// each is announced once.
+type LoweredSetting struct {
+	// Seq is its ledger entry, which orders and names it.
+	Seq int64
+	// What says it in plain words; By is who made it.
+	What, By string
+}
+
 // Observation is what one poll of Hearth saw.
 type Observation struct {
 	// Permits are the pending permits.
 	Permits     []WaitingPermit
 	EStop       bool
 	EStopReason string
+	// Lowered are the lowered safety settings the operator has not
+	// marked seen in the panel.
+	Lowered []LoweredSetting
 }
 
 // Notifier decides which notices to show from successive Observations:
@@ -76,6 +91,7 @@ type Notifier struct {
 	seen      map[string]bool // pending permits seen so far
 	waiting   []WaitingPermit // seen, not yet announced
 	lastPermN time.Time       // when the last permit notice was shown
+	lowSeq    int64           // the newest lowering announced (its ledger entry)
 }
 
 // Observe returns the notices that obs, seen at now, calls for.
@@ -85,6 +101,7 @@ func (n *Notifier) Observe(now time.Time, obs Observation) []Notice {
 		out = append(out, estopNotice(obs.EStopReason))
 	}
 	n.estop = obs.EStop
+	out = append(out, n.lowered(obs.Lowered)...)
 
 	pending := make(map[string]bool, len(obs.Permits))
 	for _, p := range obs.Permits {
@@ -141,6 +158,24 @@ func estopNotice(reason string) Notice {
 	return Notice{Kind: NoticeEStop, Page: "/safety", Title: "Emergency stop is on", Text: text}
 }
 
+// lowered returns one notice for each lowering newer than the last one
+// announced. The first observation announces none of those already
+// there (nothing just happened: the panel's banner shows them).
+func (n *Notifier) lowered(list []LoweredSetting) []Notice {
+	var out []Notice
+	for _, l := range list {
+		if l.Seq <= n.lowSeq {
+			continue
+		}
+		if n.started {
+			out = append(out, Notice{Kind: NoticeLowered, Page: "/safety", Title: "Safety was lowered",
+				Text: clip(l.What+" ("+l.By+"). Not you? Click, then press the emergency stop.", maxNoticeText)})
+		}
+		n.lowSeq = l.Seq
+	}
+	return out
+}
+
 // Notice text limits, in characters: Windows shows at most 63 of the
 // title and 255 of the text, and fewer fit on the screen.
 const (
@@ -187,6 +222,9 @@ type Notifications struct {
 	// Permits lists the pending permits; Status reads the e-stop.
 	Permits func(ctx context.Context) ([]govern.Permit, error)
 	Status  func(ctx context.Context) (govern.Status, error)
+	// Lowered lists the lowered safety settings not yet marked seen; nil
+	// announces none.
+	Lowered func(ctx context.Context) ([]govern.Lowering, error)
 	// Show shows a notice (a Windows notification).
 	Show func(Notice) error
 	// Every is how often Hearth is polled; 0 means DefaultEvery.
@@ -204,7 +242,7 @@ type Notifications struct {
 // NotificationsFor is the Notifications of a running Hearth, showing
 // through show.
 func NotificationsFor(h Hearth, show func(Notice) error) *Notifications {
-	return &Notifications{Permits: h.Permits, Status: h.Status, Show: show}
+	return &Notifications{Permits: h.Permits, Status: h.Status, Lowered: h.Lowered, Show: show}
 }
 
 func (w *Notifications) log() *slog.Logger {
@@ -233,7 +271,12 @@ func (w *Notifications) Poll(ctx context.Context) []Notice {
 	w.n.Debounce = w.Debounce
 	perms, err := w.Permits(ctx)
 	st, serr := w.Status(ctx)
-	if err = errors.Join(err, serr); err != nil {
+	var lowered []govern.Lowering
+	var lerr error
+	if w.Lowered != nil {
+		lowered, lerr = w.Lowered(ctx)
+	}
+	if err = errors.Join(err, serr, lerr); err != nil {
 		if !w.readErr && ctx.Err() == nil {
 			w.log().Error("tray notifications: read hearth state", "err", err)
 		}
@@ -244,6 +287,13 @@ func (w *Notifications) Poll(ctx context.Context) []Notice {
 	obs := Observation{EStop: st.EStop.Latched, EStopReason: st.EStop.Reason}
 	for _, p := range perms {
 		obs.Permits = append(obs.Permits, WaitingPermit{ID: p.ID, Summary: PermitSummary(p)})
+	}
+	for _, l := range lowered {
+		by := l.By
+		if w := govern.SessionWords(l.Session); w != "" {
+			by += ", " + w
+		}
+		obs.Lowered = append(obs.Lowered, LoweredSetting{Seq: l.Seq, What: l.What, By: by})
 	}
 	notices := w.n.Observe(now(), obs)
 	for _, nt := range notices {

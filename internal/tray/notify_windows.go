@@ -155,7 +155,7 @@ func NewBalloons(onClick func(page string), log *slog.Logger) (*Balloons, error)
 		log = slog.New(slog.DiscardHandler)
 	}
 	b := &Balloons{onClick: onClick, log: log, icons: map[NoticeKind]windows.Handle{}, done: make(chan struct{}), shell: shellNotifyIcon}
-	for kind, name := range map[NoticeKind]string{NoticePermit: assets.TrayPermitIcon, NoticeEStop: assets.TrayStoppedIcon} {
+	for kind, name := range map[NoticeKind]string{NoticePermit: assets.TrayPermitIcon, NoticeEStop: assets.TrayStoppedIcon, NoticeLowered: assets.TrayReadyIcon} {
 		ico, err := assets.Icon(name)
 		if err == nil {
 			var h windows.Handle
@@ -276,7 +276,7 @@ func (b *Balloons) showNow(n Notice) error {
 	nid.CallbackMessage = wmBalloon
 	nid.Icon = b.icons[n.Kind]
 	nid.InfoFlags = niifInfo
-	if n.Kind == NoticeEStop {
+	if n.Kind == NoticeEStop || n.Kind == NoticeLowered {
 		nid.InfoFlags = niifWarning
 	}
 	copyUTF16(nid.Tip[:], "Hearth: "+n.Title)

@@ -52,6 +52,9 @@ type Hearth struct {
 	// page, a panel path such as "/permits"; "" lands where a plain login
 	// does (a page remembered from a refused visit, else Status).
 	LoginURL func(page string) (string, error)
+	// Lowered lists the lowered safety settings the operator has not
+	// marked seen (govern.Governor.Lowered), for notifications.
+	Lowered func(ctx context.Context) ([]govern.Lowering, error)
 	// Update, when set, is the version of an update Hearth offers ("" for
 	// none); the menu then shows "Update to … — what changed".
 	Update func() string

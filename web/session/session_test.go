@@ -54,3 +54,22 @@ func TestStore(t *testing.T) {
 		t.Fatal("an idle session survived")
 	}
 }
+
+// The origin a login token was minted for is the origin of the session
+// it opens; a token minted without one opens a session without one.
+func TestSessionCarriesItsLoginsOrigin(t *testing.T) {
+	s := NewStore(nil)
+	for _, origin := range []string{OriginTray, OriginControl, OriginServe, ""} {
+		tok, err := s.NewLoginTokenFrom(origin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess, _, ok := s.Redeem(tok)
+		if !ok {
+			t.Fatalf("redeem the %q token", origin)
+		}
+		if sess.Origin() != origin {
+			t.Fatalf("session of a %q login has origin %q", origin, sess.Origin())
+		}
+	}
+}
