@@ -10,30 +10,34 @@ import (
 	"time"
 )
 
-// ChildEnv switches the demo program into its child role: when it is "1",
-// Child interprets the arguments as one small job and does nothing else.
-// The demo runs itself (os.Executable) as the program behind every exec,
-// job and recipe step, so it needs no shell and no POSIX tools and runs
-// the same on Windows.
-const ChildEnv = "HEARTH_DEMO_CHILD"
+// ChildArg, as the first argument, switches the demo program into its
+// child role: Child interprets the arguments after it as one small job and
+// does nothing else. The demo runs itself (os.Executable) as the program
+// behind every exec, job and recipe step, so it needs no shell and no
+// POSIX tools and runs the same on Windows. The role is chosen by an
+// argument, not an environment variable, because an operator's allow-rule
+// covers only harmless environment variables: the demo's calls are the
+// ones a model would make under the rule.
+const ChildArg = "demo-child"
 
-// childEnv is the environment an exec, job or recipe step passes to make
-// the child role active.
-func childEnv() map[string]string { return map[string]string{ChildEnv: "1"} }
+// childArgs are the arguments of an exec, job or recipe step that runs
+// the child job args.
+func childArgs(args ...string) []string { return append([]string{ChildArg}, args...) }
 
-// Child runs the child role when ChildEnv is "1" and reports whether it
-// did. Programs that the demo may run as its child (hearth-tray, the demo
-// test binary) call it before anything else. The jobs are:
+// Child runs the child role when args begin with ChildArg and reports
+// whether it did. Programs that the demo may run as its child
+// (hearth-tray, the demo test binary) call it before anything else. The
+// jobs are:
 //
 //	lines N              print N numbered lines (see childLines)
 //	echo WORD...         print the words and a newline
 //	sleep-echo MS WORD...  wait MS milliseconds, then echo
 //	append FILE LINE     append LINE and a newline to FILE
 func Child(args []string, stdout io.Writer) (handled bool, err error) {
-	if os.Getenv(ChildEnv) != "1" {
+	if len(args) == 0 || args[0] != ChildArg {
 		return false, nil
 	}
-	return true, runChild(args, stdout)
+	return true, runChild(args[1:], stdout)
 }
 
 func runChild(args []string, stdout io.Writer) error {

@@ -6,7 +6,7 @@
 // detached results, recipes, permits, the e-stop, command-id replay — and
 // ends by exporting the evidence bundle and verifying it offline. It needs
 // no network, no LLM and no Windows: every program it runs is the demo
-// program itself in its child role (see ChildEnv).
+// program itself in its child role (see ChildArg).
 //
 // The operator's actions (an allow-rule, a permit approval, the e-stop
 // reset and queue resume) go through App.Operator, the same API the

@@ -230,9 +230,8 @@ func TestKeepLeavesTheDataDirectory(t *testing.T) {
 }
 
 func TestChildJobs(t *testing.T) {
-	t.Setenv(demo.ChildEnv, "1")
 	var out bytes.Buffer
-	if handled, err := demo.Child([]string{"lines", "3"}, &out); !handled || err != nil {
+	if handled, err := demo.Child([]string{demo.ChildArg, "lines", "3"}, &out); !handled || err != nil {
 		t.Fatalf("lines: %v %v", handled, err)
 	}
 	if out.String() != "hearth demo line 00001 of 00003\nhearth demo line 00002 of 00003\nhearth demo line 00003 of 00003\n" {
@@ -240,17 +239,16 @@ func TestChildJobs(t *testing.T) {
 	}
 	file := filepath.Join(t.TempDir(), "f")
 	for range 2 {
-		if _, err := demo.Child([]string{"append", file, "x"}, &out); err != nil {
+		if _, err := demo.Child([]string{demo.ChildArg, "append", file, "x"}, &out); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if b, _ := os.ReadFile(file); string(b) != "x\nx\n" {
 		t.Fatalf("append: %q", b)
 	}
-	if _, err := demo.Child([]string{"fly"}, &out); err == nil {
+	if _, err := demo.Child([]string{demo.ChildArg, "fly"}, &out); err == nil {
 		t.Fatal("an unknown job must fail")
 	}
-	t.Setenv(demo.ChildEnv, "")
 	if handled, _ := demo.Child([]string{"lines", "3"}, &out); handled {
 		t.Fatal("without the switch the child role must not run")
 	}

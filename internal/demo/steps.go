@@ -61,7 +61,7 @@ func allSteps() []step {
 
 // exec is machine.exec of the demo program in its child role.
 func (d *demo) exec(cwd string, args ...string) map[string]any {
-	m := map[string]any{"operation": "exec", "command": d.exe, "args": args, "env": childEnv()}
+	m := map[string]any{"operation": "exec", "command": d.exe, "args": childArgs(args...)}
 	if cwd != "" {
 		m["cwd"] = cwd
 	}
@@ -70,7 +70,7 @@ func (d *demo) exec(cwd string, args ...string) map[string]any {
 
 // job is one task.submit job running the demo program.
 func (d *demo) job(args ...string) map[string]any {
-	return map[string]any{"command": d.exe, "args": args, "cwd": d.root, "env": childEnv()}
+	return map[string]any{"command": d.exe, "args": childArgs(args...), "cwd": d.root}
 }
 
 // expect fails with what the call answered unless cond holds.
@@ -478,7 +478,7 @@ func (d *demo) recipe(ctx context.Context) (string, error) {
 	note := filepath.Join(d.root, "recipe-note.txt")
 	steps := []any{
 		map[string]any{"primitive": "machine.exec", "input": map[string]any{
-			"command": d.exe, "args": []any{"echo", "hello, ${who}"}, "cwd": d.root, "env": childEnv()}},
+			"command": d.exe, "args": []any{ChildArg, "echo", "hello, ${who}"}, "cwd": d.root}},
 		map[string]any{"primitive": "fs.write", "input": map[string]any{"path": note, "data": "greeted ${who}\n"}},
 	}
 	r, err := d.c.call(ctx, "recipe", map[string]any{"operation": "create", "name": "demo-greet", "description": "greet someone and leave a note", "steps": steps}, nil)
