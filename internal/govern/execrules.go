@@ -41,29 +41,56 @@ func RuleRefusal(program string) string {
 // finds it, a path as it is; a glob names no one file): a copy of bash
 // saved as ~/bin/tool asks every time as bash does.
 func (g *Governor) RuleRefusal(program string) string {
-	if why := RuleRefusal(program); why != "" {
+	if strings.ContainsAny(program, "*?[") {
+		return RuleRefusal(program)
+	}
+	if why := g.AsksEveryTimeWhy(program, ""); why != "" {
+		return filepath.Base(program) + " " + why + ": Hearth asks every time"
+	}
+	return ""
+}
+
+// AsksEveryTimeWhy says why no rule covers command started in the folder
+// cwd, by its name or by what its file is ("runs any code it is given",
+// "is a copy of bash, which runs any code it is given"), or "" when a
+// rule may.
+func (g *Governor) AsksEveryTimeWhy(command, cwd string) string {
+	if why := risk.AsksEveryTimeWhy(command); why != "" {
 		return why
 	}
-	if strings.ContainsAny(program, "*?[") {
+	prog, ok := resolveProgram(command, cwd)
+	if !ok {
 		return ""
 	}
-	if !strings.ContainsAny(program, `/\`) {
-		resolved, err := exec.LookPath(program)
-		if err != nil {
-			return ""
-		}
-		program = resolved
-	}
-	names, err := g.identities().Names(program)
+	names, err := g.identities().Names(prog)
 	if err != nil {
-		return filepath.Base(program) + " cannot be read, so Hearth cannot tell which program it is: Hearth asks every time"
+		return "cannot be read, so Hearth cannot tell which program it is"
 	}
 	for _, n := range names {
 		if why := risk.AsksEveryTimeWhy(n); why != "" {
-			return filepath.Base(program) + " is a copy of " + n + ", which " + why + ": Hearth asks every time"
+			return "is a copy of " + n + ", which " + why
 		}
 	}
 	return ""
+}
+
+// resolveProgram returns the absolute path of the file exec would start
+// for command in the folder cwd (a relative path is from cwd, a base name
+// as PATH finds it), and whether there is one.
+func resolveProgram(command, cwd string) (string, bool) {
+	prog := command
+	if strings.ContainsAny(prog, `/\`) && !filepath.IsAbs(prog) && cwd != "" {
+		prog = filepath.Join(cwd, prog)
+	}
+	resolved, err := exec.LookPath(prog)
+	if err != nil {
+		return command, false
+	}
+	abs, err := filepath.Abs(resolved)
+	if err != nil {
+		return command, false
+	}
+	return abs, true
 }
 
 // identities returns the recogniser of the tables' programs: the
@@ -99,17 +126,7 @@ func ruleAllows(ids *risk.Identities, r Rule, u ProgramUse) bool {
 	if !strings.ContainsAny(r.Program, `/\`) && strings.ContainsAny(u.Command, `/\`) {
 		return false
 	}
-	prog := u.Command
-	if strings.ContainsAny(prog, `/\`) && !filepath.IsAbs(prog) && u.Cwd != "" {
-		// exec starts a relative path from the call's folder.
-		prog = filepath.Join(u.Cwd, prog)
-	}
-	resolvedOK := false
-	if resolved, err := exec.LookPath(prog); err == nil {
-		if abs, err := filepath.Abs(resolved); err == nil {
-			prog, resolvedOK = abs, true
-		}
-	}
+	prog, resolvedOK := resolveProgram(u.Command, u.Cwd)
 	names := []string{u.Command, prog}
 	if resolvedOK {
 		is, err := ids.Names(prog)

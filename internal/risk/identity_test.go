@@ -112,15 +112,31 @@ func TestRenamedShellIsTheShell(t *testing.T) {
 	}
 }
 
-// On Windows the version resource names the program: a copy of cmd.exe
-// under another name still says it is cmd.
+// On Windows the version resource names the program: a copy of one the
+// tables name, under another name, still says what it is. (Wine's
+// cmd.exe carries no version resource; its regsvr32.exe does, as
+// Windows' cmd.exe and powershell.exe do.)
 func TestVersionResourceNamesTheProgram(t *testing.T) {
 	if runtime.GOOS != "windows" {
 		t.Skip("version resources are Windows'")
 	}
-	shell, want := realShell(t)
-	copied := copyAs(t, shell, t.TempDir(), "notes.exe", nil)
-	if names := risk.VersionNames(copied); !slices.Contains(names, want) {
-		t.Errorf("the version resource of a copy of %s names %q, want %s", shell, names, want)
+	sys := filepath.Join(os.Getenv("SystemRoot"), "System32")
+	tried := 0
+	for _, p := range []string{"cmd.exe", "WindowsPowerShell\\v1.0\\powershell.exe", "regsvr32.exe", "mshta.exe"} {
+		src := filepath.Join(sys, p)
+		if _, err := os.Stat(src); err != nil {
+			continue
+		}
+		tried++
+		if len(risk.VersionNames(src)) == 0 {
+			continue
+		}
+		want := risk.ProgramName(src)
+		copied := copyAs(t, src, t.TempDir(), "notes.exe", nil)
+		if names := risk.VersionNames(copied); !slices.Contains(names, want) {
+			t.Errorf("the version resource of a copy of %s names %q, want %s", src, names, want)
+		}
+		return
 	}
+	t.Fatalf("none of the %d programs found in %s has a version resource naming it", tried, sys)
 }
