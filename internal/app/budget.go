@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/periodic"
@@ -125,31 +124,31 @@ func (a *App) EnforceBudget(ctx context.Context) (BudgetReport, error) {
 }
 
 // oldestCutoff is the time before which the prunable receipts and
-// artifacts, oldest first, add up to at least excess bytes.
+// artifacts, oldest first, add up to at least excess bytes. Each owner
+// gives its oldest copies up to excess; the merge of the two holds every
+// copy older than the cutoff.
 func (a *App) oldestCutoff(ctx context.Context, excess int64) (time.Time, bool, error) {
-	rows, err := a.DB.R.QueryContext(ctx, `SELECT at, size FROM (
-		SELECT created_at AS at, prior_size AS size FROM fs_receipts WHERE state IN ('committed', 'void')
-		UNION ALL SELECT created_at, size FROM artifacts) ORDER BY at`)
+	rs, err := a.FS.OldestCopies(ctx, excess)
 	if err != nil {
-		return time.Time{}, false, fmt.Errorf("find the oldest stored copies: %w", err)
+		return time.Time{}, false, err
 	}
-	defer rows.Close()
-	var sum, at int64
-	found := false
-	for rows.Next() {
-		var size int64
-		if err := rows.Scan(&at, &size); err != nil {
-			return time.Time{}, false, fmt.Errorf("find the oldest stored copies: %w", err)
+	as, err := a.Artifacts.OldestCopies(ctx, excess)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	if len(rs)+len(as) == 0 {
+		return time.Time{}, false, nil
+	}
+	var sum int64
+	var at time.Time
+	for len(rs)+len(as) > 0 && sum < excess {
+		if len(as) == 0 || (len(rs) > 0 && !as[0].At.Before(rs[0].At)) {
+			at, sum, rs = rs[0].At, sum+rs[0].Size, rs[1:]
+		} else {
+			at, sum, as = as[0].At, sum+as[0].Size, as[1:]
 		}
-		found = true
-		if sum += size; sum >= excess {
-			break
-		}
 	}
-	if err := rows.Err(); err != nil {
-		return time.Time{}, false, fmt.Errorf("find the oldest stored copies: %w", err)
-	}
-	return time.UnixMilli(at + 1), found, nil
+	return at.Add(time.Millisecond), true, nil
 }
 
 // startBudget enforces storage_budget_bytes now and every BudgetEvery

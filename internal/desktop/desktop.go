@@ -32,6 +32,8 @@ type Service struct {
 	// desktop (screen.InputDesktop); ui.window asks it before any change.
 	inputDesktop func() error
 	log          *slog.Logger
+	// apps is the last reading of the installed apps (apps.go).
+	apps *appCache
 }
 
 // New returns a Service whose paths must lie under roots; isPanel tells a
@@ -41,7 +43,7 @@ func New(roots fsops.Roots, isPanel func(title string) bool, log *slog.Logger) (
 	if log == nil || isPanel == nil {
 		return nil, errors.New("desktop: a logger and a panel test are required")
 	}
-	return &Service{roots: roots, isPanel: isPanel, display: screen.DefaultDisplay, inputDesktop: screen.InputDesktop, log: log}, nil
+	return &Service{roots: roots, isPanel: isPanel, display: screen.DefaultDisplay, inputDesktop: screen.InputDesktop, log: log, apps: newAppCache()}, nil
 }
 
 // App is an installed app as ui.apps lists it.

@@ -167,7 +167,7 @@ func (s *Service) check(in OpenInput) (*plan, error) {
 // findApp finds the app named name (its Start menu name, any case, or its
 // id); an unknown name answers with the closest names.
 func (s *Service) findApp(name string) (*App, error) {
-	apps, err := listApps()
+	apps, err := s.apps.get()
 	if err != nil {
 		return nil, primitive.Failed("apps_unavailable", "ui.open: list the installed apps: %v", err)
 	}
@@ -194,9 +194,9 @@ func isAUMID(s string) bool {
 
 // pick returns the app whose name or id is name, ignoring case.
 func pick(apps []App, name string) *App {
-	for i := range apps {
-		if strings.EqualFold(apps[i].Name, name) || (apps[i].ID != "" && strings.EqualFold(apps[i].ID, name)) {
-			return &apps[i]
+	for _, a := range apps {
+		if strings.EqualFold(a.Name, name) || (a.ID != "" && strings.EqualFold(a.ID, name)) {
+			return &a // a copy: the listing is shared (appCache)
 		}
 	}
 	return nil
@@ -314,7 +314,7 @@ func (s *Service) target(_ context.Context, _ string, raw json.RawMessage) (prim
 // Apps runs ui.apps: the installed apps, by name, optionally only those
 // whose name or id contains query.
 func (s *Service) Apps(_ context.Context, query string, limit int) (*AppList, error) {
-	apps, err := listApps()
+	apps, err := s.apps.get()
 	if err != nil {
 		return nil, primitive.Failed("apps_unavailable", "ui.apps: list the installed apps: %v", err)
 	}

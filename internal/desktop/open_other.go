@@ -131,6 +131,19 @@ func locales() []string {
 	return out
 }
 
+// appDirs are the folders of .desktop entries, the user's first.
+func appDirs() []string {
+	var out []string
+	for _, d := range dataDirs() {
+		out = append(out, filepath.Join(d, "applications"))
+	}
+	return out
+}
+
+// appsStamp fingerprints the .desktop folders and the language the names
+// are read in (appCache).
+func appsStamp() string { return stampFolders(appDirs(), locales()...) }
+
 // listApps reads the .desktop entries that a menu shows (Type=Application,
 // not NoDisplay or Hidden); an entry of the user's hides the system's of
 // the same id.
@@ -138,8 +151,7 @@ func listApps() ([]App, error) {
 	locs := locales()
 	seen := map[string]bool{}
 	var apps []App
-	for _, d := range dataDirs() {
-		root := filepath.Join(d, "applications")
+	for _, root := range appDirs() {
 		_ = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 			if err != nil || e.IsDir() || !strings.HasSuffix(p, ".desktop") {
 				return nil

@@ -100,8 +100,9 @@ func openApp(_ context.Context, a *App) (int, error) {
 
 func execBit(fs.FileInfo) bool { return false }
 
-// listApps reads the Start menu's shortcuts.
-func listApps() ([]App, error) {
+// programsFolders are the user's and everyone's Start menu Programs
+// folders.
+func programsFolders() []string {
 	var dirs []string
 	for _, id := range []*windows.KNOWNFOLDERID{windows.FOLDERID_Programs, windows.FOLDERID_CommonPrograms} {
 		d, err := windows.KnownFolderPath(id, 0)
@@ -109,6 +110,16 @@ func listApps() ([]App, error) {
 			dirs = append(dirs, d)
 		}
 	}
+	return dirs
+}
+
+// appsStamp fingerprints the Programs folders (appCache): a shortcut or a
+// desktop.ini added, removed or replaced changes it.
+func appsStamp() string { return stampFolders(programsFolders()) }
+
+// listApps reads the Start menu's shortcuts.
+func listApps() ([]App, error) {
+	dirs := programsFolders()
 	if len(dirs) == 0 {
 		return nil, errors.New("no Start menu Programs folder is known")
 	}

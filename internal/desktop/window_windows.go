@@ -55,6 +55,14 @@ func windowState(hwnd uint64) (winState, bool) {
 	return st, windows.IsWindowVisible(windows.HWND(h)) || st.minimized
 }
 
+// windowGone reports whether window hwnd no longer exists. IsWindow
+// answers for the one window; a listing of all of them cannot, since
+// Wine's EnumWindows lists none on a desktop the closed window leaves
+// empty, which reads as an error rather than as the window gone.
+func windowGone(hwnd uint64) (gone, known bool) {
+	return !windows.IsWindow(windows.HWND(uintptr(hwnd))), true
+}
+
 // elevated reports whether process pid runs elevated; a process Hearth
 // may not even query (a protected or another user's) counts as elevated,
 // since Hearth cannot drive its windows either.

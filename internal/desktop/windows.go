@@ -248,8 +248,11 @@ func (s *Service) windowTarget(_ context.Context, _ string, raw json.RawMessage)
 func waitGone(ctx context.Context, s *Service, hwnd uint64) bool {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		d, err := s.display()
-		if err == nil {
+		if gone, known := windowGone(hwnd); known {
+			if gone {
+				return true
+			}
+		} else if d, err := s.display(); err == nil {
 			wins, err := d.Windows()
 			d.Close()
 			gone := err == nil
