@@ -276,7 +276,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		return nil, err
 	}
 
-	ev, err := evidence.New(db, led, arts, evidence.Limits{})
+	ev, err := evidence.New(gov, led, arts, evidence.Limits{})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ package desktop_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -14,11 +15,12 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/desktop"
 	"github.com/hearth-dev/hearth/internal/fsops"
+	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
 // setup makes a root with a document, a folder and scripts, puts the
-// fake xdg-open (testdata) first on PATH, and an XDG data directory with
+// fake xdg-open (hearthtest's) first on PATH, and an XDG data directory with
 // two .desktop entries, one with a German name, the other hidden.
 func setup(t *testing.T) (s *desktop.Service, root, log string) {
 	t.Helper()
@@ -32,11 +34,7 @@ func setup(t *testing.T) (s *desktop.Service, root, log string) {
 	must(t, os.MkdirAll(filepath.Join(base, "outside"), 0o700))
 	must(t, os.WriteFile(filepath.Join(base, "outside", "secret.txt"), []byte("x"), 0o600))
 
-	fake, err := filepath.Abs("testdata/fake-xdg-open")
-	must(t, err)
-	t.Setenv("PATH", fake+string(os.PathListSeparator)+os.Getenv("PATH"))
-	log = filepath.Join(base, "xdg-open.log")
-	t.Setenv("FAKE_XDG_OPEN_LOG", log)
+	log = hearthtest.FakeOpener(t)
 
 	apps := filepath.Join(base, "share", "applications")
 	must(t, os.MkdirAll(apps, 0o700))
@@ -91,6 +89,14 @@ func TestOpenHandsDocumentsFoldersAndLinksToXdgOpen(t *testing.T) {
 	want := doc + "\n" + filepath.Join(root, "Budget folder") + "\nhttps://example.org/a?b=c\n"
 	if string(b) != want {
 		t.Fatalf("xdg-open was asked to open:\n%s\nwant:\n%s", b, want)
+	}
+
+	bad := filepath.Join(root, "xdg-open-fails.txt")
+	must(t, os.WriteFile(bad, []byte("x"), 0o600))
+	_, err = s.Open(ctx, desktop.OpenInput{Path: bad})
+	var pe *primitive.Error
+	if !errors.As(err, &pe) || pe.Code != "open_failed" || !strings.Contains(pe.Message, "could not be opened") {
+		t.Fatalf("a document xdg-open could not open: %v; want failed/open_failed in Hearth's words", err)
 	}
 }
 

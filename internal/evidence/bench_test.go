@@ -23,7 +23,7 @@ func BenchmarkReadEvidence(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	s, err := New(f.db, f.led, f.art, Limits{})
+	s, err := New(f.gov, f.led, f.art, Limits{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -27,7 +27,6 @@ package evidence
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"net/url"
@@ -35,9 +34,9 @@ import (
 	"strings"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
+	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/primitive"
-	"github.com/hearth-dev/hearth/internal/store"
 )
 
 // Defaults of the bounds.
@@ -76,7 +75,7 @@ func badRequest(format string, args ...any) error {
 
 // Service reads one conversation's evidence.
 type Service struct {
-	db        *store.DB
+	records   *govern.Governor
 	ledger    *ledger.Ledger
 	artifacts *artifacts.Store
 	lim       Limits
@@ -90,11 +89,11 @@ type Limits struct {
 	ScanEntries   int64
 }
 
-// New returns the service over db's commands and permits, its ledger and
-// its artifact store.
-func New(db *store.DB, led *ledger.Ledger, arts *artifacts.Store, lim Limits) (*Service, error) {
-	if db == nil || led == nil || arts == nil {
-		return nil, errors.New("evidence: database, ledger and artifact store are required")
+// New returns the service over the commands and permits the governor
+// keeps (records), its ledger and its artifact store.
+func New(records *govern.Governor, led *ledger.Ledger, arts *artifacts.Store, lim Limits) (*Service, error) {
+	if records == nil || led == nil || arts == nil {
+		return nil, errors.New("evidence: governor, ledger and artifact store are required")
 	}
 	if lim.PageSize == 0 {
 		lim.PageSize = DefaultPageSize
@@ -111,7 +110,7 @@ func New(db *store.DB, led *ledger.Ledger, arts *artifacts.Store, lim Limits) (*
 	if lim.PageSize < 1 || lim.BundleEntries < 1 || lim.ReadBytes < 1 || lim.ScanEntries < 1 {
 		return nil, fmt.Errorf("evidence: limits must be positive: %+v", lim)
 	}
-	return &Service{db: db, ledger: led, artifacts: arts, lim: lim}, nil
+	return &Service{records: records, ledger: led, artifacts: arts, lim: lim}, nil
 }
 
 // Resource is one listed resource.
@@ -230,13 +229,9 @@ func noParams(q url.Values) error {
 	return nil
 }
 
-// scoped is the SQL condition and argument selecting route's rows of a
-// table with a route column.
-func scoped(route string) (string, string) { return primitive.RouteMatch("route", route) }
-
-// noRows maps sql.ErrNoRows to ErrNotFound.
-func noRows(err error, what string) error {
-	if errors.Is(err, sql.ErrNoRows) {
+// noRecord maps govern.ErrNoRecord to ErrNotFound.
+func noRecord(err error, what string) error {
+	if errors.Is(err, govern.ErrNoRecord) {
 		return ErrNotFound
 	}
 	return fmt.Errorf("read %s: %w", what, err)

@@ -7,10 +7,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
+	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/store"
 )
@@ -22,6 +25,7 @@ const (
 
 type fixture struct {
 	db  *store.DB
+	gov *govern.Governor
 	led *ledger.Ledger
 	art *artifacts.Store
 }
@@ -44,12 +48,16 @@ func newFixtureTB(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{db: db, led: led, art: &artifacts.Store{DB: db, Dir: filepath.Join(dir, "artifacts")}}
+	gov, err := govern.New(govern.Options{DB: db, Ledger: led, DefaultMode: config.ModeAsk, PermitTTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{db: db, gov: gov, led: led, art: &artifacts.Store{DB: db, Dir: filepath.Join(dir, "artifacts")}}
 }
 
 func (f *fixture) service(t *testing.T, lim Limits) *Service {
 	t.Helper()
-	s, err := New(f.db, f.led, f.art, lim)
+	s, err := New(f.gov, f.led, f.art, lim)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,12 @@ package evidence
 
 import (
 	"context"
-	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
+	"github.com/hearth-dev/hearth/internal/govern"
 )
 
 // A listing has four sections, in this order: the evidence bundle (one
@@ -107,17 +107,15 @@ func (s *Service) section(ctx context.Context, route string, sec int, from *curs
 			MIME: "application/json",
 		}, key: cursor{Sec: secEvidence}}}, nil
 	case secReceipts:
-		return s.rows(ctx, route, sec, from, limit,
-			`SELECT command_id, created_at, primitive, state FROM commands`, func(id string, at int64, a, b string) Resource {
-				return Resource{URI: receiptURI(id), Name: "receipt " + id, Title: a + ": " + b, MIME: "application/json",
-					Description: "What Hearth recorded for command " + id + " (" + a + "): its input digest, state and the result a replay returns."}
-			})
+		return s.list(ctx, route, sec, from, limit, s.records.ListCommands, func(id, prim, state string) Resource {
+			return Resource{URI: receiptURI(id), Name: "receipt " + id, Title: prim + ": " + state, MIME: "application/json",
+				Description: "What Hearth recorded for command " + id + " (" + prim + "): its input digest, state and the result a replay returns."}
+		})
 	case secPermits:
-		return s.rows(ctx, route, sec, from, limit,
-			`SELECT id, created_at, primitive, state FROM permits`, func(id string, at int64, a, b string) Resource {
-				return Resource{URI: permitURI(id), Name: "permit " + id, Title: "Permit for " + a + ": " + b, MIME: "application/json",
-					Description: "Permit " + id + ": the exact input the operator was asked to approve for " + a + ", and the decision."}
-			})
+		return s.list(ctx, route, sec, from, limit, s.records.ListPermits, func(id, prim, state string) Resource {
+			return Resource{URI: permitURI(id), Name: "permit " + id, Title: "Permit for " + prim + ": " + state, MIME: "application/json",
+				Description: "Permit " + id + ": the exact input the operator was asked to approve for " + prim + ", and the decision."}
+		})
 	case secArtifacts:
 		key := artifacts.PageKey{}
 		if from != nil {
@@ -140,41 +138,22 @@ func (s *Service) section(ctx context.Context, route string, sec int, from *curs
 	return nil, nil
 }
 
-// rows lists a table with id, created_at and two text columns (query, up
-// to FROM its table), route's rows newest first after from.
-func (s *Service) rows(ctx context.Context, route string, sec int, from *cursor, limit int, query string,
-	resource func(id string, at int64, a, b string) Resource) ([]listed, error) {
-	cond, arg := scoped(route)
-	idCol := "command_id"
-	if sec == secPermits {
-		idCol = "id"
-	}
-	q, args := query+` WHERE `+cond, []any{arg}
+// list lists route's commands or permits (through the governor's list),
+// newest first after from.
+func (s *Service) list(ctx context.Context, route string, sec int, from *cursor, limit int,
+	list func(ctx context.Context, route string, after *govern.RecordKey, limit int) ([]govern.Record, error),
+	resource func(id, prim, state string) Resource) ([]listed, error) {
+	var after *govern.RecordKey
 	if from != nil {
-		q += ` AND (created_at < ? OR (created_at = ? AND ` + idCol + ` > ?))`
-		args = append(args, from.At, from.At, from.ID)
+		after = &govern.RecordKey{At: from.At, ID: from.ID}
 	}
-	q += ` ORDER BY created_at DESC, ` + idCol + ` LIMIT ?`
-	args = append(args, limit)
-	rs, err := s.db.R.QueryContext(ctx, q, args...)
+	rs, err := list(ctx, route, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list resources: %w", err)
 	}
-	defer rs.Close()
-	var out []listed
-	for rs.Next() {
-		var (
-			id   string
-			at   int64
-			a, b sql.NullString
-		)
-		if err := rs.Scan(&id, &at, &a, &b); err != nil {
-			return nil, fmt.Errorf("list resources: %w", err)
-		}
-		out = append(out, listed{r: resource(id, at, a.String, b.String), key: cursor{Sec: sec, At: at, ID: id}})
-	}
-	if err := rs.Err(); err != nil {
-		return nil, fmt.Errorf("list resources: %w", err)
+	out := make([]listed, len(rs))
+	for i, r := range rs {
+		out[i] = listed{r: resource(r.Key.ID, r.Primitive, r.State), key: cursor{Sec: sec, At: r.Key.At, ID: r.Key.ID}}
 	}
 	return out, nil
 }

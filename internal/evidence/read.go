@@ -82,10 +82,10 @@ func (sel *selection) match(body []byte) bool {
 	}
 	if !sel.loaded {
 		sel.loaded = true
-		if sel.commands, sel.err = sel.ids(`SELECT command_id FROM commands WHERE `); sel.err != nil {
+		if sel.commands, sel.err = sel.s.records.CommandIDs(sel.ctx, sel.route); sel.err != nil {
 			return false
 		}
-		if sel.permits, sel.err = sel.ids(`SELECT id FROM permits WHERE `); sel.err != nil {
+		if sel.permits, sel.err = sel.s.records.PermitIDs(sel.ctx, sel.route); sel.err != nil {
 			return false
 		}
 	}
@@ -137,25 +137,6 @@ func mentions(body, key []byte, set map[string]bool) bool {
 	}
 }
 
-// ids runs query (ending in WHERE) for the route's rows.
-func (sel *selection) ids(query string) (map[string]bool, error) {
-	cond, arg := scoped(sel.route)
-	rows, err := sel.s.db.R.QueryContext(sel.ctx, query+cond, arg)
-	if err != nil {
-		return nil, fmt.Errorf("select the conversation's entries: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]bool{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("select the conversation's entries: %w", err)
-		}
-		out[id] = true
-	}
-	return out, rows.Err()
-}
-
 // millis renders a unix-milliseconds column as RFC 3339 (nil when NULL).
 func millis(v sql.NullInt64) any {
 	if !v.Valid {
@@ -183,48 +164,32 @@ func jsonContent(uri string, v any) (Content, error) {
 // readReceipt is what Hearth recorded of one of route's commands: its
 // primitive, input digest, state and the envelope a replay returns.
 func (s *Service) readReceipt(ctx context.Context, route, commandID string) (Content, error) {
-	cond, arg := scoped(route)
-	var (
-		prim, digest, future, state string
-		env                         sql.NullString
-		created                     int64
-		finished                    sql.NullInt64
-	)
-	err := s.db.R.QueryRowContext(ctx, `SELECT primitive, input_sha256, future_id, state, envelope, created_at, finished_at
-		FROM commands WHERE command_id = ? AND `+cond, commandID, arg).Scan(&prim, &digest, &future, &state, &env, &created, &finished)
+	c, err := s.records.CommandOf(ctx, route, commandID)
 	if err != nil {
-		return Content{}, noRows(err, "receipt")
+		return Content{}, noRecord(err, "receipt")
 	}
 	return jsonContent(receiptURI(commandID), map[string]any{
-		"command_id": commandID, "primitive": prim, "input_sha256": digest, "future_id": future, "state": state,
-		"created_at": millis(sql.NullInt64{Int64: created, Valid: true}), "finished_at": millis(finished),
-		"envelope": jsonText(env),
+		"command_id": commandID, "primitive": c.Primitive, "input_sha256": c.InputSHA256, "future_id": c.FutureID, "state": c.State,
+		"created_at": millis(sql.NullInt64{Int64: c.CreatedAt, Valid: true}), "finished_at": millis(c.FinishedAt),
+		"envelope": jsonText(c.Envelope),
 	})
 }
 
 // readPermit is one of route's permits: the exact input it was asked for,
 // its digest, and the operator's decision.
 func (s *Service) readPermit(ctx context.Context, route, id string) (Content, error) {
-	cond, arg := scoped(route)
-	var (
-		prim, input, digest, future, command, state string
-		created, expires                            int64
-		decided                                     sql.NullInt64
-		by                                          sql.NullString
-	)
-	err := s.db.R.QueryRowContext(ctx, `SELECT primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at, decided_at, decided_by
-		FROM permits WHERE id = ? AND `+cond, id, arg).Scan(&prim, &input, &digest, &future, &command, &state, &created, &expires, &decided, &by)
+	p, err := s.records.PermitOf(ctx, route, id)
 	if err != nil {
-		return Content{}, noRows(err, "permit")
+		return Content{}, noRecord(err, "permit")
 	}
 	out := map[string]any{
-		"permit_id": id, "primitive": prim, "input": jsonText(sql.NullString{String: input, Valid: true}), "input_sha256": digest,
-		"future_id": future, "command_id": command, "state": state,
-		"created_at": millis(sql.NullInt64{Int64: created, Valid: true}), "expires_at": millis(sql.NullInt64{Int64: expires, Valid: true}),
-		"decided_at": millis(decided),
+		"permit_id": id, "primitive": p.Primitive, "input": jsonText(sql.NullString{String: p.Input, Valid: true}), "input_sha256": p.InputSHA256,
+		"future_id": p.FutureID, "command_id": p.CommandID, "state": p.State,
+		"created_at": millis(sql.NullInt64{Int64: p.CreatedAt, Valid: true}), "expires_at": millis(sql.NullInt64{Int64: p.ExpiresAt, Valid: true}),
+		"decided_at": millis(p.DecidedAt),
 	}
-	if by.Valid {
-		out["decided_by"] = by.String
+	if p.DecidedBy.Valid {
+		out["decided_by"] = p.DecidedBy.String
 	}
 	return jsonContent(permitURI(id), out)
 }

@@ -303,7 +303,11 @@ type Process struct {
 	PanelURL string
 	Home     string
 	Stderr   *strings.Builder
-	waitErr  chan error
+	// exited is closed once Wait has returned; exitErr is its answer.
+	// Kill, Exited and Interrupt read the two, never Cmd.ProcessState,
+	// which Wait writes on its own goroutine.
+	exited  chan struct{}
+	exitErr error
 }
 
 // StartProcess starts `hearth-tray serve` on free loopback ports with
@@ -323,7 +327,7 @@ func StartProcessOf(t testing.TB, bin, home string) *Process {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Process{Cmd: cmd, Home: home, Stderr: &strings.Builder{}, waitErr: make(chan error, 1)}
+	p := &Process{Cmd: cmd, Home: home, Stderr: &strings.Builder{}, exited: make(chan struct{})}
 	cmd.Stderr = &lockedWriter{w: p.Stderr}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -337,7 +341,7 @@ func StartProcessOf(t testing.TB, bin, home string) *Process {
 		close(lines)
 		io.Copy(io.Discard, stdout)
 	}()
-	go func() { p.waitErr <- cmd.Wait() }()
+	go func() { p.exitErr = cmd.Wait(); close(p.exited) }()
 	t.Cleanup(func() { p.Kill() })
 	deadline := time.After(30 * time.Second)
 	for p.URL == "" || p.PanelURL == "" {
@@ -361,12 +365,15 @@ func StartProcessOf(t testing.TB, bin, home string) *Process {
 
 // Kill SIGKILLs the process (no clean shutdown) and waits for it.
 func (p *Process) Kill() {
-	if p.Cmd.ProcessState == nil {
-		p.Cmd.Process.Kill()
-		select {
-		case <-p.waitErr:
-		case <-time.After(10 * time.Second):
-		}
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	p.Cmd.Process.Kill()
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
 	}
 }
 
@@ -375,9 +382,8 @@ func (p *Process) Kill() {
 func (p *Process) Exited(t testing.TB, d time.Duration) error {
 	t.Helper()
 	select {
-	case err := <-p.waitErr:
-		p.waitErr <- err // for Kill at cleanup
-		return err
+	case <-p.exited:
+		return p.exitErr
 	case <-time.After(d):
 		t.Fatalf("serve did not exit within %s", d)
 		return nil
@@ -391,8 +397,8 @@ func (p *Process) Interrupt(t testing.TB) error {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-p.waitErr:
-		return err
+	case <-p.exited:
+		return p.exitErr
 	case <-time.After(20 * time.Second):
 		t.Fatal("serve did not exit after interrupt")
 		return nil

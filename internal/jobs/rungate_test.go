@@ -41,6 +41,12 @@ func newRunGate(t *testing.T, edit func(*config.Config)) *runGate {
 		route: mcpserver.Route(map[string]any{"hearth/conversation": conv}), marker: filepath.Join(t.TempDir(), "ran")}
 }
 
+// dueAfterChange is the delay of a job whose test changes the policy or
+// the rules after submitting it and before it comes due: long enough that
+// a loaded machine does the change first (at 400 ms a test saw the job run
+// under the old policy).
+const dueAfterChange = 1500
+
 // submit queues a job that appends a line to the marker, due after delay.
 func (g *runGate) submit(delayMS int, extra ...any) string {
 	g.t.Helper()
@@ -160,7 +166,7 @@ func (g *runGate) parkedThenApproved(id string) {
 // permit instead of running, and runs once when the operator approves.
 func TestDueJobParksWhenPolicyTightened(t *testing.T) {
 	g := newRunGate(t, trusted)
-	id := g.submit(400)
+	id := g.submit(dueAfterChange)
 	if err := g.in.App.Operator.SetPolicy(context.Background(), "alice", config.ModeAsk); err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +236,7 @@ func TestDueJobParksWhenRuleRemoved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := g.submit(400)
+	id := g.submit(dueAfterChange)
 	if err := g.in.App.Operator.RemoveRule(ctx, "alice", rule.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +274,7 @@ func TestApprovedSubmitCoversItsRun(t *testing.T) {
 // dependent, with the reason, and nothing runs.
 func TestDueJobDeniedIsBlocked(t *testing.T) {
 	g := newRunGate(t, trusted)
-	id := g.submit(400)
+	id := g.submit(dueAfterChange)
 	dep := g.submit(0, "dependencies", []any{id})
 	if err := g.in.App.Operator.SetPolicy(context.Background(), "alice", config.ModeAsk); err != nil {
 		t.Fatal(err)
@@ -433,7 +439,7 @@ func (g *runGate) futureState(id string) string {
 // permit cancels it and withdraws the permit; approving it then fails.
 func TestCancelParkedJobWithdrawsPermit(t *testing.T) {
 	g := newRunGate(t, trusted)
-	id := g.submit(300)
+	id := g.submit(dueAfterChange)
 	if err := g.in.App.Operator.SetPolicy(context.Background(), "alice", config.ModeAsk); err != nil {
 		t.Fatal(err)
 	}

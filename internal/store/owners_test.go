@@ -83,8 +83,6 @@ var notYetMoved = map[string]bool{
 	"internal/artifacts permits":       true,
 	"internal/artifacts runs":          true,
 	"internal/artifacts continuations": true,
-	"internal/evidence commands":       true,
-	"internal/evidence permits":        true,
 	"internal/govern futures":          true,
 	"internal/jobs future_deps":        true,
 	"internal/jobs futures":            true,
