@@ -511,6 +511,11 @@ func (a *App) Serve(ctx context.Context) error {
 		return startup(err)
 	}
 	stops = append(stops, a.Wake.Stop)
+	// What became of the last update goes into the ledger before anything
+	// new does; a failure to record it is logged, not fatal.
+	if err := a.recordUpdateOutcome(ctx); err != nil {
+		a.Log.Warn("update: record the last update's outcome", "err", err)
+	}
 	// The periodic work: checkpoints, retention, backups, storage budget.
 	loopCtx, stopLoops := context.WithCancel(ctx)
 	loops := []<-chan struct{}{a.startCheckpoints(loopCtx), a.startRetention(loopCtx), a.startBackups(loopCtx), a.startBudget(loopCtx), a.startUpdates(loopCtx)}
