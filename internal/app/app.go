@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 	"github.com/hearth-dev/hearth/internal/autostart"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/control"
@@ -219,7 +220,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	}
 	a := &App{
 		Config: cfg, DataDir: opts.DataDir, DB: db, Log: log, Ledger: led,
-		FS: &fsops.Engine{DB: db, Roots: roots, SpillDir: filepath.Join(opts.DataDir, "receipts"), Replacer: fsops.Replacer{Remove: fsops.MoveToTrash},
+		FS: &fsops.Engine{DB: db, Roots: roots, SpillDir: filepath.Join(opts.DataDir, "receipts"), Replacer: atomicfile.Replacer{Remove: fsops.MoveToTrash},
 			Writes: gov.Writes},
 		Wake: wk, Tunnel: tun, Gov: gov,
 		Artifacts: arts, UI: ui, Screen: scr, Runs: newRuns(db, log, cfg, wk, arrivals), Sessions: sessions,
@@ -519,6 +520,11 @@ func (a *App) Serve(ctx context.Context) error {
 		return startup(err)
 	}
 	stops = append(stops, a.Wake.Stop)
+	// What became of the last update goes into the ledger before anything
+	// new does; a failure to record it is logged, not fatal.
+	if err := a.recordUpdateOutcome(ctx); err != nil {
+		a.Log.Warn("update: record the last update's outcome", "err", err)
+	}
 	// The periodic work: checkpoints, retention, backups, storage budget.
 	loopCtx, stopLoops := context.WithCancel(ctx)
 	loops := []<-chan struct{}{a.startCheckpoints(loopCtx), a.startRetention(loopCtx), a.startBackups(loopCtx), a.startBudget(loopCtx), a.startUpdates(loopCtx)}

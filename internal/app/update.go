@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/hearth-dev/hearth/internal/update"
 )
@@ -23,6 +24,10 @@ func (a *App) newUpdater(opts Options) *update.Service {
 		Version: opts.Version, URL: url, Key: opts.UpdateKey,
 		Check: u.Check, Auto: u.Auto, DataDir: a.DataDir,
 		Quiet: a.quietMoment, Handoff: opts.Handoff, Log: a.Log,
+		BeforeAuto: func(ctx context.Context, from, to string) error {
+			_, err := a.Ledger.Append(ctx, KindUpdateInstall, map[string]string{"auto": "true", "from": from, "to": to})
+			return err
+		},
 	})
 }
 
@@ -74,8 +79,29 @@ func countInFlight(n *atomic.Int64, h http.Handler) http.Handler {
 	})
 }
 
-// KindUpdateInstall is the ledger entry of an operator's Update click.
+// KindUpdateInstall is the ledger entry of an operator's Update click,
+// or of an automatic update (update.auto; field auto "true") as it starts.
 const KindUpdateInstall = "update_install"
+
+// KindUpdateOutcome is the ledger entry of what became of an update
+// (updated, or rolled back to the previous version), written by the
+// Hearth that runs next.
+const KindUpdateOutcome = "update_outcome"
+
+// recordUpdateOutcome writes the last update's outcome into the ledger
+// once. The outcome is marked recorded after the entry is appended, so a
+// crash between the two records it twice rather than never.
+func (a *App) recordUpdateOutcome(ctx context.Context) error {
+	o, ok := a.Updates.Unrecorded()
+	if !ok {
+		return nil
+	}
+	rec := map[string]string{"from": o.From, "to": o.To, "result": o.Result, "when": o.When.UTC().Format(time.RFC3339), "detail": o.Detail}
+	if _, err := a.Ledger.Append(ctx, KindUpdateOutcome, rec); err != nil {
+		return fmt.Errorf("append to the ledger: %w", err)
+	}
+	return a.Updates.RecordedOutcome()
+}
 
 // InstallUpdate starts installing the offered update for operator: it is
 // journaled under their name first, like every operator action.

@@ -229,6 +229,9 @@ type Tunnel struct {
 // Default returns the configuration written on first run.
 func Default() Config {
 	home, _ := os.UserHomeDir()
+	if home == "" {
+		home = profileFolder()
+	}
 	var roots []string
 	if home != "" {
 		roots = append([]string{home}, outsideHome(home, movedFolders())...)
@@ -559,14 +562,21 @@ func Write(path string, c Config) error {
 }
 
 // DataDir returns Hearth's data directory: HEARTH_HOME, else
-// %LOCALAPPDATA%\Hearth on Windows, else $XDG_DATA_HOME/hearth or
+// %LOCALAPPDATA%\Hearth on Windows (the known folder Local AppData when
+// the variable is unset), else $XDG_DATA_HOME/hearth or
 // ~/.local/share/hearth.
 func DataDir() (string, error) {
 	if h := os.Getenv("HEARTH_HOME"); h != "" {
 		return filepath.Abs(h)
 	}
 	if runtime.GOOS == "windows" {
-		if d := os.Getenv("LOCALAPPDATA"); d != "" {
+		d := os.Getenv("LOCALAPPDATA")
+		if d == "" {
+			// A program started with a bare environment still finds the
+			// folder where Windows says it is.
+			d = localAppData()
+		}
+		if d != "" {
 			return filepath.Join(d, "Hearth"), nil
 		}
 	}

@@ -15,3 +15,17 @@ func movedFolders() []string {
 	}
 	return out
 }
+
+// localAppData is the known folder Local AppData, or "" when Windows
+// cannot say.
+func localAppData() string {
+	p, _ := windows.KnownFolderPath(windows.FOLDERID_LocalAppData, windows.KF_FLAG_DONT_VERIFY)
+	return p
+}
+
+// profileFolder is the user's profile folder, for when %USERPROFILE% is
+// unset, or "" when Windows cannot say.
+func profileFolder() string {
+	p, _ := windows.KnownFolderPath(windows.FOLDERID_Profile, windows.KF_FLAG_DONT_VERIFY)
+	return p
+}

@@ -8,9 +8,21 @@ import (
 
 // AddFolderRule records the operator's folder rule offered by permit p's
 // card (govern.Operator.AddFolderRule): it only changes what later calls
-// need, so nothing running or parked is touched.
+// need, so nothing running or parked is touched. Refused while the
+// e-stop is latched (govern.ErrEStopLatched).
 func (o *Operator) AddFolderRule(ctx context.Context, operator string, p govern.Permit, folder string) (govern.FolderRule, error) {
 	return o.rec.AddFolderRule(ctx, operator, p, folder)
+}
+
+// ApproveFolder adds the folder rule permit p's card offered and approves
+// p once, both or neither (govern.Operator.ApproveFolder), then releases
+// the parked work.
+func (o *Operator) ApproveFolder(ctx context.Context, operator string, p govern.Permit, folder string) (govern.FolderRule, error) {
+	d, r, err := o.rec.ApproveFolder(ctx, operator, p, folder)
+	if err != nil {
+		return govern.FolderRule{}, err
+	}
+	return r, o.carryOut(ctx, d)
 }
 
 // RemoveFolderRule removes a folder rule.

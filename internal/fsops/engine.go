@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/internal/store"
@@ -48,7 +49,7 @@ type Engine struct {
 	Roots    Roots
 	SpillDir string
 	// Replacer does the atomic replaces; its zero value has the defaults.
-	Replacer Replacer
+	Replacer atomicfile.Replacer
 	// InlinePriorMax overrides DefaultInlinePriorMax when positive.
 	InlinePriorMax int
 	// Now is the clock; time.Now when nil.
@@ -466,12 +467,12 @@ func (e *Engine) mutate(ctx context.Context, m mutation) (MutationResult, error)
 	case m.removeFile:
 		attempts, err = e.Replacer.RemoveFile(m.path)
 	case src != nil:
-		attempts, err = e.Replacer.WriteAtomicFrom(m.path, src, newFilePerm)
+		attempts, err = e.Replacer.WriteFrom(m.path, src, newFilePerm)
 	default:
-		attempts, err = e.Replacer.WriteAtomic(m.path, data, newFilePerm)
+		attempts, err = e.Replacer.Write(m.path, data, newFilePerm)
 	}
 	var warning string
-	if errors.Is(err, ErrNotDurable) {
+	if errors.Is(err, atomicfile.ErrNotDurable) {
 		warning, err = err.Error(), nil
 	}
 	if err != nil {
@@ -789,7 +790,7 @@ func (e *Engine) Recover(ctx context.Context) (RecoverReport, error) {
 			}
 			continue
 		}
-		n, err := CleanStaleTemps(d)
+		n, err := atomicfile.CleanStaleTemps(d)
 		rep.TempsRemoved += n
 		if err != nil {
 			errs = append(errs, err)

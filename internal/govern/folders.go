@@ -72,28 +72,60 @@ func (g *Governor) OfferedFolder(p Permit) (string, bool) {
 }
 
 // AddFolderRule adds a folder rule for folder, which must be the folder
-// permit's card offered (OfferedFolder), and journals it.
+// permit's card offered (OfferedFolder), and journals it. While the
+// e-stop is latched it adds nothing and returns ErrEStopLatched.
 func (o *Operator) AddFolderRule(ctx context.Context, operator string, p Permit, folder string) (FolderRule, error) {
 	if err := checkOperator(operator); err != nil {
 		return FolderRule{}, err
 	}
-	offered, ok := o.G.OfferedFolder(p)
-	if !ok || offered != folder {
-		return FolderRule{}, fmt.Errorf("permit %s offers no folder rule for %q", p.ID, folder)
-	}
-	r := FolderRule{ID: primitive.NewID("fld"), Folder: folder, CreatedBy: operator, CreatedAt: o.G.now().UTC()}
+	var r FolderRule
 	err := o.G.DB.InTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO folder_rules(id, folder, created_by, created_at) VALUES (?,?,?,?)`,
-			r.ID, r.Folder, r.CreatedBy, r.CreatedAt.UnixMilli()); err != nil {
-			return err
-		}
-		return o.G.noteLowered(ctx, tx, "folder_rule_added", map[string]any{"rule_id": r.ID, "folder": folder, "permit_id": p.ID, "operator": operator},
-			"allowed hidden files and programs in "+folder, operator)
+		var err error
+		r, err = o.G.addFolderRuleTx(ctx, tx, operator, p, folder)
+		return err
 	})
 	if err != nil {
 		return FolderRule{}, fmt.Errorf("add folder rule: %w", err)
 	}
 	return r, nil
+}
+
+// ApproveFolder is the card's "Always allow hidden files and programs in
+// this folder": it adds the folder rule p's card offered and approves p
+// once, in one transaction, so both are stored or neither (an expired
+// permit, or the e-stop latched, leaves no rule behind: ErrExpired,
+// ErrEStopLatched).
+func (o *Operator) ApproveFolder(ctx context.Context, operator string, p Permit, folder string) (Decision, FolderRule, error) {
+	var r FolderRule
+	d, err := o.approve(ctx, p.ID, operator, func(tx *sql.Tx) error {
+		var err error
+		r, err = o.G.addFolderRuleTx(ctx, tx, operator, p, folder)
+		return err
+	})
+	if err != nil {
+		return Decision{}, FolderRule{}, err
+	}
+	return d, r, nil
+}
+
+// addFolderRuleTx adds and journals, in tx, the folder rule for folder
+// that permit p's card offered; refused while the e-stop is latched.
+func (g *Governor) addFolderRuleTx(ctx context.Context, tx *sql.Tx, operator string, p Permit, folder string) (FolderRule, error) {
+	offered, ok := g.OfferedFolder(p)
+	if !ok || offered != folder {
+		return FolderRule{}, fmt.Errorf("permit %s offers no folder rule for %q", p.ID, folder)
+	}
+	if err := refuseWhileLatched(ctx, tx); err != nil {
+		return FolderRule{}, err
+	}
+	r := FolderRule{ID: primitive.NewID("fld"), Folder: folder, CreatedBy: operator, CreatedAt: g.now().UTC()}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO folder_rules(id, folder, created_by, created_at) VALUES (?,?,?,?)`,
+		r.ID, r.Folder, r.CreatedBy, r.CreatedAt.UnixMilli()); err != nil {
+		return FolderRule{}, err
+	}
+	err := g.noteLowered(ctx, tx, "folder_rule_added", map[string]any{"rule_id": r.ID, "folder": folder, "permit_id": p.ID, "operator": operator},
+		"allowed hidden files and programs in "+folder, operator)
+	return r, err
 }
 
 // RemoveFolderRule removes a folder rule and journals it.

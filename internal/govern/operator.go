@@ -193,19 +193,34 @@ func (o *Operator) list(ctx context.Context, where string, args ...any) ([]Permi
 // ErrExpired refuses approving an expired permit.
 var ErrExpired = errors.New("permit expired")
 
-// ErrEStopLatched refuses approving a permit while the e-stop is latched:
-// the permit keeps waiting (it may still be denied, or expire) and can be
-// approved once the operator has reset the stop.
+// ErrEStopLatched refuses approving a permit, or adding an allow-rule or
+// folder rule, while the e-stop is latched: the permit keeps waiting (it
+// may still be denied, or expire) and can be approved once the operator
+// has reset the stop; nothing of the refused step is stored.
 var ErrEStopLatched = errors.New("the emergency stop is on")
 
 // Approve approves a pending permit once and returns the approval for the
 // caller to carry out: the parked work is released to run exactly its
 // journaled input. While the e-stop is latched it approves nothing and
 // returns ErrEStopLatched. With always set, the rule is added in the same
-// transaction. The approval is committed before anything is released; a
-// process stopped in between leaves the work parked under an approved
-// permit, which the next start releases (Governor.Parked).
+// transaction (so an approval refused stores no rule either). The
+// approval is committed before anything is released; a process stopped
+// in between leaves the work parked under an approved permit, which the
+// next start releases (Governor.Parked).
 func (o *Operator) Approve(ctx context.Context, permitID, operator string, always *Rule) (Decision, error) {
+	var also func(tx *sql.Tx) error
+	if always != nil {
+		also = func(tx *sql.Tx) error {
+			_, err := o.G.addRuleTx(ctx, tx, operator, always.Program, always.CwdRoot, always.Args)
+			return err
+		}
+	}
+	return o.approve(ctx, permitID, operator, also)
+}
+
+// approve approves a pending permit once, doing also (a rule the card
+// offered) in the approval's transaction: both are stored or neither.
+func (o *Operator) approve(ctx context.Context, permitID, operator string, also func(tx *sql.Tx) error) (Decision, error) {
 	if err := checkOperator(operator); err != nil {
 		return Decision{}, err
 	}
@@ -228,18 +243,13 @@ func (o *Operator) Approve(ctx context.Context, permitID, operator string, alway
 		// commits while the e-stop is latched (nothing it released could
 		// run), so the permit keeps waiting and the ledger never says
 		// "approved" for a call the e-stop refuses.
-		var st EStopState
-		if _, err := getSetting(ctx, tx, keyEStop, &st); err != nil {
+		if err := refuseWhileLatched(ctx, tx); err != nil {
 			return err
 		}
-		if st.Latched {
-			return ErrEStopLatched
-		}
-		if always == nil {
+		if also == nil {
 			return nil
 		}
-		_, err := g.addRuleTx(ctx, tx, operator, always.Program, always.CwdRoot, always.Args)
-		return err
+		return also(tx)
 	})
 	if err != nil {
 		return Decision{}, err
@@ -248,6 +258,21 @@ func (o *Operator) Approve(ctx context.Context, permitID, operator string, alway
 		return Decision{}, fmt.Errorf("permit %s is not pending", permitID)
 	}
 	return Decision{PermitID: permitID, FutureID: fut, Primitive: prim}, nil
+}
+
+// refuseWhileLatched returns ErrEStopLatched while the e-stop is
+// latched, read in tx: nothing is approved and no rule is added then, so
+// a stop the operator pressed cannot be walked around by a rule made
+// meanwhile.
+func refuseWhileLatched(ctx context.Context, tx *sql.Tx) error {
+	var st EStopState
+	if _, err := getSetting(ctx, tx, keyEStop, &st); err != nil {
+		return err
+	}
+	if st.Latched {
+		return ErrEStopLatched
+	}
+	return nil
 }
 
 // Deny denies a pending permit and returns the denial for the caller to
@@ -277,7 +302,8 @@ func (o *Operator) Deny(ctx context.Context, permitID, operator string) (Decisio
 // AddRule adds an allow-rule for program in cwdRoot ("" for anywhere)
 // covering the calls whose arguments begin with args. A program that
 // runs any code it is given (risk.AsksEveryTime) is refused: it asks
-// every time.
+// every time. While the e-stop is latched it adds nothing and returns
+// ErrEStopLatched.
 func (o *Operator) AddRule(ctx context.Context, operator, program, cwdRoot string, args ...string) (Rule, error) {
 	if err := checkOperator(operator); err != nil {
 		return Rule{}, err
@@ -303,6 +329,9 @@ func (g *Governor) addRuleTx(ctx context.Context, tx *sql.Tx, operator, program,
 	}
 	if why := RuleRefusal(program); why != "" {
 		return Rule{}, fmt.Errorf("rule program %q: %s: %w", program, why, ErrAsksEveryTime)
+	}
+	if err := refuseWhileLatched(ctx, tx); err != nil {
+		return Rule{}, err
 	}
 	if args == nil {
 		args = []string{}

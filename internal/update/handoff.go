@@ -56,6 +56,8 @@ type Outcome struct {
 	// Plain says what happened; Detail is the technical detail.
 	Plain  string `json:"plain"`
 	Detail string `json:"detail,omitempty"`
+	// Recorded: the Hearth that ran next has written it into the ledger.
+	Recorded bool `json:"recorded,omitempty"`
 }
 
 // Outcome results.

@@ -49,8 +49,12 @@ type Options struct {
 	// has stopped; nil means this Hearth cannot restart itself (a test
 	// instance), and Install refuses.
 	Handoff func(p Plan)
-	Log     *slog.Logger
-	Now     func() time.Time
+	// BeforeAuto records an automatic update (update.auto) before it
+	// starts, as an operator's Update click is recorded; an error stops
+	// that update. nil records nothing.
+	BeforeAuto func(ctx context.Context, from, to string) error
+	Log        *slog.Logger
+	Now        func() time.Time
 }
 
 // Offer is an update available to install.
@@ -167,8 +171,8 @@ func (s *Service) Run(ctx context.Context) {
 			s.Check(ctx)
 			next = s.opts.Now().Add(every)
 		}
-		if s.opts.Auto && s.State().CanInstall && s.opts.Quiet != nil && s.opts.Quiet() {
-			if err := s.Install(ctx); err != nil {
+		if st := s.State(); s.opts.Auto && st.CanInstall && s.opts.Quiet != nil && s.opts.Quiet() {
+			if err := s.installAuto(ctx, st); err != nil {
 				s.log.Warn("update: automatic update", "err", err)
 			}
 		}
@@ -182,6 +186,44 @@ func (s *Service) Run(ctx context.Context) {
 		case <-time.After(wait):
 		}
 	}
+}
+
+// installAuto starts the automatic update of st's offer, recorded first.
+func (s *Service) installAuto(ctx context.Context, st State) error {
+	if s.opts.BeforeAuto != nil {
+		if err := s.opts.BeforeAuto(ctx, st.Version, st.Offer.Version); err != nil {
+			return fmt.Errorf("record the automatic update: %w", err)
+		}
+	}
+	return s.Install(ctx)
+}
+
+// Unrecorded is the last update's outcome when the running Hearth has not
+// yet recorded it (RecordedOutcome); ok is false otherwise.
+func (s *Service) Unrecorded() (o Outcome, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last == nil || s.last.Recorded {
+		return Outcome{}, false
+	}
+	return *s.last, true
+}
+
+// RecordedOutcome marks the last outcome recorded (in the ledger), in
+// outcome.json, so the next start does not record it again.
+func (s *Service) RecordedOutcome() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last == nil {
+		return nil
+	}
+	o := *s.last
+	o.Recorded = true
+	if err := writeOutcome(s.opts.DataDir, o); err != nil {
+		return fmt.Errorf("mark the update's outcome recorded: %w", err)
+	}
+	s.last = &o
+	return nil
 }
 
 // Check reads the manifest once and records what it offers.

@@ -2,6 +2,7 @@ package update
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"os"
 	"strconv"
@@ -388,5 +389,86 @@ func TestAutoWaitsForAQuietMoment(t *testing.T) {
 	}
 	if h.count() != 1 {
 		t.Fatalf("not installed at the quiet moment: %+v", s.State())
+	}
+}
+
+// TestAutoIsRecordedFirst: an automatic update is recorded (BeforeAuto,
+// with the versions) before it starts, and one that cannot be recorded
+// does not start.
+func TestAutoIsRecordedFirst(t *testing.T) {
+	r := newRelease(t)
+	r.publish(t, "1.4.0", "1.0.0", map[string][]byte{ProgramName(): program})
+	for _, fail := range []bool{true, false} {
+		h := &handoffs{}
+		var mu sync.Mutex
+		var recorded []string
+		s := New(Options{
+			Version: "1.3.0", URL: r.url(), Key: r.vkey, Check: true, Auto: true, DataDir: t.TempDir(),
+			QuietEvery: 20 * time.Millisecond, Handoff: h.request, Quiet: func() bool { return true },
+			BeforeAuto: func(_ context.Context, from, to string) error {
+				mu.Lock()
+				defer mu.Unlock()
+				recorded = append(recorded, from+"→"+to)
+				if fail {
+					return errors.New("the ledger is full")
+				}
+				return nil
+			},
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		go s.Run(ctx)
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			mu.Lock()
+			n := len(recorded)
+			mu.Unlock()
+			if (fail && n >= 2) || (!fail && h.count() > 0) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+		mu.Lock()
+		first := ""
+		if len(recorded) > 0 {
+			first = recorded[0]
+		}
+		mu.Unlock()
+		if first != "1.3.0→1.4.0" {
+			t.Fatalf("fail=%v: recorded %q, want 1.3.0→1.4.0", fail, first)
+		}
+		if fail && h.count() != 0 {
+			t.Fatalf("an automatic update that could not be recorded started")
+		}
+		if !fail && h.count() != 1 {
+			t.Fatalf("the recorded automatic update did not start: %+v", s.State())
+		}
+	}
+}
+
+// TestOutcomeRecordedOnce: the last outcome is Unrecorded until
+// RecordedOutcome, which survives a restart (outcome.json).
+func TestOutcomeRecordedOnce(t *testing.T) {
+	data := t.TempDir()
+	want := Outcome{From: "1.3.0", To: "1.4.0", When: time.Now().UTC().Truncate(time.Second), Result: ResultRolledBack, Plain: "went back"}
+	if err := writeOutcome(data, want); err != nil {
+		t.Fatal(err)
+	}
+	s := New(Options{Version: "1.3.0", DataDir: data})
+	o, ok := s.Unrecorded()
+	if !ok || o.To != "1.4.0" || o.Result != ResultRolledBack {
+		t.Fatalf("Unrecorded: %+v %v", o, ok)
+	}
+	if err := s.RecordedOutcome(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Unrecorded(); ok {
+		t.Fatal("still unrecorded after RecordedOutcome")
+	}
+	if _, ok := New(Options{Version: "1.3.0", DataDir: data}).Unrecorded(); ok {
+		t.Fatal("the next start would record it again")
+	}
+	if st := New(Options{Version: "1.3.0", DataDir: data}).State(); st.Last == nil || st.Last.Result != ResultRolledBack {
+		t.Fatalf("Status lost the outcome: %+v", st.Last)
 	}
 }

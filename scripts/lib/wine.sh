@@ -201,3 +201,46 @@ hearth_wine_session() {
 		"$HEARTH_WINE" wineboot </dev/null >/dev/null 2>&1 || true
 	fi
 }
+
+# hearth_wine_profile_setup makes a second cached prefix whose Windows user
+# is an account as people have them: the user name "Zoë Ünal" (letters
+# outside ASCII and a space, in the profile folder and every path under
+# it), Documents and Desktop moved into OneDrive folders (as OneDrive's
+# folder backup does, through User Shell Folders) and Downloads moved out of
+# the profile onto a folder of its own. Wine 8 names the user after $USER
+# (WINEUSERNAME is not read), and only when $USER is the same for every
+# Wine run in the prefix does each session keep that profile: the function
+# exports it, so call it in the (sub)shell that then runs the programs.
+# HEARTH_WINE_PROFILE is exported as the user name the tests expect.
+hearth_wine_profile_setup() {
+	local cache="${XDG_CACHE_HOME:-${HOME:?HOME or XDG_CACHE_HOME must be set}/.cache}"
+	export HEARTH_WINE_PREFIX="${HEARTH_WINE_PROFILE_PREFIX:-$cache/hearth-wine-profile}"
+	export USER='Zoë Ünal' LOGNAME='Zoë Ünal' HEARTH_WINE_PROFILE='Zoë Ünal'
+	hearth_wine_setup
+	local key='HKCU\Software\Microsoft\Windows\CurrentVersion\Explorer\User Shell Folders'
+	local folders=(
+		'Personal' '%USERPROFILE%\OneDrive\Documents'
+		'Desktop' 'C:\users\Zoë Ünal\OneDrive - Contoso\Desktop'
+		'{374DE290-123F-4565-9164-39C4925E467B}' 'C:\Daten Zoë\Downloads'
+	)
+	local want stamp="$WINEPREFIX/.hearth-profile-ready"
+	want="$(printf '%s\n' "${folders[@]}" | sha256sum | cut -d' ' -f1)"
+	[[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && return 0
+	exec {hearth_wine_lock_fd}>"$WINEPREFIX.lock"
+	flock "$hearth_wine_lock_fd"
+	local i
+	for ((i = 0; i < ${#folders[@]}; i += 2)); do
+		"$HEARTH_WINE" reg add "$key" /v "${folders[i]}" /t REG_EXPAND_SZ /d "${folders[i + 1]}" /f </dev/null >/dev/null 2>&1
+	done
+	"$WINESERVER" -w
+	# The moved folders exist, as on the PC whose files are in them.
+	mkdir -p "$WINEPREFIX/drive_c/users/$USER/OneDrive/Documents" \
+		"$WINEPREFIX/drive_c/users/$USER/OneDrive - Contoso/Desktop" "$WINEPREFIX/drive_c/Daten Zoë/Downloads"
+	[[ -d "$WINEPREFIX/drive_c/users/$USER" ]] && grep -q 'OneDrive - Contoso' "$WINEPREFIX/user.reg" || {
+		echo "wine: could not make the profile of $USER with moved folders in $WINEPREFIX" >&2
+		return 1
+	}
+	echo "$want" >"$stamp"
+	flock -u "$hearth_wine_lock_fd"
+	exec {hearth_wine_lock_fd}>&-
+}

@@ -256,6 +256,16 @@ func (d describer) Summary(kind string, raw json.RawMessage) string {
 		return who("by") + " told Hearth what an interrupted action did"
 	case "policy_change":
 		return fmt.Sprintf("%s changed what Hearth may do from “%s” to “%s”", who("operator"), risk.ModeLabel(s("from")), risk.ModeLabel(s("to")))
+	case "update_install":
+		if s("auto") == "true" {
+			return fmt.Sprintf("Hearth started updating itself from version %s to %s (automatic updates are on)", s("from"), s("to"))
+		}
+		return fmt.Sprintf("%s started the update from version %s to %s", who("operator"), s("from"), s("to"))
+	case "update_outcome":
+		if s("result") == "rolled-back" {
+			return fmt.Sprintf("The update to version %s did not work, so Hearth went back to %s", s("to"), s("from"))
+		}
+		return fmt.Sprintf("Hearth was updated from version %s to %s", s("from"), s("to"))
 	case "tunnel_key_set":
 		return "The tunnel key was saved (it ends in " + s("last4") + ")"
 	case "tunnel_key_cleared":

@@ -54,6 +54,10 @@ func TestEntrySummaries(t *testing.T) {
 		{"permit_approved", `{"operator":"Ann","permit_id":"pmt_1"}`, "Ann approved a call"},
 		{"outcome", `{"command_id":"c","outcome":"unknown"}`, "Interrupted when Hearth stopped: a call (check what happened)"},
 		{"tunnel_key_set", `{"last4":"wxyz"}`, "The tunnel key was saved (it ends in wxyz)"},
+		{"update_install", `{"operator":"Ann","from":"1.3.0","to":"1.4.0"}`, "Ann started the update from version 1.3.0 to 1.4.0"},
+		{"update_install", `{"auto":"true","from":"1.3.0","to":"1.4.0"}`, "Hearth started updating itself from version 1.3.0 to 1.4.0 (automatic updates are on)"},
+		{"update_outcome", `{"from":"1.3.0","to":"1.4.0","result":"updated"}`, "Hearth was updated from version 1.3.0 to 1.4.0"},
+		{"update_outcome", `{"from":"1.3.0","to":"1.4.0","result":"rolled-back"}`, "The update to version 1.4.0 did not work, so Hearth went back to 1.3.0"},
 		{"run_created", `{}`, "Run created"},
 	} {
 		if got := d.Summary(c.kind, []byte(c.data)); got != c.want {

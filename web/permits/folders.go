@@ -15,8 +15,9 @@ import (
 )
 
 // The card's "Always allow hidden files and programs in this folder": the
-// folder rule is added, then the call is allowed once; only the folder
-// the card offered (govern.Governor.OfferedFolder) can be added.
+// folder rule is added and the call allowed once, together or not at all
+// (control.Operator.ApproveFolder); only the folder the card offered
+// (govern.Governor.OfferedFolder) can be added.
 
 // approveFolder adds the folder rule p's card offered and allows p once.
 func (h *Handler) approveFolder(w http.ResponseWriter, r *http.Request, operator string, p govern.Permit) {
@@ -26,21 +27,21 @@ func (h *Handler) approveFolder(w http.ResponseWriter, r *http.Request, operator
 		h.Kit.Refuse(w, r, "/permits", "This request offers no folder to always allow; choose Allow once or Deny.")
 		return
 	}
-	if _, err := h.Operator.AddFolderRule(r.Context(), operator, p, folder); err != nil {
-		h.Kit.Fail(w, r, "add folder rule", err)
-		return
-	}
-	msg := fmt.Sprintf("From now on ChatGPT may write hidden files and programs in %s without asking (remove that under Always allowed below).", folder)
-	if err := h.Operator.Approve(r.Context(), p.ID, operator, nil); err != nil {
-		if errors.Is(err, govern.ErrExpired) || errors.Is(err, govern.ErrEStopLatched) {
-			h.Kit.Refuse(w, r, "/permits", msg+" This request itself was not allowed: its time ran out, or the emergency stop is on.")
-			return
+	if _, err := h.Operator.ApproveFolder(r.Context(), operator, p, folder); err != nil {
+		switch {
+		case errors.Is(err, govern.ErrEStopLatched):
+			h.Kit.Refuse(w, r, "/permits", "Nothing was allowed and no folder rule was added: the emergency stop is on, and nothing runs until it is reset. "+
+				"The request is still waiting: reset the stop on the Safety page, then decide here.")
+		case errors.Is(err, govern.ErrExpired):
+			h.Kit.Refuse(w, r, "/permits", "Its time ran out before you allowed it, so nothing was allowed and no folder rule was added; ChatGPT is told it was not allowed.")
+		default:
+			h.Kit.Fail(w, r, "approve permit "+p.ID+" with a folder rule", err)
 		}
-		h.Kit.Fail(w, r, "approve permit "+p.ID, err)
 		return
 	}
 	verb, what, _ := Describe(p)
-	h.Kit.Done(w, r, "/permits", operator, fmt.Sprintf("You allowed it: Hearth will %s %s, and ChatGPT gets the result in its chat. %s", verb, what, msg))
+	h.Kit.Done(w, r, "/permits", operator, fmt.Sprintf("You allowed it: Hearth will %s %s, and ChatGPT gets the result in its chat. "+
+		"From now on ChatGPT may write hidden files and programs in %s without asking (remove that under Always allowed below).", verb, what, folder))
 }
 
 func (h *Handler) removeFolderRule(w http.ResponseWriter, r *http.Request) {

@@ -340,7 +340,11 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if errors.Is(err, govern.ErrEStopLatched) {
-			h.Kit.Refuse(w, r, "/permits", "Nothing was allowed: the emergency stop is on, and nothing runs until it is reset. "+
+			nothing := "Nothing was allowed"
+			if rule != nil {
+				nothing += " and no rule was added"
+			}
+			h.Kit.Refuse(w, r, "/permits", nothing+": the emergency stop is on, and nothing runs until it is reset. "+
 				"The request is still waiting: reset the stop on the Safety page, then allow it here (or deny it).")
 			return
 		}

@@ -190,15 +190,17 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
 	h.Kit.Render(w, r, http.StatusOK, Facts(v))
 }
 
-// ModeLabel says a policy mode in words.
+// ModeLabel says a policy mode in words: what the risk table
+// (internal/risk) makes it ask, in one line (TestModeLabelSaysWhatAsks
+// holds the two together).
 func ModeLabel(mode string) string {
 	switch mode {
 	case "ask":
-		return "Asks you before it runs a program"
+		return "Asks you before it runs a program or writes an unusual file (a hidden file, a program, or one that makes a program start by itself)"
 	case "read-only":
 		return "Only reads: it changes nothing on this computer"
 	case "trusted":
-		return "Runs programs without asking"
+		return "Runs programs and writes any file without asking"
 	}
 	return mode
 }

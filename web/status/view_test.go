@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/web/ui"
 )
 
@@ -53,6 +54,55 @@ func TestStatusSentence(t *testing.T) {
 		}
 		if n := strings.Count(html, `data-testid="status-sentence"`); n != 1 {
 			t.Errorf("%+v: %d sentences", c.v, n)
+		}
+	}
+}
+
+// TestModeLabelSaysWhatAsks: the Status page's line for each mode says
+// what the risk table makes that mode do with programs and with the
+// writes that are not ordinary (hidden files, programs, persistence
+// places), so "asks before it runs a program" alone cannot come back.
+func TestModeLabelSaysWhatAsks(t *testing.T) {
+	for _, mode := range risk.Modes {
+		var b strings.Builder
+		if err := Page(ui.Chrome{Title: "Status"}, View{Mode: mode}).Render(context.Background(), &b); err != nil {
+			t.Fatal(err)
+		}
+		html := b.String()
+		i := strings.Index(html, `data-testid="status-mode">`)
+		if i < 0 {
+			t.Fatalf("%s: no mode line", mode)
+		}
+		line, _, _ := strings.Cut(html[i+len(`data-testid="status-mode">`):], "<")
+		line = strings.ToLower(line)
+		for _, c := range []struct {
+			id    risk.CaseID
+			words []string
+		}{
+			{risk.CaseExec, []string{"program"}},
+			{risk.CaseUnusual, []string{"hidden", "program", "writes"}},
+			{risk.CasePersist, []string{"start by itself"}},
+		} {
+			v := risk.CaseOf(c.id).Verdict(mode)
+			switch v {
+			case risk.Asks:
+				if !strings.HasPrefix(line, "asks you before") {
+					t.Errorf("%s: the table asks for %s, the line says %q", mode, c.id, line)
+				}
+				for _, w := range c.words {
+					if !strings.Contains(line, w) {
+						t.Errorf("%s: the table asks for %s, the line %q does not name %q", mode, c.id, line, w)
+					}
+				}
+			case risk.Runs:
+				if strings.HasPrefix(line, "asks") || !strings.Contains(line, "without asking") {
+					t.Errorf("%s: the table runs %s without asking, the line says %q", mode, c.id, line)
+				}
+			case risk.Refused:
+				if !strings.Contains(line, "changes nothing") {
+					t.Errorf("%s: the table refuses %s, the line says %q", mode, c.id, line)
+				}
+			}
 		}
 	}
 }
