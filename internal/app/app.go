@@ -99,10 +99,13 @@ type Options struct {
 
 // App is a running Hearth.
 type App struct {
-	Config     config.Config
-	DataDir    string
-	DB         *store.DB
-	Artifacts  *artifacts.Store
+	Config    config.Config
+	DataDir   string
+	DB        *store.DB
+	Artifacts *artifacts.Store
+	// Pruner deletes old artifacts that nothing alive names; each table's
+	// owner says what of its rows is still alive.
+	Pruner     *artifacts.Pruner
 	Registry   *primitive.Registry
 	Dispatcher *dispatch.Dispatcher
 	Jobs       *jobs.Queue
@@ -278,6 +281,11 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	// The operator's decisions are recorded by the governor and carried out
 	// on the engines: built over both.
 	if a.Operator, err = control.New(gov, a.Dispatcher, sessions, log); err != nil {
+		return nil, err
+	}
+
+	// Retention asks each owner of live rows what they still name.
+	if a.Pruner, err = artifacts.NewPruner(arts, dispatch.LiveText, govern.LiveText, jobs.LiveText, runs.LiveText); err != nil {
 		return nil, err
 	}
 
