@@ -3,6 +3,7 @@ package screen
 import (
 	"errors"
 	"os"
+	"strconv"
 	"testing"
 
 	"golang.org/x/sys/windows"
@@ -13,8 +14,9 @@ import (
 // Wine 8) or is absent without failing; asked again (as when the manifest
 // already set it, which Windows answers with access denied) it still
 // answers nil and the awareness stays. Each monitor's scale is its
-// DPI over 96: 1 on Wine's 96-dpi screen, and on any PC a scale Windows
-// offers (100 % to 500 %).
+// DPI over 96: 1 on Wine's 96-dpi screen, 1.5 where scripts/test-windows
+// set 144 dpi (LogPixels) in a prefix of its own, and on any PC a scale
+// Windows offers (100 % to 500 %).
 func TestPerMonitorDPIAware(t *testing.T) {
 	if err := SetPerMonitorDPIAware(); err != nil {
 		t.Fatal(err)
@@ -45,11 +47,24 @@ func TestPerMonitorDPIAware(t *testing.T) {
 	if err != nil || len(mons) == 0 {
 		t.Fatalf("monitors %v, %v", mons, err)
 	}
+	// Under Wine the screen has 96 dpi, or the LogPixels that
+	// scripts/test-windows set in a prefix of its own (HEARTH_WINE_DPI).
+	want := 0.0
+	if os.Getenv("HEARTH_WINE_WINDOWS") != "" {
+		want = 1
+	}
+	if v := os.Getenv("HEARTH_WINE_DPI"); v != "" {
+		dpi, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("HEARTH_WINE_DPI=%q", v)
+		}
+		want = float64(dpi) / 96
+	}
 	for i, m := range mons {
 		scale := d.Scale(m)
 		t.Logf("monitor %d %+v: scale %v", i+1, m, scale)
-		if os.Getenv("HEARTH_WINE_WINDOWS") != "" && scale != 1 {
-			t.Errorf("monitor %d's scale under Wine (96 dpi) is %v, want 1", i+1, scale)
+		if want != 0 && scale != want {
+			t.Errorf("monitor %d's scale under Wine is %v, want %v (HEARTH_WINE_DPI %q)", i+1, scale, want, os.Getenv("HEARTH_WINE_DPI"))
 		}
 		if scale < 1 || scale > 5 {
 			t.Errorf("monitor %d's scale %v is none Windows offers", i+1, scale)
