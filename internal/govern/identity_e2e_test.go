@@ -131,6 +131,9 @@ func TestRenamedShellAsksThroughACall(t *testing.T) {
 	}
 	tool := copyProgram(t, bash, bin, "tool")
 	done := copyProgram(t, realProgram(t, "true"), bin, "done")
+	if why := in.App.Gov.AsksEveryTimeWhy("bin/tool", in.Home); !strings.Contains(why, "copy of") {
+		t.Errorf("the card for bin/tool in the home folder says %q, not that it is a copy of a shell", why)
+	}
 	_, err := in.App.Operator.AddRule(bg, "alice", tool, in.Home)
 	if !errors.Is(err, govern.ErrAsksEveryTime) || !strings.Contains(err.Error(), "copy of") {
 		t.Fatalf("a rule for a renamed shell: %v", err)

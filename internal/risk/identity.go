@@ -29,7 +29,11 @@ import (
 // when its version resource names it (OriginalFilename, InternalName).
 //
 // What it says only ever adds to what asks: a name it finds is checked
-// in addition to the name a call used, never instead of it.
+// in addition to the name a call used, never instead of it. A multi-call
+// program (one file installed under many names, as busybox or a one-file
+// coreutils is) does what the name it is started by says, so started by
+// one of its installed names it is told by that name alone; started by
+// any other it is every program of the tables it is installed as.
 type Identities struct {
 	dirs func() []string
 	seed maphash.Seed
@@ -60,6 +64,9 @@ type knownProgram struct {
 	path  string
 	info  os.FileInfo
 	names []string
+	// installed are all the names it is installed under, when it is one
+	// file under many (Unix: multiCall).
+	installed []string
 	// whole is the hash of the whole file, for a file too small (or too
 	// uniform) to sample; samples are empty then.
 	whole   uint64
@@ -211,6 +218,42 @@ func (id *Identities) refresh() {
 		slices.Sort(byPath[p].names)
 		id.known = append(id.known, *byPath[p])
 	}
+	if runtime.GOOS != "windows" {
+		id.countInstalled()
+	}
+}
+
+// multiCall is how many names a program must be installed under to be a
+// multi-call program (busybox, a one-file coreutils) that does what the
+// name it is started by says.
+const multiCall = 16
+
+// countInstalled records the names each known program is installed under
+// in the program folders, all names, to tell multi-call programs (id.mu
+// held).
+func (id *Identities) countInstalled() {
+	bySize := map[int64][]int{}
+	for i, k := range id.known {
+		bySize[k.info.Size()] = append(bySize[k.info.Size()], i)
+	}
+	for _, dir := range id.dirs() {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			fi, err := os.Stat(filepath.Join(dir, e.Name()))
+			if err != nil {
+				continue
+			}
+			for _, i := range bySize[fi.Size()] {
+				k := &id.known[i]
+				if name := ProgramName(e.Name()); os.SameFile(fi, k.info) && !slices.Contains(k.installed, name) {
+					k.installed = append(k.installed, name)
+				}
+			}
+		}
+	}
 }
 
 // read takes a known program's fingerprint: the hashes of identitySamples
@@ -283,8 +326,15 @@ func (id *Identities) identify(path string, fi os.FileInfo) ([]string, error) {
 	var whole uint64
 	haveWhole := false
 	buf := make([]byte, identityBlock)
+	invoked := ProgramName(path)
 	for i := range id.known {
 		k := &id.known[i]
+		if len(k.installed) >= multiCall && slices.Contains(k.installed, invoked) {
+			// A multi-call program started by one of its own names is
+			// that program (ls of a one-file coreutils is ls); started
+			// by another, it may run what its first argument names.
+			continue
+		}
 		if os.SameFile(fi, k.info) {
 			add(k.names)
 			continue

@@ -140,3 +140,51 @@ func TestVersionResourceNamesTheProgram(t *testing.T) {
 	}
 	t.Fatalf("none of the %d programs found in %s has a version resource naming it", tried, sys)
 }
+
+// A multi-call program (one file installed under many names, as a
+// one-file coreutils is) started by one of its names is that program: ls
+// of it is not env, so a rule for ls still covers ls. Started by a name
+// it is not installed under it may run what its first argument names,
+// so it is env. A program installed under a few names (bash as rbash)
+// is what it is by any of them.
+func TestMultiCallProgramIsWhatItsNameSays(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("multi-call programs are Unix's")
+	}
+	env, err := filepath.EvalSymlinks("/usr/bin/env")
+	if err != nil {
+		t.Skip("no /usr/bin/env")
+	}
+	for _, c := range []struct {
+		links int
+		multi bool
+	}{{20, true}, {3, false}} {
+		bin, other := t.TempDir(), t.TempDir()
+		one := copyAs(t, env, bin, "env", nil)
+		for i := range c.links {
+			if err := os.Symlink(one, filepath.Join(bin, "util"+string(rune('a'+i)))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ids := risk.NewIdentitiesIn(func() []string { return []string{bin} })
+		names, err := ids.Names(filepath.Join(bin, "utila"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.multi && len(names) != 0 {
+			t.Errorf("a multi-call program started as utila is told %q", names)
+		}
+		if !c.multi && !slices.Contains(names, "env") {
+			t.Errorf("env installed under %d more names, started as utila, is told %q", c.links, names)
+		}
+		link := filepath.Join(other, "tool")
+		if err := os.Symlink(one, link); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{link, copyAs(t, env, other, "helper", nil)} {
+			if names, err := ids.Names(p); err != nil || !slices.Contains(names, "env") {
+				t.Errorf("%d names: %s is told %q (%v), want env", c.links+1, filepath.Base(p), names, err)
+			}
+		}
+	}
+}
