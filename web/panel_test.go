@@ -474,14 +474,17 @@ func TestPermitDecisions(t *testing.T) {
 	if env := await(t, c, fid); env["state"] != "completed" {
 		t.Fatalf("approved result: %v", env)
 	}
-	// The rule covers what the card showed: echo with the arguments it
-	// showed ("always"), not echo with any others.
+	// The rule covers what the card showed: echo with exactly the
+	// arguments it showed ("always"), not echo with any others.
 	rules, err := f.in.App.Gov.Rules(context.Background())
 	if err != nil || len(rules) != 1 || rules[0].Program != "echo" || !slices.Equal(rules[0].Args, []string{"always"}) || rules[0].CreatedBy != "Ada" {
 		t.Fatalf("rules: %+v %v", rules, err)
 	}
-	if r := c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"always", "ruled"}}); r.State() != "completed" {
+	if r := c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"always"}}); r.State() != "completed" {
 		t.Fatalf("exec under the rule: %s", r.Raw)
+	}
+	if r := c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"always", "ruled"}}); r.State() != "pending" {
+		t.Fatalf("exec with an argument after the card's ran under the rule for echo, a program outside the argument table: %s", r.Raw)
 	}
 	if r := c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"ruled"}}); r.State() != "pending" {
 		t.Fatalf("exec with arguments the card did not show ran under the rule: %s", r.Raw)

@@ -90,17 +90,22 @@ func TestSessionStartNeedsAPermitInAskMode(t *testing.T) {
 	}
 }
 
-// TestSessionStartFollowsAllowRulesAndReadOnly: an allow-rule for the
-// program lets session_start run without a permit, as it does exec; the
-// read-only mode refuses it.
-func TestSessionStartFollowsAllowRulesAndReadOnly(t *testing.T) {
+// TestSessionStartAsksUnderARuleAndReadOnlyRefusesIt: an allow-rule for
+// the program covers its exec, never a session of it (what is typed into
+// a session needs no permit): session_start asks; the read-only mode
+// refuses it.
+func TestSessionStartAsksUnderARuleAndReadOnlyRefusesIt(t *testing.T) {
 	in := hearthtest.Start(t, nil) // ask
 	s := sessionClient{t, hearthtest.Connect(t, in.URL, "sessions-rule")}
 	if _, err := in.App.Operator.AddRule(t.Context(), "alice", "cat", ""); err != nil {
 		t.Fatal(err)
 	}
-	r := s.completed(map[string]any{"operation": "session_start", "command": "cat"})
-	s.completed(map[string]any{"operation": "session_close", "session_id": r.Str("result.session_id")})
+	if r := s.call(map[string]any{"operation": "exec", "command": "cat"}); r.State() != "completed" {
+		t.Fatalf("cat under the rule for cat: %s", r.Raw)
+	}
+	if r := s.call(map[string]any{"operation": "session_start", "command": "cat"}); r.State() != "pending" {
+		t.Fatalf("session_start of cat under the rule for cat must ask: %s", r.Raw)
+	}
 	if err := in.App.Operator.SetPolicy(t.Context(), "alice", config.ModeReadOnly); err != nil {
 		t.Fatal(err)
 	}

@@ -203,18 +203,50 @@ func globEscape(p string) string {
 	return b.String()
 }
 
-// allowRule is the operator's standing decision that lets the demo program
-// run under the fs root without a permit; anything else the model runs in
-// ask mode still waits for one (see the permit step).
+// The demo program's calls that run under the operator's rules, and the
+// names and words in them: a rule covers exactly the call its card showed
+// (the demo program has no row in the argument table), so there is a rule
+// for each call, as an operator who chose "Always allow" on each card
+// would have.
+const (
+	jobsLogName       = "jobs.log"
+	replayCounterName = "replay-counter.txt"
+	greeted           = "the operator"
+	detachedText      = "detached hello"
+	afterResetText    = "working again"
+)
+
+// ruledCalls are the demo program's arguments (after ChildArg) in the
+// calls its rules cover.
+func (d *demo) ruledCalls() [][]string {
+	return [][]string{
+		{"lines", fmt.Sprint(spillLines)},
+		{"append", filepath.Join(d.root, jobsLogName), "parent"},
+		{"append", filepath.Join(d.root, jobsLogName), "dependent"},
+		{"sleep-echo", "300", detachedText},
+		{"echo", "hello, " + greeted},
+		{"echo", afterResetText},
+		{"append", filepath.Join(d.root, replayCounterName), "ran"},
+	}
+}
+
+// allowRule is the operator's standing decisions that let the demo
+// program's calls run under the fs root without a permit; anything else
+// the model runs in ask mode still waits for one (see the permit step).
 func (d *demo) allowRule(ctx context.Context) (string, error) {
-	rule, err := d.app().Operator.AddRule(ctx, operator, globEscape(d.exe), d.root)
-	if err != nil {
-		return "", fmt.Errorf("operator AddRule: %w", err)
+	var ids []string
+	for _, args := range d.ruledCalls() {
+		rule, err := d.app().Operator.AddRule(ctx, operator, globEscape(d.exe), d.root, childArgs(args...)...)
+		if err != nil {
+			return "", fmt.Errorf("operator AddRule: %w", err)
+		}
+		if rule.Interpreter {
+			return "", fmt.Errorf("the demo program was flagged as a general interpreter")
+		}
+		ids = append(ids, rule.ID)
 	}
-	if rule.Interpreter {
-		return "", fmt.Errorf("the demo program was flagged as a general interpreter")
-	}
-	return fmt.Sprintf("operator rule %s: the demo program may run with cwd under <fs-root>; elsewhere ask mode still asks", rule.ID), nil
+	return fmt.Sprintf("operator rules %s: the demo program may make these %d calls, each exactly, with cwd under <fs-root>; any other call, or elsewhere, still asks",
+		strings.Join(ids, ", "), len(ids)), nil
 }
 
 func (d *demo) execSpill(ctx context.Context) (string, error) {
@@ -361,7 +393,7 @@ func (d *demo) jobTimes(ctx context.Context, id string) (state string, started, 
 }
 
 func (d *demo) jobsAcrossRestart(ctx context.Context) (string, error) {
-	log := filepath.Join(d.root, "jobs.log")
+	log := filepath.Join(d.root, jobsLogName)
 	parent := d.job("append", log, "parent")
 	dependent := d.job("append", log, "dependent")
 	dependent["dependencies"] = []any{0}
@@ -439,7 +471,7 @@ func (d *demo) jobsAcrossRestart(ctx context.Context) (string, error) {
 }
 
 func (d *demo) detached(ctx context.Context) (string, error) {
-	args := d.exec(d.root, "sleep-echo", "300", "detached hello")
+	args := d.exec(d.root, "sleep-echo", "300", detachedText)
 	args["detach"] = true
 	t0 := time.Now()
 	r, err := d.c.call(ctx, "machine", args, nil)
@@ -455,7 +487,7 @@ func (d *demo) detached(ctx context.Context) (string, error) {
 	later := 0
 	for {
 		if env, ok := d.c.arrivals[id]; ok {
-			if jsonx.GetPath(env, "state") != "completed" || jsonx.GetPath(env, "result.stdout.text") != "detached hello\n" {
+			if jsonx.GetPath(env, "state") != "completed" || jsonx.GetPath(env, "result.stdout.text") != detachedText+"\n" {
 				b, _ := json.Marshal(env)
 				return "", fmt.Errorf("detached result: %.300s", b)
 			}
@@ -488,7 +520,7 @@ func (d *demo) recipe(ctx context.Context) (string, error) {
 	if r.IsError || r.Get("result.params.0") != "who" {
 		return "", expect(false, r, "recipe.create must find the parameter who")
 	}
-	env, err := d.completed(ctx, "recipe.run", "recipe", map[string]any{"operation": "run", "name": "demo-greet", "params": map[string]any{"who": "the operator"}}, nil)
+	env, err := d.completed(ctx, "recipe.run", "recipe", map[string]any{"operation": "run", "name": "demo-greet", "params": map[string]any{"who": greeted}}, nil)
 	if err != nil {
 		return "", err
 	}
@@ -579,11 +611,11 @@ func (d *demo) estop(ctx context.Context) (string, error) {
 	if held, err := gov.QueueHeld(ctx); err != nil || held {
 		return "", fmt.Errorf("the queue is still held after the resume (%v)", err)
 	}
-	env, err := d.completed(ctx, "exec after the reset", "machine", d.exec(d.root, "echo", "working again"), nil)
+	env, err := d.completed(ctx, "exec after the reset", "machine", d.exec(d.root, "echo", afterResetText), nil)
 	if err != nil {
 		return "", err
 	}
-	if jsonx.GetPath(env, "result.stdout.text") != "working again\n" {
+	if jsonx.GetPath(env, "result.stdout.text") != afterResetText+"\n" {
 		b, _ := json.Marshal(env)
 		return "", fmt.Errorf("exec after the reset: %.300s", b)
 	}
@@ -591,7 +623,7 @@ func (d *demo) estop(ctx context.Context) (string, error) {
 }
 
 func (d *demo) replay(ctx context.Context) (string, error) {
-	counter := filepath.Join(d.root, "replay-counter.txt")
+	counter := filepath.Join(d.root, replayCounterName)
 	meta := map[string]any{"hearth/command_id": "demo-replay-1"}
 	first, err := d.completed(ctx, "first exec", "machine", d.exec(d.root, "append", counter, "ran"), meta)
 	if err != nil {

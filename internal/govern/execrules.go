@@ -13,7 +13,8 @@ import (
 
 // What an operator's allow-rule for a program covers: the program, the
 // arguments the permit card showed and the folder, nothing the card did
-// not show. The tables of what asks anyway (environment variables,
+// not show (more arguments only for a program of the argument table, and
+// never a session: see risk.KindSessionStart). The tables of what asks anyway (environment variables,
 // programs that run any code, arguments that name a program to run) are
 // internal/risk's (execrules.go), documented in docs/SECURITY.md.
 
@@ -111,9 +112,9 @@ func (g *Governor) identities() *risk.Identities {
 // resolved file's base name, a path or glob rule the resolved absolute
 // path) and not one that asks every time, by its name or by what the
 // file is (ids: a renamed copy of a shell is the shell); its arguments
-// begin with r's and none after them asks by risk.ArgTable, for any of
-// those names; and, for a rule with a cwd root, it names a cwd under
-// that root. A file that cannot be read, so cannot be told, is covered
+// are r's, or, for a program with a row in risk.ArgTable by every one of
+// those names, begin with r's and none after them asks by the table;
+// and, for a rule with a cwd root, it names a cwd under that root. A file that cannot be read, so cannot be told, is covered
 // by no rule.
 func ruleAllows(ids *risk.Identities, r Rule, u ProgramUse) bool {
 	for _, k := range u.EnvKeys {
@@ -160,7 +161,7 @@ func ruleAllows(ids *risk.Identities, r Rule, u ProgramUse) bool {
 	}
 	rest := u.Args[len(r.Args):]
 	for _, name := range names {
-		if _, asks := risk.ArgAsks(name, rest, len(r.Args) == 0); asks {
+		if _, asks := risk.ExtraArgAsks(name, rest); asks {
 			return false
 		}
 	}

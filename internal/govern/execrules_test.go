@@ -52,7 +52,8 @@ func TestRuleCoversOnlyWhatTheCardShowed(t *testing.T) {
 }
 
 // Programs that run others: their settings and programs to run ask under
-// a rule for the program with any arguments.
+// a rule for the program with any arguments; any program outside the
+// table asks for any argument the rule did not name.
 func TestArgumentTableAsks(t *testing.T) {
 	for _, c := range []struct {
 		program string
@@ -70,6 +71,13 @@ func TestArgumentTableAsks(t *testing.T) {
 		{"tar", []string{"-I", "prog", "-xf", "a.tar"}},
 		{"tar", []string{"cvIf", "prog", "a.tar", "."}},
 		{"tar", []string{"--use-compress=prog", "-xf", "a.tar"}},
+		{"tar", []string{"-czf", "a.tar.gz", "dir"}},
+		{"ls", []string{"-la", "-exec"}},
+		{"cp", []string{"a", "b", "/home/u/.config/autostart"}},
+		{"sed", []string{"-n", "1e sh", "notes.txt"}},
+		{"rg", []string{"TODO", "--pre", "sh"}},
+		{"sort", []string{"notes.txt", "--compress-program=sh"}},
+		{"fd", []string{"-e", "txt", "-x", "sh"}},
 		{"npm", []string{"exec", "pkg"}},
 		{"npm", []string{"run", "build", "--script-shell=/home/u/sh"}},
 		{"go", []string{"test", "-exec", "prog", "./..."}},
@@ -89,7 +97,7 @@ func TestArgumentTableAsks(t *testing.T) {
 			t.Errorf("%s %q is covered by a rule for %s", c.program, c.args, r.Program)
 		}
 	}
-	// Ordinary uses stay covered.
+	// Ordinary uses of the table's programs stay covered.
 	for _, c := range []struct {
 		program string
 		args    []string
@@ -97,10 +105,10 @@ func TestArgumentTableAsks(t *testing.T) {
 		{"ssh", []string{"-p", "2222", "host", "uptime"}},
 		{"rsync", []string{"-avz", "--delete", "a/", "b/"}},
 		{"find", []string{".", "-name", "*.go", "-type", "f"}},
-		{"tar", []string{"-czf", "a.tar.gz", "dir"}},
 		{"make", []string{"-j4", "test"}},
 		{"go", []string{"test", "-race", "-count=1", "./..."}},
-		{"ls", []string{"-la", "-exec"}},
+		{"rg", []string{"-n", "TODO", "src"}},
+		{"sort", []string{"-n", "-k2", "notes.txt"}},
 	} {
 		if !govern.RuleAllows(govern.Rule{Program: "*"}, govern.ProgramUse{Command: c.program, Args: c.args}) {
 			t.Errorf("%s %q is not covered by a rule for any program", c.program, c.args)

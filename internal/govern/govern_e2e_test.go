@@ -637,15 +637,20 @@ func TestAllowRuleSkipsPermit(t *testing.T) {
 	if r.State() != "pending" {
 		t.Fatalf("%s", r.Raw)
 	}
-	rule := struct{ Program, Root string }{"echo", in.Home}
-	if err := in.App.Operator.Approve(bg, r.Get("permit_id").(string), "alice", govRule{rule.Program, rule.Root}.rule()); err != nil {
+	// The card showed "echo 1": the rule is that call, in that folder.
+	rule := &govern.Rule{Program: "echo", Args: []string{"1"}, CwdRoot: in.Home}
+	if err := in.App.Operator.Approve(bg, r.Get("permit_id").(string), "alice", rule); err != nil {
 		t.Fatal(err)
 	}
-	r = c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"2"}, "cwd": in.Home})
+	r = c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"1"}, "cwd": in.Home})
 	if r.State() != "completed" {
 		t.Fatalf("allowed program under its root: %s", r.Raw)
 	}
-	r = c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"3"}, "cwd": "/"})
+	r = c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"1", "2"}, "cwd": in.Home})
+	if r.State() != "pending" {
+		t.Fatalf("an argument the card did not show needs a permit: %s", r.Raw)
+	}
+	r = c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"1"}, "cwd": "/"})
 	if r.State() != "pending" {
 		t.Fatalf("outside the rule's cwd root a permit is needed: %s", r.Raw)
 	}

@@ -11,13 +11,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/hearth-dev/hearth/internal/govern"
 )
-
-type govRule struct{ program, root string }
-
-func (r govRule) rule() *govern.Rule { return &govern.Rule{Program: r.program, CwdRoot: r.root} }
 
 // treeScript starts a background sleep, writes its pid and then the
 // shell's own pid to the file given as $1, and waits: a process tree of

@@ -90,16 +90,18 @@ func TestRenamedShellIsCoveredByNoRule(t *testing.T) {
 	t.Setenv("PATH", path)
 	if git := realProgramOr(t, "git"); git != "" {
 		vcs := copyProgram(t, git, dir, "vcs")
-		rule := govern.Rule{Program: vcs}
-		if !govern.RuleAllows(rule, govern.ProgramUse{Command: vcs, Args: []string{"log", "-1"}}) {
-			t.Error("a rule for a renamed git does not cover git log")
+		rule := govern.Rule{Program: vcs, Args: []string{"log"}}
+		if !govern.RuleAllows(rule, govern.ProgramUse{Command: vcs, Args: []string{"log"}}) {
+			t.Error("a rule for a renamed git does not cover the git log it showed")
 		}
-		if govern.RuleAllows(rule, govern.ProgramUse{Command: vcs, Args: []string{"-c", "alias.x=!touch p", "x"}}) {
+		// Under a name the argument table does not hold, only the exact
+		// call is covered; as git, its -c asks too.
+		if govern.RuleAllows(rule, govern.ProgramUse{Command: vcs, Args: []string{"log", "-c", "alias.x=!touch p", "x"}}) {
 			t.Error("a rule for a renamed git covers its -c, as a rule for git would not")
 		}
 	}
 	lister := copyProgram(t, realProgram(t, "ls"), dir, "lister")
-	if !govern.RuleAllows(govern.Rule{Program: lister}, govern.ProgramUse{Command: lister, Args: []string{"-l"}}) {
+	if !govern.RuleAllows(govern.Rule{Program: lister, Args: []string{"-l"}}, govern.ProgramUse{Command: lister, Args: []string{"-l"}}) {
 		t.Error("a rule for a renamed ls does not cover it: only the tables' programs are told by what they are")
 	}
 }

@@ -81,7 +81,7 @@ func TestReplayAfterDenyReturnsTheOutcome(t *testing.T) {
 func TestBaseNameRuleCoversOnlyPathLookups(t *testing.T) {
 	in := hearthtest.Start(t, nil)
 	c := hearthtest.Connect(t, in.URL, "rules2")
-	if _, err := in.App.Operator.AddRule(bg, "alice", "echo", ""); err != nil {
+	if _, err := in.App.Operator.AddRule(bg, "alice", "echo", "", "ok"); err != nil {
 		t.Fatal(err)
 	}
 	if r := c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"ok"}}); r.State() != "completed" {

@@ -106,6 +106,8 @@ func (g *Governor) caseOf(ctx context.Context, mode string, kind risk.Kind, a *c
 		return risk.CaseSeeOK, nil
 	case risk.KindFileWrite:
 		return g.writeCase(ctx, a)
+	case risk.KindSessionStart:
+		return risk.CaseExec, nil
 	case risk.KindExec:
 		if mode != risk.ModeAsk {
 			// The verdicts of both cases agree outside ask mode.

@@ -11,10 +11,13 @@ import (
 // rule covers the program and the arguments the permit card showed, in a
 // folder; a call under it still asks when it sets an environment variable
 // outside HarmlessEnv, when the program runs any code it is given
-// (AsksEveryTime), or when an argument after the rule's own names a
-// program to run or changes the program's settings (ArgTable). The tables
-// are documented in docs/SECURITY.md, made from here (ExecRulesMarkdown)
-// and held equal to it by a test.
+// (AsksEveryTime), or when it adds arguments after the rule's own: for a
+// program in ArgTable, one the table lists (it names a program to run,
+// changes the program's settings or names a file to write); for any other
+// program, any at all, as the card showed none of them (ExactOnly names
+// the programs where that matters most). The tables are documented in
+// docs/SECURITY.md, made from here (ExecRulesMarkdown) and held equal to
+// it by a test.
 
 // HarmlessEnv are the environment variables a call may set and still be
 // covered by a rule: they change how output looks, never what runs. A
@@ -62,6 +65,31 @@ type ProgramGroup struct {
 	Programs []string
 }
 
+// ExactOnly are programs whose further arguments name a file to write or
+// a command to run, so a rule covers only the exact call the card showed.
+// Every program without a row in ArgTable is covered only so; these are
+// named for the documentation and the card, and a test keeps them out of
+// ArgTable.
+var ExactOnly = []ProgramGroup{
+	{Why: "writes where its arguments say", Programs: []string{"cp", "mv", "ln", "install", "tee", "dd", "chmod", "chown",
+		"chgrp", "touch", "mkdir", "rm", "unzip", "tar", "bsdtar", "7z", "7za", "gzip", "gunzip", "patch", "split", "csplit",
+		"robocopy", "xcopy"}},
+	{Why: "runs the commands its script holds, and writes the files it names", Programs: []string{"sed", "gsed", "ed", "ex"}},
+}
+
+// ExactOnlyWhy says why a rule for command covers only the exact call
+// the card showed ("writes where its arguments say"), or "" when it is
+// not one of ExactOnly.
+func ExactOnlyWhy(command string) string {
+	name := ProgramName(command)
+	for _, g := range ExactOnly {
+		if slices.Contains(g.Programs, name) {
+			return g.Why
+		}
+	}
+	return ""
+}
+
 // ArgRule is the arguments of some programs that ask even under a rule:
 // they set the program's configuration, name a program for it to run, or
 // write a file of the caller's choice. An entry is matched by its shape:
@@ -78,9 +106,6 @@ type ProgramGroup struct {
 type ArgRule struct {
 	Programs []string
 	Ask      []string
-	// ClusterFirst reads a first argument without "-" as letters too
-	// (tar's "cvIf").
-	ClusterFirst bool
 }
 
 // ArgTable is the per-program table of arguments that ask.
@@ -98,8 +123,9 @@ var ArgTable = []ArgRule{
 		"--daemon", "--log-file", "--write-batch", "--only-write-batch", "--read-batch"}},
 	{Programs: []string{"find"}, Ask: []string{"-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf",
 		"-fls", "-delete"}},
-	{Programs: []string{"tar", "bsdtar"}, ClusterFirst: true, Ask: []string{"--to-command", "--use-compress-program", "-I",
-		"--checkpoint-action", "--info-script", "--new-volume-script", "-F", "--rsh-command", "--rmt-command"}},
+	{Programs: []string{"rg"}, Ask: []string{"--pre", "--pre-glob", "--hostname-bin", "--search-zip", "-z"}},
+	{Programs: []string{"fd", "fdfind"}, Ask: []string{"-x", "--exec", "-X", "--exec-batch"}},
+	{Programs: []string{"sort"}, Ask: []string{"--compress-program", "-o", "--output", "-T", "--temporary-directory"}},
 	{Programs: []string{"zip"}, Ask: []string{"-TT", "--unzip-command"}},
 	{Programs: []string{"npm", "pnpm", "yarn"}, Ask: []string{"exec", "x", "dlx", "explore", "init", "create",
 		"--script-shell", "--node-options", "--userconfig", "--globalconfig", "--prefix", "--git", "--shell",
@@ -133,7 +159,7 @@ func ProgramName(command string) string {
 
 // isTableName reports whether the tables name a program name.
 func isTableName(name string) bool {
-	for _, g := range AsksEveryTime {
+	for _, g := range slices.Concat(AsksEveryTime, ExactOnly) {
 		if slices.Contains(g.Programs, name) {
 			return true
 		}
@@ -176,21 +202,34 @@ func argRule(name string) (ArgRule, bool) {
 }
 
 // ArgAsks returns the first of args (the arguments after a rule's own)
-// that asks for command by ArgTable, or false. first says args begin at
-// the command's first argument.
-func ArgAsks(command string, args []string, first bool) (string, bool) {
+// that asks for command by ArgTable, or false.
+func ArgAsks(command string, args []string) (string, bool) {
 	r, ok := argRule(ProgramName(command))
 	if !ok {
 		return "", false
 	}
-	for i, a := range args {
+	for _, a := range args {
 		for _, e := range r.Ask {
-			if argMatches(e, a) || (i == 0 && first && r.ClusterFirst && !strings.HasPrefix(a, "-") && argMatches(e, "-"+a)) {
+			if argMatches(e, a) {
 				return a, true
 			}
 		}
 	}
 	return "", false
+}
+
+// ExtraArgAsks returns the first of rest (the arguments a call adds
+// after a rule's own) that makes it ask, or false: for a program with a
+// row in ArgTable, the first the table lists; for any other, the first
+// of them, as a rule covers only the call the card showed.
+func ExtraArgAsks(command string, rest []string) (string, bool) {
+	if len(rest) == 0 {
+		return "", false
+	}
+	if _, ok := argRule(ProgramName(command)); !ok {
+		return rest[0], true
+	}
+	return ArgAsks(command, rest)
 }
 
 // argMatches reports whether the argument a matches the table entry e
@@ -225,13 +264,15 @@ func ExecRulesMarkdown() string {
 	for _, g := range AsksEveryTime {
 		fmt.Fprintf(&b, "| `%s` | %s |\n", strings.Join(g.Programs, "` `"), g.Why)
 	}
-	b.WriteString("\n| program | arguments after the rule's that ask |\n|---|---|\n")
+	b.WriteString("\nA rule for any program without a row in the argument table below covers only the exact call the card showed: " +
+		"a call that adds any argument asks. These programs in particular:\n\n")
+	b.WriteString("| programs a rule covers only exactly | why |\n|---|---|\n")
+	for _, g := range ExactOnly {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", strings.Join(g.Programs, "` `"), g.Why)
+	}
+	b.WriteString("\n| program | arguments after the rule's that ask (any other may follow) |\n|---|---|\n")
 	for _, r := range ArgTable {
-		note := ""
-		if r.ClusterFirst {
-			note = " (a first argument without `-` is read as letters too)"
-		}
-		fmt.Fprintf(&b, "| `%s` | `%s`%s |\n", strings.Join(r.Programs, "` `"), strings.Join(r.Ask, "` `"), note)
+		fmt.Fprintf(&b, "| `%s` | `%s` |\n", strings.Join(r.Programs, "` `"), strings.Join(r.Ask, "` `"))
 	}
 	return b.String()
 }

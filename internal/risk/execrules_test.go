@@ -60,18 +60,22 @@ func TestArgTableShapes(t *testing.T) {
 		{"find", []string{"-executable"}, false},
 		{"make", []string{"CC=x"}, true},
 		{"make", []string{"--jobs=4"}, false},
-		{"tar", []string{"cvIf"}, true},
-		{"tar", []string{"czf"}, false},
+		{"rg", []string{"--pre", "sh"}, true},
+		{"rg", []string{"--pre-glob=*"}, true},
+		{"rg", []string{"-n", "src"}, false},
+		{"sort", []string{"--compress-program=sh"}, true},
+		{"sort", []string{"-no", "out"}, true},
+		{"sort", []string{"-n", "-k2"}, false},
+		{"fd", []string{"-e", "go", "-x", "rm"}, true},
+		{"fd", []string{"--exec-batch", "rm"}, true},
+		{"fd", []string{"-e", "go"}, false},
 		{"vim", []string{"+!sh"}, true},
 		{"GIT.EXE", []string{"-c"}, true},
 		{"ls", []string{"-c"}, false},
 	} {
-		if _, got := risk.ArgAsks(c.program, c.args, true); got != c.asks {
+		if _, got := risk.ArgAsks(c.program, c.args); got != c.asks {
 			t.Errorf("%s %q: asks %v, want %v", c.program, c.args, got, c.asks)
 		}
-	}
-	if _, got := risk.ArgAsks("tar", []string{"cvIf"}, false); got {
-		t.Error("tar's letters read in an argument that is not the first")
 	}
 	for _, name := range []string{"LANG", "lc_all", "LC_CTYPE", "TERM", "NO_COLOR"} {
 		if !risk.IsHarmlessEnv(name) {
@@ -109,6 +113,19 @@ func TestTablesKnowTheirOwnNames(t *testing.T) {
 			}
 		}
 	}
+	for _, g := range risk.ExactOnly {
+		names = append(names, g.Programs...)
+		for _, p := range g.Programs {
+			if risk.ExactOnlyWhy(p+".exe") != g.Why {
+				t.Errorf("%s.exe is not told as a program that %s", p, g.Why)
+			}
+			// A row in the argument table would let arguments after
+			// the card's through.
+			if risk.RunsOthers(p) {
+				t.Errorf("%s is covered only exactly, but has a row in the argument table", p)
+			}
+		}
+	}
 	for _, n := range names {
 		if got := risk.ProgramName(n); got != n {
 			t.Errorf("%s is named %s", n, got)
@@ -116,5 +133,30 @@ func TestTablesKnowTheirOwnNames(t *testing.T) {
 	}
 	if risk.ProgramName("python3.12") != "python" || risk.ProgramName(`C:\Windows\System32\RUNDLL32.EXE`) != "rundll32" {
 		t.Error("versions are not trimmed, or table names with digits are")
+	}
+}
+
+// Arguments a call adds after a rule's own: any asks for a program
+// without a row in the argument table (cp's last argument may be a
+// folder to copy into); for one with a row, only what the row lists.
+func TestExtraArgumentsAskUnlessTheTableKnowsTheProgram(t *testing.T) {
+	for _, c := range []struct {
+		program string
+		rest    []string
+		asks    bool
+	}{
+		{"cp", nil, false},
+		{"cp", []string{"/home/u/.config/autostart"}, true},
+		{"ls", []string{"-la"}, true},
+		{"sed", []string{"-e", "1e sh"}, true},
+		{"tar", []string{"-C", "/home/u"}, true},
+		{"git", []string{"--short"}, false},
+		{"git", []string{"-c", "x=y"}, true},
+		{"rg", []string{"src"}, false},
+		{"rg", []string{"--pre", "sh"}, true},
+	} {
+		if _, got := risk.ExtraArgAsks(c.program, c.rest); got != c.asks {
+			t.Errorf("%s + %q: asks %v, want %v", c.program, c.rest, got, c.asks)
+		}
 	}
 }

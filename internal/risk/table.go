@@ -195,6 +195,12 @@ const (
 	// KindExec: starts programs; CaseAllowed when an operator rule allows
 	// every one of them, else CaseExec.
 	KindExec Kind = "exec"
+	// KindSessionStart: starts a program to type into
+	// (machine.session_start); always CaseExec, as no operator rule
+	// covers it: what is typed into the program needs no permit, and an
+	// interactive program reaches others (a pager's or an editor's "!"
+	// runs a shell command), so a rule for "git log" would cover a shell.
+	KindSessionStart Kind = "session_start"
 	// KindUI: drives an application's window; CaseFallback for fallback
 	// input, CaseUIConsole for a console, Run dialog or Explorer, else
 	// CaseUIGranted or CaseUIApp by the operator's grant for the app in
@@ -231,6 +237,7 @@ var casesOf = map[Kind][]CaseID{
 	KindRecipe:       {CaseRecipe},
 	KindFileWrite:    {CaseWrite, CaseWriteOK, CaseUnusual, CasePersist},
 	KindExec:         {CaseAllowed, CaseExec},
+	KindSessionStart: {CaseExec},
 	KindUI:           {CaseUIGranted, CaseUIApp, CaseUIConsole, CaseFallback},
 	KindKill:         {CaseKill},
 	KindSee:          {CaseSeeOK, CaseSee},
@@ -281,7 +288,7 @@ var Rows = Table{
 	"machine.process_kill": KindKill,
 	"machine.estop":        KindControl,
 
-	"machine.session_start": KindExec,
+	"machine.session_start": KindSessionStart,
 	"machine.session_send":  KindSession,
 	"machine.session_read":  KindRead,
 	"machine.session_list":  KindRead,

@@ -68,6 +68,12 @@ type Item struct {
 	// change what it runs (risk.ArgTable): the card says what the rule
 	// covers and what still asks.
 	RunsOthers bool
+	// ExactWhy says why a rule for RuleProgram covers only the exact call
+	// ("writes where its arguments say"; risk.ExactOnly), or "".
+	ExactWhy string
+	// Session is set for a session's start (machine.session_start): no
+	// rule covers one, so the card offers no "Always allow".
+	Session bool
 	// What is the call in words ("run", "ls -la"; Where: its folder).
 	Verb, What, Where string
 	// Chat labels the conversation that asked.
@@ -128,10 +134,12 @@ func NewItem(p govern.Permit) Item {
 	if len(p.Programs) > 0 {
 		it.RuleProgram, it.RuleCwd, it.RuleArgs = p.Programs[0].Command, p.Programs[0].Cwd, p.Programs[0].Args
 	}
+	it.Session = p.Primitive == "machine.session_start"
 	if it.RuleProgram != "" {
 		it.Interpreter = govern.IsInterpreter(it.RuleProgram)
 		it.AsksEveryTime = risk.AsksEveryTimeWhy(it.RuleProgram)
 		it.RunsOthers = risk.RunsOthers(it.RuleProgram)
+		it.ExactWhy = risk.ExactOnlyWhy(it.RuleProgram)
 	}
 	it.Verb, it.What, it.Where = Describe(p)
 	it.Note = askOnceNotes[p.Primitive]
@@ -316,6 +324,10 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request) {
 	switch r.PostFormValue("scope") {
 	case "once", "":
 	case "always":
+		if p.Primitive == "machine.session_start" {
+			h.Kit.Refuse(w, r, "/permits", "Hearth asks every time a session starts, so there is no Always allow for it. Allow it once instead.")
+			return
+		}
 		program := strings.TrimSpace(r.PostFormValue("program"))
 		cwd := strings.TrimSpace(r.PostFormValue("cwd_root"))
 		if program == "" {

@@ -233,3 +233,34 @@ func TestAlwaysAllowNamesWhatTheCardShows(t *testing.T) {
 		t.Errorf("rules table:\n%s", rules)
 	}
 }
+
+// A session's card offers no Always allow (no rule covers a session) and
+// says why; a program outside the argument table says its rule covers
+// exactly the call shown, and why when it writes where its arguments say.
+func TestSessionCardOffersNoAlwaysAllowAndExactRulesSaySo(t *testing.T) {
+	s := permit("git")
+	s.Primitive = "machine.session_start"
+	s.Input = `{"command":"git","args":["log"],"cwd":"/srv/app"}`
+	s.Programs = []govern.ProgramUse{{Command: "git", Args: []string{"log"}, Cwd: "/srv/app"}}
+	html := render(t, View{Pending: []Item{NewItem(s)}})
+	if strings.Contains(html, `data-testid="approve-always"`) || strings.Contains(html, `data-testid="permit-rule-form"`) {
+		t.Error("a session's card offers Always allow")
+	}
+	if !strings.Contains(html, `data-testid="session-asks-note"`) || !strings.Contains(html, "asks you each time a session starts") {
+		t.Error("a session's card does not say it asks each time")
+	}
+	cp := permit("cp")
+	cp.Input = `{"command":"cp","args":["a","b"],"cwd":"/srv/app"}`
+	cp.Programs = []govern.ProgramUse{{Command: "cp", Args: []string{"a", "b"}, Cwd: "/srv/app"}}
+	html = render(t, View{Pending: []Item{NewItem(cp)}})
+	for _, want := range []string{`data-testid="exact-note"`, "<code>cp</code> writes where its arguments say.", "covers exactly <code>cp a b</code>",
+		`Always allow <code>cp a b</code>`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("cp's card: missing %q", want)
+		}
+	}
+	rules := render(t, View{Rules: []govern.Rule{{ID: "rul_1", Program: "ls", CreatedBy: "Ada", CreatedAt: time.Now()}}})
+	if !strings.Contains(rules, `data-testid="rule-no-args"`) || strings.Contains(rules, `data-testid="rule-any-args"`) {
+		t.Errorf("a rule for ls with no arguments is not shown as that:\n%s", rules)
+	}
+}
