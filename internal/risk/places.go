@@ -40,7 +40,8 @@ const (
 	// InAnyDir: a file in any folder named Path (site-packages, .vscode)
 	// wherever it is, with one of Exts or named one of Names.
 	InAnyDir
-	// AnyName: a file named one of Names, in any folder (.envrc).
+	// AnyName: a file named one of Names or with one of Exts, in any
+	// folder (.envrc, a VS Code workspace file).
 	AnyName
 )
 
@@ -62,12 +63,19 @@ type Place struct {
 	Sentence string
 }
 
-// ScriptExts are the programs, scripts and shortcuts that run a program
-// when opened, on Windows (PATHEXT adds the machine's own).
+// ScriptExts are the extensions of files that run a program when opened:
+// programs, scripts, installers, shortcuts (which may point at a
+// program), add-ins and settings files that change the system. It is
+// the one list both the allowlist of ordinary writes (Windows; PATHEXT
+// adds the machine's own) and ui.open (internal/desktop: opening one is
+// running it, on every OS) use.
 var ScriptExts = []string{".exe", ".com", ".scr", ".pif", ".bat", ".cmd", ".ps1", ".psm1", ".psd1", ".vbs", ".vbe", ".vb",
 	".js", ".jse", ".wsf", ".wsh", ".wsc", ".hta", ".lnk", ".url", ".website", ".appref-ms", ".application",
-	".reg", ".msi", ".msp", ".mst", ".cpl", ".msc", ".jar", ".inf", ".scf", ".settingcontent-ms", ".library-ms",
-	".searchconnector-ms", ".gadget", ".xbap", ".chm", ".dll", ".sys", ".ocx", ".py", ".pyw", ".xll", ".xlam", ".dotm"}
+	".reg", ".msi", ".msp", ".mst", ".msix", ".msixbundle", ".appx", ".appxbundle", ".appinstaller", ".cpl", ".msc",
+	".jar", ".inf", ".scf", ".settingcontent-ms", ".library-ms", ".search-ms", ".searchconnector-ms", ".gadget",
+	".xbap", ".chm", ".dll", ".sys", ".drv", ".ocx", ".py", ".pyw", ".pyz", ".pyzw", ".pyc", ".pyo", ".pl", ".rb",
+	".xll", ".xlam", ".dotm", ".sh", ".bash", ".zsh", ".fish", ".ksh", ".csh", ".command", ".desktop", ".appimage",
+	".run", ".bin", ".deb", ".rpm"}
 
 // Sentences of the groups.
 const (
@@ -88,13 +96,15 @@ const (
 // anywhere are the places of both tables that are not in one folder: a
 // Python .pth or customize file in any site-packages (a virtual
 // environment's too), a project's VS Code tasks and settings (run when
-// the folder is opened), and direnv's .envrc.
+// the folder is opened) and VS Code workspace files (the same tasks and
+// settings, run when the workspace is opened), and direnv's .envrc.
 func anywhere() []Place {
 	py := []string{"sitecustomize.py", "usercustomize.py"}
 	return []Place{
 		{ID: "python", Kind: InAnyDir, Path: "site-packages", Exts: []string{".pth"}, Names: py, Sentence: sayPython},
 		{ID: "python", Kind: InAnyDir, Path: "dist-packages", Exts: []string{".pth"}, Names: py, Sentence: sayPython},
 		{ID: "editor", Kind: InAnyDir, Path: ".vscode", Names: []string{"tasks.json", "settings.json", "launch.json"}, Sentence: sayEditor},
+		{ID: "editor", Kind: AnyName, Exts: []string{".code-workspace"}, Sentence: sayEditor},
 		{ID: "shell", Kind: AnyName, Names: []string{".envrc"}, Sentence: sayDirenv},
 	}
 }
