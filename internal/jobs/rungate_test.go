@@ -247,13 +247,14 @@ func TestDueJobParksWhenRuleRemoved(t *testing.T) {
 	ctx := context.Background()
 	// No rule covers a shell, even under another name (it asks every
 	// time): the job runs this test program, which appends the line itself
-	// (TestMain), and which a rule for its path covers.
+	// (TestMain), and which a rule for its path and the job's exact
+	// arguments covers.
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	g.shell = self
-	rule, err := g.in.App.Operator.AddRule(ctx, "alice", g.shell, "")
+	rule, err := g.in.App.Operator.AddRule(ctx, "alice", g.shell, "", appendRan, g.marker)
 	if err != nil {
 		t.Fatal(err)
 	}
