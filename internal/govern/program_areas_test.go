@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
 
@@ -90,5 +91,63 @@ func TestPythonEnvironmentScriptsAsk(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Errorf("sourcing the venv's activate ran the model's command with no permit")
+	}
+}
+
+// TestGitStatusRuleBareRepoAsks: under the rule "always allow git
+// status" in a folder, the model writes ordinary files (HEAD, config,
+// objects/…, refs/…) that make a subfolder look like a git directory,
+// with core.worktree and core.fsmonitor in its config, then runs git
+// status with that subfolder as cwd: git finds the folder itself as the
+// repository (safe.bareRepository defaults to all), reads its config and
+// runs the fsmonitor program. None of the files is under a ".git", but
+// the write that completes the look of a git folder (here the last of
+// refs/) is one inside git's own folder: it asks, and git status under
+// the rule runs nothing of the model's.
+func TestGitStatusRuleBareRepoAsks(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git here")
+	}
+	in, home := askHome(t)
+	proj := filepath.Join(home, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "-C", proj, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	cl := hearthtest.Connect(t, in.URL, "git-bare")
+	status := func(cwd string) map[string]any {
+		return map[string]any{"operation": "exec", "command": "git", "args": []string{"status"}, "cwd": cwd}
+	}
+	r := cl.Call("machine", status(proj))
+	if r.State() != "pending" {
+		t.Fatalf("git status before any rule: %s", r.Raw)
+	}
+	if err := in.App.Operator.Approve(bg, r.Get("permit_id").(string), "alice", &govern.Rule{Program: "git", Args: []string{"status"}, CwdRoot: proj}); err != nil {
+		t.Fatal(err)
+	}
+
+	marker := filepath.Join(home, "ran")
+	evil := filepath.Join(proj, "docs")
+	writes := []struct{ name, data string }{
+		{"HEAD", "ref: refs/heads/main\n"},
+		{"config", "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = " + proj + "\n\tfsmonitor = touch " + marker + "\n"},
+		{"objects/info/packs", "\n"},
+		{"refs/heads/README.md", "x\n"},
+	}
+	for i, w := range writes {
+		p := filepath.Join(evil, w.name)
+		r := cl.Call("fs", map[string]any{"operation": "write", "path": p, "data": w.data})
+		if last := i == len(writes)-1; last && r.State() != "pending" {
+			t.Errorf("write %s, which makes %s look like a git folder, ran with no permit: %s", p, evil, r.State())
+		} else if !last && r.State() != "completed" {
+			t.Logf("write %s: %s", p, r.Raw)
+		}
+	}
+	r = cl.Call("machine", status(evil))
+	t.Logf("git status in %s: %s", evil, r.Raw)
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("git status under the rule ran the model's core.fsmonitor with no permit")
 	}
 }

@@ -135,6 +135,9 @@ type Places struct {
 	real func(string) string
 	// now is the clock of the resolved locations' refresh.
 	now func() time.Time
+	// exists reports whether a file or folder is at a path (nil:
+	// os.Lstat), for the folders a write makes look like git's own.
+	exists func(string) bool
 
 	mu sync.Mutex
 	// resolved are the locations' real paths (normalized), by index in
@@ -194,7 +197,56 @@ func (p *Places) Match(real string) (Place, bool) {
 			return pl, true
 		}
 	}
+	if p.gitDirAfter(real) {
+		for _, pl := range p.list {
+			if pl.Kind == GitRepo {
+				return pl, true
+			}
+		}
+	}
 	return Place{}, false
+}
+
+// gitDirAfter reports whether writing the file at real (a real absolute
+// path) leaves a folder on its way looking like a git repository's own
+// folder to git: holding a HEAD file and objects/ and refs/ (or a
+// commondir file in their place), one of them the file written, the
+// others already there. git, started in such a folder, takes it for a
+// bare repository and runs what its config names (core.fsmonitor), so
+// such a write is one inside .git, whichever of the parts comes last.
+// It reads at most three names per folder whose next name on the way is
+// HEAD, objects, refs or commondir, and nothing for any other write.
+func (p *Places) gitDirAfter(real string) bool {
+	seps := "/"
+	if p.windows {
+		seps = `/\`
+	}
+	exists := p.exists
+	if exists == nil {
+		exists = lstatExists
+	}
+	norm := func(s string) string {
+		if p.windows {
+			return strings.ToLower(s)
+		}
+		return s
+	}
+	parts := []string{"HEAD", "objects", "refs", "commondir"}
+	for at := len(real); ; {
+		i := strings.LastIndexAny(real[:at], seps)
+		if i < 0 {
+			return false
+		}
+		name := norm(real[i+1 : at])
+		at = i
+		if !slices.ContainsFunc(parts, func(s string) bool { return norm(s) == name }) {
+			continue
+		}
+		has := func(part string) bool { return norm(part) == name || exists(real[:i+1]+part) }
+		if has("HEAD") && (has("objects") && has("refs") || has("commondir")) {
+			return true
+		}
+	}
 }
 
 // locations returns the locations' real paths, resolved again when the

@@ -49,3 +49,52 @@ func TestInstalledEnvironmentsAreNotOrdinary(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteThatMakesAGitFolderIsGits: a write that leaves a folder
+// holding HEAD, objects/ and refs/ (or commondir in their place), the
+// file written being the last of them, is a write inside git's own
+// folder (git takes such a folder for a bare repository and runs what its
+// config names); the same file in a folder that lacks a part is not.
+func TestWriteThatMakesAGitFolderIsGits(t *testing.T) {
+	home := t.TempDir()
+	ps := risk.NewPlacesFor(false, env(map[string]string{"HOME": home}), nil)
+	mk := func(name string, dir bool) {
+		t.Helper()
+		p := filepath.Join(home, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if dir {
+			if err := os.Mkdir(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := os.WriteFile(p, []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("a/HEAD", false)
+	mk("a/objects", true)
+	mk("b/HEAD", false)
+	mk("b/refs", true)
+	mk("c/objects", true)
+	mk("c/refs", true)
+	mk("d/HEAD", false)
+	for p, want := range map[string]bool{
+		"a/refs/heads/main":   true,
+		"b/objects/info/x":    true,
+		"c/HEAD":              true,
+		"d/commondir":         true,
+		"a/notes.txt":         false,
+		"b/refs.txt":          false,
+		"d/objects/x":         false,
+		"e/refs/heads/main":   false,
+		"a/sub/refs/heads/x":  false,
+		"proj/HEAD":           false,
+		"proj/objects/a.json": false,
+	} {
+		pl, ok := ps.Match(filepath.Join(home, p))
+		if ok != want || ok && pl.ID != "git" {
+			t.Errorf("%s: caught %v as %q, want %v", p, ok, pl.ID, want)
+		}
+	}
+}
