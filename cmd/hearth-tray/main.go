@@ -20,6 +20,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/demo"
 	"github.com/hearth-dev/hearth/internal/instance"
 	"github.com/hearth-dev/hearth/internal/peeruser"
+	"github.com/hearth-dev/hearth/internal/screen"
 	"github.com/hearth-dev/hearth/internal/selftest"
 	"github.com/hearth-dev/hearth/internal/tray"
 	"github.com/hearth-dev/hearth/internal/winconsole"
@@ -35,6 +36,11 @@ var version = "dev"
 var updateURL, updateKey string
 
 func main() {
+	// Before any window or coordinate is read: physical pixels on every
+	// monitor, whatever its scale (the manifest says so too; this covers
+	// a build without it). Should Windows refuse, the manifest's setting
+	// stands, and there is no one to tell yet.
+	_ = screen.SetPerMonitorDPIAware()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 	"github.com/hearth-dev/hearth/internal/autostart"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/control"
@@ -94,10 +95,13 @@ type Options struct {
 
 // App is a running Hearth.
 type App struct {
-	Config     config.Config
-	DataDir    string
-	DB         *store.DB
-	Artifacts  *artifacts.Store
+	Config    config.Config
+	DataDir   string
+	DB        *store.DB
+	Artifacts *artifacts.Store
+	// Pruner deletes old artifacts that nothing alive names; each table's
+	// owner says what of its rows is still alive.
+	Pruner     *artifacts.Pruner
 	Registry   *primitive.Registry
 	Dispatcher *dispatch.Dispatcher
 	Jobs       *jobs.Queue
@@ -216,7 +220,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	}
 	a := &App{
 		Config: cfg, DataDir: opts.DataDir, DB: db, Log: log, Ledger: led,
-		FS: &fsops.Engine{DB: db, Roots: roots, SpillDir: filepath.Join(opts.DataDir, "receipts"), Replacer: fsops.Replacer{Remove: fsops.MoveToTrash},
+		FS: &fsops.Engine{DB: db, Roots: roots, SpillDir: filepath.Join(opts.DataDir, "receipts"), Replacer: atomicfile.Replacer{Remove: fsops.MoveToTrash},
 			Writes: gov.Writes},
 		Wake: wk, Tunnel: tun, Gov: gov,
 		Artifacts: arts, UI: ui, Screen: scr, Runs: newRuns(db, log, cfg, wk, arrivals), Sessions: sessions,
@@ -272,6 +276,11 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	// The operator's decisions are recorded by the governor and carried out
 	// on the engines: built over both.
 	if a.Operator, err = control.New(gov, a.Dispatcher, sessions, log); err != nil {
+		return nil, err
+	}
+
+	// Retention asks each owner of live rows what they still name.
+	if a.Pruner, err = artifacts.NewPruner(arts, dispatch.LiveText, govern.LiveText, jobs.LiveText, runs.LiveText); err != nil {
 		return nil, err
 	}
 

@@ -105,7 +105,7 @@ func (a *App) EnforceBudget(ctx context.Context) (BudgetReport, error) {
 		if err != nil {
 			return rep, err
 		}
-		ar, err := a.Artifacts.PruneOldest(ctx, cutoff, arrivalsSince)
+		ar, err := a.Pruner.PruneOldest(ctx, cutoff, arrivalsSince)
 		if err != nil {
 			return rep, err
 		}

@@ -10,15 +10,20 @@ import (
 
 // startRetention prunes artifacts and fs undo receipts older than the
 // config's artifact_retention_days and receipt_retention_days: once now,
-// then daily, until ctx ends. The artifact pass also deletes arrivals
-// older than artifact_retention_days that were never acknowledged (their
-// conversation was abandoned; see artifacts.Store.Prune). The returned
-// channel closes when it has stopped. The ledger is never pruned.
+// then daily, until ctx ends. Just before the artifact pass, the arrivals
+// older than artifact_retention_days that were never acknowledged go
+// (their conversation was abandoned; see dispatch's PruneArrivals), so
+// the artifacts only they named go with them. The returned channel closes
+// when it has stopped. The ledger is never pruned.
 func (a *App) startRetention(ctx context.Context) <-chan struct{} {
 	r := &artifacts.Retention{Log: a.Log, Passes: []artifacts.RetentionPass{
+		{Name: "abandoned arrivals", Days: a.Config.ArtifactRetentionDays,
+			Prune: func(ctx context.Context, before time.Time) (slog.LogValuer, error) {
+				return a.Dispatcher.PruneArrivals(ctx, before)
+			}},
 		{Name: "artifacts", Days: a.Config.ArtifactRetentionDays,
 			Prune: func(ctx context.Context, before time.Time) (slog.LogValuer, error) {
-				return a.Artifacts.Prune(ctx, before)
+				return a.Pruner.Prune(ctx, before)
 			}},
 		{Name: "fs receipts", Days: a.Config.ReceiptRetentionDays,
 			Prune: func(ctx context.Context, before time.Time) (slog.LogValuer, error) {

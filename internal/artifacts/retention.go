@@ -22,7 +22,6 @@ type PruneReport struct {
 	Artifacts  int   `json:"artifacts"`   // artifacts deleted
 	Bytes      int64 `json:"bytes"`       // their total size
 	Referenced int   `json:"referenced"`  // old enough, but kept: something alive refers to them
-	Arrivals   int   `json:"arrivals"`    // undelivered arrivals older than the limit, deleted
 	Files      int   `json:"files"`       // blob files removed (deleted artifacts' and orphans)
 	FileErrors int   `json:"file_errors"` // blob files that could not be removed (retried next pass)
 	Remaining  bool  `json:"remaining"`   // stopped early (context done)
@@ -31,55 +30,57 @@ type PruneReport struct {
 // LogValue logs the counts.
 func (r PruneReport) LogValue() slog.Value {
 	return slog.GroupValue(slog.Int("artifacts", r.Artifacts), slog.Int64("bytes", r.Bytes),
-		slog.Int("referenced", r.Referenced), slog.Int("arrivals", r.Arrivals),
-		slog.Int("files", r.Files), slog.Int("file_errors", r.FileErrors))
+		slog.Int("referenced", r.Referenced), slog.Int("files", r.Files), slog.Int("file_errors", r.FileErrors))
 }
 
 // pruneBatch bounds the rows one transaction looks at or deletes. A
-// transaction also reads every live row once (see liveRefs), which the
-// partial indexes of migration 0010 keep to the few rows that are live, so
-// the single write connection is held for milliseconds at a time, however
-// much finished history the database holds.
+// transaction also reads every live row once (see Pruner), which the
+// owners read through partial indexes that hold only the few live rows,
+// so the single write connection is held for milliseconds at a time,
+// however much finished history the database holds.
 const pruneBatch = 200
 
 // orphanGrace is how old a blob file with no row must be before Prune
 // removes it: Put writes the file just before it inserts the row.
 const orphanGrace = time.Hour
 
-// liveQueries select the text of every live row that may name an
-// artifact by id; an artifact named in any of them is kept. They are:
-// an arrival its conversation has not acknowledged yet and that is not
-// older than the limit (?1, see Prune), a future or durable job that has
-// not finished (its input or result), the stored result of a dependency a
-// waiting future will read back (dispatch's $future references), a permit
-// awaiting the operator, and an open run (its checkpoint and its
-// continuations' prompts), which a later conversation resumes from. Each
-// reads through an index, a partial one that holds only live rows where the
-// table keeps its finished history (migrations 0006, 0010, 0014), so none
-// of them reads the finished history.
-var liveQueries = []string{
-	`SELECT r.payload FROM arrivals r LEFT JOIN cursors c ON c.route = r.route
-		WHERE r.created_at >= ?1 AND r.seq > COALESCE(c.acked_seq, 0)`,
-	`SELECT f.input, COALESCE(f.result, '') FROM futures f WHERE f.finished_at IS NULL`,
-	// CROSS JOIN keeps this order: from the few unfinished futures to their
-	// dependencies, never through all of future_deps.
-	`SELECT COALESCE(g.result, '') FROM futures f CROSS JOIN future_deps d ON d.future_id = f.id CROSS JOIN futures g ON g.id = d.dep_id
-		WHERE f.finished_at IS NULL`,
-	// A durable job is a future (its class 'job'); its own row holds its
-	// command line and exec result.
-	`SELECT j.args, j.env, COALESCE(j.result, '') FROM futures f CROSS JOIN jobs j ON j.id = f.id WHERE f.finished_at IS NULL`,
-	`SELECT p.input FROM permits p WHERE p.state = 'pending'`,
-	`SELECT r.objective, r.acceptance_criteria, r.summary, r.next_actions, r.pending_task_ids FROM runs r WHERE r.state = 'open'`,
-	`SELECT c.prompt, COALESCE(c.command, '') FROM runs r JOIN continuations c ON c.run_id = r.id WHERE r.state = 'open'`,
+// LiveText is one owner's part of "what is still alive": it passes to
+// add, in tx (the prune's write transaction, so nothing can start naming
+// an artifact between the check and the delete), the text of each of its
+// live rows that may name an artifact by id. arrivalsSince (Unix
+// milliseconds) is the age from which an unacknowledged arrival still
+// counts as alive; owners of other rows ignore it. Each owner reads its
+// own tables (the engine its futures and arrivals, governance its pending
+// permits, jobs and runs theirs); internal/app registers them.
+type LiveText func(ctx context.Context, tx *sql.Tx, arrivalsSince int64, add func(text string)) error
+
+// Pruner deletes a store's old artifacts that nothing alive names: an
+// artifact named in the text of any live row (see LiveText) is kept.
+type Pruner struct {
+	store *Store
+	live  []LiveText
 }
 
-// liveRefs returns the artifact ids the live rows name (see liveQueries),
-// read in tx. Ids are unguessable and have one fixed shape, so every "art_"
-// followed by a well-formed id is taken as a reference; a false positive
-// only keeps an artifact longer. An id of another shape among cands (none
-// that Put makes) is looked for as a plain substring, so it is kept exactly
-// when some live text contains it.
-func liveRefs(ctx context.Context, tx *sql.Tx, cutoff int64, cands []string) (map[string]bool, error) {
+// NewPruner returns the pruner of s that asks live what is still alive.
+func NewPruner(s *Store, live ...LiveText) (*Pruner, error) {
+	if s == nil {
+		return nil, errors.New("build the artifact pruner: the store is required")
+	}
+	for i, l := range live {
+		if l == nil {
+			return nil, fmt.Errorf("build the artifact pruner: live source %d is nil", i)
+		}
+	}
+	return &Pruner{store: s, live: live}, nil
+}
+
+// liveRefs returns the artifact ids the live rows name, read in tx. Ids
+// are unguessable and have one fixed shape, so every "art_" followed by a
+// well-formed id is taken as a reference; a false positive only keeps an
+// artifact longer. An id of another shape among cands (none that Put
+// makes) is looked for as a plain substring, so it is kept exactly when
+// some live text contains it.
+func (p *Pruner) liveRefs(ctx context.Context, tx *sql.Tx, arrivalsSince int64, cands []string) (map[string]bool, error) {
 	refs := map[string]bool{}
 	var odd []string
 	for _, id := range cands {
@@ -87,36 +88,9 @@ func liveRefs(ctx context.Context, tx *sql.Tx, cutoff int64, cands []string) (ma
 			odd = append(odd, id)
 		}
 	}
-	for _, q := range liveQueries {
-		var args []any
-		if strings.Contains(q, "?1") {
-			args = append(args, cutoff)
-		}
-		rows, err := tx.QueryContext(ctx, q, args...)
-		if err != nil {
-			return nil, err
-		}
-		cols, err := rows.Columns()
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		texts := make([]string, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range texts {
-			ptrs[i] = &texts[i]
-		}
-		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			for _, t := range texts {
-				addRefs(refs, t, odd)
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+	add := func(text string) { addRefs(refs, text, odd) }
+	for _, l := range p.live {
+		if err := l(ctx, tx, arrivalsSince, add); err != nil {
 			return nil, err
 		}
 	}
@@ -148,17 +122,11 @@ func addRefs(refs map[string]bool, text string, odd []string) {
 }
 
 // Prune deletes the artifacts created before before that nothing alive
-// refers to (see liveQueries), then their blob files, then blob files no
-// row names (left by a crash between the two, or inside Put).
-//
-// It first deletes the arrivals created before before that their
-// conversation never acknowledged: such a conversation has made no request
-// for that long, so it has been abandoned, and otherwise its last arrivals
-// (and the artifacts they name) would be kept for ever. Arrival seqs come
-// from an AUTOINCREMENT key and are never reused, so a cursor's acked and
-// offered seqs stay valid: a later request acknowledges nothing it was not
-// offered, and a retry of an offered batch is offered what is left of it.
-// The arrival's work keeps its own row, so task get still reports it.
+// refers to (see LiveText), then their blob files, then blob files no row
+// names (left by a crash between the two, or inside Put). An
+// unacknowledged arrival counts as alive from before on: retention first
+// deletes the older ones (dispatch's PruneArrivals), whose conversation was
+// abandoned.
 //
 // Each batch of artifacts is checked and deleted in one write transaction,
 // so nothing can start referring to an artifact between the check and the
@@ -166,22 +134,21 @@ func addRefs(refs map[string]bool, text string, odd []string) {
 // missing file except while a read races the prune (it then gets
 // ErrNotFound). fs receipts keep their prior content in their own spill
 // directory (internal/fsops), never in artifacts.
-func (s *Store) Prune(ctx context.Context, before time.Time) (PruneReport, error) {
-	return s.prune(ctx, before.UnixMilli(), before.UnixMilli(), true)
+func (p *Pruner) Prune(ctx context.Context, before time.Time) (PruneReport, error) {
+	return p.prune(ctx, before.UnixMilli(), before.UnixMilli())
 }
 
 // PruneOldest is Prune for the storage budget: it deletes the artifacts
-// created before before that nothing alive refers to, but deletes no
-// arrival, and counts an unacknowledged arrival created since
-// arrivalsSince as alive (the age limit's cutoff; the zero time keeps
-// every unacknowledged arrival alive), so the budget never takes a result
-// its conversation has not read.
-func (s *Store) PruneOldest(ctx context.Context, before, arrivalsSince time.Time) (PruneReport, error) {
+// created before before that nothing alive refers to, and counts an
+// unacknowledged arrival created since arrivalsSince as alive (the age
+// limit's cutoff; the zero time keeps every unacknowledged arrival alive),
+// so the budget never takes a result its conversation has not read.
+func (p *Pruner) PruneOldest(ctx context.Context, before, arrivalsSince time.Time) (PruneReport, error) {
 	since := int64(-1 << 62)
 	if !arrivalsSince.IsZero() {
 		since = arrivalsSince.UnixMilli()
 	}
-	return s.prune(ctx, before.UnixMilli(), since, false)
+	return p.prune(ctx, before.UnixMilli(), since)
 }
 
 // StoredBytes is the total size of the stored artifacts.
@@ -193,27 +160,9 @@ func (s *Store) StoredBytes(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-func (s *Store) prune(ctx context.Context, cutoff, arrivalCutoff int64, deleteArrivals bool) (PruneReport, error) {
+func (p *Pruner) prune(ctx context.Context, cutoff, arrivalCutoff int64) (PruneReport, error) {
+	s := p.store
 	var rep PruneReport
-	for deleteArrivals {
-		if ctx.Err() != nil {
-			rep.Remaining = true
-			return rep, nil
-		}
-		res, err := s.DB.W.ExecContext(ctx, `DELETE FROM arrivals WHERE seq IN (
-			SELECT seq FROM arrivals WHERE created_at < ? ORDER BY created_at LIMIT ?)`, cutoff, pruneBatch)
-		if err != nil {
-			return rep, fmt.Errorf("prune arrivals: %w", err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return rep, fmt.Errorf("prune arrivals: %w", err)
-		}
-		rep.Arrivals += int(n)
-		if n < pruneBatch {
-			break
-		}
-	}
 	var lastAt int64 = -1 << 62
 	lastID := ""
 	for {
@@ -254,7 +203,7 @@ func (s *Store) prune(ctx context.Context, cutoff, arrivalCutoff int64, deleteAr
 			if len(cs) == 0 {
 				return nil
 			}
-			live, err := liveRefs(ctx, tx, arrivalCutoff, cids)
+			live, err := p.liveRefs(ctx, tx, arrivalCutoff, cids)
 			if err != nil {
 				return err
 			}

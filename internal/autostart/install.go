@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/hearth-dev/hearth/internal/fsops"
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 )
 
 // ExeName is the installed program's file name.
@@ -51,7 +51,7 @@ func SameFile(a, b string) bool {
 	return err == nil && os.SameFile(fa, fb)
 }
 
-// CopyExe copies the program src to dst atomically (fsops.WriteAtomicFrom:
+// CopyExe copies the program src to dst atomically (atomicfile.Replacer.WriteFrom:
 // a temporary file beside dst, flushed to disk, renamed over dst, the
 // rename retried briefly while a scanner holds the new file), so that dst is
 // always either the old or the new program, never half of one. When dst
@@ -66,11 +66,11 @@ func CopyExe(src, dst string) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(dst), err)
 	}
-	_, err = fsops.Replacer{}.WriteAtomicFrom(dst, in, 0o755)
+	_, err = atomicfile.Replacer{}.WriteFrom(dst, in, 0o755)
 	if errors.Is(err, fs.ErrPermission) {
 		return fmt.Errorf("%w: %w", ErrInUse, err)
 	}
-	if err != nil && !errors.Is(err, fsops.ErrNotDurable) {
+	if err != nil && !errors.Is(err, atomicfile.ErrNotDurable) {
 		return fmt.Errorf("install %s: %w", dst, err)
 	}
 	return nil

@@ -114,10 +114,12 @@ func programsFolders() []string {
 }
 
 // appsStamp fingerprints the Programs folders (appCache): a shortcut or a
-// desktop.ini added, removed or replaced changes it.
-func appsStamp() string { return stampFolders(programsFolders()) }
+// desktop.ini added, removed or replaced changes it, and so does a
+// packaged app installed or removed (packagesStamp).
+func appsStamp() string { return stampFolders(programsFolders(), packagesStamp()) }
 
-// listApps reads the Start menu's shortcuts.
+// listApps reads the Start menu's shortcuts, then adds the packaged
+// (Store) apps of the Applications folder (storeapps_windows.go).
 func listApps() ([]App, error) {
 	dirs := programsFolders()
 	if len(dirs) == 0 {
@@ -155,7 +157,7 @@ func listApps() ([]App, error) {
 		})
 	}
 	slices.SortFunc(apps, func(a, b App) int { return strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)) })
-	return apps, nil
+	return withStoreApps(apps, listStoreApps()), nil
 }
 
 // localizedNames reads dir's desktop.ini [LocalizedFileNames]: the name

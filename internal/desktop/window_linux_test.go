@@ -3,8 +3,10 @@
 package desktop_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"image/png"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/desktop"
 	"github.com/hearth-dev/hearth/internal/fsops"
+	"github.com/hearth-dev/hearth/internal/screen"
 	"github.com/hearth-dev/hearth/internal/screen/screentest"
 )
 
@@ -193,5 +196,49 @@ func TestWindowsOnTwoMonitorsUnderX11(t *testing.T) {
 	must(t, err)
 	if done.Window == nil || done.Window.Monitor != 1 || done.Window.Bounds.X != 30 {
 		t.Fatalf("after the move to the first monitor: %+v", done.Window)
+	}
+}
+
+// TestWindowOnTheLeftMonitorUnderX11: with the primary monitor on the
+// right and another on its left, a window moved to the screen point read
+// off a screenshot of the left monitor (bounds.x + x, bounds.y + y) is
+// listed on that monitor at that point, and the next screenshot shows it
+// at that pixel: a screenshot's coordinates and a window action's agree.
+func TestWindowOnTheLeftMonitorUnderX11(t *testing.T) {
+	w, h := screentest.Width, screentest.Height
+	display := screentest.StartXvfbMonitors(t, 2*w, h,
+		screentest.Monitor{X: w, Y: 0, W: w, H: h}, screentest.Monitor{X: 0, Y: 0, W: w, H: h})
+	const green = 0x22bb44
+	screentest.OpenWindow(t, display, w+40, 40, 120, 80, green, "Report", 0)
+	s := windowService(t)
+	win := listed(t, s, "Report")
+	if win == nil || win.Monitor != 1 {
+		t.Fatalf("the window on the primary monitor is listed as %+v", win)
+	}
+	shots := &screen.Service{}
+	defer shots.Close()
+	before, err := shots.Screenshot(context.Background(), screen.ShotInput{Monitor: 2})
+	must(t, err)
+	if before.Bounds != (screen.Rect{W: w, H: h}) {
+		t.Fatalf("left monitor's shot bounds %+v", before.Bounds)
+	}
+	const px, py = 200, 150 // a pixel of that screenshot
+	done, err := s.Window(context.Background(), desktop.WindowInput{HWND: win.HWND, Action: "move",
+		X: ip(before.Bounds.X + px), Y: ip(before.Bounds.Y + py)})
+	must(t, err)
+	if done.Window == nil || done.Window.Monitor != 2 || done.Window.Bounds.X != px || done.Window.Bounds.Y != py {
+		t.Fatalf("after the move to the left monitor's (%d, %d): %+v", px, py, done.Window)
+	}
+	after, err := shots.Screenshot(context.Background(), screen.ShotInput{Monitor: 2})
+	must(t, err)
+	_, data := after.Image()
+	img, err := png.Decode(bytes.NewReader(data))
+	must(t, err)
+	r, g, b, _ := img.At(px+5, py+5).RGBA()
+	if r>>8 != 0x22 || g>>8 != 0xbb || b>>8 != 0x44 {
+		t.Fatalf("the left monitor's pixel (%d, %d) is %v, want the moved window's green", px+5, py+5, img.At(px+5, py+5))
+	}
+	if r, _, _, _ := img.At(px-5, py-5).RGBA(); r>>8 == 0x22 {
+		t.Fatalf("the window shows above and left of where it was moved")
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"os"
 	"testing"
+
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 )
 
 // The benchmarks put fs read and write of a 64 KiB file beside the plain
@@ -57,7 +59,7 @@ func BenchmarkWrite64K(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		p := env.path("plain.txt")
 		for b.Loop() {
-			if _, err := WriteAtomic(p, data, 0o644); err != nil {
+			if _, err := atomicfile.Write(p, data, 0o644); err != nil {
 				b.Fatal(err)
 			}
 		}

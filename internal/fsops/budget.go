@@ -56,13 +56,14 @@ func dropPrior(ctx context.Context, tx *sql.Tx, sha string) (int64, error) {
 }
 
 // UndoReach is how far back a conversation's changes can be undone: the
-// time of the oldest kept change in effect (not undone, or brought back by
-// an undo of its undo; any false when there is none), for the Status page.
+// time of the oldest kept change in effect (not undone now, undoneSQL;
+// any false when there is none), for the Status page.
 func (e *Engine) UndoReach(ctx context.Context) (oldest time.Time, any bool, err error) {
 	var at sql.NullInt64
-	if err := e.DB.R.QueryRowContext(ctx, `SELECT MIN(created_at) FROM fs_receipts r
-		WHERE state = 'committed' AND operator IS NULL AND (undone_by IS NULL
-		  OR EXISTS (SELECT 1 FROM fs_receipts u WHERE u.id = r.undone_by AND u.undone_by IS NOT NULL))`).Scan(&at); err != nil {
+	const kept = `state = 'committed' AND operator IS NULL`
+	with, join := undoDepthSQL("r", kept)
+	if err := e.DB.R.QueryRowContext(ctx, with+`SELECT MIN(r.created_at) FROM fs_receipts r`+join+`
+		WHERE r.`+kept+` AND NOT `+undoneSQL).Scan(&at); err != nil {
 		return time.Time{}, false, fmt.Errorf("find the oldest undoable change: %w", err)
 	}
 	if !at.Valid {

@@ -46,9 +46,10 @@ type ChangesInput struct {
 }
 
 // Change is one receipt of the calling conversation, as changes lists it.
-// Undoable says an undo of it can be tried: it completed, was not undone
-// yet, and its copy of the earlier content is kept (an undo still
-// conflicts if the file changed since).
+// Undoable says an undo of it can be tried: it completed, it is not
+// undone now (undoneSQL), it is not the operator's own undo or redo, and
+// its copy of the earlier content is kept (an undo still conflicts if the
+// file changed since).
 type Change struct {
 	ReceiptID  string    `json:"receipt_id"`
 	Path       string    `json:"path"`
@@ -90,11 +91,12 @@ func (e *Engine) Changes(ctx context.Context, route string, in ChangesInput) (Ch
 		at, after = n, id
 	}
 	cond, arg := primitive.RouteMatch("route", route)
-	rows, err := e.DB.R.QueryContext(ctx,
+	with, join := undoDepthSQL("r", cond)
+	rows, err := e.DB.R.QueryContext(ctx, with+
 		`SELECT id, path, op, created_at, pre_sha256, post_sha256, undone_by, undoes, operator IS NOT NULL,
-		   prior_sha256 IS NOT NULL OR prior_file IS NOT NULL OR prior IS NOT NULL OR existed_before = 0
-		 FROM fs_receipts WHERE `+cond+` AND state = 'committed' AND (created_at < ? OR (created_at = ? AND id < ?))
-		 ORDER BY created_at DESC, id DESC LIMIT ?`, arg, at, at, after, limit+1)
+		   prior_sha256 IS NOT NULL OR prior_file IS NOT NULL OR prior IS NOT NULL OR existed_before = 0, `+undoneSQL+`
+		 FROM fs_receipts r`+join+`WHERE `+cond+` AND state = 'committed' AND (created_at < ? OR (created_at = ? AND id < ?))
+		 ORDER BY created_at DESC, id DESC LIMIT ?`, arg, arg, at, at, after, limit+1)
 	if err != nil {
 		return ChangesResult{}, fmt.Errorf("list changes: %w", err)
 	}
@@ -105,8 +107,8 @@ func (e *Engine) Changes(ctx context.Context, route string, in ChangesInput) (Ch
 		var c Change
 		var ms int64
 		var pre, post, undoneBy, undoes sql.NullString
-		var kept bool
-		if err := rows.Scan(&c.ReceiptID, &c.Path, &c.Operation, &ms, &pre, &post, &undoneBy, &undoes, &c.ByOperator, &kept); err != nil {
+		var kept, undone bool
+		if err := rows.Scan(&c.ReceiptID, &c.Path, &c.Operation, &ms, &pre, &post, &undoneBy, &undoes, &c.ByOperator, &kept, &undone); err != nil {
 			return ChangesResult{}, fmt.Errorf("list changes: %w", err)
 		}
 		if len(res.Changes) == limit {
@@ -117,7 +119,8 @@ func (e *Engine) Changes(ctx context.Context, route string, in ChangesInput) (Ch
 		c.At = time.UnixMilli(ms).UTC()
 		c.PreSHA256, c.PostSHA256 = ptrIf(pre.Valid, pre.String), ptrIf(post.Valid, post.String)
 		c.UndoneBy, c.Undoes = undoneBy.String, undoes.String
-		c.Undoable = kept && !undoneBy.Valid
+		// The operator's own undos are the operator's to undo (Undo).
+		c.Undoable = kept && !undone && !c.ByOperator
 		res.Changes = append(res.Changes, c)
 		lastAt = ms
 	}
@@ -145,7 +148,8 @@ var ErrUndoPartial = errors.New("some undone, some conflicted")
 // changed twice steps back through both). Every id is checked before
 // anything is written: an invalid one is an InputError naming
 // receipt_ids, one this conversation cannot see is ErrReceiptNotFound (as
-// Undo), and more than MaxUndoIDs is refused. Each file is replaced
+// Undo), one the operator made on the Changes page is an
+// *OperatorChangeError (as Undo), and more than MaxUndoIDs is refused. Each file is replaced
 // atomically on its own; a receipt that conflicts is listed in Conflicts
 // and the others still run. The error is nil when all were undone, wraps
 // ErrUndoPartial when some were, and is the lone *ConflictError or
@@ -178,7 +182,8 @@ func (e *Engine) UndoMany(ctx context.Context, route string, in UndoInput) (Undo
 		}
 		seen[id] = true
 		var at int64
-		err := e.DB.R.QueryRowContext(ctx, `SELECT created_at FROM fs_receipts WHERE id = ? AND `+cond, id, arg).Scan(&at)
+		var operator, path sql.NullString
+		err := e.DB.R.QueryRowContext(ctx, `SELECT created_at, operator, path FROM fs_receipts WHERE id = ? AND `+cond, id, arg).Scan(&at, &operator, &path)
 		if errors.Is(err, sql.ErrNoRows) {
 			if xerr := e.expiredReceipt(ctx, route, id); xerr != nil {
 				return UndoManyResult{}, xerr
@@ -187,6 +192,10 @@ func (e *Engine) UndoMany(ctx context.Context, route string, in UndoInput) (Undo
 		}
 		if err != nil {
 			return UndoManyResult{}, fmt.Errorf("load receipt %s: %w", id, err)
+		}
+		if operator.Valid {
+			// Refused before anything is undone.
+			return UndoManyResult{}, &OperatorChangeError{ReceiptID: id, Operator: operator.String, Path: path.String}
 		}
 		items = append(items, item{id, at})
 	}

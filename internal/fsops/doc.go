@@ -10,6 +10,7 @@
 //	*InputError       (errors.Is ErrInvalidInput) a field the operation cannot accept
 //	ErrReceiptNotFound, ErrTooLarge, fs.ErrNotExist (wrapped)
 //	*ExpiredReceiptError (errors.Is ErrReceiptExpired) undo of a receipt retention pruned
+//	*OperatorChangeError (errors.Is ErrOperatorChange) a chat's undo of the operator's undo or redo
 //	anything else: an internal failure, not to be shown verbatim
 //
 // Decisions a user of the tool should know:

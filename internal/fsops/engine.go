@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/internal/store"
@@ -48,7 +49,7 @@ type Engine struct {
 	Roots    Roots
 	SpillDir string
 	// Replacer does the atomic replaces; its zero value has the defaults.
-	Replacer Replacer
+	Replacer atomicfile.Replacer
 	// InlinePriorMax overrides DefaultInlinePriorMax when positive.
 	InlinePriorMax int
 	// Now is the clock; time.Now when nil.
@@ -156,8 +157,7 @@ func (e *Engine) Write(ctx context.Context, route string, in WriteInput) (WriteR
 		return WriteResult{}, err
 	}
 	res, err := e.mutate(ctx, mutation{route: route, op: "write", path: abs, expect: in.ExpectedSHA256, mkdir: true,
-		newHead: data[:min(len(data), risk.HeadSize)],
-		change:  func(snapshot) ([]byte, error) { return data, nil }})
+		change: func(snapshot) ([]byte, error) { return data, nil }})
 	return WriteResult{res}, err
 }
 
@@ -206,7 +206,10 @@ func (e *Engine) Patch(ctx context.Context, route string, in PatchInput) (PatchR
 // ErrReceiptNotFound, word for word as for an id that never existed, and
 // is looked up before anything else about it (its path included) can
 // show. A receipt id can leak through a shared transcript; the scope makes
-// a leaked id useless elsewhere.
+// a leaked id useless elsewhere. A receipt of the operator's undo or redo
+// on the Changes page, though in the conversation's scope, is the
+// operator's to undo: the conversation's undo of it is an
+// *OperatorChangeError.
 func (e *Engine) Undo(ctx context.Context, route string, in UndoInput) (UndoResult, error) {
 	if len(in.ReceiptIDs) > 0 || in.ReceiptID == "" {
 		return UndoResult{}, &InputError{Field: "receipt_id", Message: "give one receipt_id (UndoMany takes receipt_ids)"}
@@ -230,6 +233,9 @@ func (e *Engine) undoOne(ctx context.Context, route, id string, op operatorUndo)
 	orig, err := e.loadReceipt(ctx, route, id)
 	if err != nil {
 		return UndoResult{}, err
+	}
+	if op.name == "" && orig.operator.Valid {
+		return UndoResult{}, &OperatorChangeError{ReceiptID: orig.id, Operator: orig.operator.String, Path: orig.path}
 	}
 	abs, err := e.Roots.Resolve(orig.path)
 	if err != nil {
@@ -276,37 +282,6 @@ func (e *Engine) undoOne(ctx context.Context, route, id string, op operatorUndo)
 	return UndoResult{MutationResult: res, UndoneReceiptID: orig.id}, err
 }
 
-// maxUndoChain bounds how far undoneNow follows undos of undos.
-const maxUndoChain = 64
-
-// undoneNow is the receipt whose undo of r still stands, or "" when r's
-// change is in force: never undone, or its undo itself undone (a Redo on
-// the Changes page, or a conversation's undo of its own undo), and so on
-// down the chain. An odd number of undos in a row means undone.
-func (e *Engine) undoneNow(ctx context.Context, r receipt) (string, error) {
-	if !r.undoneBy.Valid {
-		return "", nil
-	}
-	first := r.undoneBy.String
-	next := first
-	n := 0
-	for next != "" && n < maxUndoChain {
-		n++
-		var by sql.NullString
-		if err := e.DB.R.QueryRowContext(ctx, `SELECT undone_by FROM fs_receipts WHERE id = ?`, next).Scan(&by); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				break // pruned: its undo is the last one known
-			}
-			return "", fmt.Errorf("read the undo of receipt %s: %w", r.id, err)
-		}
-		next = by.String
-	}
-	if n%2 == 0 {
-		return "", nil
-	}
-	return first, nil
-}
-
 // mutation describes one write, patch or undo for mutate.
 type mutation struct {
 	route, op, path string
@@ -325,9 +300,6 @@ type mutation struct {
 	change       func(snapshot) ([]byte, error)
 	changeReader func(snapshot) (io.ReadCloser, error)
 	removeFile   bool
-	// newHead is the start of the content a write puts (nil: patch and
-	// undo, which keep the file's own start or an earlier one's).
-	newHead []byte
 }
 
 // snapshot is a file's state before a mutation: its hash and size, and its
@@ -382,19 +354,25 @@ func (e *Engine) mutate(ctx context.Context, m mutation) (MutationResult, error)
 		}
 	}
 
-	var data []byte
+	// newHead is the start of the content the file gets (nil when it is
+	// removed), which the check below holds to the allowlist.
+	var data, newHead []byte
 	var src io.ReadCloser
 	switch {
 	case m.change != nil:
 		if data, err = m.change(snap); err != nil {
 			return MutationResult{}, err
 		}
+		newHead = head(data)
 	case m.removeFile:
 	default:
 		if src, err = m.changeReader(snap); err != nil {
 			return MutationResult{}, err
 		}
 		defer src.Close()
+		if src, newHead, err = peekHead(src); err != nil {
+			return MutationResult{}, fmt.Errorf("read the content for %s: %w", m.path, err)
+		}
 	}
 	if m.mkdir {
 		if err := os.MkdirAll(filepath.Dir(m.path), 0o755); err != nil {
@@ -403,7 +381,7 @@ func (e *Engine) mutate(ctx context.Context, m mutation) (MutationResult, error)
 	}
 	// The file is opened for the replace: a write admitted as ordinary
 	// is held to what admission saw, now.
-	if err := e.checkOrdinary(checkedOf(ctx), m.path, m.newHead); err != nil {
+	if err := e.checkOrdinary(checkedOf(ctx), m.path, newHead); err != nil {
 		return MutationResult{}, err
 	}
 
@@ -466,12 +444,12 @@ func (e *Engine) mutate(ctx context.Context, m mutation) (MutationResult, error)
 	case m.removeFile:
 		attempts, err = e.Replacer.RemoveFile(m.path)
 	case src != nil:
-		attempts, err = e.Replacer.WriteAtomicFrom(m.path, src, newFilePerm)
+		attempts, err = e.Replacer.WriteFrom(m.path, src, newFilePerm)
 	default:
-		attempts, err = e.Replacer.WriteAtomic(m.path, data, newFilePerm)
+		attempts, err = e.Replacer.Write(m.path, data, newFilePerm)
 	}
 	var warning string
-	if errors.Is(err, ErrNotDurable) {
+	if errors.Is(err, atomicfile.ErrNotDurable) {
 		warning, err = err.Error(), nil
 	}
 	if err != nil {
@@ -628,6 +606,8 @@ type receipt struct {
 	prior                  []byte
 	priorFile              sql.NullString
 	undoneBy               sql.NullString
+	// operator is set on the operator's undo or redo (Changes page).
+	operator sql.NullString
 }
 
 // loadReceipt loads receipt id as the conversation route sees it: a
@@ -637,10 +617,10 @@ func (e *Engine) loadReceipt(ctx context.Context, route, id string) (receipt, er
 	r := receipt{id: id}
 	cond, arg := primitive.RouteMatch("route", route)
 	err := e.DB.R.QueryRowContext(ctx,
-		`SELECT route, path, state, existed_before, pre_sha256, post_sha256, coalesce(prior, p.data), prior_file, undone_by
+		`SELECT route, path, state, existed_before, pre_sha256, post_sha256, coalesce(prior, p.data), prior_file, undone_by, operator
 		 FROM fs_receipts LEFT JOIN fs_priors p ON p.sha256 = fs_receipts.prior_sha256
 		 WHERE id = ? AND `+cond, id, arg).
-		Scan(&r.route, &r.path, &r.state, &r.existed, &r.pre, &r.post, &r.prior, &r.priorFile, &r.undoneBy)
+		Scan(&r.route, &r.path, &r.state, &r.existed, &r.pre, &r.post, &r.prior, &r.priorFile, &r.undoneBy, &r.operator)
 	if errors.Is(err, sql.ErrNoRows) {
 		if xerr := e.expiredReceipt(ctx, route, id); xerr != nil {
 			return receipt{}, xerr
@@ -789,7 +769,7 @@ func (e *Engine) Recover(ctx context.Context) (RecoverReport, error) {
 			}
 			continue
 		}
-		n, err := CleanStaleTemps(d)
+		n, err := atomicfile.CleanStaleTemps(d)
 		rep.TempsRemoved += n
 		if err != nil {
 			errs = append(errs, err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -380,7 +381,7 @@ func TestUndoLargeFileUsesSpill(t *testing.T) {
 
 func TestMutationRetryReportsAttempts(t *testing.T) {
 	env := newTestEngine(t)
-	env.e.Replacer = Replacer{Rename: flakyRename(2, transientErrnos()[1]), Sleep: func(time.Duration) {}}
+	env.e.Replacer = atomicfile.Replacer{Rename: flakyRename(2, atomicfile.TransientErrnos()[1]), Sleep: func(time.Duration) {}}
 	res, err := env.e.Write(context.Background(), "r", WriteInput{Path: env.path("f.txt"), Data: "x"})
 	if err != nil {
 		t.Fatal(err)
@@ -397,7 +398,7 @@ func TestFailedReplaceVoidsReceipt(t *testing.T) {
 	if err := os.WriteFile(p, []byte("old content, spilled"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env.e.Replacer = Replacer{Rename: flakyRename(100, transientErrnos()[0]), Sleep: func(time.Duration) {}, MaxAttempts: 3}
+	env.e.Replacer = atomicfile.Replacer{Rename: flakyRename(100, atomicfile.TransientErrnos()[0]), Sleep: func(time.Duration) {}, MaxAttempts: 3}
 	_, err := env.e.Write(context.Background(), "r", WriteInput{Path: p, Data: "new"})
 	if err == nil {
 		t.Fatal("write succeeded")
@@ -431,7 +432,7 @@ func TestRecoverSettlesCrashes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, tempPrefix+"123"), []byte("half"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, atomicfile.TempPrefix+"123"), []byte("half"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(e.SpillDir, 0o700); err != nil {

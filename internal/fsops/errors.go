@@ -71,6 +71,25 @@ func (e *InputError) Error() string { return e.Field + ": " + e.Message }
 // Is makes errors.Is(err, ErrInvalidInput) true for every input error.
 func (e *InputError) Is(target error) bool { return target == ErrInvalidInput }
 
+// ErrOperatorChange matches every *OperatorChangeError with errors.Is.
+var ErrOperatorChange = errors.New("the operator's own change")
+
+// OperatorChangeError refuses a conversation's undo of a receipt the
+// operator made on the Changes page (an Undo all, one change undone, or a
+// Redo): what the operator put back stays put back unless the operator
+// acts on it there. Nothing was changed.
+type OperatorChangeError struct {
+	ReceiptID, Operator, Path string
+}
+
+func (e *OperatorChangeError) Error() string {
+	return fmt.Sprintf("receipt %s is not a change this chat made: it is the operator %s's own undo on Hearth's Changes page (of %s), "+
+		"and a chat cannot undo it; only the operator can, on that page", e.ReceiptID, e.Operator, e.Path)
+}
+
+// Is makes errors.Is(err, ErrOperatorChange) true.
+func (e *OperatorChangeError) Is(target error) bool { return target == ErrOperatorChange }
+
 // ErrReceiptNotFound is returned by Undo for an unknown receipt id.
 var ErrReceiptNotFound = errors.New("receipt not found")
 

@@ -1,6 +1,7 @@
 package fsops
 
 import (
+	"bufio"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -57,7 +58,8 @@ func (e *Engine) writes() *risk.Writes {
 }
 
 // facts gathers what the allowlist needs of the file at the real path
-// real; newHead is the start of the content written (nil: kept).
+// real; newHead is the start of the content the file gets (nil: none,
+// the file is removed).
 func (e *Engine) facts(real string, newHead []byte) risk.FileFacts {
 	f := risk.FileFacts{Path: real, Root: e.Roots.rootOf(real), NewHead: newHead, Marked: markedOnTheWay(real)}
 	info, err := os.Lstat(real)
@@ -107,6 +109,20 @@ func headOf(data, encoding string) []byte {
 		return nil
 	}
 	return b[:min(len(b), risk.HeadSize)]
+}
+
+// peekHead returns the start of what src streams, and a reader that
+// still streams all of it (closing src when closed).
+func peekHead(src io.ReadCloser) (io.ReadCloser, []byte, error) {
+	br := bufio.NewReaderSize(src, 16)
+	b, err := br.Peek(risk.HeadSize)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return src, nil, err
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{br, src}, slices.Clone(b), nil
 }
 
 // checkOrdinary refuses a write admitted as ordinary (c.Ordinary) whose

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 )
 
 // markedOnTheWay returns the existing folders and file on the way to the
@@ -17,7 +19,7 @@ func markedOnTheWay(p string) []string {
 		if parent == dir {
 			break
 		}
-		if name, err := windows.UTF16PtrFromString(extendedLength(dir)); err == nil {
+		if name, err := windows.UTF16PtrFromString(atomicfile.ExtendedLength(dir)); err == nil {
 			if attrs, err := windows.GetFileAttributes(name); err == nil &&
 				attrs&(windows.FILE_ATTRIBUTE_HIDDEN|windows.FILE_ATTRIBUTE_SYSTEM) != 0 {
 				out = append(out, dir)

@@ -117,7 +117,7 @@ func TestWindowsWritesAsk(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tg, err := e.target(context.Background(), "", in)
+		tg, err := e.writeTarget(context.Background(), "", in)
 		if err != nil || len(tg.Files) != 1 {
 			t.Fatalf("target of %s: %v %+v", p, err, tg)
 		}

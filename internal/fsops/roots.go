@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 )
 
 // Rule names one containment rule. Rules are stable strings so callers and
@@ -62,9 +64,6 @@ func (e *ContainmentError) Is(target error) bool { return target == ErrContainme
 func refuse(p string, rule Rule, format string, args ...any) error {
 	return &ContainmentError{Path: p, Rule: rule, Detail: fmt.Sprintf(format, args...)}
 }
-
-// tempPrefix starts the name of every temporary file WriteAtomic makes.
-const tempPrefix = ".hearth-tmp-"
 
 // Roots is the set of directories fs may touch, minus denied paths. The
 // roots are fixed once built (build a new Roots when the configuration
@@ -245,8 +244,8 @@ func (r Roots) resolveInfo(p string, stat bool) (string, fs.FileInfo, error) {
 	if denied := r.denied.load(); r.underAny(denied, real, true) || r.underAny(denied, clean, false) {
 		return "", nil, refuse(p, RuleDenied, "Hearth's own data is not reachable through fs")
 	}
-	if strings.HasPrefix(filepath.Base(real), tempPrefix) {
-		return "", nil, refuse(p, RuleTempName, "names starting with %q are Hearth's temporary files", tempPrefix)
+	if strings.HasPrefix(filepath.Base(real), atomicfile.TempPrefix) {
+		return "", nil, refuse(p, RuleTempName, "names starting with %q are Hearth's temporary files", atomicfile.TempPrefix)
 	}
 	return real, info, nil
 }

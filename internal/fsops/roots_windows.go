@@ -6,6 +6,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 )
 
 // pathFold: NTFS names compare case-insensitively.
@@ -35,7 +37,7 @@ func evalExisting(p string, _ bool) (string, fs.FileInfo, error) {
 func finalPath(p string) (string, error) {
 	// Past MAX_PATH the open needs the \\?\ prefix (a program that is not
 	// long-path aware gets no other way); the answer is stripped of it.
-	name, err := windows.UTF16PtrFromString(extendedLength(p))
+	name, err := windows.UTF16PtrFromString(atomicfile.ExtendedLength(p))
 	if err != nil {
 		return "", err
 	}

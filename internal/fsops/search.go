@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 
 	"github.com/charlievieth/fastwalk"
+
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 )
 
 // SearchInput is the input of search. RespectIgnore is a pointer because
@@ -237,7 +239,7 @@ func (s *search) visit(p string, d fs.DirEntry, err error) error {
 		return errStopWalk
 	}
 	name := d.Name()
-	if strings.HasPrefix(name, tempPrefix) {
+	if strings.HasPrefix(name, atomicfile.TempPrefix) {
 		return nil
 	}
 	if !s.hidden && name[0] == '.' {

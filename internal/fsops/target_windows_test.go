@@ -41,7 +41,7 @@ func TestTargetFindsTheStartupFolder(t *testing.T) {
 	}, risk.RealPrefix)
 	caught := func(p string) bool {
 		t.Helper()
-		tg, err := e.target(context.Background(), "", []byte(`{"path":`+strconv.Quote(p)+`}`))
+		tg, err := e.writeTarget(context.Background(), "", []byte(`{"path":`+strconv.Quote(p)+`}`))
 		if err != nil {
 			t.Fatal(err)
 		}

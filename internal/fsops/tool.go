@@ -35,6 +35,8 @@ func mapErr(op string, err error) error {
 	case errors.As(err, &notOrdinary):
 		return primitive.Blocked("not_ordinary", "fs.%s: %s", op, notOrdinarySentence(notOrdinary)).
 			WithDetails(map[string]any{"path": notOrdinary.Path, "admitted": notOrdinary.Admitted, "reason": string(notOrdinary.Why)})
+	case errors.Is(err, ErrOperatorChange):
+		return primitive.Blocked("operator_change", "fs.%s: %v", op, err)
 	case errors.Is(err, ErrReceiptExpired):
 		return primitive.Failed("expired", "fs.%s: %v", op, err)
 	case errors.Is(err, ErrReceiptNotFound):
@@ -101,13 +103,13 @@ func (e *Engine) Specs() []*primitive.Spec {
 				}
 				return out, done, nil
 			})},
-		{Tool: "fs", Operation: "write", Risk: primitive.RiskWrite, Target: e.target, Summary: "replace or create a file atomically; returns receipt_id (for undo) and the new sha256.",
+		{Tool: "fs", Operation: "write", Risk: primitive.RiskWrite, Target: e.writeTarget, Summary: "replace or create a file atomically; returns receipt_id (for undo) and the new sha256.",
 			Fields: []primitive.Field{fPath,
 				{Name: "data", Type: primitive.TString, Required: true, Desc: "write: the whole new content (text, or base64 with encoding)."}, fEncoding, fExpect},
 			Run: primitive.Typed(run("write", func(ctx context.Context, c *primitive.Call, in WriteInput) (WriteResult, error) {
 				return e.Write(withChecked(withFuture(ctx, c.FutureID), c.Checked), route(c), in)
 			}))},
-		{Tool: "fs", Operation: "patch", Risk: primitive.RiskWrite, Target: e.target, Summary: "apply replacements in order; each old must occur exactly once (else conflict naming it); keeps CRLF and BOM.",
+		{Tool: "fs", Operation: "patch", Risk: primitive.RiskWrite, Target: e.patchTarget, Summary: "apply replacements in order; each old must occur exactly once (else conflict naming it); keeps CRLF and BOM.",
 			Fields: []primitive.Field{fPath,
 				{Name: "replacements", Type: primitive.TArray, Required: true, Min: primitive.Bound(1), Desc: "patch: [{old, new}], applied in order.",
 					Items: &primitive.Field{Type: primitive.TObject, Fields: []primitive.Field{
@@ -117,7 +119,7 @@ func (e *Engine) Specs() []*primitive.Spec {
 			Run: primitive.Typed(run("patch", func(ctx context.Context, c *primitive.Call, in PatchInput) (PatchResult, error) {
 				return e.Patch(withChecked(withFuture(ctx, c.FutureID), c.Checked), route(c), in)
 			}))},
-		{Tool: "fs", Operation: "undo", Risk: primitive.RiskWrite, Target: e.target, Summary: "restore the content before this conversation's receipts; conflicts if a file changed since.",
+		{Tool: "fs", Operation: "undo", Risk: primitive.RiskWrite, Target: e.undoTarget, Summary: "restore the content before this conversation's receipts; conflicts if a file changed since.",
 			Fields: []primitive.Field{{Name: "receipt_id", Type: primitive.TString, Desc: "undo: receipt id from write, patch or undo."},
 				{Name: "receipt_ids", Type: primitive.TArray, Max: primitive.Bound(MaxUndoIDs), Items: &primitive.Field{Type: primitive.TString}, Desc: "undo: several ids."}},
 			Run: primitive.Typed(func(ctx context.Context, c *primitive.Call, in UndoInput) (any, error) {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/fsops"
@@ -267,7 +268,7 @@ func BenchmarkFS64K(b *testing.B) {
 	})
 	b.Run("atomic_write", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := fsops.WriteAtomic(file, []byte(data), 0o600); err != nil {
+			if _, err := atomicfile.Write(file, []byte(data), 0o600); err != nil {
 				b.Fatal(err)
 			}
 		}

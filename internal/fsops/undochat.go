@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
@@ -426,7 +427,7 @@ func (e *Engine) changedBy(ctx context.Context, key, path string) (string, time.
 // plainFailure says in a few words why a file could not be put back.
 func plainFailure(err error) string {
 	switch {
-	case isTransientReplaceError(err):
+	case atomicfile.IsTransient(err):
 		return "another program kept it open (Hearth tried several times); close that program and try again"
 	case errors.Is(err, ErrReceiptNotFound), errors.Is(err, ErrReceiptExpired):
 		return "its earlier content is no longer kept"

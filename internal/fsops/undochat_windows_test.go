@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 )
 
 // TestUndoChatFileHeldOpen: on Windows (run under Wine by
@@ -21,7 +23,7 @@ import (
 // holder lets go, Undo all puts the held file back too.
 func TestUndoChatFileHeldOpen(t *testing.T) {
 	env := newTestEngine(t)
-	env.e.Replacer = Replacer{MaxAttempts: 4, BaseDelay: time.Millisecond, Remove: MoveToTrash}
+	env.e.Replacer = atomicfile.Replacer{MaxAttempts: 4, BaseDelay: time.Millisecond, Remove: MoveToTrash}
 	ctx := context.Background()
 	held, free, created := env.path("held.txt"), env.path("free.txt"), env.path("new.txt")
 	for _, p := range []string{held, free} {
@@ -96,7 +98,7 @@ func TestMoveToTrashHeldOpen(t *testing.T) {
 		}
 		t.Fatal("MoveToTrash said nothing, and the file is still there")
 	}
-	if !isTransientReplaceError(err) {
+	if !atomicfile.IsTransient(err) {
 		t.Fatalf("not reported as held: %v", err)
 	}
 	if _, serr := os.Stat(p); serr != nil {

@@ -33,8 +33,10 @@ type FileFacts struct {
 	Executable bool
 	// Head is the start of the existing file (up to HeadSize bytes).
 	Head []byte
-	// NewHead is the start of the content written, up to HeadSize bytes;
-	// nil when the call keeps the file's start as it is (patch).
+	// NewHead is the start of the content the file has after the call,
+	// up to HeadSize bytes (for a patch or an undo, of the content it
+	// leaves); nil when the call writes no content (an undo that removes
+	// the file).
 	NewHead []byte
 	// Marked are the existing folders and file on the way to Path (real
 	// absolute paths) that carry the Hidden or System attribute (Windows).
@@ -209,7 +211,10 @@ func (w *Writes) Classify(f FileFacts) (Why, bool) {
 	if w.windows && slices.Contains(w.exts, strings.ToLower(extOf(path))) {
 		return WhyOpens, false
 	}
-	if isProgram(f.NewHead, !w.windows && !f.Exists) || !w.windows && !f.Exists && bytes.HasPrefix(f.NewHead, []byte("#!")) {
+	if k := programKind(f.NewHead, !w.windows); k != "" && (!f.Exists || k != programKind(f.Head, !w.windows)) {
+		// The content written makes the file a program it was not: a
+		// new one, or an existing file whose start becomes a program's
+		// (a patch or an undo counts by the content it leaves).
 		return WhyNewProgram, false
 	}
 	return "", true
@@ -219,6 +224,21 @@ func (w *Writes) Classify(f FileFacts) (Why, bool) {
 // PE file ("MZ") on every OS, and an ELF file where elf is set.
 func isProgram(head []byte, elf bool) bool {
 	return bytes.HasPrefix(head, []byte("MZ")) || elf && bytes.HasPrefix(head, []byte("\x7fELF"))
+}
+
+// programKind names the kind of program a file starting with head is:
+// "pe" on every OS, and where unix is set "elf" or "script" (#!); "" for
+// none.
+func programKind(head []byte, unix bool) string {
+	switch {
+	case bytes.HasPrefix(head, []byte("MZ")):
+		return "pe"
+	case unix && bytes.HasPrefix(head, []byte("\x7fELF")):
+		return "elf"
+	case unix && bytes.HasPrefix(head, []byte("#!")):
+		return "script"
+	}
+	return ""
 }
 
 // under reports whether the normalized path p is dir or inside it.
@@ -264,7 +284,7 @@ func AllowlistMarkdown() string {
 	b.WriteString("3. is not in the system's program and settings folders: on Linux " + codeList(UnixAreas) + "; on Windows " + codeList(WindowsAreaVars) + " (known folders through SHGetKnownFolderPath, so a moved folder counts where it really is);\n")
 	b.WriteString("4. does not replace a program: an existing file with an execute bit, or one starting with `MZ` (PE), or on Linux with ELF;\n")
 	b.WriteString("5. on Windows, does not have an extension of a file that runs a program when opened: " + codeList(ScriptExts) + " and those of `PATHEXT`;\n")
-	b.WriteString("6. does not write a program: content starting with `MZ`, or on Linux a new file starting with ELF or `#!`;\n")
+	b.WriteString("6. does not make a file a program: content starting with `MZ`, or on Linux with ELF or `#!`, in a new file or in one that did not start so before (a patch or an undo counts by the content it leaves);\n")
 	b.WriteString("7. is not a persistence place (the tables below), which asks as its own case whatever the rest says.\n\n")
 	b.WriteString("Why a write that is not ordinary asks, as the card says it (\"ChatGPT wants to …\"):\n\n| reason | the card says | a folder rule may cover it |\n|---|---|---|\n")
 	for _, w := range []Why{WhySystem, WhyHidden, WhyProgram, WhyNewProgram, WhyOpens} {

@@ -32,6 +32,13 @@ func TestLinuxAllowlist(t *testing.T) {
 		{risk.FileFacts{Path: "/home/u/run", Root: "/home/u", NewHead: []byte("\x7fELF")}, risk.WhyNewProgram},
 		{risk.FileFacts{Path: "/home/u/a.exe", Root: "/home/u", NewHead: []byte("MZ\x90\x00")}, risk.WhyNewProgram},
 		{risk.FileFacts{Path: "/home/u/notes.sh", Root: "/home/u", Exists: true, Head: []byte("#!/b"), NewHead: []byte("#!/b")}, ""},
+		// An existing ordinary file made to start as a program: the same
+		// as a new one (what a patch or an undo leaves counts).
+		{risk.FileFacts{Path: "/home/u/notes.txt", Root: "/home/u", Exists: true, Head: []byte("Dear"), NewHead: []byte("#!/b")}, risk.WhyNewProgram},
+		{risk.FileFacts{Path: "/home/u/notes.txt", Root: "/home/u", Exists: true, Head: []byte("Dear"), NewHead: []byte("\x7fELF")}, risk.WhyNewProgram},
+		{risk.FileFacts{Path: "/home/u/notes.txt", Root: "/home/u", Exists: true, Head: []byte("Dear"), NewHead: []byte("MZ\x90\x00")}, risk.WhyNewProgram},
+		{risk.FileFacts{Path: "/home/u/notes.sh", Root: "/home/u", Exists: true, Head: []byte("#!/b"), NewHead: []byte("\x7fELF")}, risk.WhyNewProgram},
+		{risk.FileFacts{Path: "/home/u/notes.txt", Root: "/home/u", Exists: true, Head: []byte("Dear"), NewHead: []byte("Hell")}, ""},
 		{risk.FileFacts{Path: "/home/u/x", Root: ""}, risk.WhyOutside},
 	} {
 		why, ok := w.Classify(c.f)
@@ -74,6 +81,8 @@ func TestWindowsAllowlist(t *testing.T) {
 		{risk.FileFacts{Path: `C:\Users\Ann\Documents\photo.jpg`, Root: home, NewHead: []byte("MZ\x90\x00")}, risk.WhyNewProgram},
 		{risk.FileFacts{Path: `C:\Users\Ann\Documents\old.dat`, Root: home, Exists: true, Head: []byte("MZ\x90\x00")}, risk.WhyProgram},
 		{risk.FileFacts{Path: `C:\Users\Ann\Documents\run`, Root: home, NewHead: []byte("#!/b")}, ""},
+		{risk.FileFacts{Path: `C:\Users\Ann\Documents\notes.txt`, Root: home, Exists: true, Head: []byte("Dear"), NewHead: []byte("MZ\x90\x00")}, risk.WhyNewProgram},
+		{risk.FileFacts{Path: `C:\Users\Ann\Documents\notes.txt`, Root: home, Exists: true, Head: []byte("Dear"), NewHead: []byte("#!/b")}, ""},
 	} {
 		why, ok := w.Classify(c.f)
 		if ok != (c.want == "") || why != c.want {

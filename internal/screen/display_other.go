@@ -7,6 +7,8 @@ import (
 	"image"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/randr"
@@ -105,6 +107,37 @@ func (d *x11Display) Monitors() ([]Rect, error) {
 	return []Rect{{W: int(d.screen.WidthInPixels), H: int(d.screen.HeightInPixels)}}, nil
 }
 
+// resourceBytes bounds the resource database Scale reads.
+const resourceBytes = 64 << 10
+
+// Scale is the desktop's scale: X11 has one for all monitors, the Xft.dpi
+// resource (what xrdb loads and toolkits scale by) over 96, read from the
+// root window's RESOURCE_MANAGER property; 1 when it is not set.
+func (d *x11Display) Scale(Rect) float64 {
+	r, err := xproto.GetProperty(d.c, false, d.screen.Root, xproto.AtomResourceManager, xproto.AtomString, 0, resourceBytes/4).Reply()
+	if err != nil || r.Format != 8 {
+		return 1
+	}
+	return xftScale(string(r.Value))
+}
+
+// xftScale reads Xft.dpi from a resource database's text, as a scale
+// (dpi/96); 1 when it is absent or not a plausible DPI.
+func xftScale(db string) float64 {
+	for line := range strings.Lines(db) {
+		name, val, ok := strings.Cut(line, ":")
+		if !ok || strings.TrimSpace(name) != "Xft.dpi" {
+			continue
+		}
+		dpi, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+		if err != nil || dpi < 24 || dpi > 960 {
+			return 1
+		}
+		return dpi / 96
+	}
+	return 1
+}
+
 func (d *x11Display) Windows() ([]Window, error) {
 	root := d.screen.Root
 	tree, err := xproto.QueryTree(d.c, root).Reply()
@@ -195,26 +228,40 @@ func (d *x11Display) Capture(r Rect) (*image.RGBA, error) {
 	}
 	lsb := d.setup.ImageByteOrder == xproto.ImageOrderLSBFirst
 	img := image.NewRGBA(image.Rect(0, 0, r.W, r.H))
-	rows := max(1, stripBytes/(4*r.W))
-	for y0 := 0; y0 < r.H; y0 += rows {
-		h := min(rows, r.H-y0)
+	for i := 3; i < len(img.Pix); i += 4 {
+		img.Pix[i] = 0xff // opaque black where the root has no pixels
+	}
+	// The root's pixels lie at (0, 0) to its size. A RandR monitor may be
+	// declared partly or wholly outside it (at a negative origin, say),
+	// where the X server has nothing to show: that part stays black, and
+	// image pixel (x, y) is still screen point (r.X + x, r.Y + y).
+	on := r.image().Intersect(image.Rect(0, 0, int(d.screen.WidthInPixels), int(d.screen.HeightInPixels)))
+	if on.Empty() {
+		return img, nil
+	}
+	w, x0 := on.Dx(), on.Min.X-r.X
+	rows := max(1, stripBytes/(4*w))
+	for y := on.Min.Y; y < on.Max.Y; y += rows {
+		h := min(rows, on.Max.Y-y)
 		rep, err := xproto.GetImage(d.c, xproto.ImageFormatZPixmap, xproto.Drawable(d.screen.Root),
-			int16(r.X), int16(r.Y+y0), uint16(r.W), uint16(h), 0xffffffff).Reply()
+			int16(on.Min.X), int16(y), uint16(w), uint16(h), 0xffffffff).Reply()
 		if err != nil {
-			return nil, fmt.Errorf("read rows %d-%d of %v from the X server: %w", y0, y0+h, r, err)
+			return nil, fmt.Errorf("read rows %d-%d of %v from the X server: %w", y, y+h, fromImage(on), err)
 		}
-		if len(rep.Data) < 4*r.W*h {
-			return nil, fmt.Errorf("the X server sent %d bytes for %dx%d pixels", len(rep.Data), r.W, h)
+		if len(rep.Data) < 4*w*h {
+			return nil, fmt.Errorf("the X server sent %d bytes for %dx%d pixels", len(rep.Data), w, h)
 		}
-		dst := img.Pix[y0*img.Stride:]
-		for i := 0; i < r.W*h; i++ {
-			p := rep.Data[i*4 : i*4+4]
-			if lsb { // B G R X
-				dst[i*4], dst[i*4+1], dst[i*4+2] = p[2], p[1], p[0]
-			} else { // X R G B
-				dst[i*4], dst[i*4+1], dst[i*4+2] = p[1], p[2], p[3]
+		for row := range h {
+			dst := img.Pix[(y-r.Y+row)*img.Stride+4*x0:]
+			src := rep.Data[row*4*w:]
+			for i := range w {
+				p := src[i*4 : i*4+4]
+				if lsb { // B G R X
+					dst[i*4], dst[i*4+1], dst[i*4+2] = p[2], p[1], p[0]
+				} else { // X R G B
+					dst[i*4], dst[i*4+1], dst[i*4+2] = p[1], p[2], p[3]
+				}
 			}
-			dst[i*4+3] = 0xff
 		}
 	}
 	return img, nil

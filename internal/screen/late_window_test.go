@@ -18,6 +18,7 @@ type openedDuringCaptureDisplay struct {
 }
 
 func (d *openedDuringCaptureDisplay) Monitors() ([]Rect, error) { return []Rect{{0, 0, 100, 100}}, nil }
+func (d *openedDuringCaptureDisplay) Scale(Rect) float64        { return 1 }
 func (d *openedDuringCaptureDisplay) Windows() ([]Window, error) {
 	if !d.captured {
 		return nil, nil

@@ -48,10 +48,15 @@ type Window struct {
 type Display interface {
 	// Monitors returns the monitors' rectangles, the primary first.
 	Monitors() ([]Rect, error)
+	// Scale is the display scale (DPI over 96: 1.5 at 150 %) of the
+	// monitor holding most of r. Coordinates stay physical pixels; the
+	// scale says how large things look there.
+	Scale(r Rect) float64
 	// Windows returns the top-level windows, topmost first.
 	Windows() ([]Window, error)
-	// Capture reads the pixels of r, which lies on the screen, as an
-	// RGBA image whose bounds start at (0, 0).
+	// Capture reads the pixels of r, which lies within the monitors, as
+	// an RGBA image whose bounds start at (0, 0): image pixel (x, y) is
+	// screen point (r.X + x, r.Y + y), black where the host has none.
 	Capture(r Rect) (*image.RGBA, error)
 	Close()
 }

@@ -169,14 +169,19 @@ type Shot struct {
 	// Bounds is the screen rectangle captured, in the physical pixels
 	// ui.snapshot's bounds use: image pixel (x, y) shows screen point
 	// (bounds.x + x/scale, bounds.y + y/scale).
-	Bounds   Rect    `json:"bounds"`
-	Width    int     `json:"width"`
-	Height   int     `json:"height"`
-	Scale    float64 `json:"scale"`
-	Format   string  `json:"format"`
-	MimeType string  `json:"mime_type"`
-	Quality  int     `json:"quality,omitempty"`
-	Bytes    int     `json:"bytes"`
+	Bounds Rect    `json:"bounds"`
+	Width  int     `json:"width"`
+	Height int     `json:"height"`
+	Scale  float64 `json:"scale"`
+	// MonitorScale is the display scale of the monitor showing most of
+	// bounds (its DPI over 96: 1.5 at 150 %): how large things look
+	// there. Bounds stay physical pixels on every monitor, whatever its
+	// scale, as do ui.snapshot's bounds and a fallback click's point.
+	MonitorScale float64 `json:"monitor_scale"`
+	Format       string  `json:"format"`
+	MimeType     string  `json:"mime_type"`
+	Quality      int     `json:"quality,omitempty"`
+	Bytes        int     `json:"bytes"`
 	// BlackedOut are the parts of bounds covered by Hearth's own windows,
 	// painted black.
 	BlackedOut []Rect `json:"blacked_out,omitempty"`
@@ -270,6 +275,7 @@ func (s *Service) shoot(in ShotInput) (*Shot, error) {
 		return nil, invalid("region: %dx%d is larger than %d pixels a side", clip.Dx(), clip.Dy(), MaxCapture)
 	}
 	shot.Bounds = fromImage(clip)
+	shot.MonitorScale = d.Scale(shot.Bounds)
 	img, err := d.Capture(shot.Bounds)
 	if err != nil {
 		return nil, primitive.Failed("capture_failed", "ui.screenshot: read the pixels of %v: %v", shot.Bounds, err)

@@ -115,7 +115,7 @@ func (s *Service) Specs() []*primitive.Spec {
 	}
 	return []*primitive.Spec{
 		{Tool: "ui", Operation: "screenshot", Risk: primitive.RiskUI, Inline: true, Fields: shot,
-			Summary: "one of hwnd, process_id (its top window), monitor, region; image content plus {bounds, width, height, scale}; Hearth's windows blacked out.",
+			Summary: "one of hwnd, process_id (its top window), monitor, region; image content plus {bounds (screen px), width, height, scale (image px per screen px), monitor_scale (DPI/96)}; Hearth's windows blacked out.",
 			Precheck: func(raw json.RawMessage) error {
 				in, err := decode[ShotInput](raw)
 				if err != nil {

@@ -30,6 +30,7 @@ func (r *run) checks() []check {
 		{name: "desktop.windows", needs: []string{"hearth.start", "uia.fixture"}, run: r.checkWindows},
 		{name: "desktop.open_file", needs: hearth, run: r.checkOpenFile},
 		{name: "desktop.open_notepad", needs: hearth, run: r.checkOpenNotepad},
+		{name: "desktop.store_apps", needs: hearth, run: r.checkStoreApps},
 		{name: "desktop.uac_refused", run: r.checkSecureDesktop},
 		{name: "tray.icon", run: r.checkTrayIcon},
 		{name: "tray.menu", needs: []string{"tray.icon"}, run: r.checkTrayMenu},

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/fsops"
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 )
 
 // The file system checks run the fs tool of the temporary Hearth, whose
@@ -181,13 +181,13 @@ func (r *run) checkHeldOpen(ctx context.Context) (string, error) {
 	refused := res.Code()
 	released := false
 	var releaseErr error
-	rep := fsops.Replacer{Sleep: func(time.Duration) {
+	rep := atomicfile.Replacer{Sleep: func(time.Duration) {
 		if !released {
 			released = true
 			releaseErr = holder.stop()
 		}
 	}}
-	attempts, err := rep.WriteAtomic(path, []byte("new"), 0o600)
+	attempts, err := rep.Write(path, []byte("new"), 0o600)
 	if !released {
 		holder.stop()
 	}

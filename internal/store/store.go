@@ -217,6 +217,34 @@ func Collect[T any](rows *sql.Rows, err error, scan func(*sql.Rows) (T, error)) 
 	return out, rows.Err()
 }
 
+// EachText passes to add every column of every row of a query (rows, err
+// as QueryContext returns them), each read as text, closing the rows
+// before it returns. Retention reads the live rows' text with it.
+func EachText(rows *sql.Rows, err error, add func(text string)) error {
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	texts := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range texts {
+		ptrs[i] = &texts[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		for _, t := range texts {
+			add(t.String)
+		}
+	}
+	return rows.Err()
+}
+
 // maxTxStmts bounds how many distinct statements TxExec keeps prepared
 // (a query built with a varying number of placeholders is one each).
 const maxTxStmts = 256

@@ -20,7 +20,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/fsops"
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 	"github.com/hearth-dev/hearth/internal/httpbound"
 	"github.com/hearth-dev/hearth/internal/peeruser"
 )
@@ -137,9 +137,9 @@ func (c *Control) Listen(dataDir string) error {
 	c.srv = httpbound.New(httpbound.Control(), nil).Server(c)
 	data, err := json.Marshal(controlInfo{PID: os.Getpid(), Addr: ln.Addr().String(), Secret: c.secret})
 	if err == nil {
-		_, err = fsops.WriteAtomic(filepath.Join(dataDir, ControlFile), data, 0o600)
+		_, err = atomicfile.Write(filepath.Join(dataDir, ControlFile), data, 0o600)
 	}
-	if err != nil && !errors.Is(err, fsops.ErrNotDurable) {
+	if err != nil && !errors.Is(err, atomicfile.ErrNotDurable) {
 		ln.Close()
 		return fmt.Errorf("publish the tray control endpoint: %w", err)
 	}

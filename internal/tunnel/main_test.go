@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -263,7 +264,8 @@ func waitDead(t *testing.T, pid int, what string) {
 	}
 }
 
-// selfFake is the minimal fake tunnel-client: `run` writes the health URL
+// selfFake is the minimal fake tunnel-client: `init` records its
+// arguments and working directory; `run` writes the health URL
 // file, serves /readyz and a /metrics whose last successful poll is now,
 // and exits on the graceful signal (unless
 // FAKE_TUNNEL_HANG_ON_STOP=1); `sleep` sleeps (a grandchild).
@@ -271,6 +273,17 @@ func selfFake(args []string) int {
 	switch args[0] {
 	case "sleep":
 		time.Sleep(time.Hour)
+		return 0
+	case "init":
+		// What init was given and where it ran, for the test to read
+		// (FAKE_TUNNEL_INIT_OUT names the file).
+		wd, _ := os.Getwd()
+		b, _ := json.Marshal(map[string]any{"args": args, "dir": wd})
+		if err := os.WriteFile(os.Getenv("FAKE_TUNNEL_INIT_OUT"), b, 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			return 1
+		}
+		fmt.Println("self fake: profile created")
 		return 0
 	case "run":
 	default:

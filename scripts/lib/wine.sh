@@ -244,3 +244,29 @@ hearth_wine_profile_setup() {
 	flock -u "$hearth_wine_lock_fd"
 	exec {hearth_wine_lock_fd}>&-
 }
+
+# hearth_wine_dpi_setup makes a third cached prefix whose screen has 144 dpi
+# (150 % scaling): LogPixels, which Wine reads when a process starts, set
+# under HKLM\System\CurrentControlSet\Hardware Profiles\Current\Software\Fonts
+# in a prefix of its own, since every process started in a prefix while it
+# is set would see it. HEARTH_WINE_DPI is exported as the DPI the tests
+# expect. Call it in the (sub)shell that then runs the programs.
+hearth_wine_dpi_setup() {
+	local cache="${XDG_CACHE_HOME:-${HOME:?HOME or XDG_CACHE_HOME must be set}/.cache}"
+	export HEARTH_WINE_PREFIX="${HEARTH_WINE_DPI_PREFIX:-$cache/hearth-wine-dpi}" HEARTH_WINE_DPI=144
+	hearth_wine_setup
+	local stamp="$WINEPREFIX/.hearth-dpi-ready"
+	[[ -f "$stamp" && "$(cat "$stamp")" == "$HEARTH_WINE_DPI" ]] && return 0
+	exec {hearth_wine_lock_fd}>"$WINEPREFIX.lock"
+	flock "$hearth_wine_lock_fd"
+	"$HEARTH_WINE" reg add 'HKLM\System\CurrentControlSet\Hardware Profiles\Current\Software\Fonts' \
+		/v LogPixels /t REG_DWORD /d "$HEARTH_WINE_DPI" /f </dev/null >/dev/null 2>&1
+	"$WINESERVER" -w
+	grep -q "^\"LogPixels\"=dword:$(printf '%08x' "$HEARTH_WINE_DPI")" "$WINEPREFIX/system.reg" || {
+		echo "wine: could not set LogPixels to $HEARTH_WINE_DPI in $WINEPREFIX" >&2
+		return 1
+	}
+	echo "$HEARTH_WINE_DPI" >"$stamp"
+	flock -u "$hearth_wine_lock_fd"
+	exec {hearth_wine_lock_fd}>&-
+}

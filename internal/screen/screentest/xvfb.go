@@ -42,7 +42,18 @@ func StartXvfb(t testing.TB) string {
 // monitors has them.
 func StartXvfbTwoMonitors(t testing.TB) string {
 	t.Helper()
-	display := startXvfb(t, "-screen", "0", fmt.Sprintf("%dx%dx24", 2*Width, Height))
+	return StartXvfbMonitors(t, 2*Width, Height, Monitor{X: 0, Y: 0, W: Width, H: Height}, Monitor{X: Width, Y: 0, W: Width, H: Height})
+}
+
+// Monitor is a RandR monitor's place on the X screen.
+type Monitor struct{ X, Y, W, H int }
+
+// StartXvfbMonitors is StartXvfb with a screen of w×h shown as the RandR
+// monitors mons, the first the primary. The server's own monitor is
+// replaced.
+func StartXvfbMonitors(t testing.TB, w, h int, mons ...Monitor) string {
+	t.Helper()
+	display := startXvfb(t, "-screen", "0", fmt.Sprintf("%dx%dx24", w, h))
 	c, err := xgb.NewConnDisplay(display)
 	if err != nil {
 		t.Fatal(err)
@@ -63,18 +74,19 @@ func StartXvfbTwoMonitors(t testing.TB) string {
 		outputs = append(outputs, m.Outputs...)
 		randr.DeleteMonitorChecked(c, root, m.Name).Check()
 	}
-	for i, name := range []string{"HEARTH-TEST-1", "HEARTH-TEST-2"} {
+	for i, mon := range mons {
+		name := fmt.Sprintf("HEARTH-TEST-%d", i+1)
 		a, err := xproto.InternAtom(c, false, uint16(len(name)), name).Reply()
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := randr.MonitorInfo{Name: a.Atom, Primary: i == 0, X: int16(i * Width), Width: Width, Height: Height,
-			WidthInMillimeters: Width / 4, HeightInMillimeters: Height / 4}
+		m := randr.MonitorInfo{Name: a.Atom, Primary: i == 0, X: int16(mon.X), Y: int16(mon.Y), Width: uint16(mon.W), Height: uint16(mon.H),
+			WidthInMillimeters: uint32(mon.W / 4), HeightInMillimeters: uint32(mon.H / 4)}
 		if i == 0 {
 			m.Outputs, m.NOutput = outputs, uint16(len(outputs))
 		}
 		if err := randr.SetMonitorChecked(c, root, m).Check(); err != nil {
-			t.Fatalf("make RandR monitor %s: %v", name, err)
+			t.Fatalf("make RandR monitor %s at %+v: %v", name, mon, err)
 		}
 	}
 	return display
@@ -197,4 +209,32 @@ func OpenWindow(t testing.TB, display string, x, y, w, h int, rgb uint32, title 
 	}
 	t.Fatal("the window was not exposed within 10s")
 	return nil
+}
+
+// SetXftDPI sets the Xft.dpi resource of display to dpi in the root
+// window's RESOURCE_MANAGER property, as `xrdb -merge` does from a
+// desktop's settings (the other resources are kept).
+func SetXftDPI(t testing.TB, display string, dpi int) {
+	t.Helper()
+	c, err := xgb.NewConnDisplay(display)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", display, err)
+	}
+	defer c.Close()
+	root := xproto.Setup(c).DefaultScreen(c).Root
+	old, err := xproto.GetProperty(c, false, root, xproto.AtomResourceManager, xproto.AtomString, 0, 1<<14).Reply()
+	if err != nil {
+		t.Fatalf("read RESOURCE_MANAGER: %v", err)
+	}
+	var db strings.Builder
+	for line := range strings.Lines(string(old.Value)) {
+		if name, _, _ := strings.Cut(line, ":"); strings.TrimSpace(name) != "Xft.dpi" {
+			db.WriteString(line)
+		}
+	}
+	fmt.Fprintf(&db, "Xft.dpi:\t%d\n", dpi)
+	v := db.String()
+	if err := xproto.ChangePropertyChecked(c, xproto.PropModeReplace, root, xproto.AtomResourceManager, xproto.AtomString, 8, uint32(len(v)), []byte(v)).Check(); err != nil {
+		t.Fatalf("set RESOURCE_MANAGER: %v", err)
+	}
 }

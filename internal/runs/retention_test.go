@@ -1,4 +1,4 @@
-package artifacts
+package runs
 
 import (
 	"context"
@@ -9,10 +9,10 @@ import (
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
-// TestLiveQueriesUseIndexes checks that every live-row query of Prune
-// reads through an index (a partial one, for the tables that keep their
-// finished history): a plain "SCAN table" would read every finished
-// future, job or run each batch, with the write connection held.
+// TestLiveQueriesUseIndexes checks that every query of LiveText reads
+// through an index (a partial one, where the table keeps its finished
+// history): a plain "SCAN table" would read every finished row each batch
+// of the artifact prune, with the write connection held.
 func TestLiveQueriesUseIndexes(t *testing.T) {
 	ctx := context.Background()
 	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "hearth.db"))

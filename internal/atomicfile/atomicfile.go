@@ -1,4 +1,9 @@
-package fsops
+// Package atomicfile replaces a file's content so that a reader, or a crash
+// at any point, sees the old content or the new and never a mix, retrying
+// while another program briefly holds the file. The fs tool's engine
+// (internal/fsops), the tray's control file and autostart's copy of the
+// program all write through it.
+package atomicfile
 
 import (
 	"errors"
@@ -11,7 +16,12 @@ import (
 	"time"
 )
 
-// ErrNotDurable is wrapped by WriteAtomic's error when the new content is in
+// TempPrefix starts the name of every temporary file Write makes. The fs
+// tool refuses paths with this prefix and hides them from searches, so a
+// half-written file is never read or written through Hearth.
+const TempPrefix = ".hearth-tmp-"
+
+// ErrNotDurable is wrapped by Write's error when the new content is in
 // place but the directory could not be synced, so the rename might not
 // survive a power loss. The replace itself has happened.
 var ErrNotDurable = errors.New("replaced, but the directory could not be synced")
@@ -36,12 +46,12 @@ type Replacer struct {
 	MaxDelay time.Duration
 }
 
-// WriteAtomic replaces path with data using the zero Replacer.
-func WriteAtomic(path string, data []byte, perm fs.FileMode) (attempts int, err error) {
-	return Replacer{}.WriteAtomic(path, data, perm)
+// Write replaces path with data using the zero Replacer.
+func Write(path string, data []byte, perm fs.FileMode) (attempts int, err error) {
+	return Replacer{}.Write(path, data, perm)
 }
 
-// WriteAtomic replaces path with data so that a reader, or a crash at any
+// Write replaces path with data so that a reader, or a crash at any
 // point, sees either the old content or the new, never a mix: the data goes
 // to a temporary file in the same directory (named .hearth-tmp-*), which is
 // synced and then renamed over path, and the directory is synced (on
@@ -52,22 +62,22 @@ func WriteAtomic(path string, data []byte, perm fs.FileMode) (attempts int, err 
 // bounded exponential backoff. attempts counts the renames tried. On
 // failure the temporary file is removed and path is unchanged. A new file
 // gets perm; an existing one keeps its mode.
-func (r Replacer) WriteAtomic(path string, data []byte, perm fs.FileMode) (attempts int, err error) {
-	return r.writeAtomic(path, func(w io.Writer) error { _, err := w.Write(data); return err }, perm)
+func (r Replacer) Write(path string, data []byte, perm fs.FileMode) (attempts int, err error) {
+	return r.write(path, func(w io.Writer) error { _, err := w.Write(data); return err }, perm)
 }
 
-// WriteAtomicFrom is WriteAtomic with the content read from src, so large
+// WriteFrom is Write with the content read from src, so large
 // content need not be held in memory.
-func (r Replacer) WriteAtomicFrom(path string, src io.Reader, perm fs.FileMode) (attempts int, err error) {
-	return r.writeAtomic(path, func(w io.Writer) error { _, err := io.Copy(w, src); return err }, perm)
+func (r Replacer) WriteFrom(path string, src io.Reader, perm fs.FileMode) (attempts int, err error) {
+	return r.write(path, func(w io.Writer) error { _, err := io.Copy(w, src); return err }, perm)
 }
 
-func (r Replacer) writeAtomic(path string, fill func(io.Writer) error, perm fs.FileMode) (attempts int, err error) {
+func (r Replacer) write(path string, fill func(io.Writer) error, perm fs.FileMode) (attempts int, err error) {
 	if info, err := os.Stat(path); err == nil {
 		perm = info.Mode().Perm()
 	}
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, tempPrefix+"*")
+	f, err := os.CreateTemp(dir, TempPrefix+"*")
 	if err != nil {
 		return 0, fmt.Errorf("create temporary file in %s: %w", dir, err)
 	}
@@ -107,7 +117,7 @@ func (r Replacer) writeAtomic(path string, fill func(io.Writer) error, perm fs.F
 	return attempts, nil
 }
 
-// RemoveFile removes path, retrying transient failures like WriteAtomic, and
+// RemoveFile removes path, retrying transient failures like Write, and
 // syncs its directory. It is how undo deletes a file that a write created.
 func (r Replacer) RemoveFile(path string) (attempts int, err error) {
 	remove := r.Remove
@@ -145,7 +155,7 @@ func (r Replacer) retry(op func() error) (attempts int, err error) {
 	}
 	for attempts = 1; ; attempts++ {
 		err = op()
-		if err == nil || !isTransientReplaceError(err) || attempts >= maxAttempts {
+		if err == nil || !IsTransient(err) || attempts >= maxAttempts {
 			return attempts, err
 		}
 		sleep(delay)
@@ -153,11 +163,11 @@ func (r Replacer) retry(op func() error) (attempts int, err error) {
 	}
 }
 
-// isTransientReplaceError reports whether a rename or remove failed because
+// IsTransient reports whether a rename or remove failed because
 // another process briefly holds the file (an antivirus scanner, an indexer,
 // an editor), which is worth retrying.
-func isTransientReplaceError(err error) bool {
-	for _, errno := range transientErrnos() {
+func IsTransient(err error) bool {
+	for _, errno := range TransientErrnos() {
 		if errors.Is(err, errno) {
 			return true
 		}
@@ -178,7 +188,7 @@ func CleanStaleTemps(dir string) (removed int, err error) {
 	}
 	var errs []error
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), tempPrefix) || !e.Type().IsRegular() {
+		if !strings.HasPrefix(e.Name(), TempPrefix) || !e.Type().IsRegular() {
 			continue
 		}
 		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -41,14 +41,14 @@ func knownFolder(t *testing.T, id *windows.KNOWNFOLDERID) string {
 	return p
 }
 
-// TestProfileFolders: for the account the test runs as (under Wine in
+// TestAccountFolders: for the account the test runs as (under Wine in
 // CI: "Zoë Ünal", Documents and Desktop in OneDrive, Downloads off the
 // profile), the data directory is the known Local AppData folder's
 // Hearth (its accented path kept exactly, and writable), and the default
 // roots are the profile plus every moved known folder that lies outside
 // it, so each of Documents, Desktop, Downloads and Pictures is under a
 // root.
-func TestProfileFolders(t *testing.T) {
+func TestAccountFolders(t *testing.T) {
 	user := profileUser(t)
 	t.Setenv("HEARTH_HOME", "")
 	local := knownFolder(t, windows.FOLDERID_LocalAppData)

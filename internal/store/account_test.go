@@ -12,14 +12,14 @@ import (
 	"github.com/hearth-dev/hearth/internal/config"
 )
 
-// TestProfileDatabase: the database opens, is written and opens again
+// TestAccountDatabase: the database opens, is written and opens again
 // read-only at exactly its path when that path is a person's: letters
 // outside ASCII, spaces, and the characters a Windows user name may hold
 // that mean something in a URI (# & % ' and parentheses), which is how
 // the file name reaches SQLite. On Windows the folder is in the user's
 // own data directory (under Wine in CI, that of "Zoë Ünal": see
 // scripts/test-windows), so no file may land anywhere but there.
-func TestProfileDatabase(t *testing.T) {
+func TestAccountDatabase(t *testing.T) {
 	base := t.TempDir()
 	if runtime.GOOS == "windows" {
 		t.Setenv("HEARTH_HOME", "")

@@ -1,12 +1,14 @@
-package artifacts_test
+package dispatch_test
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/store"
 )
 
 // TestPruneAbandonedArrivalsKeepsMailboxWorking gives a conversation a
@@ -17,13 +19,17 @@ import (
 // delivered twice or out of order.
 func TestPruneAbandonedArrivalsKeepsMailboxWorking(t *testing.T) {
 	ctx := context.Background()
-	s := openStore(t)
-	d := &dispatch.Dispatcher{DB: s.DB, MaxArrivals: 2, MaxArrivalBytes: 1 << 20}
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "hearth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	d := &dispatch.Dispatcher{DB: db, MaxArrivals: 2, MaxArrivalBytes: 1 << 20}
 	now := time.Now()
 	longAgo := now.Add(-60 * 24 * time.Hour)
 	arrive := func(id string, at time.Time) {
 		t.Helper()
-		tx, err := s.DB.W.BeginTx(ctx, nil)
+		tx, err := db.W.BeginTx(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +64,7 @@ func TestPruneAbandonedArrivalsKeepsMailboxWorking(t *testing.T) {
 	deliver("req1", "fut_old1", "fut_old2") // offered, never acknowledged: abandoned
 	arrive("fut_new", now)
 
-	rep, err := s.Prune(ctx, now.Add(-30*24*time.Hour))
+	rep, err := d.PruneArrivals(ctx, now.Add(-30*24*time.Hour))
 	if err != nil || rep.Arrivals != 3 {
 		t.Fatalf("prune: %+v %v; want the 3 abandoned arrivals deleted", rep, err)
 	}
@@ -69,11 +75,11 @@ func TestPruneAbandonedArrivalsKeepsMailboxWorking(t *testing.T) {
 	arrive("fut_later", now)     // a new seq after every deleted one
 	deliver("req3", "fut_later") // acknowledges fut_new
 	deliver("req4")              // acknowledges fut_later
-	if rep, err := s.Prune(ctx, now.Add(-30*24*time.Hour)); err != nil || rep.Arrivals != 0 {
+	if rep, err := d.PruneArrivals(ctx, now.Add(-30*24*time.Hour)); err != nil || rep.Arrivals != 0 {
 		t.Fatalf("second prune: %+v %v", rep, err)
 	}
 	var left int
-	if err := s.DB.R.QueryRow(`SELECT COUNT(*) FROM arrivals`).Scan(&left); err != nil || left != 0 {
+	if err := db.R.QueryRow(`SELECT COUNT(*) FROM arrivals`).Scan(&left); err != nil || left != 0 {
 		t.Fatalf("%d arrivals left (%v)", left, err)
 	}
 }

@@ -1,4 +1,4 @@
-package fsops
+package atomicfile
 
 import (
 	"errors"
@@ -31,15 +31,15 @@ func tempNames(t *testing.T, dir string) []string {
 	}
 	var out []string
 	for _, de := range des {
-		if strings.HasPrefix(de.Name(), tempPrefix) {
+		if strings.HasPrefix(de.Name(), TempPrefix) {
 			out = append(out, de.Name())
 		}
 	}
 	return out
 }
 
-func TestWriteAtomicRetriesTransientErrors(t *testing.T) {
-	for _, errno := range transientErrnos() {
+func TestWriteRetriesTransientErrors(t *testing.T) {
+	for _, errno := range TransientErrnos() {
 		t.Run(errno.Error(), func(t *testing.T) {
 			dir := t.TempDir()
 			target := filepath.Join(dir, "f.txt")
@@ -48,7 +48,7 @@ func TestWriteAtomicRetriesTransientErrors(t *testing.T) {
 			}
 			var sleeps []time.Duration
 			r := Replacer{Rename: flakyRename(2, errno), Sleep: func(d time.Duration) { sleeps = append(sleeps, d) }}
-			attempts, err := r.WriteAtomic(target, []byte("new"), 0o644)
+			attempts, err := r.Write(target, []byte("new"), 0o644)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,17 +84,17 @@ func equalDurations(a, b []time.Duration) bool {
 	return true
 }
 
-func TestWriteAtomicGivesUp(t *testing.T) {
+func TestWriteGivesUp(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "f.txt")
 	if err := os.WriteFile(target, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	errno := transientErrnos()[0]
+	errno := TransientErrnos()[0]
 	var sleeps []time.Duration
 	r := Replacer{Rename: flakyRename(100, errno), Sleep: func(d time.Duration) { sleeps = append(sleeps, d) },
 		BaseDelay: 100 * time.Millisecond}
-	attempts, err := r.WriteAtomic(target, []byte("new"), 0o644)
+	attempts, err := r.Write(target, []byte("new"), 0o644)
 	if !errors.Is(err, errno) {
 		t.Fatalf("err = %v, want %v", err, errno)
 	}
@@ -116,11 +116,11 @@ func TestWriteAtomicGivesUp(t *testing.T) {
 	}
 }
 
-func TestWriteAtomicPermanentErrorNotRetried(t *testing.T) {
+func TestWritePermanentErrorNotRetried(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "f.txt")
 	r := Replacer{Rename: flakyRename(100, syscall.ENOENT), Sleep: func(time.Duration) { t.Fatal("slept") }}
-	attempts, err := r.WriteAtomic(target, []byte("new"), 0o644)
+	attempts, err := r.Write(target, []byte("new"), 0o644)
 	if err == nil || attempts != 1 {
 		t.Fatalf("attempts %d, err %v; want one failed attempt", attempts, err)
 	}
@@ -132,10 +132,10 @@ func TestWriteAtomicPermanentErrorNotRetried(t *testing.T) {
 	}
 }
 
-func TestWriteAtomicNewFile(t *testing.T) {
+func TestWriteNewFile(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "new.bin")
-	attempts, err := WriteAtomic(target, []byte{0, 1, 2}, 0o640)
+	attempts, err := Write(target, []byte{0, 1, 2}, 0o640)
 	if err != nil || attempts != 1 {
 		t.Fatalf("attempts %d, err %v", attempts, err)
 	}
@@ -146,7 +146,7 @@ func TestWriteAtomicNewFile(t *testing.T) {
 	if os.PathSeparator == '/' && info.Mode().Perm() != 0o640 {
 		t.Errorf("mode %v, want 0640", info.Mode())
 	}
-	if _, err := WriteAtomic(filepath.Join(dir, "missing", "x"), nil, 0o644); err == nil {
+	if _, err := Write(filepath.Join(dir, "missing", "x"), nil, 0o644); err == nil {
 		t.Fatal("write into a missing directory succeeded")
 	}
 }
@@ -161,7 +161,7 @@ func TestRemoveFileRetries(t *testing.T) {
 	r := Replacer{Sleep: func(time.Duration) {}, Remove: func(p string) error {
 		calls++
 		if calls == 1 {
-			return &fs.PathError{Op: "remove", Path: p, Err: transientErrnos()[0]}
+			return &fs.PathError{Op: "remove", Path: p, Err: TransientErrnos()[0]}
 		}
 		return os.Remove(p)
 	}}
@@ -176,12 +176,12 @@ func TestRemoveFileRetries(t *testing.T) {
 
 func TestCleanStaleTemps(t *testing.T) {
 	dir := t.TempDir()
-	for _, n := range []string{tempPrefix + "1", tempPrefix + "2", "keep.txt", "x" + tempPrefix} {
+	for _, n := range []string{TempPrefix + "1", TempPrefix + "2", "keep.txt", "x" + TempPrefix} {
 		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Mkdir(filepath.Join(dir, tempPrefix+"dir"), 0o755); err != nil {
+	if err := os.Mkdir(filepath.Join(dir, TempPrefix+"dir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	n, err := CleanStaleTemps(dir)
@@ -190,7 +190,7 @@ func TestCleanStaleTemps(t *testing.T) {
 	}
 	des, _ := os.ReadDir(dir)
 	if len(des) != 3 {
-		t.Fatalf("left %d entries, want keep.txt, x%s and the directory", len(des), tempPrefix)
+		t.Fatalf("left %d entries, want keep.txt, x%s and the directory", len(des), TempPrefix)
 	}
 	if n, err := CleanStaleTemps(filepath.Join(dir, "missing")); n != 0 || err != nil {
 		t.Fatalf("missing dir: %d, %v", n, err)

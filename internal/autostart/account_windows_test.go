@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestProfileLogonTaskCommandLine: for a user whose profile path has
+// TestAccountLogonTask: for a user whose profile path has
 // letters outside ASCII and a space (under Wine in CI, "Zoë Ünal": see
 // scripts/test-windows), the logon task's definition, as schtasks gets it
 // (UTF-16 XML), keeps the install path exactly; its command line, split
@@ -51,7 +51,7 @@ func TestMain(m *testing.M) {
 // line alone (no program name given, as Task Scheduler does), it runs
 // that very program in the install directory with those arguments; and
 // Task Scheduler registers the definition.
-func TestProfileLogonTaskCommandLine(t *testing.T) {
+func TestAccountLogonTask(t *testing.T) {
 	local := os.Getenv("LOCALAPPDATA")
 	if want := os.Getenv("HEARTH_WINE_PROFILE"); want != "" && !strings.Contains(local, `\`+want+`\`) {
 		t.Fatalf("LOCALAPPDATA %s is not in the profile of %q", local, want)

@@ -1,13 +1,15 @@
 //go:build !windows
 
-package fsops
+package atomicfile
 
 import (
 	"os"
 	"syscall"
 )
 
-func transientErrnos() []syscall.Errno {
+// TransientErrnos are the errors a rename or remove returns while another
+// process holds the file, which Replacer retries.
+func TransientErrnos() []syscall.Errno {
 	return []syscall.Errno{syscall.EPERM, syscall.EACCES, syscall.EBUSY}
 }
 

@@ -1,4 +1,4 @@
-package fsops
+package atomicfile
 
 import (
 	"errors"
@@ -43,7 +43,7 @@ func TestReplaceRetriesWhileFileHeldOpen(t *testing.T) {
 			windows.CloseHandle(h)
 		}
 	}}
-	attempts, err := r.WriteAtomic(path, []byte("new"), 0o600)
+	attempts, err := r.Write(path, []byte("new"), 0o600)
 	if !released {
 		windows.CloseHandle(h)
 		t.Skip("this Windows (or Wine) let the rename replace a file held open without FILE_SHARE_DELETE")
@@ -74,7 +74,7 @@ func TestReplaceGivesUpWhileFileStaysHeld(t *testing.T) {
 	h := openWithoutShareDelete(t, path)
 	defer windows.CloseHandle(h)
 	r := Replacer{MaxAttempts: 3, Sleep: func(time.Duration) {}}
-	attempts, err := r.WriteAtomic(path, []byte("new"), 0o600)
+	attempts, err := r.Write(path, []byte("new"), 0o600)
 	if err == nil {
 		t.Skip("this Windows (or Wine) let the rename replace a file held open without FILE_SHARE_DELETE")
 	}
@@ -124,7 +124,7 @@ func TestReplaceFileWritesThrough(t *testing.T) {
 
 // TestReplaceLongPath: a replace deeper than MAX_PATH works, as it does
 // with the os package (replaceFile adds the \\?\ prefix itself). Wine
-// does not enforce MAX_PATH, so there extendedLength's cases below are
+// does not enforce MAX_PATH, so there ExtendedLength's cases below are
 // what fails if the prefix is dropped.
 func TestReplaceLongPath(t *testing.T) {
 	long := `C:\` + strings.Repeat(`d\`, 130) + "f.txt"
@@ -138,8 +138,8 @@ func TestReplaceLongPath(t *testing.T) {
 		`\\.\` + long:             `\\.\` + long,
 		long[2:]:                  long[2:],
 	} {
-		if got := extendedLength(in); got != want {
-			t.Errorf("extendedLength(%q) = %q, want %q", in, got, want)
+		if got := ExtendedLength(in); got != want {
+			t.Errorf("ExtendedLength(%q) = %q, want %q", in, got, want)
 		}
 	}
 	dir := t.TempDir()
@@ -151,7 +151,7 @@ func TestReplaceLongPath(t *testing.T) {
 	}
 	path := filepath.Join(dir, "long.txt")
 	for _, data := range []string{"first", "second"} {
-		if _, err := WriteAtomic(path, []byte(data), 0o600); err != nil {
+		if _, err := Write(path, []byte(data), 0o600); err != nil {
 			t.Fatalf("write %q to a %d-character path: %v", data, len(path), err)
 		}
 		if b, _ := os.ReadFile(path); string(b) != data {
@@ -184,7 +184,7 @@ func TestReplaceSharingViolationIsTransient(t *testing.T) {
 	if err == nil {
 		t.Skip("this Windows (or Wine) let the rename replace a file held open without sharing")
 	}
-	if !isTransientReplaceError(err) {
+	if !IsTransient(err) {
 		t.Fatalf("%v (%#v) is not treated as transient", err, errors.Unwrap(err))
 	}
 	t.Logf("MoveFileEx over a held file: %v", err)

@@ -1,4 +1,4 @@
-package fsops
+package atomicfile
 
 import (
 	"os"
@@ -12,26 +12,26 @@ import (
 // replaceFlags makes MoveFileEx replace an existing target and return only
 // once the move has been flushed to disk. Without MOVEFILE_WRITE_THROUGH
 // (os.Rename passes only MOVEFILE_REPLACE_EXISTING) the rename may still
-// sit in the cache when WriteAtomic reports success, and directories cannot
+// sit in the cache when Write reports success, and directories cannot
 // be synced on Windows to make up for it (see syncDir).
 const replaceFlags = windows.MOVEFILE_REPLACE_EXISTING | windows.MOVEFILE_WRITE_THROUGH
 
-// transientErrnos are the Windows errors a rename or delete returns while
+// TransientErrnos are the Windows errors a rename or delete returns while
 // another process has the file open: MoveFileEx and DeleteFile report
 // ERROR_ACCESS_DENIED for a target held open without FILE_SHARE_DELETE,
 // and ERROR_SHARING_VIOLATION or ERROR_LOCK_VIOLATION for other holders.
-func transientErrnos() []syscall.Errno {
+func TransientErrnos() []syscall.Errno {
 	return []syscall.Errno{windows.ERROR_ACCESS_DENIED, windows.ERROR_SHARING_VIOLATION, windows.ERROR_LOCK_VIOLATION}
 }
 
 // replaceFile renames oldpath over newpath with MoveFileEx(replaceFlags).
 // Its error is an *os.LinkError wrapping the Windows error, as os.Rename's.
 func replaceFile(oldpath, newpath string) error {
-	from, err := windows.UTF16PtrFromString(extendedLength(oldpath))
+	from, err := windows.UTF16PtrFromString(ExtendedLength(oldpath))
 	if err != nil {
 		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
 	}
-	to, err := windows.UTF16PtrFromString(extendedLength(newpath))
+	to, err := windows.UTF16PtrFromString(ExtendedLength(newpath))
 	if err != nil {
 		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
 	}
@@ -41,11 +41,11 @@ func replaceFile(oldpath, newpath string) error {
 	return nil
 }
 
-// extendedLength gives a long absolute path the \\?\ prefix (\\?\UNC\ for
+// ExtendedLength gives a long absolute path the \\?\ prefix (\\?\UNC\ for
 // a share), so MoveFileEx accepts it past MAX_PATH as the os package's
-// calls do. Shorter paths, relative ones and paths already in \\?\ or
+// calls do (the fs tool's own Windows calls use it too). Shorter paths, relative ones and paths already in \\?\ or
 // \\.\ form are returned unchanged.
-func extendedLength(p string) string {
+func ExtendedLength(p string) string {
 	const maxDirPath = 248 // MAX_PATH less room for an 8.3 file name
 	if len(p) < maxDirPath || strings.HasPrefix(p, `\\?\`) || strings.HasPrefix(p, `\\.\`) || !filepath.IsAbs(p) {
 		return p
