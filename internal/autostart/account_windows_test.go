@@ -60,6 +60,12 @@ func TestAccountLogonTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if want := os.Getenv("HEARTH_WINE_PROFILE"); want != "" {
+		lnk, err := ShortcutPath()
+		if err != nil || !strings.Contains(lnk, `\`+want+`\`) || !strings.Contains(prog, `\`+want+`\`) {
+			t.Fatalf("install dir %s and shortcut %s (%v) are not in the profile of %q", prog, lnk, err, want)
+		}
+	}
 	if err := os.MkdirAll(filepath.Dir(prog), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -22,18 +22,30 @@ var ErrInUse = errors.New("the installed hearth-tray.exe is in use")
 
 // ProgramDir is the per-user install directory,
 // %LOCALAPPDATA%\Programs\Hearth: Windows' place for programs installed
-// for one user, writable without elevation.
+// for one user, writable without elevation. Without the variable (a bare
+// environment) it is the known folder UserProgramFiles' Hearth (that of
+// Local AppData where Windows names no UserProgramFiles).
 func ProgramDir() (string, error) {
-	d := os.Getenv("LOCALAPPDATA")
-	if d == "" {
-		return "", errors.New("LOCALAPPDATA is not set")
+	if d := os.Getenv("LOCALAPPDATA"); d != "" {
+		return filepath.Join(d, "Programs", "Hearth"), nil
 	}
-	return filepath.Join(d, "Programs", "Hearth"), nil
+	if d := knownFolder("UserProgramFiles"); d != "" {
+		return filepath.Join(d, "Hearth"), nil
+	}
+	if d := knownFolder("LocalAppData"); d != "" { // Wine knows no UserProgramFiles
+		return filepath.Join(d, "Programs", "Hearth"), nil
+	}
+	return "", errors.New("LOCALAPPDATA is not set")
 }
 
-// ShortcutPath is the Start-menu shortcut,
-// %APPDATA%\Microsoft\Windows\Start Menu\Programs\Hearth.lnk.
+// ShortcutPath is the Start-menu shortcut: Hearth.lnk in the known
+// folder Programs, where the Start menu really lists the user's programs
+// (a Start menu redirected by folder redirection included), else in
+// %APPDATA%\Microsoft\Windows\Start Menu\Programs.
 func ShortcutPath() (string, error) {
+	if d := knownFolder("Programs"); d != "" {
+		return filepath.Join(d, ShortcutName), nil
+	}
 	d := os.Getenv("APPDATA")
 	if d == "" {
 		return "", errors.New("APPDATA is not set")

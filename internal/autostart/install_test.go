@@ -51,11 +51,33 @@ func TestInstallPaths(t *testing.T) {
 	if d, err := ProgramDir(); err != nil || d != filepath.Join("L", "AppData", "Local", "Programs", "Hearth") {
 		t.Fatalf("ProgramDir = %q, %v", d, err)
 	}
-	if p, err := ShortcutPath(); err != nil || p != filepath.Join("R", "AppData", "Roaming", "Microsoft", "Windows", "Start Menu", "Programs", "Hearth.lnk") {
-		t.Fatalf("ShortcutPath = %q, %v", p, err)
+	// On Windows the shortcut goes where the Start menu lists the user's
+	// programs (the known folder), whatever APPDATA says.
+	wantLnk := filepath.Join("R", "AppData", "Roaming", "Microsoft", "Windows", "Start Menu", "Programs", "Hearth.lnk")
+	if d := knownFolder("Programs"); runtime.GOOS == "windows" {
+		if d == "" {
+			t.Fatal("Windows names no known folder Programs")
+		}
+		wantLnk = filepath.Join(d, "Hearth.lnk")
+	}
+	if p, err := ShortcutPath(); err != nil || p != wantLnk {
+		t.Fatalf("ShortcutPath = %q, %v; want %q", p, err, wantLnk)
 	}
 	t.Setenv("LOCALAPPDATA", "")
-	if _, err := ProgramDir(); err == nil {
-		t.Fatal("no LOCALAPPDATA must be an error")
+	d, err := ProgramDir()
+	if runtime.GOOS != "windows" {
+		if err == nil {
+			t.Fatal("no LOCALAPPDATA must be an error")
+		}
+		return
+	}
+	// A bare environment: the known folder UserProgramFiles (Wine has
+	// none: Local AppData's Programs).
+	want := filepath.Join(knownFolder("UserProgramFiles"), "Hearth")
+	if knownFolder("UserProgramFiles") == "" {
+		want = filepath.Join(knownFolder("LocalAppData"), "Programs", "Hearth")
+	}
+	if err != nil || d != want || !filepath.IsAbs(d) {
+		t.Fatalf("ProgramDir without LOCALAPPDATA = %q, %v; want %q", d, err, want)
 	}
 }

@@ -155,6 +155,12 @@ type Governor interface {
 	RequestPermit(ctx context.Context, a *Admission, park func(ctx context.Context, tx *sql.Tx, permitID string) error) (string, error)
 	// Begin journals the intent before a side-effecting primitive runs.
 	Begin(ctx context.Context, a *Admission) error
+	// BeginTx is Begin inside tx, a write transaction of the caller's: the
+	// dispatcher's claim of scheduled futures admits each attempt and
+	// journals the admitted ones in the commit that claims them. A refusal
+	// is a *primitive.Error and writes nothing, so the caller may go on
+	// with tx; any other error fails the transaction.
+	BeginTx(ctx context.Context, tx *sql.Tx, a *Admission) error
 	// Finish journals, inside tx, the outcome of a call Begin journaled.
 	// The dispatcher completes the call's durable future (and queues its
 	// arrival) in the same tx, so the outcome a replay of the command id

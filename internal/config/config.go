@@ -234,7 +234,7 @@ func Default() Config {
 	}
 	var roots []string
 	if home != "" {
-		roots = append([]string{home}, outsideHome(home, movedFolders())...)
+		roots = append([]string{home}, outsideHome(home, movedFolders(), realPath)...)
 	}
 	return Config{
 		Roots:                  roots,
@@ -602,18 +602,23 @@ func Path(dataDir string) string {
 // outsideHome returns the folders of known that do not lie under home (nor
 // under one returned before them): a person's Documents or Desktop moved
 // to another drive (OneDrive on D:) is a root of its own, so the default
-// roots reach the files where they really are.
-func outsideHome(home string, known []string) []string {
+// roots reach the files where they really are. Lying under is judged on
+// the paths as written and again on where they really are (real): a
+// Documents that is a junction or link to another drive, though written
+// under the home, is a root of its own too, since the roots refuse a path
+// that resolves outside them.
+func outsideHome(home string, known []string, real func(string) string) []string {
 	var out []string
 	under := func(p, dir string) bool {
 		rel, err := filepath.Rel(dir, p)
 		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 	}
+	covered := func(k, dir string) bool { return under(k, dir) && under(real(k), real(dir)) }
 	for _, k := range known {
-		if k == "" || !filepath.IsAbs(k) || under(k, home) {
+		if k == "" || !filepath.IsAbs(k) || covered(k, home) {
 			continue
 		}
-		if slices.ContainsFunc(out, func(o string) bool { return under(k, o) }) {
+		if slices.ContainsFunc(out, func(o string) bool { return under(real(k), real(o)) }) {
 			continue
 		}
 		out = append(out, filepath.Clean(k))

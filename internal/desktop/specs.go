@@ -59,7 +59,7 @@ func (s *Service) Specs() []*primitive.Spec {
 			})},
 		{Tool: "ui", Operation: "windows", Risk: primitive.RiskRead, Inline: true,
 			Fields:  []primitive.Field{{Name: "process_id", Type: primitive.TInteger, Min: b(1)}},
-			Summary: "top-level windows {hwnd, title, process_id, app, bounds, monitor, minimized, maximized, elevated} and the monitors.",
+			Summary: "top-level windows {hwnd, title, process_id, app, bounds, monitor, minimized, maximized, elevated} and the monitors {x, y, w, h, scale}.",
 			Run: primitive.Typed(func(ctx context.Context, _ *primitive.Call, in WindowsInput) (any, error) {
 				return s.Windows(ctx, in)
 			})},

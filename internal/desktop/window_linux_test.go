@@ -200,7 +200,8 @@ func TestWindowsOnTwoMonitorsUnderX11(t *testing.T) {
 }
 
 // TestWindowOnTheLeftMonitorUnderX11: with the primary monitor on the
-// right and another on its left, a window moved to the screen point read
+// right and another on its left, ui.windows lists the primary first, each
+// at its origin with its scale (the desktop's Xft.dpi over 96); a window moved to the screen point read
 // off a screenshot of the left monitor (bounds.x + x, bounds.y + y) is
 // listed on that monitor at that point, and the next screenshot shows it
 // at that pixel: a screenshot's coordinates and a window action's agree.
@@ -210,7 +211,15 @@ func TestWindowOnTheLeftMonitorUnderX11(t *testing.T) {
 		screentest.Monitor{X: w, Y: 0, W: w, H: h}, screentest.Monitor{X: 0, Y: 0, W: w, H: h})
 	const green = 0x22bb44
 	screentest.OpenWindow(t, display, w+40, 40, 120, 80, green, "Report", 0)
+	screentest.SetXftDPI(t, display, 120)
 	s := windowService(t)
+	l, err := s.Windows(context.Background(), desktop.WindowsInput{})
+	must(t, err)
+	js, err := json.Marshal(l.Monitors)
+	must(t, err)
+	if want := `[{"x":640,"y":0,"w":640,"h":480,"scale":1.25},{"x":0,"y":0,"w":640,"h":480,"scale":1.25}]`; string(js) != want {
+		t.Fatalf("monitors at Xft.dpi 120 are listed as %s, want %s", js, want)
+	}
 	win := listed(t, s, "Report")
 	if win == nil || win.Monitor != 1 {
 		t.Fatalf("the window on the primary monitor is listed as %+v", win)

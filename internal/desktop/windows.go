@@ -44,8 +44,16 @@ type WindowInfo struct {
 
 // WindowList is ui.windows' result.
 type WindowList struct {
-	Windows  []WindowInfo  `json:"windows"`
-	Monitors []screen.Rect `json:"monitors"`
+	Windows  []WindowInfo `json:"windows"`
+	Monitors []Monitor    `json:"monitors"`
+}
+
+// Monitor is a monitor as ui.windows lists it (1 = the primary, as
+// ui.screenshot numbers them): its rectangle in physical pixels and its
+// scale (DPI over 96), as a screenshot of it reports.
+type Monitor struct {
+	screen.Rect
+	Scale float64 `json:"scale"`
 }
 
 // WindowsInput is ui.windows' input.
@@ -81,7 +89,7 @@ func (s *Service) own(w screen.Window) bool {
 
 // list reads the windows a person sees: shown or minimized, titled, not
 // Hearth's.
-func (s *Service) list() ([]WindowInfo, []screen.Rect, error) {
+func (s *Service) list() ([]WindowInfo, []Monitor, error) {
 	d, err := s.display()
 	if err != nil {
 		return nil, nil, primitive.Failed("unavailable", "ui.windows: no screen to list windows on: %v", err)
@@ -94,6 +102,10 @@ func (s *Service) list() ([]WindowInfo, []screen.Rect, error) {
 	wins, err := d.Windows()
 	if err != nil {
 		return nil, nil, primitive.Failed("windows_failed", "ui.windows: list the windows: %v", err)
+	}
+	monitors := make([]Monitor, len(mons))
+	for i, m := range mons {
+		monitors[i] = Monitor{Rect: m, Scale: d.Scale(m)}
 	}
 	out := []WindowInfo{}
 	for _, w := range wins {
@@ -111,7 +123,7 @@ func (s *Service) list() ([]WindowInfo, []screen.Rect, error) {
 		}
 		out = append(out, info)
 	}
-	return out, mons, nil
+	return out, monitors, nil
 }
 
 // monitorOf numbers the monitor that holds most of r (1-based; 0: none).

@@ -61,7 +61,7 @@ type admitOpts struct {
 	// client's call; an attempt's command id is the engine's, and a
 	// submit checked ahead of its run is replayed by its submitter).
 	replay bool
-	// claimed: the work was claimed to run now; ClaimedHook runs before
+	// claimed: the work was claimed to run now; the Claimed hook runs before
 	// its intent is journaled.
 	claimed bool
 	// begin, when set, journals the admitted intent. A refusal by the
@@ -80,8 +80,6 @@ type verdict struct {
 	governed bool
 	// permit: the work may run only after the operator's permit.
 	permit bool
-	// begun: its intent is journaled (begin was given and succeeded).
-	begun bool
 }
 
 // admit is the one admission of the engine, for every way work starts (a
@@ -116,8 +114,8 @@ func (d *Dispatcher) admit(ctx context.Context, a *Admission, o admitOpts) (verd
 	case err != nil:
 		return verdict{refused: err, governed: true}, nil
 	}
-	if o.claimed && d.ClaimedHook != nil {
-		d.ClaimedHook(a)
+	if o.claimed && d.hooks.Claimed != nil {
+		d.hooks.Claimed(a)
 	}
 	if o.begin == nil {
 		return verdict{}, nil
@@ -129,7 +127,7 @@ func (d *Dispatcher) admit(ctx context.Context, a *Admission, o admitOpts) (verd
 		}
 		return verdict{}, err
 	}
-	return verdict{begun: true}, nil
+	return verdict{}, nil // admitted, and its intent journaled when begin was given
 }
 
 // gate admits a client's call. It returns a non-nil envelope when the

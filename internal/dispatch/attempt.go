@@ -14,11 +14,11 @@ import (
 // attempt starts).
 func (c *scheduler) start(s claimed) { c.d.spawn(func() { c.run(s) }) }
 
-// run carries out one claimed attempt: admitted as a fresh call would be
-// admitted now (by the claim, see admit, or here when the governor cannot
-// journal inside the claim), it is parked for a permit or refused as the
-// gate decided, or journaled and run; then its end is recorded. When Hearth is shutting down and the run
-// was stopped for that reason, nothing is recorded: the future stays
+// run carries out one claimed attempt: admitted by its claim as a fresh
+// call would be admitted now (see admit), it is parked for a permit or
+// refused as the gate decided, or (journaled with the claim) run; then its
+// end is recorded. When Hearth is shutting down and the run was stopped
+// for that reason, nothing is recorded: the future stays
 // running and the next start applies its interruption rule. The gate is
 // gate's without two steps that belong to a client's call: command-id
 // replay (an attempt's command id is the engine's, never a client's) and
@@ -66,21 +66,6 @@ func (c *scheduler) run(s claimed) {
 	case s.permit:
 		c.park(a)
 		return
-	case !s.begun:
-		// A governor that cannot journal inside the claim: the gate and
-		// the intent come now, the intent in its own commit.
-		v, err := d.admit(s.ctx, a, admitOpts{claimed: true, begin: func(a *Admission) error { return d.Gov.Begin(s.ctx, a) }})
-		switch {
-		case err != nil:
-			refuse(err)
-			return
-		case v.permit:
-			c.park(a)
-			return
-		case v.refused != nil:
-			refuse(v.refused)
-			return
-		}
 	}
 	if d.ctx.Err() != nil && s.run.why.Load() == nil {
 		c.unstarted(a)
@@ -203,8 +188,8 @@ func (c *scheduler) settleWith(id, route string, began *Admission, env *Envelope
 			if err := d.Gov.Finish(ctx, tx, began, env); err != nil {
 				return fmt.Errorf("journal outcome: %w", err)
 			}
-			if d.AfterFinishHook != nil {
-				d.AfterFinishHook(began)
+			if d.hooks.AfterFinish != nil {
+				d.hooks.AfterFinish(began)
 			}
 		}
 		// The owner's view is written only with the completion: a late

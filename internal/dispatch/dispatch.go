@@ -54,6 +54,27 @@ type Options struct {
 	// Classes are the kinds of scheduled futures (class.go), each with
 	// its own slots and runner.
 	Classes []Class
+	// Hooks are seams for crash and shutdown tests; production leaves
+	// them zero.
+	Hooks Hooks
+}
+
+// Hooks are the points in a future's life where a crash or shutdown test
+// acts (kills the process, stops the dispatcher). Only tests set them,
+// through Options.Hooks; a nil hook does nothing.
+type Hooks struct {
+	// AfterFinish is called inside the transaction that journals a call's
+	// outcome, after Governor.Finish and before the call's future is
+	// completed.
+	AfterFinish func(a *Admission)
+	// Claimed is called after a queued future was claimed and admitted,
+	// just before its intent is journaled. For a call's queued future
+	// (runQueued) that is after the claim committed: the gap in which a
+	// crash leaves a running future that never started. For a scheduled
+	// future it runs inside the transaction that claims (the scheduler's,
+	// or an ending run's hand-off), and a crash there leaves the future
+	// queued.
+	Claimed func(a *Admission)
 }
 
 // New builds a dispatcher complete: nothing is connected afterwards. A
@@ -78,7 +99,7 @@ func New(o Options) (*Dispatcher, error) {
 	}
 	d := &Dispatcher{DB: o.DB, Registry: o.Registry, Artifacts: o.Artifacts, Log: log, Gov: o.Gov,
 		Gates: append([]Gate(nil), o.Gates...), Budget: o.Budget, Arrivals: arrivals,
-		MaxArrivals: o.MaxArrivals, MaxArrivalBytes: o.MaxArrivalBytes,
+		MaxArrivals: o.MaxArrivals, MaxArrivalBytes: o.MaxArrivalBytes, hooks: o.Hooks,
 		slots: make(chan struct{}, o.MaxFutures), wakers: map[string][]chan struct{}{}}
 	var err error
 	if d.classes, err = newClasses(d, o.Classes); err != nil {
@@ -107,22 +128,8 @@ type Dispatcher struct {
 	// Gates run in order before every call (before the Governor).
 	Gates []Gate
 	// Gov governs every call: replay, admission, journaling.
-	Gov Governor
-	// AfterFinishHook, when set, is called inside the transaction that
-	// journals a call's outcome, after Governor.Finish and before the call's
-	// future is completed. It is a seam for crash tests (which kill the
-	// process there); production leaves it nil.
-	AfterFinishHook func(a *Admission)
-	// ClaimedHook, when set, is called after a queued future was claimed
-	// and admitted, just before its intent is journaled. For a call's
-	// queued future (runQueued), and for a scheduled future under a
-	// governor that cannot journal inside the claim, that is after the
-	// claim committed: the gap in which a crash leaves a running future
-	// that never started. Under one that can (govern's) it runs inside the
-	// transaction that claims (the scheduler's, or an ending run's
-	// hand-off), and a crash there leaves the future queued. A seam for
-	// crash and shutdown tests; production leaves it nil.
-	ClaimedHook func(a *Admission)
+	Gov   Governor
+	hooks Hooks // seams only tests set (Options.Hooks)
 	workState
 	mailbox mailboxCache // mailbox.go
 

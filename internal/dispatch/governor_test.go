@@ -58,14 +58,18 @@ func testGovernor(t testing.TB, db *store.DB) *govern.Governor {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &govern.Governor{DB: db, Ledger: l, DefaultMode: config.ModeTrusted, PermitTTL: time.Minute, InlineBudget: 100 * time.Millisecond,
+	g, err := govern.New(govern.Options{DB: db, Ledger: l, DefaultMode: config.ModeTrusted, PermitTTL: time.Minute, InlineBudget: 100 * time.Millisecond,
 		// The test primitives' rows beside the one table.
 		Rows: risk.Rows.With(risk.Table{
 			"t.block": risk.KindRead, "t.c": risk.KindRead, "t.count": risk.KindRead, "t.echo": risk.KindRead,
 			"t.engine": risk.KindRead, "t.fail": risk.KindRead, "t.picky": risk.KindRead, "t.quick": risk.KindRead,
 			"t.r": risk.KindRead, "t.probe": risk.KindRecords, "t.probe_kill": risk.KindKill, "t.w": risk.KindRecords,
 			"test.block": risk.KindRecords,
-		})}
+		})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
 
 // TestNewRequiresAGovernor: a dispatcher cannot be built, nor started,

@@ -466,7 +466,7 @@ func TestShutdownDuringAHandOffStartsNothing(t *testing.T) {
 	f.runner.waitStarted(t, a, 1)
 	b := f.schedule(time.Now(), OnInterruptBlock)
 	d := f.d
-	d.ClaimedHook = func(ad *Admission) {
+	d.hooks.Claimed = func(ad *Admission) {
 		if ad.FutureID == b {
 			d.cancel() // Stop lands while A's end claims B
 		}

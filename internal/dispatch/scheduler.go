@@ -129,20 +129,11 @@ type claimed struct {
 	ctx context.Context
 	// gone is set when its primitive is no longer registered.
 	gone bool
-	// With a governor that journals inside the claim (txBeginner), the
-	// claim also admitted the attempt: begun says its intent committed
-	// with the claim; otherwise permit says it is to be parked for the
-	// operator's permit, and refused why it does not run.
-	begun, permit bool
-	refused       error
-}
-
-// txBeginner is a Governor that journals an intent inside a transaction
-// of the caller's (govern.Governor.BeginTx): the claim then admits each
-// attempt and journals the admitted ones in the commit that claims them,
-// one commit for both instead of one each.
-type txBeginner interface {
-	BeginTx(ctx context.Context, tx *sql.Tx, a *Admission) error
+	// The claim also admitted the attempt, and journaled its intent in
+	// the commit that claimed it unless permit says it is to be parked for
+	// the operator's permit or refused why it does not run.
+	permit  bool
+	refused error
 }
 
 var errHeld = errors.New("class held")
@@ -150,8 +141,9 @@ var errHeld = errors.New("class held")
 // claim marks up to n due futures running (attempts+1, the attempt's
 // command id) in one transaction. Each is registered as running before
 // the commit, so a stop that sees the committed state always finds it.
-// With a txBeginner governor each attempt is also admitted by the gate
-// (admit) and, when admitted, its intent journaled in that same commit;
+// Each attempt is also admitted by the gate (admit) and, when admitted,
+// its intent journaled in that same commit (Governor.BeginTx: one commit
+// for the claim and the intent instead of one each);
 // run carries out the rest. After the commit their waiters wake: queued
 // → running is a change.
 func (c *scheduler) claim(now int64, n int) ([]claimed, error) {
@@ -205,8 +197,7 @@ func (c *scheduler) unregister(out *[]claimed) {
 
 // claimTx is claim's work inside tx, its statements under ctx: it claims
 // up to n futures due by now, registers them into *out (errHeld when the
-// class is held) and, with a txBeginner governor, admits each and
-// journals the admitted ones. On an error the caller unregisters *out.
+// class is held), admits each and journals the admitted ones. On an error the caller unregisters *out.
 func (c *scheduler) claimTx(ctx context.Context, tx *sql.Tx, now int64, n int, out *[]claimed) error {
 	d := c.d
 	type due struct {
@@ -243,12 +234,8 @@ func (c *scheduler) claimTx(ctx context.Context, tx *sql.Tx, now int64, n int, o
 	if err := c.register(as, out); err != nil {
 		return err
 	}
-	tb, fold := d.Gov.(txBeginner)
-	if !fold {
-		return nil
-	}
 	for i := first; i < len(*out); i++ {
-		if err := c.admit(ctx, tx, tb, &(*out)[i]); err != nil {
+		if err := c.admit(ctx, tx, &(*out)[i]); err != nil {
 			return err
 		}
 	}
@@ -282,15 +269,15 @@ func (c *scheduler) register(as []claimed, out *[]claimed) error {
 // The journal's writes use the claim's context, not the attempt's: a stop
 // of the attempt (task.cancel) while it is being claimed must not fail
 // the other claims; run sees the stop before it starts anything.
-func (c *scheduler) admit(ctx context.Context, tx *sql.Tx, tb txBeginner, s *claimed) error {
+func (c *scheduler) admit(ctx context.Context, tx *sql.Tx, s *claimed) error {
 	if s.gone {
 		return nil
 	}
-	v, err := c.d.admit(s.ctx, s.a, admitOpts{claimed: true, begin: func(a *Admission) error { return tb.BeginTx(ctx, tx, a) }})
+	v, err := c.d.admit(s.ctx, s.a, admitOpts{claimed: true, begin: func(a *Admission) error { return c.d.Gov.BeginTx(ctx, tx, a) }})
 	if err != nil {
 		return fmt.Errorf("journal the intent of %s: %w", s.a.CommandID, err)
 	}
-	s.refused, s.permit, s.begun = v.refused, v.permit, v.begun
+	s.refused, s.permit = v.refused, v.permit
 	return nil
 }
 

@@ -286,6 +286,9 @@ func (ledgerOffGovernor) Replay(context.Context, *callpath.Admission) (*callpath
 	return nil, nil
 }
 func (ledgerOffGovernor) Begin(context.Context, *callpath.Admission) error { return nil }
+func (ledgerOffGovernor) BeginTx(context.Context, *sql.Tx, *callpath.Admission) error {
+	return nil
+}
 func (ledgerOffGovernor) Finish(context.Context, *sql.Tx, *callpath.Admission, *callpath.Envelope) error {
 	return nil
 }

@@ -1,6 +1,7 @@
 package govern
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -30,7 +31,8 @@ type ProgramUse struct {
 }
 
 // RuleRefusal says why no rule may be made for program ("" when one may):
-// interpreters, shells and launchers ask every time.
+// interpreters, shells and launchers ask every time. It goes by the name;
+// Governor.RuleRefusal also by what the file is.
 func RuleRefusal(program string) string {
 	if why := risk.AsksEveryTimeWhy(program); why != "" {
 		return filepath.Base(program) + " " + why + ": Hearth asks every time"
@@ -38,14 +40,86 @@ func RuleRefusal(program string) string {
 	return ""
 }
 
+// RuleRefusal says why no rule may be made for program ("" when one may):
+// by its name, and by what the file it names is (a base name as PATH
+// finds it, a path as it is; a glob names no one file): a copy of bash
+// saved as ~/bin/tool asks every time as bash does.
+func (g *Governor) RuleRefusal(program string) string {
+	if strings.ContainsAny(program, "*?[") {
+		return RuleRefusal(program)
+	}
+	if why := g.AsksEveryTimeWhy(program, ""); why != "" {
+		return filepath.Base(program) + " " + why + ": Hearth asks every time"
+	}
+	return ""
+}
+
+// AsksEveryTimeWhy says why no rule covers command started in the folder
+// cwd, by its name or by what its file is ("runs any code it is given",
+// "is a copy of bash, which runs any code it is given"), or "" when a
+// rule may.
+func (g *Governor) AsksEveryTimeWhy(command, cwd string) string {
+	if why := risk.AsksEveryTimeWhy(command); why != "" {
+		return why
+	}
+	prog, ok := resolveProgram(command, cwd)
+	if !ok {
+		return ""
+	}
+	names, err := g.identities().Names(prog)
+	if err != nil {
+		return "cannot be read, so Hearth cannot tell which program it is"
+	}
+	for _, n := range names {
+		if why := risk.AsksEveryTimeWhy(n); why != "" {
+			return "is a copy of " + n + ", which " + why
+		}
+	}
+	return ""
+}
+
+// resolveProgram returns the absolute path of the file exec would start
+// for command in the folder cwd (a relative path is from cwd, a base name
+// as PATH finds it), and whether there is one.
+func resolveProgram(command, cwd string) (string, bool) {
+	prog := command
+	if strings.ContainsAny(prog, `/\`) && !filepath.IsAbs(prog) && cwd != "" {
+		prog = filepath.Join(cwd, prog)
+	}
+	resolved, err := exec.LookPath(prog)
+	if err != nil {
+		return command, false
+	}
+	abs, err := filepath.Abs(resolved)
+	if err != nil {
+		return command, false
+	}
+	return abs, true
+}
+
+// identities returns the recogniser of the tables' programs: the
+// Governor's, or this OS's from the process environment when none was
+// given.
+func (g *Governor) identities() *risk.Identities {
+	g.identitiesOnce.Do(func() {
+		if g.Identities == nil {
+			g.Identities = risk.NewIdentities(os.Getenv)
+		}
+	})
+	return g.Identities
+}
+
 // ruleAllows reports whether r allows running u: the call sets no
 // environment variable outside risk.HarmlessEnv; its program is r's
 // (resolved the way exec resolves it: a base-name rule matches the
 // resolved file's base name, a path or glob rule the resolved absolute
-// path) and not one that asks every time; its arguments begin with r's
-// and none after them asks by risk.ArgTable; and, for a rule with a cwd
-// root, it names a cwd under that root.
-func ruleAllows(r Rule, u ProgramUse) bool {
+// path) and not one that asks every time, by its name or by what the
+// file is (ids: a renamed copy of a shell is the shell); its arguments
+// begin with r's and none after them asks by risk.ArgTable, for any of
+// those names; and, for a rule with a cwd root, it names a cwd under
+// that root. A file that cannot be read, so cannot be told, is covered
+// by no rule.
+func ruleAllows(ids *risk.Identities, r Rule, u ProgramUse) bool {
 	for _, k := range u.EnvKeys {
 		if !risk.IsHarmlessEnv(k) {
 			return false
@@ -56,14 +130,19 @@ func ruleAllows(r Rule, u ProgramUse) bool {
 	if !strings.ContainsAny(r.Program, `/\`) && strings.ContainsAny(u.Command, `/\`) {
 		return false
 	}
-	prog := u.Command
-	if resolved, err := exec.LookPath(u.Command); err == nil {
-		if abs, err := filepath.Abs(resolved); err == nil {
-			prog = abs
+	prog, resolvedOK := resolveProgram(u.Command, u.Cwd)
+	names := []string{u.Command, prog}
+	if resolvedOK {
+		is, err := ids.Names(prog)
+		if err != nil {
+			return false
 		}
+		names = append(names, is...)
 	}
-	if risk.AsksEveryTimeWhy(u.Command) != "" || risk.AsksEveryTimeWhy(prog) != "" {
-		return false
+	for _, n := range names {
+		if risk.AsksEveryTimeWhy(n) != "" {
+			return false
+		}
 	}
 	pattern := r.Program
 	target := prog
@@ -84,7 +163,7 @@ func ruleAllows(r Rule, u ProgramUse) bool {
 		return false
 	}
 	rest := u.Args[len(r.Args):]
-	for _, name := range []string{u.Command, prog} {
+	for _, name := range names {
 		if _, asks := risk.ArgAsks(name, rest, len(r.Args) == 0); asks {
 			return false
 		}
@@ -100,9 +179,9 @@ func ruleAllows(r Rule, u ProgramUse) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-func anyRuleAllows(rules []Rule, u ProgramUse) bool {
+func anyRuleAllows(ids *risk.Identities, rules []Rule, u ProgramUse) bool {
 	for _, r := range rules {
-		if ruleAllows(r, u) {
+		if ruleAllows(ids, r, u) {
 			return true
 		}
 	}

@@ -70,8 +70,11 @@ type Governor struct {
 	// Writes is the allowlist of ordinary writes (internal/risk); nil is
 	// this OS's from the process environment.
 	Writes *risk.Writes
+	// Identities tells the programs of the exec tables by what a file is
+	// (internal/risk); nil is this OS's from the process environment.
+	Identities *risk.Identities
 
-	placesOnce, writesOnce sync.Once
+	placesOnce, writesOnce, identitiesOnce sync.Once
 
 	mu sync.Mutex
 	// requested is signalled when a permit is requested (PermitRequested).

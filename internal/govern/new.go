@@ -28,6 +28,7 @@ type Options struct {
 	Rows         risk.Table
 	Places       *risk.Places
 	Writes       *risk.Writes
+	Identities   *risk.Identities
 }
 
 // New builds the governor, the security choke point, and checks its
@@ -54,5 +55,6 @@ func New(o Options) (*Governor, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Governor{DB: o.DB, Ledger: o.Ledger, Log: log, DefaultMode: o.DefaultMode, PermitTTL: o.PermitTTL, Now: o.Now,
-		Programs: o.Programs, InlineBudget: o.InlineBudget, SaveMode: o.SaveMode, Rows: o.Rows, Places: o.Places, Writes: o.Writes}, nil
+		Programs: o.Programs, InlineBudget: o.InlineBudget, SaveMode: o.SaveMode, Rows: o.Rows, Places: o.Places, Writes: o.Writes,
+		Identities: o.Identities}, nil
 }

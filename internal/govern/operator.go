@@ -327,7 +327,7 @@ func (g *Governor) addRuleTx(ctx context.Context, tx *sql.Tx, operator, program,
 	if cwdRoot != "" && !isAbsPath(cwdRoot) {
 		return Rule{}, fmt.Errorf("rule cwd_root %q is not an absolute path", cwdRoot)
 	}
-	if why := RuleRefusal(program); why != "" {
+	if why := g.RuleRefusal(program); why != "" {
 		return Rule{}, fmt.Errorf("rule program %q: %s: %w", program, why, ErrAsksEveryTime)
 	}
 	if err := refuseWhileLatched(ctx, tx); err != nil {

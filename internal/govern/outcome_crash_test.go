@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
@@ -71,10 +72,7 @@ func TestOutcomeCrashChild(t *testing.T) {
 	if scenario == "approved" {
 		edit = func(c *config.Config) { c.Policy.Mode = config.ModeAsk; hearthtest.ProductionBudget(c) }
 	}
-	in := hearthtest.StartHome(t, home, edit)
-	ctx := context.Background()
-	// The hooks are set before the calls that start the work reading them.
-	in.App.Dispatcher.AfterFinishHook = func(a *dispatch.Admission) {
+	afterFinish := func(a *dispatch.Admission) {
 		// The job scenario's submit is journaled too; it crashes in the
 		// job's run instead (an attempt of the job's future).
 		if scenario == "job" && a.Scheduled {
@@ -84,6 +82,8 @@ func TestOutcomeCrashChild(t *testing.T) {
 			crashNow(home, a.FutureID)
 		}
 	}
+	in := hearthtest.StartHomeWith(t, home, edit, func(o *app.Options) { o.DispatchHooks.AfterFinish = afterFinish })
+	ctx := context.Background()
 	tool, args := crashCall(scenario, in.Root)
 	raw, err := json.Marshal(args)
 	if err != nil {

@@ -62,7 +62,7 @@ func (g *Governor) programsAllowed(ctx context.Context, a *callpath.Admission) (
 		return false, err
 	}
 	for _, u := range uses {
-		if !anyRuleAllows(rules, u) {
+		if !anyRuleAllows(g.identities(), rules, u) {
 			return false, nil
 		}
 	}

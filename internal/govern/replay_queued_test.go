@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
@@ -280,12 +281,12 @@ func TestClaimCrashChild(t *testing.T) {
 	if home == "" {
 		t.Skip("helper process for TestCrashBeforeIntent")
 	}
-	in := hearthtest.StartHome(t, home, hearthtest.Trusted)
-	in.App.Dispatcher.ClaimedHook = func(a *dispatch.Admission) {
+	claimed := func(a *dispatch.Admission) {
 		if a.CommandID == claimCrashCmd {
 			crashNow(home, a.FutureID)
 		}
 	}
+	in := hearthtest.StartHomeWith(t, home, hearthtest.Trusted, func(o *app.Options) { o.DispatchHooks.Claimed = claimed })
 	raw, err := json.Marshal(appendExec(filepath.Join(in.Root, "claim-counter"), true))
 	if err != nil {
 		t.Fatal(err)

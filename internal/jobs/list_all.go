@@ -16,21 +16,16 @@ type Listed struct {
 // without results or environment values. It is for the operator's control
 // panel; tools use ListJobs, scoped to their own conversation.
 func (q *Queue) ListAllJobs(ctx context.Context, limit int) ([]Listed, error) {
-	rows, err := q.DB.R.QueryContext(ctx, `SELECT `+jobCols+jobFrom+`WHERE f.class = 'job' ORDER BY f.created_at DESC, f.rowid DESC LIMIT ?`, limit)
+	rs, err := q.list(ctx, "", limit)
 	if err != nil {
 		return nil, fmt.Errorf("list all jobs: %w", err)
 	}
-	defer rows.Close()
 	out := []Listed{}
-	for rows.Next() {
-		r, err := scanJob(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list all jobs: %w", err)
-		}
+	for _, r := range rs {
 		runAt := r.RunAt
 		out = append(out, Listed{Route: r.route, Summary: Summary{Kind: "job", ID: r.ID, State: r.State, Command: r.Command,
 			Attempts: r.Attempts, ExitCode: r.ExitCode, Reason: r.Reason, Outcome: r.Outcome, RunAt: &runAt,
 			CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt}})
 	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -20,11 +20,9 @@ type jobRow struct {
 	env   map[string]string
 }
 
-// jobFrom is what every job query reads: the job's future and its row.
-const jobFrom = ` FROM futures f JOIN jobs j ON j.id = f.id `
-
-const jobCols = `f.id, f.route, j.command, j.args, j.cwd, j.env, j.timeout_ms, COALESCE(f.run_at, f.created_at), COALESCE(f.on_interrupt, 'requeue'),
-	f.state, f.attempts, f.interruptions, j.exit_code, j.result, j.reason, f.outcome, f.created_at, f.started_at, f.finished_at`
+// jobCols is what a job's own row holds beside its future (which the
+// engine owns and dispatch.ClassFutureOf reads).
+const jobCols = `command, args, cwd, env, timeout_ms, exit_code, result, reason`
 
 // viewState is a job's state as task.* reports it: a future waiting for
 // its dependencies, parked for a permit or held for an UNKNOWN is queued
@@ -37,17 +35,17 @@ func viewState(futureState string) string {
 	return futureState
 }
 
-func scanJob(sc interface{ Scan(...any) error }) (*jobRow, error) {
+// scanJob reads the job's own row (jobCols) onto its future f.
+func scanJob(f dispatch.ClassFuture, sc interface{ Scan(...any) error }) (*jobRow, error) {
 	r := &jobRow{}
 	var args, env string
-	var runAt, created int64
-	var exit, started, finished sql.NullInt64
-	var result, outcome sql.NullString
-	if err := sc.Scan(&r.ID, &r.route, &r.Command, &args, &r.Cwd, &env, &r.TimeoutMS, &runAt, &r.OnInterrupt, &r.State, &r.Attempts,
-		&r.Interruptions, &exit, &result, &r.Reason, &outcome, &created, &started, &finished); err != nil {
+	var exit sql.NullInt64
+	var result sql.NullString
+	if err := sc.Scan(&r.Command, &args, &r.Cwd, &env, &r.TimeoutMS, &exit, &result, &r.Reason); err != nil {
 		return nil, err
 	}
-	r.State = viewState(r.State)
+	r.ID, r.route, r.OnInterrupt, r.Attempts, r.Interruptions, r.Outcome = f.ID, f.Route, f.OnInterrupt, f.Attempts, f.Interruptions, f.Outcome
+	r.State = viewState(f.State)
 	if err := json.Unmarshal([]byte(args), &r.Args); err != nil {
 		return nil, fmt.Errorf("job %s: decode args: %w", r.ID, err)
 	}
@@ -58,8 +56,8 @@ func scanJob(sc interface{ Scan(...any) error }) (*jobRow, error) {
 		r.EnvKeys = append(r.EnvKeys, k)
 	}
 	sort.Strings(r.EnvKeys)
-	r.RunAt, r.CreatedAt = msTime(runAt), msTime(created)
-	r.StartedAt, r.FinishedAt = msTimePtr(started), msTimePtr(finished)
+	r.RunAt, r.CreatedAt = msTime(f.RunAt), msTime(f.CreatedAt)
+	r.StartedAt, r.FinishedAt = msTimePtr(f.StartedAt), msTimePtr(f.FinishedAt)
 	if exit.Valid {
 		e := int(exit.Int64)
 		r.ExitCode = &e
@@ -67,7 +65,6 @@ func scanJob(sc interface{ Scan(...any) error }) (*jobRow, error) {
 	if result.Valid {
 		r.Result = json.RawMessage(result.String)
 	}
-	r.Outcome = outcome.String
 	return r, nil
 }
 
@@ -80,25 +77,52 @@ func (r *jobRow) view() *Job {
 	return &j
 }
 
-type querier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-const rowQuery = `SELECT ` + jobCols + jobFrom + `WHERE f.id = ?`
-
-// row reads job id (of any conversation) in tx.
-func (q *Queue) row(ctx context.Context, tx querier, id string) (*jobRow, error) {
-	return scanJob(tx.QueryRowContext(ctx, rowQuery, id))
-}
-
-// read reads job id (of any conversation) through the reader's prepared
-// statement: every run, end and wait reads it.
-func (q *Queue) read(ctx context.Context, id string) (*jobRow, error) {
-	st, err := q.DB.ReadStmt(ctx, rowQuery)
+// row reads job id (of any conversation) in q: its future, then its own
+// row. In a transaction the two are one consistent view.
+func (q *Queue) row(ctx context.Context, tx dispatch.Querier, id string) (*jobRow, error) {
+	f, err := dispatch.ClassFutureOf(ctx, tx, Class, id)
 	if err != nil {
 		return nil, err
 	}
-	return scanJob(st.QueryRowContext(ctx, id))
+	return scanJob(f, tx.QueryRowContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE id = ?`, id))
+}
+
+// read reads job id (of any conversation) in a read-only transaction, so
+// its future and its row are one consistent view (an ending job's row and
+// future are written in one commit).
+func (q *Queue) read(ctx context.Context, id string) (*jobRow, error) {
+	tx, err := q.DB.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	return q.row(ctx, tx, id)
+}
+
+// list reads up to limit of route's jobs (every conversation's when route
+// is empty), newest first, in one read-only transaction.
+func (q *Queue) list(ctx context.Context, route string, limit int) ([]*jobRow, error) {
+	tx, err := q.DB.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	fs, err := dispatch.ClassFutures(ctx, tx, Class, route, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*jobRow, 0, len(fs))
+	for _, f := range fs {
+		r, err := scanJob(f, tx.QueryRowContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE id = ?`, f.ID))
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // a job future whose row is gone is no job to list
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // Get returns job id of route.
@@ -113,24 +137,7 @@ func (q *Queue) Get(ctx context.Context, route, id string) (*Job, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read job %s: %w", id, err)
 	}
-	st, err := q.DB.ReadStmt(ctx, `SELECT dep_id FROM future_deps WHERE future_id = ? ORDER BY rowid`)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := st.QueryContext(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("read dependencies of %s: %w", id, err)
-	}
-	defer rows.Close()
-	r.Dependencies = []string{}
-	for rows.Next() {
-		var d string
-		if err := rows.Scan(&d); err != nil {
-			return nil, err
-		}
-		r.Dependencies = append(r.Dependencies, d)
-	}
-	if err := rows.Err(); err != nil {
+	if r.Dependencies, err = dispatch.DepsOf(ctx, q.DB.R, id); err != nil {
 		return nil, err
 	}
 	return r.view(), nil
@@ -233,20 +240,15 @@ type Summary struct {
 
 // ListJobs returns route's newest jobs first, without results.
 func (q *Queue) ListJobs(ctx context.Context, route string, limit int) ([]Summary, error) {
-	rows, err := q.DB.R.QueryContext(ctx, `SELECT `+jobCols+jobFrom+`WHERE f.route = ? AND f.class = 'job' ORDER BY f.created_at DESC, f.rowid DESC LIMIT ?`, route, limit)
+	rs, err := q.list(ctx, route, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
-	defer rows.Close()
 	out := []Summary{}
-	for rows.Next() {
-		r, err := scanJob(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list jobs: %w", err)
-		}
+	for _, r := range rs {
 		runAt := r.RunAt
 		out = append(out, Summary{Kind: "job", ID: r.ID, State: r.State, Command: r.Command, Attempts: r.Attempts, ExitCode: r.ExitCode,
 			Reason: r.Reason, Outcome: r.Outcome, RunAt: &runAt, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt})
 	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -110,16 +110,15 @@ func (q *Queue) SubmitFor(ctx context.Context, e *dispatch.Dispatcher, route, co
 				if _, seen := depState[d]; seen {
 					continue
 				}
-				var st, rt string
-				err := tx.QueryRowContext(ctx, `SELECT state, route FROM futures WHERE id = ? AND class = 'job'`, d).Scan(&st, &rt)
-				if errors.Is(err, sql.ErrNoRows) || (err == nil && rt != route) {
+				f, err := dispatch.ClassFutureOf(ctx, tx, Class, d)
+				if errors.Is(err, sql.ErrNoRows) || (err == nil && f.Route != route) {
 					depState[d] = depMissing
 					continue
 				}
 				if err != nil {
 					return fmt.Errorf("read dependency %s: %w", d, err)
 				}
-				depState[d] = viewState(st)
+				depState[d] = viewState(f.State)
 			}
 		}
 		for _, i := range order {

@@ -46,3 +46,37 @@ func BenchmarkClassifyOrdinary(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkIdentityKept measures telling what a program is once the
+// answer for its path, size and modification time is kept: the cost on
+// every exec call after the first.
+func BenchmarkIdentityKept(b *testing.B) {
+	shell, _ := realShell(b)
+	p := copyAs(b, shell, b.TempDir(), "tool", nil)
+	ids := risk.NewIdentities(os.Getenv)
+	if _, err := ids.Names(p); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := ids.Names(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkIdentityFirst measures the first look at a program (compared
+// with every known program), the cost when a program is new or changed.
+func BenchmarkIdentityFirst(b *testing.B) {
+	shell, _ := realShell(b)
+	p := copyAs(b, shell, b.TempDir(), "tool", nil)
+	ids := risk.NewIdentities(os.Getenv)
+	if _, err := ids.Names(p); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		ids.Forget()
+		if _, err := ids.Names(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

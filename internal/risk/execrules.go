@@ -117,14 +117,33 @@ var ArgTable = []ArgRule{
 }
 
 // ProgramName is how the tables name a program: the base name of command
-// (either slash), without case, ".exe" and a trailing version.
+// (either slash), without case, ".exe" and a trailing version (unless the
+// tables name it with its digits, as rundll32).
 func ProgramName(command string) string {
 	base := strings.ToLower(filepath.Base(strings.ReplaceAll(command, `\`, "/")))
 	base = strings.TrimSuffix(base, ".exe")
+	if isTableName(base) {
+		return base
+	}
 	if trimmed := strings.TrimRight(base, "0123456789.-"); trimmed != "" {
 		base = trimmed
 	}
 	return base
+}
+
+// isTableName reports whether the tables name a program name.
+func isTableName(name string) bool {
+	for _, g := range AsksEveryTime {
+		if slices.Contains(g.Programs, name) {
+			return true
+		}
+	}
+	for _, r := range ArgTable {
+		if slices.Contains(r.Programs, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // AsksEveryTimeWhy says why no rule covers command ("runs any code it is

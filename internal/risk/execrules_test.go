@@ -87,3 +87,34 @@ func TestArgTableShapes(t *testing.T) {
 		t.Error("program names")
 	}
 }
+
+// Every program the tables name is known by that name, digits and all
+// (rundll32 and regsvr32 were read as "rundll" and "regsvr", so no table
+// covered them).
+func TestTablesKnowTheirOwnNames(t *testing.T) {
+	var names []string
+	for _, g := range risk.AsksEveryTime {
+		names = append(names, g.Programs...)
+		for _, p := range g.Programs {
+			if risk.AsksEveryTimeWhy(p+".exe") != g.Why {
+				t.Errorf("%s.exe is not told as a program that %s", p, g.Why)
+			}
+		}
+	}
+	for _, r := range risk.ArgTable {
+		names = append(names, r.Programs...)
+		for _, p := range r.Programs {
+			if !risk.RunsOthers(p) {
+				t.Errorf("%s has no row in the argument table by its name", p)
+			}
+		}
+	}
+	for _, n := range names {
+		if got := risk.ProgramName(n); got != n {
+			t.Errorf("%s is named %s", n, got)
+		}
+	}
+	if risk.ProgramName("python3.12") != "python" || risk.ProgramName(`C:\Windows\System32\RUNDLL32.EXE`) != "rundll32" {
+		t.Error("versions are not trimmed, or table names with digits are")
+	}
+}

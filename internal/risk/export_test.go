@@ -7,3 +7,14 @@ func (p *Places) SetClock(now func() time.Time) { p.now = now }
 
 // RefreshEvery is refreshEvery, for tests.
 const RefreshEvery = refreshEvery
+
+// Forget drops id's kept answers, so the next Names compares again
+// (benchmarks of the first look at a file).
+func (id *Identities) Forget() {
+	id.mu.Lock()
+	defer id.mu.Unlock()
+	clear(id.answers)
+}
+
+// VersionNames is versionNames with every table name wanted, for tests.
+func VersionNames(path string) []string { return versionNames(path, tableNames()) }

@@ -15,7 +15,8 @@ import (
 // bits) and user32 (EnumWindows, EnumDisplayMonitors). A window is
 // captured as the screen rectangle it occupies, so what lies over it shows
 // too; coordinates are the physical pixels of a per-monitor DPI-aware
-// process (Hearth's manifest declares it), as UI Automation reports them.
+// process (Hearth's manifest declares it, and SetPerMonitorDPIAware asks
+// again at start), as UI Automation reports them, on every monitor.
 
 var (
 	moduser32                = windows.NewLazySystemDLL("user32.dll")

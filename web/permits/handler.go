@@ -254,6 +254,10 @@ func (h *Handler) load(r *http.Request) (View, error) {
 	v := View{Rules: rules, Folders: folders, EStop: st.Latched}
 	for _, p := range pending {
 		it := NewItem(p)
+		if it.RuleProgram != "" && it.AsksEveryTime == "" {
+			// A renamed copy of a shell is the shell.
+			it.AsksEveryTime = h.Gov.AsksEveryTimeWhy(it.RuleProgram, it.RuleCwd)
+		}
 		it.Folder, _ = h.Gov.OfferedFolder(p)
 		it.Chat = h.Chats.LabelOfFuture(ctx, p.FutureID)
 		v.Pending = append(v.Pending, it)
@@ -339,7 +343,7 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request) {
 			h.Kit.Refuse(w, r, "/permits", fmt.Sprintf("The working-directory root %q is not an absolute path; leave it empty to allow the program anywhere.", cwd))
 			return
 		}
-		if why := govern.RuleRefusal(program); why != "" {
+		if why := h.Gov.RuleRefusal(program); why != "" {
 			h.Kit.Refuse(w, r, "/permits", "No rule can always allow "+program+": it "+strings.TrimPrefix(why, filepath.Base(program)+" ")+". Allow it once instead.")
 			return
 		}
