@@ -3,7 +3,6 @@ package jobs_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -282,8 +281,6 @@ func with(j map[string]any, kv ...any) map[string]any {
 
 // get walks a dotted path in decoded JSON.
 func get(v any, path string) any { return jsonx.GetPath(v, path) }
-
-func isNoJob(err error) bool { return errors.Is(err, jobs.ErrNoJob) }
 
 // dispatchRequest is a detached call of spec with input {"n": n}.
 func dispatchRequest(route string, spec *primitive.Spec, n int) dispatch.Request {

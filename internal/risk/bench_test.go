@@ -80,3 +80,16 @@ func BenchmarkIdentityFirst(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkIdentityFolders measures reading the program folders (every
+// few minutes, and on the first exec call), with the first look at one
+// program.
+func BenchmarkIdentityFolders(b *testing.B) {
+	shell, _ := realShell(b)
+	p := copyAs(b, shell, b.TempDir(), "tool", nil)
+	for b.Loop() {
+		if _, err := risk.NewIdentities(os.Getenv).Names(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

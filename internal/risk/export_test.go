@@ -18,3 +18,9 @@ func (id *Identities) Forget() {
 
 // VersionNames is versionNames with every table name wanted, for tests.
 func VersionNames(path string) []string { return versionNames(path, tableNames()) }
+
+// SetClock sets the clock of id's refresh of the program folders (tests).
+func (id *Identities) SetClock(now func() time.Time) { id.now = now }
+
+// IdentityRefresh is identityRefresh, for tests.
+const IdentityRefresh = identityRefresh

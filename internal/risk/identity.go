@@ -39,10 +39,11 @@ type Identities struct {
 	seed maphash.Seed
 	now  func() time.Time
 
-	mu      sync.Mutex
-	known   []knownProgram
-	readAt  time.Time
-	answers map[fileKey][]string
+	mu       sync.Mutex
+	known    []knownProgram
+	readAt   time.Time
+	building bool
+	answers  map[fileKey][]string
 }
 
 // identityBlock is the size of the blocks compared.
@@ -173,14 +174,30 @@ func (id *Identities) Names(path string) ([]string, error) {
 	return names, nil
 }
 
-// refresh reads the known programs again when they are older than
-// identityRefresh (id.mu held).
+// refresh reads the known programs (id.mu held): at the first look, and
+// again, in the background while the old ones still answer, when they
+// are older than identityRefresh (or the clock went back).
 func (id *Identities) refresh() {
 	now := id.now()
-	if id.answers != nil && now.Sub(id.readAt) < identityRefresh && now.After(id.readAt) {
+	if id.answers == nil {
+		id.known, id.readAt, id.answers = id.build(), now, map[fileKey][]string{}
 		return
 	}
-	id.readAt, id.answers = now, map[fileKey][]string{}
+	if id.building || (now.Sub(id.readAt) < identityRefresh && !now.Before(id.readAt)) {
+		return
+	}
+	id.building, id.readAt = true, now
+	go func() {
+		known := id.build()
+		id.mu.Lock()
+		defer id.mu.Unlock()
+		id.known, id.building = known, false
+		clear(id.answers)
+	}()
+}
+
+// build reads the known programs from the program folders.
+func (id *Identities) build() []knownProgram {
 	want := tableNames()
 	byPath := map[string]*knownProgram{}
 	var order []string
@@ -213,14 +230,15 @@ func (id *Identities) refresh() {
 			order = append(order, real)
 		}
 	}
-	id.known = id.known[:0]
+	known := make([]knownProgram, 0, len(order))
 	for _, p := range order {
 		slices.Sort(byPath[p].names)
-		id.known = append(id.known, *byPath[p])
+		known = append(known, *byPath[p])
 	}
 	if runtime.GOOS != "windows" {
-		id.countInstalled()
+		id.countInstalled(known)
 	}
+	return known
 }
 
 // multiCall is how many names a program must be installed under to be a
@@ -229,11 +247,10 @@ func (id *Identities) refresh() {
 const multiCall = 16
 
 // countInstalled records the names each known program is installed under
-// in the program folders, all names, to tell multi-call programs (id.mu
-// held).
-func (id *Identities) countInstalled() {
+// in the program folders, all names, to tell multi-call programs.
+func (id *Identities) countInstalled(known []knownProgram) {
 	bySize := map[int64][]int{}
-	for i, k := range id.known {
+	for i, k := range known {
 		bySize[k.info.Size()] = append(bySize[k.info.Size()], i)
 	}
 	for _, dir := range id.dirs() {
@@ -247,7 +264,7 @@ func (id *Identities) countInstalled() {
 				continue
 			}
 			for _, i := range bySize[fi.Size()] {
-				k := &id.known[i]
+				k := &known[i]
 				if name := ProgramName(e.Name()); os.SameFile(fi, k.info) && !slices.Contains(k.installed, name) {
 					k.installed = append(k.installed, name)
 				}

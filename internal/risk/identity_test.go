@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hearth-dev/hearth/internal/risk"
 )
@@ -186,5 +188,43 @@ func TestMultiCallProgramIsWhatItsNameSays(t *testing.T) {
 				t.Errorf("%d names: %s is told %q (%v), want env", c.links+1, filepath.Base(p), names, err)
 			}
 		}
+	}
+}
+
+// A program installed after the folders were read is known once they are
+// read again (after IdentityRefresh, in the background): a copy of it is
+// then told as it.
+func TestIdentitiesReadTheFoldersAgain(t *testing.T) {
+	shell, want := realShell(t)
+	bin, other := t.TempDir(), t.TempDir()
+	now := time.Now()
+	var mu sync.Mutex
+	ids := risk.NewIdentitiesIn(func() []string { return []string{bin} })
+	ids.SetClock(func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	exe := ""
+	if runtime.GOOS == "windows" {
+		exe = ".exe"
+	}
+	tool := copyAs(t, shell, other, "tool"+exe, nil)
+	if names, err := ids.Names(tool); err != nil || len(names) != 0 {
+		t.Fatalf("with no program installed the copy is told %q (%v)", names, err)
+	}
+	copyAs(t, shell, bin, want+exe, nil)
+	mu.Lock()
+	now = now.Add(risk.IdentityRefresh)
+	mu.Unlock()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		names, err := ids.Names(tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(names, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s installed and the folders read again, the copy is still told %q", want, names)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
