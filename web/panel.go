@@ -258,7 +258,7 @@ func (p *Panel) routes() (http.Handler, error) {
 		(&tasks.Handler{Kit: kit, Jobs: d.Jobs, Dispatcher: d.Dispatcher, Chats: p.chats()}).Mount(r)
 		(&ledger.Handler{Kit: kit, Ledger: d.Ledger, DB: d.DB, Futures: d.Dispatcher, Gov: d.Gov}).Mount(r)
 		if d.FS != nil {
-			(&changes.Handler{Kit: kit, FS: d.FS, Ledger: d.Ledger, Approvals: &govern.Operator{G: d.Gov}, Chats: p.chats(), KeptDays: d.ReceiptDays}).Mount(r)
+			(&changes.Handler{Kit: kit, FS: d.FS, Ledger: d.Ledger, Approvals: &govern.Decisions{G: d.Gov}, Chats: p.chats(), KeptDays: d.ReceiptDays}).Mount(r)
 		}
 		(&recipes.Handler{Kit: kit, Recipes: d.Recipes, Runs: d.Runs}).Mount(r)
 		if d.Wake != nil {

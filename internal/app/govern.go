@@ -138,7 +138,7 @@ type Offline struct {
 	DB       *store.DB
 	Ledger   *ledger.Ledger
 	Gov      *govern.Governor
-	Operator *govern.Operator
+	Operator *govern.Decisions
 }
 
 // OpenOffline opens the database, ledger and governor of dataDir.
@@ -161,7 +161,7 @@ func OpenOffline(ctx context.Context, dataDir, configPath string) (*Offline, err
 		db.Close()
 		return nil, err
 	}
-	return &Offline{DB: db, Ledger: led, Gov: g, Operator: &govern.Operator{G: g}}, nil
+	return &Offline{DB: db, Ledger: led, Gov: g, Operator: &govern.Decisions{G: g}}, nil
 }
 
 // Close closes the database.

@@ -29,7 +29,7 @@ import (
 // (committed), then carried out on the engines. No MCP tool reaches it.
 type Operator struct {
 	gov    *govern.Governor
-	rec    *govern.Operator
+	rec    *govern.Decisions
 	engine *dispatch.Dispatcher
 	// sessions are the model's interactive programs, which the e-stop
 	// kills.
@@ -55,7 +55,7 @@ func New(gov *govern.Governor, engine *dispatch.Dispatcher, sessions *session.Ma
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Operator{gov: gov, rec: &govern.Operator{G: gov}, engine: engine, sessions: sessions, log: log}, nil
+	return &Operator{gov: gov, rec: &govern.Decisions{G: gov}, engine: engine, sessions: sessions, log: log}, nil
 }
 
 // Approve approves a pending permit once and releases the parked work,

@@ -85,7 +85,7 @@ func TestApproveDuringEStopApprovesNothing(t *testing.T) {
 
 	// The race: approved (committed), then latched before it ran.
 	r2 := c.Call("machine", map[string]any{"operation": "exec", "command": "true", "args": []string{"2"}})
-	d, err := (&govern.Operator{G: in.App.Gov}).Approve(ctx, r2.Str("permit_id"), "alice", nil)
+	d, err := (&govern.Decisions{G: in.App.Gov}).Approve(ctx, r2.Str("permit_id"), "alice", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

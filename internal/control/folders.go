@@ -7,7 +7,7 @@ import (
 )
 
 // AddFolderRule records the operator's folder rule offered by permit p's
-// card (govern.Operator.AddFolderRule): it only changes what later calls
+// card (govern.Decisions.AddFolderRule): it only changes what later calls
 // need, so nothing running or parked is touched. Refused while the
 // e-stop is latched (govern.ErrEStopLatched).
 func (o *Operator) AddFolderRule(ctx context.Context, operator string, p govern.Permit, folder string) (govern.FolderRule, error) {
@@ -15,7 +15,7 @@ func (o *Operator) AddFolderRule(ctx context.Context, operator string, p govern.
 }
 
 // ApproveFolder adds the folder rule permit p's card offered and approves
-// p once, both or neither (govern.Operator.ApproveFolder), then releases
+// p once, both or neither (govern.Decisions.ApproveFolder), then releases
 // the parked work.
 func (o *Operator) ApproveFolder(ctx context.Context, operator string, p govern.Permit, folder string) (govern.FolderRule, error) {
 	d, r, err := o.rec.ApproveFolder(ctx, operator, p, folder)

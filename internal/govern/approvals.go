@@ -17,7 +17,7 @@ type Approval struct {
 // ApprovalsOf returns the approvals of the calls futureIDs (at most 500
 // looked up; a call that ran without asking has none), for the panel's
 // Changes page.
-func (o *Operator) ApprovalsOf(ctx context.Context, futureIDs []string) (map[string]Approval, error) {
+func (o *Decisions) ApprovalsOf(ctx context.Context, futureIDs []string) (map[string]Approval, error) {
 	out := map[string]Approval{}
 	for len(futureIDs) > 0 {
 		n := min(len(futureIDs), 500)

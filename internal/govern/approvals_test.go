@@ -21,7 +21,7 @@ func TestApprovalsOf(t *testing.T) {
 	if r.State() != "pending" || pid == "" || fid == "" {
 		t.Fatalf("exec in ask mode should wait for a permit: %s", r.Raw)
 	}
-	op := &govern.Operator{G: in.App.Gov}
+	op := &govern.Decisions{G: in.App.Gov}
 	got, err := op.ApprovalsOf(bg, []string{fid})
 	if err != nil || len(got) != 0 {
 		t.Fatalf("a pending permit is no approval: %v %v", got, err)

@@ -16,7 +16,7 @@ import (
 // denied a call, the same call — the same primitive and input digest in
 // the same conversation — is answered blocked with that denial at once,
 // with no new card for the operator. The operator ends the hold early
-// with "Ask again" on the Permits page (Operator.AskAgain).
+// with "Ask again" on the Permits page (Decisions.AskAgain).
 
 // DenialHold is how long a denial answers the same call again.
 const DenialHold = 15 * time.Minute
@@ -56,14 +56,14 @@ func (g *Governor) deniedRepeat(ctx context.Context, a *callpath.Admission) erro
 
 // Denials lists the denials that still answer their call again (denied
 // within DenialHold, Ask again not chosen), newest first.
-func (o *Operator) Denials(ctx context.Context) ([]Permit, error) {
+func (o *Decisions) Denials(ctx context.Context) ([]Permit, error) {
 	return o.list(ctx, ` WHERE state = 'denied' AND decided_at >= ? AND ask_again_at IS NULL ORDER BY decided_at DESC`,
 		o.G.now().Add(-DenialHold).UnixMilli())
 }
 
 // AskAgain ends a denial's hold: the next identical call asks the
 // operator again.
-func (o *Operator) AskAgain(ctx context.Context, permitID, operator string) error {
+func (o *Decisions) AskAgain(ctx context.Context, permitID, operator string) error {
 	if err := checkOperator(operator); err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 // Folder rules: "always allow hidden files and programs in this folder",
 // for people who code, so that a project asks once rather than for every
 // .gitignore, .github file or build script. Only the operator makes one,
-// from a card (Operator.AddFolderRule; no tool reaches it). A rule covers,
+// from a card (Decisions.AddFolderRule; no tool reaches it). A rule covers,
 // in its folder and below, the writes the allowlist of ordinary writes
 // leaves out for a reason a rule may cover (risk.Why.Coverable: hidden
 // files and programs); it never covers a persistence place or a file
@@ -74,7 +74,7 @@ func (g *Governor) OfferedFolder(p Permit) (string, bool) {
 // AddFolderRule adds a folder rule for folder, which must be the folder
 // permit's card offered (OfferedFolder), and journals it. While the
 // e-stop is latched it adds nothing and returns ErrEStopLatched.
-func (o *Operator) AddFolderRule(ctx context.Context, operator string, p Permit, folder string) (FolderRule, error) {
+func (o *Decisions) AddFolderRule(ctx context.Context, operator string, p Permit, folder string) (FolderRule, error) {
 	if err := checkOperator(operator); err != nil {
 		return FolderRule{}, err
 	}
@@ -95,7 +95,7 @@ func (o *Operator) AddFolderRule(ctx context.Context, operator string, p Permit,
 // once, in one transaction, so both are stored or neither (an expired
 // permit, or the e-stop latched, leaves no rule behind: ErrExpired,
 // ErrEStopLatched).
-func (o *Operator) ApproveFolder(ctx context.Context, operator string, p Permit, folder string) (Decision, FolderRule, error) {
+func (o *Decisions) ApproveFolder(ctx context.Context, operator string, p Permit, folder string) (Decision, FolderRule, error) {
 	var r FolderRule
 	d, err := o.approve(ctx, p.ID, operator, func(tx *sql.Tx) error {
 		var err error
@@ -129,7 +129,7 @@ func (g *Governor) addFolderRuleTx(ctx context.Context, tx *sql.Tx, operator str
 }
 
 // RemoveFolderRule removes a folder rule and journals it.
-func (o *Operator) RemoveFolderRule(ctx context.Context, operator, id string) error {
+func (o *Decisions) RemoveFolderRule(ctx context.Context, operator, id string) error {
 	if err := checkOperator(operator); err != nil {
 		return err
 	}

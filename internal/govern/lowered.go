@@ -122,7 +122,7 @@ func (g *Governor) Lowered(ctx context.Context) ([]Lowering, error) {
 
 // SeenLowered marks the lowerings up to ledger entry through as seen
 // (those journaled later stay announced), and journals it.
-func (o *Operator) SeenLowered(ctx context.Context, operator string, through int64) error {
+func (o *Decisions) SeenLowered(ctx context.Context, operator string, through int64) error {
 	if err := checkOperator(operator); err != nil {
 		return err
 	}

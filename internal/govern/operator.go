@@ -14,12 +14,13 @@ import (
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
-// Operator is the human operator's decisions as governance records them:
-// reset, queue resume, permits, allow-rules, reconciliation and policy. The
-// panel and the CLI reach it through internal/control, which carries out on
-// the engines what a decision leaves to do; no MCP tool, scatter kind or
+// Decisions records the human operator's decisions in governance: reset,
+// queue resume, permits, allow-rules, reconciliation and policy. It only
+// records (the engines' side is control.Operator, which the panel and the
+// tray use and which carries out what a decision leaves to do); the CLI,
+// with no engines running, uses it directly. No MCP tool, scatter kind or
 // recipe step can reach it.
-type Operator struct {
+type Decisions struct {
 	G *Governor
 }
 
@@ -76,7 +77,7 @@ func (g *Governor) Latch(ctx context.Context, by, reason string) error {
 }
 
 // EStop latches the emergency stop on the operator's behalf.
-func (o *Operator) EStop(ctx context.Context, operator, reason string) error {
+func (o *Decisions) EStop(ctx context.Context, operator, reason string) error {
 	if err := checkOperator(operator); err != nil {
 		return err
 	}
@@ -85,7 +86,7 @@ func (o *Operator) EStop(ctx context.Context, operator, reason string) error {
 
 // Reset releases the e-stop latch and nothing else: a held queue stays held
 // until ResumeQueue.
-func (o *Operator) Reset(ctx context.Context, operator string) error {
+func (o *Decisions) Reset(ctx context.Context, operator string) error {
 	return o.withEStop(ctx, operator, func(tx *sql.Tx, st EStopState) error {
 		if !st.Latched {
 			return errors.New("the e-stop is not latched")
@@ -101,7 +102,7 @@ func (o *Operator) Reset(ctx context.Context, operator string) error {
 // ResumeQueue releases a held job queue (the queue reads the hold before
 // it starts anything; the caller wakes it). Refused while the e-stop is
 // latched.
-func (o *Operator) ResumeQueue(ctx context.Context, operator string) error {
+func (o *Decisions) ResumeQueue(ctx context.Context, operator string) error {
 	return o.withEStop(ctx, operator, func(tx *sql.Tx, st EStopState) error {
 		if st.Latched {
 			return errors.New("reset the e-stop before resuming the queue")
@@ -116,7 +117,7 @@ func (o *Operator) ResumeQueue(ctx context.Context, operator string) error {
 
 // withEStop runs change for a named operator in one transaction with the
 // e-stop state it reads there.
-func (o *Operator) withEStop(ctx context.Context, operator string, change func(tx *sql.Tx, st EStopState) error) error {
+func (o *Decisions) withEStop(ctx context.Context, operator string, change func(tx *sql.Tx, st EStopState) error) error {
 	if err := checkOperator(operator); err != nil {
 		return err
 	}
@@ -154,7 +155,7 @@ type Permit struct {
 }
 
 // Permits lists permits in state ("" for all), newest first.
-func (o *Operator) Permits(ctx context.Context, state string) ([]Permit, error) {
+func (o *Decisions) Permits(ctx context.Context, state string) ([]Permit, error) {
 	if state != "" {
 		return o.list(ctx, ` WHERE state = ? ORDER BY created_at DESC`, state)
 	}
@@ -163,7 +164,7 @@ func (o *Operator) Permits(ctx context.Context, state string) ([]Permit, error) 
 
 // list reads the permits that where (a WHERE and ORDER BY clause, or
 // only the latter) selects.
-func (o *Operator) list(ctx context.Context, where string, args ...any) ([]Permit, error) {
+func (o *Decisions) list(ctx context.Context, where string, args ...any) ([]Permit, error) {
 	q := `SELECT id, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at, decided_at, risk_case, subject, said FROM permits`
 	rows, err := o.G.DB.R.QueryContext(ctx, q+where, args...)
 	if err != nil {
@@ -207,7 +208,7 @@ var ErrEStopLatched = errors.New("the emergency stop is on")
 // approval is committed before anything is released; a process stopped
 // in between leaves the work parked under an approved permit, which the
 // next start releases (Governor.Parked).
-func (o *Operator) Approve(ctx context.Context, permitID, operator string, always *Rule) (Decision, error) {
+func (o *Decisions) Approve(ctx context.Context, permitID, operator string, always *Rule) (Decision, error) {
 	var also func(tx *sql.Tx) error
 	if always != nil {
 		also = func(tx *sql.Tx) error {
@@ -220,7 +221,7 @@ func (o *Operator) Approve(ctx context.Context, permitID, operator string, alway
 
 // approve approves a pending permit once, doing also (a rule the card
 // offered) in the approval's transaction: both are stored or neither.
-func (o *Operator) approve(ctx context.Context, permitID, operator string, also func(tx *sql.Tx) error) (Decision, error) {
+func (o *Decisions) approve(ctx context.Context, permitID, operator string, also func(tx *sql.Tx) error) (Decision, error) {
 	if err := checkOperator(operator); err != nil {
 		return Decision{}, err
 	}
@@ -277,7 +278,7 @@ func refuseWhileLatched(ctx context.Context, tx *sql.Tx) error {
 
 // Deny denies a pending permit and returns the denial for the caller to
 // carry out: the parked call arrives as blocked.
-func (o *Operator) Deny(ctx context.Context, permitID, operator string) (Decision, error) {
+func (o *Decisions) Deny(ctx context.Context, permitID, operator string) (Decision, error) {
 	if err := checkOperator(operator); err != nil {
 		return Decision{}, err
 	}
@@ -304,7 +305,7 @@ func (o *Operator) Deny(ctx context.Context, permitID, operator string) (Decisio
 // runs any code it is given (risk.AsksEveryTime) is refused: it asks
 // every time. While the e-stop is latched it adds nothing and returns
 // ErrEStopLatched.
-func (o *Operator) AddRule(ctx context.Context, operator, program, cwdRoot string, args ...string) (Rule, error) {
+func (o *Decisions) AddRule(ctx context.Context, operator, program, cwdRoot string, args ...string) (Rule, error) {
 	if err := checkOperator(operator); err != nil {
 		return Rule{}, err
 	}
@@ -362,7 +363,7 @@ func boolInt(b bool) int {
 }
 
 // RemoveRule removes an allow-rule.
-func (o *Operator) RemoveRule(ctx context.Context, operator, id string) error {
+func (o *Decisions) RemoveRule(ctx context.Context, operator, id string) error {
 	if err := checkOperator(operator); err != nil {
 		return err
 	}
@@ -439,7 +440,7 @@ func (g *Governor) reconcile(ctx context.Context, scope, commandID, by, observed
 }
 
 // Reconcile closes an UNKNOWN outcome on the operator's word.
-func (o *Operator) Reconcile(ctx context.Context, operator, commandID, observed string) error {
+func (o *Decisions) Reconcile(ctx context.Context, operator, commandID, observed string) error {
 	if err := checkOperator(operator); err != nil {
 		return err
 	}
@@ -450,7 +451,7 @@ func (o *Operator) Reconcile(ctx context.Context, operator, commandID, observed 
 // then in the database and the ledger in one transaction, so that the
 // mode the operator set is the one config.json, doctor, host_info, the
 // tools' descriptions and the tray show.
-func (o *Operator) SetPolicy(ctx context.Context, operator, mode string) error {
+func (o *Decisions) SetPolicy(ctx context.Context, operator, mode string) error {
 	if err := checkOperator(operator); err != nil {
 		return err
 	}

@@ -193,7 +193,7 @@ func TestMigrationCarriesOldJobs(t *testing.T) {
 	}
 	// Under ask, only the old approval lets the approved job run: a run
 	// whose input no longer matched it would park for a second permit.
-	if err := (&govern.Operator{G: gov}).SetPolicy(ctx, "test", "ask"); err != nil {
+	if err := (&govern.Decisions{G: gov}).SetPolicy(ctx, "test", "ask"); err != nil {
 		t.Fatal(err)
 	}
 	if err := op.Recover(ctx); err != nil {

@@ -47,7 +47,7 @@ type Handler struct {
 	FS     *fsops.Engine
 	Ledger *hledger.Ledger
 	// Approvals names the approval each call ran under.
-	Approvals *govern.Operator
+	Approvals *govern.Decisions
 	// Chats labels conversations.
 	Chats ui.Chats
 	// KeptDays is receipt_retention_days (0: kept until the storage
