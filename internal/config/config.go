@@ -197,35 +197,6 @@ func (u Update) Validate() error {
 	return nil
 }
 
-// DefaultTunnelProfile is the tunnel-client profile Hearth creates and runs.
-const DefaultTunnelProfile = "hearth-local"
-
-// Tunnel configures the supervised tunnel-client (OpenAI's Secure MCP
-// Tunnel, docs/DESIGN.md, "Tunnel, tray and recovery"). The runtime key is deliberately not here: it lives in
-// the secrets store and nowhere else.
-type Tunnel struct {
-	// ClientPath is the tunnel-client executable. With ClientSHA256 it is
-	// the pin Hearth runs and nothing else. Without it, it is only one of
-	// the files the Setup page lists for the operator to pin (with the
-	// tunnel-client beside hearth-tray and the one on PATH, each with its
-	// SHA-256); Hearth never runs it, and pins by itself only the
-	// tunnel-client beside hearth-tray, and only when ClientPath is "" or
-	// names that same file.
-	ClientPath string `json:"client_path"`
-	// ClientSHA256 is the lowercase hex SHA-256 of ClientPath, recorded
-	// when the operator pins tunnel-client on the Setup page. Hearth starts
-	// ClientPath only while its content still has this hash; "" means
-	// nothing is pinned and the tunnel is not set up.
-	ClientSHA256 string `json:"client_sha256"`
-	// TunnelID is the tunnel's ID from the OpenAI Platform (tunnel_…);
-	// "" means the tunnel is not set up yet.
-	TunnelID string `json:"tunnel_id"`
-	// Profile is the tunnel-client profile to init and run.
-	Profile string `json:"profile"`
-	// Autostart starts the tunnel with Hearth.
-	Autostart bool `json:"autostart"`
-}
-
 // Default returns the configuration written on first run.
 func Default() Config {
 	home, _ := os.UserHomeDir()
@@ -460,62 +431,6 @@ func (c *Config) Validate() error {
 	return c.Tunnel.Validate()
 }
 
-// Validate checks the tunnel settings; problems name their "tunnel.…" key.
-// The tunnel ID and the profile become tunnel-client arguments, so neither
-// may start with '-' (it would read as a flag) or hold anything but plain
-// name characters.
-func (t Tunnel) Validate() error {
-	if t.ClientPath != "" && !isAbs(t.ClientPath) {
-		return &Error{Key: "tunnel.client_path", Msg: fmt.Sprintf("%q is not an absolute path", t.ClientPath)}
-	}
-	if t.ClientSHA256 != "" {
-		if !IsSHA256(t.ClientSHA256) {
-			return &Error{Key: "tunnel.client_sha256", Msg: fmt.Sprintf("%q is not a SHA-256 (64 lowercase hexadecimal digits)", t.ClientSHA256)}
-		}
-		if t.ClientPath == "" {
-			return &Error{Key: "tunnel.client_sha256", Msg: "is set but tunnel.client_path is empty (a pin needs both; pin tunnel-client on the Setup page)"}
-		}
-	}
-	if t.TunnelID != "" {
-		if rest, ok := strings.CutPrefix(t.TunnelID, "tunnel_"); !ok || !plainName(rest, 120) {
-			return &Error{Key: "tunnel.tunnel_id", Msg: fmt.Sprintf("%q is not a tunnel ID (tunnel_ followed by letters and digits, as the OpenAI Platform shows it)", t.TunnelID)}
-		}
-	}
-	if !plainName(t.Profile, 128) || t.Profile[0] == '-' || t.Profile[0] == '.' {
-		return &Error{Key: "tunnel.profile", Msg: fmt.Sprintf("%q is not a profile name (1 to 128 letters, digits, '.', '_' or '-', not starting with '-' or '.')", t.Profile)}
-	}
-	return nil
-}
-
-// IsSHA256 reports whether s is a SHA-256 in lowercase hex (64 digits),
-// the form tunnel.client_sha256 takes.
-func IsSHA256(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// plainName reports whether s is 1 to max ASCII letters, digits, '.', '_'
-// or '-'.
-func plainName(s string, max int) bool {
-	if s == "" || len(s) > max {
-		return false
-	}
-	for _, c := range []byte(s) {
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
-
 // isAbs accepts the host's absolute paths, and drive-letter paths on
 // Windows.
 func isAbs(p string) bool {
@@ -559,44 +474,6 @@ func Write(path string, c Config) error {
 		return fmt.Errorf("write config %s: %w", path, err)
 	}
 	return nil
-}
-
-// DataDir returns Hearth's data directory: HEARTH_HOME, else
-// %LOCALAPPDATA%\Hearth on Windows (the known folder Local AppData when
-// the variable is unset), else $XDG_DATA_HOME/hearth or
-// ~/.local/share/hearth.
-func DataDir() (string, error) {
-	if h := os.Getenv("HEARTH_HOME"); h != "" {
-		return filepath.Abs(h)
-	}
-	if runtime.GOOS == "windows" {
-		d := os.Getenv("LOCALAPPDATA")
-		if d == "" {
-			// A program started with a bare environment still finds the
-			// folder where Windows says it is.
-			d = localAppData()
-		}
-		if d != "" {
-			return filepath.Join(d, "Hearth"), nil
-		}
-	}
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "hearth"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("find data directory: %w", err)
-	}
-	return filepath.Join(home, ".local", "share", "hearth"), nil
-}
-
-// Path returns the config file path: HEARTH_CONFIG, else config.json in
-// the data directory.
-func Path(dataDir string) string {
-	if p := os.Getenv("HEARTH_CONFIG"); p != "" {
-		return p
-	}
-	return filepath.Join(dataDir, "config.json")
 }
 
 // outsideHome returns the folders of known that do not lie under home (nor

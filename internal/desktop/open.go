@@ -42,19 +42,9 @@ func invalid(op, field, format string, a ...any) error {
 	return primitive.Failed("invalid_input", "%s", ve.Error())
 }
 
-// programExts are the extensions of files that run when opened: programs,
-// scripts, installers, shortcuts (which may point at a program) and
-// settings files that change the system. Opening one is running it.
-var programExts = []string{
-	".exe", ".com", ".bat", ".cmd", ".ps1", ".psm1", ".psd1", ".vbs", ".vbe", ".js", ".jse", ".wsf", ".wsh", ".hta",
-	".msi", ".msp", ".msix", ".msixbundle", ".appx", ".appxbundle", ".appinstaller", ".scr", ".cpl", ".msc", ".reg",
-	".inf", ".pif", ".lnk", ".url", ".application", ".appref-ms", ".gadget", ".jar", ".py", ".pyw", ".pl", ".rb",
-	".sh", ".bash", ".zsh", ".fish", ".ksh", ".csh", ".command", ".desktop", ".appimage", ".run", ".bin", ".deb",
-	".rpm", ".dll", ".sys", ".drv", ".ocx", ".library-ms", ".search-ms", ".settingcontent-ms", ".xbap", ".xll",
-}
-
 // IsProgram reports whether the file at path runs when opened: by its
-// extension, by its first bytes (a Windows or ELF executable, a script
+// extension (risk.ScriptExts, the list the allowlist of writes uses), by
+// its first bytes (a Windows or ELF executable, a script
 // with #!), or, off Windows, by its execute bit. A folder never is.
 func IsProgram(path string) (bool, error) {
 	fi, err := os.Stat(path)
@@ -64,7 +54,7 @@ func IsProgram(path string) (bool, error) {
 	if fi.IsDir() {
 		return false, nil
 	}
-	if slices.Contains(programExts, strings.ToLower(filepath.Ext(path))) {
+	if slices.Contains(risk.ScriptExts, strings.ToLower(filepath.Ext(path))) {
 		return true, nil
 	}
 	if execBit(fi) {

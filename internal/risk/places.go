@@ -62,12 +62,19 @@ type Place struct {
 	Sentence string
 }
 
-// ScriptExts are the programs, scripts and shortcuts that run a program
-// when opened, on Windows (PATHEXT adds the machine's own).
+// ScriptExts are the extensions of files that run a program when opened:
+// programs, scripts, installers, shortcuts (which may point at a
+// program), add-ins and settings files that change the system. It is
+// the one list both the allowlist of ordinary writes (Windows; PATHEXT
+// adds the machine's own) and ui.open (internal/desktop: opening one is
+// running it, on every OS) use.
 var ScriptExts = []string{".exe", ".com", ".scr", ".pif", ".bat", ".cmd", ".ps1", ".psm1", ".psd1", ".vbs", ".vbe", ".vb",
 	".js", ".jse", ".wsf", ".wsh", ".wsc", ".hta", ".lnk", ".url", ".website", ".appref-ms", ".application",
-	".reg", ".msi", ".msp", ".mst", ".cpl", ".msc", ".jar", ".inf", ".scf", ".settingcontent-ms", ".library-ms",
-	".searchconnector-ms", ".gadget", ".xbap", ".chm", ".dll", ".sys", ".ocx", ".py", ".pyw", ".xll", ".xlam", ".dotm"}
+	".reg", ".msi", ".msp", ".mst", ".msix", ".msixbundle", ".appx", ".appxbundle", ".appinstaller", ".cpl", ".msc",
+	".jar", ".inf", ".scf", ".settingcontent-ms", ".library-ms", ".search-ms", ".searchconnector-ms", ".gadget",
+	".xbap", ".chm", ".dll", ".sys", ".drv", ".ocx", ".py", ".pyw", ".pyz", ".pyzw", ".pyc", ".pyo", ".pl", ".rb",
+	".xll", ".xlam", ".dotm", ".sh", ".bash", ".zsh", ".fish", ".ksh", ".csh", ".command", ".desktop", ".appimage",
+	".run", ".bin", ".deb", ".rpm"}
 
 // Sentences of the groups.
 const (
