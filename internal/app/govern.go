@@ -16,6 +16,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/internal/store"
 
+	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/fsops"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/jobs"
@@ -98,11 +99,18 @@ func programsOf() map[string]func(json.RawMessage) []govern.ProgramUse {
 // decision leaves to do to running or parked work is carried out by the
 // operator's controls (internal/control), built once the engines exist.
 func newGovernor(cfg config.Config, db *store.DB, led *ledger.Ledger, log *slog.Logger, cfgFile *configFile) (*govern.Governor, error) {
+	// Governance reads the engine's futures through the engine's reader,
+	// which needs only the database: the dispatcher is built later, over
+	// the governor.
+	futures, err := dispatch.NewFutureReader(db)
+	if err != nil {
+		return nil, err
+	}
 	return govern.New(govern.Options{
 		SaveMode: func(mode string) error {
 			return cfgFile.edit(func(c *config.Config) error { c.Policy.Mode = mode; return nil })
 		},
-		DB: db, Ledger: led, Log: log,
+		DB: db, Ledger: led, Log: log, Futures: futures,
 		DefaultMode:  cfg.Policy.Mode,
 		PermitTTL:    PermitTTL,
 		Programs:     programsOf(),

@@ -58,7 +58,11 @@ func testGovernor(t testing.TB, db *store.DB) *govern.Governor {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := govern.New(govern.Options{DB: db, Ledger: l, DefaultMode: config.ModeTrusted, PermitTTL: time.Minute, InlineBudget: 100 * time.Millisecond,
+	futures, err := NewFutureReader(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := govern.New(govern.Options{DB: db, Ledger: l, Futures: futures, DefaultMode: config.ModeTrusted, PermitTTL: time.Minute, InlineBudget: 100 * time.Millisecond,
 		// The test primitives' rows beside the one table.
 		Rows: risk.Rows.With(risk.Table{
 			"t.block": risk.KindRead, "t.c": risk.KindRead, "t.count": risk.KindRead, "t.echo": risk.KindRead,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/store"
@@ -48,7 +49,11 @@ func newFixtureTB(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gov, err := govern.New(govern.Options{DB: db, Ledger: led, DefaultMode: config.ModeAsk, PermitTTL: time.Minute})
+	futures, err := dispatch.NewFutureReader(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gov, err := govern.New(govern.Options{DB: db, Ledger: led, Futures: futures, DefaultMode: config.ModeAsk, PermitTTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,10 @@ import (
 type Governor struct {
 	DB     *store.DB
 	Ledger *ledger.Ledger
-	Log    *slog.Logger
+	// Futures reads the engine's futures (replay, recovery, the UNKNOWN
+	// gate, parked work); internal/dispatch owns them.
+	Futures callpath.Futures
+	Log     *slog.Logger
 	// DefaultMode is the config's policy mode; an operator change stored in
 	// the database overrides it.
 	DefaultMode string
@@ -209,24 +212,15 @@ func (g *Governor) Admit(ctx context.Context, a *callpath.Admission) error {
 	}
 	// Request-scoped (anonymous) calls share one gate: a client cannot step
 	// around an open UNKNOWN by dropping its conversation id.
-	var open string
-	cond, arg := primitive.RouteMatch("route", a.Route)
-	openStmt, err := g.DB.ReadStmt(ctx, `SELECT command_id FROM unknowns WHERE `+cond+` AND reconciled_at IS NULL
-		AND NOT EXISTS (SELECT 1 FROM futures f WHERE f.id = unknowns.command_id AND f.parent = ?) ORDER BY created_at LIMIT 1`)
-	if err != nil {
-		return err
-	}
 	siblingsOf := ""
 	if a.Scheduled {
 		siblingsOf = a.Parent
 	}
-	err = openStmt.QueryRowContext(ctx, arg, siblingsOf).Scan(&open)
-	if err == nil {
+	if open, err := g.openUnknown(ctx, a.Route, siblingsOf); err != nil {
+		return err
+	} else if open != "" {
 		return primitive.Blocked("unknown_open", "command %s has an UNKNOWN outcome; re-read the state it may have changed, then call task.reconcile {id: %q, observed}", open, open).
 			WithDetails(map[string]any{"command_id": open})
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("read unknown outcomes: %w", err)
 	}
 	a.Flagged = c.Flagged && verdict == risk.Runs
 	if a.Scheduled && !a.Approved {
@@ -241,4 +235,34 @@ func (g *Governor) Admit(ctx context.Context, a *callpath.Admission) error {
 		return err
 	}
 	return callpath.ErrPermitRequired
+}
+
+// openUnknown returns the oldest open UNKNOWN of route's gate, or "" when
+// it is open. An UNKNOWN of a scheduled future queued by siblingsOf (a
+// sibling of the call's own future: the command that queued them covers
+// both) does not close the gate for it; the engine says which futures
+// those are. Open UNKNOWNs are rare, so the usual answer is one read
+// through the partial index of open ones.
+func (g *Governor) openUnknown(ctx context.Context, route, siblingsOf string) (string, error) {
+	cond, arg := primitive.RouteMatch("route", route)
+	st, err := g.DB.ReadStmt(ctx, `SELECT command_id FROM unknowns WHERE `+cond+` AND reconciled_at IS NULL ORDER BY created_at`)
+	if err != nil {
+		return "", err
+	}
+	rows, err := st.QueryContext(ctx, arg)
+	ids, err := store.Collect(rows, err, func(r *sql.Rows) (id string, err error) { return id, r.Scan(&id) })
+	if err != nil {
+		return "", fmt.Errorf("read unknown outcomes: %w", err)
+	}
+	for _, id := range ids {
+		f, ok, err := g.Futures.Future(ctx, id)
+		if err != nil {
+			return "", fmt.Errorf("read unknown outcomes: %w", err)
+		}
+		if ok && f.Parent.Valid && f.Parent.String == siblingsOf {
+			continue
+		}
+		return id, nil
+	}
+	return "", nil
 }

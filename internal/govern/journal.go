@@ -165,13 +165,23 @@ func (g *Governor) Recover(ctx context.Context) error {
 		id, route, prim, fut, class, rule string
 		attempts                          int
 	}
-	rows, err := g.DB.R.QueryContext(ctx, `SELECT c.command_id, c.route, c.primitive, c.future_id, COALESCE(f.class, ''), COALESCE(f.on_interrupt, ''), COALESCE(f.attempts, 0)
-		FROM commands c LEFT JOIN futures f ON f.id = c.future_id AND f.class IS NOT NULL WHERE c.state = 'running'`)
+	rows, err := g.DB.R.QueryContext(ctx, `SELECT command_id, route, primitive, future_id FROM commands WHERE state = 'running'`)
 	cmds, err := store.Collect(rows, err, func(r *sql.Rows) (c cmd, err error) {
-		return c, r.Scan(&c.id, &c.route, &c.prim, &c.fut, &c.class, &c.rule, &c.attempts)
+		return c, r.Scan(&c.id, &c.route, &c.prim, &c.fut)
 	})
 	if err != nil {
 		return fmt.Errorf("find interrupted commands: %w", err)
+	}
+	// A scheduled future's attempt follows the future's rule: the engine
+	// says which futures are scheduled (they have a class).
+	for i, c := range cmds {
+		f, ok, err := g.Futures.Future(ctx, c.fut)
+		if err != nil {
+			return fmt.Errorf("find interrupted commands: %w", err)
+		}
+		if ok && f.Class != "" {
+			cmds[i].class, cmds[i].rule, cmds[i].attempts = f.Class, f.OnInterrupt, f.Attempts
+		}
 	}
 	for _, c := range cmds {
 		err := g.DB.InTx(ctx, func(tx *sql.Tx) error {

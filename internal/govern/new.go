@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/risk"
@@ -18,6 +19,7 @@ import (
 type Options struct {
 	DB           *store.DB
 	Ledger       *ledger.Ledger
+	Futures      callpath.Futures
 	Log          *slog.Logger
 	DefaultMode  string
 	PermitTTL    time.Duration
@@ -42,6 +44,8 @@ func New(o Options) (*Governor, error) {
 		return nil, errors.New("build the governor: DB is required")
 	case o.Ledger == nil:
 		return nil, errors.New("build the governor: Ledger is required")
+	case o.Futures == nil:
+		return nil, errors.New("build the governor: Futures (the engine's future reader) is required")
 	case o.PermitTTL <= 0:
 		return nil, fmt.Errorf("build the governor: PermitTTL is %v; a permit must be able to wait for the operator", o.PermitTTL)
 	}
@@ -54,7 +58,7 @@ func New(o Options) (*Governor, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Governor{DB: o.DB, Ledger: o.Ledger, Log: log, DefaultMode: o.DefaultMode, PermitTTL: o.PermitTTL, Now: o.Now,
+	return &Governor{DB: o.DB, Ledger: o.Ledger, Futures: o.Futures, Log: log, DefaultMode: o.DefaultMode, PermitTTL: o.PermitTTL, Now: o.Now,
 		Programs: o.Programs, InlineBudget: o.InlineBudget, SaveMode: o.SaveMode, Rows: o.Rows, Places: o.Places, Writes: o.Writes,
 		Identities: o.Identities}, nil
 }

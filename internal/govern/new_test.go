@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/store"
@@ -29,7 +30,11 @@ func TestNewChecksItsParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := govern.Options{DB: db, Ledger: l, DefaultMode: config.ModeAsk, PermitTTL: time.Minute}
+	futures, err := dispatch.NewFutureReader(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := govern.Options{DB: db, Ledger: l, Futures: futures, DefaultMode: config.ModeAsk, PermitTTL: time.Minute}
 	for _, tc := range []struct {
 		name string
 		edit func(*govern.Options)
@@ -37,6 +42,7 @@ func TestNewChecksItsParts(t *testing.T) {
 	}{
 		{"no database", func(o *govern.Options) { o.DB = nil }, "DB"},
 		{"no ledger", func(o *govern.Options) { o.Ledger = nil }, "Ledger"},
+		{"no future reader", func(o *govern.Options) { o.Futures = nil }, "Futures"},
 		{"no permit lifetime", func(o *govern.Options) { o.PermitTTL = 0 }, "PermitTTL"},
 		{"unknown mode", func(o *govern.Options) { o.DefaultMode = "yolo" }, "DefaultMode"},
 		{"no mode", func(o *govern.Options) { o.DefaultMode = "" }, "DefaultMode"},

@@ -3,6 +3,7 @@ package govern
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -81,13 +82,20 @@ func (d Decision) Envelope() *callpath.Envelope {
 // never recorded, a refusal saying so. The caller carries them out at
 // start-up, once the engines can.
 func (g *Governor) Parked(ctx context.Context) ([]Decision, error) {
-	rows, err := g.DB.R.QueryContext(ctx, `SELECT f.id, f.primitive, COALESCE(p.id, ''), COALESCE(p.state, '')
-		FROM futures f LEFT JOIN permits p ON p.id = (SELECT id FROM permits WHERE future_id = f.id ORDER BY created_at DESC LIMIT 1)
-		WHERE f.state = 'permit'`)
-	type parked struct{ id, prim, permit, state string }
-	ps, err := store.Collect(rows, err, func(r *sql.Rows) (p parked, err error) { return p, r.Scan(&p.id, &p.prim, &p.permit, &p.state) })
+	fs, err := g.Futures.ParkedFutures(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("find parked work: %w", err)
+	}
+	type parked struct{ id, prim, permit, state string }
+	var ps []parked
+	for _, f := range fs {
+		p := parked{id: f.ID, prim: f.Primitive}
+		// The future's latest permit request, if it was recorded.
+		err := g.DB.R.QueryRowContext(ctx, `SELECT id, state FROM permits WHERE future_id = ? ORDER BY created_at DESC LIMIT 1`, f.ID).Scan(&p.permit, &p.state)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("find parked work: %w", err)
+		}
+		ps = append(ps, p)
 	}
 	var out []Decision
 	for _, p := range ps {

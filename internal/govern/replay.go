@@ -73,12 +73,8 @@ func (g *Governor) replayStored(ctx context.Context, a *callpath.Admission, stor
 }
 
 func (g *Governor) futureExists(ctx context.Context, id string) (bool, error) {
-	var one int
-	err := g.DB.R.QueryRowContext(ctx, `SELECT 1 FROM futures WHERE id = ?`, id).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, err
+	_, ok, err := g.Futures.Future(ctx, id)
+	return ok, err
 }
 
 // replayRunningMargin is how long past the inline budget a retry waits
@@ -144,17 +140,14 @@ func (g *Governor) replayRunning(ctx context.Context, a *callpath.Admission, pri
 // several futures carry the id (left by a version of Hearth without this
 // lookup), the first one is the command.
 func (g *Governor) replayFuture(ctx context.Context, a *callpath.Admission) (*callpath.Envelope, error) {
-	var id, route, prim, digest, state string
-	var result sql.NullString
-	err := g.DB.R.QueryRowContext(ctx, `SELECT id, route, primitive, input_sha256, state, result FROM futures
-		WHERE command_id = ? ORDER BY created_at, rowid LIMIT 1`, a.CommandID).
-		Scan(&id, &route, &prim, &digest, &state, &result)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
+	f, ok, err := g.Futures.FutureOfCommand(ctx, a.CommandID)
 	if err != nil {
 		return nil, fmt.Errorf("look up the future of command %s: %w", a.CommandID, err)
 	}
+	if !ok {
+		return nil, nil
+	}
+	id, route, prim, digest, state, result := f.ID, f.Route, f.Primitive, f.InputSHA256, f.State, f.Result
 	if route != a.Route || prim != a.Spec.Name() || digest != a.Digest {
 		// The future is not named: it may belong to another conversation.
 		return nil, primitive.Conflict("command_id_reused", "command id %s is already in use (a call not started yet) with a different input or primitive; send a new command id", a.CommandID).
@@ -207,10 +200,9 @@ func (g *Governor) replayPermit(ctx context.Context, a *callpath.Admission) (*ca
 	}
 	// A denied or expired permit (or an approved call that has finished)
 	// has a terminal future: replay its outcome rather than "pending".
-	var result sql.NullString
-	if err := g.DB.R.QueryRowContext(ctx, `SELECT result FROM futures WHERE id = ?`, futureID).Scan(&result); err == nil && result.Valid {
+	if f, ok, err := g.Futures.Future(ctx, futureID); err == nil && ok && f.Result.Valid {
 		var env callpath.Envelope
-		if json.Unmarshal([]byte(result.String), &env) == nil {
+		if json.Unmarshal([]byte(f.Result.String), &env) == nil {
 			env.Replayed, env.Arrivals, env.PermitID, env.CommandID = true, nil, pid, a.CommandID
 			return &env, nil
 		}

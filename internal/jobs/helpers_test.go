@@ -126,7 +126,11 @@ func (e *env) governor() *govern.Governor {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	g, err := govern.New(govern.Options{DB: e.db, Ledger: l, DefaultMode: config.ModeTrusted, PermitTTL: time.Minute, InlineBudget: 100 * time.Millisecond,
+	futures, err := dispatch.NewFutureReader(e.db)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	g, err := govern.New(govern.Options{DB: e.db, Ledger: l, Futures: futures, DefaultMode: config.ModeTrusted, PermitTTL: time.Minute, InlineBudget: 100 * time.Millisecond,
 		// The test primitives' rows beside the one table.
 		Rows: risk.Rows.With(risk.Table{
 			"t.block": risk.KindRead, "t.c": risk.KindRead, "t.count": risk.KindRead, "t.echo": risk.KindRead,

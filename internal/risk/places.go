@@ -40,7 +40,8 @@ const (
 	// InAnyDir: a file in any folder named Path (site-packages, .vscode)
 	// wherever it is, with one of Exts or named one of Names.
 	InAnyDir
-	// AnyName: a file named one of Names, in any folder (.envrc).
+	// AnyName: a file named one of Names or with one of Exts, in any
+	// folder (.envrc, a VS Code workspace file).
 	AnyName
 )
 
@@ -95,13 +96,15 @@ const (
 // anywhere are the places of both tables that are not in one folder: a
 // Python .pth or customize file in any site-packages (a virtual
 // environment's too), a project's VS Code tasks and settings (run when
-// the folder is opened), and direnv's .envrc.
+// the folder is opened) and VS Code workspace files (the same tasks and
+// settings, run when the workspace is opened), and direnv's .envrc.
 func anywhere() []Place {
 	py := []string{"sitecustomize.py", "usercustomize.py"}
 	return []Place{
 		{ID: "python", Kind: InAnyDir, Path: "site-packages", Exts: []string{".pth"}, Names: py, Sentence: sayPython},
 		{ID: "python", Kind: InAnyDir, Path: "dist-packages", Exts: []string{".pth"}, Names: py, Sentence: sayPython},
 		{ID: "editor", Kind: InAnyDir, Path: ".vscode", Names: []string{"tasks.json", "settings.json", "launch.json"}, Sentence: sayEditor},
+		{ID: "editor", Kind: AnyName, Exts: []string{".code-workspace"}, Sentence: sayEditor},
 		{ID: "shell", Kind: AnyName, Names: []string{".envrc"}, Sentence: sayDirenv},
 	}
 }

@@ -71,13 +71,6 @@ var sharedSQL = map[string]string{
 	"internal/hearthtest sqlite_master": "SQLite's own catalogue, read by the test harness",
 }
 
-// notYetMoved lists the SQL that still reads another package's table and
-// is being moved to its owner (issue 36). It only shrinks: a new entry is
-// a defect, and an entry no source needs any more fails the test.
-var notYetMoved = map[string]bool{
-	"internal/govern futures": true,
-}
-
 // tableRef matches the table a clause of SQL names. Hearth writes SQL
 // keywords in capitals, so a fragment of a statement (a FROM clause
 // joined to a column list) is found too, and prose ("read from disk") is
@@ -137,7 +130,7 @@ func TestEveryTableHasOneOwner(t *testing.T) {
 			continue
 		}
 		key := u.pkg + " " + u.table
-		if _, ok := sharedSQL[key]; ok || notYetMoved[key] {
+		if _, ok := sharedSQL[key]; ok {
 			seen[key] = true
 			continue
 		}
@@ -150,11 +143,6 @@ func TestEveryTableHasOneOwner(t *testing.T) {
 	for key := range sharedSQL {
 		if !seen[key] {
 			t.Errorf("sharedSQL lists %q, which no source needs any more: remove it", key)
-		}
-	}
-	for key := range notYetMoved {
-		if !seen[key] {
-			t.Errorf("notYetMoved lists %q, which no source needs any more: remove it", key)
 		}
 	}
 	if len(sharedSQL) > 5 {
