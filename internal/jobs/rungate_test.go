@@ -7,7 +7,6 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,12 +46,36 @@ func newRunGate(t *testing.T, edit func(*config.Config)) *runGate {
 // under the old policy).
 const dueAfterChange = 1500
 
+// appendRan, as the first argument, makes this test program append
+// "ran" to the file named by the second and exit (TestMain): a program a
+// rule can cover, unlike a shell.
+const appendRan = "append-ran"
+
+// TestMain is the test program, or the job program appendRan asks for.
+func TestMain(m *testing.M) {
+	if len(os.Args) == 3 && os.Args[1] == appendRan {
+		f, err := os.OpenFile(os.Args[2], os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err == nil {
+			_, err = f.WriteString("ran\n")
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
 // submit queues a job that appends a line to the marker, due after delay.
 func (g *runGate) submit(delayMS int, extra ...any) string {
 	g.t.Helper()
 	job := with(sh(`echo ran >> "$1"`, "sh", g.marker), append([]any{"delay_ms", delayMS}, extra...)...)
 	if g.shell != "" {
-		job["command"] = g.shell
+		job["command"], job["args"] = g.shell, []any{appendRan, g.marker}
 	}
 	r := g.c.Call("task", map[string]any{"operation": "submit", "job": job})
 	id, _ := r.Get("result.id").(string)
@@ -222,16 +245,14 @@ func TestApprovedJobNoLongerSaysItWaits(t *testing.T) {
 func TestDueJobParksWhenRuleRemoved(t *testing.T) {
 	g := newRunGate(t, nil)
 	ctx := context.Background()
-	// No rule covers a shell (it asks every time): the job runs one under
-	// another name, which a rule for that path covers.
-	sh, err := exec.LookPath("sh")
+	// No rule covers a shell, even under another name (it asks every
+	// time): the job runs this test program, which appends the line itself
+	// (TestMain), and which a rule for its path covers.
+	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.shell = filepath.Join(t.TempDir(), "jobrunner")
-	if err := os.Symlink(sh, g.shell); err != nil {
-		t.Fatal(err)
-	}
+	g.shell = self
 	rule, err := g.in.App.Operator.AddRule(ctx, "alice", g.shell, "")
 	if err != nil {
 		t.Fatal(err)
