@@ -38,7 +38,8 @@ const (
 	// each table.
 	GitRepo
 	// InAnyDir: a file in any folder named Path (site-packages, .vscode)
-	// wherever it is, with one of Exts or named one of Names.
+	// wherever it is, with one of Exts, named one of Names or beginning
+	// with one of Prefixes; any file there when none of these is set.
 	InAnyDir
 	// AnyName: a file named one of Names or with one of Exts, in any
 	// folder (.envrc, a VS Code workspace file).
@@ -59,6 +60,9 @@ type Place struct {
 	// Names, when set, are the file names (lower case) AnyName matches,
 	// and InAnyDir matches besides Exts.
 	Names []string
+	// Prefixes, when set, are beginnings of file names (lower case)
+	// InAnyDir matches besides Exts and Names.
+	Prefixes []string
 	// Sentence completes "ChatGPT wants to …" on the permit card.
 	Sentence string
 }
@@ -91,6 +95,7 @@ const (
 	sayEditor    = "change what a code editor or terminal app runs by itself"
 	sayDirenv    = "change what runs every time a terminal enters a folder"
 	sayOffice    = "add a macro that Word or Excel runs every time it starts"
+	sayPyEnv     = "change what runs every time a Python environment is switched on (activated)"
 )
 
 // anywhere are the places of both tables that are not in one folder: a
@@ -105,6 +110,16 @@ func anywhere() []Place {
 		{ID: "python", Kind: InAnyDir, Path: "dist-packages", Exts: []string{".pth"}, Names: py, Sentence: sayPython},
 		{ID: "editor", Kind: InAnyDir, Path: ".vscode", Names: []string{"tasks.json", "settings.json", "launch.json"}, Sentence: sayEditor},
 		{ID: "editor", Kind: AnyName, Exts: []string{".code-workspace"}, Sentence: sayEditor},
+		// A virtual environment's activation scripts (bin on Unix,
+		// Scripts on Windows; plain 0644 files a shell sources) and
+		// conda's per-environment scripts, which conda activate sources.
+		{ID: "python", Kind: InAnyDir, Path: "bin", Prefixes: []string{"activate"}, Sentence: sayPyEnv},
+		{ID: "python", Kind: InAnyDir, Path: "Scripts", Prefixes: []string{"activate", "deactivate"}, Sentence: sayPyEnv},
+		{ID: "python", Kind: InAnyDir, Path: "activate.d", Sentence: sayPyEnv},
+		{ID: "python", Kind: InAnyDir, Path: "deactivate.d", Sentence: sayPyEnv},
+		// The Google Cloud SDK's installer has the shell's start-up file
+		// source its path.bash.inc (and completion, zsh, fish).
+		{ID: "shell", Kind: InAnyDir, Path: "google-cloud-sdk", Exts: []string{".inc"}, Sentence: sayShell},
 		{ID: "shell", Kind: AnyName, Names: []string{".envrc"}, Sentence: sayDirenv},
 	}
 }
@@ -215,7 +230,7 @@ func (p *Places) matches(pl Place, path, resolved string) bool {
 	case InAnyDir:
 		dir, _ := splitLast(path)
 		_, parent := splitLast(dir)
-		return p.sameName(parent, pl.Path) && pl.named(path)
+		return p.sameName(parent, pl.Path) && (len(pl.Exts)+len(pl.Names)+len(pl.Prefixes) == 0 || pl.named(path))
 	case AnyName:
 		return pl.named(path)
 	}
@@ -241,11 +256,13 @@ func (p *Places) matches(pl Place, path, resolved string) bool {
 	return false
 }
 
-// named reports whether the last component of path has one of pl's Exts
-// or Names.
+// named reports whether the last component of path has one of pl's
+// Exts, Names or Prefixes.
 func (pl Place) named(path string) bool {
 	_, base := splitLast(path)
-	return slices.Contains(pl.Exts, strings.ToLower(extOf(path))) || slices.Contains(pl.Names, strings.ToLower(base))
+	base = strings.ToLower(base)
+	return slices.Contains(pl.Exts, strings.ToLower(extOf(path))) || slices.Contains(pl.Names, base) ||
+		slices.ContainsFunc(pl.Prefixes, func(p string) bool { return strings.HasPrefix(base, p) })
 }
 
 // extOf is the extension of a slash-separated path's last component.
