@@ -9,25 +9,36 @@ import (
 	"github.com/hearth-dev/hearth/web/ui"
 )
 
-// addLoweredBanner puts the lowered-safety banner into c.
-func (p *Panel) addLoweredBanner(r *http.Request, c *ui.Chrome) {
-	list, err := p.deps.Gov.Lowered(r.Context())
-	if err != nil {
-		ui.LogError(p.log, r, "panel: read lowered safety settings for the banner", err)
-		return
-	}
-	if len(list) == 0 {
-		return
-	}
-	shown := make([]ui.Lowered, 0, len(list))
-	for _, l := range list {
-		shown = append(shown, ui.Lowered{What: l.What, By: ui.Who(l.By, p.osUser), When: ui.When(l.At), Session: govern.SessionWords(l.Session)})
-	}
-	back := r.URL.Path
+// loweredView reads the lowered safety settings not yet seen for the
+// banner of the page back (a failed read is logged and shows none).
+func (p *Panel) loweredView(r *http.Request, csrf, operator, back string) ui.LoweredView {
 	if session.ValidateNext(back) != nil {
 		back = "/"
 	}
-	c.Banners = append(c.Banners, ui.LoweredBanner(shown, list[len(list)-1].Seq, c.CSRF, c.Operator, back))
+	v := ui.LoweredView{CSRF: csrf, Operator: operator, Back: back}
+	list, err := p.deps.Gov.Lowered(r.Context())
+	if err != nil {
+		ui.LogError(p.log, r, "panel: read lowered safety settings for the banner", err)
+		return v
+	}
+	for _, l := range list {
+		v.List = append(v.List, ui.Lowered{Seq: l.Seq, What: l.What, By: ui.Who(l.By, p.osUser), When: ui.When(l.At), Session: govern.SessionWords(l.Session)})
+	}
+	return v
+}
+
+// loweredLive answers the banner slot's poll: 204 while the lowerings
+// not yet seen are the ones the page shows (its v), else the slot anew,
+// so the banner appears and goes without a reload.
+func (p *Panel) loweredLive(w http.ResponseWriter, r *http.Request) {
+	sess := session.FromContext(r.Context())
+	v := p.loweredView(r, sess.CSRFToken(), p.operator(r, sess), r.URL.Query().Get("back"))
+	if q := r.URL.Query(); q.Has("v") && q.Get("v") == v.Version() {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	kit := &ui.Kit{Chrome: p.chrome, Log: p.log}
+	kit.Render(w, r, http.StatusOK, ui.LoweredSlot(v))
 }
 
 // loweredSeen marks the announced lowerings seen (POST, CSRF-checked by

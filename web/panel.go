@@ -264,6 +264,7 @@ func (p *Panel) routes() (http.Handler, error) {
 		if d.Wake != nil {
 			(&wakepage.Handler{Kit: kit, Wake: d.Wake, Open: d.OpenChatGPT, SetArmed: d.SetWakeArmed, SetTimings: d.SetWakeTimings}).Mount(r)
 		}
+		r.Get("/lowered/live", p.loweredLive)
 		r.Post("/lowered/seen", p.loweredSeen(kit))
 		r.Post("/logout", p.logout)
 	})
@@ -294,7 +295,7 @@ func (p *Panel) chrome(r *http.Request, title, active string) ui.Chrome {
 		c.EStop, c.EStopBy, c.EStopReason, c.EStopByModel = true, ui.Who(st.By, p.osUser), st.Reason, st.ByModel()
 	}
 	c.Pending, c.Waiting = p.waiting(r)
-	p.addLoweredBanner(r, &c)
+	c.Lowered = p.loweredView(r, c.CSRF, c.Operator, r.URL.Path)
 	return c
 }
 

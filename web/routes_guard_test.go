@@ -40,7 +40,7 @@ func TestEveryRouteGuarded(t *testing.T) {
 		seen[r.method+" "+r.path] = true
 	}
 	for _, want := range []string{"POST /setup/connect", "POST /setup/tunnel-id", "POST /setup/open-folder", "POST /safety/resume",
-		"GET /permits/live", "GET /nav/pending/live", "GET /setup/progress/live", "GET /status/live", "POST /permits/pmt_x/approve"} {
+		"GET /permits/live", "GET /nav/pending/live", "GET /lowered/live", "GET /setup/progress/live", "GET /status/live", "POST /permits/pmt_x/approve"} {
 		if !seen[want] {
 			t.Errorf("the walk did not find %s", want)
 		}

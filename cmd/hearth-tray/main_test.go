@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -15,8 +16,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
+	"github.com/hearth-dev/hearth/internal/ledger"
 )
 
 func runCLI(t *testing.T, home string, stdin string, args ...string) (string, error) {
@@ -92,6 +96,34 @@ func TestSafetyResetAndLedgerCLI(t *testing.T) {
 		}
 		if r := c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"ok"}}); r.State() != "completed" {
 			t.Fatalf("the running serve must honour the CLI reset: %s", r.Raw)
+		}
+		// The reset is journaled with where it was made, as the panel's
+		// is with how its session was signed in, and announced.
+		off, err := app.OpenOffline(t.Context(), home, config.Path(home))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tail, err := off.Ledger.Tail(t.Context(), 20)
+		lowered, lerr := off.Gov.Lowered(t.Context())
+		off.Close()
+		if err != nil || lerr != nil {
+			t.Fatal(err, lerr)
+		}
+		var origin string
+		for _, e := range tail {
+			if e.Kind == ledger.KindReset {
+				var d struct{ Session string }
+				if err := json.Unmarshal(e.Data, &d); err != nil {
+					t.Fatal(err)
+				}
+				origin = d.Session
+			}
+		}
+		if origin != govern.OriginTerminal {
+			t.Fatalf("the CLI reset's ledger entry has session %q, want %q", origin, govern.OriginTerminal)
+		}
+		if len(lowered) != 1 || lowered[0].Session != govern.OriginTerminal || lowered[0].By != "alice" {
+			t.Fatalf("the CLI reset is not announced with its origin: %+v", lowered)
 		}
 	} else {
 		t.Log("script(1) not available: terminal reset path not exercised")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/instance"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/peeruser"
@@ -180,7 +181,9 @@ func safetyCmd(ctx context.Context, args []string, stdin *os.File, stdout, stder
 			return err
 		}
 		defer off.Close()
-		if err := off.Operator.Reset(ctx, *operator); err != nil {
+		// Journaled with where it was made, as the panel's reset is
+		// with how its session was signed in.
+		if err := off.Operator.Reset(govern.WithOrigin(ctx, govern.OriginTerminal), *operator); err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout, "e-stop released. The job queue stays held until you resume it in the control panel.")

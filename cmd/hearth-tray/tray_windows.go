@@ -107,6 +107,9 @@ func trayMain(ctx context.Context, quiet bool) error {
 		ctl *tray.Control
 	)
 	handoff := newHandoff(quit)
+	// Lowerings Hearth makes from here on, while starting too (a mode
+	// adopted from config.json), are announced by the notifications.
+	started := time.Now()
 	h, err := app.Start(ctx, app.Options{
 		DataDir: dataDir, ConfigPath: cfgPath, Version: version, Log: log, Instance: true,
 		UpdateURL: updateURL, UpdateKey: updateKey, Handoff: handoff.request,
@@ -115,7 +118,7 @@ func trayMain(ctx context.Context, quiet bool) error {
 		// while Hearth recovers the previous run's state.
 		Listening: func(a *app.App) error {
 			t = &tray.Tray{
-				Hearth:    trayHearth(a),
+				Hearth:    trayHearth(a, started),
 				Autostart: tray.Autostart{Enabled: autostart.Enabled, Enable: autostart.Enable, Disable: autostart.Disable},
 				Exe:       exe, Browse: tray.OpenURL, Quit: quit, Log: log,
 			}
@@ -206,13 +209,14 @@ func trayMain(ctx context.Context, quiet bool) error {
 	return serveErr
 }
 
-// trayHearth is what the tray reads and drives of the running app.
-func trayHearth(a *app.App) tray.Hearth {
+// trayHearth is what the tray reads and drives of the running app, which
+// started at started.
+func trayHearth(a *app.App, started time.Time) tray.Hearth {
 	return tray.Hearth{
 		Status: a.Gov.Status, Permits: a.PendingPermits,
 		Tunnel: a.Tunnel.Status, StartTunnel: a.StartTunnel, StopTunnel: a.StopTunnel,
 		EStop: a.Operator.EStop, OpenChatGPT: a.OpenChatGPT, LoginURL: a.LoginURL,
-		Lowered: a.Gov.Lowered,
+		Lowered: a.Gov.Lowered, Started: started,
 		Update: func() string {
 			if st := a.Updates.State(); st.Offer != nil && st.Offer.Blocked == "" {
 				return st.Offer.Version

@@ -5,15 +5,11 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -27,7 +23,6 @@ import (
 	"github.com/hearth-dev/hearth/internal/evidence"
 	"github.com/hearth-dev/hearth/internal/fsops"
 	"github.com/hearth-dev/hearth/internal/govern"
-	"github.com/hearth-dev/hearth/internal/httpbound"
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/machine"
@@ -36,7 +31,6 @@ import (
 	"github.com/hearth-dev/hearth/internal/periodic"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/recipes"
-	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/internal/runs"
 	"github.com/hearth-dev/hearth/internal/screen"
 	"github.com/hearth-dev/hearth/internal/session"
@@ -349,109 +343,6 @@ func newMachine(cfg config.Config, arts *artifacts.Store, slots int, version str
 	return m
 }
 
-// unavailable lists what this host or build cannot do, so that nothing
-// pretends to work (docs/DESIGN.md, "Governance", mode disclosure), by the tool that would
-// do it.
-type unavailable struct{ tool, what string }
-
-func (a *App) unavailable() []unavailable {
-	var out []unavailable
-	if err := a.uiAvailable(); err != nil {
-		reason := "Windows only"
-		if runtime.GOOS == "windows" {
-			reason = strings.TrimPrefix(err.Error(), uia.Unavailable+": ")
-		}
-		out = append(out, unavailable{"ui", "ui automation (" + reason + ")"})
-	}
-	if err := a.Sessions.Available(); err != nil {
-		out = append(out, unavailable{"machine", "interactive sessions (" + strings.TrimPrefix(err.Error(), session.ErrUnavailable.Error()+": ") + ")"})
-	}
-	return out
-}
-
-// unavailableOf lists the whats of u, of tool only unless tool is "".
-func unavailableOf(u []unavailable, tool string) []string {
-	out := []string{}
-	for _, x := range u {
-		if tool == "" || x.tool == tool {
-			out = append(out, x.what)
-		}
-	}
-	return out
-}
-
-// status is what host_info discloses about governance and capabilities.
-func (a *App) status() map[string]any {
-	unavailable := unavailableOf(a.unavailable(), "")
-	out := a.governanceStatus(context.Background())
-	out["roots"] = a.Config.Roots
-	out["unavailable"] = unavailable
-	out["tunnel"] = a.tunnelStatus()
-	ui := map[string]any{"available": true}
-	if err := a.uiAvailable(); err != nil {
-		ui = map[string]any{"available": false, "reason": err.Error()}
-	}
-	out["ui_automation"] = ui
-	sessions := map[string]any{"available": true, "open": a.Sessions.Count(), "limits": a.Sessions.Limits()}
-	if err := a.Sessions.Available(); err != nil {
-		sessions["available"], sessions["reason"] = false, err.Error()
-	}
-	out["sessions"] = sessions
-	out["wake"] = a.wakeStatus()
-	out["data_dir"] = a.DataDir
-	out["loopback"] = a.loopbackStatus()
-	out["storage"] = a.storageStatus()
-	return out
-}
-
-// uiAvailable reports whether UI Automation works on this host (probed
-// once, on the ui worker).
-func (a *App) uiAvailable() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return a.UI.Available(ctx)
-}
-
-// disclosure says the sentence each tool's description ends with: the
-// policy mode and what it does with that tool's operations, the e-stop
-// state, wake, and what this host cannot do. The MCP server asks for it on
-// every tools/list, so it is read from the database each time (the CLI's
-// `safety reset` changes the latch from another process).
-func (a *App) disclosure(ctx context.Context) func(tool string) string {
-	st, err := a.Gov.Status(ctx)
-	if err != nil {
-		a.Log.Error("read governance state for tools/list", "err", err)
-	}
-	wake, missing := a.wakeDisclosure(), a.unavailable()
-	return func(tool string) string {
-		// What this host cannot do is said in the description of the
-		// tool that would do it.
-		tail := wake
-		if u := unavailableOf(missing, tool); len(u) > 0 {
-			tail += " Unavailable here: " + strings.Join(u, "; ") + "."
-		}
-		switch {
-		case err != nil:
-			return "Governance state could not be read; machine.host_info reports the policy mode and e-stop state." + tail
-		case st.EStop.Latched:
-			return fmt.Sprintf("Policy mode: %s. E-STOP LATCHED: every non-read operation is refused (blocked, estop) until the operator resets it.", st.Mode) + tail
-		}
-		return fmt.Sprintf("Policy mode: %s (the operator sets it). E-stop: released. %s", st.Mode, risk.ModelLine(st.Mode, a.primitiveNames(tool))) + tail
-	}
-}
-
-// primitiveNames lists the names of the registered primitives of tool
-// (every tool's when tool is "").
-func (a *App) primitiveNames(tool string) []string {
-	var names []string
-	for _, s := range a.Registry.All() {
-		if tool == "" || s.Tool == tool {
-			names = append(names, s.Name())
-		}
-	}
-	return names
-}
-
 // Ready is closed once Serve has recovered the previous run's state and
 // serves requests.
 func (a *App) Ready() <-chan struct{} { return a.ready }
@@ -461,135 +352,6 @@ func (a *App) MCPURL() string { return "http://" + a.mcpLn.Addr().String() + "/m
 
 // PanelURL is the control panel's URL once listening.
 func (a *App) PanelURL() string { return "http://" + a.panelLn.Addr().String() + "/" }
-
-// Serve recovers the previous run's state, starts every part in order and
-// serves until ctx is cancelled (or a listener fails); then it stops the
-// parts in the reverse order (the tunnel first, so that no remote request
-// arrives while the local servers drain; the dispatcher and the governor
-// last) and signs a last checkpoint.
-func (a *App) Serve(ctx context.Context) error {
-	// A shutdown asked for while Hearth is still starting (Ctrl-C right
-	// after the listening line) is a clean exit: each recovery step is
-	// transactional, and the next start repeats what was cut short.
-	startup := func(err error) error {
-		if err != nil && ctx.Err() != nil {
-			a.Log.Info("shut down during start-up", "err", err)
-			return nil
-		}
-		return err
-	}
-	if err := a.Gov.Recover(ctx); err != nil {
-		return startup(err)
-	}
-	if _, err := a.FS.Recover(ctx); err != nil {
-		return startup(fmt.Errorf("recover fs receipts: %w", err))
-	}
-	// Sign what the last run (or recovery) journaled, so ledger verify
-	// passes from the first moment, even after a crash; an unchanged
-	// ledger keeps its checkpoint.
-	if _, err := a.Ledger.Checkpoint(ctx); err != nil {
-		return startup(fmt.Errorf("sign the start-up ledger checkpoint: %w", err))
-	}
-	// Each started part pushes its stop; stopAll runs them newest first.
-	var stops []func()
-	stopAll := func() {
-		for i := len(stops) - 1; i >= 0; i-- {
-			stops[i]()
-		}
-	}
-	if err := a.Dispatcher.Start(ctx); err != nil {
-		stopAll()
-		return startup(err)
-	}
-	stops = append(stops, a.Dispatcher.Stop)
-	// Permit decisions the last run committed but did not carry out (it
-	// stopped in between) are carried out now: approved work is released,
-	// refused work settled.
-	if err := a.Operator.Recover(ctx); err != nil {
-		stopAll()
-		return startup(err)
-	}
-	a.Operator.Start(ctx) // the permit expiry loop
-	stops = append(stops, a.Operator.Stop)
-	// Sessions the last run left open are recorded closed; those of this
-	// run are closed, their trees killed, when it stops.
-	if err := a.Sessions.Start(ctx); err != nil {
-		stopAll()
-		return startup(err)
-	}
-	stops = append(stops, a.Sessions.Stop)
-	a.Runs.Start(ctx)
-	stops = append(stops, a.Runs.Stop)
-	if err := a.Wake.Start(ctx); err != nil {
-		stopAll()
-		return startup(err)
-	}
-	stops = append(stops, a.Wake.Stop)
-	// What became of the last update goes into the ledger before anything
-	// new does; a failure to record it is logged, not fatal.
-	if err := a.recordUpdateOutcome(ctx); err != nil {
-		a.Log.Warn("update: record the last update's outcome", "err", err)
-	}
-	// The periodic work: checkpoints, retention, backups, storage budget.
-	loopCtx, stopLoops := context.WithCancel(ctx)
-	loops := []<-chan struct{}{a.startCheckpoints(loopCtx), a.startRetention(loopCtx), a.startBackups(loopCtx), a.startBudget(loopCtx), a.startUpdates(loopCtx)}
-	stops = append(stops, func() {
-		stopLoops()
-		for _, done := range loops {
-			<-done
-		}
-	})
-	// Each listener bounds time and memory per request and in total
-	// (internal/httpbound); the MCP endpoint's refusals are JSON-RPC.
-	mcpSrv := httpbound.New(httpbound.MCP(), mcpserver.Reject).Server(countInFlight(&a.mcpInFlight, a.MCP.Handler()))
-	mcpSrv.ConnContext = mcpConnContext
-	panelSrv := httpbound.New(httpbound.Panel(), nil).Server(a.panelHandler())
-	errc := make(chan error, 2)
-	go func() { errc <- mcpSrv.Serve(a.mcpLn) }()
-	go func() { errc <- panelSrv.Serve(a.panelLn) }()
-	var shutErr error
-	stops = append(stops, func() { shutErr = shutdown(ctx, mcpSrv, panelSrv) })
-	close(a.ready)
-	a.startTunnel(ctx)
-	stops = append(stops, a.Tunnel.Stop)
-
-	var serveErr error
-	select {
-	case <-ctx.Done():
-	case serveErr = <-errc:
-	}
-	stopAll()
-	a.UI.Close()
-	a.Screen.Close()
-	// Sign a checkpoint of everything journaled, so evidence verifies
-	// offline up to the last entry of this run.
-	err := shutErr
-	if _, cerr := a.Ledger.Checkpoint(context.WithoutCancel(ctx)); cerr != nil {
-		err = errors.Join(err, cerr)
-	}
-	if errors.Is(serveErr, http.ErrServerClosed) {
-		serveErr = nil
-	}
-	return errors.Join(serveErr, err)
-}
-
-// shutdown stops the servers accepting and gives in-flight requests a
-// moment (calls answer within the inline budget or go pending). A
-// connection that never sent a request would hold Shutdown for five
-// seconds, so after the grace period the servers are closed outright.
-func shutdown(ctx context.Context, servers ...*http.Server) error {
-	shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	defer cancel()
-	var err error
-	for _, srv := range servers {
-		if serr := srv.Shutdown(shut); errors.Is(serr, context.DeadlineExceeded) {
-			err = errors.Join(err, srv.Close())
-		} else {
-			err = errors.Join(err, serr)
-		}
-	}
-	return err
-}
 
 // Close releases the database.
 func (a *App) Close() error { return a.DB.Close() }

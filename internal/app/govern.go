@@ -40,10 +40,11 @@ func openLedger(db *store.DB, dataDir string) (*ledger.Ledger, error) {
 }
 
 // programsOf tells governance which programs an exec-class call would
-// start, for allow-rule matching.
+// start, for allow-rule matching and the permit card: each in the folder
+// it would run in (machine.WorkingDir), also when the call names none.
 func programsOf() map[string]func(json.RawMessage) []govern.ProgramUse {
 	one := func(in machine.ExecInput) govern.ProgramUse {
-		return govern.ProgramUse{Command: in.Command, Args: in.Args, Cwd: in.Cwd, EnvKeys: slices.Collect(maps.Keys(in.Env))}
+		return govern.ProgramUse{Command: in.Command, Args: in.Args, Cwd: machine.WorkingDir(in.Cwd), EnvKeys: slices.Collect(maps.Keys(in.Env))}
 	}
 	return map[string]func(json.RawMessage) []govern.ProgramUse{
 		"machine.exec": func(raw json.RawMessage) []govern.ProgramUse {
@@ -84,10 +85,10 @@ func programsOf() map[string]func(json.RawMessage) []govern.ProgramUse {
 			}
 			var out []govern.ProgramUse
 			if in.Job != nil {
-				out = append(out, govern.ProgramUse{Command: in.Job.Command, Args: in.Job.Args, Cwd: in.Job.Cwd, EnvKeys: slices.Collect(maps.Keys(in.Job.Env))})
+				out = append(out, govern.ProgramUse{Command: in.Job.Command, Args: in.Job.Args, Cwd: machine.WorkingDir(in.Job.Cwd), EnvKeys: slices.Collect(maps.Keys(in.Job.Env))})
 			}
 			for _, j := range in.Jobs {
-				out = append(out, govern.ProgramUse{Command: j.Command, Args: j.Args, Cwd: j.Cwd, EnvKeys: slices.Collect(maps.Keys(j.Env))})
+				out = append(out, govern.ProgramUse{Command: j.Command, Args: j.Args, Cwd: machine.WorkingDir(j.Cwd), EnvKeys: slices.Collect(maps.Keys(j.Env))})
 			}
 			return out
 		},

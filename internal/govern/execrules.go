@@ -22,7 +22,11 @@ import (
 type ProgramUse struct {
 	Command string
 	Args    []string `json:",omitempty"`
-	Cwd     string
+	// Cwd is the folder it would run in, absolute, also for a call that
+	// names none (the extractor resolves it: internal/app's programsOf),
+	// so that the card shows it and a rule made from the card covers
+	// only it.
+	Cwd string
 	// EnvKeys are the environment variables the call sets.
 	EnvKeys []string `json:",omitempty"`
 }

@@ -14,9 +14,10 @@ import (
 // tray a notification. Each one is noted, in the transaction that makes
 // it, in the settings row keyLowered (durable, bounded), and its ledger
 // entry says how the control panel session that made it was started
-// (field "session": "tray", "control" or "serve"; see WithOrigin), so
-// that a lowering made through a login another program asked for is
-// visible as such.
+// (field "session": "tray", "control" or "serve"; see WithOrigin), or
+// OriginTerminal for the operator's command in a terminal, so that a
+// lowering made through a login another program asked for is visible as
+// such.
 
 // keyLowered is the settings row that holds the lowerings not yet seen.
 const keyLowered = "lowered_unseen"
@@ -46,6 +47,11 @@ type Lowering struct {
 
 type originKey struct{}
 
+// OriginTerminal is the origin of an operator's command typed in a
+// terminal (hearth-tray safety reset), as the panel's are "tray",
+// "control" and "serve".
+const OriginTerminal = "terminal"
+
 // WithOrigin returns ctx carrying how the control panel session of the
 // request was started ("tray": the tray's Open control panel; "control":
 // a login asked through the tray control endpoint by another program;
@@ -61,7 +67,8 @@ func OriginOf(ctx context.Context) string {
 }
 
 // SessionWords says in plain words how a panel session of origin was
-// signed in ("" for an unknown origin).
+// signed in, or that the command was typed in a terminal ("" for an
+// unknown origin).
 func SessionWords(origin string) string {
 	switch origin {
 	case "tray":
@@ -70,6 +77,8 @@ func SessionWords(origin string) string {
 		return "signed in with a link another program asked Hearth for"
 	case "serve":
 		return "signed in with the link Hearth printed at start"
+	case OriginTerminal:
+		return "typed in a terminal: hearth-tray safety reset"
 	}
 	return ""
 }

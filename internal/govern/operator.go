@@ -468,36 +468,55 @@ func (o *Decisions) SetPolicy(ctx context.Context, operator, mode string) error 
 		}
 	}
 	return g.DB.InTx(ctx, func(tx *sql.Tx) error {
-		if err := putSetting(ctx, tx, keyPolicy, mode); err != nil {
-			return err
-		}
-		data := map[string]any{"from": from, "to": mode, "operator": operator}
-		if mode == config.ModeTrusted && from != config.ModeTrusted {
-			return g.noteLowered(ctx, tx, ledger.KindPolicyChange, data, "switched to trusted mode (ChatGPT's changes run without asking)", operator)
-		}
-		_, err := g.Ledger.AppendTx(ctx, tx, ledger.KindPolicyChange, journalFields(ctx, data))
-		return err
+		return g.setPolicyTx(ctx, tx, from, mode, operator, "switched to trusted mode (ChatGPT's changes run without asking)")
 	})
+}
+
+// setPolicyTx puts mode in force and journals the change from from, in
+// tx; a switch to trusted is a lowering (noteLowered), announced in the
+// words trusted, however it was made.
+func (g *Governor) setPolicyTx(ctx context.Context, tx *sql.Tx, from, mode, operator, trusted string) error {
+	if err := putSetting(ctx, tx, keyPolicy, mode); err != nil {
+		return err
+	}
+	data := map[string]any{"from": from, "to": mode, "operator": operator}
+	if mode == config.ModeTrusted && from != config.ModeTrusted {
+		return g.noteLowered(ctx, tx, ledger.KindPolicyChange, data, trusted, operator)
+	}
+	_, err := g.Ledger.AppendTx(ctx, tx, ledger.KindPolicyChange, journalFields(ctx, data))
+	return err
 }
 
 // AdoptConfigMode makes the configured mode (config.json's policy.mode,
 // read at start) the one in force: a mode an earlier Hearth kept only in
 // the database, or a config file edited by hand since, would otherwise
 // leave doctor and host_info disagreeing. A change is journaled as made
-// by the config file.
+// by the config file (operator ConfigFileOperator), and a switch to
+// trusted is announced as one made in the panel is (a lowering: the
+// panel's banner, the tray's notification), so that an edit of
+// config.json by another program is seen.
 func (g *Governor) AdoptConfigMode(ctx context.Context) error {
 	var m string
 	if _, err := getSetting(ctx, g.DB.R, keyPolicy, &m); err != nil {
 		return err
 	}
-	if m == "" || m == g.DefaultMode {
+	if m == g.DefaultMode {
 		return nil
 	}
+	if m == "" {
+		// No mode kept yet (a first start, or none since Hearth began
+		// keeping it): the configured one is recorded as the one in
+		// force, so that an edit of config.json before a later start is
+		// seen as the change it is. Nothing changed, so nothing is
+		// journaled.
+		return g.DB.InTx(ctx, func(tx *sql.Tx) error { return putSetting(ctx, tx, keyPolicy, g.DefaultMode) })
+	}
 	return g.DB.InTx(ctx, func(tx *sql.Tx) error {
-		if err := putSetting(ctx, tx, keyPolicy, g.DefaultMode); err != nil {
-			return err
-		}
-		_, err := g.Ledger.AppendTx(ctx, tx, "policy_change", map[string]any{"from": m, "to": g.DefaultMode, "operator": "config.json"})
-		return err
+		return g.setPolicyTx(ctx, tx, m, g.DefaultMode, ConfigFileOperator,
+			"switched to trusted mode in config.json, read when Hearth started (ChatGPT's changes run without asking)")
 	})
 }
+
+// ConfigFileOperator is the operator a mode change read from config.json
+// at start is recorded under.
+const ConfigFileOperator = "config.json"

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -63,6 +64,24 @@ type ExecInput struct {
 	Cwd       string            `json:"cwd"`
 	Env       map[string]string `json:"env"`
 	TimeoutMS int64             `json:"timeout_ms"`
+}
+
+// WorkingDir is the folder a program started with cwd runs in, as an
+// absolute path: cwd made absolute, or, when the call names none,
+// Hearth's own working folder (a program started without one inherits
+// it). Governance matches allow-rules against it and the permit card
+// shows it, so an "Always allow" made from a card whose call named no
+// folder covers the folder the card showed, not every folder. "" when it
+// cannot be known.
+func WorkingDir(cwd string) string {
+	abs, err := filepath.Abs(cwd)
+	if err != nil {
+		if cwd == "" || !filepath.IsAbs(cwd) {
+			return ""
+		}
+		return cwd
+	}
+	return abs
 }
 
 // Specs returns the machine tool's primitives.

@@ -2,6 +2,7 @@ package risk
 
 import (
 	"bytes"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -66,6 +67,14 @@ const (
 	WhyOpens Why = "opens"
 	// WhyOutside: not under a root (such a call is refused when it runs).
 	WhyOutside Why = "outside"
+	// WhyPythonEnv: inside a Python environment (a folder on the way
+	// holds pyvenv.cfg or conda-meta): its modules, scripts and
+	// activation run whenever it is used.
+	WhyPythonEnv Why = "python_env"
+	// WhyInstalled: inside a tool installed in the home whose files a
+	// shell start-up file loads (Perl's local::lib, the Google Cloud
+	// SDK).
+	WhyInstalled Why = "installed"
 )
 
 // Said completes "ChatGPT wants to …" on the permit card, in plain words.
@@ -83,6 +92,10 @@ func (w Why) Said() string {
 		return "write a file that runs a program when opened"
 	case WhyOutside:
 		return "change a file outside your folders"
+	case WhyPythonEnv:
+		return "change a file that a Python environment runs"
+	case WhyInstalled:
+		return "change a file of a program installed in your home, which a terminal loads when it starts"
 	}
 	return "write a file that is not an ordinary file"
 }
@@ -108,6 +121,9 @@ type Writes struct {
 	exts []string
 	real func(string) string
 	now  func() time.Time
+	// exists reports whether a file or folder is at a path (os.Lstat);
+	// the check of Python environments on the way to a written file.
+	exists func(string) bool
 
 	mu         sync.Mutex
 	resolved   []string // home, then areas: real paths, normalized
@@ -125,7 +141,7 @@ func NewWrites(env func(string) string, real func(string) string) *Writes {
 // NewWritesFor returns the allowlist of either OS (windows selects the
 // Windows rules), for tests of both on one; real may be nil.
 func NewWritesFor(windows bool, env func(string) string, real func(string) string) *Writes {
-	w := &Writes{windows: windows, real: real, now: time.Now}
+	w := &Writes{windows: windows, real: real, now: time.Now, exists: lstatExists}
 	if windows {
 		w.home = env("USERPROFILE")
 		w.areas = WindowsAreas(env)
@@ -188,6 +204,11 @@ func (w *Writes) Classify(f FileFacts) (Why, bool) {
 		// Not under a root: the call is refused when it runs.
 		return WhyOutside, false
 	}
+	// Before the hidden names: a folder rule covers a hidden file, never
+	// a program area (a project's .venv).
+	if why := w.programArea(f.Path); why != "" {
+		return why, false
+	}
 	base := w.norm(f.Root)
 	if home != "" && under(path, home) && under(base, home) {
 		// Below the home, even where the root is deeper in it.
@@ -218,6 +239,53 @@ func (w *Writes) Classify(f FileFacts) (Why, bool) {
 		return WhyNewProgram, false
 	}
 	return "", true
+}
+
+// programArea is the reason a file at the real path p is inside an
+// environment or tool installed in a folder of the person's (a program
+// area like the system's, found where it is): WhyPythonEnv when p is a
+// pyvenv.cfg or inside a conda-meta folder, or a folder on the way to it
+// (up to the file system's root) holds pyvenv.cfg or conda-meta;
+// WhyInstalled when p is inside perl5/lib (local::lib) or a
+// google-cloud-sdk folder; "" otherwise. It reads two names per folder
+// on the way, nothing else.
+func (w *Writes) programArea(p string) Why {
+	seps := "/"
+	if w.windows {
+		seps = `/\`
+	}
+	parts := strings.FieldsFunc(p, func(r rune) bool { return strings.ContainsRune(seps, r) })
+	for i, c := range parts {
+		if w.windows {
+			c = strings.ToLower(c)
+		}
+		switch {
+		case c == "conda-meta" || i == len(parts)-1 && c == "pyvenv.cfg":
+			return WhyPythonEnv
+		case c == "google-cloud-sdk" || c == "perl5" && i+1 < len(parts) && strings.EqualFold(parts[i+1], "lib"):
+			return WhyInstalled
+		}
+	}
+	if w.exists == nil {
+		return ""
+	}
+	for dir := p; strings.ContainsAny(dir, seps); {
+		i := strings.LastIndexAny(dir, seps)
+		sep := dir[i : i+1]
+		// dir becomes the folder: "" for / and "C:" for C:\ (the roots).
+		dir = dir[:i]
+		if w.exists(dir+sep+"pyvenv.cfg") || w.exists(dir+sep+"conda-meta") {
+			return WhyPythonEnv
+		}
+	}
+	return ""
+}
+
+// lstatExists reports whether something is at p, without following a
+// last link.
+func lstatExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
 
 // isProgram reports whether a file starting with head is a program: a
@@ -282,12 +350,13 @@ func AllowlistMarkdown() string {
 	b.WriteString("1. is under a root;\n")
 	b.WriteString("2. has no folder or file name below the home (or the root, outside the home) beginning with `.`, nor on Windows one with the Hidden or System attribute;\n")
 	b.WriteString("3. is not in the system's program and settings folders: on Linux " + codeList(UnixAreas) + "; on Windows " + codeList(WindowsAreaVars) + " (known folders through SHGetKnownFolderPath, so a moved folder counts where it really is);\n")
-	b.WriteString("4. does not replace a program: an existing file with an execute bit, or one starting with `MZ` (PE), or on Linux with ELF;\n")
-	b.WriteString("5. on Windows, does not have an extension of a file that runs a program when opened: " + codeList(ScriptExts) + " and those of `PATHEXT`;\n")
-	b.WriteString("6. does not make a file a program: content starting with `MZ`, or on Linux with ELF or `#!`, in a new file or in one that did not start so before (a patch or an undo counts by the content it leaves);\n")
-	b.WriteString("7. is not a persistence place (the tables below), which asks as its own case whatever the rest says.\n\n")
+	b.WriteString("4. is not in a program installed in the person's folders: a Python environment (a folder on the way to the file, up to the file system's root, holds `pyvenv.cfg` or `conda-meta`, or the file is one of these), Perl's `perl5/lib` (local::lib) or a `google-cloud-sdk` folder, whose files a terminal or Python loads when it starts;\n")
+	b.WriteString("5. does not replace a program: an existing file with an execute bit, or one starting with `MZ` (PE), or on Linux with ELF;\n")
+	b.WriteString("6. on Windows, does not have an extension of a file that runs a program when opened: " + codeList(ScriptExts) + " and those of `PATHEXT`;\n")
+	b.WriteString("7. does not make a file a program: content starting with `MZ`, or on Linux with ELF or `#!`, in a new file or in one that did not start so before (a patch or an undo counts by the content it leaves);\n")
+	b.WriteString("8. is not a persistence place (the tables below), which asks as its own case whatever the rest says.\n\n")
 	b.WriteString("Why a write that is not ordinary asks, as the card says it (\"ChatGPT wants to …\"):\n\n| reason | the card says | a folder rule may cover it |\n|---|---|---|\n")
-	for _, w := range []Why{WhySystem, WhyHidden, WhyProgram, WhyNewProgram, WhyOpens} {
+	for _, w := range []Why{WhySystem, WhyPythonEnv, WhyInstalled, WhyHidden, WhyProgram, WhyNewProgram, WhyOpens} {
 		cover := "no"
 		if w.Coverable() {
 			cover = "yes"
@@ -308,7 +377,7 @@ func codeList(items []string) string {
 // WhyOf is the reason whose Said is said (a permit keeps the card's
 // sentence), and false for a sentence of no reason.
 func WhyOf(said string) (Why, bool) {
-	for _, w := range []Why{WhySystem, WhyHidden, WhyProgram, WhyNewProgram, WhyOpens, WhyOutside} {
+	for _, w := range []Why{WhySystem, WhyHidden, WhyProgram, WhyNewProgram, WhyOpens, WhyOutside, WhyPythonEnv, WhyInstalled} {
 		if w.Said() == said {
 			return w, true
 		}

@@ -38,7 +38,8 @@ const (
 	// each table.
 	GitRepo
 	// InAnyDir: a file in any folder named Path (site-packages, .vscode)
-	// wherever it is, with one of Exts or named one of Names.
+	// wherever it is, with one of Exts, named one of Names or beginning
+	// with one of Prefixes; any file there when none of these is set.
 	InAnyDir
 	// AnyName: a file named one of Names or with one of Exts, in any
 	// folder (.envrc, a VS Code workspace file).
@@ -59,6 +60,9 @@ type Place struct {
 	// Names, when set, are the file names (lower case) AnyName matches,
 	// and InAnyDir matches besides Exts.
 	Names []string
+	// Prefixes, when set, are beginnings of file names (lower case)
+	// InAnyDir matches besides Exts and Names.
+	Prefixes []string
 	// Sentence completes "ChatGPT wants to …" on the permit card.
 	Sentence string
 }
@@ -91,6 +95,7 @@ const (
 	sayEditor    = "change what a code editor or terminal app runs by itself"
 	sayDirenv    = "change what runs every time a terminal enters a folder"
 	sayOffice    = "add a macro that Word or Excel runs every time it starts"
+	sayPyEnv     = "change what runs every time a Python environment is switched on (activated)"
 )
 
 // anywhere are the places of both tables that are not in one folder: a
@@ -105,6 +110,16 @@ func anywhere() []Place {
 		{ID: "python", Kind: InAnyDir, Path: "dist-packages", Exts: []string{".pth"}, Names: py, Sentence: sayPython},
 		{ID: "editor", Kind: InAnyDir, Path: ".vscode", Names: []string{"tasks.json", "settings.json", "launch.json"}, Sentence: sayEditor},
 		{ID: "editor", Kind: AnyName, Exts: []string{".code-workspace"}, Sentence: sayEditor},
+		// A virtual environment's activation scripts (bin on Unix,
+		// Scripts on Windows; plain 0644 files a shell sources) and
+		// conda's per-environment scripts, which conda activate sources.
+		{ID: "python", Kind: InAnyDir, Path: "bin", Prefixes: []string{"activate"}, Sentence: sayPyEnv},
+		{ID: "python", Kind: InAnyDir, Path: "Scripts", Prefixes: []string{"activate", "deactivate"}, Sentence: sayPyEnv},
+		{ID: "python", Kind: InAnyDir, Path: "activate.d", Sentence: sayPyEnv},
+		{ID: "python", Kind: InAnyDir, Path: "deactivate.d", Sentence: sayPyEnv},
+		// The Google Cloud SDK's installer has the shell's start-up file
+		// source its path.bash.inc (and completion, zsh, fish).
+		{ID: "shell", Kind: InAnyDir, Path: "google-cloud-sdk", Exts: []string{".inc"}, Sentence: sayShell},
 		{ID: "shell", Kind: AnyName, Names: []string{".envrc"}, Sentence: sayDirenv},
 	}
 }
@@ -120,6 +135,9 @@ type Places struct {
 	real func(string) string
 	// now is the clock of the resolved locations' refresh.
 	now func() time.Time
+	// exists reports whether a file or folder is at a path (nil:
+	// os.Lstat), for the folders a write makes look like git's own.
+	exists func(string) bool
 
 	mu sync.Mutex
 	// resolved are the locations' real paths (normalized), by index in
@@ -179,7 +197,56 @@ func (p *Places) Match(real string) (Place, bool) {
 			return pl, true
 		}
 	}
+	if p.gitDirAfter(real) {
+		for _, pl := range p.list {
+			if pl.Kind == GitRepo {
+				return pl, true
+			}
+		}
+	}
 	return Place{}, false
+}
+
+// gitDirAfter reports whether writing the file at real (a real absolute
+// path) leaves a folder on its way looking like a git repository's own
+// folder to git: holding a HEAD file and objects/ and refs/ (or a
+// commondir file in their place), one of them the file written, the
+// others already there. git, started in such a folder, takes it for a
+// bare repository and runs what its config names (core.fsmonitor), so
+// such a write is one inside .git, whichever of the parts comes last.
+// It reads at most three names per folder whose next name on the way is
+// HEAD, objects, refs or commondir, and nothing for any other write.
+func (p *Places) gitDirAfter(real string) bool {
+	seps := "/"
+	if p.windows {
+		seps = `/\`
+	}
+	exists := p.exists
+	if exists == nil {
+		exists = lstatExists
+	}
+	norm := func(s string) string {
+		if p.windows {
+			return strings.ToLower(s)
+		}
+		return s
+	}
+	parts := []string{"HEAD", "objects", "refs", "commondir"}
+	for at := len(real); ; {
+		i := strings.LastIndexAny(real[:at], seps)
+		if i < 0 {
+			return false
+		}
+		name := norm(real[i+1 : at])
+		at = i
+		if !slices.ContainsFunc(parts, func(s string) bool { return norm(s) == name }) {
+			continue
+		}
+		has := func(part string) bool { return norm(part) == name || exists(real[:i+1]+part) }
+		if has("HEAD") && (has("objects") && has("refs") || has("commondir")) {
+			return true
+		}
+	}
 }
 
 // locations returns the locations' real paths, resolved again when the
@@ -215,7 +282,7 @@ func (p *Places) matches(pl Place, path, resolved string) bool {
 	case InAnyDir:
 		dir, _ := splitLast(path)
 		_, parent := splitLast(dir)
-		return p.sameName(parent, pl.Path) && pl.named(path)
+		return p.sameName(parent, pl.Path) && (len(pl.Exts)+len(pl.Names)+len(pl.Prefixes) == 0 || pl.named(path))
 	case AnyName:
 		return pl.named(path)
 	}
@@ -241,11 +308,13 @@ func (p *Places) matches(pl Place, path, resolved string) bool {
 	return false
 }
 
-// named reports whether the last component of path has one of pl's Exts
-// or Names.
+// named reports whether the last component of path has one of pl's
+// Exts, Names or Prefixes.
 func (pl Place) named(path string) bool {
 	_, base := splitLast(path)
-	return slices.Contains(pl.Exts, strings.ToLower(extOf(path))) || slices.Contains(pl.Names, strings.ToLower(base))
+	base = strings.ToLower(base)
+	return slices.Contains(pl.Exts, strings.ToLower(extOf(path))) || slices.Contains(pl.Names, base) ||
+		slices.ContainsFunc(pl.Prefixes, func(p string) bool { return strings.HasPrefix(base, p) })
 }
 
 // extOf is the extension of a slash-separated path's last component.

@@ -116,6 +116,8 @@ func probe(p risk.Place, sep string) string {
 		name += p.Exts[0]
 	} else if len(p.Names) > 0 {
 		name = p.Names[0]
+	} else if len(p.Prefixes) > 0 {
+		name = p.Prefixes[0] + ".fish"
 	}
 	switch p.Kind {
 	case risk.InAnyDir:
@@ -142,13 +144,18 @@ func TestLinuxPlacesEachEntry(t *testing.T) {
 	for _, want := range []string{"/home/u/.config/autostart/x.desktop", "/home/u/.bashrc", "/home/u/.profile",
 		"/home/u/src/.git/hooks/pre-commit", "/home/u/.config/systemd/user/x.service", "/home/u/.ssh/authorized_keys",
 		"/home/u/src/.git/config", "/home/u/src/.git/modules/lib/hooks/post-checkout", "/var/spool/cron/crontabs/u",
-		"/home/u/.gitconfig", "/home/u/.config/git/config", "/home/u/src/lib/.git"} {
+		"/home/u/.gitconfig", "/home/u/.config/git/config", "/home/u/src/lib/.git", "/home/u/src/venv/bin/activate",
+		"/home/u/src/venv/bin/Activate.ps1", "/home/u/miniconda3/etc/conda/activate.d/x.sh",
+		"/home/u/miniconda3/envs/x/etc/conda/deactivate.d/x.sh", "/home/u/google-cloud-sdk/path.bash.inc",
+		"/home/u/src/site.code-workspace"} {
 		if _, ok := ps.Match(want); !ok {
 			t.Errorf("%s is not caught", want)
 		}
 	}
 	for _, fine := range []string{"/home/u/notes.txt", "/home/u/.config/autostartx", "/home/u/src/hooks/x", "/home/u/.ssh/known_hosts",
-		"/home/u/.bashrc.bak", "/home/u/src/.gitignore", "/home/u/.local/share/applications/readme.txt"} {
+		"/home/u/.bashrc.bak", "/home/u/src/.gitignore", "/home/u/.local/share/applications/readme.txt",
+		"/home/u/src/venv/bin/python-config.txt", "/home/u/src/activate", "/home/u/google-cloud-sdk/README",
+		"/home/u/src/code-workspace.md"} {
 		if p, ok := ps.Match(fine); ok {
 			t.Errorf("%s is caught as %s, but runs nothing by itself", fine, p.ID)
 		}
@@ -181,6 +188,8 @@ func TestWindowsPlacesEachEntry(t *testing.T) {
 		`C:\Users\Ann\Documents\PowerShell\profile.ps1`,
 		`C:\Users\Ann\Desktop\Word.lnk`, `C:\Users\Ann\Desktop\go.hta`,
 		`C:\Windows\System32\Tasks\Updater`, `C:\Users\Ann\.ssh\authorized_keys`, `C:\Users\Ann\.bashrc`,
+		`C:\Users\Ann\src\venv\Scripts\Activate.ps1`, `C:\Users\Ann\src\venv\Scripts\activate.bat`,
+		`C:\Users\Ann\src\App.Code-Workspace`,
 	} {
 		if _, ok := ps.Match(want); !ok {
 			t.Errorf("%s is not caught", want)

@@ -60,6 +60,8 @@ type LoweredSetting struct {
 	Seq int64
 	// What says it in plain words; By is who made it.
 	What, By string
+	// At is when it was made.
+	At time.Time
 }
 
 // Observation is what one poll of Hearth saw.
@@ -85,6 +87,10 @@ type Notifier struct {
 	// Debounce is the least time between permit notices; 0 means
 	// DefaultDebounce.
 	Debounce time.Duration
+	// Since is when this Hearth started: the first observation announces
+	// the lowerings made since (Hearth itself makes one while starting
+	// when config.json was edited to trusted), not older ones.
+	Since time.Time
 
 	started   bool
 	estop     bool
@@ -159,15 +165,17 @@ func estopNotice(reason string) Notice {
 }
 
 // lowered returns one notice for each lowering newer than the last one
-// announced. The first observation announces none of those already
-// there (nothing just happened: the panel's banner shows them).
+// announced. The first observation announces only those made since
+// Since (one Hearth made while starting, from config.json); the older
+// ones were announced by an earlier run, and the panel's banner shows
+// them.
 func (n *Notifier) lowered(list []LoweredSetting) []Notice {
 	var out []Notice
 	for _, l := range list {
 		if l.Seq <= n.lowSeq {
 			continue
 		}
-		if n.started {
+		if n.started || !n.Since.IsZero() && !l.At.Before(n.Since) {
 			out = append(out, Notice{Kind: NoticeLowered, Page: "/safety", Title: "Safety was lowered",
 				Text: clip(l.What+" ("+l.By+"). Not you? Click, then press the emergency stop.", maxNoticeText)})
 		}
@@ -202,8 +210,13 @@ func PermitSummary(p govern.Permit) string {
 			verb, after = "start ", " and type into it"
 		}
 		s := "ChatGPT wants to " + verb + clip(strings.Join(append([]string{in.Command}, in.Args...), " "), maxSummaryPart)
-		if in.Cwd != "" {
-			s += " in " + clip(in.Cwd, maxSummaryPart)
+		cwd := in.Cwd
+		if len(p.Programs) == 1 && p.Programs[0].Cwd != "" {
+			// The folder it would run in, also when the call names none.
+			cwd = p.Programs[0].Cwd
+		}
+		if cwd != "" {
+			s += " in " + clip(cwd, maxSummaryPart)
 		}
 		return s + after
 	case len(in.Commands) > 0:
@@ -225,6 +238,8 @@ type Notifications struct {
 	// Lowered lists the lowered safety settings not yet marked seen; nil
 	// announces none.
 	Lowered func(ctx context.Context) ([]govern.Lowering, error)
+	// Since is when this Hearth started (Notifier.Since).
+	Since time.Time
 	// Show shows a notice (a Windows notification).
 	Show func(Notice) error
 	// Every is how often Hearth is polled; 0 means DefaultEvery.
@@ -242,7 +257,7 @@ type Notifications struct {
 // NotificationsFor is the Notifications of a running Hearth, showing
 // through show.
 func NotificationsFor(h Hearth, show func(Notice) error) *Notifications {
-	return &Notifications{Permits: h.Permits, Status: h.Status, Lowered: h.Lowered, Show: show}
+	return &Notifications{Permits: h.Permits, Status: h.Status, Lowered: h.Lowered, Since: h.Started, Show: show}
 }
 
 func (w *Notifications) log() *slog.Logger {
@@ -268,7 +283,7 @@ func (w *Notifications) Poll(ctx context.Context) []Notice {
 	if w.Now != nil {
 		now = w.Now
 	}
-	w.n.Debounce = w.Debounce
+	w.n.Debounce, w.n.Since = w.Debounce, w.Since
 	perms, err := w.Permits(ctx)
 	st, serr := w.Status(ctx)
 	var lowered []govern.Lowering
@@ -293,7 +308,7 @@ func (w *Notifications) Poll(ctx context.Context) []Notice {
 		if w := govern.SessionWords(l.Session); w != "" {
 			by += ", " + w
 		}
-		obs.Lowered = append(obs.Lowered, LoweredSetting{Seq: l.Seq, What: l.What, By: by})
+		obs.Lowered = append(obs.Lowered, LoweredSetting{Seq: l.Seq, What: l.What, By: by, At: l.At})
 	}
 	notices := w.n.Observe(now(), obs)
 	for _, nt := range notices {

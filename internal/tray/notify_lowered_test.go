@@ -116,3 +116,54 @@ func TestNotificationsOfLoweredSafety(t *testing.T) {
 		t.Fatalf("ledger entries with a session: %v, want %v", found, want)
 	}
 }
+
+// Switching to trusted by editing config.json (adopted when Hearth
+// starts) is announced as a switch in the panel is: a tray notification
+// from the first poll of the Hearth that adopted it, and an unseen
+// lowering for the panel's banner, journaled as made by config.json. A
+// later start with nothing changed announces nothing, and a Hearth that
+// did not adopt it (a later start) does not announce it again.
+func TestConfigTrustedIsAnnounced(t *testing.T) {
+	home := t.TempDir()
+	first := hearthtest.StartHome(t, home, nil)
+	if m := first.App.Gov.Mode(t.Context()); m != config.ModeAsk {
+		t.Fatalf("first start in mode %q", m)
+	}
+	first.Stop()
+
+	hearthtest.WriteConfig(t, home, func(c *config.Config) {
+		c.Policy.Mode = config.ModeTrusted
+		c.MCPAddr, c.PanelAddr = "127.0.0.1:0", "127.0.0.1:0"
+		c.Roots = first.App.Config.Roots
+	})
+	started := time.Now()
+	in := hearthtest.StartHome(t, home, nil)
+	if m := in.App.Gov.Mode(t.Context()); m != config.ModeTrusted {
+		t.Fatalf("config.json says trusted, Hearth is in %q", m)
+	}
+	h := hearthOf(in.App)
+	h.Started = started
+	w := NotificationsFor(h, func(Notice) error { return nil })
+	got := w.Poll(t.Context())
+	if len(got) != 1 || got[0].Kind != NoticeLowered || !strings.Contains(got[0].Text, "trusted") || !strings.Contains(got[0].Text, "config.json") {
+		t.Fatalf("the first poll after adopting trusted from config.json: %+v", got)
+	}
+	if again := w.Poll(t.Context()); len(again) != 0 {
+		t.Fatalf("announced again: %+v", again)
+	}
+	lowered, err := in.App.Gov.Lowered(t.Context())
+	if err != nil || len(lowered) != 1 || lowered[0].By != govern.ConfigFileOperator {
+		t.Fatalf("the banner's list: %v %+v", err, lowered)
+	}
+	in.Stop()
+
+	// A later start: nothing changed, nothing new; the earlier lowering
+	// (still unseen, shown by the banner) is not notified again.
+	restarted := time.Now()
+	again := hearthtest.StartHome(t, home, nil)
+	h = hearthOf(again.App)
+	h.Started = restarted
+	if got := NotificationsFor(h, func(Notice) error { return nil }).Poll(t.Context()); len(got) != 0 {
+		t.Fatalf("a start with nothing changed announced %+v", got)
+	}
+}

@@ -55,6 +55,9 @@ type Hearth struct {
 	// Lowered lists the lowered safety settings the operator has not
 	// marked seen (govern.Governor.Lowered), for notifications.
 	Lowered func(ctx context.Context) ([]govern.Lowering, error)
+	// Started is when this Hearth started: the notifications announce
+	// the lowerings made since, also those made while it started.
+	Started time.Time
 	// Update, when set, is the version of an update Hearth offers ("" for
 	// none); the menu then shows "Update to … — what changed".
 	Update func() string

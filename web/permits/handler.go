@@ -86,6 +86,10 @@ type Item struct {
 	// Runs is what a write that makes a program start by itself would
 	// run, read from the content it writes ("" when not known).
 	Runs string
+	// NoFolder: the call names no working folder, so it would run in
+	// Hearth's own (RuleCwd, resolved by governance's program
+	// extraction); the card says so, and Always allow covers only it.
+	NoFolder bool
 }
 
 // View is what the page shows.
@@ -133,6 +137,13 @@ func NewItem(p govern.Permit) Item {
 	}
 	if len(p.Programs) > 0 {
 		it.RuleProgram, it.RuleCwd, it.RuleArgs = p.Programs[0].Command, p.Programs[0].Cwd, p.Programs[0].Args
+		var in struct {
+			Cwd *string `json:"cwd"`
+		}
+		direct := p.Primitive == "machine.exec" || p.Primitive == "machine.session_start"
+		if direct && json.Unmarshal([]byte(p.Input), &in) == nil && (in.Cwd == nil || *in.Cwd == "") && it.RuleCwd != "" {
+			it.NoFolder = true
+		}
 	}
 	it.Session = p.Primitive == "machine.session_start"
 	if it.RuleProgram != "" {
@@ -330,6 +341,12 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request) {
 		}
 		program := strings.TrimSpace(r.PostFormValue("program"))
 		cwd := strings.TrimSpace(r.PostFormValue("cwd_root"))
+		if _, named := r.PostForm["cwd_root"]; !named && len(p.Programs) > 0 && p.Programs[0].Command == program {
+			// A form that names no folder gets the folder the card
+			// showed, never "anywhere" (that takes an empty field in
+			// the custom rule under Details).
+			cwd = p.Programs[0].Cwd
+		}
 		if program == "" {
 			h.Kit.Refuse(w, r, "/permits", "To always allow a program, enter the program (a name such as git, an absolute path or a glob).")
 			return

@@ -51,8 +51,11 @@ type Chrome struct {
 	// Waiting is the oldest call waiting for the operator, for the banner
 	// every page but Permits shows; nil when none waits.
 	Waiting *Waiting
+	// Lowered is the lowered-safety banner's list (none: no banner); its
+	// slot is on every page and updates itself.
+	Lowered LoweredView
 	// Banners are more banners the page shows above its content, after
-	// the e-stop's and the waiting call's.
+	// the e-stop's, the waiting call's and the lowered-safety one.
 	Banners []templ.Component
 }
 
