@@ -65,6 +65,9 @@ func TestArgumentTableAsks(t *testing.T) {
 		{"scp", []string{"-S", "/home/u/prog", "a", "b:"}},
 		{"rsync", []string{"-avze", "sh -c x", "a", "b:"}},
 		{"rsync", []string{"--rsh=x", "a", "b:"}},
+		{"rsync", []string{"-av", "a/", "b/", "/home/u/.config/autostart/"}},
+		{"scp", []string{"host:x", "/home/u/.bashrc"}},
+		{"zip", []string{"a.zip", "f", "-O", "/home/u/.bashrc"}},
 		{"find", []string{".", "-name", "x", "-exec", "rm", "{}", ";"}},
 		{"find", []string{".", "-execdir", "x", "+"}},
 		{"tar", []string{"-xf", "a.tar", "--to-command=sh"}},
@@ -103,7 +106,6 @@ func TestArgumentTableAsks(t *testing.T) {
 		args    []string
 	}{
 		{"ssh", []string{"-p", "2222", "host", "uptime"}},
-		{"rsync", []string{"-avz", "--delete", "a/", "b/"}},
 		{"find", []string{".", "-name", "*.go", "-type", "f"}},
 		{"make", []string{"-j4", "test"}},
 		{"go", []string{"test", "-race", "-count=1", "./..."}},

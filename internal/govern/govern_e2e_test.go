@@ -642,11 +642,17 @@ func TestAllowRuleSkipsPermit(t *testing.T) {
 	if err := in.App.Operator.Approve(bg, r.Get("permit_id").(string), "alice", rule); err != nil {
 		t.Fatal(err)
 	}
-	r = c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"1"}, "cwd": in.Home})
-	if r.State() != "completed" {
+	// In a folder below (an identical call would be answered by the
+	// approved one).
+	sub := filepath.Join(in.Home, "sub")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r = c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"1"}, "cwd": sub})
+	if r.State() != "completed" || r.Get("replayed") == true {
 		t.Fatalf("allowed program under its root: %s", r.Raw)
 	}
-	r = c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"1", "2"}, "cwd": in.Home})
+	r = c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"1", "2"}, "cwd": sub})
 	if r.State() != "pending" {
 		t.Fatalf("an argument the card did not show needs a permit: %s", r.Raw)
 	}
