@@ -3,7 +3,8 @@ package artifacts
 import (
 	"context"
 	"fmt"
-	"time"
+
+	"github.com/hearth-dev/hearth/internal/store"
 )
 
 // StorageLine says how much of storage_budget_bytes the stored copies use:
@@ -28,35 +29,10 @@ func HumanBytes(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-// StoredCopy is one artifact as the storage budget counts it: when it was
-// made and its size.
-type StoredCopy struct {
-	At   time.Time
-	Size int64
-}
-
 // OldestCopies returns the artifacts, oldest first, up to and including
 // the one that brings their total to excess bytes. The storage budget
 // merges them with the oldest fs undo copies to find how far back to
 // prune.
-func (s *Store) OldestCopies(ctx context.Context, excess int64) ([]StoredCopy, error) {
-	rows, err := s.DB.R.QueryContext(ctx, `SELECT created_at, size FROM artifacts ORDER BY created_at`)
-	if err != nil {
-		return nil, fmt.Errorf("find the oldest artifacts: %w", err)
-	}
-	defer rows.Close()
-	var out []StoredCopy
-	var sum int64
-	for sum < excess && rows.Next() {
-		var at, size int64
-		if err := rows.Scan(&at, &size); err != nil {
-			return nil, fmt.Errorf("find the oldest artifacts: %w", err)
-		}
-		out = append(out, StoredCopy{At: time.UnixMilli(at), Size: size})
-		sum += size
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("find the oldest artifacts: %w", err)
-	}
-	return out, nil
+func (s *Store) OldestCopies(ctx context.Context, excess int64) ([]store.StoredCopy, error) {
+	return s.DB.OldestCopies(ctx, "artifacts", `SELECT created_at, size FROM artifacts ORDER BY created_at`, excess)
 }

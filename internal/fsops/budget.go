@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/hearth-dev/hearth/internal/store"
 )
 
 // StoredBytes is the space the undo copies take: the distinct inline
@@ -72,35 +74,11 @@ func (e *Engine) UndoReach(ctx context.Context) (oldest time.Time, any bool, err
 	return time.UnixMilli(at.Int64), true, nil
 }
 
-// StoredCopy is one prunable undo copy: when it was made and its size.
-type StoredCopy struct {
-	At   time.Time
-	Size int64
-}
-
 // OldestCopies returns the prunable undo copies (of committed or void
 // receipts), oldest first, up to and including the one that brings their
 // total to excess bytes. The storage budget merges them with the oldest
 // artifacts to find how far back to prune.
-func (e *Engine) OldestCopies(ctx context.Context, excess int64) ([]StoredCopy, error) {
-	rows, err := e.DB.R.QueryContext(ctx, `SELECT created_at, prior_size FROM fs_receipts
-		WHERE state IN ('committed', 'void') ORDER BY created_at`)
-	if err != nil {
-		return nil, fmt.Errorf("find the oldest fs undo copies: %w", err)
-	}
-	defer rows.Close()
-	var out []StoredCopy
-	var sum int64
-	for sum < excess && rows.Next() {
-		var at, size int64
-		if err := rows.Scan(&at, &size); err != nil {
-			return nil, fmt.Errorf("find the oldest fs undo copies: %w", err)
-		}
-		out = append(out, StoredCopy{At: time.UnixMilli(at), Size: size})
-		sum += size
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("find the oldest fs undo copies: %w", err)
-	}
-	return out, nil
+func (e *Engine) OldestCopies(ctx context.Context, excess int64) ([]store.StoredCopy, error) {
+	return e.DB.OldestCopies(ctx, "fs undo copies", `SELECT created_at, prior_size FROM fs_receipts
+		WHERE state IN ('committed', 'void') ORDER BY created_at`, excess)
 }
