@@ -203,7 +203,7 @@ func TestDueJobParksWhenPolicyTightened(t *testing.T) {
 func TestApprovedJobNoLongerSaysItWaits(t *testing.T) {
 	g := newRunGate(t, trusted)
 	gate := filepath.Join(t.TempDir(), "gate")
-	job := with(sh(`echo ran >> "$1"; while [ ! -f "$2" ]; do sleep 0.02; done`, "sh", g.marker, gate), "delay_ms", 300)
+	job := with(sh(`echo ran >> "$1"; while [ ! -f "$2" ]; do sleep 0.02; done`, "sh", g.marker, gate), "delay_ms", dueAfterChange)
 	r := g.c.Call("task", map[string]any{"operation": "submit", "job": job})
 	id, _ := r.Get("result.id").(string)
 	if id == "" {
