@@ -227,7 +227,14 @@ func TestApprovedJobNoLongerSaysItWaits(t *testing.T) {
 		}
 	}
 	check(g.waitJob(id, func(*jobs.Job) bool { return true }))
-	j := g.waitJob(id, func(*jobs.Job) bool { return g.runs() == 1 })
+	// The job is read after its process has written its line (a job read
+	// first could be from before its claim): by then it must be running.
+	for deadline := time.Now().Add(30 * time.Second); g.runs() != 1; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the approved job never ran")
+		}
+	}
+	j := g.waitJob(id, func(*jobs.Job) bool { return true })
 	if j.State != jobs.StateRunning {
 		t.Fatalf("the approved job, started: %+v", j)
 	}
