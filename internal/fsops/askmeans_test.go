@@ -272,3 +272,33 @@ func TestUndoneAgreesAtEveryDepth(t *testing.T) {
 		}
 	}
 }
+
+// TestOrdinaryWriteRefusedInAPlaceMadeMeanwhile: a write admitted as
+// ordinary whose file, when it is opened, has become a persistence place
+// (here: objects/ and refs/ appeared beside the HEAD it writes, as
+// another call run at the same time could make them, so git would take
+// the folder for a repository's own) is refused with nothing written; the
+// same write into a folder without them runs.
+func TestOrdinaryWriteRefusedInAPlaceMadeMeanwhile(t *testing.T) {
+	env := askEngine(t)
+	plain := env.path("notes")
+	docs := env.path("docs")
+	for _, d := range []string{plain, docs + "/objects", docs + "/refs"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ok := plain + string(os.PathSeparator) + "HEAD"
+	if _, err := env.e.Write(admittedOrdinary(ok), "r:c", WriteInput{Path: ok, Data: "ref: refs/heads/main\n"}); err != nil {
+		t.Fatalf("a HEAD file in a plain folder: %v", err)
+	}
+	head := docs + string(os.PathSeparator) + "HEAD"
+	_, err := env.e.Write(admittedOrdinary(head), "r:c", WriteInput{Path: head, Data: "ref: refs/heads/main\n"})
+	var no *NotOrdinaryError
+	if !errors.As(err, &no) || no.Place == "" || !strings.Contains(err.Error(), "nothing was written") {
+		t.Fatalf("a write completing a git folder's shape: %v; want a refusal naming the place", err)
+	}
+	if _, err := os.Stat(head); !os.IsNotExist(err) {
+		t.Fatalf("the refused write left %s (%v)", head, err)
+	}
+}

@@ -57,10 +57,15 @@ type Engine struct {
 	// admitted as ordinary is held to when it opens its file; nil is this
 	// OS's from the process environment.
 	Writes *risk.Writes
+	// Places is the persistence table the write-time check holds a write
+	// admitted as ordinary to (nil: this OS's, from the process
+	// environment), as governance matched it at admission.
+	Places *risk.Places
 
 	locks      pathLocks
 	hashes     hashCache
 	writesOnce sync.Once
+	placesOnce sync.Once
 }
 
 func (e *Engine) now() time.Time {

@@ -34,9 +34,15 @@ type NotOrdinaryError struct {
 	Admitted []string
 	// Why is the allowlist's reason, "" when the path changed.
 	Why risk.Why
+	// Place is the persistence place the file is in now, when that is
+	// why ("" otherwise).
+	Place string
 }
 
 func (e *NotOrdinaryError) Error() string {
+	if e.Place != "" {
+		return fmt.Sprintf("writing %s would now %s, which it would not when the call was admitted; nothing was written", e.Path, e.Place)
+	}
 	if e.Why != "" {
 		return fmt.Sprintf("%s is no longer an ordinary file (%s) since the call was admitted; nothing was written", e.Path, e.Why)
 	}
@@ -55,6 +61,17 @@ func (e *Engine) writes() *risk.Writes {
 		}
 	})
 	return e.Writes
+}
+
+// places returns the persistence table: the Engine's, or this OS's from
+// the process environment.
+func (e *Engine) places() *risk.Places {
+	e.placesOnce.Do(func() {
+		if e.Places == nil {
+			e.Places = risk.NewPlaces(os.Getenv)
+		}
+	})
+	return e.Places
 }
 
 // facts gathers what the allowlist needs of the file at the real path
@@ -136,6 +153,13 @@ func (e *Engine) checkOrdinary(c primitive.Checked, path string, newHead []byte)
 	// path now is not one it checked.
 	if RealPrefix(path) != path || !slices.Contains(c.Paths, path) {
 		return &NotOrdinaryError{Path: path, Admitted: c.Paths}
+	}
+	// A persistence place is never ordinary and no folder rule covers
+	// one: a write admitted as ordinary that now lands in one (another
+	// call, run at the same time, completed a git folder's shape around
+	// it) is refused, as admission would have asked.
+	if pl, ok := e.places().Match(path); ok {
+		return &NotOrdinaryError{Path: path, Admitted: c.Paths, Place: pl.Sentence}
 	}
 	if c.Covered {
 		// A folder rule covered it at admission, at this very path.
