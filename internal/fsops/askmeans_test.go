@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -300,5 +302,65 @@ func TestOrdinaryWriteRefusedInAPlaceMadeMeanwhile(t *testing.T) {
 	}
 	if _, err := os.Stat(head); !os.IsNotExist(err) {
 		t.Fatalf("the refused write left %s (%v)", head, err)
+	}
+}
+
+// TestWritesThatCanMakeAGitFolderTakeItsLock: writes of HEAD, objects/…
+// and refs/… into one folder share that folder's lock (shapeKeys), so
+// at the same time they are checked one after the other: whichever comes
+// last sees the others on disk and is refused. Other writes take none.
+func TestWritesThatCanMakeAGitFolderTakeItsLock(t *testing.T) {
+	sep := string(os.PathSeparator)
+	root := t.TempDir()
+	docs := root + sep + "docs"
+	for _, p := range []string{docs + sep + "HEAD", docs + sep + "objects" + sep + "info" + sep + "packs", docs + sep + "refs" + sep + "heads" + sep + "x", docs + sep + "commondir"} {
+		if k := shapeKeys(p); len(k) != 1 || k[0] != "git-shape\x00"+pathKey(docs) {
+			t.Errorf("%s: keys %q, want docs' one", p, k)
+		}
+	}
+	if k := shapeKeys(docs + sep + "notes.txt"); len(k) != 0 {
+		t.Errorf("an ordinary write takes %q", k)
+	}
+
+	env := askEngine(t)
+	for round := range 20 {
+		dir := env.path(fmt.Sprintf("race%d", round))
+		parts := []string{dir + sep + "HEAD", dir + sep + "objects" + sep + "x", dir + sep + "refs" + sep + "x"}
+		var wg sync.WaitGroup
+		errs := make([]error, len(parts))
+		for i, p := range parts {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c := withChecked(context.Background(), primitive.Checked{Ordinary: true, Paths: []string{p}})
+				_, errs[i] = env.e.Write(c, "r:c", WriteInput{Path: p, Data: "x\n"})
+			}()
+		}
+		wg.Wait()
+		refused := 0
+		for _, err := range errs {
+			if errors.Is(err, ErrNotOrdinary) {
+				refused++
+			} else if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if refused != 1 {
+			t.Fatalf("round %d: %d of the three writes refused, want exactly the last one (%v)", round, refused, errs)
+		}
+		// The refused write left no folder either: an empty objects/ or
+		// refs/ would complete the shape for git all the same.
+		n := 0
+		for _, p := range parts {
+			if _, err := os.Stat(filepath.Dir(p)); err == nil && filepath.Dir(p) != dir {
+				n++
+			}
+		}
+		if _, err := os.Stat(parts[0]); err == nil {
+			n++
+		}
+		if n != 2 {
+			t.Fatalf("round %d: %d of HEAD, objects/ and refs/ are on disk after one write was refused, want 2", round, n)
+		}
 	}
 }

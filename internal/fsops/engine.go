@@ -247,6 +247,8 @@ type snapshot struct {
 // receipt void at once. The target is never a mix of old and new, and no
 // temporary or spill file outlives the next Recover.
 func (e *Engine) mutate(ctx context.Context, m mutation) (MutationResult, error) {
+	unlockShape := e.locks.lockAll(shapeKeys(m.path))
+	defer unlockShape()
 	unlock := e.locks.lock(pathKey(m.path))
 	defer unlock()
 
@@ -290,7 +292,13 @@ func (e *Engine) mutate(ctx context.Context, m mutation) (MutationResult, error)
 			return MutationResult{}, fmt.Errorf("read the content for %s: %w", m.path, err)
 		}
 	}
+	// A write admitted as ordinary is held to what admission saw before
+	// it creates a folder too: a refused write leaves no folder behind
+	// (an empty refs/ or objects/ completes a git folder's shape).
 	if m.mkdir {
+		if err := e.checkOrdinary(checkedOf(ctx), m.path, newHead); err != nil {
+			return MutationResult{}, err
+		}
 		if err := os.MkdirAll(filepath.Dir(m.path), 0o755); err != nil {
 			return MutationResult{}, fmt.Errorf("create directory for %s: %w", m.path, err)
 		}

@@ -1,6 +1,8 @@
 package fsops
 
 import (
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -48,4 +50,43 @@ func pathKey(p string) string {
 		return strings.ToUpper(p)
 	}
 	return p
+}
+
+// gitShapeNames are the names whose folder git takes for a repository's
+// own when they stand together in it (risk.Places' git-folder shape).
+var gitShapeNames = []string{"HEAD", "objects", "refs", "commondir"}
+
+// shapeKeys are the lock keys of the folders on p's way that a write of p
+// could complete a git folder's shape in: each folder holding a path
+// component named as one of gitShapeNames. Writes into one such folder
+// take its key, in order, before their path's own lock, so one sees what
+// another wrote before it checks (the write-time check matches the shape
+// on disk); with only the path's lock, writes of HEAD, objects/… and
+// refs/… at the same time could each find the others not there yet.
+func shapeKeys(p string) []string {
+	var keys []string
+	for dir := filepath.Dir(p); dir != p; p, dir = dir, filepath.Dir(dir) {
+		name := filepath.Base(p)
+		for _, n := range gitShapeNames {
+			if name == n || (pathFold && strings.EqualFold(name, n)) {
+				keys = append(keys, "git-shape\x00"+pathKey(dir))
+				break
+			}
+		}
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// lockAll takes the locks of keys in order and returns what releases them.
+func (l *pathLocks) lockAll(keys []string) (unlock func()) {
+	unlocks := make([]func(), 0, len(keys))
+	for _, k := range keys {
+		unlocks = append(unlocks, l.lock(k))
+	}
+	return func() {
+		for i := len(unlocks) - 1; i >= 0; i-- {
+			unlocks[i]()
+		}
+	}
 }
