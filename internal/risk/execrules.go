@@ -95,7 +95,8 @@ func ExactOnlyWhy(command string) string {
 // write a file of the caller's choice. An entry is matched by its shape:
 //
 //   - "-x" (one letter): an argument that begins with one "-" and holds
-//     the letter anywhere ("-x", "-vx", "-xVALUE");
+//     the letter anywhere ("-x", "-vx", "-xVALUE"); in a WordFlags row,
+//     "-x", "--x", with or without "=…", only;
 //   - "--name": "--name", "--name=…", or an abbreviation of it of at
 //     least two letters ("--na"), as many programs accept;
 //   - "-name": "-name", "--name", with or without "=…";
@@ -106,6 +107,10 @@ func ExactOnlyWhy(command string) string {
 type ArgRule struct {
 	Programs []string
 	Ask      []string
+	// WordFlags: the programs' flags are words after one dash (Go's
+	// `-count=1`, `-o file`), so a one-letter entry such as `-o` is that
+	// flag only, never a letter inside a cluster of others.
+	WordFlags bool
 }
 
 // ArgTable is the per-program table of arguments that ask.
@@ -127,7 +132,7 @@ var ArgTable = []ArgRule{
 	{Programs: []string{"npm", "pnpm", "yarn"}, Ask: []string{"exec", "x", "dlx", "explore", "init", "create",
 		"--script-shell", "--node-options", "--userconfig", "--globalconfig", "--prefix", "--git", "--shell",
 		"--editor", "--browser", "--viewer", "--call", "-c", "-C", "--dir", "--cwd"}},
-	{Programs: []string{"go"}, Ask: []string{"-exec", "-toolexec", "-overlay", "-modfile", "-C", "generate", "tool"}},
+	{Programs: []string{"go"}, Ask: []string{"-exec", "-toolexec", "-overlay", "-modfile", "-C", "-o", "generate", "tool"}, WordFlags: true},
 	{Programs: []string{"cargo"}, Ask: []string{"--config", "-Z", "--manifest-path", "-C", "--target-dir", "--out-dir",
 		"--artifact-dir"}},
 	{Programs: []string{"make", "gmake", "nmake", "mingw32-make"}, Ask: []string{"-f", "--file", "--makefile", "-C",
@@ -208,7 +213,7 @@ func ArgAsks(command string, args []string) (string, bool) {
 	}
 	for _, a := range args {
 		for _, e := range r.Ask {
-			if argMatches(e, a) {
+			if argMatches(e, a, r.WordFlags) {
 				return a, true
 			}
 		}
@@ -231,9 +236,13 @@ func ExtraArgAsks(command string, rest []string) (string, bool) {
 }
 
 // argMatches reports whether the argument a matches the table entry e
-// (shapes in ArgRule).
-func argMatches(e, a string) bool {
+// (shapes in ArgRule); words says the program's flags are words after
+// one dash (ArgRule.WordFlags).
+func argMatches(e, a string, words bool) bool {
 	switch {
+	case words && strings.HasPrefix(e, "-") && !strings.HasPrefix(e, "--"):
+		name, _, _ := strings.Cut(a, "=")
+		return name == e || name == "-"+e
 	case e == "…=…":
 		return !strings.HasPrefix(a, "-") && strings.Contains(a, "=")
 	case strings.HasSuffix(e, "…"):

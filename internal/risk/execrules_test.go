@@ -69,6 +69,13 @@ func TestArgTableShapes(t *testing.T) {
 		{"fd", []string{"-e", "go", "-x", "rm"}, true},
 		{"fd", []string{"--exec-batch", "rm"}, true},
 		{"fd", []string{"-e", "go"}, false},
+		// Go's flags are words after one dash: -o (a built program written
+		// where the model says, such as a folder on PATH) asks, and
+		// -count=1 or -cover, which hold an o, do not.
+		{"go", []string{"./...", "-o", "/home/u/.local/bin/ls"}, true},
+		{"go", []string{"-o=/home/u/.local/bin/ls"}, true},
+		{"go", []string{"--o", "x"}, true},
+		{"go", []string{"-count=1", "-cover", "-json", "./..."}, false},
 		{"vim", []string{"+!sh"}, true},
 		{"GIT.EXE", []string{"-c"}, true},
 		{"ls", []string{"-c"}, false},
