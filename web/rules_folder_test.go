@@ -41,11 +41,15 @@ func TestAlwaysAllowWithoutFolderCoversTheShownFolder(t *testing.T) {
 	if err != nil || len(rules) != 1 || rules[0].CwdRoot != wd {
 		t.Fatalf("the rule must cover the card's folder %s: %v %+v", wd, err, rules)
 	}
-	if r := c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"hello", "world"}}); r.State() != "completed" {
+	// Another chat makes the same call (in this one the approved call's
+	// answer would answer it again): the rule, on a program outside the
+	// argument table, covers exactly `echo hello`.
+	c2 := hearthtest.Connect(t, f.in.URL, "no-folder-2")
+	if r := c2.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"hello"}}); r.State() != "completed" {
 		t.Fatalf("the same command without a folder under the rule must run: %s", r.Raw)
 	}
 	other := t.TempDir()
-	if r := c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"hello", "world"}, "cwd": other}); r.State() != "pending" {
+	if r := c2.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"hello"}, "cwd": other}); r.State() != "pending" {
 		t.Fatalf("the same command in another folder (%s) must ask: %s", other, r.Raw)
 	}
 
