@@ -3,6 +3,7 @@ package risk_test
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/hearth-dev/hearth/internal/risk"
@@ -26,7 +27,14 @@ func TestInstalledEnvironmentsAreNotOrdinary(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(venv, "pyvenv.cfg"), []byte("home = /usr/bin\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w := risk.NewWritesFor(false, env(map[string]string{"HOME": home}), nil)
+	// Outside an environment a source file is ordinary: on Windows a .py
+	// runs when opened (it asks for that), so there the near misses are
+	// text files.
+	src := ".py"
+	if runtime.GOOS == "windows" {
+		src = ".txt"
+	}
+	w := risk.NewWritesFor(runtime.GOOS == "windows", env(map[string]string{"HOME": home, "USERPROFILE": home}), nil)
 	for p, want := range map[string]risk.Why{
 		filepath.Join(venv, "lib", "python3.12", "site-packages", "x.py"): risk.WhyPythonEnv,
 		filepath.Join(venv, "bin", "activate"):                            risk.WhyPythonEnv,
@@ -36,8 +44,8 @@ func TestInstalledEnvironmentsAreNotOrdinary(t *testing.T) {
 		filepath.Join(home, "proj", "env", "conda-meta", "x.json"):        risk.WhyPythonEnv,
 		filepath.Join(home, "perl5", "lib", "perl5", "local", "lib.pm"):   risk.WhyInstalled,
 		filepath.Join(home, "tools", "google-cloud-sdk", "bin", "gcloud"): risk.WhyInstalled,
-		filepath.Join(home, "proj", "main.py"):                            "",
-		filepath.Join(home, "proj", "lib", "site.py"):                     "",
+		filepath.Join(home, "proj", "main"+src):                           "",
+		filepath.Join(home, "proj", "lib", "site"+src):                    "",
 		filepath.Join(home, "Documents", "perl5", "notes.txt"):            "",
 	} {
 		why, ok := w.Classify(risk.FileFacts{Path: p, Root: home, NewHead: []byte("impo")})
@@ -57,7 +65,7 @@ func TestInstalledEnvironmentsAreNotOrdinary(t *testing.T) {
 // config names); the same file in a folder that lacks a part is not.
 func TestWriteThatMakesAGitFolderIsGits(t *testing.T) {
 	home := t.TempDir()
-	ps := risk.NewPlacesFor(false, env(map[string]string{"HOME": home}), nil)
+	ps := risk.NewPlacesFor(runtime.GOOS == "windows", env(map[string]string{"HOME": home, "USERPROFILE": home}), nil)
 	mk := func(name string, dir bool) {
 		t.Helper()
 		p := filepath.Join(home, name)
