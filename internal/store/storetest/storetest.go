@@ -1,5 +1,6 @@
 // Package storetest builds databases as an earlier Hearth left them, for
-// tests of the migrations that carry them forward.
+// tests of the migrations that carry them forward, and checks that an
+// owner's queries read through indexes.
 package storetest
 
 import (
