@@ -367,3 +367,38 @@ func TestBrowserDeniedNotAskedAgain(t *testing.T) {
 		t.Errorf("the browser reported errors:\n%s", strings.Join(p, "\n"))
 	}
 }
+
+// TestBrowserPageKeepsItsWidthWhenItStartsToScroll: the pages update
+// themselves, and the update that first makes a page longer than the
+// window must not narrow it (the scrollbar's room is kept from the start).
+// Without that, every paragraph re-wraps and the buttons move under the
+// pointer: a press on "Ask again" landed beside it once a denied request's
+// text wrapped onto one more line.
+func TestBrowserPageKeepsItsWidthWhenItStartsToScroll(t *testing.T) {
+	in := hearthtest.Start(t, nil)
+	login, err := in.App.NewLoginURLTo("/permits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newTab(t, "gutter")
+	b.run("open Permits", chromedp.Navigate(login), chromedp.WaitVisible(chromedp.CSS(`[data-testid="permits-empty"]`)))
+	width := `(function () { var m = document.getElementById("content"); return m.getBoundingClientRect().width + "/" + (document.documentElement.scrollHeight > innerHeight); })()`
+	short := b.eval(width)
+	if !strings.HasSuffix(short, "/false") {
+		t.Fatalf("the empty Permits page already scrolls at 800x900 (width/scrolls): %s", short)
+	}
+	// A live update makes the page long; a screenshot makes the headless
+	// browser draw a frame, which is when it adds a scrollbar.
+	b.eval(`var tall = document.createElement("div"); tall.style.height = "3000px"; document.getElementById("page-body").appendChild(tall); "grown"`)
+	if _, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot()); err != nil {
+		t.Fatal(err)
+	}
+	long := b.eval(width)
+	t.Logf("width/scrolls: %s before, %s after", short, long)
+	if !strings.HasSuffix(long, "/true") {
+		t.Fatalf("the grown page does not scroll (width/scrolls): %s", long)
+	}
+	if strings.Split(short, "/")[0] != strings.Split(long, "/")[0] {
+		t.Errorf("the page's width changed when it started to scroll: %s before, %s after", short, long)
+	}
+}
