@@ -75,6 +75,9 @@ var ExactOnly = []ProgramGroup{
 		"chgrp", "touch", "mkdir", "rm", "unzip", "tar", "bsdtar", "7z", "7za", "gzip", "gunzip", "patch", "split", "csplit",
 		"robocopy", "xcopy", "rsync", "scp"}},
 	{Why: "runs the commands its script holds, and writes the files it names", Programs: []string{"sed", "gsed", "ed", "ex"}},
+	{Why: "sends files and writes where its arguments say (an upload, a form with a file, a cookie jar)",
+		Programs: []string{"curl", "wget"}},
+	{Why: "runs on the other computer whatever words follow the computer's name", Programs: []string{"ssh"}},
 }
 
 // ExactOnlyWhy says why a rule for command covers only the exact call
@@ -103,6 +106,10 @@ func ExactOnlyWhy(command string) string {
 //   - "word…": an argument that begins with word (any case);
 //   - "…=…": an argument that is not an option and holds "=" (a make
 //     variable);
+//   - "…://…": an argument that holds "://" (a URL: another place to
+//     send to or fetch from than the card showed);
+//   - "…@…:…": an argument that is not an option and holds "@" and after
+//     it ":" (user@host:path, the other way to write such a place);
 //   - "word": exactly that argument (any case).
 type ArgRule struct {
 	Programs []string
@@ -119,9 +126,8 @@ var ArgTable = []ArgRule{
 		"--upload-pack", "-u", "--receive-pack", "--exec", "-x", "--ext-diff", "--extcmd", "--textconv", "-O",
 		"--open-files-in-pager", "--output", "--template", "--separate-git-dir", "--config", "--remote",
 		"config", "difftool", "mergetool", "submodule", "bisect", "filter-branch", "daemon", "instaweb", "credential",
-		"hook", "ext::…", "fd::…"}},
+		"hook", "ext::…", "fd::…", "…://…", "…@…:…"}},
 	{Programs: []string{"hg"}, Ask: []string{"--config", "--cwd", "-R", "--repository", "--debugger"}},
-	{Programs: []string{"ssh"}, Ask: []string{"-o", "-F", "-I", "-J", "-E", "-S", "proxycommand…", "localcommand…"}},
 	{Programs: []string{"sftp"}, Ask: []string{"-o", "-F", "-S", "-J", "-D", "-b"}},
 	{Programs: []string{"find"}, Ask: []string{"-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf",
 		"-fls", "-delete"}},
@@ -137,10 +143,6 @@ var ArgTable = []ArgRule{
 		"--artifact-dir"}},
 	{Programs: []string{"make", "gmake", "nmake", "mingw32-make"}, Ask: []string{"-f", "--file", "--makefile", "-C",
 		"--directory", "-I", "--include-dir", "-E", "--eval", "…=…"}},
-	{Programs: []string{"curl"}, Ask: []string{"-K", "--config", "-o", "--output", "-O", "--remote-name",
-		"--remote-name-all", "--output-dir"}},
-	{Programs: []string{"wget"}, Ask: []string{"-e", "--execute", "--config", "-O", "--output-document", "-P",
-		"--directory-prefix"}},
 	{Programs: []string{"vim", "nvim", "vi", "gvim"}, Ask: []string{"-c", "--cmd", "-S", "+…"}},
 	{Programs: []string{"reg"}, Ask: []string{"add", "import", "load", "restore", "copy"}},
 }
@@ -245,6 +247,11 @@ func argMatches(e, a string, words bool) bool {
 		return name == e || name == "-"+e
 	case e == "…=…":
 		return !strings.HasPrefix(a, "-") && strings.Contains(a, "=")
+	case e == "…://…":
+		return strings.Contains(a, "://")
+	case e == "…@…:…":
+		_, after, ok := strings.Cut(a, "@")
+		return ok && !strings.HasPrefix(a, "-") && strings.Contains(after, ":")
 	case strings.HasSuffix(e, "…"):
 		return strings.HasPrefix(strings.ToLower(a), strings.ToLower(strings.TrimSuffix(e, "…")))
 	case strings.HasPrefix(e, "--"):
