@@ -178,8 +178,8 @@ func TestBrowserOperatorFlow(t *testing.T) {
 		chromedp.WaitVisible(css(`[data-testid="flash"]`)),
 		chromedp.WaitVisible(css(`[data-testid="estop-button"]`)),
 	)
-	if state := get("read the e-stop state", chromedp.Text(css(`[data-testid="estop-state"]`))); !strings.Contains(state, "Off") {
-		t.Fatalf("after reset the page says %q", state)
+	if state, err := textOf(ctx, `[data-testid="estop-state"]`); err != nil || !strings.Contains(state, "Off") {
+		t.Fatalf("after reset the page says %q (%v)", state, err)
 	}
 	if r := c.Call("fs", write); r.State() != "completed" {
 		t.Fatalf("a write after the reset: %s", r.Raw)

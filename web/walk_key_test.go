@@ -82,7 +82,7 @@ func TestBrowserWrongKeyThenRightKey(t *testing.T) {
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 	text := func(sel string) string {
 		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		v, err := textOf(ctx, sel)
 		if err != nil {
 			t.Fatalf("read %s: %v", sel, err)
 		}
@@ -130,8 +130,11 @@ func TestBrowserWrongKeyThenRightKey(t *testing.T) {
 	}
 	shot("step-5")
 	tookToStep5 := time.Since(saved).Round(100 * time.Millisecond)
-	addr, err := chromedp.Run(ctx, chromedp.Value(css(`[data-testid="copy-tunnel-id"]`)))
-	if err != nil || addr != setupTunnelID {
+	// Read in one script run: the page's own live update may replace the
+	// field between a lookup and a read done in two steps.
+	offered := `(function () { var e = document.querySelector('[data-testid="copy-tunnel-id"]'); return e ? e.value : "(no field)"; })()`
+	if err := waitFor(ctx, offered+` === "`+setupTunnelID+`"`); err != nil {
+		addr, _ := chromedp.Run(ctx, chromedp.Evaluate[string](offered))
 		t.Errorf("step 5 offers %q to paste (%v), want the tunnel ID %s", addr, err, setupTunnelID)
 	}
 	// The copy button shows once the page's script found the clipboard.

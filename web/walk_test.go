@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -112,6 +113,27 @@ func countLoads(t *testing.T, ctx context.Context) func() int {
 // waitFor evaluates the expression until it is true, for up to 90 s,
 // across the page's own reloads (an evaluation during one fails and is
 // tried again).
+// textOf reads the visible text of the first element sel matches in one
+// script run, waiting up to ten seconds for one to exist: the pages update
+// themselves, and a lookup and a read done in two steps can meet a node
+// that was replaced in between.
+func textOf(ctx context.Context, sel string) (string, error) {
+	q, err := json.Marshal(sel)
+	if err != nil {
+		return "", err
+	}
+	expr := `(function () { var e = document.querySelector(` + string(q) + `); return e ? [e.innerText] : []; })()`
+	var last error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](expr))
+		if err == nil && len(v) == 1 {
+			return v[0], nil
+		}
+		last = err
+	}
+	return "", fmt.Errorf("no %s on the page for 10 s (last error: %v)", sel, last)
+}
+
 func waitFor(ctx context.Context, expr string) error {
 	deadline := time.Now().Add(90 * time.Second)
 	var last error
@@ -184,7 +206,7 @@ func TestBrowserFirstRunWalk(t *testing.T) {
 	}
 	text := func(sel string) string {
 		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		v, err := textOf(ctx, sel)
 		if err != nil {
 			t.Fatalf("read %s: %v", sel, err)
 		}
