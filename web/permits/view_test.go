@@ -213,10 +213,19 @@ func TestAlwaysAllowNamesWhatTheCardShows(t *testing.T) {
 	p.Programs = []govern.ProgramUse{{Command: "git", Args: []string{"status"}, Cwd: "/srv/app"}}
 	html := render(t, View{Pending: []Item{NewItem(p)}})
 	for _, want := range []string{`Always allow <code>git status</code>`, `name="arg" value="status"`, `data-testid="runs-others-note"`,
-		`data-testid="rule-args">status</textarea>`} {
+		`data-testid="rule-args">status</textarea>`,
+		`covers only <code>git status</code> in this folder; a call that adds settings, a program to run, a file to write or another place to send to, or sets environment variables, still asks.`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("missing %q", want)
 		}
+	}
+	// A program that sends files or runs words elsewhere: exactly the call.
+	p = permit("curl")
+	p.Input = `{"command":"curl","args":["https://example.org/status"],"cwd":"/srv/app"}`
+	p.Programs = []govern.ProgramUse{{Command: "curl", Args: []string{"https://example.org/status"}, Cwd: "/srv/app"}}
+	html = render(t, View{Pending: []Item{NewItem(p)}})
+	if want := `<code>curl</code> sends files and writes where its arguments say`; !strings.Contains(html, want) || !strings.Contains(html, `data-testid="exact-note"`) {
+		t.Errorf("the curl card does not say %q in its exact note", want)
 	}
 	for _, prog := range []string{"bash", "tmux", "/usr/bin/python3"} {
 		html := render(t, View{Pending: []Item{NewItem(permit(prog))}})
