@@ -69,13 +69,6 @@ func trySymlink(target, link string) bool {
 	return err == nil && info.Mode()&os.ModeSymlink != 0
 }
 
-func symlinkOrSkip(t testing.TB, target, link string) {
-	t.Helper()
-	if !trySymlink(target, link) {
-		t.Skipf("symlinks cannot be made here (%s)", link)
-	}
-}
-
 func ruleOf(err error) Rule {
 	var ce *ContainmentError
 	if errors.As(err, &ce) {
