@@ -14,6 +14,11 @@ type Approval struct {
 	At       time.Time
 }
 
+// approvalsOf is the approvals of some futures, less the closing ")" and
+// a "?" for each future after the first.
+const approvalsOf = `SELECT future_id, id, COALESCE(decided_by, ''), COALESCE(decided_at, 0) FROM permits
+			WHERE state = 'approved' AND future_id IN (?`
+
 // ApprovalsOf returns the approvals of the calls futureIDs (at most 500
 // looked up; a call that ran without asking has none), for the panel's
 // Changes page.
@@ -27,8 +32,7 @@ func (o *Decisions) ApprovalsOf(ctx context.Context, futureIDs []string) (map[st
 		for i, id := range batch {
 			args[i] = id
 		}
-		rows, err := o.G.DB.R.QueryContext(ctx, `SELECT future_id, id, COALESCE(decided_by, ''), COALESCE(decided_at, 0) FROM permits
-			WHERE state = 'approved' AND future_id IN (?`+strings.Repeat(",?", len(batch)-1)+`)`, args...)
+		rows, err := o.G.DB.R.QueryContext(ctx, approvalsOf+strings.Repeat(",?", len(batch)-1)+`)`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("look up approvals: %w", err)
 		}

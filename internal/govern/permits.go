@@ -20,11 +20,18 @@ func (g *Governor) RequestPermit(ctx context.Context, a *callpath.Admission, par
 	return g.requestPermit(ctx, a, park)
 }
 
+// The lookups of a future's permits (permits_future serves them).
+const (
+	approvedOfFuture = `SELECT count(*) FROM permits WHERE future_id = ? AND state = 'approved'`
+	pendingOfFuture  = `SELECT id FROM permits WHERE future_id = ? AND state = 'pending'`
+	latestOfFuture   = `SELECT id, state FROM permits WHERE future_id = ? ORDER BY created_at DESC LIMIT 1`
+)
+
 // ApprovedFuture reports whether the operator approved a permit for
 // futureID (dispatch asks at start-up for queued futures).
 func (g *Governor) ApprovedFuture(ctx context.Context, futureID string) bool {
 	var n int
-	err := g.DB.R.QueryRowContext(ctx, `SELECT count(*) FROM permits WHERE future_id = ? AND state = 'approved'`, futureID).Scan(&n)
+	err := g.DB.R.QueryRowContext(ctx, approvedOfFuture, futureID).Scan(&n)
 	return err == nil && n > 0
 }
 
@@ -32,7 +39,7 @@ func (g *Governor) ApprovedFuture(ctx context.Context, futureID string) bool {
 // cancelled before the operator decided (task.cancel of a parked call).
 func (g *Governor) CancelPermitsOf(ctx context.Context, futureID string) {
 	err := g.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM permits WHERE future_id = ? AND state = 'pending'`, futureID)
+		rows, err := tx.QueryContext(ctx, pendingOfFuture, futureID)
 		pids, err := store.Collect(rows, err, func(r *sql.Rows) (id string, err error) { return id, r.Scan(&id) })
 		if err != nil {
 			return err
@@ -91,7 +98,7 @@ func (g *Governor) Parked(ctx context.Context) ([]Decision, error) {
 	for _, f := range fs {
 		p := parked{id: f.ID, prim: f.Primitive}
 		// The future's latest permit request, if it was recorded.
-		err := g.DB.R.QueryRowContext(ctx, `SELECT id, state FROM permits WHERE future_id = ? ORDER BY created_at DESC LIMIT 1`, f.ID).Scan(&p.permit, &p.state)
+		err := g.DB.R.QueryRowContext(ctx, latestOfFuture, f.ID).Scan(&p.permit, &p.state)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("find parked work: %w", err)
 		}

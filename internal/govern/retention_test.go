@@ -13,3 +13,9 @@ import (
 func TestLiveQueriesUseIndexes(t *testing.T) {
 	storetest.ReadThroughIndexes(t, livePermits)
 }
+
+// TestFutureLookupsUseIndexes: a future's permits are found through
+// permits_future, not by reading every permit ever asked.
+func TestFutureLookupsUseIndexes(t *testing.T) {
+	storetest.ReadThroughIndexes(t, approvedOfFuture, pendingOfFuture, latestOfFuture, approvalsOf+")")
+}
