@@ -1610,12 +1610,16 @@ func FolderRules(c ui.Chrome, rules []govern.FolderRule) templ.Component {
 // runsOthersTail ends the sentence of what a rule for a program that runs
 // others covers: in the card's folder when it has one.
 func runsOthersTail(inFolder bool) string {
-	const rest = "; a call that adds settings, a program to run, a file to write or another place to send to, or sets environment variables, still asks."
 	if inFolder {
-		return " in this folder" + rest
+		return " in this folder; " + runsOthersStillAsks
 	}
-	return rest
+	return "; " + runsOthersStillAsks
 }
+
+// runsOthersStillAsks is what a rule for a program that runs others does
+// not cover (its row of the argument table), on the card and in the
+// answer to Always allow.
+const runsOthersStillAsks = "a call that adds settings, a program to run, a file to write or another place to send to, or sets environment variables, still asks."
 
 // exactTail ends the sentence of what an exact rule covers: in the card's
 // folder when it has one.
