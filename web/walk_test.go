@@ -110,13 +110,10 @@ func countLoads(t *testing.T, ctx context.Context) func() int {
 	}
 }
 
-// waitFor evaluates the expression until it is true, for up to 90 s,
-// across the page's own reloads (an evaluation during one fails and is
-// tried again).
-// textOf reads the visible text of the first element sel matches in one
-// script run, waiting up to ten seconds for one to exist: the pages update
-// themselves, and a lookup and a read done in two steps can meet a node
-// that was replaced in between.
+// textOf reads the text of the first element sel matches (its innerText:
+// what is rendered) in one script run, waiting up to ten seconds for one
+// to exist: the pages update themselves, and a lookup and a read done in
+// two steps can meet a node that was replaced in between.
 func textOf(ctx context.Context, sel string) (string, error) {
 	q, err := json.Marshal(sel)
 	if err != nil {
@@ -134,6 +131,9 @@ func textOf(ctx context.Context, sel string) (string, error) {
 	return "", fmt.Errorf("no %s on the page for 10 s (last error: %v)", sel, last)
 }
 
+// waitFor evaluates the expression until it is true, for up to 90 s,
+// across the page's own reloads (an evaluation during one fails and is
+// tried again).
 func waitFor(ctx context.Context, expr string) error {
 	deadline := time.Now().Add(90 * time.Second)
 	var last error

@@ -163,9 +163,8 @@ func ruleAllows(ids *risk.Identities, r Rule, u ProgramUse) bool {
 	if len(u.Args) < len(r.Args) || !slices.Equal(u.Args[:len(r.Args)], r.Args) {
 		return false
 	}
-	rest := u.Args[len(r.Args):]
 	for _, name := range names {
-		if _, asks := risk.ExtraArgAsks(name, rest); asks {
+		if _, asks := risk.ExtraArgAsks(name, u.Args, len(r.Args)); asks {
 			return false
 		}
 	}

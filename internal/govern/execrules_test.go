@@ -39,6 +39,8 @@ func TestRuleCoversOnlyWhatTheCardShowed(t *testing.T) {
 		{"git push: where the card showed", govern.Rule{Program: "git", Args: []string{"push"}}, govern.ProgramUse{Command: "git", Args: []string{"push", "origin", "main"}}, true},
 		{"git push: to a URL the card did not show", govern.Rule{Program: "git", Args: []string{"push"}}, govern.ProgramUse{Command: "git", Args: []string{"push", "https://example.org/x.git", "main"}}, false},
 		{"git push: to user@host:path", govern.Rule{Program: "git", Args: []string{"push"}}, govern.ProgramUse{Command: "git", Args: []string{"push", "git@example.org:x/y.git"}}, false},
+		{"git push: to host:path", govern.Rule{Program: "git", Args: []string{"push"}}, govern.ProgramUse{Command: "git", Args: []string{"push", "example.org:x.git", "HEAD"}}, false},
+		{"git push: --repo=user@host:path", govern.Rule{Program: "git", Args: []string{"push"}}, govern.ProgramUse{Command: "git", Args: []string{"push", "--repo=git@example.org:x.git"}}, false},
 		{"git fetch: a file:// URL", govern.Rule{Program: "git", Args: []string{"fetch"}}, govern.ProgramUse{Command: "git", Args: []string{"fetch", "file:///home/u/other"}}, false},
 		{"legacy: plain status", legacy, govern.ProgramUse{Command: "git", Args: []string{"status"}}, true},
 		{"legacy: an alias that runs a program", legacy, govern.ProgramUse{Command: "git", Args: []string{"-c", "alias.x=!touch /tmp/p", "x"}}, false},

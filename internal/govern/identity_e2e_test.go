@@ -100,6 +100,16 @@ func TestRenamedShellIsCoveredByNoRule(t *testing.T) {
 			t.Error("a rule for a renamed git covers its -c, as a rule for git would not")
 		}
 	}
+	// A copy of cp saved as rg on PATH is cp: a rule for rg covers only
+	// the exact call, as for cp, not rg's row (where a folder to copy
+	// into would be one more plain argument).
+	rgDir := t.TempDir()
+	copyProgram(t, realProgram(t, "cp"), rgDir, "rg")
+	t.Setenv("PATH", rgDir+string(os.PathListSeparator)+path)
+	if govern.RuleAllows(govern.Rule{Program: "rg", Args: []string{"notes.txt"}}, govern.ProgramUse{Command: "rg", Args: []string{"notes.txt", "/home/u/.config/autostart/"}}) {
+		t.Error("a rule for rg covers a copy of cp saved as rg with a folder added")
+	}
+	t.Setenv("PATH", path)
 	lister := copyProgram(t, realProgram(t, "ls"), dir, "lister")
 	if !govern.RuleAllows(govern.Rule{Program: lister, Args: []string{"-l"}}, govern.ProgramUse{Command: lister, Args: []string{"-l"}}) {
 		t.Error("a rule for a renamed ls does not cover it: only the tables' programs are told by what they are")

@@ -6,6 +6,7 @@ package hearthtest
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -191,6 +192,24 @@ func (c *Client) Settled(tool string, args map[string]any) (string, *Result) {
 		return st, r
 	}
 	return r.State(), r
+}
+
+// Final calls a tool and returns its final answer: the answer itself, or,
+// when a loaded machine made the call outlast the inline budget and answer
+// pending (not waiting for a permit), the envelope that arrived for it.
+func (c *Client) Final(tool string, args map[string]any) *Result {
+	c.t.Helper()
+	r := c.Call(tool, args)
+	fid, _ := r.Get("future_id").(string)
+	if r.State() != "pending" || fid == "" || r.Get("permit_id") != nil {
+		return r
+	}
+	env, _ := c.WaitArrival(fid, r)["envelope"].(map[string]any)
+	raw, err := json.Marshal(env)
+	if err != nil {
+		c.t.Fatalf("the arrived envelope of %s: %v", fid, err)
+	}
+	return &Result{Env: env, Raw: raw}
 }
 
 // ScatterOne runs one call through run.scatter and returns the envelope

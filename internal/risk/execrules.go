@@ -13,7 +13,8 @@ import (
 // outside HarmlessEnv, when the program runs any code it is given
 // (AsksEveryTime), or when it adds arguments after the rule's own: for a
 // program in ArgTable, one the table lists (it names a program to run,
-// changes the program's settings or names a file to write); for any other
+// changes the program's settings or names a file to write) or, for git,
+// another place to send to or fetch from (gitPlaceAsks); for any other
 // program, any at all, as the card showed none of them (ExactOnly names
 // the programs where that matters most). The tables are documented in
 // docs/SECURITY.md, made from here (ExecRulesMarkdown) and held equal to
@@ -65,8 +66,9 @@ type ProgramGroup struct {
 	Programs []string
 }
 
-// ExactOnly are programs whose further arguments name a file to write or
-// a command to run, so a rule covers only the exact call the card showed.
+// ExactOnly are programs whose further arguments name a file to write, a
+// command to run or files to send, so a rule covers only the exact call
+// the card showed.
 // Every program without a row in ArgTable is covered only so; these are
 // named for the documentation and the card, and a test keeps them out of
 // ArgTable.
@@ -75,9 +77,8 @@ var ExactOnly = []ProgramGroup{
 		"chgrp", "touch", "mkdir", "rm", "unzip", "tar", "bsdtar", "7z", "7za", "gzip", "gunzip", "patch", "split", "csplit",
 		"robocopy", "xcopy", "rsync", "scp"}},
 	{Why: "runs the commands its script holds, and writes the files it names", Programs: []string{"sed", "gsed", "ed", "ex"}},
-	{Why: "sends files and writes where its arguments say (an upload, a form with a file, a cookie jar)",
-		Programs: []string{"curl", "wget"}},
-	{Why: "runs on the other computer whatever words follow the computer's name", Programs: []string{"ssh"}},
+	{Why: "can send your files or save over them, depending on its arguments", Programs: []string{"curl", "wget"}},
+	{Why: "runs on the other computer whatever follows the computer's name", Programs: []string{"ssh"}},
 }
 
 // ExactOnlyWhy says why a rule for command covers only the exact call
@@ -106,10 +107,6 @@ func ExactOnlyWhy(command string) string {
 //   - "word…": an argument that begins with word (any case);
 //   - "…=…": an argument that is not an option and holds "=" (a make
 //     variable);
-//   - "…://…": an argument that holds "://" (a URL: another place to
-//     send to or fetch from than the card showed);
-//   - "…@…:…": an argument that is not an option and holds "@" and after
-//     it ":" (user@host:path, the other way to write such a place);
 //   - "word": exactly that argument (any case).
 type ArgRule struct {
 	Programs []string
@@ -126,7 +123,7 @@ var ArgTable = []ArgRule{
 		"--upload-pack", "-u", "--receive-pack", "--exec", "-x", "--ext-diff", "--extcmd", "--textconv", "-O",
 		"--open-files-in-pager", "--output", "--template", "--separate-git-dir", "--config", "--remote",
 		"config", "difftool", "mergetool", "submodule", "bisect", "filter-branch", "daemon", "instaweb", "credential",
-		"hook", "ext::…", "fd::…", "…://…", "…@…:…"}},
+		"hook", "ext::…", "fd::…", "archive", "bundle", "format-patch"}},
 	{Programs: []string{"hg"}, Ask: []string{"--config", "--cwd", "-R", "--repository", "--debugger"}},
 	{Programs: []string{"sftp"}, Ask: []string{"-o", "-F", "-S", "-J", "-D", "-b"}},
 	{Programs: []string{"find"}, Ask: []string{"-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf",
@@ -223,18 +220,94 @@ func ArgAsks(command string, args []string) (string, bool) {
 	return "", false
 }
 
-// ExtraArgAsks returns the first of rest (the arguments a call adds
-// after a rule's own) that makes it ask, or false: for a program with a
-// row in ArgTable, the first the table lists; for any other, the first
-// of them, as a rule covers only the call the card showed.
-func ExtraArgAsks(command string, rest []string) (string, bool) {
+// ExtraArgAsks returns the first argument a call adds after a rule's own
+// (args from index shown on) that makes it ask, or false: for a program
+// with a row in ArgTable, the first the table lists, or, for git, one
+// that names another place than a plain remote or branch name
+// (gitPlaceAsks); for any other program, the first of them, as a rule
+// covers only the call the card showed.
+func ExtraArgAsks(command string, args []string, shown int) (string, bool) {
+	if shown > len(args) {
+		shown = len(args)
+	}
+	rest := args[shown:]
 	if len(rest) == 0 {
 		return "", false
 	}
-	if _, ok := argRule(ProgramName(command)); !ok {
+	name := ProgramName(command)
+	if _, ok := argRule(name); !ok {
 		return rest[0], true
 	}
-	return ArgAsks(command, rest)
+	if a, ok := ArgAsks(command, rest); ok {
+		return a, true
+	}
+	if name == "git" {
+		return gitPlaceAsks(args, shown)
+	}
+	return "", false
+}
+
+// GitPlaceSubcommands are git's subcommands that send to or fetch from
+// another repository or address, which their arguments name.
+var GitPlaceSubcommands = []string{"push", "fetch", "pull", "ls-remote", "clone", "remote", "send-email", "request-pull"}
+
+// gitOptionsWithValue are git's options before the subcommand that take
+// the next argument as their value.
+var gitOptionsWithValue = []string{"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix", "--list-cmds", "--attr-source"}
+
+// gitPlaceAsks returns the first of args from index shown on that, in a
+// git call whose subcommand is one of GitPlaceSubcommands, could name
+// another place than the card showed, or false. Where an argument is the
+// repository cannot be told from its shape (host:path is also a refspec's
+// shape), so every argument and every option's "=value" after the
+// subcommand must be a plain name (origin, main, feature/x, v1.2); a
+// URL, host:path, user@host, a path (./x, ../x, /x, ~/x, C:\x) or a
+// \\server share asks. send-email asks for any argument the card did not
+// show: its arguments are the files it mails.
+func gitPlaceAsks(args []string, shown int) (string, bool) {
+	sub := -1
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") {
+			sub = i
+			break
+		}
+		if slices.Contains(gitOptionsWithValue, a) {
+			i++
+		}
+	}
+	if sub < 0 || !slices.Contains(GitPlaceSubcommands, strings.ToLower(args[sub])) {
+		return "", false
+	}
+	mails := strings.EqualFold(args[sub], "send-email")
+	for i := max(sub+1, shown); i < len(args); i++ {
+		a := args[i]
+		if mails {
+			return a, true
+		}
+		v := a
+		if strings.HasPrefix(a, "-") {
+			_, val, ok := strings.Cut(a, "=")
+			if !ok {
+				continue
+			}
+			v = val
+		}
+		if !plainGitName(v) {
+			return a, true
+		}
+	}
+	return "", false
+}
+
+// plainGitName reports whether v is a plain remote, branch or tag name
+// (origin, main, feature/x, v1.2): never a URL, host:path, user@host, a
+// path or a share.
+func plainGitName(v string) bool {
+	if v == "" || strings.ContainsAny(v, ":\\@~") || strings.HasPrefix(v, ".") || strings.HasPrefix(v, "/") {
+		return false
+	}
+	return true
 }
 
 // argMatches reports whether the argument a matches the table entry e
@@ -247,11 +320,6 @@ func argMatches(e, a string, words bool) bool {
 		return name == e || name == "-"+e
 	case e == "…=…":
 		return !strings.HasPrefix(a, "-") && strings.Contains(a, "=")
-	case e == "…://…":
-		return strings.Contains(a, "://")
-	case e == "…@…:…":
-		_, after, ok := strings.Cut(a, "@")
-		return ok && !strings.HasPrefix(a, "-") && strings.Contains(after, ":")
 	case strings.HasSuffix(e, "…"):
 		return strings.HasPrefix(strings.ToLower(a), strings.ToLower(strings.TrimSuffix(e, "…")))
 	case strings.HasPrefix(e, "--"):
@@ -288,5 +356,10 @@ func ExecRulesMarkdown() string {
 	for _, r := range ArgTable {
 		fmt.Fprintf(&b, "| `%s` | `%s` |\n", strings.Join(r.Programs, "` `"), strings.Join(r.Ask, "` `"))
 	}
+	b.WriteString("\nFor `git " + strings.Join(GitPlaceSubcommands, "`, `git ") + "`, which send to or fetch from another place: " +
+		"an argument after the subcommand that the card did not show, or an option's `=value`, asks unless it is a plain remote, " +
+		"branch or tag name (`origin`, `main`, `feature/x`). A URL, `host:path`, `user@host`, a path or a `\\\\server` share asks " +
+		"(the repository cannot be told from a refspec by its shape, so `main:release` asks too); for `git send-email` any " +
+		"argument the card did not show asks.\n")
 	return b.String()
 }

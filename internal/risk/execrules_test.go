@@ -55,11 +55,8 @@ func TestArgTableShapes(t *testing.T) {
 		{"git", []string{"Difftool"}, true},
 		{"git", []string{"EXT::sh"}, true},
 		{"git", []string{"log", "-5"}, false},
-		{"git", []string{"push", "ssh://host/x.git"}, true},
-		{"git", []string{"pull", "me@host:x.git"}, true},
-		{"git", []string{"push", "origin", "main:release"}, false},
-		{"git", []string{"log", "--author=me@example.org"}, false},
-		{"git", []string{"log", "HEAD@{1}"}, false},
+		{"git", []string{"archive", "-o", "/home/u/.bashrc", "HEAD"}, true},
+		{"git", []string{"format-patch", "-o", "/home/u/x"}, true},
 		{"find", []string{"-exec"}, true},
 		{"find", []string{"--exec"}, true},
 		{"find", []string{"-executable"}, false},
@@ -167,8 +164,53 @@ func TestExtraArgumentsAskUnlessTheTableKnowsTheProgram(t *testing.T) {
 		{"rg", []string{"src"}, false},
 		{"rg", []string{"--pre", "sh"}, true},
 	} {
-		if _, got := risk.ExtraArgAsks(c.program, c.rest); got != c.asks {
+		if _, got := risk.ExtraArgAsks(c.program, c.rest, 0); got != c.asks {
 			t.Errorf("%s + %q: asks %v, want %v", c.program, c.rest, got, c.asks)
+		}
+	}
+}
+
+// A git call that sends or fetches asks for a place the card did not
+// show: the repository argument cannot be told from a refspec by its
+// shape, so after the subcommand every argument (and option value) must
+// be a plain name.
+func TestGitAsksForAnotherPlace(t *testing.T) {
+	for _, c := range []struct {
+		args  []string
+		shown int
+		asks  bool
+	}{
+		{[]string{"push"}, 1, false},
+		{[]string{"push", "origin", "main"}, 1, false},
+		{[]string{"push", "origin", "feature/x", "v1.2"}, 1, false},
+		{[]string{"push", "--force-with-lease", "origin", "main"}, 1, false},
+		{[]string{"fetch", "--all", "--prune"}, 1, false},
+		{[]string{"pull", "--depth=1", "origin"}, 1, false},
+		{[]string{"push", "https://example.org/x.git", "main"}, 1, true},
+		{[]string{"push", "git@example.org:x/y.git"}, 1, true},
+		{[]string{"push", "example.org:x.git", "HEAD"}, 1, true},
+		{[]string{"push", "--repo=git@example.org:x.git"}, 1, true},
+		{[]string{"push", "--repo", "example.org:x.git"}, 1, true},
+		{[]string{"push", `\\server\share\x.git`}, 1, true},
+		{[]string{"push", "//server/share/x.git"}, 1, true},
+		{[]string{"push", "../elsewhere"}, 1, true},
+		{[]string{"push", "~/elsewhere"}, 1, true},
+		{[]string{"push", `C:\elsewhere`}, 1, true},
+		{[]string{"fetch", "file:///home/u/other"}, 1, true},
+		{[]string{"remote", "set-url", "origin", "example.org:x.git"}, 1, true},
+		{[]string{"remote", "add", "other", "https://example.org/x.git"}, 2, true},
+		{[]string{"send-email", "--to=me@example.org", "0001.patch"}, 2, true},
+		{[]string{"-C", "sub", "push", "example.org:x"}, 3, true},
+		// What the card showed is covered, address and all.
+		{[]string{"push", "https://example.org/x.git", "main"}, 3, false},
+		{[]string{"clone", "https://example.org/x.git"}, 2, false},
+		// Other subcommands keep their own arguments: no place there.
+		{[]string{"show", "HEAD@{1}:file.go"}, 1, false},
+		{[]string{"commit", "-m", "fix: see https://example.org and a@b.c"}, 1, false},
+		{[]string{"log", "--author=me@example.org"}, 1, false},
+	} {
+		if _, got := risk.ExtraArgAsks("git", c.args, c.shown); got != c.asks {
+			t.Errorf("git %q (the card showed %d): asks %v, want %v", c.args, c.shown, got, c.asks)
 		}
 	}
 }

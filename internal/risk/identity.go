@@ -100,7 +100,7 @@ func NewIdentitiesIn(dirs func() []string) *Identities {
 // tableNames are the program names the tables know.
 func tableNames() map[string]bool {
 	names := map[string]bool{}
-	for _, g := range AsksEveryTime {
+	for _, g := range slices.Concat(AsksEveryTime, ExactOnly) {
 		for _, p := range g.Programs {
 			names[p] = true
 		}

@@ -80,8 +80,7 @@ func TestServeUnderWine(t *testing.T) {
 	if r.Get("result.os") != "windows" {
 		t.Fatalf("host_info: %s", r.Raw)
 	}
-	r = c.Call("machine", map[string]any{"operation": "exec", "command": "cmd.exe", "args": []string{"/c", "echo", "hello from windows"}, "timeout_ms": 60000})
-	r = settle(c, r)
+	r = c.Final("machine", map[string]any{"operation": "exec", "command": "cmd.exe", "args": []string{"/c", "echo", "hello from windows"}, "timeout_ms": 60000})
 	if text, _ := r.Get("result.stdout.text").(string); !strings.Contains(text, "hello from windows") {
 		t.Fatalf("cmd.exe /c echo: %s", r.Raw)
 	}
@@ -89,24 +88,15 @@ func TestServeUnderWine(t *testing.T) {
 	// A call that outlives the inline budget (100 ms; a first write
 	// under Wine on a busy machine can) answers pending and arrives in
 	// the mailbox: both answers are the product working.
-	r = settle(c, c.Call("fs", map[string]any{"operation": "write", "path": file, "data": "written through Wine\r\n", "expected_sha256": nil}))
+	r = c.Final("fs", map[string]any{"operation": "write", "path": file, "data": "written through Wine\r\n", "expected_sha256": nil})
 	if r.State() != "completed" {
 		t.Fatalf("fs.write: %s", r.Raw)
 	}
-	r = settle(c, c.Call("fs", map[string]any{"operation": "read", "path": file}))
+	r = c.Final("fs", map[string]any{"operation": "read", "path": file})
 	if r.Get("result.data") != "written through Wine\r\n" {
 		t.Fatalf("fs.read: %s", r.Raw)
 	}
 	if b, _ := os.ReadFile(filepath.Join(root, "note.txt")); string(b) != "written through Wine\r\n" {
 		t.Fatalf("file on disk: %q", b)
 	}
-}
-
-// settle returns the call's final envelope: r itself when it answered
-// inline, else the envelope that arrived for its future.
-func settle(c *hearthtest.Client, r *hearthtest.Result) *hearthtest.Result {
-	if r.State() == "pending" {
-		r.Env, _ = c.WaitArrival(r.Get("future_id").(string), r)["envelope"].(map[string]any)
-	}
-	return r
 }

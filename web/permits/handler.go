@@ -393,7 +393,7 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request) {
 		}
 		msg += " runs without asking (remove that under Always allowed below)."
 		if risk.RunsOthers(rule.Program) {
-			msg += " It can run other programs: " + runsOthersStillAsks
+			msg += " It can run other programs. " + runsOthersStillAsks
 		}
 	}
 	h.Kit.Done(w, r, "/permits", operator, msg)

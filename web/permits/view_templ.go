@@ -1611,15 +1611,15 @@ func FolderRules(c ui.Chrome, rules []govern.FolderRule) templ.Component {
 // others covers: in the card's folder when it has one.
 func runsOthersTail(inFolder bool) string {
 	if inFolder {
-		return " in this folder; " + runsOthersStillAsks
+		return " in this folder. " + runsOthersStillAsks
 	}
-	return "; " + runsOthersStillAsks
+	return ". " + runsOthersStillAsks
 }
 
 // runsOthersStillAsks is what a rule for a program that runs others does
 // not cover (its row of the argument table), on the card and in the
 // answer to Always allow.
-const runsOthersStillAsks = "a call that adds settings, a program to run, a file to write or another place to send to, or sets environment variables, still asks."
+const runsOthersStillAsks = "Hearth still asks when a call adds settings, another program to run, a file to write or (for git) another address, or sets environment variables."
 
 // exactTail ends the sentence of what an exact rule covers: in the card's
 // folder when it has one.

@@ -214,7 +214,7 @@ func TestAlwaysAllowNamesWhatTheCardShows(t *testing.T) {
 	html := render(t, View{Pending: []Item{NewItem(p)}})
 	for _, want := range []string{`Always allow <code>git status</code>`, `name="arg" value="status"`, `data-testid="runs-others-note"`,
 		`data-testid="rule-args">status</textarea>`,
-		`covers only <code>git status</code> in this folder; a call that adds settings, a program to run, a file to write or another place to send to, or sets environment variables, still asks.`} {
+		`covers only <code>git status</code> in this folder. Hearth still asks when a call adds settings, another program to run, a file to write or (for git) another address, or sets environment variables.`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("missing %q", want)
 		}
@@ -224,7 +224,7 @@ func TestAlwaysAllowNamesWhatTheCardShows(t *testing.T) {
 	p.Input = `{"command":"curl","args":["https://example.org/status"],"cwd":"/srv/app"}`
 	p.Programs = []govern.ProgramUse{{Command: "curl", Args: []string{"https://example.org/status"}, Cwd: "/srv/app"}}
 	html = render(t, View{Pending: []Item{NewItem(p)}})
-	if want := `<code>curl</code> sends files and writes where its arguments say`; !strings.Contains(html, want) || !strings.Contains(html, `data-testid="exact-note"`) {
+	if want := `<code>curl</code> can send your files or save over them, depending on its arguments`; !strings.Contains(html, want) || !strings.Contains(html, `data-testid="exact-note"`) {
 		t.Errorf("the curl card does not say %q in its exact note", want)
 	}
 	for _, prog := range []string{"bash", "tmux", "/usr/bin/python3"} {
