@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // What an operator's "always allow" rule for a program never covers. A
@@ -159,20 +160,25 @@ func ProgramName(command string) string {
 	return base
 }
 
-// isTableName reports whether the tables name a program name.
-func isTableName(name string) bool {
+// tableNames are the program names the tables know (AsksEveryTime,
+// ExactOnly and ArgTable), made once: the tables do not change.
+var tableNames = sync.OnceValue(func() map[string]bool {
+	names := map[string]bool{}
 	for _, g := range slices.Concat(AsksEveryTime, ExactOnly) {
-		if slices.Contains(g.Programs, name) {
-			return true
+		for _, p := range g.Programs {
+			names[p] = true
 		}
 	}
 	for _, r := range ArgTable {
-		if slices.Contains(r.Programs, name) {
-			return true
+		for _, p := range r.Programs {
+			names[p] = true
 		}
 	}
-	return false
-}
+	return names
+})
+
+// isTableName reports whether the tables name a program name.
+func isTableName(name string) bool { return tableNames()[name] }
 
 // AsksEveryTimeWhy says why no rule covers command ("runs any code it is
 // given"), or "" when a rule may.

@@ -97,22 +97,6 @@ func NewIdentitiesIn(dirs func() []string) *Identities {
 	return &Identities{dirs: dirs, seed: maphash.MakeSeed(), now: time.Now}
 }
 
-// tableNames are the program names the tables know.
-func tableNames() map[string]bool {
-	names := map[string]bool{}
-	for _, g := range slices.Concat(AsksEveryTime, ExactOnly) {
-		for _, p := range g.Programs {
-			names[p] = true
-		}
-	}
-	for _, r := range ArgTable {
-		for _, p := range r.Programs {
-			names[p] = true
-		}
-	}
-	return names
-}
-
 // programDirs are the folders known programs are looked for in: PATH's
 // and the standard ones.
 func programDirs(getenv func(string) string) []string {
