@@ -187,11 +187,20 @@ func (c *Client) WaitArrival(futureID string, seen ...*Result) map[string]any {
 func (c *Client) Settled(tool string, args map[string]any) (string, *Result) {
 	c.t.Helper()
 	r := c.Call(tool, args)
-	if fid, _ := r.Get("future_id").(string); r.State() == "pending" && fid != "" && r.Get("permit_id") == nil {
+	if fid := outlasted(r); fid != "" {
 		st, _ := Get(c.WaitArrival(fid, r), "envelope.state").(string)
 		return st, r
 	}
 	return r.State(), r
+}
+
+// outlasted returns the future of a call that answered pending because it
+// outlasted the inline budget (not because it waits for a permit), or "".
+func outlasted(r *Result) string {
+	if fid, _ := r.Get("future_id").(string); r.State() == "pending" && r.Get("permit_id") == nil {
+		return fid
+	}
+	return ""
 }
 
 // Final calls a tool and returns its final answer: the answer itself, or,
@@ -200,8 +209,8 @@ func (c *Client) Settled(tool string, args map[string]any) (string, *Result) {
 func (c *Client) Final(tool string, args map[string]any) *Result {
 	c.t.Helper()
 	r := c.Call(tool, args)
-	fid, _ := r.Get("future_id").(string)
-	if r.State() != "pending" || fid == "" || r.Get("permit_id") != nil {
+	fid := outlasted(r)
+	if fid == "" {
 		return r
 	}
 	env, _ := c.WaitArrival(fid, r)["envelope"].(map[string]any)
