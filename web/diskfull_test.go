@@ -2,12 +2,15 @@ package web_test
 
 import (
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/app"
+	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
 
@@ -85,5 +88,73 @@ func TestFullDiskIsSaidOnceAndClearsByItself(t *testing.T) {
 	}
 	if r := exec(); r.State() != "completed" {
 		t.Fatalf("with room again a call answers: %s", r.Raw)
+	}
+}
+
+// TestCallEndRecordedWhenRoomReturns: a call that outlived the inline
+// budget and ended while the disk was full could not have its end
+// written; once there is room again it is written by itself, without a
+// restart: its real result arrives in its chat (not an UNKNOWN, which
+// would close the chat's gate for something Hearth does know) and Tasks no
+// longer says "still running; the result will come".
+func TestCallEndRecordedWhenRoomReturns(t *testing.T) {
+	f := newFixture(t, func(c *config.Config) { hearthtest.Trusted(c); hearthtest.ProductionBudget(c) })
+	b := f.login(t)
+	c := hearthtest.Connect(t, f.in.URL, "conv-full-end")
+	marker := filepath.Join(t.TempDir(), "ended")
+	// Slower than the inline budget, and with more output than the full
+	// disk leaves room for.
+	r := c.Call("machine", map[string]any{"operation": "exec", "command": "sh", "args": []string{"-c",
+		`while [ ! -e "$1.go" ]; do sleep 0.05; done; head -c 30000 /dev/zero | tr '\0' x; touch "$1"`, "sh", marker}})
+	fid, _ := r.Get("future_id").(string)
+	if r.State() != "pending" || fid == "" {
+		t.Fatalf("the slow exec answers: %s", r.Raw)
+	}
+	db := f.in.App.DB
+	var pages int
+	if err := db.W.QueryRow("PRAGMA page_count").Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.W.Exec("PRAGMA max_page_count = " + strconv.Itoa(pages)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		r := c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{strings.Repeat("x", 2000)}})
+		if r.Get("error.code") == "disk_full" {
+			break
+		}
+		if i == 300 {
+			t.Fatalf("the disk never filled: %s", r.Raw)
+		}
+	}
+	if err := os.WriteFile(marker+".go", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the slow exec never ended")
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // its end is tried (and refused) meanwhile
+	var state string
+	if err := db.R.QueryRow(`SELECT state FROM futures WHERE id = ?`, fid).Scan(&state); err != nil {
+		t.Fatal(err)
+	}
+	if state == "completed" {
+		t.Fatal("with the disk full the exec's end was recorded anyway: the test did not fill the disk")
+	}
+
+	if _, err := db.W.Exec("PRAGMA max_page_count = 1073741823"); err != nil {
+		t.Fatal(err)
+	}
+	arr := c.WaitArrival(fid)
+	if hearthtest.Get(arr, "envelope.state") != "completed" || hearthtest.Get(arr, "envelope.result.exit_code") != float64(0) {
+		t.Fatalf("the exec's end once room returned: %v", arr)
+	}
+	if page := f.get(t, b, "/tasks"); strings.Contains(page, "still running") {
+		t.Fatalf("Tasks still says the call is running after its end was recorded:\n%s", page)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/govern"
 	hledger "github.com/hearth-dev/hearth/internal/ledger"
@@ -212,6 +213,14 @@ func (d describer) Summary(kind string, raw json.RawMessage) string {
 			return "Still running: " + what
 		case "unknown":
 			return "Interrupted when Hearth stopped: " + what + " (check what happened)"
+		case "stopped":
+			switch s("stopped_by") {
+			case callpath.StoppedByEStop:
+				return "Stopped by the emergency stop: " + what
+			case callpath.StoppedByShutdown:
+				return "Stopped because Hearth was closing: " + what
+			}
+			return "Stopped by Hearth: " + what
 		}
 		switch s("state") {
 		case "completed":

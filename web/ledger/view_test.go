@@ -53,6 +53,8 @@ func TestEntrySummaries(t *testing.T) {
 		{"rule_added", `{"operator":"Ann","program":"git","cwd_root":"C:\\src"}`, `Ann always allows git in C:\src`},
 		{"permit_approved", `{"operator":"Ann","permit_id":"pmt_1"}`, "Ann approved a call"},
 		{"outcome", `{"command_id":"c","outcome":"unknown"}`, "Interrupted when Hearth stopped: a call (check what happened)"},
+		{"outcome", `{"command_id":"c","outcome":"stopped","stopped_by":"estop","state":"cancelled"}`, "Stopped by the emergency stop: a call"},
+		{"outcome", `{"command_id":"c","outcome":"stopped","stopped_by":"shutdown","state":"cancelled"}`, "Stopped because Hearth was closing: a call"},
 		{"tunnel_key_set", `{"last4":"wxyz"}`, "The tunnel key was saved (it ends in wxyz)"},
 		{"update_install", `{"operator":"Ann","from":"1.3.0","to":"1.4.0"}`, "Ann started the update from version 1.3.0 to 1.4.0"},
 		{"update_install", `{"auto":"true","from":"1.3.0","to":"1.4.0"}`, "Hearth started updating itself from version 1.3.0 to 1.4.0 (automatic updates are on)"},
