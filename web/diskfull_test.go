@@ -11,6 +11,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/dispatch/dispatchtest"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
 
@@ -139,11 +140,7 @@ func TestCallEndRecordedWhenRoomReturns(t *testing.T) {
 		}
 	}
 	time.Sleep(500 * time.Millisecond) // its end is tried (and refused) meanwhile
-	var state string
-	if err := db.R.QueryRow(`SELECT state FROM futures WHERE id = ?`, fid).Scan(&state); err != nil {
-		t.Fatal(err)
-	}
-	if state == "completed" {
+	if dispatchtest.State(t, db, fid) == "completed" {
 		t.Fatal("with the disk full the exec's end was recorded anyway: the test did not fill the disk")
 	}
 

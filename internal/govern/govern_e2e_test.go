@@ -293,13 +293,8 @@ func TestEStopRecordsStoppedNeverUnknown(t *testing.T) {
 	if len(open) != 0 {
 		t.Fatalf("open UNKNOWNs after an e-stop mid-recipe: %v (Hearth stopped the step itself: want none)", open)
 	}
-	var outcome string
-	if err := in.App.DB.R.QueryRow(`SELECT json_extract(body, '$.data.outcome') || '/' || json_extract(body, '$.data.stopped_by') FROM ledger_entries
-		WHERE kind = 'outcome' AND json_extract(body, '$.data.command_id') = 'cmd-long/step1'`).Scan(&outcome); err != nil {
-		t.Fatal(err)
-	}
-	if outcome != "stopped/estop" {
-		t.Fatalf("the stopped step's outcome is journaled as %q, want stopped/estop", outcome)
+	if o := ledgertest.Outcome(t, in.App.DB, "cmd-long/step1"); o["outcome"] != "stopped" || o["stopped_by"] != "estop" {
+		t.Fatalf("the stopped step's outcome is journaled as %v, want stopped by the e-stop", o)
 	}
 	if err := in.App.Operator.Reset(bg, "bob"); err != nil {
 		t.Fatal(err)
@@ -331,13 +326,8 @@ func TestShutdownRecordsStoppedNeverUnknown(t *testing.T) {
 	if len(us) != 0 {
 		t.Fatalf("UNKNOWNs after a shutdown stopped a call: %+v (Hearth stopped it itself: want none)", us)
 	}
-	var outcome string
-	if err := in2.App.DB.R.QueryRow(`SELECT json_extract(body, '$.data.outcome') || '/' || json_extract(body, '$.data.stopped_by') FROM ledger_entries
-		WHERE kind = 'outcome' AND json_extract(body, '$.data.command_id') = 'cmd-sleep' AND json_extract(body, '$.data.outcome') != 'in_flight'`).Scan(&outcome); err != nil {
-		t.Fatal(err)
-	}
-	if outcome != "stopped/shutdown" {
-		t.Fatalf("the call a shutdown stopped is journaled as %q, want stopped/shutdown", outcome)
+	if o := ledgertest.Outcome(t, in2.App.DB, "cmd-sleep"); o["outcome"] != "stopped" || o["stopped_by"] != "shutdown" {
+		t.Fatalf("the call a shutdown stopped is journaled as %v, want stopped by the shutdown", o)
 	}
 	c2 := hearthtest.Connect(t, in2.URL, "shutdown-stop")
 	if r := c2.Final("fs", map[string]any{"operation": "write", "path": filepath.Join(in2.Root, "after.txt"), "data": "x"}); r.State() != "completed" {
