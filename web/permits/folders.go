@@ -1,8 +1,6 @@
 package permits
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,7 +9,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/hearth-dev/hearth/internal/govern"
-	"github.com/hearth-dev/hearth/internal/risk"
 )
 
 // The card's "Always allow hidden files and programs in this folder": the
@@ -65,36 +62,4 @@ func (h *Handler) removeFolderRule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.Kit.Done(w, r, "/permits", operator, fmt.Sprintf("Hearth asks you again before ChatGPT writes hidden files or programs in %s.", rules[i].Folder))
-}
-
-// whatRuns says what a waiting write to a persistence place would run,
-// read from the content it writes (risk.WhatRuns): a write's data, or
-// the new text of a patch's replacements.
-func whatRuns(p govern.Permit) string {
-	var in struct {
-		Data         *string `json:"data"`
-		Encoding     string  `json:"encoding"`
-		Replacements []struct {
-			New string `json:"new"`
-		} `json:"replacements"`
-	}
-	if json.Unmarshal([]byte(p.Input), &in) != nil {
-		return ""
-	}
-	var content []byte
-	switch {
-	case in.Data != nil && in.Encoding == "base64":
-		b, err := base64.StdEncoding.DecodeString(*in.Data)
-		if err != nil {
-			return ""
-		}
-		content = b
-	case in.Data != nil:
-		content = []byte(*in.Data)
-	default:
-		for _, r := range in.Replacements {
-			content = append(append(content, r.New...), '\n')
-		}
-	}
-	return risk.WhatRuns(p.Subject, content)
 }

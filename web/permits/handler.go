@@ -83,9 +83,10 @@ type Item struct {
 	// Folder is the folder the card offers "always allow hidden files
 	// and programs" for; "" for none.
 	Folder string
-	// Runs is what a write that makes a program start by itself would
-	// run, read from the content it writes ("" when not known).
-	Runs string
+	// Change is what a write that makes a program start by itself
+	// changes: what it adds that would run, the diff, whether the whole
+	// file is new (persistChange).
+	Change
 	// NoFolder: the call names no working folder, so it would run in
 	// Hearth's own (RuleCwd, resolved by governance's program
 	// extraction); the card says so, and Always allow covers only it.
@@ -155,7 +156,7 @@ func NewItem(p govern.Permit) Item {
 	it.Verb, it.What, it.Where = Describe(p)
 	it.Note = askOnceNotes[p.Primitive]
 	if p.Case == string(risk.CasePersist) && p.Subject != "" {
-		it.Runs = whatRuns(p)
+		it.Change = persistChange(p)
 	}
 	if p.Case == string(risk.CaseOpen) {
 		it.Note = "Allowing it lets this chat open your files, folders and web addresses again without asking. Programs and scripts still ask each time."
