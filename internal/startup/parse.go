@@ -152,6 +152,16 @@ func unitCommand(words []string) []string {
 	return out
 }
 
+// containsFold reports whether list holds s, without case.
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
 func containsString(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -200,9 +210,9 @@ func parseShell(h host, p string, depth int, b []byte) ([]Entry, []origin) {
 // is a command git runs by itself; gitDirKeys name a folder of programs
 // git runs (hooks).
 var (
-	gitCommandKeys = []string{"core.fsmonitor", "core.sshcommand", "core.pager", "core.editor", "credential.helper",
+	gitCommandKeys = []string{"core.fsmonitor", "core.sshCommand", "core.pager", "core.editor", "credential.helper",
 		"gpg.program", "diff.external", "sequence.editor"}
-	gitDirKeys = []string{"core.hookspath"}
+	gitDirKeys = []string{"core.hooksPath"}
 )
 
 // parseGit reads a git config file: [include] and [includeIf …] path=
@@ -246,11 +256,11 @@ func parseGit(h host, p string, depth int, b []byte) ([]Entry, []origin) {
 			}
 			e.Files = append(e.Files, f)
 			more = append(more, fileOrigin(h, f, depth+1, parseGit))
-		case containsString(gitDirKeys, key):
+		case containsFold(gitDirKeys, key):
 			if d := h.pathIn(v, ""); d != "" {
 				e.Dirs = append(e.Dirs, d)
 			}
-		case containsString(gitCommandKeys, key):
+		case containsFold(gitCommandKeys, key):
 			if strings.EqualFold(v, "true") || strings.EqualFold(v, "false") {
 				return
 			}
