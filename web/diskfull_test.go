@@ -2,8 +2,10 @@ package web_test
 
 import (
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/dispatch/dispatchtest"
+	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
 
@@ -153,5 +156,73 @@ func TestCallEndRecordedWhenRoomReturns(t *testing.T) {
 	}
 	if page := f.get(t, b, "/tasks"); strings.Contains(page, "still running") {
 		t.Fatalf("Tasks still says the call is running after its end was recorded:\n%s", page)
+	}
+}
+
+// TestFullDiskIsSaidOnEveryPageAndAction: with the disk full, every page
+// carries the banner (Permits and Setup too; Status leads with its own
+// sentence), and an Allow once that cannot be recorded says so on the
+// page in words (never a bare HTTP 500 that a form sent in place shows
+// nothing of); the request keeps waiting, and is allowed once there is
+// room.
+func TestFullDiskIsSaidOnEveryPageAndAction(t *testing.T) {
+	f := newFixture(t, nil)
+	b := f.login(t)
+	c := hearthtest.Connect(t, f.in.URL, "conv-full-allow")
+	pid, fid := execNeedingPermit(t, c, "first")
+	db := f.in.App.DB
+	var pages int
+	if err := db.W.QueryRow("PRAGMA page_count").Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.W.Exec("PRAGMA max_page_count = " + strconv.Itoa(pages)); err != nil {
+		t.Fatal(err)
+	}
+	// Large writes first, then small ones: near a full disk a small
+	// record still fits where a large one does not.
+	for _, size := range []int{2000, 1} {
+		for i := 0; ; i++ {
+			r := c.Call("fs", map[string]any{"operation": "write", "path": filepath.Join(f.in.Root, "fill.txt"), "data": strings.Repeat("x", size)})
+			if r.Get("error.code") == "disk_full" {
+				break
+			}
+			if i == 1000 {
+				t.Fatalf("the disk never filled: %s", r.Raw)
+			}
+		}
+	}
+	for _, path := range []string{"/permits", "/setup", "/tasks", "/changes", "/ledger", "/safety"} {
+		if page := f.get(t, b, path); !strings.Contains(page, `data-testid="disk-full-banner"`) || !strings.Contains(page, "Free some space on that disk") {
+			t.Errorf("%s does not say the disk is full", path)
+		}
+	}
+	if strings.Contains(f.get(t, b, "/"), "empty the Recycle Bin") {
+		t.Error("Status names the Recycle Bin on a system that has none")
+	}
+	r := f.post(t, b, "/permits/"+pid+"/approve", "operator", "Ann", "scope", "once")
+	if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/permits" {
+		t.Fatalf("Allow once on a full disk answers %d (%s), want the Permits page again: %s", r.StatusCode, r.Header.Get("Location"), r.body)
+	}
+	page := f.get(t, b, "/permits")
+	if !strings.Contains(page, "That did not happen: the disk that holds Hearth&#39;s data is full") || strings.Contains(page, "You allowed it") {
+		t.Fatalf("after Allow once on a full disk the page does not say it failed:\n%s", page)
+	}
+	if ps, _ := f.in.App.Operator.Permits(t.Context(), "pending"); !slices.ContainsFunc(ps, func(p govern.Permit) bool { return p.ID == pid }) {
+		t.Fatalf("the request must keep waiting: %+v", ps)
+	}
+
+	if _, err := db.W.Exec("PRAGMA max_page_count = 1073741823"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); strings.Contains(f.get(t, b, "/permits"), `data-testid="disk-full-banner"`); time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the banner stays after room returned")
+		}
+	}
+	if r := f.post(t, b, "/permits/"+pid+"/approve", "operator", "Ann", "scope", "once"); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("approve with room again: %d %s", r.StatusCode, r.body)
+	}
+	if env := await(t, c, fid); env["state"] != "completed" {
+		t.Fatalf("the allowed call: %v", env)
 	}
 }
