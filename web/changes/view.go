@@ -252,6 +252,26 @@ func (h *Handler) expiredWords() string {
 	return "no longer undoable (its copy was removed to stay within the storage budget)"
 }
 
+// RedoWords says what the operator's undo that Redo would bring back did:
+// the files it put back and those it moved to the trash (files the chat
+// had created), never "put back" for a file that went to the trash.
+func (v ChatView) RedoWords() string {
+	if v.Redo == nil {
+		return ""
+	}
+	back, trashed := v.Redo.Files-v.Redo.Trashed, v.Redo.Trashed
+	var did string
+	switch {
+	case trashed == 0:
+		did = "You put " + plural(back, "file") + " back"
+	case back == 0:
+		did = "You moved " + plural(trashed, "file") + " the chat had created to the " + TrashName()
+	default:
+		did = "You put " + plural(back, "file") + " back and moved " + plural(trashed, "file") + " the chat had created to the " + TrashName()
+	}
+	return did + " at " + ui.Clock(v.Redo.At, v.Now) + "."
+}
+
 // TrashName is what the system calls its trash.
 func TrashName() string {
 	if runtime.GOOS == "windows" {
