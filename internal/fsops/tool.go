@@ -2,6 +2,7 @@ package fsops
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -14,8 +15,20 @@ var (
 	fPath     = primitive.Field{Name: "path", Type: primitive.TString, Required: true, Desc: "Absolute path under a configured root (search: the directory to search)."}
 	fLimit    = primitive.Field{Name: "limit", Type: primitive.TInteger, Min: primitive.Bound(1), Desc: "list: max entries; read: max bytes; search: max matches."}
 	fEncoding = primitive.Field{Name: "encoding", Type: primitive.TString, Enum: []string{"utf8", "base64"}, Desc: "utf8 (default) or base64 (read output / write data)."}
-	fExpect   = primitive.Field{Name: "expected_sha256", Type: primitive.TString, Nullable: true, Desc: "write/patch precondition: the file's current sha256 (hex), or null to assert it does not exist."}
+	fExpect   = primitive.Field{Name: "expected_sha256", Type: primitive.TString, Nullable: true, Desc: "write/patch precondition: the file's current sha256 (hex), or null to assert it does not exist; move/copy: of the file to replace."}
+	// The file operations' fields: one item, or items.
+	fFrom      = primitive.Field{Name: "from", Type: primitive.TString, Desc: "move/copy: the file or folder."}
+	fTo        = primitive.Field{Name: "to", Type: primitive.TString, Desc: "move/copy: new path, or a folder to put it in."}
+	fOverwrite = primitive.Field{Name: "overwrite", Type: primitive.TBoolean, Desc: "move/copy: replace a file there (it goes to the bin)."}
+	fItemPath  = primitive.Field{Name: "path", Type: primitive.TString, Desc: fPath.Desc}
 )
+
+// fItems is the items field of a file operation: its item's own fields.
+func fItems(fields ...primitive.Field) primitive.Field {
+	return primitive.Field{Name: "items", Type: primitive.TArray, Min: primitive.Bound(1), Max: primitive.Bound(MaxFileOpItems),
+		Desc:  "move/copy/mkdir/trash: up to 1000 items, each done on its own.",
+		Items: &primitive.Field{Type: primitive.TObject, Fields: fields}}
+}
 
 // mapErr turns the engine's errors into results a model can act on.
 func mapErr(op string, err error) error {
@@ -71,8 +84,11 @@ func (e *Engine) Specs() []*primitive.Spec {
 	route := func(c *primitive.Call) string { return c.Route }
 	return []*primitive.Spec{
 		{Tool: "fs", Operation: "list", Risk: primitive.RiskRead, Summary: "directory entries (name, type, size, mtime).",
-			Fields: []primitive.Field{fPath, fLimit},
-			Run:    primitive.Typed(run("list", func(ctx context.Context, _ *primitive.Call, in ListInput) (ListResult, error) { return e.List(ctx, in) }))},
+			Fields: []primitive.Field{fPath, fLimit,
+				{Name: "sort", Type: primitive.TString, Enum: []string{"name", "size", "modified"}, Desc: "list: order (size, modified: largest, newest first)."},
+				{Name: "modified_after", Type: primitive.TString, Desc: "list: only entries modified at or after (RFC 3339 or YYYY-MM-DD)."},
+				{Name: "modified_before", Type: primitive.TString, Desc: "list: only entries modified before."}},
+			Run: primitive.Typed(run("list", func(ctx context.Context, _ *primitive.Call, in ListInput) (ListResult, error) { return e.List(ctx, in) }))},
 		{Tool: "fs", Operation: "read", Risk: primitive.RiskRead, Summary: "file content from offset (bounded); reports size, eof and the file's sha256.",
 			Fields: []primitive.Field{fPath,
 				{Name: "offset", Type: primitive.TInteger, Min: primitive.Bound(0), Desc: "read: byte offset (default 0)."}, fLimit, fEncoding},
@@ -119,6 +135,10 @@ func (e *Engine) Specs() []*primitive.Spec {
 			Run: primitive.Typed(run("patch", func(ctx context.Context, c *primitive.Call, in PatchInput) (PatchResult, error) {
 				return e.Patch(withChecked(withFuture(ctx, c.FutureID), c.Checked), route(c), in)
 			}))},
+		e.fileOpSpec("move", "move or rename files/folders; never replaces a file unless asked; receipt per item.", fFrom, fTo, fOverwrite, fExpect, fItems(fFrom, fTo, fOverwrite, fExpect)),
+		e.fileOpSpec("copy", "copy files/folders; never replaces a file unless asked.", fFrom, fTo, fOverwrite, fExpect, fItems(fFrom, fTo, fOverwrite, fExpect)),
+		e.fileOpSpec("mkdir", "make a folder and its parents.", fItemPath, fItems(fItemPath)),
+		e.fileOpSpec("trash", "move files/folders to the Recycle Bin/trash (never deletes); says where.", fItemPath, fItems(fItemPath)),
 		{Tool: "fs", Operation: "undo", Risk: primitive.RiskWrite, Target: e.undoTarget, Summary: "restore the content before this conversation's receipts; conflicts if a file changed since.",
 			Fields: []primitive.Field{{Name: "receipt_id", Type: primitive.TString, Desc: "undo: receipt id from write, patch or undo."},
 				{Name: "receipt_ids", Type: primitive.TArray, Max: primitive.Bound(MaxUndoIDs), Items: &primitive.Field{Type: primitive.TString}, Desc: "undo: several ids."}},
@@ -140,6 +160,54 @@ func (e *Engine) Specs() []*primitive.Spec {
 				return e.Changes(ctx, route(c), in)
 			}))},
 	}
+}
+
+// fileOpSpec is the spec of one file operation.
+func (e *Engine) fileOpSpec(action, summary string, fields ...primitive.Field) *primitive.Spec {
+	return &primitive.Spec{Tool: "fs", Operation: action, Risk: primitive.RiskWrite, Summary: summary, Fields: fields,
+		Target: func(ctx context.Context, route string, raw json.RawMessage) (primitive.Target, error) {
+			return e.fileOpTarget(ctx, action, raw)
+		},
+		Run: primitive.Typed(func(ctx context.Context, c *primitive.Call, in FileOpInput) (any, error) {
+			out, err := e.FileOp(withChecked(withFuture(ctx, c.FutureID), c.Checked), c.Route, action, in)
+			if err != nil {
+				return nil, mapErr(action, err)
+			}
+			return fileOpAnswer(action, out)
+		})}
+}
+
+// fileOpAnswer is the answer of a file operation: its result when every
+// item was done; partial with the result and each failure named; failed
+// naming each failure (one item's own error when it was the only one).
+func fileOpAnswer(action string, out FileOpResult) (any, error) {
+	var failures []ItemResult
+	for _, it := range out.Items {
+		if it.Outcome != ItemDone && it.Outcome != ItemUnchanged {
+			failures = append(failures, it)
+		}
+	}
+	switch out.Status {
+	case "completed":
+		return out, nil
+	case "partial":
+		return nil, primitive.Partial("some_failed", "fs.%s: %d done; %d not (each named in details.failed): %s", action, out.Done, out.Failed, failures[0].Error).
+			WithResult(out).WithDetails(map[string]any{"failed": failures})
+	}
+	state := primitive.StateFailed
+	if len(failures) == 1 {
+		switch failures[0].Outcome {
+		case ItemConflict:
+			state = primitive.StateConflict
+		case ItemRefused:
+			state = primitive.StateBlocked
+		}
+	}
+	msg := fmt.Sprintf("fs.%s: nothing done: %s", action, failures[0].Error)
+	if len(failures) > 1 {
+		msg = fmt.Sprintf("fs.%s: none of the %d items done (each named in details.failed); the first: %s", action, len(failures), failures[0].Error)
+	}
+	return nil, (&primitive.Error{State: state, Code: failures[0].Code, Message: msg}).WithDetails(map[string]any{"failed": failures})
 }
 
 // undoManyAnswer is the answer of an undo of several receipts: completed,

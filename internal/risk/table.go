@@ -278,6 +278,10 @@ var Rows = Table{
 	"fs.write":  KindFileWrite,
 	"fs.patch":  KindFileWrite,
 	"fs.undo":   KindFileWrite,
+	"fs.move":   KindFileWrite,
+	"fs.copy":   KindFileWrite,
+	"fs.mkdir":  KindFileWrite,
+	"fs.trash":  KindFileWrite,
 
 	"fs.changes": KindRead,
 
