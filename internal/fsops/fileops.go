@@ -548,6 +548,15 @@ func (e *Engine) mkdir(ctx context.Context, p plan) (ItemResult, error) {
 	if err := e.checkOrdinary(checkedOf(ctx), p.dst, nil); err != nil {
 		return res, err
 	}
+	// from_path records the topmost folder it makes, so its undo removes
+	// the parents it made too (when they are empty).
+	p.src = p.dst
+	for dir := filepath.Dir(p.src); dir != p.src && e.Roots.rootOf(dir) != ""; dir = filepath.Dir(dir) {
+		if _, err := os.Lstat(dir); err == nil {
+			break
+		}
+		p.src = dir
+	}
 	id := newReceiptID()
 	fp := treePrefix + emptyTree
 	if err := e.insertAction(ctx, id, p, false, "", fp, true); err != nil {
@@ -584,6 +593,14 @@ func (e *Engine) rmdir(ctx context.Context, p plan) (ItemResult, error) {
 	}
 	if err := os.Remove(p.dst); err != nil {
 		return res, errors.Join(err, e.voidAction(ctx, id))
+	}
+	// The parents its mkdir made go too, while they are empty.
+	if p.src != "" && p.src != p.dst && hasPathPrefix(p.dst, p.src, filepath.Separator, pathFold) {
+		for dir := filepath.Dir(p.dst); ; dir = filepath.Dir(dir) {
+			if os.Remove(dir) != nil || pathKey(dir) == pathKey(p.src) {
+				break
+			}
+		}
 	}
 	if err := e.commitAction(ctx, id, p.undoes); err != nil {
 		return res, err

@@ -2,9 +2,11 @@ package fsops
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -324,5 +326,105 @@ func TestListSortAndFilter(t *testing.T) {
 	_, err := env.e.List(context.Background(), ListInput{Path: env.path("docs"), ModifiedAfter: "last year"})
 	if ie, ok := err.(*InputError); !ok || ie.Field != "modified_after" {
 		t.Fatalf("bad time: %v", err)
+	}
+}
+
+// tidySet makes n mixed documents in Downloads, every fifth a duplicate
+// of the one before, and returns their paths and SHA-256s.
+func tidySet(t testing.TB, dir string, n int) map[string]string {
+	t.Helper()
+	exts := []string{"pdf", "docx", "xlsx", "jpg", "txt"}
+	want := map[string]string{}
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("file %03d.%s", i, exts[i%len(exts)])
+		content := fmt.Sprintf("document %d", i)
+		if i%5 == 4 {
+			name = fmt.Sprintf("file %03d (copy).%s", i-1, exts[(i-1)%len(exts)])
+			content = fmt.Sprintf("document %d", i-1)
+		}
+		p := filepath.Join(dir, name)
+		writeFile(t, p, content)
+		year := 2022 + i%3
+		mt := time.Date(year, time.Month(1+i%12), 1, 12, 0, 0, 0, time.UTC)
+		if err := os.Chtimes(p, mt, mt); err != nil {
+			t.Fatal(err)
+		}
+		want[p] = hashBytes([]byte(content))
+	}
+	return want
+}
+
+// tidyPlan sorts the documents of dir into dst/<type>/<year> folders and
+// trashes the duplicates: the folders to make, the moves, the trashes.
+func tidyPlan(t testing.TB, dir, dst string) (mkdirs, moves, trashes []FileOpItem) {
+	t.Helper()
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := map[string]bool{}
+	for _, de := range des {
+		p := filepath.Join(dir, de.Name())
+		if strings.Contains(de.Name(), "(copy)") {
+			trashes = append(trashes, FileOpItem{Path: p})
+			continue
+		}
+		info, _ := de.Info()
+		folder := filepath.Join(dst, strings.TrimPrefix(filepath.Ext(p), "."), strconv.Itoa(info.ModTime().Year()))
+		if !made[folder] {
+			made[folder] = true
+			mkdirs = append(mkdirs, FileOpItem{Path: folder})
+		}
+		moves = append(moves, FileOpItem{From: p, To: filepath.Join(folder, de.Name())})
+	}
+	return mkdirs, moves, trashes
+}
+
+// checkRestored checks every file is back at its path with its content.
+func checkRestored(t testing.TB, want map[string]string) {
+	t.Helper()
+	for p, sha := range want {
+		got, ok, err := fileHash(p)
+		if err != nil || !ok || got != sha {
+			t.Fatalf("%s not restored (%v %v)", p, ok, err)
+		}
+	}
+}
+
+func TestUndoChatOfATidyRestoresEveryFile(t *testing.T) {
+	env := newTestEngine(t)
+	withTrash(t)
+	want := tidySet(t, env.path("Downloads"), 200)
+	mkdirs, moves, trashes := tidyPlan(t, env.path("Downloads"), env.path("Documents", "Sorted"))
+	for _, c := range []struct {
+		action string
+		items  []FileOpItem
+	}{{ActionMkdir, mkdirs}, {ActionMove, moves}, {ActionTrash, trashes}} {
+		if res := fileOp(t, env, c.action, FileOpInput{Items: c.items}); res.Status != "completed" {
+			t.Fatalf("%s: %+v", c.action, res)
+		}
+	}
+	if des, _ := os.ReadDir(env.path("Downloads")); len(des) != 0 {
+		t.Fatalf("Downloads still has %d entries", len(des))
+	}
+	cs, err := env.e.ChatChanges(context.Background(), "r:chat")
+	if err != nil || len(cs) != len(mkdirs)+len(moves)+len(trashes) {
+		t.Fatalf("changes %d %v", len(cs), err)
+	}
+	rep, err := env.e.UndoChat(context.Background(), "Ann", "r:chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Files {
+		if f.Outcome == OutcomeChanged || f.Outcome == OutcomeFailed {
+			t.Fatalf("%s: %s (%s)", f.Path, f.Outcome, f.Why)
+		}
+	}
+	checkRestored(t, want)
+	if exists(env.path("Documents", "Sorted", "pdf")) {
+		t.Fatal("the folders the chat made are still there")
+	}
+	if des, _ := os.ReadDir(env.path("Downloads")); len(des) != len(want) {
+		t.Fatalf("Downloads has %d entries, want %d", len(des), len(want))
 	}
 }

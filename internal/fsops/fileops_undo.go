@@ -85,7 +85,7 @@ func (e *Engine) undoAction(ctx context.Context, route string, r receipt, op ope
 		if serr != nil || !info.IsDir() {
 			return UndoResult{}, conflict(cur.path, ReasonChanged, "the folder is no longer there; nothing to remove")
 		}
-		p.action, p.dst = ActionRmdir, cur.path
+		p.action, p.dst, p.src = ActionRmdir, cur.path, cur.fromPath
 		res, err = e.rmdir(ctx, p)
 	case ActionRmdir:
 		if _, serr := os.Lstat(cur.path); serr == nil {
