@@ -428,3 +428,55 @@ func TestUndoChatOfATidyRestoresEveryFile(t *testing.T) {
 		t.Fatalf("Downloads has %d entries, want %d", len(des), len(want))
 	}
 }
+
+// A move across volumes killed after its verified copy was in place, its
+// source not yet in the bin: recovery finishes it (the state of a kill
+// between those two steps, made here without the kill, which polling
+// rarely lands on).
+func TestRecoverFinishesAMoveWhoseCopyIsInPlace(t *testing.T) {
+	env := newTestEngine(t)
+	withTrash(t)
+	src, dst := env.path("a", "report.docx"), env.path("b", "report.docx")
+	writeFile(t, src, "report")
+	sha := hashBytes([]byte("report"))
+	ctx := context.Background()
+	id := newReceiptID()
+	if err := env.e.insertAction(ctx, id, plan{route: "r:chat", action: ActionMove, op: "write", src: src, dst: dst}, false, "", sha, false); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Dir(dst), 0o755)
+	if err := copyTree(src, tempPath(dst, id)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tempPath(dst, id), dst); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := env.e.Recover(ctx)
+	if err != nil || rep.Committed != 1 {
+		t.Fatalf("recover %+v %v", rep, err)
+	}
+	if exists(src) || mustRead(t, dst) != "report" {
+		t.Fatal("recovery did not finish the move")
+	}
+	var bin string
+	env.e.DB.R.QueryRow(`SELECT COALESCE(bin_path, '') FROM fs_receipts WHERE id = ?`, id).Scan(&bin)
+	if runtime.GOOS != "windows" && mustRead(t, bin) != "report" {
+		t.Fatalf("the source is not in the bin where the receipt says (%q)", bin)
+	}
+
+	// Killed while copying: the temporary copy goes, the receipt is void.
+	id2 := newReceiptID()
+	writeFile(t, env.path("c", "x.txt"), "x")
+	if err := env.e.insertAction(ctx, id2, plan{route: "r:chat", action: ActionMove, op: "write", src: env.path("c", "x.txt"), dst: env.path("d", "x.txt")}, false, "", hashBytes([]byte("x")), false); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, tempPath(env.path("d", "x.txt"), id2), "half")
+	if rep, err := env.e.Recover(ctx); err != nil || rep.Voided != 1 {
+		t.Fatalf("recover %+v %v", rep, err)
+	}
+	if exists(tempPath(env.path("d", "x.txt"), id2)) || mustRead(t, env.path("c", "x.txt")) != "x" {
+		t.Fatal("recovery left the half copy or lost the source")
+	}
+}
+
+func tempPath(dst, id string) string { return filepath.Join(filepath.Dir(dst), tempName(id)) }

@@ -44,6 +44,12 @@ func reserveTrash(path string) (trashSlot, error) {
 	if err != nil {
 		return trashSlot{}, err
 	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return trashSlot{}, fmt.Errorf("create the trash %s: %w", dir, err)
+	}
+	if top, ok := volumeTrash(path, dir); ok {
+		dir = top
+	}
 	files, info := filepath.Join(dir, "files"), filepath.Join(dir, "info")
 	for _, d := range []string{files, info} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
@@ -135,8 +141,50 @@ func trashInfoOf(where string) string {
 // inTrash reports whether where is an item in a trash (a path trashItem
 // gave), so restore never takes anything from elsewhere.
 func inTrash(where string) bool {
+	files := filepath.Dir(where)
+	top := filepath.Base(filepath.Dir(files))
+	if filepath.Base(files) != "files" {
+		return false
+	}
+	if top == ".Trash-"+strconv.Itoa(os.Getuid()) {
+		return true
+	}
 	dir, err := trashDir()
 	return err == nil && strings.HasPrefix(where, filepath.Join(dir, "files")+string(filepath.Separator))
+}
+
+// volumeTrash is the trash of path's own file system when it is not the
+// home trash's ($topdir/.Trash-$uid of the freedesktop.org
+// specification), so trashing there is one rename, never a copy that a
+// crash could leave half done.
+func volumeTrash(path, home string) (string, bool) {
+	dev := func(p string) (uint64, bool) {
+		var st syscall.Stat_t
+		if syscall.Lstat(p, &st) != nil {
+			return 0, false
+		}
+		return uint64(st.Dev), true
+	}
+	parent := filepath.Dir(path)
+	d, ok := dev(parent)
+	h, hok := dev(home)
+	if !ok || !hok || d == h {
+		return "", false
+	}
+	top := parent
+	for up := filepath.Dir(top); up != top; top, up = up, filepath.Dir(up) {
+		if u, ok := dev(up); !ok || u != d {
+			break
+		}
+	}
+	trash := filepath.Join(top, ".Trash-"+strconv.Itoa(os.Getuid()))
+	if err := os.Mkdir(trash, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", false
+	}
+	if info, err := os.Lstat(trash); err != nil || !info.IsDir() || info.Mode()&fs.ModeSymlink != 0 {
+		return "", false
+	}
+	return trash, true
 }
 
 // trashDir is the home trash of the freedesktop.org specification.
