@@ -197,6 +197,8 @@ func itemFailure(err error) (outcome, code, msg string) {
 		return ItemRefused, "outside_roots", err.Error()
 	case errors.As(err, &notOrdinary):
 		return ItemRefused, "not_ordinary", notOrdinarySentence(notOrdinary)
+	case errors.Is(err, fs.ErrExist):
+		return ItemConflict, ReasonExists, "something appeared at its destination meanwhile; nothing was replaced: " + err.Error()
 	case atomicfile.IsTransient(err):
 		return ItemFailed, "in_use", "another program kept it open (Hearth tried several times); close that program and try again: " + err.Error()
 	case errors.Is(err, fs.ErrNotExist):
@@ -407,7 +409,7 @@ func (e *Engine) carry(ctx context.Context, p plan) (ItemResult, error) {
 	}
 	cross := p.action == ActionCopy
 	if p.action == ActionMove {
-		_, err := e.Replacer.Retry(func() error { return os.Rename(p.src, p.dst) })
+		_, err := e.Replacer.Retry(func() error { return renameNoReplace(p.src, p.dst) })
 		switch {
 		case err == nil:
 		case crossVolume(err):
@@ -424,7 +426,7 @@ func (e *Engine) carry(ctx context.Context, p plan) (ItemResult, error) {
 			err = verifyTree(p.src, tmp)
 		}
 		if err == nil {
-			err = os.Rename(tmp, p.dst)
+			err = renameNoReplace(tmp, p.dst)
 		}
 		if err != nil {
 			os.RemoveAll(tmp)

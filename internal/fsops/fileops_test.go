@@ -2,7 +2,9 @@ package fsops
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -480,3 +482,20 @@ func TestRecoverFinishesAMoveWhoseCopyIsInPlace(t *testing.T) {
 }
 
 func tempPath(dst, id string) string { return filepath.Join(filepath.Dir(dst), tempName(id)) }
+
+// The rename a move makes never replaces what another program put at the
+// destination after Hearth looked.
+func TestRenameNeverReplaces(t *testing.T) {
+	env := newTestEngine(t)
+	writeFile(t, env.path("a.txt"), "a")
+	writeFile(t, env.path("b.txt"), "b")
+	if err := renameNoReplace(env.path("a.txt"), env.path("b.txt")); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("err %v, want fs.ErrExist", err)
+	}
+	if mustRead(t, env.path("a.txt")) != "a" || mustRead(t, env.path("b.txt")) != "b" {
+		t.Fatal("a file was replaced")
+	}
+	if err := renameNoReplace(env.path("a.txt"), env.path("c.txt")); err != nil || mustRead(t, env.path("c.txt")) != "a" {
+		t.Fatalf("rename to a free name: %v", err)
+	}
+}

@@ -228,7 +228,7 @@ func verifyFile(a, b string, ia fs.FileInfo) error {
 // and its restore use it; a move the person asked for keeps its source in
 // the bin instead (Engine.moveItem).
 func moveTree(from, to string) error {
-	err := os.Rename(from, to)
+	err := renameNoReplace(from, to)
 	if err == nil || !crossVolume(err) {
 		return err
 	}
@@ -241,7 +241,7 @@ func moveTree(from, to string) error {
 		os.RemoveAll(tmp)
 		return err
 	}
-	if err := os.Rename(tmp, to); err != nil {
+	if err := renameNoReplace(tmp, to); err != nil {
 		os.RemoveAll(tmp)
 		return err
 	}
