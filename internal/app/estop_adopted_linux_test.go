@@ -20,7 +20,9 @@ import (
 // tag3), and waits until all three have.
 func leaveScript(dir, tag string) string {
 	f := func(n int) string { return filepath.Join(dir, tag+strconv.Itoa(n)) }
-	body := func(n int) string { return `sh -c 'echo $$ > ` + f(n) + `.tmp && mv ` + f(n) + `.tmp ` + f(n) + `; exec sleep 600'` }
+	body := func(n int) string {
+		return `sh -c 'echo $$ > ` + f(n) + `.tmp && mv ` + f(n) + `.tmp ` + f(n) + `; exec sleep 600'`
+	}
 	return "setsid -f " + body(1) + "; (" + body(2) + " &) ; nohup " + body(3) + " >/dev/null 2>&1 & " +
 		"while [ ! -s " + f(1) + " ] || [ ! -s " + f(2) + " ] || [ ! -s " + f(3) + " ]; do sleep 0.05; done; echo LE''FT"
 }
