@@ -9,7 +9,8 @@
 //	    check a manifest and sign it (scripts/sign-release)
 //	release finish -dist DIR -version V -base-url URL [-key FILE]
 //	    [-changes TEXT] [-min-version V]
-//	    for each Hearth-V-windows-ARCH.zip in DIR: an SPDX SBOM of the
+//	    for each Hearth-V-windows-ARCH.zip (and Hearth-V-linux-amd64.zip,
+//	    scripts/package-linux) in DIR: an SPDX SBOM of the
 //	    Go modules in its hearth-tray.exe (from the build information),
 //	    the release manifest (hearth-manifest.json, and signed with -key
 //	    as hearth-manifest.signed), the winget manifest (winget/, package
