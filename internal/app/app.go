@@ -245,7 +245,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		return nil, err
 	}
 	specs = append(specs, desk.Specs()...)
-	specs = append(specs, control.EStopSpec(gov, sessions))
+	specs = append(specs, control.EStopSpec(gov, sessions, log))
 	specs = append(specs, control.ReconcileSpec(gov))
 	// Recipes offer the step primitives registered with everything else.
 	base, err := primitive.NewRegistry(specs...)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -508,7 +509,11 @@ func (s *Service) prepare(ctx context.Context) (Plan, error) {
 // writeFileAtomic replaces path with b through Hearth's one atomic
 // writer.
 func writeFileAtomic(path string, b []byte) error {
-	if _, err := atomicfile.Write(path, b, 0o600); err != nil {
+	err := atomicfile.Replacer{Private: true}.WriteWith(path, 0o600, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
