@@ -17,8 +17,9 @@ import (
 var chatLinkHref = regexp.MustCompile(`href="(/changes\?chat=[^"]+)"[^>]*data-testid="chat-link"`)
 
 // TestUndoOfCreatedFilesSaysTheyWentToTheTrash: a chat creates two files
-// and rewrites one the person had (through the real MCP server and fs
-// tool, then the real panel); Undo all puts the rewritten one back
+// (one of them twice) and rewrites one the person had (through the real
+// MCP server and fs tool, then the real panel); the page counts and
+// offers Undo only for the changes that can be undone on their own; Undo all puts the rewritten one back
 // and moves the two created ones to the trash; the Redo line says exactly
 // that, never "You put 3 files back". No diff on the page shows a hunk
 // header ("@@ -0,0 +1,1 @@").
@@ -34,6 +35,7 @@ func TestUndoOfCreatedFilesSaysTheyWentToTheTrash(t *testing.T) {
 		{"operation": "write", "path": filepath.Join(f.in.Root, "new1.txt"), "data": "one\n"},
 		{"operation": "write", "path": filepath.Join(f.in.Root, "new2.txt"), "data": "two\n"},
 		{"operation": "write", "path": mine, "data": "the chat's words\n"},
+		{"operation": "write", "path": filepath.Join(f.in.Root, "new1.txt"), "data": "one more\n"},
 	} {
 		if r := c.Final("fs", w); r.State() != "completed" {
 			t.Fatalf("write: %s", r.Raw)
@@ -47,6 +49,12 @@ func TestUndoOfCreatedFilesSaysTheyWentToTheTrash(t *testing.T) {
 	page := f.get(t, b, link)
 	if strings.Contains(page, "@@") {
 		t.Fatalf("a diff on the Changes page shows a hunk header:\n%s", page)
+	}
+	// new1.txt's first change is no longer as the file is: it cannot be
+	// undone on its own, so it has no Undo button and is not counted.
+	if n := strings.Count(page, `data-testid="undo-one-button"`); n != 3 || !strings.Contains(mainText(page), "3 changes can still be undone") ||
+		strings.Count(page, `data-testid="change-later"`) != 1 {
+		t.Fatalf("%d Undo buttons for 4 changes of which 3 can be undone:\n%.600s", n, strings.Join(strings.Fields(mainText(page)), " "))
 	}
 	u, err := url.Parse(link)
 	if err != nil {

@@ -51,6 +51,10 @@ type ChangeRow struct {
 	// InEffect: the change is not undone, or its undo was undone (a Redo
 	// brought it back).
 	InEffect bool
+	// Later: a later change in effect touches the same file, so this one
+	// cannot be undone on its own (the file is no longer as it left it);
+	// Undo all still goes back past it.
+	Later bool
 }
 
 // What says the change in a few words.
@@ -85,7 +89,7 @@ func (c ChangeRow) Allowed(now time.Time) string {
 
 // Undoable reports whether the page offers "Undo this change".
 func (c ChangeRow) Undoable() bool {
-	return c.Operator == "" && c.UndoneBy == "" && c.Kept
+	return c.Operator == "" && c.UndoneBy == "" && c.Kept && !c.Later
 }
 
 // ChatView reads the changes of the conversation key.
@@ -134,9 +138,23 @@ func (h *Handler) ChatView(ctx context.Context, key string, now time.Time) (Chat
 	for i := range v.Changes {
 		c := &v.Changes[i]
 		c.InEffect = inEffect(c.ID, undoneBy, len(cs))
+	}
+	// Oldest first: a change is "Later"-shadowed when a newer change in
+	// effect touches its file.
+	newest := map[string]bool{}
+	for i := len(v.Changes) - 1; i >= 0; i-- {
+		c := &v.Changes[i]
+		if c.Path == "" || !c.InEffect {
+			continue
+		}
+		c.Later = newest[c.Path]
+		newest[c.Path] = true
+	}
+	for i := range v.Changes {
+		c := &v.Changes[i]
 		if c.Operator == "" {
 			v.Own++
-			if c.Kept && c.InEffect {
+			if c.InEffect && c.Undoable() {
 				v.Undoable++
 			}
 		}
