@@ -107,3 +107,59 @@ func TestStartupFolderMovedWhileRunning(t *testing.T) {
 		t.Fatalf("the moved Startup folder's shortcut: %+v %v; entries %+v", h, ok, x.Entries())
 	}
 }
+
+// TestWindowsProfilesAddinsAndServices: a PowerShell profile in
+// Documents names the script it dot-sources; an Excel add-in value
+// (OPEN) names its file; the services' ImagePath values are read.
+func TestWindowsProfilesAddinsAndServices(t *testing.T) {
+	d := workDir(t)
+	x := newIndex(t)
+	docs := risk.KnownFolderEnv(os.Getenv)("FOLDERID_Documents")
+	if docs == "" {
+		t.Fatal("no Documents known folder")
+	}
+	profile := filepath.Join(docs, "WindowsPowerShell", "profile.ps1")
+	if _, err := os.Stat(profile); err == nil {
+		t.Skipf("%s exists: not touching the user's profile", profile)
+	}
+	if err := os.MkdirAll(filepath.Dir(profile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	helper := filepath.Join(d, "ps", "helpers.ps1")
+	if err := os.WriteFile(profile, []byte("# mine\n. '"+helper+"'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(profile) })
+	if h, ok := x.Match(helper); !ok || h.Entry.Kind != startup.KindPowerShell {
+		t.Errorf("the profile's dot-sourced script: %+v %v", h, ok)
+	}
+
+	addin := filepath.Join(d, "addins", "tools.xlam")
+	k, _, err := registry.CreateKey(registry.CURRENT_USER, `Software\Microsoft\Office\16.0\Excel\Options`, registry.SET_VALUE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.SetStringValue("OPEN", `/R "`+addin+`"`); err != nil {
+		t.Fatal(err)
+	}
+	k.Close()
+	t.Cleanup(func() {
+		if k, err := registry.OpenKey(registry.CURRENT_USER, `Software\Microsoft\Office\16.0\Excel\Options`, registry.SET_VALUE); err == nil {
+			k.DeleteValue("OPEN")
+			k.Close()
+		}
+	})
+	if h, ok := x.Match(addin); !ok || h.Entry.Kind != startup.KindOffice {
+		t.Errorf("the Excel add-in: %+v %v", h, ok)
+	}
+
+	services := 0
+	for _, e := range x.Entries() {
+		if e.Kind == startup.KindService && len(e.Files) > 0 {
+			services++
+		}
+	}
+	if services == 0 {
+		t.Error("no service's ImagePath was read")
+	}
+}
