@@ -1,10 +1,12 @@
 package startup_test
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf16"
 
 	"golang.org/x/sys/windows/registry"
 
@@ -161,5 +163,35 @@ func TestWindowsProfilesAddinsAndServices(t *testing.T) {
 	}
 	if services == 0 {
 		t.Error("no service's ImagePath was read")
+	}
+}
+
+// TestScheduledTaskNamesItsScript: a scheduled task's file (UTF-16 XML,
+// as Windows writes it) in System32\Tasks names the script its Exec
+// action runs, in the task's working folder.
+func TestScheduledTaskNamesItsScript(t *testing.T) {
+	tasks := filepath.Join(os.Getenv("SystemRoot"), "System32", "Tasks")
+	if err := os.MkdirAll(tasks, 0o755); err != nil {
+		t.Skipf("the tasks folder cannot be written here: %v", err)
+	}
+	d := workDir(t)
+	script := filepath.Join(d, "backup.py")
+	if err := os.WriteFile(script, []byte("print(1)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	xml := `<?xml version="1.0" encoding="UTF-16"?><Task><Actions Context="Author"><Exec><Command>pythonw.exe</Command><Arguments>backup.py --quiet</Arguments><WorkingDirectory>` + d + `</WorkingDirectory></Exec></Actions></Task>`
+	b := []byte{0xff, 0xfe}
+	for _, c := range utf16.Encode([]rune(xml)) {
+		b = binary.LittleEndian.AppendUint16(b, c)
+	}
+	task := filepath.Join(tasks, "HearthTestBackup")
+	if err := os.WriteFile(task, b, 0o644); err != nil {
+		t.Skipf("the tasks folder cannot be written here: %v", err)
+	}
+	t.Cleanup(func() { os.Remove(task) })
+	x := newIndex(t)
+	h, ok := x.Match(script)
+	if !ok || h.Entry.Kind != startup.KindTask || h.Entry.Name != "HearthTestBackup" {
+		t.Fatalf("the task's script: %+v %v", h, ok)
 	}
 }
