@@ -48,13 +48,13 @@ func TestNoRuleWhileEStopped(t *testing.T) {
 	if err := f.in.App.Operator.EStop(ctx, "Ada", "stop everything"); err != nil {
 		t.Fatal(err)
 	}
-	stored := func() (rules []govern.Rule, folders []govern.FolderRule, lowered []govern.Lowering) {
+	stored := func() (rules []govern.Rule, folders []govern.Workspace, lowered []govern.Lowering) {
 		t.Helper()
 		var err error
 		if rules, err = f.in.App.Gov.Rules(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if folders, err = f.in.App.Gov.FolderRules(ctx); err != nil {
+		if folders, err = f.in.App.Gov.Workspaces(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if lowered, err = f.in.App.Gov.Lowered(ctx); err != nil {
@@ -97,8 +97,8 @@ func TestNoRuleWhileEStopped(t *testing.T) {
 	}
 	for _, p := range pending {
 		if p.ID == folderPermit {
-			if _, err := f.in.App.Operator.AddFolderRule(ctx, "Ada", p, proj); !errors.Is(err, govern.ErrEStopLatched) {
-				t.Fatalf("AddFolderRule while stopped: %v, want ErrEStopLatched", err)
+			if _, err := f.in.App.Operator.AddWorkspace(ctx, "Ada", p, proj); !errors.Is(err, govern.ErrEStopLatched) {
+				t.Fatalf("AddWorkspace while stopped: %v, want ErrEStopLatched", err)
 			}
 		}
 	}

@@ -346,14 +346,14 @@ func TestFolderRuleCoversHiddenFilesAndPrograms(t *testing.T) {
 		t.Fatalf("%v %+v", err, pending)
 	}
 	p := pending[0]
-	folder, ok := in.App.Gov.OfferedFolder(p)
+	folder, ok := in.App.Gov.OfferedWorkspace(p)
 	if !ok || folder != proj {
 		t.Fatalf("the card offers %q (%v), want the project %s", folder, ok, proj)
 	}
-	if _, err := in.App.Operator.AddFolderRule(ctx, "alice", p, home); err == nil {
+	if _, err := in.App.Operator.AddWorkspace(ctx, "alice", p, home); err == nil {
 		t.Fatal("a folder rule for a folder the card did not offer (the home) was added")
 	}
-	if _, err := in.App.Operator.AddFolderRule(ctx, "alice", p, folder); err != nil {
+	if _, err := in.App.Operator.AddWorkspace(ctx, "alice", p, folder); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ path, data string }{
@@ -383,16 +383,16 @@ func TestFolderRuleCoversHiddenFilesAndPrograms(t *testing.T) {
 	}
 	for _, p := range pending {
 		if p.Subject == filepath.Join(home, ".config", "x.ini") {
-			if f, ok := in.App.Gov.OfferedFolder(p); ok {
+			if f, ok := in.App.Gov.OfferedWorkspace(p); ok {
 				t.Errorf("a hidden folder of the home offers a folder rule for %s", f)
 			}
 		}
 	}
-	rules, err := in.App.Gov.FolderRules(ctx)
+	rules, err := in.App.Gov.Workspaces(ctx)
 	if err != nil || len(rules) != 1 {
 		t.Fatalf("%v %+v", err, rules)
 	}
-	if err := in.App.Operator.RemoveFolderRule(ctx, "alice", rules[0].ID); err != nil {
+	if err := in.App.Operator.RemoveWorkspace(ctx, "alice", rules[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	if r := write(filepath.Join(proj, ".prettierrc"), "{}\n"); r.State() != "pending" {
@@ -488,7 +488,7 @@ func TestSwapAfterUnresolvedOrCoveredAdmission(t *testing.T) {
 	if err != nil || len(pending) != 1 {
 		t.Fatalf("%v %+v", err, pending)
 	}
-	if _, err := in.App.Operator.AddFolderRule(ctx, "alice", pending[0], proj); err != nil {
+	if _, err := in.App.Operator.AddWorkspace(ctx, "alice", pending[0], proj); err != nil {
 		t.Fatal(err)
 	}
 	a = admit(`{"path":` + strconv.Quote(filepath.Join(proj, ".github", "x.desktop")) + `,"data":"[Desktop Entry]\nExec=/bin/sh\n"}`)

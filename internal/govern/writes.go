@@ -9,8 +9,8 @@ import (
 
 // The case of a call that writes files: a persistence place first (it
 // names what would happen, and no rule covers it), then the allowlist of
-// ordinary writes, then the operator's folder rules for what the
-// allowlist leaves out.
+// ordinary writes (documents), then the operator's workspaces for what
+// the allowlist leaves out (code, settings, unknown kinds).
 
 // writeCase is the case of a call of kind risk.KindFileWrite; it sets
 // a.Paths, and a.Subject and a.Said to the first file that decides it.
@@ -36,7 +36,7 @@ func (g *Governor) writeCase(ctx context.Context, a *callpath.Admission) (risk.C
 			continue
 		}
 		if why.Coverable() {
-			covered, err := g.folderAllows(ctx, f.Path)
+			covered, err := g.workspaceCovers(ctx, f.Path)
 			if err != nil {
 				return "", err
 			}
