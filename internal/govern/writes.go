@@ -22,12 +22,14 @@ func (g *Governor) writeCase(ctx context.Context, a *callpath.Admission) (risk.C
 	}
 	a.Paths = t.Paths
 	for _, p := range t.Paths {
-		if pl, ok := g.places().Match(p); ok {
-			a.Subject, a.Said = p, pl.Sentence
-			return risk.CasePersist, nil
-		}
+		// The startup index names the entry that runs the file, so its
+		// sentence goes first where both know the file.
 		if hit, ok := g.Startup.Match(p); ok {
 			a.Subject, a.Said = p, hit.Said(p)
+			return risk.CasePersist, nil
+		}
+		if pl, ok := g.places().Match(p); ok {
+			a.Subject, a.Said = p, pl.Sentence
 			return risk.CasePersist, nil
 		}
 	}
