@@ -80,6 +80,9 @@ func (e *Engine) places() *risk.Places {
 type leaves struct {
 	// head is its start (nil: none, the file is removed).
 	head []byte
+	// folder is set when the path is a folder the call makes, carries or
+	// removes (risk.FileFacts.Folder).
+	folder bool
 	// macros is set when the file is an Office or OpenDocument file
 	// (risk.NeedsPackageCheck) and the content is not a package free of
 	// macros (risk.PackageMacros).
@@ -95,6 +98,24 @@ func leavesBytes(path string, data []byte) leaves {
 	}
 	if risk.NeedsPackageCheck(path) {
 		l.macros = risk.PackageMacrosBytes(data)
+	}
+	return l
+}
+
+// fileLeaves is what carrying the file src to dst (a move or a copy)
+// leaves at dst: src's start, and for an Office or OpenDocument name at
+// dst whether src is a package free of macros.
+func fileLeaves(src, dst string) leaves {
+	l := leaves{head: fileHead(src)}
+	if l.head == nil {
+		l.head = []byte{}
+	}
+	if risk.NeedsPackageCheck(dst) {
+		l.macros = true
+		if f, err := openRead(src); err == nil {
+			l.macros = packageMacrosOf(f)
+			f.Close()
+		}
 	}
 	return l
 }
@@ -125,7 +146,7 @@ func packageMacrosOf(src io.ReadCloser) bool {
 // facts gathers what the allowlist needs of the file at the real path
 // real, which the call leaves with l.
 func (e *Engine) facts(real string, l leaves) risk.FileFacts {
-	f := risk.FileFacts{Path: real, Root: e.Roots.rootOf(real), NewHead: l.head, NewMacros: l.macros, Marked: markedOnTheWay(real)}
+	f := risk.FileFacts{Path: real, Root: e.Roots.rootOf(real), NewHead: l.head, NewMacros: l.macros, Folder: l.folder, Marked: markedOnTheWay(real)}
 	info, err := os.Lstat(real)
 	if err != nil {
 		return f

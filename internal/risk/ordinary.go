@@ -43,6 +43,11 @@ type FileFacts struct {
 	// not an Office or OpenDocument package free of macros
 	// (PackageMacros); gathered only for such files (NeedsPackageCheck).
 	NewMacros bool
+	// Folder is set when Path is a folder the call makes, carries (a
+	// move, a copy) or removes, not a file's content: it is judged by
+	// where it is (a root, hidden names, the system's folders, a program
+	// area), never by kind; the files it holds count each on their own.
+	Folder bool
 	// Marked are the existing folders and file on the way to Path (real
 	// absolute paths) that carry the Hidden or System attribute (Windows).
 	Marked []string
@@ -233,6 +238,9 @@ func (w *Writes) Classify(f FileFacts) (Why, bool) {
 		if m := w.norm(m); under(m, base) && m != base {
 			return WhyHidden, false
 		}
+	}
+	if f.Folder {
+		return "", true
 	}
 	if f.Exists && (f.Executable || isProgram(f.Head, !w.windows)) {
 		return WhyProgram, false
