@@ -12,7 +12,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/dispatch/dispatchtest"
-	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/govern/governtest"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
 
@@ -67,7 +67,7 @@ func TestAllowNeverPromisesWhatTheGateRefuses(t *testing.T) {
 	pid, fid := execNeedingPermit(t, c, "date")
 	route := dispatchtest.Route(t, f.in.App.DB, fid)
 	if err := f.in.App.DB.InTx(context.Background(), func(tx *sql.Tx) error {
-		return govern.OpenUnknownTx(context.Background(), tx, "cmd-interrupted", route, "machine.exec", time.Now())
+		return governtest.OpenUnknownTx(context.Background(), tx, "cmd-interrupted", route, "machine.exec", time.Now())
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/hearth-dev/hearth/internal/atomicfile"
 	"github.com/hearth-dev/hearth/internal/primitive"
@@ -147,8 +148,16 @@ func fileOpItems(action string, in FileOpInput) ([]FileOpItem, error) {
 		items = []FileOpItem{one}
 	default:
 		items = append([]FileOpItem(nil), items...)
+		// Several items sent to one "to" go in it: it is a folder.
+		tos := map[string]int{}
+		for _, it := range items {
+			tos[it.To]++
+		}
 		for i := range items {
 			items[i].Overwrite = items[i].Overwrite || one.Overwrite
+			if to := items[i].To; to != "" && tos[to] > 1 && !strings.HasSuffix(to, "/") && !strings.HasSuffix(to, string(filepath.Separator)) {
+				items[i].To = to + string(filepath.Separator)
+			}
 		}
 	}
 	for i, it := range items {
@@ -267,7 +276,12 @@ func (e *Engine) resolveDest(src, to string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if di, err := os.Stat(dst); err == nil && di.IsDir() {
+	if strings.HasSuffix(to, "/") || strings.HasSuffix(to, string(filepath.Separator)) {
+		// A folder, there or not yet: the item goes in it.
+		if dst, err = e.Roots.Resolve(filepath.Join(dst, filepath.Base(src))); err != nil {
+			return "", err
+		}
+	} else if di, err := os.Stat(dst); err == nil && di.IsDir() {
 		if si, err := os.Lstat(src); err != nil || !os.SameFile(si, di) {
 			if dst, err = e.Roots.Resolve(filepath.Join(dst, filepath.Base(src))); err != nil {
 				return "", err
@@ -368,16 +382,16 @@ func (e *Engine) carry(ctx context.Context, p plan) (ItemResult, error) {
 	if err != nil {
 		return res, err
 	}
-	var newHead []byte
+	left := leaves{folder: true}
 	if !dir {
-		newHead = fileHead(p.src)
+		left = fileLeaves(p.src, p.dst)
 	}
 	c := checkedOf(ctx)
-	if err := e.checkOrdinary(c, p.dst, newHead); err != nil {
+	if err := e.checkOrdinary(c, p.dst, left); err != nil {
 		return res, err
 	}
 	if p.action == ActionMove && !dir {
-		if err := e.checkOrdinary(c, p.src, nil); err != nil {
+		if err := e.checkOrdinary(c, p.src, leaves{}); err != nil {
 			return res, err
 		}
 	}
@@ -547,7 +561,7 @@ func (e *Engine) mkdir(ctx context.Context, p plan) (ItemResult, error) {
 		}
 		return res, &ConflictError{Path: p.dst, Reason: ReasonExists, Replacement: -1, Message: fmt.Sprintf("a %s is already there", typeOf(info.Mode()))}
 	}
-	if err := e.checkOrdinary(checkedOf(ctx), p.dst, nil); err != nil {
+	if err := e.checkOrdinary(checkedOf(ctx), p.dst, leaves{folder: true}); err != nil {
 		return res, err
 	}
 	// from_path records the topmost folder it makes, so its undo removes
@@ -632,7 +646,7 @@ func (e *Engine) trash(ctx context.Context, p plan) (ItemResult, error) {
 	} else {
 		res.SHA256 = fp
 	}
-	if err := e.checkOrdinary(checkedOf(ctx), p.dst, nil); err != nil {
+	if err := e.checkOrdinary(checkedOf(ctx), p.dst, leaves{folder: dir}); err != nil {
 		return res, err
 	}
 	slot, err := reserveTrash(p.dst)

@@ -48,7 +48,6 @@ func (h *Handler) Mount(r chi.Router) {
 	r.Post("/permits/{id}/deny", h.deny)
 	r.Post("/permits/{id}/ask-again", h.askAgain)
 	r.Post("/permits/rules/{id}/remove", h.removeRule)
-	r.Post("/permits/folders/{id}/remove", h.removeFolderRule)
 }
 
 // Item is a pending permit as the page shows it.
@@ -111,8 +110,6 @@ type View struct {
 	// allowed until it is reset, and the cards say so.
 	EStop bool
 	Rules []govern.Rule
-	// Folders are the operator's folder rules.
-	Folders []govern.FolderRule
 	// Flash is the page's one-shot message, shown in the live list.
 	Flash *session.Flash
 }
@@ -270,18 +267,14 @@ func (h *Handler) load(r *http.Request) (View, error) {
 	if err != nil {
 		return View{}, fmt.Errorf("read the e-stop: %w", err)
 	}
-	folders, err := h.Gov.FolderRules(ctx)
-	if err != nil {
-		return View{}, err
-	}
-	v := View{Rules: rules, Folders: folders, EStop: st.Latched}
+	v := View{Rules: rules, EStop: st.Latched}
 	for _, p := range pending {
 		it := NewItem(p)
 		if it.RuleProgram != "" && it.AsksEveryTime == "" {
 			// A renamed copy of a shell is the shell.
 			it.AsksEveryTime = h.Gov.AsksEveryTimeWhy(it.RuleProgram, it.RuleCwd)
 		}
-		it.Folder, _ = h.Gov.OfferedFolder(p)
+		it.Folder, _ = h.Gov.OfferedWorkspace(p)
 		it.Chat = h.Chats.LabelOfFuture(ctx, p.FutureID)
 		if it.Interrupted, err = h.Gov.UnknownBlocking(ctx, p.FutureID); err != nil {
 			return View{}, fmt.Errorf("read the interrupted actions: %w", err)
@@ -352,6 +345,17 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// The chat's gate is closed by an interrupted action: allowing the
+	// call now would not run it (it would end refused), so nothing is
+	// allowed, no rule or folder is added, and the page says what to do
+	// first.
+	if u, err := h.Gov.UnknownBlocking(r.Context(), p.FutureID); err != nil {
+		h.Kit.Fail(w, r, "read the interrupted actions", err)
+		return
+	} else if u != nil {
+		h.Kit.Refuse(w, r, "/permits", "Nothing was allowed: "+interruptedWhy(u)+" The request is still waiting: do that first, then allow it here (or deny it).")
+		return
+	}
 	var rule *govern.Rule
 	switch r.PostFormValue("scope") {
 	case "once", "":
@@ -382,24 +386,10 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request) {
 		}
 		rule = &govern.Rule{Program: program, CwdRoot: cwd, Args: ruleArgs(r, p, program)}
 	case "folder":
-		h.approveFolder(w, r, operator, p)
+		h.approveWorkspace(w, r, operator, p)
 		return
 	default:
 		h.Kit.Refuse(w, r, "/permits", "Choose Allow once, Always allow or Deny.")
-		return
-	}
-	// The chat's gate is closed by an interrupted action: allowing the
-	// call now would not run it (it would end refused), so nothing is
-	// allowed and the page says what to do first.
-	if u, err := h.Gov.UnknownBlocking(r.Context(), p.FutureID); err != nil {
-		h.Kit.Fail(w, r, "read the interrupted actions", err)
-		return
-	} else if u != nil {
-		nothing := "Nothing was allowed"
-		if rule != nil {
-			nothing += " and no rule was added"
-		}
-		h.Kit.Refuse(w, r, "/permits", nothing+": "+interruptedWhy(u)+" The request is still waiting: do that first, then allow it here (or deny it).")
 		return
 	}
 	if err := h.Operator.Approve(r.Context(), p.ID, operator, rule); err != nil {
