@@ -3,6 +3,7 @@
 package govern_test
 
 import (
+	"archive/zip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -31,7 +32,14 @@ func docContent(ext string, i int) string {
 	case "pdf":
 		return "%PDF-1.4\n%" + body
 	case "docx", "xlsx":
-		return "PK\x03\x04" + body
+		// A package (zip) without macros, as Office writes one: content
+		// that is not a package may be anything Office opens.
+		var b strings.Builder
+		z := zip.NewWriter(&b)
+		w, _ := z.Create("[Content_Types].xml")
+		w.Write([]byte("<Types/><!--" + body + "-->"))
+		z.Close()
+		return b.String()
 	case "jpg":
 		return "\xff\xd8\xff\xe0" + body
 	}
