@@ -12,6 +12,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/risk"
 )
 
 // Decisions records the human operator's decisions in governance: reset,
@@ -338,6 +339,11 @@ func (g *Governor) addRuleTx(ctx context.Context, tx *sql.Tx, operator, program,
 	}
 	if why := g.RuleRefusal(program); why != "" {
 		return Rule{}, fmt.Errorf("rule program %q: %s: %w", program, why, ErrAsksEveryTime)
+	}
+	if !risk.RunsOthers(program) {
+		if arg, why := g.ArgRunnerWhy(args, cwdRoot); why != "" {
+			return Rule{}, fmt.Errorf("rule for %s: its argument %s %s: %w", program, arg, why, ErrAsksEveryTime)
+		}
 	}
 	if err := refuseWhileLatched(ctx, tx); err != nil {
 		return Rule{}, err
