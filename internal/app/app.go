@@ -52,7 +52,7 @@ type Options struct {
 	Version   string
 	Log       *slog.Logger
 	// UIProvider replaces this host's UI Automation (tests inject a
-	// uia.FakeProvider); nil uses uia.DefaultProvider.
+	// uiatest.FakeProvider); nil uses uia.DefaultProvider.
 	UIProvider uia.Provider
 	// TunnelProgramDir, when set, is where the tunnel-client "beside
 	// hearth-tray" is looked for, instead of hearth-tray's own folder

@@ -20,6 +20,7 @@ func ScatterKinds() []string { return append([]string(nil), scatterKinds[:]...) 
 var scatterKinds = [...]string{
 	"machine.host_info", "machine.exec", "machine.process_list",
 	"fs.stat", "fs.read", "fs.list", "fs.search", "fs.write", "fs.patch",
+	"fs.move", "fs.copy", "fs.mkdir", "fs.trash",
 	"artifact.list", "artifact.metadata", "artifact.read", "artifact.range", "artifact.search",
 	"ui.snapshot", "ui.query", "ui.action",
 	"recipe.run",
