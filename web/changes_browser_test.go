@@ -39,7 +39,7 @@ func TestBrowserUndoAllAndRedo(t *testing.T) {
 
 	root := in.Root
 	notes, report, patched, created, binary := filepath.Join(root, "notes.txt"), filepath.Join(root, "report.md"),
-		filepath.Join(root, "plan.txt"), filepath.Join(root, "new.txt"), filepath.Join(root, "image.bin")
+		filepath.Join(root, "plan.txt"), filepath.Join(root, "new.txt"), filepath.Join(root, "image.png")
 	before := map[string][]byte{
 		notes:   []byte("notes as the person wrote them\n"),
 		report:  []byte("# Report\nfirst draft\n"),

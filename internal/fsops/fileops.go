@@ -432,16 +432,16 @@ func (e *Engine) carryPrepare(ctx context.Context, p plan) (carried, error) {
 	if c.pre, c.existed, err = e.destination(p); err != nil {
 		return c, err
 	}
-	var newHead []byte
+	left := leaves{folder: true}
 	if !dir {
-		newHead = fileHead(p.src)
+		left = fileLeaves(p.src, p.dst)
 	}
 	checked := checkedOf(ctx)
-	if err := e.checkOrdinary(checked, p.dst, newHead); err != nil {
+	if err := e.checkOrdinary(checked, p.dst, left); err != nil {
 		return c, err
 	}
 	if p.action == ActionMove && !dir {
-		if err := e.checkOrdinary(checked, p.src, nil); err != nil {
+		if err := e.checkOrdinary(checked, p.src, leaves{}); err != nil {
 			return c, err
 		}
 	}
@@ -675,7 +675,7 @@ func (e *Engine) mkdir(ctx context.Context, p plan) (ItemResult, error) {
 		}
 		return res, &ConflictError{Path: p.dst, Reason: ReasonExists, Replacement: -1, Message: fmt.Sprintf("a %s is already there", typeOf(info.Mode()))}
 	}
-	if err := e.checkOrdinary(checkedOf(ctx), p.dst, nil); err != nil {
+	if err := e.checkOrdinary(checkedOf(ctx), p.dst, leaves{folder: true}); err != nil {
 		return res, err
 	}
 	// from_path records the topmost folder it makes, so its undo removes
@@ -760,7 +760,7 @@ func (e *Engine) trash(ctx context.Context, p plan) (ItemResult, error) {
 	} else {
 		res.SHA256 = fp
 	}
-	if err := e.checkOrdinary(checkedOf(ctx), p.dst, nil); err != nil {
+	if err := e.checkOrdinary(checkedOf(ctx), p.dst, leaves{folder: dir}); err != nil {
 		return res, err
 	}
 	slot, err := reserveTrash(p.dst)
