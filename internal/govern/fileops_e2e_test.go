@@ -4,6 +4,7 @@ package govern_test
 
 import (
 	"archive/zip"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -32,12 +33,13 @@ func docContent(ext string, i int) string {
 	case "pdf":
 		return "%PDF-1.4\n%" + body
 	case "docx", "xlsx":
-		// A package (zip) without macros, as Office writes one: content
-		// that is not a package may be anything Office opens.
-		var b strings.Builder
+		// A package free of macros, as Office writes one.
+		var b bytes.Buffer
 		z := zip.NewWriter(&b)
-		w, _ := z.Create("[Content_Types].xml")
-		w.Write([]byte("<Types/><!--" + body + "-->"))
+		for _, part := range []string{"[Content_Types].xml", "docProps/app.xml"} {
+			w, _ := z.Create(part)
+			w.Write([]byte("<x>" + body + "</x>"))
+		}
 		z.Close()
 		return b.String()
 	case "jpg":
@@ -130,6 +132,10 @@ func TestTidyDownloadsAsksNothingAndUndoAllRestores(t *testing.T) {
 		r, ask := fsCall(t, c, call)
 		if ask {
 			asked++
+			ps, _ := in.App.Operator.Permits(ctx, "pending")
+			for _, p := range ps {
+				t.Logf("fs.%s asked: %s (%s: %s)", call["operation"], p.Case, p.Subject, p.Said)
+			}
 			continue
 		}
 		if r.State() != "completed" || r.Str("result.status") != "completed" {
