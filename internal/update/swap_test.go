@@ -287,9 +287,16 @@ func TestUpdateServeEndToEnd(t *testing.T) {
 	if len(backups) != 1 {
 		t.Fatalf("backups made before the update: %v", backups)
 	}
+	// The browser that clicked is still signed in, on the new version's
+	// panel (a cookie is per host, not per port).
+	p.base = strings.TrimSuffix(info.PanelURL, "/")
+	p.waitFor("Hearth updated itself from version 1.0.0 to 1.1.0.")
+	if _, err := os.Stat(filepath.Join(update.Dir(in.home), "sessions.json")); err == nil {
+		t.Fatal("the sessions handed over are still on disk")
+	}
 	np := loginFromStartLog(t, in.home)
 	if np.base+"/" != info.PanelURL {
-		t.Fatalf("start.log's panel %s is not instance.json's %s", np.base, info.PanelURL)
+		t.Fatalf("the start log's panel %s is not instance.json's %s", np.base, info.PanelURL)
 	}
 	np.waitFor("Hearth updated itself from version 1.0.0 to 1.1.0.")
 }
