@@ -118,7 +118,7 @@ func TestLauncherWordIsNotALauncher(t *testing.T) {
 	dir := t.TempDir()
 	for _, w := range []string{"start", "open", "time", "env"} {
 		args := []string{w}
-		if _, err := in.App.Operator.AddRule(bg, "alice", "echo", dir, args...); err != nil {
+		if _, err := in.App.Operator.AddRule(context.Background(), "alice", "echo", dir, args...); err != nil {
 			t.Errorf("a rule for echo %s: %v", w, err)
 		}
 		if !govern.RuleAllows(govern.Rule{Program: "echo", Args: args, CwdRoot: dir}, govern.ProgramUse{Command: "echo", Args: args, Cwd: dir}) {
@@ -127,7 +127,7 @@ func TestLauncherWordIsNotALauncher(t *testing.T) {
 	}
 	for _, c := range [][]string{{"taskset", "-c", "0", "bash", "x.sh"}, {"nice", "env", "bash"}, {"echo", "env", "bash"},
 		{"grp", "-c", "env bash"}, {"grp", "--exec=env"}} {
-		if _, err := in.App.Operator.AddRule(bg, "alice", c[0], dir, c[1:]...); !errors.Is(err, govern.ErrAsksEveryTime) {
+		if _, err := in.App.Operator.AddRule(context.Background(), "alice", c[0], dir, c[1:]...); !errors.Is(err, govern.ErrAsksEveryTime) {
 			t.Errorf("a rule for %v: %v", c, err)
 		}
 	}
