@@ -221,12 +221,12 @@ type runFormat struct{ bold, italic bool }
 
 // paragraph is one paragraph being read: its kind and its text in runs.
 type paragraph struct {
-	heading     int
-	list        bool
-	ordered     bool
-	numID       string
-	level       int
-	segs        []seg
+	heading int
+	list    bool
+	ordered bool
+	numID   string
+	level   int
+	segs    []seg
 }
 
 type seg struct {
