@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/hearth-dev/hearth/internal/document"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
@@ -14,7 +15,8 @@ var (
 	fPath     = primitive.Field{Name: "path", Type: primitive.TString, Required: true, Desc: "Absolute path under a configured root (search: the directory to search)."}
 	fLimit    = primitive.Field{Name: "limit", Type: primitive.TInteger, Min: primitive.Bound(1), Desc: "list: max entries; read: max bytes; search: max matches."}
 	fEncoding = primitive.Field{Name: "encoding", Type: primitive.TString, Enum: []string{"utf8", "base64"}, Desc: "utf8 (default) or base64 (read output / write data)."}
-	fExpect   = primitive.Field{Name: "expected_sha256", Type: primitive.TString, Nullable: true, Desc: "write/patch precondition: the file's current sha256 (hex), or null to assert it does not exist."}
+	fSheet    = primitive.Field{Name: "sheet", Type: primitive.TString, Desc: "read/xlsx_set: workbook sheet."}
+	fExpect   = primitive.Field{Name: "expected_sha256", Type: primitive.TString, Nullable: true, Desc: "write/patch/xlsx_set/docx_write precondition: the file's current sha256 (hex), or null to assert it does not exist."}
 )
 
 // mapErr turns the engine's errors into results a model can act on.
@@ -23,7 +25,17 @@ func mapErr(op string, err error) error {
 	var ie *InputError
 	var contain *ContainmentError
 	var notOrdinary *NotOrdinaryError
+	var docErr *document.Error
+	var docField *document.FieldError
 	switch {
+	case errors.As(err, &docField):
+		return primitive.Failed("invalid_input", "fs.%s: field %q: %s", op, docField.Field, docField.Message)
+	case errors.As(err, &docErr):
+		pe := primitive.Failed(docErr.Code, "fs.%s: %s", op, docErr.Message)
+		if docErr.Err != nil {
+			pe = pe.WithDetails(map[string]any{"error": docErr.Err.Error()})
+		}
+		return pe
 	case errors.As(err, &ce):
 		return (&primitive.Error{State: primitive.StateConflict, Code: ce.Reason, Message: "fs." + op + ": " + ce.Message}).WithDetails(map[string]any{
 			"path": ce.Path, "reason": ce.Reason, "expected_sha256": ce.Expected, "current_sha256": ce.Actual,
@@ -73,9 +85,12 @@ func (e *Engine) Specs() []*primitive.Spec {
 		{Tool: "fs", Operation: "list", Risk: primitive.RiskRead, Summary: "directory entries (name, type, size, mtime).",
 			Fields: []primitive.Field{fPath, fLimit},
 			Run:    primitive.Typed(run("list", func(ctx context.Context, _ *primitive.Call, in ListInput) (ListResult, error) { return e.List(ctx, in) }))},
-		{Tool: "fs", Operation: "read", Risk: primitive.RiskRead, Summary: "file content from offset (bounded); reports size, eof and the file's sha256.",
+		{Tool: "fs", Operation: "read", Risk: primitive.RiskRead, Summary: "file content from offset (bounded), PDF/Office/OpenDocument as text (format); reports size, eof and the file's sha256.",
 			Fields: []primitive.Field{fPath,
-				{Name: "offset", Type: primitive.TInteger, Min: primitive.Bound(0), Desc: "read: byte offset (default 0)."}, fLimit, fEncoding},
+				{Name: "offset", Type: primitive.TInteger, Min: primitive.Bound(0), Desc: "read: byte offset (default 0)."}, fLimit, fEncoding,
+				{Name: "pages", Type: primitive.TString, Desc: "read: PDF pages (2-5)."}, fSheet,
+				{Name: "range", Type: primitive.TString, Desc: "read: cells (A1:C20)."},
+				{Name: "formulas", Type: primitive.TBoolean, Desc: "read: show formulas."}},
 			Run: primitive.Typed(run("read", func(ctx context.Context, _ *primitive.Call, in ReadInput) (ReadResult, error) { return e.Read(ctx, in) }))},
 		{Tool: "fs", Operation: "search", Risk: primitive.RiskRead, Summary: "find query in names and lines of files under path, like rg: honours .gitignore/.ignore, skips hidden, binary, symlinks, files over 2 MB; sorted by path, line; skipped counts why.",
 			Fields: []primitive.Field{fPath,
@@ -88,7 +103,8 @@ func (e *Engine) Specs() []*primitive.Spec {
 				{Name: "context_lines", Type: primitive.TInteger, Min: primitive.Bound(0), Max: primitive.Bound(MaxSearchContext), Desc: "search: lines before/after each hit (0-5)."},
 				{Name: "respect_ignore", Type: primitive.TBoolean, Desc: "search: honour .gitignore, .ignore, .git/info/exclude (default true)."},
 				{Name: "hidden", Type: primitive.TBoolean, Desc: "search: include dot files and directories."},
-				{Name: "names_only", Type: primitive.TBoolean, Desc: "search: match names only, read no file."}},
+				{Name: "names_only", Type: primitive.TBoolean, Desc: "search: match names only, read no file."},
+				{Name: "documents", Type: primitive.TBoolean, Desc: "search: also the text of PDF/Office files."}},
 			Run: primitive.Typed(run("search", func(ctx context.Context, _ *primitive.Call, in SearchInput) (SearchResult, error) {
 				return e.Search(ctx, in)
 			}))},
@@ -118,6 +134,17 @@ func (e *Engine) Specs() []*primitive.Spec {
 				fExpect},
 			Run: primitive.Typed(run("patch", func(ctx context.Context, c *primitive.Call, in PatchInput) (PatchResult, error) {
 				return e.Patch(withChecked(withFuture(ctx, c.FutureID), c.Checked), route(c), in)
+			}))},
+		{Tool: "fs", Operation: "xlsx_set", Risk: primitive.RiskWrite, Target: e.xlsxSetTarget, Summary: "set cells of a .xlsx sheet (values or =formulas), keeping the rest; creates the file or sheet; receipt for undo.",
+			Fields: []primitive.Field{fPath, fSheet,
+				{Name: "cells", Type: primitive.TObject, Required: true, Desc: `xlsx_set: {"B2": 99, "C3": "=SUM(B1:B2)", "A5:B5": [[1, 2]]}; null clears.`}, fExpect},
+			Run: primitive.Typed(run("xlsx_set", func(ctx context.Context, c *primitive.Call, in XlsxSetInput) (XlsxSetResult, error) {
+				return e.XlsxSet(withChecked(withFuture(ctx, c.FutureID), c.Checked), route(c), in)
+			}))},
+		{Tool: "fs", Operation: "docx_write", Risk: primitive.RiskWrite, Target: e.docxWriteTarget, Summary: "write a new .docx from Markdown (headings, lists, tables, bold/italic); receipt for undo.",
+			Fields: []primitive.Field{fPath, {Name: "markdown", Type: primitive.TString, Required: true, Desc: "docx_write: the document."}, fExpect},
+			Run: primitive.Typed(run("docx_write", func(ctx context.Context, c *primitive.Call, in DocxWriteInput) (WriteResult, error) {
+				return e.DocxWrite(withChecked(withFuture(ctx, c.FutureID), c.Checked), route(c), in)
 			}))},
 		{Tool: "fs", Operation: "undo", Risk: primitive.RiskWrite, Target: e.undoTarget, Summary: "restore the content before this conversation's receipts; conflicts if a file changed since.",
 			Fields: []primitive.Field{{Name: "receipt_id", Type: primitive.TString, Desc: "undo: receipt id from write, patch or undo."},

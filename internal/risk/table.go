@@ -279,6 +279,9 @@ var Rows = Table{
 	"fs.patch":  KindFileWrite,
 	"fs.undo":   KindFileWrite,
 
+	"fs.xlsx_set":   KindFileWrite,
+	"fs.docx_write": KindFileWrite,
+
 	"fs.changes": KindRead,
 
 	"machine.host_info":    KindRead,
