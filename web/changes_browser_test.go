@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/hearth-dev/hearth/internal/hearthtest"
+	"github.com/hearth-dev/hearth/internal/ledger/ledgertest"
 )
 
 // TestBrowserUndoAllAndRedo is issue 34's check on a real Hearth, a real
@@ -213,8 +214,7 @@ func TestBrowserUndoAllAndRedo(t *testing.T) {
 	}
 
 	// Journaled as the operator's actions, intent and outcome.
-	var n int
-	if err := in.App.DB.R.QueryRow(`SELECT COUNT(*) FROM ledger_entries WHERE kind IN ('changes_undo', 'changes_undone')`).Scan(&n); err != nil || n != 4 {
-		t.Fatalf("ledger has %d operator undo entries (%v), want 4", n, err)
+	if n := ledgertest.Count(t, in.App.DB, "changes_undo", "changes_undone"); n != 4 {
+		t.Fatalf("ledger has %d operator undo entries, want 4", n)
 	}
 }

@@ -101,21 +101,7 @@ func ledgerCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 		defer off.Close()
-		tmp := *out + ".tmp"
-		f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-		if err != nil {
-			return err
-		}
-		if err := off.Ledger.Export(ctx, f, *since); err != nil {
-			f.Close()
-			os.Remove(tmp)
-			return err
-		}
-		if err := errors.Join(f.Sync(), f.Close()); err != nil {
-			os.Remove(tmp)
-			return err
-		}
-		if err := os.Rename(tmp, *out); err != nil {
+		if err := off.Ledger.ExportFile(ctx, *out, *since); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "wrote %s\n", *out)

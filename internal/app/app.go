@@ -53,7 +53,7 @@ type Options struct {
 	Version   string
 	Log       *slog.Logger
 	// UIProvider replaces this host's UI Automation (tests inject a
-	// uia.FakeProvider); nil uses uia.DefaultProvider.
+	// uiatest.FakeProvider); nil uses uia.DefaultProvider.
 	UIProvider uia.Provider
 	// TunnelProgramDir, when set, is where the tunnel-client "beside
 	// hearth-tray" is looked for, instead of hearth-tray's own folder
@@ -246,7 +246,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		return nil, err
 	}
 	specs = append(specs, desk.Specs()...)
-	specs = append(specs, control.EStopSpec(gov, sessions))
+	specs = append(specs, control.EStopSpec(gov, sessions, log))
 	specs = append(specs, control.ReconcileSpec(gov))
 	// Recipes offer the step primitives registered with everything else.
 	base, err := primitive.NewRegistry(specs...)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/risk"
+	"github.com/hearth-dev/hearth/internal/startup"
 	"github.com/hearth-dev/hearth/internal/store"
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
@@ -106,6 +107,12 @@ func newGovernor(cfg config.Config, db *store.DB, led *ledger.Ledger, log *slog.
 	if err != nil {
 		return nil, err
 	}
+	// What starts by itself on this PC: the files its entries name are
+	// persistence places, looked at again while Hearth runs.
+	autoruns, err := startup.New(startup.Options{Env: risk.KnownFolderEnv(os.Getenv), Real: fsops.RealPrefix, Refresh: startup.Refresh})
+	if err != nil {
+		return nil, err
+	}
 	return govern.New(govern.Options{
 		SaveMode: func(mode string) error {
 			return cfgFile.edit(func(c *config.Config) error { c.Policy.Mode = mode; return nil })
@@ -116,6 +123,7 @@ func newGovernor(cfg config.Config, db *store.DB, led *ledger.Ledger, log *slog.
 		Programs:     programsOf(),
 		Places:       risk.NewPlacesResolved(risk.KnownFolderEnv(os.Getenv), fsops.RealPrefix),
 		Writes:       risk.NewWrites(risk.KnownFolderEnv(os.Getenv), fsops.RealPrefix),
+		Startup:      autoruns,
 		InlineBudget: time.Duration(cfg.DispatchInlineBudgetMS) * time.Millisecond,
 	})
 }

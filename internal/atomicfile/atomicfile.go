@@ -1,8 +1,11 @@
 // Package atomicfile replaces a file's content so that a reader, or a crash
 // at any point, sees the old content or the new and never a mix, retrying
-// while another program briefly holds the file. The fs tool's engine
-// (internal/fsops), the tray's control file and autostart's copy of the
-// program all write through it.
+// while another program briefly holds the file. Every file Hearth replaces
+// whole goes through it: the fs tool's engine (internal/fsops), config.json,
+// the tray's control file, autostart's copy of the program, the secrets,
+// the instance file, ledger exports, backup records, the updater's and the
+// tunnel's state files. TestRenamesGoThroughAtomicfile fails on a new
+// os.Rename elsewhere.
 package atomicfile
 
 import (
@@ -44,6 +47,29 @@ type Replacer struct {
 	BaseDelay time.Duration
 	// MaxDelay caps one backoff; 500 ms when zero.
 	MaxDelay time.Duration
+	// Private gives the file perm even when it exists with another mode
+	// (a secret stays private whatever mode someone gave its file); by
+	// default an existing file keeps its mode.
+	Private bool
+}
+
+// WriteWith replaces path with what fill writes, through the zero
+// Replacer (see Replacer.Write). A new file gets perm; an existing one
+// keeps its mode. The content is in place when it returns nil; a folder
+// that could not be synced afterwards (ErrNotDurable) is not an error
+// here, since the replace happened and a power cut can at worst bring the
+// previous whole content back.
+func WriteWith(path string, perm fs.FileMode, fill func(io.Writer) error) error {
+	return Replacer{}.WriteWith(path, perm, fill)
+}
+
+// WriteWith is the package's WriteWith with r's settings.
+func (r Replacer) WriteWith(path string, perm fs.FileMode, fill func(io.Writer) error) error {
+	_, err := r.write(path, fill, perm)
+	if errors.Is(err, ErrNotDurable) {
+		return nil
+	}
+	return err
 }
 
 // Write replaces path with data using the zero Replacer.
@@ -73,7 +99,7 @@ func (r Replacer) WriteFrom(path string, src io.Reader, perm fs.FileMode) (attem
 }
 
 func (r Replacer) write(path string, fill func(io.Writer) error, perm fs.FileMode) (attempts int, err error) {
-	if info, err := os.Stat(path); err == nil {
+	if info, err := os.Stat(path); err == nil && !r.Private {
 		perm = info.Mode().Perm()
 	}
 	dir := filepath.Dir(path)

@@ -2,9 +2,11 @@ package atomicfile
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -194,5 +196,71 @@ func TestCleanStaleTemps(t *testing.T) {
 	}
 	if n, err := CleanStaleTemps(filepath.Join(dir, "missing")); n != 0 || err != nil {
 		t.Fatalf("missing dir: %d, %v", n, err)
+	}
+}
+
+// TestWriteWithFailedFillLeavesTheFile: what fill writes replaces the
+// file only when fill succeeds; a failed fill leaves the old content and
+// no temporary file.
+func TestWriteWithFailedFillLeavesTheFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "export.bundle")
+	if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("export failed half-way")
+	err := WriteWith(path, 0o600, func(w io.Writer) error {
+		if _, err := w.Write([]byte("half")); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("WriteWith = %v, want the fill's error", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "old" {
+		t.Fatalf("a failed fill changed the file to %q", b)
+	}
+	if n := tempNames(t, dir); len(n) != 0 {
+		t.Fatalf("a failed fill left temporary files: %v", n)
+	}
+	if err := WriteWith(path, 0o600, func(w io.Writer) error { _, err := w.Write([]byte("new")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "new" {
+		t.Fatalf("WriteWith wrote %q", b)
+	}
+}
+
+// TestPrivateResetsTheMode: an existing file keeps its mode, unless the
+// Replacer is Private (secrets and config.json stay 0600 whatever mode
+// someone gave them).
+func TestPrivateResetsTheMode(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows files have no Unix mode bits")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.json")
+	fill := func(w io.Writer) error { _, err := w.Write([]byte("{}")); return err }
+	for _, c := range []struct {
+		r    Replacer
+		want fs.FileMode
+	}{{Replacer{}, 0o644}, {Replacer{Private: true}, 0o600}} {
+		if err := os.WriteFile(path, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.r.WriteWith(path, 0o600, fill); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != c.want {
+			t.Errorf("Private=%v: mode %04o, want %04o", c.r.Private, fi.Mode().Perm(), c.want)
+		}
 	}
 }

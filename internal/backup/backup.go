@@ -36,6 +36,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/store"
 )
@@ -391,19 +392,10 @@ func writeRecord(dbPath string, info Info) error {
 		return err
 	}
 	b = append(b, '\n')
-	tmp, err := tempName(filepath.Dir(dbPath), ".making-", ".json")
-	if err != nil {
+	if err := atomicfile.WriteWith(dbPath+".json", 0o600, func(w io.Writer) error {
+		_, err := w.Write(b)
 		return err
-	}
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return fmt.Errorf("write backup record: %w", err)
-	}
-	if err := syncFile(tmp); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, dbPath+".json"); err != nil {
-		os.Remove(tmp)
+	}); err != nil {
 		return fmt.Errorf("write backup record: %w", err)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/ledger"
+	"github.com/hearth-dev/hearth/internal/ledger/ledgertest"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -64,11 +65,7 @@ func ledgerSize(t *testing.T, path string) int64 {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var n int64
-	if err := db.R.QueryRow(`SELECT count(*) FROM ledger_entries`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return int64(ledgertest.Count(t, db))
 }
 
 func TestMakeVerifyRestore(t *testing.T) {
@@ -221,13 +218,8 @@ func TestTamperedLedgerIsRefused(t *testing.T) {
 	// A sound SQLite file whose ledger was edited: integrity_check passes,
 	// the ledger verification does not.
 	// (An editor of the file would drop the append-only trigger first.)
-	for _, q := range []string{
-		`DROP TRIGGER ledger_entries_no_update`,
-		`UPDATE ledger_entries SET body = CAST(replace(CAST(body AS TEXT), '"i":3', '"i":4') AS BLOB) WHERE seq = 4`,
-	} {
-		if _, err := h.db.W.Exec(q); err != nil {
-			t.Fatal(err)
-		}
+	if n := ledgertest.Tamper(t, h.db, `"i":3`, `"i":4`); n != 1 {
+		t.Fatalf("tampered with %d entries, want 1", n)
 	}
 	_, err := Make(ctx, h.db, h.opts(ReasonDaily, 7))
 	if err == nil || !strings.Contains(err.Error(), "ledger verification failed") {

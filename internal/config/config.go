@@ -464,16 +464,7 @@ func Write(path string, c Config) error {
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return fmt.Errorf("write config %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write config %s: %w", path, err)
-	}
-	return nil
+	return writeAtomic(path, append(b, '\n'))
 }
 
 // outsideHome returns the folders of known that do not lie under home (nor

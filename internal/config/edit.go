@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 	"sort"
+
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 )
 
 // SetStrings sets top-level string keys of the config file at path (for
@@ -107,29 +109,15 @@ func hasKeys(data []byte) bool {
 	return json.Unmarshal(data, &m) == nil && len(m) > 0
 }
 
-// writeAtomic replaces path with data: a temporary file in the same
-// directory, synced, then renamed over path.
+// writeAtomic replaces path with data through the one atomic writer
+// (Write and SetKey both come here, so config.json has one way of being
+// replaced); the file stays private (0600) whatever mode it had.
 func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".config-*.json")
+	err := atomicfile.Replacer{Private: true}.WriteWith(path, 0o600, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("write config %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(0o600)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("write config %s: %w", path, err)
 	}
 	return nil

@@ -2,11 +2,14 @@ package control
 
 import (
 	"context"
+	"log/slog"
+	"time"
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/proc"
 	"github.com/hearth-dev/hearth/internal/session"
 )
 
@@ -21,19 +24,59 @@ const EStopJobReason = "cancelled by the e-stop; its process tree was killed"
 
 // halt stops what runs when the e-stop latches: the engine's job class is
 // held (its running jobs' process trees killed, nothing started until the
-// operator resumes it), the dispatcher's running calls are cancelled and
-// every interactive session is closed, its process tree killed.
-func halt(ctx context.Context, engine *dispatch.Dispatcher, sessions *session.Manager) {
+// operator resumes it), the dispatcher's running calls are cancelled,
+// every interactive session is closed, its process tree killed, and every
+// process Hearth adopted as the child subreaper is killed with its
+// descendants (killAdopted).
+func halt(ctx context.Context, engine *dispatch.Dispatcher, sessions *session.Manager, log *slog.Logger) {
 	engine.Hold(jobs.Class, EStopJobReason)
 	engine.CancelRunning(dispatch.ErrEStop)
 	sessions.CloseAll(ctx, session.ReasonEStop)
+	killAdopted(log)
+}
+
+// adoptedSweeps are the delays, after the e-stop, of the sweeps for
+// processes adopted after the first one: a running call's tree is killed
+// by its own goroutine once it sees its cancellation, and a process that
+// left that tree (setsid) just as its parent died is adopted only then.
+var adoptedSweeps = []time.Duration{50 * time.Millisecond, 250 * time.Millisecond, time.Second}
+
+// killAdopted kills, at once and in a few later sweeps, what programs
+// Hearth ran left behind outside the trees the e-stop kills: started with
+// setsid -f, double-forked or nohup'd after their parent exited, they were
+// re-parented to Hearth (the child subreaper, peeruser.AdoptOrphans).
+// Every one of them descends from work Hearth ran for the model: Hearth's
+// own children (the tunnel client) are started and waited for, and are
+// never adopted.
+func killAdopted(log *slog.Logger) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	sweep := func() {
+		n, err := proc.KillAdopted()
+		if n > 0 {
+			log.Warn("e-stop: killed processes that had left the programs Hearth ran", "count", n)
+		}
+		if err != nil {
+			log.Error("e-stop: kill the processes Hearth adopted", "err", err)
+		}
+	}
+	sweep()
+	go func() {
+		last := time.Duration(0)
+		for _, d := range adoptedSweeps {
+			time.Sleep(d - last)
+			last = d
+			sweep()
+		}
+	}()
 }
 
 // EStopSpec is machine.estop, the model's emergency stop: a trusted stop
 // that needs no permit and works in every mode. It latches through gov
 // and stops running work through the dispatcher running the call
 // (dispatch.WithEngine), its job class included, and sessions.
-func EStopSpec(gov *govern.Governor, sessions *session.Manager) *primitive.Spec {
+func EStopSpec(gov *govern.Governor, sessions *session.Manager, log *slog.Logger) *primitive.Spec {
 	return &primitive.Spec{Tool: "machine", Operation: "estop", Risk: primitive.RiskControl, Inline: true,
 		Summary: "emergency stop: refuse every non-read call and kill running work until the human operator resets it. Always allowed.",
 		Fields:  []primitive.Field{{Name: "reason", Type: primitive.TString, Desc: "Why the stop was triggered (shown to the operator)."}},
@@ -43,7 +86,7 @@ func EStopSpec(gov *govern.Governor, sessions *session.Manager) *primitive.Spec 
 			if err := gov.Latch(context.WithoutCancel(ctx), "model", in.Reason); err != nil {
 				return nil, primitive.Failed("estop_failed", "%v", err)
 			}
-			halt(ctx, e, sessions)
+			halt(ctx, e, sessions, log)
 			return map[string]any{"latched": true, "reason": in.Reason, "reset": "only the operator can reset it (control panel or `hearth-tray safety reset`)"}, nil
 		})}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -188,21 +187,7 @@ func (d *demo) replay(ctx context.Context) (string, error) {
 func (d *demo) evidenceStep(ctx context.Context) (string, error) {
 	a := d.app()
 	path := filepath.Join(d.outDir, EvidenceName)
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
-		return "", fmt.Errorf("create the bundle: %w", err)
-	}
-	if err := a.Ledger.Export(ctx, f, 0); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return "", err
-	}
-	if err := errors.Join(f.Sync(), f.Close()); err != nil {
-		os.Remove(tmp)
-		return "", fmt.Errorf("write the bundle: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := a.Ledger.ExportFile(ctx, path, 0); err != nil {
 		return "", fmt.Errorf("write the bundle: %w", err)
 	}
 	// Offline: the file alone and the key the demo expects; no database.

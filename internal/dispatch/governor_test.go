@@ -12,6 +12,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/risk"
+	"github.com/hearth-dev/hearth/internal/startup/startuptest"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -62,7 +63,7 @@ func testGovernor(t testing.TB, db *store.DB) *govern.Governor {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := govern.New(govern.Options{DB: db, Ledger: l, Futures: futures, DefaultMode: config.ModeTrusted, PermitTTL: time.Minute, InlineBudget: 100 * time.Millisecond,
+	g, err := govern.New(govern.Options{DB: db, Ledger: l, Futures: futures, Startup: startuptest.Index(t), DefaultMode: config.ModeTrusted, PermitTTL: time.Minute, InlineBudget: 100 * time.Millisecond,
 		// The test primitives' rows beside the one table.
 		Rows: risk.Rows.With(risk.Table{
 			"t.block": risk.KindRead, "t.c": risk.KindRead, "t.count": risk.KindRead, "t.echo": risk.KindRead,

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/govern/governtest"
+	"github.com/hearth-dev/hearth/internal/ledger/ledgertest"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/store"
 )
@@ -313,19 +315,7 @@ func TestScheduledInterruptionRules(t *testing.T) {
 	// The governor's one recovery settled both interrupted commands as
 	// unknown; only the "block" rule closed the conversation's gate, naming
 	// the future.
-	var gates []string
-	rows, err := f.db.R.Query(`SELECT command_id FROM unknowns WHERE reconciled_at IS NULL`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var g string
-		if err := rows.Scan(&g); err != nil {
-			t.Fatal(err)
-		}
-		gates = append(gates, g)
-	}
+	gates := governtest.OpenUnknowns(t, f.db)
 	if len(gates) != 1 || gates[0] != block {
 		t.Fatalf("open UNKNOWNs after the restart: %v, want only %s", gates, block)
 	}
@@ -422,10 +412,7 @@ func TestParkIsOneCommit(t *testing.T) {
 	f := newScheduleFixture(t, 1)
 	f.runner.parkErr = errors.New("disk full")
 	ctx := context.Background()
-	var entries int
-	if err := f.db.R.QueryRow(`SELECT COUNT(*) FROM ledger_entries WHERE kind = 'permit_requested'`).Scan(&entries); err != nil {
-		t.Fatal(err)
-	}
+	entries := ledgertest.Count(t, f.db, "permit_requested")
 	id := primitive.NewID("fut")
 	err := f.db.InTx(ctx, func(tx *sql.Tx) error {
 		return ScheduleTx(ctx, tx, Scheduled{ID: id, Route: testRoute, Primitive: "t.probe_kill", Input: json.RawMessage(`{}`),
@@ -439,13 +426,8 @@ func TestParkIsOneCommit(t *testing.T) {
 	if !strings.Contains(r.result.String, "journal_failed") || !strings.Contains(r.result.String, "did not start") {
 		t.Fatalf("the future whose park failed: %+v", r)
 	}
-	var permits, after int
-	if err := f.db.R.QueryRow(`SELECT COUNT(*) FROM permits WHERE future_id = ?`, id).Scan(&permits); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.db.R.QueryRow(`SELECT COUNT(*) FROM ledger_entries WHERE kind = 'permit_requested'`).Scan(&after); err != nil {
-		t.Fatal(err)
-	}
+	permits := governtest.PermitsOf(t, f.db, id)
+	after := ledgertest.Count(t, f.db, "permit_requested")
 	if permits != 0 || after != entries {
 		t.Fatalf("a park that failed left %d permits and %d permit_requested entries", permits, after-entries)
 	}
@@ -486,9 +468,8 @@ func TestShutdownDuringAHandOffStartsNothing(t *testing.T) {
 	if r.attempts != 1 || r.interruptions != 0 || r.outcome != "" {
 		t.Fatalf("B after the restart: %+v", r)
 	}
-	var open int
-	if err := f.db.R.QueryRow(`SELECT COUNT(*) FROM unknowns WHERE reconciled_at IS NULL`).Scan(&open); err != nil || open != 0 {
-		t.Fatalf("open UNKNOWNs after the restart: %d (%v)", open, err)
+	if open := governtest.OpenUnknowns(t, f.db); len(open) != 0 {
+		t.Fatalf("open UNKNOWNs after the restart: %v", open)
 	}
 }
 

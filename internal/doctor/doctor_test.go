@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"io/fs"
@@ -20,6 +19,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/instance"
+	"github.com/hearth-dev/hearth/internal/ledger/ledgertest"
 	"github.com/hearth-dev/hearth/internal/secrets"
 	"github.com/hearth-dev/hearth/internal/store"
 	"github.com/hearth-dev/hearth/internal/tunnel"
@@ -170,23 +170,8 @@ func TestDoctorTamperedLedger(t *testing.T) {
 	}
 	// As someone with write access to the file could: drop the
 	// append-only trigger and rewrite the estop entry's reason.
-	err = db.InTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.Exec(`DROP TRIGGER ledger_entries_no_update`); err != nil {
-			return err
-		}
-		res, err := tx.Exec(`UPDATE ledger_entries SET body = CAST(replace(CAST(body AS TEXT), 'doctor test', 'doctor best') AS BLOB) WHERE CAST(body AS TEXT) LIKE '%doctor test%'`)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return errors.New("no ledger entry carries the estop reason")
-		}
-		return nil
-	})
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	ledgertest.Tamper(t, db, "doctor test", "doctor best")
+	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
 

@@ -16,6 +16,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/ledger"
+	"github.com/hearth-dev/hearth/internal/startup/startuptest"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -53,7 +54,7 @@ func newFixtureTB(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gov, err := govern.New(govern.Options{DB: db, Ledger: led, Futures: futures, DefaultMode: config.ModeAsk, PermitTTL: time.Minute})
+	gov, err := govern.New(govern.Options{DB: db, Ledger: led, Futures: futures, Startup: startuptest.Index(t), DefaultMode: config.ModeAsk, PermitTTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/risk"
+	"github.com/hearth-dev/hearth/internal/startup"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -76,6 +77,10 @@ type Governor struct {
 	// Identities tells the programs of the exec tables by what a file is
 	// (internal/risk); nil is this OS's from the process environment.
 	Identities *risk.Identities
+	// Startup is the index of what starts by itself on this PC
+	// (internal/startup): the files its entries name are persistence
+	// places beside the table's.
+	Startup *startup.Index
 
 	placesOnce, writesOnce, identitiesOnce sync.Once
 

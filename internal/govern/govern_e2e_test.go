@@ -27,6 +27,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/ledger"
+	"github.com/hearth-dev/hearth/internal/ledger/ledgertest"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/recipes"
 )
@@ -324,11 +325,7 @@ func readGovState(t *testing.T, in *hearthtest.Instance) govState {
 		g.Permits[p.ID] = p.State
 	}
 	for _, k := range operatorKinds {
-		var n int
-		if err := in.App.DB.R.QueryRow(`SELECT count(*) FROM ledger_entries WHERE kind = ?`, k).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		g.Operator[k] = n
+		g.Operator[k] = ledgertest.Count(t, in.App.DB, k)
 	}
 	return g
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/risk"
+	"github.com/hearth-dev/hearth/internal/startup"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -31,6 +32,7 @@ type Options struct {
 	Places       *risk.Places
 	Writes       *risk.Writes
 	Identities   *risk.Identities
+	Startup      *startup.Index
 }
 
 // New builds the governor, the security choke point, and checks its
@@ -46,6 +48,8 @@ func New(o Options) (*Governor, error) {
 		return nil, errors.New("build the governor: Ledger is required")
 	case o.Futures == nil:
 		return nil, errors.New("build the governor: Futures (the engine's future reader) is required")
+	case o.Startup == nil:
+		return nil, errors.New("build the governor: Startup (the index of what starts by itself) is required")
 	case o.PermitTTL <= 0:
 		return nil, fmt.Errorf("build the governor: PermitTTL is %v; a permit must be able to wait for the operator", o.PermitTTL)
 	}
@@ -60,5 +64,5 @@ func New(o Options) (*Governor, error) {
 	}
 	return &Governor{DB: o.DB, Ledger: o.Ledger, Futures: o.Futures, Log: log, DefaultMode: o.DefaultMode, PermitTTL: o.PermitTTL, Now: o.Now,
 		Programs: o.Programs, InlineBudget: o.InlineBudget, SaveMode: o.SaveMode, Rows: o.Rows, Places: o.Places, Writes: o.Writes,
-		Identities: o.Identities}, nil
+		Identities: o.Identities, Startup: o.Startup}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/ledger"
+	"github.com/hearth-dev/hearth/internal/startup/startuptest"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -34,7 +35,7 @@ func TestNewChecksItsParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := govern.Options{DB: db, Ledger: l, Futures: futures, DefaultMode: config.ModeAsk, PermitTTL: time.Minute}
+	good := govern.Options{DB: db, Ledger: l, Futures: futures, Startup: startuptest.Index(t), DefaultMode: config.ModeAsk, PermitTTL: time.Minute}
 	for _, tc := range []struct {
 		name string
 		edit func(*govern.Options)
@@ -43,6 +44,7 @@ func TestNewChecksItsParts(t *testing.T) {
 		{"no database", func(o *govern.Options) { o.DB = nil }, "DB"},
 		{"no ledger", func(o *govern.Options) { o.Ledger = nil }, "Ledger"},
 		{"no future reader", func(o *govern.Options) { o.Futures = nil }, "Futures"},
+		{"no startup index", func(o *govern.Options) { o.Startup = nil }, "Startup"},
 		{"no permit lifetime", func(o *govern.Options) { o.PermitTTL = 0 }, "PermitTTL"},
 		{"unknown mode", func(o *govern.Options) { o.DefaultMode = "yolo" }, "DefaultMode"},
 		{"no mode", func(o *govern.Options) { o.DefaultMode = "" }, "DefaultMode"},

@@ -8,9 +8,10 @@ import (
 )
 
 // The case of a call that writes files: a persistence place first (it
-// names what would happen, and no rule covers it), then the allowlist of
-// ordinary writes, then the operator's folder rules for what the
-// allowlist leaves out.
+// names what would happen, and no rule covers it) — one of the table's,
+// or a file the startup index names — then the allowlist of ordinary
+// writes, then the operator's folder rules for what the allowlist leaves
+// out.
 
 // writeCase is the case of a call of kind risk.KindFileWrite; it sets
 // a.Paths, and a.Subject and a.Said to the first file that decides it.
@@ -23,6 +24,10 @@ func (g *Governor) writeCase(ctx context.Context, a *callpath.Admission) (risk.C
 	for _, p := range t.Paths {
 		if pl, ok := g.places().Match(p); ok {
 			a.Subject, a.Said = p, pl.Sentence
+			return risk.CasePersist, nil
+		}
+		if hit, ok := g.Startup.Match(p); ok {
+			a.Subject, a.Said = p, hit.Said(p)
 			return risk.CasePersist, nil
 		}
 	}

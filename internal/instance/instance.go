@@ -19,8 +19,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 )
 
 // ErrAlreadyRunning is returned by Acquire when another process holds the lock.
@@ -69,20 +72,10 @@ func WriteInfo(dataDir string, info Info) error {
 		return err
 	}
 	b = append(b, '\n')
-	f, err := os.CreateTemp(dataDir, ".instance-*.json")
-	if err != nil {
-		return fmt.Errorf("write instance info: %w", err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dataDir, InfoFile))
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.WriteWith(filepath.Join(dataDir, InfoFile), 0o600, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	}); err != nil {
 		return fmt.Errorf("write instance info: %w", err)
 	}
 	return nil

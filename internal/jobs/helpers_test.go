@@ -20,6 +20,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/machine"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/risk"
+	"github.com/hearth-dev/hearth/internal/startup/startuptest"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -130,7 +131,7 @@ func (e *env) governor() *govern.Governor {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	g, err := govern.New(govern.Options{DB: e.db, Ledger: l, Futures: futures, DefaultMode: config.ModeTrusted, PermitTTL: time.Minute, InlineBudget: 100 * time.Millisecond,
+	g, err := govern.New(govern.Options{DB: e.db, Ledger: l, Futures: futures, Startup: startuptest.Index(e.t), DefaultMode: config.ModeTrusted, PermitTTL: time.Minute, InlineBudget: 100 * time.Millisecond,
 		// The test primitives' rows beside the one table.
 		Rows: risk.Rows.With(risk.Table{
 			"t.block": risk.KindRead, "t.c": risk.KindRead, "t.count": risk.KindRead, "t.echo": risk.KindRead,

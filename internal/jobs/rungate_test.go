@@ -14,7 +14,9 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/dispatch/dispatchtest"
 	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/govern/governtest"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/mcpserver"
@@ -131,15 +133,7 @@ func (g *runGate) waitJob(id string, done func(*jobs.Job) bool) *jobs.Job {
 }
 
 func (g *runGate) commandState(cmd string) string {
-	var st string
-	err := g.in.App.DB.R.QueryRow(`SELECT state FROM commands WHERE command_id = ?`, cmd).Scan(&st)
-	if err == sql.ErrNoRows {
-		return ""
-	}
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	return st
+	return governtest.CommandState(g.t, g.in.App.DB, cmd)
 }
 
 // parkedThenApproved checks a due job that now needs a permit: it parks
@@ -457,11 +451,7 @@ func (g *runGate) waitHeld(id string) {
 }
 
 func (g *runGate) futureState(id string) string {
-	var st string
-	if err := g.in.App.DB.R.QueryRow(`SELECT state FROM futures WHERE id = ?`, id).Scan(&st); err != nil {
-		g.t.Fatal(err)
-	}
-	return st
+	return dispatchtest.State(g.t, g.in.App.DB, id)
 }
 
 // TestCancelParkedJobWithdrawsPermit: task.cancel of a job parked for a

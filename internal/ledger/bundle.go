@@ -12,6 +12,8 @@ import (
 	"strconv"
 
 	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 )
 
 // BundleFormat identifies an evidence bundle written by Export.
@@ -79,6 +81,15 @@ func inclusionSeqs(n int64) []int64 {
 		seqs = append(seqs, n)
 	}
 	return seqs
+}
+
+// ExportFile writes Export's bundle to path through the one atomic
+// writer: a reader, or a crash, sees the previous file or the whole new
+// bundle, never part of one. A new file is private (0600).
+func (l *Ledger) ExportFile(ctx context.Context, path string, sinceCheckpointSize int64) error {
+	return atomicfile.WriteWith(path, 0o600, func(w io.Writer) error {
+		return l.Export(ctx, w, sinceCheckpointSize)
+	})
 }
 
 // Export signs a checkpoint of the whole ledger and writes the evidence

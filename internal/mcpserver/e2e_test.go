@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/dispatch/dispatchtest"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
 
@@ -404,11 +405,7 @@ func TestRetriedRequestReofferedThenAcknowledged(t *testing.T) {
 
 // r0route finds the stored route of a future (tests only).
 func r0route(t *testing.T, in *hearthtest.Instance, fid string) string {
-	var route string
-	if err := in.App.DB.R.QueryRow(`SELECT route FROM futures WHERE id = ?`, fid).Scan(&route); err != nil {
-		return ""
-	}
-	return route
+	return dispatchtest.Route(t, in.App.DB, fid)
 }
 
 func TestHostileHTTP(t *testing.T) {

@@ -1,15 +1,14 @@
 package peeruser
 
 import (
-	"bytes"
 	"os"
-	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hearth-dev/hearth/internal/proc"
 )
 
 // reapOrphans reaps, for as long as the process lives, the exited
@@ -67,31 +66,11 @@ func reapIfAdopted(pid int) bool {
 		return false // reaped meanwhile by its Wait
 	}
 	defer unix.Close(fd)
-	if heldElsewhere(pid, fd) {
+	if proc.PidfdHeld(pid, fd) {
 		return false
 	}
 	var info unix.Siginfo
 	return unix.Waitid(unix.P_PIDFD, fd, &info, unix.WEXITED|unix.WNOHANG, nil) == nil
-}
-
-// heldElsewhere reports whether a descriptor of this process other than
-// mine is a pidfd of pid (its fdinfo says "Pid:\t<pid>").
-func heldElsewhere(pid, mine int) bool {
-	entries, err := os.ReadDir("/proc/self/fdinfo")
-	if err != nil {
-		return true // cannot tell: leave it
-	}
-	want := []byte("\nPid:\t" + strconv.Itoa(pid) + "\n")
-	for _, e := range entries {
-		if e.Name() == strconv.Itoa(mine) {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc/self/fdinfo", e.Name()))
-		if err == nil && bytes.Contains(b, want) {
-			return true
-		}
-	}
-	return false
 }
 
 // siginfoPid is si_pid of a siginfo that waitid filled: the first field

@@ -69,18 +69,11 @@ func parentMap() (map[int]int, error) {
 }
 
 // readStat parses the command name and parent pid from /proc/<pid>/stat.
-// The name is in parentheses and may itself contain spaces and ')', so
-// the fields after it are found from the last ')'.
 func readStat(pid int) (comm string, ppid int, err error) {
-	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "stat"))
+	comm, fields, err := statFields(pid)
 	if err != nil {
 		return "", 0, err
 	}
-	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-	if open < 0 || end < open {
-		return "", 0, fmt.Errorf("parse stat of process %d", pid)
-	}
-	fields := strings.Fields(string(b[end+1:]))
 	if len(fields) < 2 {
 		return "", 0, fmt.Errorf("parse stat of process %d", pid)
 	}
@@ -88,7 +81,23 @@ func readStat(pid int) (comm string, ppid int, err error) {
 	if err != nil {
 		return "", 0, fmt.Errorf("parse stat of process %d: %w", pid, err)
 	}
-	return string(b[open+1 : end]), ppid, nil
+	return comm, ppid, nil
+}
+
+// statFields reads /proc/<pid>/stat: the command name and the fields
+// after it (state, ppid, pgrp, session, …). The name is in parentheses
+// and may itself contain spaces and ')', so the fields after it are
+// found from the last ')'.
+func statFields(pid int) (comm string, fields []string, err error) {
+	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return "", nil, err
+	}
+	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+	if open < 0 || end < open {
+		return "", nil, fmt.Errorf("parse stat of process %d", pid)
+	}
+	return string(b[open+1 : end]), strings.Fields(string(b[end+1:])), nil
 }
 
 // owner names the effective user of pid, looking each uid up once per

@@ -1,12 +1,9 @@
 package proc
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 )
 
@@ -44,20 +41,12 @@ func KillSession(sid int) error {
 	return nil
 }
 
-// sessionOf reads pid's session id (the sixth field of its stat) and
+// sessionOf reads pid's session id (the fourth field after its name) and
 // whether it is a live process rather than a zombie, which holds nothing.
 func sessionOf(pid int) (int, bool) {
-	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0, false
-	}
-	end := bytes.LastIndexByte(b, ')')
-	if end < 0 {
-		return 0, false
-	}
+	_, fields, err := statFields(pid)
 	// After the name: state ppid pgrp session …
-	fields := strings.Fields(string(b[end+1:]))
-	if len(fields) < 4 || fields[0] == "Z" {
+	if err != nil || len(fields) < 4 || fields[0] == "Z" {
 		return 0, false
 	}
 	sid, err := strconv.Atoi(fields[3])

@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 )
 
 // FileName is the report's name in the data directory, where the panel
@@ -124,19 +126,10 @@ func Write(path string, rep *Report) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("write the selftest report: %w", err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".selftest-report-*.tmp")
-	if err != nil {
-		return fmt.Errorf("write the selftest report: %w", err)
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	if err := atomicfile.WriteWith(path, 0o600, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}); err != nil {
 		return fmt.Errorf("write the selftest report %s: %w", filepath.Base(path), err)
 	}
 	return nil

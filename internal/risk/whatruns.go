@@ -143,10 +143,23 @@ func xmlText(content []byte, name string) string {
 	return strings.NewReplacer("&quot;", `"`, "&amp;", "&", "&lt;", "<", "&gt;", ">", "&apos;", "'").Replace(s[:j])
 }
 
-// lnkTarget reads a Shell Link (.lnk) file's target: the local base path
-// of its link info, else its relative path, and its arguments; "" when
-// the content is not a shell link it can read.
+// lnkTarget reads a Shell Link (.lnk) file's target and its arguments
+// (ShellLink) as one line; "" when the content is not a shell link it
+// can read.
 func lnkTarget(b []byte) string {
+	target, args, ok := ShellLink(b)
+	if !ok {
+		return ""
+	}
+	return strings.TrimSpace(target + " " + args)
+}
+
+// ShellLink reads a Shell Link (.lnk) file's target — the local base
+// path of its link info, else its relative path — and its arguments;
+// ok is false when the content is not a shell link it can read. The
+// startup index (internal/startup) reads a Startup folder's shortcuts
+// with it.
+func ShellLink(b []byte) (target, args string, ok bool) {
 	const (
 		hasIDList   = 0x1
 		hasLinkInfo = 0x2
@@ -157,20 +170,19 @@ func lnkTarget(b []byte) string {
 		isUnicode   = 0x80
 	)
 	if len(b) < 0x4c || binary.LittleEndian.Uint32(b) != 0x4c {
-		return ""
+		return "", "", false
 	}
 	flags := binary.LittleEndian.Uint32(b[0x14:])
 	at := 0x4c
 	if flags&hasIDList != 0 {
 		if len(b) < at+2 {
-			return ""
+			return "", "", false
 		}
 		at += 2 + int(binary.LittleEndian.Uint16(b[at:]))
 	}
-	var target string
 	if flags&hasLinkInfo != 0 {
 		if len(b) < at+28 {
-			return ""
+			return "", "", false
 		}
 		size := int(binary.LittleEndian.Uint32(b[at:]))
 		if binary.LittleEndian.Uint32(b[at+8:])&1 != 0 {
@@ -207,7 +219,7 @@ func lnkTarget(b []byte) string {
 		at += 2 * n
 		return string(utf16.Decode(u)), true
 	}
-	var rel, args string
+	var rel string
 	for _, f := range []uint32{hasName, hasRelPath, hasWorkDir, hasArgs} {
 		if flags&f == 0 {
 			continue
@@ -227,7 +239,7 @@ func lnkTarget(b []byte) string {
 		target = rel
 	}
 	if target == "" {
-		return ""
+		return "", "", false
 	}
-	return strings.TrimSpace(target + " " + args)
+	return target, args, true
 }

@@ -1,13 +1,13 @@
 package runs_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/hearth-dev/hearth/internal/govern/governtest"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
 
@@ -77,9 +77,8 @@ func TestScatterReplay(t *testing.T) {
 	// Each call was journaled under a command id derived from the
 	// scatter's, and the scatter under its own.
 	for _, cmd := range []string{"cmd-scatter-replay", "cmd-scatter-replay/call0", "cmd-scatter-replay/call1"} {
-		var n int
-		if err := in.App.DB.R.QueryRowContext(context.Background(), `SELECT count(*) FROM commands WHERE command_id = ?`, cmd).Scan(&n); err != nil || n != 1 {
-			t.Errorf("command %s: %d rows, %v", cmd, n, err)
+		if st := governtest.CommandState(t, in.App.DB, cmd); st == "" {
+			t.Errorf("command %s was not journaled", cmd)
 		}
 	}
 }
@@ -155,8 +154,7 @@ func TestRecipeRunReplay(t *testing.T) {
 	if other.State() != "conflict" {
 		t.Fatalf("another input under the command id must be a conflict: %s", other.Raw)
 	}
-	var n int
-	if err := in.App.DB.R.QueryRowContext(context.Background(), `SELECT count(*) FROM commands WHERE command_id = 'cmd-recipe-replay/step0'`).Scan(&n); err != nil || n != 1 {
-		t.Fatalf("the step's derived command: %d rows, %v", n, err)
+	if st := governtest.CommandState(t, in.App.DB, "cmd-recipe-replay/step0"); st == "" {
+		t.Fatal("the step's derived command was not journaled")
 	}
 }

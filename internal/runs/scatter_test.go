@@ -13,6 +13,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/dispatch/dispatchtest"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/mcpserver"
 )
@@ -252,9 +253,8 @@ func TestScatterRejectsNamingTheProblem(t *testing.T) {
 		})
 	}
 	// Nothing was submitted by any rejected scatter.
-	var n int
-	if err := in.App.DB.R.QueryRow(`SELECT COUNT(*) FROM futures`).Scan(&n); err != nil || n != 0 {
-		t.Fatalf("rejected scatters left %d futures (%v)", n, err)
+	if n := dispatchtest.Count(t, in.App.DB); n != 0 {
+		t.Fatalf("rejected scatters left %d futures", n)
 	}
 	// The advertised kinds are exactly the allowed, registered ones.
 	kinds := in.App.Runs.Kinds()

@@ -11,6 +11,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 )
 
 // fallbackLabel is the first line of every fallback secret file, so that
@@ -104,28 +106,10 @@ func (s fileStore) Present(name string) (bool, error) {
 
 // writePrivate replaces path atomically with data in a 0600 file.
 func writePrivate(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
+	return atomicfile.Replacer{Private: true}.WriteWith(path, 0o600, func(w io.Writer) error {
+		_, err := w.Write(data)
 		return err
-	}
-	tmp := f.Name()
-	err = f.Chmod(0o600)
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		return errors.Join(err, removeIfExists(tmp))
-	}
-	return nil
+	})
 }
 
 // readPrivate reads a regular file of at most limit bytes, refusing one that
@@ -154,11 +138,4 @@ func readPrivate(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s is too large", path)
 	}
 	return b, nil
-}
-
-func removeIfExists(path string) error {
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
 }

@@ -8,11 +8,12 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/report"
 	"github.com/hearth-dev/hearth/internal/uia"
+	"github.com/hearth-dev/hearth/internal/uia/uiatest"
 )
 
 // No Windows desktop exists here, so these tests run the ui checks, through
 // the real temporary Hearth and its MCP endpoint, against a named fake:
-// uia.FakeProvider holding the fixture's tree, and a fixture state read
+// uiatest.FakeProvider holding the fixture's tree, and a fixture state read
 // from the actions the fake performed.
 
 const (
@@ -23,15 +24,15 @@ const (
 
 // fakeFixtureDesktop is the desktop UI Automation would show with the
 // run's fixture windows open.
-func fakeFixtureDesktop(f Fixture) *uia.FakeProvider {
-	el := func(ct, name, id string, b uia.Bounds, pats ...string) *uia.FakeElement {
-		return &uia.FakeElement{Props: uia.Props{ControlType: ct, Name: name, AutomationID: id, ProcessID: fakePID, Enabled: true, Bounds: b, Patterns: pats}}
+func fakeFixtureDesktop(f Fixture) *uiatest.FakeProvider {
+	el := func(ct, name, id string, b uia.Bounds, pats ...string) *uiatest.FakeElement {
+		return &uiatest.FakeElement{Props: uia.Props{ControlType: ct, Name: name, AutomationID: id, ProcessID: fakePID, Enabled: true, Bounds: b, Patterns: pats}}
 	}
 	win := el("Window", f.Title, "", uia.Bounds{X: 40, Y: 40, W: f.W, H: f.H})
 	win.HWND = fakeMainHWND
 	for _, c := range f.Controls {
 		b := uia.Bounds{X: 48 + c.X, Y: 70 + c.Y, W: c.W, H: c.H}
-		var e *uia.FakeElement
+		var e *uiatest.FakeElement
 		switch c.ControlType {
 		case "Button":
 			e = el("Button", c.Text, c.AutomationID(), b, "invoke")
@@ -51,16 +52,16 @@ func fakeFixtureDesktop(f Fixture) *uia.FakeProvider {
 	}
 	panel := el("Window", f.PanelTitle, "", uia.Bounds{X: 480, Y: 40, W: 260, H: 140})
 	panel.HWND = fakePanelHWND
-	panel.Children = []*uia.FakeElement{el("Button", f.Panel.Text, f.Panel.AutomationID(), uia.Bounds{X: 490, Y: 70, W: 120, H: 30}, "invoke")}
+	panel.Children = []*uiatest.FakeElement{el("Button", f.Panel.Text, f.Panel.AutomationID(), uia.Bounds{X: 490, Y: 70, W: 120, H: 30}, "invoke")}
 	desk := el("Pane", "Desktop", "", uia.Bounds{W: 1920, H: 1080})
-	desk.Children = []*uia.FakeElement{win, panel}
-	return &uia.FakeProvider{Desktop: desk}
+	desk.Children = []*uiatest.FakeElement{win, panel}
+	return &uiatest.FakeProvider{Desktop: desk}
 }
 
 // fakeState is what the fixture window would report after the fake's
 // actions; deaf drops the actions of one automation id, as a window that
 // ignores them would.
-func fakeState(p *uia.FakeProvider, deaf string) func() (State, error) {
+func fakeState(p *uiatest.FakeProvider, deaf string) func() (State, error) {
 	return func() (State, error) {
 		s := State{Items: len(ListItems), Selected: -1}
 		for _, a := range p.Actions() {
@@ -107,7 +108,7 @@ func uiChecks(r *run) []check {
 	return out
 }
 
-func runFakeUI(t *testing.T, deaf string) (*report.Report, *uia.FakeProvider, string) {
+func runFakeUI(t *testing.T, deaf string) (*report.Report, *uiatest.FakeProvider, string) {
 	t.Helper()
 	t.Setenv("TMPDIR", t.TempDir())
 	f := NewFixture("fa4efa4e")

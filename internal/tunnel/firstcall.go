@@ -2,10 +2,13 @@ package tunnel
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 )
 
 // firstCallFile holds when ChatGPT's first call reached Hearth (RFC 3339),
@@ -32,13 +35,13 @@ func (s *Supervisor) NoteChatGPTCall(at time.Time) {
 		return
 	}
 	path := filepath.Join(s.dataDir, firstCallFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(at.UTC().Format(time.RFC3339Nano)+"\n"), 0o600); err != nil {
+	err := atomicfile.WriteWith(path, 0o600, func(w io.Writer) error {
+		_, err := io.WriteString(w, at.UTC().Format(time.RFC3339Nano)+"\n")
+		return err
+	})
+	if err != nil {
 		s.log.Warn("tunnel: remember ChatGPT's first call", "err", err)
 		return
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		s.log.Warn("tunnel: remember ChatGPT's first call", "err", err)
 	}
 	s.log.Info("tunnel: ChatGPT's first call reached Hearth")
 }

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 	"github.com/hearth-dev/hearth/internal/config"
 )
 
@@ -161,9 +163,8 @@ func (s *Supervisor) writeProfileRecord(rec profileRecord) error {
 		return err
 	}
 	path := filepath.Join(s.dataDir, profileFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+	return atomicfile.WriteWith(path, 0o600, func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
 		return err
-	}
-	return os.Rename(tmp, path)
+	})
 }

@@ -9,25 +9,26 @@ import (
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/uia"
+	"github.com/hearth-dev/hearth/internal/uia/uiatest"
 )
 
 // desktop is a fake desktop with one window (hwnd 7, process 100): an OK
 // button and an edit box.
-func desktop() *uia.FakeProvider {
+func desktop() *uiatest.FakeProvider {
 	p := func(ct, name, id string, pats ...string) uia.Props {
 		return uia.Props{ControlType: ct, Name: name, AutomationID: id, ProcessID: 100, Enabled: true,
 			Bounds: uia.Bounds{X: 10, Y: 10, W: 80, H: 24}, Patterns: pats}
 	}
-	win := &uia.FakeElement{Props: p("Window", "Fixture", "")}
+	win := &uiatest.FakeElement{Props: p("Window", "Fixture", "")}
 	win.HWND = 7
-	win.Children = []*uia.FakeElement{
+	win.Children = []*uiatest.FakeElement{
 		{Props: p("Button", "OK", "ok", "invoke")},
 		{Props: p("Edit", "Name", "name", "value")},
 	}
-	return &uia.FakeProvider{Desktop: &uia.FakeElement{Props: p("Pane", "Desktop", ""), Children: []*uia.FakeElement{win}}}
+	return &uiatest.FakeProvider{Desktop: &uiatest.FakeElement{Props: p("Pane", "Desktop", ""), Children: []*uiatest.FakeElement{win}}}
 }
 
-func withUI(f *uia.FakeProvider) func(*app.Options) {
+func withUI(f *uiatest.FakeProvider) func(*app.Options) {
 	return func(o *app.Options) { o.UIProvider = f }
 }
 

@@ -2,7 +2,7 @@
 // ui.query and ui.action primitives over a small Provider interface.
 //
 // Everything that decides what a caller sees or may do lives here, in
-// portable code tested on every OS against FakeProvider: normalized nodes,
+// portable code tested on every OS against uiatest.FakeProvider: normalized nodes,
 // snapshot-local locators, the max_depth/max_nodes/deadline bounds,
 // exact target matching (several or no matches are a conflict, never a
 // guess), the fallback-input rules, and the refusals for elevated targets

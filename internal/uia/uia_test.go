@@ -1,4 +1,4 @@
-package uia
+package uia_test
 
 import (
 	"context"
@@ -13,49 +13,46 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/screen"
+	"github.com/hearth-dev/hearth/internal/uia"
+	"github.com/hearth-dev/hearth/internal/uia/uiatest"
 )
 
-func str(s string) *string { return &s }
-func num(n int) *int       { return &n }
+// The helpers shared with the package's own tests (helpers_test.go).
+var str, num, code = uia.Str, uia.Num, uia.Code
 
-func el(ct, name, id string, kids ...*FakeElement) *FakeElement {
-	return &FakeElement{Props: Props{ControlType: ct, Name: name, AutomationID: id, Enabled: true, ProcessID: 100,
-		Bounds: Bounds{X: 10, Y: 10, W: 50, H: 20}}, Children: kids}
+func el(ct, name, id string, kids ...*uiatest.FakeElement) *uiatest.FakeElement {
+	return &uiatest.FakeElement{Props: uia.Props{ControlType: ct, Name: name, AutomationID: id, Enabled: true, ProcessID: 100,
+		Bounds: uia.Bounds{X: 10, Y: 10, W: 50, H: 20}}, Children: kids}
 }
 
-func with(e *FakeElement, edit func(p *Props)) *FakeElement { edit(&e.Props); return e }
+func with(e *uiatest.FakeElement, edit func(p *uia.Props)) *uiatest.FakeElement {
+	edit(&e.Props)
+	return e
+}
 
 // notepad is a small desktop: one app window (pid 100, hwnd 7) with a
 // toolbar of two "OK" buttons, an edit box and a disabled button, and a
 // second app (pid 200, hwnd 9).
-func notepad() *FakeProvider {
-	button := func(name, id string) *FakeElement {
-		return with(el("Button", name, id), func(p *Props) { p.Patterns = []string{"InvokePattern"} })
+func notepad() *uiatest.FakeProvider {
+	button := func(name, id string) *uiatest.FakeElement {
+		return with(el("Button", name, id), func(p *uia.Props) { p.Patterns = []string{"InvokePattern"} })
 	}
-	edit := with(el("Edit", "Text", "body"), func(p *Props) { p.Patterns = []string{"ValuePattern"}; p.Value = str("hello") })
-	disabled := with(button("Print", "print"), func(p *Props) { p.Enabled = false })
+	edit := with(el("Edit", "Text", "body"), func(p *uia.Props) { p.Patterns = []string{"ValuePattern"}; p.Value = str("hello") })
+	disabled := with(button("Print", "print"), func(p *uia.Props) { p.Enabled = false })
 	win := with(el("Window", "Untitled - Notepad", "",
 		el("ToolBar", "Tools", "tools", button("OK", "ok1"), button("ok", "ok2"), disabled),
 		edit,
-	), func(p *Props) { p.HWND = 7 })
-	other := with(el("Window", "Other", "", button("Go", "go")), func(p *Props) { p.HWND = 9; p.ProcessID = 200 })
+	), func(p *uia.Props) { p.HWND = 7 })
+	other := with(el("Window", "Other", "", button("Go", "go")), func(p *uia.Props) { p.HWND = 9; p.ProcessID = 200 })
 	other.Children[0].ProcessID = 200
-	desk := with(el("Pane", "Desktop", "", win, other), func(p *Props) { p.ProcessID = 4 })
-	return &FakeProvider{Desktop: desk}
+	desk := with(el("Pane", "Desktop", "", win, other), func(p *uia.Props) { p.ProcessID = 4 })
+	return &uiatest.FakeProvider{Desktop: desk}
 }
 
-func newService(t *testing.T, p Provider) *Service {
-	s := &Service{Provider: p}
+func newService(t *testing.T, p uia.Provider) *uia.Service {
+	s := &uia.Service{Provider: p}
 	t.Cleanup(s.Close)
 	return s
-}
-
-func code(err error) string {
-	var pe *primitive.Error
-	if errors.As(err, &pe) {
-		return pe.State + "/" + pe.Code
-	}
-	return fmt.Sprintf("not a primitive error: %v", err)
 }
 
 func TestSnapshotNormalizesAndNumbersBreadthFirst(t *testing.T) {
@@ -64,10 +61,10 @@ func TestSnapshotNormalizesAndNumbersBreadthFirst(t *testing.T) {
 	long := strings.Repeat("x", 300)
 	f.Desktop.Children[1].Name = "  Other\n\twindow " + long
 	f.Desktop.Children[1].ControlType = "ControlType.window"
-	f.Desktop.Children[1].Bounds = Bounds{X: -5, Y: 0, W: -1, H: 3}
+	f.Desktop.Children[1].Bounds = uia.Bounds{X: -5, Y: 0, W: -1, H: 3}
 	f.Desktop.Children[1].Patterns = []string{"WindowPattern", "ExpandCollapsePattern", "window"}
 	s := newService(t, f)
-	res, err := s.Snapshot(t.Context(), Input{})
+	res, err := s.Snapshot(t.Context(), uia.Input{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +81,7 @@ func TestSnapshotNormalizesAndNumbersBreadthFirst(t *testing.T) {
 	if other.ControlType != "Window" || other.Bounds.W != 0 || other.Bounds.X != -5 {
 		t.Fatalf("normalized: %+v", other)
 	}
-	if want := "Other window " + strings.Repeat("x", DefaultMaxText-14) + "…"; other.Name != want {
+	if want := "Other window " + strings.Repeat("x", uia.DefaultMaxText-14) + "…"; other.Name != want {
 		t.Fatalf("name %q, want %q", other.Name, want)
 	}
 	if strings.Join(other.Patterns, ",") != "expand_collapse,window" {
@@ -105,7 +102,7 @@ func TestSnapshotNormalizesAndNumbersBreadthFirst(t *testing.T) {
 	}
 }
 
-func chain(depth int) *FakeElement {
+func chain(depth int) *uiatest.FakeElement {
 	leaf := el("Text", fmt.Sprintf("level %d", depth), "")
 	for i := depth - 1; i >= 0; i-- {
 		leaf = el("Group", fmt.Sprintf("level %d", i), "", leaf)
@@ -115,13 +112,13 @@ func chain(depth int) *FakeElement {
 
 func TestBoundsAndTruncation(t *testing.T) {
 	t.Run("depth", func(t *testing.T) {
-		f := &FakeProvider{Desktop: chain(20)}
+		f := &uiatest.FakeProvider{Desktop: chain(20)}
 		s := newService(t, f)
-		res, err := s.Snapshot(t.Context(), Input{})
+		res, err := s.Snapshot(t.Context(), uia.Input{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.NodeCount != DefaultMaxDepth+1 || res.MaxDepth != DefaultMaxDepth || !res.Truncated || res.TruncatedBy[0] != "max_depth" {
+		if res.NodeCount != uia.DefaultMaxDepth+1 || res.MaxDepth != uia.DefaultMaxDepth || !res.Truncated || res.TruncatedBy[0] != "max_depth" {
 			t.Fatalf("default depth: %+v", res.Truncation)
 		}
 		n := res.Roots[0]
@@ -131,28 +128,28 @@ func TestBoundsAndTruncation(t *testing.T) {
 		if !n.ChildrenTruncated || n.Name != "level 6" {
 			t.Fatalf("the deepest node must say its children were cut: %+v", n)
 		}
-		res, _ = s.Snapshot(t.Context(), Input{MaxDepth: num(40)})
-		if res.NodeCount != MaxDepth+1 || res.MaxDepth != MaxDepth {
-			t.Fatalf("max_depth is capped at %d: %+v", MaxDepth, res.Truncation)
+		res, _ = s.Snapshot(t.Context(), uia.Input{MaxDepth: num(40)})
+		if res.NodeCount != uia.MaxDepth+1 || res.MaxDepth != uia.MaxDepth {
+			t.Fatalf("max_depth is capped at %d: %+v", uia.MaxDepth, res.Truncation)
 		}
-		res, _ = s.Snapshot(t.Context(), Input{MaxDepth: num(0)})
+		res, _ = s.Snapshot(t.Context(), uia.Input{MaxDepth: num(0)})
 		if res.NodeCount != 1 || !res.Roots[0].ChildrenTruncated {
 			t.Fatalf("max_depth 0 reads the roots only: %+v", res.Truncation)
 		}
 		// A leaf at the depth bound is not marked.
-		res, _ = newService(t, &FakeProvider{Desktop: chain(5)}).Snapshot(t.Context(), Input{MaxDepth: num(5)})
+		res, _ = newService(t, &uiatest.FakeProvider{Desktop: chain(5)}).Snapshot(t.Context(), uia.Input{MaxDepth: num(5)})
 		if res.Truncated || res.NodeCount != 6 {
 			t.Fatalf("a tree within the bounds is not truncated: %+v", res.Truncation)
 		}
 	})
 	t.Run("nodes", func(t *testing.T) {
-		var kids []*FakeElement
+		var kids []*uiatest.FakeElement
 		for i := range 30 {
 			kids = append(kids, el("ListItem", fmt.Sprintf("item %d", i), "", el("Text", "inner", "")))
 		}
-		f := &FakeProvider{Desktop: el("List", "list", "", kids...)}
+		f := &uiatest.FakeProvider{Desktop: el("List", "list", "", kids...)}
 		s := newService(t, f)
-		res, err := s.Snapshot(t.Context(), Input{MaxNodes: num(10)})
+		res, err := s.Snapshot(t.Context(), uia.Input{MaxNodes: num(10)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,12 +159,12 @@ func TestBoundsAndTruncation(t *testing.T) {
 		if res.UnexpandedFrom != "n2" {
 			t.Fatalf("breadth-first: the first item's children are the first unread: %q", res.UnexpandedFrom)
 		}
-		res, _ = s.Snapshot(t.Context(), Input{MaxNodes: num(45)})
+		res, _ = s.Snapshot(t.Context(), uia.Input{MaxNodes: num(45)})
 		if res.NodeCount != 45 || res.UnexpandedFrom != "n16" {
 			t.Fatalf("max_nodes 45: %+v", res.Truncation)
 		}
-		res, _ = s.Snapshot(t.Context(), Input{MaxNodes: num(1_000_000)})
-		if res.MaxNodes != MaxNodes || res.Truncated || res.NodeCount != 61 {
+		res, _ = s.Snapshot(t.Context(), uia.Input{MaxNodes: num(1_000_000)})
+		if res.MaxNodes != uia.MaxNodes || res.Truncated || res.NodeCount != 61 {
 			t.Fatalf("max_nodes capped, whole tree read: %+v", res.Truncation)
 		}
 		if f.Outstanding() != 0 {
@@ -175,10 +172,10 @@ func TestBoundsAndTruncation(t *testing.T) {
 		}
 	})
 	t.Run("deadline", func(t *testing.T) {
-		f := &FakeProvider{Desktop: chain(12), CallDelay: 5 * time.Millisecond}
-		s := &Service{Provider: f, Deadline: 40 * time.Millisecond}
+		f := &uiatest.FakeProvider{Desktop: chain(12), CallDelay: 5 * time.Millisecond}
+		s := &uia.Service{Provider: f, Deadline: 40 * time.Millisecond}
 		t.Cleanup(s.Close)
-		res, err := s.Snapshot(t.Context(), Input{MaxDepth: num(12)})
+		res, err := s.Snapshot(t.Context(), uia.Input{MaxDepth: num(12)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +187,7 @@ func TestBoundsAndTruncation(t *testing.T) {
 		f := notepad()
 		f.Desktop.Children[1].Gone = true
 		s := newService(t, f)
-		res, err := s.Snapshot(t.Context(), Input{})
+		res, err := s.Snapshot(t.Context(), uia.Input{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +197,7 @@ func TestBoundsAndTruncation(t *testing.T) {
 	})
 }
 
-func locators(n *Node, out map[string]string) {
+func locators(n *uia.Node, out map[string]string) {
 	out[n.AutomationID+"/"+n.Name] = n.Locator
 	for _, c := range n.Children {
 		locators(c, out)
@@ -210,15 +207,15 @@ func locators(n *Node, out map[string]string) {
 func TestLocatorsStableWithinASnapshot(t *testing.T) {
 	f := notepad()
 	s := newService(t, f)
-	a, _ := s.Snapshot(t.Context(), Input{})
-	b, _ := s.Snapshot(t.Context(), Input{})
+	a, _ := s.Snapshot(t.Context(), uia.Input{})
+	b, _ := s.Snapshot(t.Context(), uia.Input{})
 	la, lb := map[string]string{}, map[string]string{}
 	locators(a.Roots[0], la)
 	locators(b.Roots[0], lb)
 	if fmt.Sprint(la) != fmt.Sprint(lb) {
 		t.Fatalf("same UI, same bounds, different locators:\n%v\n%v", la, lb)
 	}
-	q, err := s.Query(t.Context(), Input{Target: &Target{AutomationID: str("body")}})
+	q, err := s.Query(t.Context(), uia.Input{Target: &uia.Target{AutomationID: str("body")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +223,7 @@ func TestLocatorsStableWithinASnapshot(t *testing.T) {
 		t.Fatalf("query locators differ from the snapshot's: %+v vs %v", q.Matches, la)
 	}
 	// Scoped to hwnd 7 the window is the root: locators are per answer.
-	h, _ := s.Snapshot(t.Context(), Input{HWND: 7})
+	h, _ := s.Snapshot(t.Context(), uia.Input{HWND: 7})
 	if h.Roots[0].Locator != "n1" || h.Roots[0].HWND != 7 {
 		t.Fatalf("hwnd root: %+v", h.Roots[0])
 	}
@@ -235,20 +232,20 @@ func TestLocatorsStableWithinASnapshot(t *testing.T) {
 func TestQueryMatchesExactly(t *testing.T) {
 	s := newService(t, notepad())
 	cases := []struct {
-		target Target
+		target uia.Target
 		want   int
 	}{
-		{Target{Name: str("ok")}, 2},                                   // name: any case
-		{Target{Name: str("OK"), ControlType: str("button")}, 2},       // control type: canonical
-		{Target{AutomationID: str("OK1")}, 0},                          // automation id: exact case
-		{Target{AutomationID: str("ok1")}, 1},                          //
-		{Target{Name: str("O")}, 0},                                    // no substring match
-		{Target{ControlType: str("ControlType.Button")}, 4},            //
-		{Target{ControlType: str("Button"), Name: str("Print")}, 1},    //
-		{Target{AutomationID: str("go"), ControlType: str("Edit")}, 0}, // all fields must match
+		{uia.Target{Name: str("ok")}, 2},                                   // name: any case
+		{uia.Target{Name: str("OK"), ControlType: str("button")}, 2},       // control type: canonical
+		{uia.Target{AutomationID: str("OK1")}, 0},                          // automation id: exact case
+		{uia.Target{AutomationID: str("ok1")}, 1},                          //
+		{uia.Target{Name: str("O")}, 0},                                    // no substring match
+		{uia.Target{ControlType: str("ControlType.Button")}, 4},            //
+		{uia.Target{ControlType: str("Button"), Name: str("Print")}, 1},    //
+		{uia.Target{AutomationID: str("go"), ControlType: str("Edit")}, 0}, // all fields must match
 	}
 	for _, tc := range cases {
-		q, err := s.Query(t.Context(), Input{Target: &tc.target})
+		q, err := s.Query(t.Context(), uia.Input{Target: &tc.target})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -256,7 +253,7 @@ func TestQueryMatchesExactly(t *testing.T) {
 			t.Errorf("target %+v: %d matches, want %d", tc.target, q.MatchCount, tc.want)
 		}
 	}
-	if _, err := s.Query(t.Context(), Input{Target: &Target{}}); code(err) != "failed/invalid_input" || !strings.Contains(err.Error(), `"target"`) {
+	if _, err := s.Query(t.Context(), uia.Input{Target: &uia.Target{}}); code(err) != "failed/invalid_input" || !strings.Contains(err.Error(), `"target"`) {
 		t.Fatalf("empty target: %v", err)
 	}
 }
@@ -264,7 +261,7 @@ func TestQueryMatchesExactly(t *testing.T) {
 func TestActionNeedsExactlyOneMatch(t *testing.T) {
 	f := notepad()
 	s := newService(t, f)
-	_, err := s.Action(t.Context(), Input{Action: ActInvoke, Target: &Target{Name: str("OK")}})
+	_, err := s.Action(t.Context(), uia.Input{Action: uia.ActInvoke, Target: &uia.Target{Name: str("OK")}})
 	var pe *primitive.Error
 	if !errors.As(err, &pe) || pe.State != primitive.StateConflict || pe.Code != "ambiguous_target" {
 		t.Fatalf("two matches: %v", err)
@@ -273,11 +270,11 @@ func TestActionNeedsExactlyOneMatch(t *testing.T) {
 	if len(cands) != 2 || cands[0]["locator"] != "n7" || cands[1]["locator"] != "n8" || !strings.Contains(pe.Message, "n7, n8") {
 		t.Fatalf("the conflict must list the candidates' locators: %s %v", pe.Message, pe.Details)
 	}
-	_, err = s.Action(t.Context(), Input{Action: ActInvoke, Target: &Target{Name: str("Cancel")}})
+	_, err = s.Action(t.Context(), uia.Input{Action: uia.ActInvoke, Target: &uia.Target{Name: str("Cancel")}})
 	if code(err) != "conflict/no_match" {
 		t.Fatalf("no match: %v", err)
 	}
-	_, err = s.Action(t.Context(), Input{Action: ActInvoke, Target: &Target{Name: str("Cancel")}, MaxDepth: num(1)})
+	_, err = s.Action(t.Context(), uia.Input{Action: uia.ActInvoke, Target: &uia.Target{Name: str("Cancel")}, MaxDepth: num(1)})
 	if code(err) != "conflict/no_match" || !strings.Contains(err.Error(), "max_depth") {
 		t.Fatalf("no match within cut bounds must say so: %v", err)
 	}
@@ -289,36 +286,36 @@ func TestActionNeedsExactlyOneMatch(t *testing.T) {
 func TestSemanticActions(t *testing.T) {
 	f := notepad()
 	s := newService(t, f)
-	res, err := s.Action(t.Context(), Input{Action: ActInvoke, Target: &Target{AutomationID: str("ok1")}})
+	res, err := s.Action(t.Context(), uia.Input{Action: uia.ActInvoke, Target: &uia.Target{AutomationID: str("ok1")}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Element.Locator != "n7" || res.Fallback || res.Element.Name != "OK" {
 		t.Fatalf("invoke: %+v", res)
 	}
-	res, err = s.Action(t.Context(), Input{Action: ActSetValue, Value: str("new text"), Target: &Target{AutomationID: str("body")}})
+	res, err = s.Action(t.Context(), uia.Input{Action: uia.ActSetValue, Value: str("new text"), Target: &uia.Target{AutomationID: str("body")}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.ValueAfter == nil || *res.ValueAfter != "new text" || *res.Element.Value != "hello" {
 		t.Fatalf("set_value: %+v", res)
 	}
-	if _, err := s.Action(t.Context(), Input{Action: ActFocus, Target: &Target{AutomationID: str("body")}}); err != nil {
+	if _, err := s.Action(t.Context(), uia.Input{Action: uia.ActFocus, Target: &uia.Target{AutomationID: str("body")}}); err != nil {
 		t.Fatal(err)
 	}
 	got := f.Actions()
-	if len(got) != 3 || got[0] != (FakeAction{Action: "invoke", AutomationID: "ok1"}) || got[1].Value != "new text" || got[2].Action != "focus" {
+	if len(got) != 3 || got[0] != (uiatest.FakeAction{Action: "invoke", AutomationID: "ok1"}) || got[1].Value != "new text" || got[2].Action != "focus" {
 		t.Fatalf("actions: %+v", got)
 	}
 	// Refusals that send nothing.
 	for _, tc := range []struct {
-		in   Input
+		in   uia.Input
 		want string
 	}{
-		{Input{Action: ActInvoke, Target: &Target{AutomationID: str("body")}}, "conflict/pattern_unsupported"},
-		{Input{Action: ActSetValue, Value: str("x"), Target: &Target{AutomationID: str("ok1")}}, "conflict/pattern_unsupported"},
-		{Input{Action: ActInvoke, Target: &Target{AutomationID: str("print")}}, "conflict/element_disabled"},
-		{Input{Action: ActInvoke, HWND: 12345, Target: &Target{AutomationID: str("ok1")}}, "failed/not_found"},
+		{uia.Input{Action: uia.ActInvoke, Target: &uia.Target{AutomationID: str("body")}}, "conflict/pattern_unsupported"},
+		{uia.Input{Action: uia.ActSetValue, Value: str("x"), Target: &uia.Target{AutomationID: str("ok1")}}, "conflict/pattern_unsupported"},
+		{uia.Input{Action: uia.ActInvoke, Target: &uia.Target{AutomationID: str("print")}}, "conflict/element_disabled"},
+		{uia.Input{Action: uia.ActInvoke, HWND: 12345, Target: &uia.Target{AutomationID: str("ok1")}}, "failed/not_found"},
 	} {
 		if _, err := s.Action(t.Context(), tc.in); code(err) != tc.want {
 			t.Errorf("%+v: %v, want %s", tc.in, err, tc.want)
@@ -332,60 +329,60 @@ func TestSemanticActions(t *testing.T) {
 func TestFallbackPolicy(t *testing.T) {
 	f := notepad()
 	s := newService(t, f)
-	ok1 := &Target{AutomationID: str("ok1")}
+	ok1 := &uia.Target{AutomationID: str("ok1")}
 	cases := []struct {
 		name  string
-		in    Input
+		in    uia.Input
 		want  string
 		field string
 	}{
-		{"click without opt-in", Input{Action: ActClick, HWND: 7, Target: ok1}, "blocked/fallback_refused", `"allow_fallback"`},
-		{"key without opt-in", Input{Action: ActKey, VirtualKey: num(13), ProcessID: 100, Target: ok1}, "blocked/fallback_refused", `"allow_fallback"`},
-		{"click unscoped", Input{Action: ActClick, AllowFallback: true, Target: ok1}, "blocked/fallback_refused", `"hwnd"`},
-		{"key unscoped", Input{Action: ActKey, VirtualKey: num(13), AllowFallback: true, Target: ok1}, "blocked/fallback_refused", `"process_id"`},
-		{"key without virtual_key", Input{Action: ActKey, AllowFallback: true, HWND: 7, Target: ok1}, "failed/invalid_input", `"virtual_key"`},
-		{"virtual_key with click", Input{Action: ActClick, VirtualKey: num(13), AllowFallback: true, HWND: 7, Target: ok1}, "failed/invalid_input", `"virtual_key"`},
-		{"value with invoke", Input{Action: ActInvoke, Value: str("x"), Target: ok1}, "failed/invalid_input", `"value"`},
-		{"set_value without value", Input{Action: ActSetValue, Target: ok1}, "failed/invalid_input", `"value"`},
-		{"two roots", Input{Action: ActInvoke, HWND: 7, ProcessID: 100, Target: ok1}, "failed/invalid_input", `"process_id"`},
-		{"fallback without target", Input{Action: ActClick, AllowFallback: true, HWND: 7, Target: &Target{}}, "failed/invalid_input", `"target"`},
+		{"click without opt-in", uia.Input{Action: uia.ActClick, HWND: 7, Target: ok1}, "blocked/fallback_refused", `"allow_fallback"`},
+		{"key without opt-in", uia.Input{Action: uia.ActKey, VirtualKey: num(13), ProcessID: 100, Target: ok1}, "blocked/fallback_refused", `"allow_fallback"`},
+		{"click unscoped", uia.Input{Action: uia.ActClick, AllowFallback: true, Target: ok1}, "blocked/fallback_refused", `"hwnd"`},
+		{"key unscoped", uia.Input{Action: uia.ActKey, VirtualKey: num(13), AllowFallback: true, Target: ok1}, "blocked/fallback_refused", `"process_id"`},
+		{"key without virtual_key", uia.Input{Action: uia.ActKey, AllowFallback: true, HWND: 7, Target: ok1}, "failed/invalid_input", `"virtual_key"`},
+		{"virtual_key with click", uia.Input{Action: uia.ActClick, VirtualKey: num(13), AllowFallback: true, HWND: 7, Target: ok1}, "failed/invalid_input", `"virtual_key"`},
+		{"value with invoke", uia.Input{Action: uia.ActInvoke, Value: str("x"), Target: ok1}, "failed/invalid_input", `"value"`},
+		{"set_value without value", uia.Input{Action: uia.ActSetValue, Target: ok1}, "failed/invalid_input", `"value"`},
+		{"two roots", uia.Input{Action: uia.ActInvoke, HWND: 7, ProcessID: 100, Target: ok1}, "failed/invalid_input", `"process_id"`},
+		{"fallback without target", uia.Input{Action: uia.ActClick, AllowFallback: true, HWND: 7, Target: &uia.Target{}}, "failed/invalid_input", `"target"`},
 	}
 	for _, tc := range cases {
 		_, err := s.Action(t.Context(), tc.in)
 		if code(err) != tc.want || !strings.Contains(err.Error(), tc.field) {
 			t.Errorf("%s: %v, want %s naming %s", tc.name, err, tc.want, tc.field)
 		}
-		if NeedsPermit(&tc.in) != (tc.in.AllowFallback && IsFallback(tc.in.Action)) {
+		if uia.NeedsPermit(&tc.in) != (tc.in.AllowFallback && uia.IsFallback(tc.in.Action)) {
 			t.Errorf("%s: NeedsPermit", tc.name)
 		}
 	}
 	if len(f.Actions()) != 0 {
 		t.Fatalf("refused fallback sent input: %+v", f.Actions())
 	}
-	res, err := s.Action(t.Context(), Input{Action: ActClick, AllowFallback: true, HWND: 7, Target: ok1})
+	res, err := s.Action(t.Context(), uia.Input{Action: uia.ActClick, AllowFallback: true, HWND: 7, Target: ok1})
 	if err != nil || !res.Fallback {
 		t.Fatalf("scoped, opted-in click: %+v %v", res, err)
 	}
-	if _, err := s.Action(t.Context(), Input{Action: ActKey, VirtualKey: num(13), AllowFallback: true, ProcessID: 100, Target: &Target{AutomationID: str("body")}}); err != nil {
+	if _, err := s.Action(t.Context(), uia.Input{Action: uia.ActKey, VirtualKey: num(13), AllowFallback: true, ProcessID: 100, Target: &uia.Target{AutomationID: str("body")}}); err != nil {
 		t.Fatal(err)
 	}
 	got := f.Actions()
-	if len(got) != 2 || got[0].Scope != (Scope{HWND: 7}) || got[1].VirtualKey != 13 || got[1].Scope != (Scope{ProcessID: 100}) {
+	if len(got) != 2 || got[0].Scope != (uia.Scope{HWND: 7}) || got[1].VirtualKey != 13 || got[1].Scope != (uia.Scope{ProcessID: 100}) {
 		t.Fatalf("fallback input must carry its scope: %+v", got)
 	}
 	// The target must lie under the scope: process 100 has no "go".
-	if _, err := s.Action(t.Context(), Input{Action: ActClick, AllowFallback: true, ProcessID: 100, Target: &Target{AutomationID: str("go")}}); code(err) != "conflict/no_match" {
+	if _, err := s.Action(t.Context(), uia.Input{Action: uia.ActClick, AllowFallback: true, ProcessID: 100, Target: &uia.Target{AutomationID: str("go")}}); code(err) != "conflict/no_match" {
 		t.Fatalf("target outside the scope: %v", err)
 	}
 	f.NotForeground = true
-	if _, err := s.Action(t.Context(), Input{Action: ActClick, AllowFallback: true, HWND: 7, Target: ok1}); code(err) != "blocked/not_foreground" {
+	if _, err := s.Action(t.Context(), uia.Input{Action: uia.ActClick, AllowFallback: true, HWND: 7, Target: ok1}); code(err) != "blocked/not_foreground" {
 		t.Fatalf("window not in the foreground: %v", err)
 	}
 	if len(f.Actions()) != 2 {
 		t.Fatalf("input sent although the window was not in front: %+v", f.Actions())
 	}
 	// Invoke is semantic: allow_fallback does not make it need a permit.
-	if NeedsPermit(&Input{Action: ActInvoke, AllowFallback: true}) {
+	if uia.NeedsPermit(&uia.Input{Action: uia.ActInvoke, AllowFallback: true}) {
 		t.Fatal("semantic invoke must not need a permit")
 	}
 }
@@ -394,10 +391,10 @@ func TestElevatedTargetIsBlocked(t *testing.T) {
 	f := notepad()
 	f.ElevatedPIDs = map[int]bool{200: true}
 	s := newService(t, f)
-	for _, in := range []Input{
-		{Action: ActInvoke, Target: &Target{AutomationID: str("go")}},
-		{Action: ActFocus, Target: &Target{AutomationID: str("go")}},
-		{Action: ActClick, AllowFallback: true, ProcessID: 200, Target: &Target{AutomationID: str("go")}},
+	for _, in := range []uia.Input{
+		{Action: uia.ActInvoke, Target: &uia.Target{AutomationID: str("go")}},
+		{Action: uia.ActFocus, Target: &uia.Target{AutomationID: str("go")}},
+		{Action: uia.ActClick, AllowFallback: true, ProcessID: 200, Target: &uia.Target{AutomationID: str("go")}},
 	} {
 		_, err := s.Action(t.Context(), in)
 		var pe *primitive.Error
@@ -409,7 +406,7 @@ func TestElevatedTargetIsBlocked(t *testing.T) {
 		t.Fatalf("input reached an elevated process: %+v", f.Actions())
 	}
 	// Reading it is not input.
-	if _, err := s.Query(t.Context(), Input{ProcessID: 200, Target: &Target{AutomationID: str("go")}}); err != nil {
+	if _, err := s.Query(t.Context(), uia.Input{ProcessID: 200, Target: &uia.Target{AutomationID: str("go")}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -418,8 +415,8 @@ func TestNoInteractiveDesktopIsBlocked(t *testing.T) {
 	f := notepad()
 	f.NoDesktop = errors.New("the workstation is locked")
 	s := newService(t, f)
-	_, err1 := s.Snapshot(t.Context(), Input{})
-	_, err2 := s.Action(t.Context(), Input{Action: ActInvoke, Target: &Target{AutomationID: str("ok1")}})
+	_, err1 := s.Snapshot(t.Context(), uia.Input{})
+	_, err2 := s.Action(t.Context(), uia.Input{Action: uia.ActInvoke, Target: &uia.Target{AutomationID: str("ok1")}})
 	for _, err := range []error{err1, err2} {
 		if code(err) != "blocked/no_interactive_desktop" || !strings.Contains(err.Error(), "locked") {
 			t.Fatalf("no desktop: %v", err)
@@ -436,9 +433,9 @@ func TestNoInteractiveDesktopIsBlocked(t *testing.T) {
 // input reaches the provider.
 func TestUACPromptBlocksFallbackInput(t *testing.T) {
 	uac := screen.DecideInputDesktop(screen.DesktopProbe{Name: "Winlogon"})
-	for _, in := range []Input{
-		{Action: ActClick, AllowFallback: true, HWND: 7, Target: &Target{AutomationID: str("ok1")}},
-		{Action: ActKey, VirtualKey: num(13), AllowFallback: true, HWND: 7, Target: &Target{AutomationID: str("body")}},
+	for _, in := range []uia.Input{
+		{Action: uia.ActClick, AllowFallback: true, HWND: 7, Target: &uia.Target{AutomationID: str("ok1")}},
+		{Action: uia.ActKey, VirtualKey: num(13), AllowFallback: true, HWND: 7, Target: &uia.Target{AutomationID: str("body")}},
 	} {
 		f := notepad()
 		f.NoDesktop, f.NoDesktopFrom = uac, 2
@@ -459,20 +456,20 @@ func TestUACPromptBlocksFallbackInput(t *testing.T) {
 }
 
 func TestUnavailableProvider(t *testing.T) {
-	f := &FakeProvider{OpenErr: errors.New(Unavailable)}
+	f := &uiatest.FakeProvider{OpenErr: errors.New(uia.Unavailable)}
 	s := newService(t, f)
-	_, err := s.Snapshot(t.Context(), Input{})
+	_, err := s.Snapshot(t.Context(), uia.Input{})
 	var pe *primitive.Error
-	if !errors.As(err, &pe) || pe.State != "blocked" || pe.Code != "unavailable" || pe.Details["reason"] != Unavailable {
+	if !errors.As(err, &pe) || pe.State != "blocked" || pe.Code != "unavailable" || pe.Details["reason"] != uia.Unavailable {
 		t.Fatalf("unavailable: %v", err)
 	}
-	if err := s.Available(t.Context()); err == nil || err.Error() != Unavailable {
+	if err := s.Available(t.Context()); err == nil || err.Error() != uia.Unavailable {
 		t.Fatalf("Available: %v", err)
 	}
 	// Once found missing, calls are refused without reaching the provider,
 	// and fallback input asks the operator for no permit it cannot use.
 	calls := f.Calls()
-	if _, err := s.Action(t.Context(), Input{Action: ActInvoke, Target: &Target{Name: str("OK")}}); code(err) != "blocked/unavailable" {
+	if _, err := s.Action(t.Context(), uia.Input{Action: uia.ActInvoke, Target: &uia.Target{Name: str("OK")}}); code(err) != "blocked/unavailable" {
 		t.Fatalf("action on a host without UI Automation: %v", err)
 	}
 	if f.Calls() != calls {
@@ -492,7 +489,7 @@ func TestUnavailableProvider(t *testing.T) {
 func TestSerialized(t *testing.T) {
 	f := notepad()
 	f.CallDelay = 100 * time.Microsecond
-	s := &Service{Provider: f, QueueSize: 64}
+	s := &uia.Service{Provider: f, QueueSize: 64}
 	t.Cleanup(s.Close)
 	var wg sync.WaitGroup
 	errs := make(chan error, 48)
@@ -503,11 +500,11 @@ func TestSerialized(t *testing.T) {
 			var err error
 			switch i % 3 {
 			case 0:
-				_, err = s.Snapshot(context.Background(), Input{})
+				_, err = s.Snapshot(context.Background(), uia.Input{})
 			case 1:
-				_, err = s.Query(context.Background(), Input{Target: &Target{Name: str("ok")}})
+				_, err = s.Query(context.Background(), uia.Input{Target: &uia.Target{Name: str("ok")}})
 			default:
-				_, err = s.Action(context.Background(), Input{Action: ActInvoke, Target: &Target{AutomationID: str("ok2")}})
+				_, err = s.Action(context.Background(), uia.Input{Action: uia.ActInvoke, Target: &uia.Target{AutomationID: str("ok2")}})
 			}
 			errs <- err
 		}()
@@ -528,11 +525,11 @@ func TestSerialized(t *testing.T) {
 
 	slow := notepad()
 	slow.CallDelay = 20 * time.Millisecond
-	b := &Service{Provider: slow, QueueSize: 1}
+	b := &uia.Service{Provider: slow, QueueSize: 1}
 	t.Cleanup(b.Close)
 	results := make(chan error, 6)
 	for range 6 {
-		go func() { _, err := b.Snapshot(context.Background(), Input{MaxNodes: num(2)}); results <- err }()
+		go func() { _, err := b.Snapshot(context.Background(), uia.Input{MaxNodes: num(2)}); results <- err }()
 		time.Sleep(5 * time.Millisecond)
 	}
 	busy := 0
@@ -554,11 +551,11 @@ func TestCancelledCallSendsNothing(t *testing.T) {
 	s := newService(t, f)
 	// Occupy the worker, then queue an action whose context ends first.
 	busy := make(chan error, 1)
-	go func() { _, err := s.Snapshot(context.Background(), Input{}); busy <- err }()
+	go func() { _, err := s.Snapshot(context.Background(), uia.Input{}); busy <- err }()
 	time.Sleep(5 * time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	_, err := s.Action(ctx, Input{Action: ActInvoke, Target: &Target{AutomationID: str("ok1")}})
+	_, err := s.Action(ctx, uia.Input{Action: uia.ActInvoke, Target: &uia.Target{AutomationID: str("ok1")}})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("cancelled: %v", err)
 	}
@@ -566,7 +563,7 @@ func TestCancelledCallSendsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The worker reaches the action after the snapshot and skips it.
-	if _, err := s.Snapshot(context.Background(), Input{MaxNodes: num(1)}); err != nil {
+	if _, err := s.Snapshot(context.Background(), uia.Input{MaxNodes: num(1)}); err != nil {
 		t.Fatal(err)
 	}
 	if len(f.Actions()) != 0 {
@@ -576,20 +573,20 @@ func TestCancelledCallSendsNothing(t *testing.T) {
 
 func TestWorkerStopsWhenIdle(t *testing.T) {
 	f := notepad()
-	s := &Service{Provider: f, IdleExit: 20 * time.Millisecond}
+	s := &uia.Service{Provider: f, IdleExit: 20 * time.Millisecond}
 	t.Cleanup(s.Close)
-	if _, err := s.Snapshot(t.Context(), Input{}); err != nil {
+	if _, err := s.Snapshot(t.Context(), uia.Input{}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(100 * time.Millisecond)
-	if _, err := s.Snapshot(t.Context(), Input{}); err != nil {
+	if _, err := s.Snapshot(t.Context(), uia.Input{}); err != nil {
 		t.Fatal(err)
 	}
 	if f.Opens() != 2 {
 		t.Fatalf("an idle worker closes its provider and a new call opens it again: %d opens", f.Opens())
 	}
 	s.Close()
-	if _, err := s.Snapshot(t.Context(), Input{}); code(err) != "blocked/unavailable" {
+	if _, err := s.Snapshot(t.Context(), uia.Input{}); code(err) != "blocked/unavailable" {
 		t.Fatalf("after Close: %v", err)
 	}
 }
@@ -651,15 +648,15 @@ func TestSchema(t *testing.T) {
 // TestOperatorSurfacesRefused: the model cannot drive the control panel
 // in a browser (semantic actions need no permit) nor Hearth's own UI.
 func TestOperatorSurfacesRefused(t *testing.T) {
-	approve := with(el("Button", "Approve once", "approve"), func(p *Props) { p.Patterns = []string{"InvokePattern"}; p.ProcessID = 300 })
-	doc := with(el("Document", "Permits · Hearth control panel", "", approve), func(p *Props) { p.ProcessID = 300 })
-	browser := with(el("Window", "Permits · Hearth control panel - Browser", "", doc), func(p *Props) { p.HWND = 11; p.ProcessID = 300 })
-	self := with(el("Button", "Quit", "quit"), func(p *Props) { p.Patterns = []string{"InvokePattern"}; p.ProcessID = os.Getpid() })
-	desk := with(el("Pane", "Desktop", "", browser, self), func(p *Props) { p.ProcessID = 4 })
-	f := &FakeProvider{Desktop: desk}
+	approve := with(el("Button", "Approve once", "approve"), func(p *uia.Props) { p.Patterns = []string{"InvokePattern"}; p.ProcessID = 300 })
+	doc := with(el("Document", "Permits · Hearth control panel", "", approve), func(p *uia.Props) { p.ProcessID = 300 })
+	browser := with(el("Window", "Permits · Hearth control panel - Browser", "", doc), func(p *uia.Props) { p.HWND = 11; p.ProcessID = 300 })
+	self := with(el("Button", "Quit", "quit"), func(p *uia.Props) { p.Patterns = []string{"InvokePattern"}; p.ProcessID = os.Getpid() })
+	desk := with(el("Pane", "Desktop", "", browser, self), func(p *uia.Props) { p.ProcessID = 4 })
+	f := &uiatest.FakeProvider{Desktop: desk}
 	s := newService(t, f)
 	for _, name := range []string{"Approve once", "Quit"} {
-		_, err := s.Action(t.Context(), Input{Action: ActInvoke, Target: &Target{Name: str(name)}})
+		_, err := s.Action(t.Context(), uia.Input{Action: uia.ActInvoke, Target: &uia.Target{Name: str(name)}})
 		if code(err) != "blocked/operator_surface" {
 			t.Errorf("%s: %v", name, code(err))
 		}
@@ -672,13 +669,13 @@ func TestOperatorSurfacesRefused(t *testing.T) {
 // browserWithPanel is a browser (pid 300) showing the control panel: a
 // titled top-level window (hwnd 11) whose inner render widget (hwnd 12)
 // holds the page. A walk scoped to hwnd 12 never sees the title.
-func browserWithPanel(title string) *FakeProvider {
-	approve := with(el("Button", "Approve once", "approve"), func(p *Props) { p.Patterns = []string{"InvokePattern"}; p.ProcessID = 300 })
-	doc := with(el("Document", "", "", approve), func(p *Props) { p.ProcessID = 300 })
-	widget := with(el("Pane", "", "", doc), func(p *Props) { p.HWND = 12; p.ProcessID = 300 })
-	browser := with(el("Window", title, "", widget), func(p *Props) { p.HWND = 11; p.ProcessID = 300 })
-	desk := with(el("Pane", "Desktop", "", browser), func(p *Props) { p.ProcessID = 4 })
-	return &FakeProvider{Desktop: desk}
+func browserWithPanel(title string) *uiatest.FakeProvider {
+	approve := with(el("Button", "Approve once", "approve"), func(p *uia.Props) { p.Patterns = []string{"InvokePattern"}; p.ProcessID = 300 })
+	doc := with(el("Document", "", "", approve), func(p *uia.Props) { p.ProcessID = 300 })
+	widget := with(el("Pane", "", "", doc), func(p *uia.Props) { p.HWND = 12; p.ProcessID = 300 })
+	browser := with(el("Window", title, "", widget), func(p *uia.Props) { p.HWND = 11; p.ProcessID = 300 })
+	desk := with(el("Pane", "Desktop", "", browser), func(p *uia.Props) { p.ProcessID = 4 })
+	return &uiatest.FakeProvider{Desktop: desk}
 }
 
 // TestOperatorSurfaceThroughInnerWindow: scoping the action to an inner
@@ -687,7 +684,7 @@ func browserWithPanel(title string) *FakeProvider {
 func TestOperatorSurfaceThroughInnerWindow(t *testing.T) {
 	f := browserWithPanel("Permits · Hearth control panel - Browser")
 	s := newService(t, f)
-	_, err := s.Action(t.Context(), Input{Action: ActInvoke, HWND: 12, Target: &Target{AutomationID: str("approve")}})
+	_, err := s.Action(t.Context(), uia.Input{Action: uia.ActInvoke, HWND: 12, Target: &uia.Target{AutomationID: str("approve")}})
 	if code(err) != "blocked/operator_surface" || !strings.Contains(err.Error(), "control panel") {
 		t.Fatalf("inner window of the panel's browser: %v (%s)", err, code(err))
 	}
@@ -697,7 +694,7 @@ func TestOperatorSurfaceThroughInnerWindow(t *testing.T) {
 	// The same page under another title is an ordinary window.
 	f = browserWithPanel("Some shop - Browser")
 	s = newService(t, f)
-	if _, err := s.Action(t.Context(), Input{Action: ActInvoke, HWND: 12, Target: &Target{AutomationID: str("approve")}}); err != nil {
+	if _, err := s.Action(t.Context(), uia.Input{Action: uia.ActInvoke, HWND: 12, Target: &uia.Target{AutomationID: str("approve")}}); err != nil {
 		t.Fatalf("an ordinary page: %v", err)
 	}
 	if n := len(f.Actions()); n != 1 {
@@ -709,7 +706,7 @@ func TestOperatorSurfaceThroughInnerWindow(t *testing.T) {
 // title the window with its URL; once the Service knows the panel's
 // address, that title is refused too.
 func TestOperatorSurfaceByPanelAddress(t *testing.T) {
-	in := Input{Action: ActInvoke, HWND: 12, Target: &Target{AutomationID: str("approve")}}
+	in := uia.Input{Action: uia.ActInvoke, HWND: 12, Target: &uia.Target{AutomationID: str("approve")}}
 	for _, title := range []string{"127.0.0.1:3901/permits - Browser", "localhost:3901/ - Browser"} {
 		f := browserWithPanel(title)
 		s := newService(t, f)
@@ -729,12 +726,12 @@ func TestOperatorSurfaceUnresolvedWindow(t *testing.T) {
 	f := browserWithPanel("Some shop - Browser")
 	f.TopLevelErr = errors.New("access denied")
 	s := newService(t, f)
-	_, err := s.Action(t.Context(), Input{Action: ActInvoke, HWND: 12, Target: &Target{AutomationID: str("approve")}})
+	_, err := s.Action(t.Context(), uia.Input{Action: uia.ActInvoke, HWND: 12, Target: &uia.Target{AutomationID: str("approve")}})
 	if code(err) != "blocked/operator_surface" || !strings.Contains(err.Error(), "access denied") {
 		t.Fatalf("unresolved top-level window: %v (%s)", err, code(err))
 	}
-	f.TopLevelErr = fmt.Errorf("gone: %w", ErrNotFound)
-	_, err = s.Action(t.Context(), Input{Action: ActInvoke, HWND: 12, Target: &Target{AutomationID: str("approve")}})
+	f.TopLevelErr = fmt.Errorf("gone: %w", uia.ErrNotFound)
+	_, err = s.Action(t.Context(), uia.Input{Action: uia.ActInvoke, HWND: 12, Target: &uia.Target{AutomationID: str("approve")}})
 	if code(err) != "conflict/element_gone" {
 		t.Fatalf("vanished window: %v (%s)", err, code(err))
 	}

@@ -44,6 +44,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 	"github.com/hearth-dev/hearth/internal/notices"
 )
 
@@ -361,32 +362,22 @@ func (p pack) write(zipPath string) error {
 	if err := os.MkdirAll(filepath.Dir(zipPath), 0o755); err != nil {
 		return err
 	}
-	tmp := zipPath + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp)
-	zw := zip.NewWriter(f)
 	// One time for every member, so that the same inputs give the same
 	// bytes (SOURCE_DATE_EPOCH when set, else the exe's build time).
 	when := modTime(p.exe)
-	for _, m := range ms {
-		w, err := zw.CreateHeader(&zip.FileHeader{Name: m.name, Method: zip.Deflate, Modified: when})
-		if err != nil {
-			return err
+	return atomicfile.WriteWith(zipPath, 0o644, func(f io.Writer) error {
+		zw := zip.NewWriter(f)
+		for _, m := range ms {
+			w, err := zw.CreateHeader(&zip.FileHeader{Name: m.name, Method: zip.Deflate, Modified: when})
+			if err != nil {
+				return err
+			}
+			if _, err := w.Write(m.body); err != nil {
+				return err
+			}
 		}
-		if _, err := w.Write(m.body); err != nil {
-			return err
-		}
-	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, zipPath)
+		return zw.Close()
+	})
 }
 
 func modTime(exe string) time.Time {

@@ -1,15 +1,21 @@
-package uia
+// Package uiatest holds the fake UI Automation provider the tests of
+// internal/uia, internal/selftest and internal/wake run against on every
+// OS: an in-memory desktop tree with switches for the host states the
+// Service must refuse. It is for tests only and no shipped code imports it.
+package uiatest
 
 import (
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hearth-dev/hearth/internal/uia"
 )
 
 // FakeElement is one element of a FakeProvider's tree.
 type FakeElement struct {
-	Props
+	uia.Props
 	Children []*FakeElement
 	// Gone makes every read of or action on the element fail with ErrGone.
 	Gone bool
@@ -21,7 +27,7 @@ type FakeAction struct {
 	AutomationID string
 	Value        string
 	VirtualKey   uint16
-	Scope        Scope
+	Scope        uia.Scope
 }
 
 // FakeProvider is an in-memory Provider for tests: a desktop tree, and
@@ -123,11 +129,11 @@ func (f *FakeProvider) InteractiveDesktop() error {
 	return f.NoDesktop
 }
 
-func (f *FakeProvider) hand(refs []*FakeElement) []Ref {
+func (f *FakeProvider) hand(refs []*FakeElement) []uia.Ref {
 	f.mu.Lock()
 	f.outstanding += len(refs)
 	f.mu.Unlock()
-	out := make([]Ref, len(refs))
+	out := make([]uia.Ref, len(refs))
 	for i, r := range refs {
 		out[i] = r
 	}
@@ -147,10 +153,10 @@ func (f *FakeProvider) each(fn func(e *FakeElement)) {
 	}
 }
 
-func (f *FakeProvider) Roots(s Scope) ([]Ref, error) {
+func (f *FakeProvider) Roots(s uia.Scope) ([]uia.Ref, error) {
 	defer f.enter()()
 	if f.Desktop == nil {
-		return nil, fmt.Errorf("no desktop: %w", ErrNotFound)
+		return nil, fmt.Errorf("no desktop: %w", uia.ErrNotFound)
 	}
 	switch {
 	case s.HWND != 0:
@@ -161,7 +167,7 @@ func (f *FakeProvider) Roots(s Scope) ([]Ref, error) {
 			}
 		})
 		if found == nil {
-			return nil, fmt.Errorf("hwnd %d is not a window: %w", s.HWND, ErrNotFound)
+			return nil, fmt.Errorf("hwnd %d is not a window: %w", s.HWND, uia.ErrNotFound)
 		}
 		return f.hand([]*FakeElement{found}), nil
 	case s.ProcessID != 0:
@@ -172,18 +178,18 @@ func (f *FakeProvider) Roots(s Scope) ([]Ref, error) {
 			}
 		}
 		if len(wins) == 0 {
-			return nil, fmt.Errorf("process %d has no top-level window: %w", s.ProcessID, ErrNotFound)
+			return nil, fmt.Errorf("process %d has no top-level window: %w", s.ProcessID, uia.ErrNotFound)
 		}
 		return f.hand(wins), nil
 	}
 	return f.hand([]*FakeElement{f.Desktop}), nil
 }
 
-func (f *FakeProvider) Children(r Ref, limit int) ([]Ref, bool, error) {
+func (f *FakeProvider) Children(r uia.Ref, limit int) ([]uia.Ref, bool, error) {
 	defer f.enter()()
 	e := r.(*FakeElement)
 	if e.Gone {
-		return nil, false, ErrGone
+		return nil, false, uia.ErrGone
 	}
 	kids := e.Children
 	more := false
@@ -193,11 +199,11 @@ func (f *FakeProvider) Children(r Ref, limit int) ([]Ref, bool, error) {
 	return f.hand(kids), more, nil
 }
 
-func (f *FakeProvider) Props(r Ref) (Props, error) {
+func (f *FakeProvider) Props(r uia.Ref) (uia.Props, error) {
 	defer f.enter()()
 	e := r.(*FakeElement)
 	if e.Gone {
-		return Props{}, ErrGone
+		return uia.Props{}, uia.ErrGone
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -209,7 +215,7 @@ func (f *FakeProvider) Props(r Ref) (Props, error) {
 	return p, nil
 }
 
-func (f *FakeProvider) Release(Ref) {
+func (f *FakeProvider) Release(uia.Ref) {
 	defer f.enter()()
 	f.mu.Lock()
 	f.outstanding--
@@ -219,13 +225,13 @@ func (f *FakeProvider) Release(Ref) {
 // TopLevel finds the element whose HWND is hwnd and returns the top-level
 // window it lies in: the child of Desktop on its path (the Desktop itself
 // when hwnd is the Desktop's).
-func (f *FakeProvider) TopLevel(hwnd uint64) (Window, error) {
+func (f *FakeProvider) TopLevel(hwnd uint64) (uia.Window, error) {
 	defer f.enter()()
 	if f.TopLevelErr != nil {
-		return Window{}, f.TopLevelErr
+		return uia.Window{}, f.TopLevelErr
 	}
 	if f.Desktop == nil || hwnd == 0 {
-		return Window{}, fmt.Errorf("hwnd %d is not a window: %w", hwnd, ErrNotFound)
+		return uia.Window{}, fmt.Errorf("hwnd %d is not a window: %w", hwnd, uia.ErrNotFound)
 	}
 	var find func(e *FakeElement) bool
 	find = func(e *FakeElement) bool {
@@ -250,11 +256,11 @@ func (f *FakeProvider) TopLevel(hwnd uint64) (Window, error) {
 		}
 	}
 	if top == nil {
-		return Window{}, fmt.Errorf("hwnd %d is not a window: %w", hwnd, ErrNotFound)
+		return uia.Window{}, fmt.Errorf("hwnd %d is not a window: %w", hwnd, uia.ErrNotFound)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return Window{HWND: top.HWND, Title: top.Name, ProcessID: top.ProcessID}, nil
+	return uia.Window{HWND: top.HWND, Title: top.Name, ProcessID: top.ProcessID}, nil
 }
 
 func (f *FakeProvider) Elevated(pid int) (bool, error) {
@@ -264,7 +270,7 @@ func (f *FakeProvider) Elevated(pid int) (bool, error) {
 
 func (f *FakeProvider) record(e *FakeElement, a FakeAction) error {
 	if e.Gone {
-		return ErrGone
+		return uia.ErrGone
 	}
 	a.AutomationID = e.AutomationID
 	f.mu.Lock()
@@ -273,20 +279,20 @@ func (f *FakeProvider) record(e *FakeElement, a FakeAction) error {
 	return nil
 }
 
-func (f *FakeProvider) Invoke(r Ref) error {
+func (f *FakeProvider) Invoke(r uia.Ref) error {
 	defer f.enter()()
-	return f.record(r.(*FakeElement), FakeAction{Action: ActInvoke})
+	return f.record(r.(*FakeElement), FakeAction{Action: uia.ActInvoke})
 }
 
-func (f *FakeProvider) Focus(r Ref) error {
+func (f *FakeProvider) Focus(r uia.Ref) error {
 	defer f.enter()()
-	return f.record(r.(*FakeElement), FakeAction{Action: ActFocus})
+	return f.record(r.(*FakeElement), FakeAction{Action: uia.ActFocus})
 }
 
-func (f *FakeProvider) SetValue(r Ref, value string) error {
+func (f *FakeProvider) SetValue(r uia.Ref, value string) error {
 	defer f.enter()()
 	e := r.(*FakeElement)
-	if err := f.record(e, FakeAction{Action: ActSetValue, Value: value}); err != nil {
+	if err := f.record(e, FakeAction{Action: uia.ActSetValue, Value: value}); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -295,18 +301,18 @@ func (f *FakeProvider) SetValue(r Ref, value string) error {
 	return nil
 }
 
-func (f *FakeProvider) Click(s Scope, r Ref) error {
+func (f *FakeProvider) Click(s uia.Scope, r uia.Ref) error {
 	defer f.enter()()
 	if f.NotForeground {
-		return ErrNotForeground
+		return uia.ErrNotForeground
 	}
-	return f.record(r.(*FakeElement), FakeAction{Action: ActClick, Scope: s})
+	return f.record(r.(*FakeElement), FakeAction{Action: uia.ActClick, Scope: s})
 }
 
-func (f *FakeProvider) Key(s Scope, r Ref, vk uint16) error {
+func (f *FakeProvider) Key(s uia.Scope, r uia.Ref, vk uint16) error {
 	defer f.enter()()
 	if f.NotForeground {
-		return ErrNotForeground
+		return uia.ErrNotForeground
 	}
-	return f.record(r.(*FakeElement), FakeAction{Action: ActKey, VirtualKey: vk, Scope: s})
+	return f.record(r.(*FakeElement), FakeAction{Action: uia.ActKey, VirtualKey: vk, Scope: s})
 }

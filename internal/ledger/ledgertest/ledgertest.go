@@ -1,0 +1,60 @@
+// Package ledgertest reads the ledger's tables for other packages' tests,
+// so that they check what was journaled without naming the ledger's
+// tables or columns (the ledger owns them: docs/ARCHITECTURE.md, "Who
+// owns which table").
+package ledgertest
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"testing"
+
+	"github.com/hearth-dev/hearth/internal/store"
+)
+
+// Count returns how many ledger entries db holds of the given kinds (of
+// every kind when none is given), failing the test on an error.
+func Count(t testing.TB, db *store.DB, kinds ...string) int {
+	t.Helper()
+	q := `SELECT COUNT(*) FROM ledger_entries`
+	args := make([]any, 0, len(kinds))
+	if len(kinds) > 0 {
+		q += ` WHERE kind IN (?` + strings.Repeat(`, ?`, len(kinds)-1) + `)`
+		for _, k := range kinds {
+			args = append(args, k)
+		}
+	}
+	var n int
+	if err := db.R.QueryRow(q, args...).Scan(&n); err != nil {
+		t.Fatalf("count the ledger's entries of kinds %v: %v", kinds, err)
+	}
+	return n
+}
+
+// Tamper does what someone with write access to the database file could:
+// it drops the ledger's append-only trigger and replaces old with new in
+// the body of every entry that holds old. It returns how many entries it
+// changed, failing the test on an error or when none holds old.
+func Tamper(t testing.TB, db *store.DB, old, new string) int {
+	t.Helper()
+	var n int64
+	err := db.InTx(context.Background(), func(tx *sql.Tx) error {
+		if _, err := tx.Exec(`DROP TRIGGER ledger_entries_no_update`); err != nil {
+			return err
+		}
+		res, err := tx.Exec(`UPDATE ledger_entries SET body = CAST(replace(CAST(body AS TEXT), ?, ?) AS BLOB) WHERE instr(CAST(body AS TEXT), ?) > 0`, old, new, old)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		t.Fatalf("tamper with the ledger: %v", err)
+	}
+	if n == 0 {
+		t.Fatalf("tamper with the ledger: no entry holds %q", old)
+	}
+	return int(n)
+}
