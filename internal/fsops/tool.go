@@ -16,7 +16,7 @@ var (
 	fLimit    = primitive.Field{Name: "limit", Type: primitive.TInteger, Min: primitive.Bound(1), Desc: "list: max entries; read: max bytes; search: max matches."}
 	fEncoding = primitive.Field{Name: "encoding", Type: primitive.TString, Enum: []string{"utf8", "base64"}, Desc: "utf8 (default) or base64 (read output / write data)."}
 	fSheet    = primitive.Field{Name: "sheet", Type: primitive.TString, Desc: "read/xlsx_set: workbook sheet."}
-	fExpect   = primitive.Field{Name: "expected_sha256", Type: primitive.TString, Nullable: true, Desc: "write/patch/xlsx_set/docx_write precondition: the file's current sha256 (hex), or null to assert it does not exist."}
+	fExpect   = primitive.Field{Name: "expected_sha256", Type: primitive.TString, Nullable: true, Desc: "write, patch, xlsx_set, docx_write: the file's current sha256 (hex), or null: it must not exist."}
 )
 
 // mapErr turns the engine's errors into results a model can act on.
@@ -85,7 +85,7 @@ func (e *Engine) Specs() []*primitive.Spec {
 		{Tool: "fs", Operation: "list", Risk: primitive.RiskRead, Summary: "directory entries (name, type, size, mtime).",
 			Fields: []primitive.Field{fPath, fLimit},
 			Run:    primitive.Typed(run("list", func(ctx context.Context, _ *primitive.Call, in ListInput) (ListResult, error) { return e.List(ctx, in) }))},
-		{Tool: "fs", Operation: "read", Risk: primitive.RiskRead, Summary: "file content from offset (bounded), PDF/Office/OpenDocument as text (format); reports size, eof and the file's sha256.",
+		{Tool: "fs", Operation: "read", Risk: primitive.RiskRead, Summary: "file content from offset (bounded), documents (PDF, Office) as text; reports size, eof and the file's sha256.",
 			Fields: []primitive.Field{fPath,
 				{Name: "offset", Type: primitive.TInteger, Min: primitive.Bound(0), Desc: "read: byte offset (default 0)."}, fLimit, fEncoding,
 				{Name: "pages", Type: primitive.TString, Desc: "read: PDF pages (2-5)."}, fSheet,
@@ -104,7 +104,7 @@ func (e *Engine) Specs() []*primitive.Spec {
 				{Name: "respect_ignore", Type: primitive.TBoolean, Desc: "search: honour .gitignore, .ignore, .git/info/exclude (default true)."},
 				{Name: "hidden", Type: primitive.TBoolean, Desc: "search: include dot files and directories."},
 				{Name: "names_only", Type: primitive.TBoolean, Desc: "search: match names only, read no file."},
-				{Name: "documents", Type: primitive.TBoolean, Desc: "search: also the text of PDF/Office files."}},
+				{Name: "documents", Type: primitive.TBoolean, Desc: "search: also PDF/Office text."}},
 			Run: primitive.Typed(run("search", func(ctx context.Context, _ *primitive.Call, in SearchInput) (SearchResult, error) {
 				return e.Search(ctx, in)
 			}))},
@@ -135,13 +135,13 @@ func (e *Engine) Specs() []*primitive.Spec {
 			Run: primitive.Typed(run("patch", func(ctx context.Context, c *primitive.Call, in PatchInput) (PatchResult, error) {
 				return e.Patch(withChecked(withFuture(ctx, c.FutureID), c.Checked), route(c), in)
 			}))},
-		{Tool: "fs", Operation: "xlsx_set", Risk: primitive.RiskWrite, Target: e.xlsxSetTarget, Summary: "set cells of a .xlsx sheet (values or =formulas), keeping the rest; creates the file or sheet; receipt for undo.",
+		{Tool: "fs", Operation: "xlsx_set", Risk: primitive.RiskWrite, Target: e.xlsxSetTarget, Summary: "set cells of one .xlsx sheet (values, =formulas); keeps the rest.",
 			Fields: []primitive.Field{fPath, fSheet,
-				{Name: "cells", Type: primitive.TObject, Required: true, Desc: `xlsx_set: {"B2": 99, "C3": "=SUM(B1:B2)", "A5:B5": [[1, 2]]}; null clears.`}, fExpect},
+				{Name: "cells", Type: primitive.TObject, Required: true, Desc: `xlsx_set: {"B2": 99, "C3": "=SUM(B1:B2)"}.`}, fExpect},
 			Run: primitive.Typed(run("xlsx_set", func(ctx context.Context, c *primitive.Call, in XlsxSetInput) (XlsxSetResult, error) {
 				return e.XlsxSet(withChecked(withFuture(ctx, c.FutureID), c.Checked), route(c), in)
 			}))},
-		{Tool: "fs", Operation: "docx_write", Risk: primitive.RiskWrite, Target: e.docxWriteTarget, Summary: "write a new .docx from Markdown (headings, lists, tables, bold/italic); receipt for undo.",
+		{Tool: "fs", Operation: "docx_write", Risk: primitive.RiskWrite, Target: e.docxWriteTarget, Summary: "write a new .docx from Markdown.",
 			Fields: []primitive.Field{fPath, {Name: "markdown", Type: primitive.TString, Required: true, Desc: "docx_write: the document."}, fExpect},
 			Run: primitive.Typed(run("docx_write", func(ctx context.Context, c *primitive.Call, in DocxWriteInput) (WriteResult, error) {
 				return e.DocxWrite(withChecked(withFuture(ctx, c.FutureID), c.Checked), route(c), in)
