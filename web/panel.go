@@ -124,7 +124,9 @@ type Deps struct {
 	// Updates, when set, is the update service the Status page shows,
 	// and InstallUpdate starts its offer under the operator's name.
 	Updates       status.Updates
-	InstallUpdate func(ctx context.Context, operator string) error
+	InstallUpdate func(ctx context.Context, operator string, whenDone bool) error
+	// UpdateBusy says what an update now would stop ("" when nothing).
+	UpdateBusy func(ctx context.Context) string
 }
 
 // Panel is the control panel: its sessions and its router.
@@ -240,7 +242,7 @@ func (p *Panel) routes() (http.Handler, error) {
 		st := &status.Handler{Kit: kit, Gov: d.Gov, Operator: d.Operator, Ledger: d.Ledger, MCPURL: d.MCPURL,
 			AnyAccount: d.AnyAccount, LastBackup: d.LastBackup, Storage: d.Storage, Undo: d.Undo, DataDir: d.DataDir, Ports: d.PortMoves}
 		if d.Updates != nil {
-			st.Update = &status.UpdateHandler{Kit: kit, Updates: d.Updates, Install: d.InstallUpdate}
+			st.Update = &status.UpdateHandler{Kit: kit, Updates: d.Updates, Install: d.InstallUpdate, Busy: d.UpdateBusy}
 		}
 		if d.DB != nil {
 			st.DiskFull = d.DB.DiskFull

@@ -172,6 +172,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := peeruser.AdoptOrphans(); err != nil {
 		log.Warn("serve: programs that leave their parent will not stay below Hearth", "err", err)
 	}
+	// A hand-over the last run left unfinished is finished first, before
+	// the database opens.
+	if o, restarted, ok := resumeUpdate(ctx, dataDir, os.Args[1:], log); ok {
+		fmt.Fprintln(stdout, o.Plain)
+		if restarted {
+			reportHandedOver(ctx, dataDir, stdout)
+			return nil
+		}
+	}
 	// The control endpoint's Quit (uninstall) ends serving as Ctrl-C does.
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
@@ -236,6 +245,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// back if it is not healthy), then exit.
 		o := handoff.apply(plan, dataDir, os.Args[1:], h.Config.BackupKeep, log)
 		fmt.Fprintln(stdout, o.Plain)
+		// This serve's context ended with the hand-over.
+		reportHandedOver(context.Background(), dataDir, stdout)
 	}
 	return err
 }

@@ -91,6 +91,13 @@ func trayMain(ctx context.Context, quiet bool) error {
 	// fyne.io/systray reports its failures through the standard logger.
 	slog.SetDefault(log)
 
+	// A hand-over the last run left unfinished is finished first, before
+	// the database opens; when this program was the unchecked new
+	// version, the previous one now runs in its place.
+	if o, restarted, ok := resumeUpdate(ctx, dataDir, os.Args[1:], log); ok && restarted {
+		log.Info("update", "result", o.Result, "plain", o.Plain)
+		return nil
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find this program: %w", err)

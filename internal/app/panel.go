@@ -37,7 +37,7 @@ func (a *App) PanelDeps() web.Deps {
 		},
 	}
 	if a.Updates != nil {
-		d.Updates, d.InstallUpdate = a.Updates, a.InstallUpdate
+		d.Updates, d.InstallUpdate, d.UpdateBusy = a.Updates, a.InstallUpdate, a.UpdateBusy
 	}
 	if runtime.GOOS == "windows" {
 		// The logon task exists only on Windows; elsewhere the Setup page

@@ -102,6 +102,7 @@ func (a *App) Serve(ctx context.Context) error {
 	var shutErr error
 	stops = append(stops, func() { shutErr = shutdown(ctx, mcpSrv, panelSrv) })
 	close(a.ready)
+	a.confirmUpdate()
 	a.startTunnel(ctx)
 	stops = append(stops, a.Tunnel.Stop)
 

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -104,8 +107,12 @@ func (a *App) recordUpdateOutcome(ctx context.Context) error {
 }
 
 // InstallUpdate starts installing the offered update for operator: it is
-// journaled under their name first, like every operator action.
-func (a *App) InstallUpdate(ctx context.Context, operator string) error {
+// journaled under their name first, like every operator action. whenDone
+// (Update when they are done) waits for the quiet moment update.auto
+// waits for; otherwise (Update now) the work in progress is stopped, and
+// the entry says what it stops. Queued work stays in the database and
+// runs after the update either way.
+func (a *App) InstallUpdate(ctx context.Context, operator string, whenDone bool) error {
 	st := a.Updates.State()
 	if st.Offer == nil {
 		return errors.New("no update is available")
@@ -114,8 +121,72 @@ func (a *App) InstallUpdate(ctx context.Context, operator string) error {
 		return errors.New("this update cannot be installed now")
 	}
 	rec := map[string]string{"operator": operator, "from": st.Version, "to": st.Offer.Version}
+	if whenDone {
+		rec["when"] = "when done"
+	} else if busy := a.UpdateBusy(ctx); busy != "" {
+		rec["stops"] = busy
+	}
 	if _, err := a.Ledger.Append(ctx, KindUpdateInstall, rec); err != nil {
 		return fmt.Errorf("record the update in the ledger: %w", err)
 	}
+	if whenDone {
+		return a.Updates.InstallWhenDone()
+	}
 	return a.Updates.Install(ctx)
+}
+
+// UpdateBusy says, for the Update button, what an update now would stop:
+// "2 tasks are running and 1 approval is waiting"; "" at a quiet moment.
+// Tasks are the calls being answered, the detached and scheduled work
+// queued, running or waiting, and the open sessions.
+func (a *App) UpdateBusy(ctx context.Context) string {
+	tasks := int(a.mcpInFlight.Load()) + a.Sessions.Count()
+	if futures, err := a.Dispatcher.ListAllFutures(ctx, 500); err == nil {
+		for _, f := range futures {
+			switch f.State {
+			case "queued", "running", "waiting", "permit", "held":
+				tasks++
+			}
+		}
+	}
+	approvals := 0
+	if pending, err := a.Operator.Permits(ctx, "pending"); err == nil {
+		approvals = len(pending)
+	}
+	return busyWords(tasks, approvals)
+}
+
+// busyWords is UpdateBusy's sentence for the counts.
+func busyWords(tasks, approvals int) string {
+	var parts []string
+	switch {
+	case tasks == 1:
+		parts = append(parts, "1 task is running")
+	case tasks > 1:
+		parts = append(parts, fmt.Sprintf("%d tasks are running", tasks))
+	}
+	switch {
+	case approvals == 1:
+		parts = append(parts, "1 approval is waiting")
+	case approvals > 1:
+		parts = append(parts, fmt.Sprintf("%d approvals are waiting", approvals))
+	}
+	return strings.Join(parts, " and ")
+}
+
+// confirmUpdate ends a hand-over to this version once it serves (the
+// watching Hearth may have been killed before it could): see
+// update.Confirm.
+func (a *App) confirmUpdate() {
+	if a.Updates == nil {
+		return
+	}
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		return
+	}
+	update.Confirm(a.DataDir, exe, a.Updates.State().Version)
 }

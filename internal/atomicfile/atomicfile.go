@@ -160,6 +160,10 @@ func (r Replacer) RemoveFile(path string) (attempts int, err error) {
 	return attempts, nil
 }
 
+// Retry runs op with the retries of a held file (IsTransient), as Write
+// and RemoveFile do: the fs file operations rename and trash through it.
+func (r Replacer) Retry(op func() error) (attempts int, err error) { return r.retry(op) }
+
 // retry runs op until it succeeds, fails for a reason that is not
 // transient, or has been tried MaxAttempts times.
 func (r Replacer) retry(op func() error) (attempts int, err error) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/hearth-dev/hearth/internal/atomicfile"
 )
@@ -121,4 +122,75 @@ func writeAtomic(path string, data []byte) error {
 		return fmt.Errorf("write config %s: %w", path, err)
 	}
 	return nil
+}
+
+// SetNestedString sets one string at the key path keys (for instance
+// tunnel, client_sha256: the update's re-pin) and, like SetStrings, leaves
+// every other byte of the file as it was; a missing key on the path is
+// added (as an object holding the rest of the path). The result must load,
+// or nothing is written; the file is replaced atomically.
+func SetNestedString(path string, keys []string, value string) error {
+	if len(keys) == 0 || !topKeys()[keys[0]] {
+		return &Error{File: path, Key: strings.Join(keys, "."), Msg: "unknown key"}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("update config %s: %w", path, err)
+	}
+	v, _ := json.Marshal(value)
+	out, err := setNested(data, keys, v)
+	if err != nil {
+		return &Error{File: path, Key: strings.Join(keys, "."), Msg: err.Error()}
+	}
+	if _, err := Parse(path, out); err != nil {
+		return fmt.Errorf("update config %s: the result would not load: %w", path, err)
+	}
+	return writeAtomic(path, out)
+}
+
+// setNested sets the raw JSON value at keys in the object data.
+func setNested(data []byte, keys []string, value json.RawMessage) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return nil, errors.New("not a JSON object")
+	}
+	open := dec.InputOffset()
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("not a JSON object: %w", err)
+		}
+		key, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, fmt.Errorf("not a JSON object: key %q: %w", key, err)
+		}
+		if key != keys[0] {
+			continue
+		}
+		end := dec.InputOffset()
+		start := end - int64(len(raw))
+		repl := value
+		if len(keys) > 1 {
+			if repl, err = setNested(raw, keys[1:], value); err != nil {
+				return nil, fmt.Errorf("%s: %w", key, err)
+			}
+		}
+		return append(bytes.Clone(data[:start]), append(repl, data[end:]...)...), nil
+	}
+	// Missing: added at the top of the object.
+	nested := value
+	for i := len(keys) - 1; i > 0; i-- {
+		kb, _ := json.Marshal(keys[i])
+		nested = append(append(append([]byte("{"), kb...), ':'), append(nested, '}')...)
+	}
+	kb, _ := json.Marshal(keys[0])
+	ins := fmt.Sprintf("\n  %s: %s", kb, nested)
+	if hasKeys(data) {
+		ins += ","
+	} else {
+		ins += "\n"
+	}
+	return append(bytes.Clone(data[:open]), append([]byte(ins), data[open:]...)...), nil
 }

@@ -53,7 +53,8 @@ type ChangesInput struct {
 type Change struct {
 	ReceiptID  string    `json:"receipt_id"`
 	Path       string    `json:"path"`
-	Operation  string    `json:"operation"` // write, patch or undo
+	Operation  string    `json:"operation"`      // write, patch or undo; move, copy, mkdir, trash, restore or rmdir
+	From       string    `json:"from,omitempty"` // move, copy: where the item was
 	At         time.Time `json:"at"`
 	PreSHA256  *string   `json:"pre_sha256"`  // null: the file did not exist
 	PostSHA256 *string   `json:"post_sha256"` // null: the change removed it
@@ -93,8 +94,9 @@ func (e *Engine) Changes(ctx context.Context, route string, in ChangesInput) (Ch
 	cond, arg := primitive.RouteMatch("route", route)
 	with, join := undoDepthSQL("r", cond)
 	rows, err := e.DB.R.QueryContext(ctx, with+
-		`SELECT id, path, op, created_at, pre_sha256, post_sha256, undone_by, undoes, operator IS NOT NULL,
-		   prior_sha256 IS NOT NULL OR prior_file IS NOT NULL OR prior IS NOT NULL OR existed_before = 0, `+undoneSQL+`
+		`SELECT id, path, COALESCE(action, op), created_at, pre_sha256, post_sha256, undone_by, undoes, operator IS NOT NULL,
+		   prior_sha256 IS NOT NULL OR prior_file IS NOT NULL OR prior IS NOT NULL OR existed_before = 0 OR action IS NOT NULL, `+undoneSQL+`,
+		   COALESCE(from_path, '')
 		 FROM fs_receipts r`+join+`WHERE `+cond+` AND state = 'committed' AND (created_at < ? OR (created_at = ? AND id < ?))
 		 ORDER BY created_at DESC, id DESC LIMIT ?`, arg, arg, at, at, after, limit+1)
 	if err != nil {
@@ -108,7 +110,7 @@ func (e *Engine) Changes(ctx context.Context, route string, in ChangesInput) (Ch
 		var ms int64
 		var pre, post, undoneBy, undoes sql.NullString
 		var kept, undone bool
-		if err := rows.Scan(&c.ReceiptID, &c.Path, &c.Operation, &ms, &pre, &post, &undoneBy, &undoes, &c.ByOperator, &kept, &undone); err != nil {
+		if err := rows.Scan(&c.ReceiptID, &c.Path, &c.Operation, &ms, &pre, &post, &undoneBy, &undoes, &c.ByOperator, &kept, &undone, &c.From); err != nil {
 			return ChangesResult{}, fmt.Errorf("list changes: %w", err)
 		}
 		if len(res.Changes) == limit {

@@ -45,8 +45,8 @@ const MaxChats = 200
 // Chats lists the conversations that changed files, the one that changed
 // one last first, at most MaxChats.
 func (e *Engine) Chats(ctx context.Context) ([]ChatSummary, error) {
-	rows, err := e.DB.R.QueryContext(ctx, `SELECT k, MIN(created_at), MAX(created_at), COUNT(*) FROM (
-		SELECT CASE WHEN route LIKE ? THEN ? ELSE route END AS k, created_at FROM fs_receipts
+	rows, err := e.DB.R.QueryContext(ctx, `SELECT k, MIN(created_at), MAX(created_at), COUNT(DISTINCT c) FROM (
+		SELECT CASE WHEN route LIKE ? THEN ? ELSE route END AS k, created_at, COALESCE(call_batch, id) AS c FROM fs_receipts
 		WHERE state = 'committed' AND operator IS NULL) GROUP BY k ORDER BY MAX(created_at) DESC LIMIT ?`,
 		primitive.AnonymousRoutePrefix+"%", primitive.AnonymousRoutePrefix, MaxChats)
 	if err != nil {
@@ -96,6 +96,12 @@ type ChatChange struct {
 	FutureID           string
 	Kept               bool
 	CreatedFile, Moved bool
+	// Action is the file operation (move, copy, mkdir, trash, restore,
+	// rmdir; "" for a write, patch or undo of content), From where the
+	// item was before, Dir that it is a folder, CallBatch the call that
+	// did several items at once (one change on the page).
+	Action, From, CallBatch string
+	Dir                     bool
 }
 
 // MaxChatChanges bounds the changes of one conversation the page reads.
@@ -109,9 +115,10 @@ func (e *Engine) ChatChanges(ctx context.Context, key string) ([]ChatChange, err
 	rows, err := e.DB.R.QueryContext(ctx, `SELECT * FROM (
 		SELECT id, path, op, created_at, existed_before, COALESCE(pre_sha256, ''), COALESCE(post_sha256, ''), prior_size,
 		  COALESCE(undone_by, ''), COALESCE(undoes, ''), COALESCE(operator, ''), COALESCE(batch, ''), COALESCE(future_id, ''),
-		  prior_sha256 IS NOT NULL OR prior_file IS NOT NULL OR prior IS NOT NULL OR existed_before = 0
-		FROM fs_receipts WHERE `+cond+` AND state = 'committed' ORDER BY created_at DESC, id DESC LIMIT ?)
-		ORDER BY 4, 1`, arg, MaxChatChanges)
+		  prior_sha256 IS NOT NULL OR prior_file IS NOT NULL OR prior IS NOT NULL OR existed_before = 0 OR action IS NOT NULL,
+		  COALESCE(action, ''), COALESCE(from_path, ''), COALESCE(call_batch, ''), is_dir, rowid AS seq
+		FROM fs_receipts WHERE `+cond+` AND state = 'committed' ORDER BY created_at DESC, seq DESC LIMIT ?)
+		ORDER BY 4, seq`, arg, MaxChatChanges)
 	if err != nil {
 		return nil, fmt.Errorf("list a conversation's changes: %w", err)
 	}
@@ -121,12 +128,12 @@ func (e *Engine) ChatChanges(ctx context.Context, key string) ([]ChatChange, err
 		var c ChatChange
 		var at int64
 		if err := rows.Scan(&c.ID, &c.Path, &c.Op, &at, &c.Existed, &c.Pre, &c.Post, &c.PriorSize,
-			&c.UndoneBy, &c.Undoes, &c.Operator, &c.Batch, &c.FutureID, &c.Kept); err != nil {
+			&c.UndoneBy, &c.Undoes, &c.Operator, &c.Batch, &c.FutureID, &c.Kept, &c.Action, &c.From, &c.CallBatch, &c.Dir, new(int64)); err != nil {
 			return nil, fmt.Errorf("list a conversation's changes: %w", err)
 		}
 		c.At = time.UnixMilli(at)
-		c.CreatedFile = !c.Existed && c.Post != ""
-		c.Moved = c.Existed && c.Post == ""
+		c.CreatedFile = c.Action == "" && !c.Existed && c.Post != ""
+		c.Moved = c.Action == "" && c.Existed && c.Post == ""
 		out = append(out, c)
 	}
 	return out, rows.Err()

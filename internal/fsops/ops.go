@@ -1,6 +1,7 @@
 package fsops
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -63,6 +65,12 @@ func typeOf(m fs.FileMode) string {
 type ListInput struct {
 	Path  string `json:"path"`
 	Limit int    `json:"limit,omitempty"`
+	// Sort is name (default), size (largest first) or modified (newest
+	// first); ModifiedAfter and ModifiedBefore keep the entries modified
+	// at or after, and before, a time (RFC 3339, or a date: midnight UTC).
+	Sort           string `json:"sort,omitempty"`
+	ModifiedAfter  string `json:"modified_after,omitempty"`
+	ModifiedBefore string `json:"modified_before,omitempty"`
 }
 
 // Entry is one directory entry. Size and mtime are the entry's own (a
@@ -74,7 +82,8 @@ type Entry struct {
 	MTime time.Time `json:"mtime"`
 }
 
-// ListResult is the output of list: entries sorted by name.
+// ListResult is the output of list: entries in the order asked (by name
+// by default); Total counts the entries the filters kept.
 type ListResult struct {
 	Path      string  `json:"path"`
 	Entries   []Entry `json:"entries"`
@@ -95,13 +104,28 @@ func (e *Engine) List(ctx context.Context, in ListInput) (ListResult, error) {
 	if info, err := os.Stat(abs); err == nil && !info.IsDir() {
 		return ListResult{}, &InputError{Field: "path", Message: fmt.Sprintf("%s is a %s, not a directory; use read or stat", abs, typeOf(info.Mode()))}
 	}
+	after, err := listTime("modified_after", in.ModifiedAfter)
+	if err != nil {
+		return ListResult{}, err
+	}
+	before, err := listTime("modified_before", in.ModifiedBefore)
+	if err != nil {
+		return ListResult{}, err
+	}
+	switch in.Sort {
+	case "", "name", "size", "modified":
+	default:
+		return ListResult{}, &InputError{Field: "sort", Message: fmt.Sprintf("%q is not one of name, size, modified", in.Sort)}
+	}
 	des, err := os.ReadDir(abs)
 	if err != nil {
 		return ListResult{}, fmt.Errorf("list %s: %w", abs, err)
 	}
+	all := (in.Sort == "" || in.Sort == "name") && after.IsZero() && before.IsZero()
 	res := ListResult{Path: abs, Entries: []Entry{}, Total: len(des)}
+	var kept []Entry
 	for _, de := range des {
-		if len(res.Entries) == limit {
+		if all && len(res.Entries) == limit {
 			res.Truncated = true
 			break
 		}
@@ -110,9 +134,45 @@ func (e *Engine) List(ctx context.Context, in ListInput) (ListResult, error) {
 			ent.Size, ent.MTime = info.Size(), info.ModTime().UTC()
 			ent.Type = typeOf(info.Mode())
 		}
-		res.Entries = append(res.Entries, ent)
+		if all {
+			res.Entries = append(res.Entries, ent)
+			continue
+		}
+		if !after.IsZero() && ent.MTime.Before(after) || !before.IsZero() && !ent.MTime.Before(before) {
+			continue
+		}
+		kept = append(kept, ent)
 	}
+	if all {
+		return res, nil
+	}
+	switch in.Sort {
+	case "size":
+		slices.SortStableFunc(kept, func(a, b Entry) int { return cmp.Compare(b.Size, a.Size) })
+	case "modified":
+		slices.SortStableFunc(kept, func(a, b Entry) int { return b.MTime.Compare(a.MTime) })
+	}
+	res.Total = len(kept)
+	if len(kept) > limit {
+		kept, res.Truncated = kept[:limit], true
+	}
+	res.Entries = append(res.Entries, kept...)
 	return res, nil
+}
+
+// listTime reads a time of list's filters: RFC 3339, or a date (its
+// midnight UTC); "" is none.
+func listTime(field, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, &InputError{Field: field, Message: fmt.Sprintf("%q is not a time: give RFC 3339 (2025-01-31T09:00:00Z) or a date (2025-01-31)", s)}
 }
 
 // ReadInput is the input of read. Pages, Sheet, Range and Formulas select

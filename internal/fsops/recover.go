@@ -34,18 +34,18 @@ type RecoverReport struct {
 func (e *Engine) Recover(ctx context.Context) (RecoverReport, error) {
 	var rep RecoverReport
 	type pending struct {
-		id, path, undoes string
-		post             sql.NullString
+		id, path, undoes, action string
+		post                     sql.NullString
 	}
 	var ps []pending
 	rows, err := e.DB.R.QueryContext(ctx,
-		`SELECT id, path, COALESCE(undoes, ''), post_sha256 FROM fs_receipts WHERE state = 'pending'`)
+		`SELECT id, path, COALESCE(undoes, ''), post_sha256, COALESCE(action, '') FROM fs_receipts WHERE state = 'pending'`)
 	if err != nil {
 		return rep, fmt.Errorf("recover fs receipts: %w", err)
 	}
 	for rows.Next() {
 		var p pending
-		if err := rows.Scan(&p.id, &p.path, &p.undoes, &p.post); err != nil {
+		if err := rows.Scan(&p.id, &p.path, &p.undoes, &p.post, &p.action); err != nil {
 			rows.Close()
 			return rep, fmt.Errorf("recover fs receipts: %w", err)
 		}
@@ -56,6 +56,18 @@ func (e *Engine) Recover(ctx context.Context) (RecoverReport, error) {
 		return rep, fmt.Errorf("recover fs receipts: %w", err)
 	}
 	for _, p := range ps {
+		if p.action != "" {
+			done, err := e.recoverAction(ctx, p.id)
+			if err != nil {
+				return rep, err
+			}
+			if done {
+				rep.Committed++
+			} else {
+				rep.Voided++
+			}
+			continue
+		}
 		// A file that cannot be read now counts as not in place: the
 		// receipt becomes void (not undoable) rather than blocking start-up.
 		sha, exists, err := fileHash(p.path)

@@ -102,6 +102,10 @@ func (e *Engine) undoTarget(ctx context.Context, route string, raw json.RawMessa
 		if err != nil {
 			return primitive.Target{}, err
 		}
+		if r.action != "" {
+			e.undoActionTarget(&t, r)
+			continue
+		}
 		var restored []byte
 		if r.existed {
 			if restored, err = e.priorHead(ctx, r); err != nil {

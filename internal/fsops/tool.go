@@ -2,6 +2,7 @@ package fsops
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -12,12 +13,35 @@ import (
 // The fs tool's field descriptions are shared by every operation that
 // takes the field, because the advertised schema is one flat object.
 var (
-	fPath     = primitive.Field{Name: "path", Type: primitive.TString, Required: true, Desc: "Absolute path under a configured root (search: the directory to search)."}
-	fLimit    = primitive.Field{Name: "limit", Type: primitive.TInteger, Min: primitive.Bound(1), Desc: "list: max entries; read: max bytes; search: max matches."}
-	fEncoding = primitive.Field{Name: "encoding", Type: primitive.TString, Enum: []string{"utf8", "base64"}, Desc: "utf8 (default) or base64 (read output / write data)."}
-	fSheet    = primitive.Field{Name: "sheet", Type: primitive.TString, Desc: "read/xlsx_set: workbook sheet."}
-	fExpect   = primitive.Field{Name: "expected_sha256", Type: primitive.TString, Nullable: true, Desc: "write, patch, xlsx_set, docx_write: the file's current sha256 (hex), or null: it must not exist."}
+	fPath     = primitive.Field{Name: "path", Type: primitive.TString, Required: true, Desc: "Absolute path under a root (search: the folder)."}
+	fLimit    = primitive.Field{Name: "limit", Type: primitive.TInteger, Min: primitive.Bound(1), Desc: "max entries, bytes (read) or matches (search)."}
+	fEncoding = primitive.Field{Name: "encoding", Type: primitive.TString, Enum: []string{"utf8", "base64"}, Desc: "utf8 (default) or base64."}
+	fSheet    = primitive.Field{Name: "sheet", Type: primitive.TString, Desc: "sheet name."}
+	fExpect   = primitive.Field{Name: "expected_sha256", Type: primitive.TString, Nullable: true, Desc: "the current sha256 (hex) of the file replaced, or null: it must not exist."}
+	// The file operations' fields: one item, or items.
+	fFrom      = primitive.Field{Name: "from", Type: primitive.TString, Desc: "the file or folder."}
+	fTo        = primitive.Field{Name: "to", Type: primitive.TString, Desc: "new path, or a folder to put it in."}
+	fOverwrite = primitive.Field{Name: "overwrite", Type: primitive.TBoolean, Desc: "replace a file there (it goes to the bin)."}
+	fItemPath  = primitive.Field{Name: "path", Type: primitive.TString, Desc: fPath.Desc}
 )
+
+// fItems is the items field of a file operation: its item's own fields.
+func fItems(fields ...primitive.Field) primitive.Field {
+	return primitive.Field{Name: "items", Type: primitive.TArray, Min: primitive.Bound(1), Max: primitive.Bound(MaxFileOpItems),
+		Desc:  "move/copy/mkdir/trash: up to 1000 items, each done on its own.",
+		Items: &primitive.Field{Type: primitive.TObject, Fields: fields}}
+}
+
+// bare is f without its description (an item's fields are described at
+// the top level).
+func bare(fs ...primitive.Field) []primitive.Field {
+	out := make([]primitive.Field, len(fs))
+	for i, f := range fs {
+		f.Desc = ""
+		out[i] = f
+	}
+	return out
+}
 
 // mapErr turns the engine's errors into results a model can act on.
 func mapErr(op string, err error) error {
@@ -83,28 +107,31 @@ func (e *Engine) Specs() []*primitive.Spec {
 	route := func(c *primitive.Call) string { return c.Route }
 	return []*primitive.Spec{
 		{Tool: "fs", Operation: "list", Risk: primitive.RiskRead, Summary: "directory entries (name, type, size, mtime).",
-			Fields: []primitive.Field{fPath, fLimit},
-			Run:    primitive.Typed(run("list", func(ctx context.Context, _ *primitive.Call, in ListInput) (ListResult, error) { return e.List(ctx, in) }))},
-		{Tool: "fs", Operation: "read", Risk: primitive.RiskRead, Summary: "file content from offset (bounded), documents (PDF, Office) as text; reports size, eof and the file's sha256.",
+			Fields: []primitive.Field{fPath, fLimit,
+				{Name: "sort", Type: primitive.TString, Enum: []string{"name", "size", "modified"}, Desc: "size, modified: largest, newest first."},
+				{Name: "modified_after", Type: primitive.TString, Desc: "RFC 3339 or YYYY-MM-DD."},
+				{Name: "modified_before", Type: primitive.TString, Desc: "RFC 3339 or YYYY-MM-DD."}},
+			Run: primitive.Typed(run("list", func(ctx context.Context, _ *primitive.Call, in ListInput) (ListResult, error) { return e.List(ctx, in) }))},
+		{Tool: "fs", Operation: "read", Risk: primitive.RiskRead, Summary: "file content from offset (bounded; documents as text); reports size, eof, sha256.",
 			Fields: []primitive.Field{fPath,
-				{Name: "offset", Type: primitive.TInteger, Min: primitive.Bound(0), Desc: "read: byte offset (default 0)."}, fLimit, fEncoding,
-				{Name: "pages", Type: primitive.TString, Desc: "read: PDF pages (2-5)."}, fSheet,
-				{Name: "range", Type: primitive.TString, Desc: "read: cells (A1:C20)."},
-				{Name: "formulas", Type: primitive.TBoolean, Desc: "read: show formulas."}},
+				{Name: "offset", Type: primitive.TInteger, Min: primitive.Bound(0), Desc: "byte offset (default 0)."}, fLimit, fEncoding,
+				{Name: "pages", Type: primitive.TString, Desc: "PDF pages (2-5)."}, fSheet,
+				{Name: "range", Type: primitive.TString, Desc: "cells (A1:C20)."},
+				{Name: "formulas", Type: primitive.TBoolean, Desc: "show formulas."}},
 			Run: primitive.Typed(run("read", func(ctx context.Context, _ *primitive.Call, in ReadInput) (ReadResult, error) { return e.Read(ctx, in) }))},
-		{Tool: "fs", Operation: "search", Risk: primitive.RiskRead, Summary: "find query in names and lines of files under path, like rg: honours .gitignore/.ignore, skips hidden, binary, symlinks, files over 2 MB; sorted by path, line; skipped counts why.",
+		{Tool: "fs", Operation: "search", Risk: primitive.RiskRead, Summary: "find query in names and lines of files under path, like rg (honours .gitignore; skips hidden, binary, links, files over 2 MB); skipped counts why.",
 			Fields: []primitive.Field{fPath,
-				{Name: "query", Type: primitive.TString, Required: true, Desc: "search: text to find (case-sensitive literal unless regex/case_insensitive)."}, fLimit,
-				{Name: "max_entries", Type: primitive.TInteger, Min: primitive.Bound(1), Desc: "search: max directory entries to visit."},
-				{Name: "regex", Type: primitive.TBoolean, Desc: "search: query is RE2 (Go regexp), matched per line."},
-				{Name: "case_insensitive", Type: primitive.TBoolean, Desc: "search: ignore case."},
-				{Name: "include", Type: primitive.TArray, Items: &primitive.Field{Type: primitive.TString}, Desc: "search: only files matching a glob (*.go, src/**/*.ts)."},
-				{Name: "exclude", Type: primitive.TArray, Items: &primitive.Field{Type: primitive.TString}, Desc: "search: skip entries matching a glob."},
-				{Name: "context_lines", Type: primitive.TInteger, Min: primitive.Bound(0), Max: primitive.Bound(MaxSearchContext), Desc: "search: lines before/after each hit (0-5)."},
-				{Name: "respect_ignore", Type: primitive.TBoolean, Desc: "search: honour .gitignore, .ignore, .git/info/exclude (default true)."},
-				{Name: "hidden", Type: primitive.TBoolean, Desc: "search: include dot files and directories."},
-				{Name: "names_only", Type: primitive.TBoolean, Desc: "search: match names only, read no file."},
-				{Name: "documents", Type: primitive.TBoolean, Desc: "search: also PDF/Office text."}},
+				{Name: "query", Type: primitive.TString, Required: true, Desc: "text to find (case-sensitive literal unless regex/case_insensitive)."}, fLimit,
+				{Name: "max_entries", Type: primitive.TInteger, Min: primitive.Bound(1), Desc: "max directory entries to visit."},
+				{Name: "regex", Type: primitive.TBoolean, Desc: "query is RE2 (Go regexp), matched per line."},
+				{Name: "case_insensitive", Type: primitive.TBoolean, Desc: "ignore case."},
+				{Name: "include", Type: primitive.TArray, Items: &primitive.Field{Type: primitive.TString}, Desc: "only files matching a glob (*.go, src/**/*.ts)."},
+				{Name: "exclude", Type: primitive.TArray, Items: &primitive.Field{Type: primitive.TString}, Desc: "skip entries matching a glob."},
+				{Name: "context_lines", Type: primitive.TInteger, Min: primitive.Bound(0), Max: primitive.Bound(MaxSearchContext), Desc: "lines before/after each hit (0-5)."},
+				{Name: "respect_ignore", Type: primitive.TBoolean, Desc: "honour .gitignore, .ignore, .git/info/exclude (default true)."},
+				{Name: "hidden", Type: primitive.TBoolean, Desc: "include dot files and directories."},
+				{Name: "names_only", Type: primitive.TBoolean, Desc: "match names only, read no file."},
+				{Name: "documents", Type: primitive.TBoolean, Desc: "also PDF/Office text."}},
 			Run: primitive.Typed(run("search", func(ctx context.Context, _ *primitive.Call, in SearchInput) (SearchResult, error) {
 				return e.Search(ctx, in)
 			}))},
@@ -121,13 +148,13 @@ func (e *Engine) Specs() []*primitive.Spec {
 			})},
 		{Tool: "fs", Operation: "write", Risk: primitive.RiskWrite, Target: e.writeTarget, Summary: "replace or create a file atomically; returns receipt_id (for undo) and the new sha256.",
 			Fields: []primitive.Field{fPath,
-				{Name: "data", Type: primitive.TString, Required: true, Desc: "write: the whole new content (text, or base64 with encoding)."}, fEncoding, fExpect},
+				{Name: "data", Type: primitive.TString, Required: true, Desc: "the whole new content (text, or base64 with encoding)."}, fEncoding, fExpect},
 			Run: primitive.Typed(run("write", func(ctx context.Context, c *primitive.Call, in WriteInput) (WriteResult, error) {
 				return e.Write(withChecked(withFuture(ctx, c.FutureID), c.Checked), route(c), in)
 			}))},
-		{Tool: "fs", Operation: "patch", Risk: primitive.RiskWrite, Target: e.patchTarget, Summary: "apply replacements in order; each old must occur exactly once (else conflict naming it); keeps CRLF and BOM.",
+		{Tool: "fs", Operation: "patch", Risk: primitive.RiskWrite, Target: e.patchTarget, Summary: "apply replacements in order; each old must occur exactly once; keeps CRLF and BOM.",
 			Fields: []primitive.Field{fPath,
-				{Name: "replacements", Type: primitive.TArray, Required: true, Min: primitive.Bound(1), Desc: "patch: [{old, new}], applied in order.",
+				{Name: "replacements", Type: primitive.TArray, Required: true, Min: primitive.Bound(1), Desc: "[{old, new}], applied in order.",
 					Items: &primitive.Field{Type: primitive.TObject, Fields: []primitive.Field{
 						{Name: "old", Type: primitive.TString, Required: true, Desc: "Exact text that must occur once."},
 						{Name: "new", Type: primitive.TString, Required: true, Desc: "Replacement text."}}}},
@@ -137,18 +164,22 @@ func (e *Engine) Specs() []*primitive.Spec {
 			}))},
 		{Tool: "fs", Operation: "xlsx_set", Risk: primitive.RiskWrite, Target: e.xlsxSetTarget, Summary: "set cells of one .xlsx sheet (values, =formulas); keeps the rest.",
 			Fields: []primitive.Field{fPath, fSheet,
-				{Name: "cells", Type: primitive.TObject, Required: true, Desc: `xlsx_set: {"B2": 99, "C3": "=SUM(B1:B2)"}.`}, fExpect},
+				{Name: "cells", Type: primitive.TObject, Required: true, Desc: `{"B2": 99, "C3": "=SUM(B1:B2)"}.`}, fExpect},
 			Run: primitive.Typed(run("xlsx_set", func(ctx context.Context, c *primitive.Call, in XlsxSetInput) (XlsxSetResult, error) {
 				return e.XlsxSet(withChecked(withFuture(ctx, c.FutureID), c.Checked), route(c), in)
 			}))},
 		{Tool: "fs", Operation: "docx_write", Risk: primitive.RiskWrite, Target: e.docxWriteTarget, Summary: "write a new .docx from Markdown.",
-			Fields: []primitive.Field{fPath, {Name: "markdown", Type: primitive.TString, Required: true, Desc: "docx_write: the document."}, fExpect},
+			Fields: []primitive.Field{fPath, {Name: "markdown", Type: primitive.TString, Required: true}, fExpect},
 			Run: primitive.Typed(run("docx_write", func(ctx context.Context, c *primitive.Call, in DocxWriteInput) (WriteResult, error) {
 				return e.DocxWrite(withChecked(withFuture(ctx, c.FutureID), c.Checked), route(c), in)
 			}))},
+		e.fileOpSpec("move", "move or rename files/folders; replaces a file only if asked.", fFrom, fTo, fOverwrite, fExpect, fItems(bare(fFrom, fTo, fOverwrite, fExpect)...)),
+		e.fileOpSpec("copy", "copy files/folders; replaces a file only if asked.", fFrom, fTo, fOverwrite, fExpect, fItems(bare(fFrom, fTo, fOverwrite, fExpect)...)),
+		e.fileOpSpec("mkdir", "make a folder and its parents.", fItemPath, fItems(bare(fItemPath)...)),
+		e.fileOpSpec("trash", "to the Recycle Bin/trash (never deletes); says where.", fItemPath, fItems(bare(fItemPath)...)),
 		{Tool: "fs", Operation: "undo", Risk: primitive.RiskWrite, Target: e.undoTarget, Summary: "restore the content before this conversation's receipts; conflicts if a file changed since.",
-			Fields: []primitive.Field{{Name: "receipt_id", Type: primitive.TString, Desc: "undo: receipt id from write, patch or undo."},
-				{Name: "receipt_ids", Type: primitive.TArray, Max: primitive.Bound(MaxUndoIDs), Items: &primitive.Field{Type: primitive.TString}, Desc: "undo: several ids."}},
+			Fields: []primitive.Field{{Name: "receipt_id", Type: primitive.TString, Desc: "receipt id of any change."},
+				{Name: "receipt_ids", Type: primitive.TArray, Max: primitive.Bound(MaxUndoIDs), Items: &primitive.Field{Type: primitive.TString}, Desc: "several ids."}},
 			Run: primitive.Typed(func(ctx context.Context, c *primitive.Call, in UndoInput) (any, error) {
 				ctx = withChecked(withFuture(ctx, c.FutureID), c.Checked)
 				if len(in.ReceiptIDs) == 0 && in.ReceiptID != "" {
@@ -162,11 +193,59 @@ func (e *Engine) Specs() []*primitive.Spec {
 				return undoManyAnswer(out, err)
 			})},
 		{Tool: "fs", Operation: "changes", Risk: primitive.RiskRead, Summary: "this conversation's receipts, newest first.",
-			Fields: []primitive.Field{fLimit, {Name: "cursor", Type: primitive.TString, Desc: "changes: next_cursor."}},
+			Fields: []primitive.Field{fLimit, {Name: "cursor", Type: primitive.TString, Desc: "next_cursor."}},
 			Run: primitive.Typed(run("changes", func(ctx context.Context, c *primitive.Call, in ChangesInput) (ChangesResult, error) {
 				return e.Changes(ctx, route(c), in)
 			}))},
 	}
+}
+
+// fileOpSpec is the spec of one file operation.
+func (e *Engine) fileOpSpec(action, summary string, fields ...primitive.Field) *primitive.Spec {
+	return &primitive.Spec{Tool: "fs", Operation: action, Risk: primitive.RiskWrite, Summary: summary, Fields: fields,
+		Target: func(ctx context.Context, route string, raw json.RawMessage) (primitive.Target, error) {
+			return e.fileOpTarget(ctx, action, raw)
+		},
+		Run: primitive.Typed(func(ctx context.Context, c *primitive.Call, in FileOpInput) (any, error) {
+			out, err := e.FileOp(withChecked(withFuture(ctx, c.FutureID), c.Checked), c.Route, action, in)
+			if err != nil {
+				return nil, mapErr(action, err)
+			}
+			return fileOpAnswer(action, out)
+		})}
+}
+
+// fileOpAnswer is the answer of a file operation: its result when every
+// item was done; partial with the result and each failure named; failed
+// naming each failure (one item's own error when it was the only one).
+func fileOpAnswer(action string, out FileOpResult) (any, error) {
+	var failures []ItemResult
+	for _, it := range out.Items {
+		if it.Outcome != ItemDone && it.Outcome != ItemUnchanged {
+			failures = append(failures, it)
+		}
+	}
+	switch out.Status {
+	case "completed":
+		return out, nil
+	case "partial":
+		return nil, primitive.Partial("some_failed", "fs.%s: %d done; %d not (each named in details.failed): %s", action, out.Done, out.Failed, failures[0].Error).
+			WithResult(out).WithDetails(map[string]any{"failed": failures})
+	}
+	state := primitive.StateFailed
+	if len(failures) == 1 {
+		switch failures[0].Outcome {
+		case ItemConflict:
+			state = primitive.StateConflict
+		case ItemRefused:
+			state = primitive.StateBlocked
+		}
+	}
+	msg := fmt.Sprintf("fs.%s: nothing done: %s", action, failures[0].Error)
+	if len(failures) > 1 {
+		msg = fmt.Sprintf("fs.%s: none of the %d items done (each named in details.failed); the first: %s", action, len(failures), failures[0].Error)
+	}
+	return nil, (&primitive.Error{State: state, Code: failures[0].Code, Message: msg}).WithDetails(map[string]any{"failed": failures})
 }
 
 // undoManyAnswer is the answer of an undo of several receipts: completed,

@@ -5,12 +5,12 @@ package fsops
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -24,14 +24,36 @@ import (
 // removed from its place. Undo uses it (as Replacer.Remove) for a file a
 // chat created.
 func MoveToTrash(path string) error {
+	_, err := trashItem(path)
+	return err
+}
+
+// trashSlot is a name in the trash reserved for one item: its
+// .trashinfo is written first, so a crash between the reservation and
+// the move leaves an info file without an item (removed by release), never
+// an item nobody can trace back.
+type trashSlot struct {
+	// Where is the item's path in the trash once it is there.
+	Where string
+	info  string
+}
+
+// reserveTrash reserves a name in the trash for the item at path.
+func reserveTrash(path string) (trashSlot, error) {
 	dir, err := trashDir()
 	if err != nil {
-		return err
+		return trashSlot{}, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return trashSlot{}, fmt.Errorf("create the trash %s: %w", dir, err)
+	}
+	if top, ok := volumeTrash(path, dir); ok {
+		dir = top
 	}
 	files, info := filepath.Join(dir, "files"), filepath.Join(dir, "info")
 	for _, d := range []string{files, info} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
-			return fmt.Errorf("create trash directory %s: %w", d, err)
+			return trashSlot{}, fmt.Errorf("create trash directory %s: %w", d, err)
 		}
 	}
 	base := filepath.Base(path)
@@ -46,23 +68,123 @@ func MoveToTrash(path string) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("trash %s: %w", path, err)
+			return trashSlot{}, fmt.Errorf("trash %s: %w", path, err)
 		}
 		_, err = fmt.Fprintf(f, "[Trash Info]\nPath=%s\nDeletionDate=%s\n",
 			(&url.URL{Path: path}).EscapedPath(), time.Now().Format("2006-01-02T15:04:05"))
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
-		if err == nil {
-			err = moveFile(path, filepath.Join(files, name))
-		}
 		if err != nil {
 			os.Remove(infoPath)
-			return fmt.Errorf("move %s to the trash: %w", path, err)
+			return trashSlot{}, fmt.Errorf("trash %s: %w", path, err)
 		}
-		return nil
+		return trashSlot{Where: filepath.Join(files, name), info: infoPath}, nil
 	}
-	return fmt.Errorf("move %s to the trash: too many trashed files named %s", path, base)
+	return trashSlot{}, fmt.Errorf("move %s to the trash: too many trashed items named %s", path, base)
+}
+
+// put moves the item at path into the reserved slot.
+func (s trashSlot) put(path string) (string, error) {
+	if err := moveTree(path, s.Where); err != nil {
+		s.release()
+		return "", fmt.Errorf("move %s to the trash: %w", path, err)
+	}
+	return s.Where, nil
+}
+
+// release gives the reservation up (the item was not moved).
+func (s trashSlot) release() {
+	if s.info != "" {
+		os.Remove(s.info)
+	}
+}
+
+// trashItem moves the file or folder at path to the trash and returns
+// where it is there.
+func trashItem(path string) (string, error) {
+	s, err := reserveTrash(path)
+	if err != nil {
+		return "", err
+	}
+	return s.put(path)
+}
+
+// restoreFromTrash moves the item at where (a path in the trash) back to
+// path, which must not exist, and removes its .trashinfo.
+func restoreFromTrash(where, path string) error {
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("put %s back from the trash: %w", path, fs.ErrExist)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("put %s back from the trash: %w", path, err)
+	}
+	if err := moveTree(where, path); err != nil {
+		return fmt.Errorf("put %s back from the trash: %w", path, err)
+	}
+	if info := trashInfoOf(where); info != "" {
+		os.Remove(info)
+	}
+	return nil
+}
+
+// trashInfoOf is the .trashinfo of an item in the trash, "" when where is
+// not in a trash's files/ folder.
+func trashInfoOf(where string) string {
+	files := filepath.Dir(where)
+	if filepath.Base(files) != "files" {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(files), "info", filepath.Base(where)+".trashinfo")
+}
+
+// inTrash reports whether where is an item in a trash (a path trashItem
+// gave), so restore never takes anything from elsewhere.
+func inTrash(where string) bool {
+	files := filepath.Dir(where)
+	top := filepath.Base(filepath.Dir(files))
+	if filepath.Base(files) != "files" {
+		return false
+	}
+	if top == ".Trash-"+strconv.Itoa(os.Getuid()) {
+		return true
+	}
+	dir, err := trashDir()
+	return err == nil && strings.HasPrefix(where, filepath.Join(dir, "files")+string(filepath.Separator))
+}
+
+// volumeTrash is the trash of path's own file system when it is not the
+// home trash's ($topdir/.Trash-$uid of the freedesktop.org
+// specification), so trashing there is one rename, never a copy that a
+// crash could leave half done.
+func volumeTrash(path, home string) (string, bool) {
+	dev := func(p string) (uint64, bool) {
+		var st syscall.Stat_t
+		if syscall.Lstat(p, &st) != nil {
+			return 0, false
+		}
+		return uint64(st.Dev), true
+	}
+	parent := filepath.Dir(path)
+	d, ok := dev(parent)
+	h, hok := dev(home)
+	if !ok || !hok || d == h {
+		return "", false
+	}
+	top := parent
+	for up := filepath.Dir(top); up != top; top, up = up, filepath.Dir(up) {
+		if u, ok := dev(up); !ok || u != d {
+			break
+		}
+	}
+	trash := filepath.Join(top, ".Trash-"+strconv.Itoa(os.Getuid()))
+	if err := os.Mkdir(trash, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", false
+	}
+	if info, err := os.Lstat(trash); err != nil || !info.IsDir() || info.Mode()&fs.ModeSymlink != 0 {
+		return "", false
+	}
+	return trash, true
 }
 
 // trashDir is the home trash of the freedesktop.org specification.
@@ -77,34 +199,6 @@ func trashDir() (string, error) {
 	return filepath.Join(home, ".local", "share", "Trash"), nil
 }
 
-// moveFile renames from to to, or across filesystems copies it (synced)
-// and then removes from; a failed copy leaves from in place.
-func moveFile(from, to string) error {
-	err := os.Rename(from, to)
-	if !errors.Is(err, syscall.EXDEV) {
-		return err
-	}
-	src, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(dst, src)
-	if err == nil {
-		err = dst.Sync()
-	}
-	if cerr := dst.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Remove(from)
-	}
-	if err != nil {
-		os.Remove(to)
-	}
-	return err
-}
+// crossVolume reports whether a rename failed because its two paths are
+// on different file systems.
+func crossVolume(err error) bool { return errors.Is(err, syscall.EXDEV) }

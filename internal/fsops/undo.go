@@ -59,6 +59,9 @@ func (e *Engine) undoOne(ctx context.Context, route, id string, op operatorUndo)
 	if op.name == "" && orig.operator.Valid {
 		return UndoResult{}, &OperatorChangeError{ReceiptID: orig.id, Operator: orig.operator.String, Path: orig.path}
 	}
+	if orig.action != "" {
+		return e.undoAction(ctx, route, orig, op)
+	}
 	abs, err := e.Roots.Resolve(orig.path)
 	if err != nil {
 		return UndoResult{}, err
@@ -114,6 +117,10 @@ type receipt struct {
 	undoneBy               sql.NullString
 	// operator is set on the operator's undo or redo (Changes page).
 	operator sql.NullString
+	// The file operations' columns (fileops.go): action is "" for a
+	// write, patch or undo of content.
+	action, fromPath, binPath, replacedBin string
+	isDir                                  bool
 }
 
 // loadReceipt loads receipt id as the conversation route sees it: a
@@ -123,10 +130,12 @@ func (e *Engine) loadReceipt(ctx context.Context, route, id string) (receipt, er
 	r := receipt{id: id}
 	cond, arg := primitive.RouteMatch("route", route)
 	err := e.DB.R.QueryRowContext(ctx,
-		`SELECT route, path, state, existed_before, pre_sha256, post_sha256, coalesce(prior, p.data), prior_file, undone_by, operator
+		`SELECT route, path, state, existed_before, pre_sha256, post_sha256, coalesce(prior, p.data), prior_file, undone_by, operator,
+		   COALESCE(action, ''), COALESCE(from_path, ''), COALESCE(bin_path, ''), COALESCE(replaced_bin, ''), is_dir
 		 FROM fs_receipts LEFT JOIN fs_priors p ON p.sha256 = fs_receipts.prior_sha256
 		 WHERE id = ? AND `+cond, id, arg).
-		Scan(&r.route, &r.path, &r.state, &r.existed, &r.pre, &r.post, &r.prior, &r.priorFile, &r.undoneBy, &r.operator)
+		Scan(&r.route, &r.path, &r.state, &r.existed, &r.pre, &r.post, &r.prior, &r.priorFile, &r.undoneBy, &r.operator,
+			&r.action, &r.fromPath, &r.binPath, &r.replacedBin, &r.isDir)
 	if errors.Is(err, sql.ErrNoRows) {
 		if xerr := e.expiredReceipt(ctx, route, id); xerr != nil {
 			return receipt{}, xerr

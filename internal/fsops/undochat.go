@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -63,22 +64,109 @@ func (e *Engine) UndoChat(ctx context.Context, operator, key string) (UndoReport
 		return UndoReport{}, err
 	}
 	rep := UndoReport{Batch: primitive.NewID("undo"), Files: []FileOutcome{}}
-	var order []string
-	chains := map[string][]ChatChange{}
-	for _, c := range cs {
-		if c.Operator != "" {
+	// The chat's changes are undone newest first, one unit at a time: a
+	// file's content changes together (back to before the first), each
+	// file operation on its own (a move moves back, and so on), so a
+	// folder made and then filled is emptied before it is removed, and a
+	// file written then moved is moved back before it is put back.
+	type unit struct {
+		last  int // index in cs of its newest change
+		path  string
+		chain []ChatChange
+	}
+	var units []*unit
+	byPath := map[string]*unit{}
+	for i, c := range cs {
+		switch {
+		case c.Operator != "":
+			continue
+		case c.Action != "":
+			if c.Op == "undo" {
+				continue // the chat's own undo of a file operation
+			}
+			units = append(units, &unit{last: i, chain: []ChatChange{c}})
 			continue
 		}
-		if _, ok := chains[c.Path]; !ok {
-			order = append(order, c.Path)
+		u, ok := byPath[c.Path]
+		if !ok {
+			u = &unit{path: c.Path}
+			byPath[c.Path] = u
+			units = append(units, u)
 		}
-		chains[c.Path] = append(chains[c.Path], c)
+		u.chain = append(u.chain, c)
+		u.last = i
 	}
-	for _, p := range order {
+	slices.SortStableFunc(units, func(a, b *unit) int { return b.last - a.last })
+	for _, u := range units {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		rep.Files = append(rep.Files, e.undoFile(ctx, operator, key, rep.Batch, chains[p]))
+		if u.path == "" {
+			rep.Files = append(rep.Files, e.undoActionFor(ctx, operator, key, rep.Batch, u.chain[0]))
+			continue
+		}
+		rep.Files = append(rep.Files, e.undoFile(ctx, operator, key, rep.Batch, u.chain))
+	}
+	return rep, nil
+}
+
+// undoActionFor is UndoChat (or the undo of one change) for one file
+// operation of the chat: its reversal (undoAction) as the operator's.
+func (e *Engine) undoActionFor(ctx context.Context, operator, key, batch string, c ChatChange) FileOutcome {
+	out := FileOutcome{Path: c.Path}
+	if c.Action == ActionMove {
+		out.Path = c.From
+	}
+	r, err := e.loadReceipt(ctx, key, c.ID)
+	if err != nil {
+		out.Outcome, out.Why = OutcomeFailed, plainFailure(err)
+		return out
+	}
+	res, err := e.undoAction(ctx, key, r, operatorUndo{name: operator, batch: batch})
+	var ce *ConflictError
+	if errors.As(err, &ce) && ce.Reason != ReasonAlreadyUndone {
+		out.Outcome, out.Why = OutcomeChanged, actionConflictWords(c, ce)
+		return out
+	}
+	removed := c.Action == ActionCopy || c.Action == ActionMkdir || c.Action == ActionRestore
+	return e.outcome(ctx, key, out, res.MutationResult, err, removed)
+}
+
+// actionConflictWords says why a file operation was not undone.
+func actionConflictWords(c ChatChange, ce *ConflictError) string {
+	switch {
+	case ce.Reason == ReasonExists:
+		return "something else is at its old place now (" + ce.Path + "); it was left where it is"
+	case c.Action == ActionMkdir:
+		return "the folder is no longer empty; it was left alone"
+	case c.Action == ActionTrash:
+		return ce.Message
+	}
+	return "it was changed or moved after this chat's change (" + ce.Path + "); it was left alone"
+}
+
+// UndoCallBatch undoes, for the operator, every item of one call of the
+// conversation key that did several at once (ChatChange.CallBatch), newest
+// first, in a batch of its own; an item changed since is left alone and
+// named.
+func (e *Engine) UndoCallBatch(ctx context.Context, operator, key, callBatch string) (UndoReport, error) {
+	if strings.TrimSpace(operator) == "" {
+		return UndoReport{}, &InputError{Field: "operator", Message: "the operator's name is required"}
+	}
+	cs, err := e.ChatChanges(ctx, key)
+	if err != nil {
+		return UndoReport{}, err
+	}
+	rep := UndoReport{Batch: primitive.NewID("undo"), Files: []FileOutcome{}}
+	for i := len(cs) - 1; i >= 0; i-- {
+		c := cs[i]
+		if c.CallBatch != callBatch || c.Operator != "" || c.Action == "" {
+			continue
+		}
+		rep.Files = append(rep.Files, e.undoActionFor(ctx, operator, key, rep.Batch, c))
+	}
+	if len(rep.Files) == 0 {
+		return UndoReport{}, fmt.Errorf("batch %s: %w", callBatch, ErrReceiptNotFound)
 	}
 	return rep, nil
 }
@@ -215,6 +303,11 @@ func (e *Engine) UndoChange(ctx context.Context, operator, key, id string) (Undo
 		return UndoReport{}, err
 	}
 	rep := UndoReport{Batch: primitive.NewID("undo")}
+	if r.action != "" {
+		c := ChatChange{ID: id, Path: r.path, Action: r.action, From: r.fromPath}
+		rep.Files = []FileOutcome{e.undoActionFor(ctx, operator, key, rep.Batch, c)}
+		return rep, nil
+	}
 	res, err := e.undoOne(ctx, key, id, operatorUndo{name: operator, batch: rep.Batch})
 	if errors.Is(err, ErrReceiptNotFound) || errors.Is(err, ErrReceiptExpired) {
 		return UndoReport{}, err

@@ -31,7 +31,7 @@ import (
 // name (a fresh copy); only the registered ones are offered.
 func StepPrimitives() []string { return append([]string(nil), stepPrimitives[:]...) }
 
-var stepPrimitives = [...]string{"machine.exec", "fs.read", "fs.write", "fs.patch", "task.submit"}
+var stepPrimitives = [...]string{"machine.exec", "fs.read", "fs.write", "fs.patch", "fs.move", "fs.copy", "fs.mkdir", "fs.trash", "task.submit"}
 
 // Bounds.
 const (

@@ -1,9 +1,11 @@
 package risk
 
 import (
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/windows"
+	"golang.org/x/sys/windows/registry"
 )
 
 // knownFolders are the known folders the tables name, by the name they
@@ -51,4 +53,31 @@ func KnownFolderEnv(env func(string) string) func(string) string {
 		}
 		return env(k)
 	}
+}
+
+// knownFoldersStamp changes when a known folder of the user may have
+// moved: the last write time and value count of the keys Windows (and
+// OneDrive's folder backup) record the user's folders in. Reading it is
+// one key open and query each, far cheaper than asking every known
+// folder again.
+func knownFoldersStamp() string {
+	var b strings.Builder
+	for _, path := range []string{
+		`Software\Microsoft\Windows\CurrentVersion\Explorer\User Shell Folders`,
+		`Software\Microsoft\Windows\CurrentVersion\Explorer\Shell Folders`,
+	} {
+		k, err := registry.OpenKey(registry.CURRENT_USER, path, registry.QUERY_VALUE)
+		if err != nil {
+			b.WriteString("-;")
+			continue
+		}
+		st, err := k.Stat()
+		k.Close()
+		if err != nil {
+			b.WriteString("?;")
+			continue
+		}
+		b.WriteString(strconv.FormatInt(st.ModTime().UnixNano(), 10) + "/" + strconv.Itoa(int(st.ValueCount)) + ";")
+	}
+	return b.String()
 }

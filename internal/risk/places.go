@@ -127,7 +127,15 @@ func anywhere() []Place {
 // Places is a persistence table ready to match real paths. It is safe for
 // concurrent use.
 type Places struct {
-	list []Place
+	// table makes the entries from where the locations are now (the
+	// environment, the known folders); it is called again at each
+	// refresh, so a known folder moved while Hearth runs (a Startup
+	// folder redirected through User Shell Folders) counts.
+	table func() []Place
+	// stamp changes when a known folder may have moved (the User Shell
+	// Folders key's last write time on Windows); nil never. It is read
+	// at most every stampEvery, and a change refreshes at once.
+	stamp func() string
 	// windows compares case-insensitively with either separator.
 	windows bool
 	// real resolves a location through symlinks and junctions (the
@@ -140,12 +148,21 @@ type Places struct {
 	exists func(string) bool
 
 	mu sync.Mutex
-	// resolved are the locations' real paths (normalized), by index in
-	// list, made at most refreshEvery ago: resolving every location costs
+	// list are the entries table made at the last refresh, and resolved
+	// their locations' real paths (normalized), by index in list, made
+	// at most refreshEvery ago: resolving every location costs
 	// milliseconds, and almost every write is of an ordinary file.
+	list       []Place
 	resolved   []string
 	resolvedAt time.Time
+	// stamped is the last stamp read, at stampedAt.
+	stamped   string
+	stampedAt time.Time
 }
+
+// stampEvery bounds how often the known folders' stamp is read: a
+// Startup folder moved while Hearth runs counts within this time.
+const stampEvery = 250 * time.Millisecond
 
 // refreshEvery bounds how long a location's real path is reused: a
 // location that becomes a link (a home's .config moved elsewhere and
@@ -166,10 +183,9 @@ func NewPlaces(env func(string) string) *Places {
 // filepath.EvalSymlinks no longer follows on Windows): a location and the
 // path being written are then compared resolved the same way.
 func NewPlacesResolved(env func(string) string, real func(string) string) *Places {
-	if runtime.GOOS == "windows" {
-		return &Places{list: WindowsPlaces(env), windows: true, real: real, now: time.Now}
-	}
-	return &Places{list: LinuxPlaces(env), real: real, now: time.Now}
+	p := NewPlacesFor(runtime.GOOS == "windows", env, real)
+	p.stamp = knownFoldersStamp
+	return p
 }
 
 // NewPlacesFor returns a table for tests of either OS's entries: windows
@@ -177,28 +193,31 @@ func NewPlacesResolved(env func(string) string, real func(string) string) *Place
 func NewPlacesFor(windows bool, env func(string) string, real func(string) string) *Places {
 	p := &Places{windows: windows, real: real, now: time.Now}
 	if windows {
-		p.list = WindowsPlaces(env)
+		p.table = func() []Place { return WindowsPlaces(env) }
 	} else {
-		p.list = LinuxPlaces(env)
+		p.table = func() []Place { return LinuxPlaces(env) }
 	}
 	return p
 }
 
 // List returns the table's entries.
-func (p *Places) List() []Place { return slices.Clone(p.list) }
+func (p *Places) List() []Place {
+	list, _ := p.locations()
+	return slices.Clone(list)
+}
 
 // Match returns the persistence location real (a real, absolute path, as
 // fs resolves it) is in, if any.
 func (p *Places) Match(real string) (Place, bool) {
 	path := p.norm(real)
-	resolved := p.locations()
-	for i, pl := range p.list {
+	list, resolved := p.locations()
+	for i, pl := range list {
 		if p.matches(pl, path, resolved[i]) {
 			return pl, true
 		}
 	}
 	if p.gitDirAfter(real) {
-		for _, pl := range p.list {
+		for _, pl := range list {
 			if pl.Kind == GitRepo {
 				return pl, true
 			}
@@ -249,23 +268,31 @@ func (p *Places) gitDirAfter(real string) bool {
 	}
 }
 
-// locations returns the locations' real paths, resolved again when the
-// last resolution is older than refreshEvery.
-func (p *Places) locations() []string {
+// locations returns the entries and their locations' real paths, made
+// again from where the locations are now when the last refresh is older
+// than refreshEvery or the known folders' stamp changed.
+func (p *Places) locations() ([]Place, []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
-	if p.resolved != nil && now.Sub(p.resolvedAt) < refreshEvery {
-		return p.resolved
+	moved := false
+	if p.stamp != nil && now.Sub(p.stampedAt) >= stampEvery {
+		st := p.stamp()
+		moved = p.stampedAt != (time.Time{}) && st != p.stamped
+		p.stamped, p.stampedAt = st, now
 	}
-	out := make([]string, len(p.list))
-	for i, pl := range p.list {
+	if p.resolved != nil && now.Sub(p.resolvedAt) < refreshEvery && !moved {
+		return p.list, p.resolved
+	}
+	list := p.table()
+	out := make([]string, len(list))
+	for i, pl := range list {
 		if (pl.Kind == UnderDir || pl.Kind == ExactFile) && p.real != nil {
 			out[i] = p.norm(p.real(pl.Path))
 		}
 	}
-	p.resolved, p.resolvedAt = out, now
-	return out
+	p.list, p.resolved, p.resolvedAt = list, out, now
+	return list, out
 }
 
 func (p *Places) norm(s string) string {

@@ -278,6 +278,10 @@ var Rows = Table{
 	"fs.write":  KindFileWrite,
 	"fs.patch":  KindFileWrite,
 	"fs.undo":   KindFileWrite,
+	"fs.move":   KindFileWrite,
+	"fs.copy":   KindFileWrite,
+	"fs.mkdir":  KindFileWrite,
+	"fs.trash":  KindFileWrite,
 
 	"fs.xlsx_set":   KindFileWrite,
 	"fs.docx_write": KindFileWrite,
@@ -426,6 +430,27 @@ func (s Summary) Plain() string {
 	return strings.Join(parts, " ")
 }
 
+// joinOps joins primitive names with "/", a tool named once for its
+// operations in a row (fs.write/patch/move), so the sentence stays short
+// in the tools' descriptions.
+func joinOps(names []string) string {
+	var b strings.Builder
+	prev := ""
+	for i, n := range names {
+		tool, op, ok := strings.Cut(n, ".")
+		if i > 0 {
+			b.WriteString("/")
+		}
+		if ok && tool == prev {
+			b.WriteString(op)
+		} else {
+			b.WriteString(n)
+		}
+		prev = tool
+	}
+	return b.String()
+}
+
 // ModelLine is the short sentence for a model (the tools' descriptions):
 // which of the primitives names may answer pending until the operator
 // approves, and which are refused, in mode.
@@ -468,7 +493,7 @@ func ModelLine(mode string, names []string) string {
 			if i > 0 {
 				b.WriteString("; ")
 			}
-			b.WriteString(strings.Join(byNote[note], "/"))
+			b.WriteString(joinOps(byNote[note]))
 			if note != "" {
 				b.WriteString(" " + note)
 			}

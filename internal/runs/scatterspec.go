@@ -20,6 +20,7 @@ func ScatterKinds() []string { return append([]string(nil), scatterKinds[:]...) 
 var scatterKinds = [...]string{
 	"machine.host_info", "machine.exec", "machine.process_list",
 	"fs.stat", "fs.read", "fs.list", "fs.search", "fs.write", "fs.patch",
+	"fs.move", "fs.copy", "fs.mkdir", "fs.trash",
 	"artifact.list", "artifact.metadata", "artifact.read", "artifact.range", "artifact.search",
 	"ui.snapshot", "ui.query", "ui.action",
 	"recipe.run",
@@ -28,9 +29,13 @@ var scatterKinds = [...]string{
 }
 
 // scatterExcluded are fields of an allowed kind a scatter item may not
-// use: a scatter drives UI only semantically, never with fallback input.
+// use: a scatter drives UI only semantically, never with fallback input;
+// and its reads of documents take the defaults (the whole text, the first
+// sheet), to keep the tool list within its budget.
 var scatterExcluded = map[string][]string{
 	"ui.action": {"allow_fallback"},
+	"fs.read":   {"pages", "sheet", "range", "formulas"},
+	"fs.search": {"documents"},
 }
 
 type kindSpec struct {

@@ -426,3 +426,13 @@ func (h host) windowsCommand(s string) []string {
 	}
 	return args
 }
+
+// readHead reads at most n bytes of the start of the file at p.
+func readHead(p string, n int64) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, n))
+}

@@ -355,3 +355,20 @@ func TestDesktopExecQuoting(t *testing.T) {
 		t.Error("the docs' table misses ExecStart=")
 	}
 }
+
+// TestScriptsAnEntryRunsAreReadOneLevelFurther: a script an entry runs
+// through a shell (bash script.sh) or by its own path with a #! line
+// naming a shell is read as a start-up file is: what it sources is
+// named, as run by that entry; a script without such a line is not read.
+func TestScriptsAnEntryRunsAreReadOneLevelFurther(t *testing.T) {
+	h := newHome(t)
+	h.write("bin/sync.sh", "set -e\n. ~/lib/common.sh\n")
+	h.write(".config/systemd/user/sync.service", "[Service]\nExecStart=/bin/bash -e %h/bin/sync.sh\n")
+	h.hit("lib/common.sh", KindUserUnit, "sync.service")
+	h.write("bin/start", "#!/usr/bin/env bash\nsource ~/lib/start-env.sh\n")
+	h.write(".config/autostart/start.desktop", "[Desktop Entry]\nName=Start\nExec="+h.dir+"/bin/start --now\n")
+	h.hit("lib/start-env.sh", KindAutostart, "Start")
+	h.write("bin/tool.py", "#!/usr/bin/python3\nimport x\n# . ~/lib/not-shell.sh\n")
+	h.write(".config/autostart/tool.desktop", "[Desktop Entry]\nName=Tool\nExec="+h.dir+"/bin/tool.py\n")
+	h.miss("lib/not-shell.sh")
+}

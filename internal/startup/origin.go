@@ -85,8 +85,8 @@ func hasSuffix(name string, suffixes []string) bool {
 	return false
 }
 
-// entry is an origin that gives one entry, computed when read and
-// stamped by stamp.
-func entryOrigin(key string, stamp func() string, read func() []Entry) origin {
-	return origin{key: key, stamp: stamp, read: func() ([]Entry, []origin) { return read(), nil }}
+// entryOrigin is an origin read by read and stamped by stamp (a
+// registry key's).
+func entryOrigin(key string, stamp func() string, read func() ([]Entry, []origin)) origin {
+	return origin{key: key, stamp: stamp, read: read}
 }

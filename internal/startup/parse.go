@@ -24,7 +24,7 @@ func eachLine(b []byte, f func(string)) {
 
 // parseDesktop reads an XDG autostart .desktop file: the [Desktop
 // Entry] group's Exec= (run in Path= when set) and TryExec=.
-func parseDesktop(h host, p string, _ int, b []byte) ([]Entry, []origin) {
+func parseDesktop(h host, p string, depth int, b []byte) ([]Entry, []origin) {
 	e := Entry{Kind: KindAutostart, Name: strings.TrimSuffix(h.base(p), ".desktop"), Source: p}
 	var exec, try, wd string
 	group := ""
@@ -53,13 +53,14 @@ func parseDesktop(h host, p string, _ int, b []byte) ([]Entry, []origin) {
 			wd = h.pathIn(v, "")
 		}
 	})
-	e.Files = h.commandFiles(desktopExec(exec), wd)
+	args := desktopExec(exec)
+	e.Files = h.commandFiles(args, wd)
 	if try != "" {
 		if f := h.program(try, wd); f != "" {
 			e.Files = append(e.Files, f)
 		}
 	}
-	return []Entry{e}, nil
+	return []Entry{e}, h.scriptOrigins(e, args, wd, depth)
 }
 
 // unitExecKeys are the keys of a systemd unit whose values are command
@@ -70,7 +71,7 @@ var unitExecKeys = []string{"ExecStart", "ExecStartPre", "ExecStartPost", "ExecC
 // lines (specifiers %h and %% resolved, prefixes @-:+! dropped, ;
 // separating commands), run in WorkingDirectory=, and its
 // EnvironmentFile=.
-func parseUnit(h host, p string, _ int, b []byte) ([]Entry, []origin) {
+func parseUnit(h host, p string, depth int, b []byte) ([]Entry, []origin) {
 	name := h.base(p)
 	if d := h.base(h.dir(p)); strings.HasSuffix(d, ".d") {
 		name = strings.TrimSuffix(d, ".d")
@@ -111,12 +112,15 @@ func parseUnit(h host, p string, _ int, b []byte) ([]Entry, []origin) {
 			}
 		}
 	})
+	var more []origin
 	for _, c := range cmds {
 		for _, words := range splitCommands(unitWords(c)) {
-			e.Files = append(e.Files, h.commandFiles(unitCommand(words), wd)...)
+			args := unitCommand(words)
+			e.Files = append(e.Files, h.commandFiles(args, wd)...)
+			more = append(more, h.scriptOrigins(e, args, wd, depth)...)
 		}
 	}
-	return []Entry{e}, nil
+	return []Entry{e}, more
 }
 
 // unitWords splits a unit's command line; a lone ; separates commands.
@@ -425,25 +429,30 @@ func parsePowerShell(h host, p string, depth int, b []byte) ([]Entry, []origin) 
 // parseStartupItem reads a file in a Windows Startup folder: a shortcut
 // names its target and the files in its arguments; any other file runs
 // itself.
-func parseStartupItem(h host, p string, _ int, b []byte) ([]Entry, []origin) {
+func parseStartupItem(h host, p string, depth int, b []byte) ([]Entry, []origin) {
 	name := h.base(p)
 	if i := strings.LastIndexByte(name, '.'); i > 0 {
 		name = name[:i]
 	}
 	e := Entry{Kind: KindStartup, Name: name, Source: p, Files: []string{p}}
-	if strings.HasSuffix(strings.ToLower(p), ".lnk") {
-		if target, args, ok := risk.ShellLink(b); ok {
-			e.Files = append(e.Files, h.commandFiles(append([]string{target}, windowsArgs("x " + args)[1:]...), "")...)
-		}
+	if !strings.HasSuffix(strings.ToLower(p), ".lnk") {
+		return []Entry{e}, nil
 	}
-	return []Entry{e}, nil
+	target, args, ok := risk.ShellLink(b)
+	if !ok {
+		return []Entry{e}, nil
+	}
+	words := append([]string{target}, windowsArgs("x " + args)[1:]...)
+	e.Files = append(e.Files, h.commandFiles(words, "")...)
+	return []Entry{e}, h.scriptOrigins(e, words, "", depth)
 }
 
 // parseTask reads a scheduled task's XML file (UTF-16 as Windows writes
 // it, or UTF-8): each Exec action's Command and Arguments, run in its
 // WorkingDirectory.
-func parseTask(h host, p string, _ int, b []byte) ([]Entry, []origin) {
+func parseTask(h host, p string, depth int, b []byte) ([]Entry, []origin) {
 	s := decodeText(b)
+	var more []origin
 	e := Entry{Kind: KindTask, Name: strings.TrimPrefix(p, h.taskRoot()), Source: p}
 	for {
 		i := strings.Index(s, "<Exec>")
@@ -461,10 +470,11 @@ func parseTask(h host, p string, _ int, b []byte) ([]Entry, []origin) {
 			wdPath := h.pathIn(wd, "")
 			words := append([]string{cmd}, windowsArgs("x " + args)[1:]...)
 			e.Files = append(e.Files, h.commandFiles(words, wdPath)...)
+			more = append(more, h.scriptOrigins(e, words, wdPath, depth)...)
 		}
 		s = s[j:]
 	}
-	return []Entry{e}, nil
+	return []Entry{e}, more
 }
 
 // taskRoot is the folder of the scheduled tasks' files, with its
@@ -523,4 +533,76 @@ func decodeText(b []byte) string {
 // the program opens it, and runs its macros, at every start.
 func parseOfficeItem(h host, p string, _ int, _ []byte) ([]Entry, []origin) {
 	return []Entry{{Kind: KindOffice, Name: h.base(h.dir(p)) + `\` + h.base(p), Source: p, Files: []string{p}}}, nil
+}
+
+// scriptOrigins are the scripts a command line runs through a shell or
+// PowerShell (the interpreter's first argument that is not an option,
+// or a script run by its own path whose #! line names a shell), read one
+// level further as a start-up file is: the files they source are named
+// too, as run by the entry e.
+func (h host) scriptOrigins(e Entry, args []string, wd string, depth int) []origin {
+	if len(args) == 0 {
+		return nil
+	}
+	var parse parser
+	switch strings.TrimSuffix(strings.ToLower(h.base(args[0])), ".exe") {
+	case "sh", "bash", "dash", "zsh", "ksh", "mksh":
+		parse = parseShell
+	case "powershell", "pwsh":
+		parse = parsePowerShell
+	default:
+		p := h.program(args[0], wd)
+		if p == "" || !shellScript(p) {
+			return nil
+		}
+		return []origin{fileOrigin(h, p, depth+1, as(e, parseShell))}
+	}
+	for _, a := range args[1:] {
+		if strings.HasPrefix(a, "-") {
+			if h.commandFlag(a) {
+				return nil
+			}
+			continue
+		}
+		if f := h.argFile(a, wd); f != "" {
+			return []origin{fileOrigin(h, f, depth+1, as(e, parse))}
+		}
+		return nil
+	}
+	return nil
+}
+
+// shellScript reports whether the file at p starts with a #! line that
+// names a shell.
+func shellScript(p string) bool {
+	b, err := readHead(p, 128)
+	if err != nil || !bytes.HasPrefix(b, []byte("#!")) {
+		return false
+	}
+	line, _, _ := bytes.Cut(b[2:], []byte("\n"))
+	f := strings.Fields(string(line))
+	if len(f) == 0 {
+		return false
+	}
+	prog := f[0]
+	if strings.HasSuffix(prog, "/env") && len(f) > 1 {
+		prog = f[1]
+	}
+	switch prog[strings.LastIndexByte(prog, '/')+1:] {
+	case "sh", "bash", "dash", "zsh", "ksh", "mksh":
+		return true
+	}
+	return false
+}
+
+// as is parse with the entries it reads said as e's: a script an entry
+// runs is run by that entry, whatever the script is.
+func as(e Entry, parse parser) parser {
+	return func(h host, p string, depth int, b []byte) ([]Entry, []origin) {
+		es, more := parse(h, p, depth, b)
+		for i := range es {
+			es[i].Kind, es[i].Name = e.Kind, e.Name
+		}
+		return es, more
+	}
 }

@@ -96,12 +96,16 @@ func runKeys() []regKey {
 func runOrigins(h host) []origin {
 	var out []origin
 	for _, k := range runKeys() {
-		out = append(out, entryOrigin("reg:"+k.String(), k.stamp, func() []Entry {
+		out = append(out, entryOrigin("reg:"+k.String(), k.stamp, func() ([]Entry, []origin) {
 			var es []Entry
+			var more []origin
 			for name, cmd := range k.values(h) {
-				es = append(es, Entry{Kind: KindRun, Name: name, Source: k.String() + `\` + name, Files: h.commandFiles(h.windowsCommand(cmd), "")})
+				args := h.windowsCommand(cmd)
+				e := Entry{Kind: KindRun, Name: name, Source: k.String() + `\` + name, Files: h.commandFiles(args, "")}
+				es = append(es, e)
+				more = append(more, h.scriptOrigins(e, args, "", 0)...)
 			}
-			return es
+			return es, more
 		}))
 	}
 	return out
@@ -120,15 +124,15 @@ func serviceOrigins(h host) []origin {
 		}
 		return strconv.FormatInt(time.Now().UnixNano()/int64(serviceEvery), 10)
 	}
-	return []origin{entryOrigin("reg:"+k.String(), stamp, func() []Entry {
+	return []origin{entryOrigin("reg:"+k.String(), stamp, func() ([]Entry, []origin) {
 		rk, err := k.open()
 		if err != nil {
-			return nil
+			return nil, nil
 		}
 		names, err := rk.ReadSubKeyNames(-1)
 		rk.Close()
 		if err != nil {
-			return nil
+			return nil, nil
 		}
 		var es []Entry
 		for _, n := range names {
@@ -147,7 +151,7 @@ func serviceOrigins(h host) []origin {
 				es = append(es, e)
 			}
 		}
-		return es
+		return es, nil
 	})}
 }
 
@@ -174,7 +178,7 @@ func excelAddinOrigins(h host) []origin {
 	var out []origin
 	for _, v := range officeVersions {
 		k := regKey{root: registry.CURRENT_USER, name: "HKCU", path: `Software\Microsoft\Office\` + v + `\Excel\Options`}
-		out = append(out, entryOrigin("reg:"+k.String(), k.stamp, func() []Entry {
+		out = append(out, entryOrigin("reg:"+k.String(), k.stamp, func() ([]Entry, []origin) {
 			var es []Entry
 			for name, val := range k.values(h) {
 				if !strings.HasPrefix(strings.ToUpper(name), "OPEN") {
@@ -188,7 +192,7 @@ func excelAddinOrigins(h host) []origin {
 				}
 				es = append(es, e)
 			}
-			return es
+			return es, nil
 		}))
 	}
 	return out

@@ -28,15 +28,18 @@ type Source struct {
 	origins func(h host) []origin
 }
 
+// scriptsFurther says how a script an entry runs is read.
+const scriptsFurther = "; a script it runs through a shell or PowerShell (or by its path, with a `#!` line naming a shell) is read one level further as a start-up file is"
+
 // Sources are the places the index reads, in the order it reads them.
 var Sources = []Source{
 	{OS: OSLinux, Kind: KindAutostart,
 		Where:   "`~/.config/autostart/*.desktop` (`$XDG_CONFIG_HOME`), `/etc/xdg/autostart/*.desktop`",
-		Reads:   "`Exec=` (split by the Desktop Entry quoting, run in `Path=`) and `TryExec=`: the program and every file in its arguments; the card names the entry by its `Name=`",
+		Reads:   "`Exec=` (split by the Desktop Entry quoting, run in `Path=`) and `TryExec=`: the program and every file in its arguments; the card names the entry by its `Name=`" + scriptsFurther,
 		origins: autostartOrigins},
 	{OS: OSLinux, Kind: KindUserUnit,
 		Where:   "systemd user units in `~/.config/systemd/user` and `~/.local/share/systemd/user`, their `.d` drop-ins and `.wants`/`.requires` links",
-		Reads:   "`ExecStart=`, `ExecStartPre=`, `ExecStartPost=`, `ExecCondition=`, `ExecReload=`, `ExecStop=`, `ExecStopPost=` (`%h` resolved, run in `WorkingDirectory=`): the program and every file in its arguments; `EnvironmentFile=`",
+		Reads:   "`ExecStart=`, `ExecStartPre=`, `ExecStartPost=`, `ExecCondition=`, `ExecReload=`, `ExecStop=`, `ExecStopPost=` (`%h` resolved, run in `WorkingDirectory=`): the program and every file in its arguments; `EnvironmentFile=`" + scriptsFurther,
 		origins: unitOrigins},
 	{OS: OSBoth, Kind: KindShell,
 		Where:   "the shells' start-up files in the home: `" + strings.Join(risk.ShellFiles, "` `") + "`",
@@ -56,15 +59,15 @@ var Sources = []Source{
 		origins: pythonOrigins},
 	{OS: OSWindows, Kind: KindRun,
 		Where:   "`Run` and `RunOnce` of `HKCU` and `HKLM` (`Software\\Microsoft\\Windows\\CurrentVersion`, HKLM's 32-bit view, and the policies' `Explorer\\Run`)",
-		Reads:   "each value's command line (environment variables expanded, split as Windows splits it): the program and every file in its arguments; the card names the entry by the value's name",
+		Reads:   "each value's command line (environment variables expanded, split as Windows splits it): the program and every file in its arguments; the card names the entry by the value's name" + scriptsFurther,
 		origins: runOrigins},
 	{OS: OSWindows, Kind: KindStartup,
 		Where:   "the Startup folders, yours and all users', where the known folders say they are at each look (a folder moved while Hearth runs counts)",
-		Reads:   "each file; a shortcut's (`.lnk`) target and every file in its arguments",
+		Reads:   "each file; a shortcut's (`.lnk`) target and every file in its arguments" + scriptsFurther,
 		origins: startupFolderOrigins},
 	{OS: OSWindows, Kind: KindTask,
 		Where:   "the scheduled tasks' files in `%SystemRoot%\\System32\\Tasks`, where this user may read them",
-		Reads:   "each `<Exec>` action's `Command` and `Arguments` (run in its `WorkingDirectory`): the program and every file in its arguments",
+		Reads:   "each `<Exec>` action's `Command` and `Arguments` (run in its `WorkingDirectory`): the program and every file in its arguments" + scriptsFurther,
 		origins: taskOrigins},
 	{OS: OSWindows, Kind: KindService,
 		Where:   "the services in `HKLM\\SYSTEM\\CurrentControlSet\\Services`, where readable (read again every minute: a service can only be added by an administrator)",

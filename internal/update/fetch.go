@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -27,11 +28,17 @@ type Limits struct {
 	// StallTimeout ends a download that receives nothing for this long
 	// (default 60 s).
 	StallTimeout time.Duration
+	// HeaderTimeout bounds a download's connection and the server's
+	// answer up to its headers (default 30 s); the stall timer runs from
+	// the first byte of the body. Without it a server that accepts and
+	// never answers would hold the download for DownloadTimeout.
+	HeaderTimeout time.Duration
 }
 
 func (l Limits) manifest() time.Duration { return orDefault(l.ManifestTimeout, 30*time.Second) }
 func (l Limits) download() time.Duration { return orDefault(l.DownloadTimeout, 30*time.Minute) }
 func (l Limits) stall() time.Duration    { return orDefault(l.StallTimeout, 60*time.Second) }
+func (l Limits) header() time.Duration   { return orDefault(l.HeaderTimeout, 30*time.Second) }
 
 func orDefault(d, def time.Duration) time.Duration {
 	if d > 0 {
@@ -57,6 +64,36 @@ func problem(plain string, err error) *Problem {
 // platform, nothing of the person or the PC.
 func userAgent(version string) string { return "Hearth/" + Display(version) + " (" + Platform() + ")" }
 
+// errRedirect is a redirect Hearth does not follow.
+var errRedirect = errors.New("redirect refused")
+
+// guarded is client with Hearth's redirect rule: a redirect is followed
+// only to https, or to plain http on this computer when loopback (the
+// manifest's own address is on this computer: a test or a local mirror);
+// at most 5 of them; and without the Referer Go would add, so the next
+// server learns nothing of the previous address.
+func guarded(client *http.Client, loopback bool) *http.Client {
+	c := *client
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		req.Header.Del("Referer")
+		if len(via) > 5 {
+			return fmt.Errorf("%w: more than 5 redirects", errRedirect)
+		}
+		u := req.URL
+		if u.Scheme == "https" || (loopback && u.Scheme == "http" && IsLoopback(u.Hostname())) {
+			return nil
+		}
+		return fmt.Errorf("%w: to %s (only https is followed)", errRedirect, u.Redacted())
+	}
+	return &c
+}
+
+// loopbackURL reports whether u names this computer.
+func loopbackURL(u string) bool {
+	p, err := url.Parse(u)
+	return err == nil && IsLoopback(p.Hostname())
+}
+
 // newRequest is a GET carrying nothing but the User-Agent: no cookie,
 // no identifier, no query added.
 func newRequest(ctx context.Context, u, version string) (*http.Request, error) {
@@ -69,35 +106,48 @@ func newRequest(ctx context.Context, u, version string) (*http.Request, error) {
 }
 
 // FetchManifest reads the signed manifest at u (within MaxManifestBytes
-// and the manifest timeout) and verifies it with vkey.
-func FetchManifest(ctx context.Context, client *http.Client, u, vkey, version string, lim Limits) (Manifest, error) {
+// and the manifest timeout, following only the redirects guarded allows)
+// and verifies it with vkey. It returns the manifest and its signed text.
+func FetchManifest(ctx context.Context, client *http.Client, u, vkey, version string, lim Limits) (Manifest, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, lim.manifest())
 	defer cancel()
 	req, err := newRequest(ctx, u, version)
 	if err != nil {
-		return Manifest{}, problem("The update address is not valid", err)
+		return Manifest{}, nil, problem("The update address is not valid", err)
 	}
-	resp, err := client.Do(req)
+	resp, err := guarded(client, loopbackURL(u)).Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
-			return Manifest{}, problem("The update server did not answer in time", err)
+		switch {
+		case errors.Is(err, errRedirect):
+			return Manifest{}, nil, problem("The update server sent Hearth to an address that is not https, so Hearth did not follow it", err)
+		case ctx.Err() != nil:
+			return Manifest{}, nil, problem("The update server did not answer in time", err)
 		}
-		return Manifest{}, problem("Hearth could not reach the update server", err)
+		return Manifest{}, nil, problem("Hearth could not reach the update server", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return Manifest{}, problem("The update server answered with an error", fmt.Errorf("GET %s: %s", u, resp.Status))
+		return Manifest{}, nil, problem("The update server answered with an error", fmt.Errorf("GET %s: %s", u, resp.Status))
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxManifestBytes+1))
 	if err != nil {
 		if ctx.Err() != nil {
-			return Manifest{}, problem("The update server did not answer in time", err)
+			return Manifest{}, nil, problem("The update server did not answer in time", err)
 		}
-		return Manifest{}, problem("Hearth could not read the update information", err)
+		return Manifest{}, nil, problem("Hearth could not read the update information", err)
 	}
 	if len(b) > MaxManifestBytes {
-		return Manifest{}, problem("The update information is too large", fmt.Errorf("GET %s: more than %d bytes", u, MaxManifestBytes))
+		return Manifest{}, nil, problem("The update information is too large", fmt.Errorf("GET %s: more than %d bytes", u, MaxManifestBytes))
 	}
+	m, err := openManifest(b, vkey)
+	if err != nil {
+		return Manifest{}, nil, err
+	}
+	return m, b, nil
+}
+
+// openManifest is OpenManifest with the refusal in plain words.
+func openManifest(b []byte, vkey string) (Manifest, error) {
 	m, err := OpenManifest(b, vkey)
 	if errors.Is(err, ErrSignature) {
 		return Manifest{}, problem("The update information is not signed by Hearth's release key, so Hearth ignored it", err)
@@ -127,6 +177,10 @@ func (p *Progress) Load() (done, total int64) {
 // bytes, ends within the download timeout and when nothing arrives for
 // the stall timeout, and removes what it wrote on any failure. It returns
 // the file's path.
+//
+// The connection and the answer's headers must come within the header
+// timeout; then the stall timer runs. Redirects follow guarded's rule
+// (plain http only when the package's own address is on this computer).
 func Download(ctx context.Context, client *http.Client, a Artifact, dir, version string, lim Limits, prog *Progress) (string, error) {
 	if prog == nil {
 		prog = new(Progress)
@@ -142,8 +196,17 @@ func Download(ctx context.Context, client *http.Client, a Artifact, dir, version
 	if err != nil {
 		return "", problem("The update's address is not valid", err)
 	}
-	resp, err := client.Do(req)
+	var noAnswer atomic.Bool
+	headers := time.AfterFunc(lim.header(), func() { noAnswer.Store(true); cancel() })
+	resp, err := guarded(client, loopbackURL(a.URL)).Do(req)
+	headers.Stop()
 	if err != nil {
+		switch {
+		case errors.Is(err, errRedirect):
+			return "", problem("The update server sent Hearth to an address that is not https, so Hearth did not follow it", err)
+		case noAnswer.Load():
+			return "", problem("The update server did not answer in time", fmt.Errorf("GET %s: no answer within %s: %w", a.URL, lim.header(), err))
+		}
 		return "", problem("Hearth could not download the update", err)
 	}
 	defer resp.Body.Close()

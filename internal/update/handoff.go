@@ -1,6 +1,7 @@
 package update
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,9 +12,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/hearth-dev/hearth/internal/atomicfile"
 	"github.com/hearth-dev/hearth/internal/backup"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/instance"
@@ -67,7 +71,9 @@ const (
 )
 
 // Dir is the update folder in the data directory: downloads, unpacked
-// programs, the new program's start log and outcome.json.
+// programs, the started programs' output (start-*.log), the kept manifest
+// (manifest.signed), a hand-over under way (pending.json), the release
+// that rolled back (refused.json) and outcome.json.
 func Dir(dataDir string) string { return filepath.Join(dataDir, "update") }
 
 const outcomeFile = "outcome.json"
@@ -83,12 +89,16 @@ func previousName(path string) string {
 // Apply hands over to the new version in p. The Hearth that calls it has
 // stopped serving and closed its database; the program file it runs from
 // may still be running (it is renamed, never deleted). It backs the
-// database up, moves the running program aside and the new one into its
-// place (and the tunnel-client beside it, re-pinned with the manifest's
-// SHA-256), starts the new program and waits for it to become healthy.
-// If it does not in time, or exits, it is stopped, the previous program,
-// tunnel-client, config and database come back, and the previous program
-// is started again. Either way the outcome is written for the Status page
+// database up, records the hand-over on disk (pending.json: what to put
+// back, so that a Hearth killed during the health wait is finished or
+// rolled back at the next start, see Resume), moves the running program
+// aside and the new one into its place (and the tunnel-client beside it,
+// re-pinned with the manifest's SHA-256), starts the new program and waits
+// for it to become healthy. If it does not in time, or exits, it is
+// stopped, the previous program, tunnel-client, config and database come
+// back, the release is remembered as refused (not offered or installed
+// again until a newer one is published), and the previous program is
+// started again. Either way the outcome is written for the Status page
 // and returned; the caller then exits.
 func Apply(ctx context.Context, p Plan, h Handoff) Outcome {
 	now := h.Now
@@ -108,16 +118,27 @@ func Apply(ctx context.Context, p Plan, h Handoff) Outcome {
 		return o
 	}
 	restart := func(o Outcome) Outcome {
-		if _, err := startProgram(h, h.Exe); err != nil {
+		if _, _, err := startProgram(h, h.Exe, ""); err != nil {
 			o.Detail += "\nstart the previous version again: " + err.Error()
 		}
 		return o
+	}
+	refuse := func(o Outcome, started bool) {
+		r := Refused{Version: p.To, SHA256: p.SHA256, When: now().UTC(), Started: started, Plain: o.Plain, Detail: o.Detail}
+		if err := writeJSON(filepath.Join(Dir(h.DataDir), refusedFile), r); err != nil {
+			log.Error("update: remember the release that rolled back", "err", err)
+		}
 	}
 	failBefore := func(plain string, err error) Outcome {
 		o := out
 		o.Result, o.Plain, o.Detail = ResultRolledBack, plain+"; Hearth stayed at version "+Display(p.From)+".", err.Error()
 		o = finish(o)
+		refuse(o, false)
+		removePending(h.DataDir)
 		return restart(o)
+	}
+	if err := os.MkdirAll(Dir(h.DataDir), 0o700); err != nil {
+		return failBefore("Hearth did not update because it could not write in its update folder", err)
 	}
 
 	// 1. The database, as this version left it.
@@ -130,20 +151,27 @@ func Apply(ctx context.Context, p Plan, h Handoff) Outcome {
 		}
 	}
 
-	// 2. The programs, swapped by renames in the program folder.
-	sw, err := swap(p, h)
-	if err != nil {
+	// 2. The hand-over on disk, then the programs swapped by renames in
+	// the program folder.
+	pend := pending{ID: attemptID(), From: p.From, To: p.To, SHA256: p.SHA256, Backup: saved.Path, Args: h.Args, When: now().UTC()}
+	pend.Swap = planSwap(p, h)
+	if err := writeJSON(pendingPath(h.DataDir), pend); err != nil {
+		return failBefore("Hearth did not update because it could not record the update on disk first", err)
+	}
+	sw := &pend.Swap
+	if err := sw.do(p, h); err != nil {
 		return failBefore("Hearth did not update because it could not replace its program", err)
 	}
 
 	// 3. The new version, watched until healthy. Its outcome is written
 	// first, for the new version's Status page to read as it starts; a
-	// rollback overwrites it.
+	// rollback (here, or at the next start when this watch is cut short)
+	// overwrites it.
 	updated := out
 	updated.Result = ResultUpdated
 	updated.Plain = "Hearth updated itself from version " + Display(p.From) + " to " + Display(p.To) + "."
 	updated = finish(updated)
-	cmd, err := startProgram(h, h.Exe)
+	cmd, logPath, err := startProgram(h, h.Exe, pend.ID)
 	var exited chan error
 	if err == nil {
 		exited = make(chan error, 1)
@@ -152,6 +180,8 @@ func Apply(ctx context.Context, p Plan, h Handoff) Outcome {
 	}
 	if err == nil {
 		log.Info("update: new version healthy", "from", p.From, "to", p.To)
+		removePending(h.DataDir)
+		removeLeftovers(h.Exe)
 		return updated
 	}
 	log.Error("update: new version not healthy; rolling back", "to", p.To, "err", err)
@@ -166,7 +196,7 @@ func Apply(ctx context.Context, p Plan, h Handoff) Outcome {
 	o.Result = ResultRolledBack
 	o.Plain = "Hearth tried to update to version " + Display(p.To) + ", but the new version did not start properly, so Hearth went back to version " + Display(p.From) + " and the database as it was before the update."
 	o.Detail = err.Error()
-	if tail := startLog(h.DataDir); tail != "" {
+	if tail := startLog(logPath); tail != "" {
 		o.Detail += "\nthe new version's output:\n" + tail
 	}
 	if err := sw.undo(); err != nil {
@@ -178,133 +208,182 @@ func Apply(ctx context.Context, p Plan, h Handoff) Outcome {
 		}
 	}
 	o = finish(o)
+	refuse(o, true)
+	removePending(h.DataDir)
 	return restart(o)
 }
 
-// swapped is a done swap, and how to undo it.
+// swapped is a swap of the programs (planned, then done), and how to undo
+// it; it is kept in pending.json, so that the next start can undo it too.
 type swapped struct {
-	exe, exeAside   string
-	tc, tcAside     string
-	tcNew           bool
-	config          string
-	configBefore    []byte
-	configRewritten bool
+	Exe      string `json:"exe"`
+	ExeAside string `json:"exe_aside"`
+	// TC is the tunnel-client beside the program when the update carries
+	// one (TCNew); TCAside where the previous one went ("" when there was
+	// none).
+	TC      string `json:"tc,omitempty"`
+	TCAside string `json:"tc_aside,omitempty"`
+	TCNew   bool   `json:"tc_new,omitempty"`
+	// Config and ConfigBefore are the config file and its bytes before
+	// the re-pin.
+	Config       string `json:"config,omitempty"`
+	ConfigBefore []byte `json:"config_before,omitempty"`
 }
 
-// swap moves the running program (and the tunnel-client beside it) aside
-// and the new ones into place; a failure part way undoes what was done.
-func swap(p Plan, h Handoff) (*swapped, error) {
+// planSwap names where the running program (and tunnel-client) go aside,
+// and keeps the config as it is, before anything moves.
+func planSwap(p Plan, h Handoff) swapped {
 	dir := filepath.Dir(h.Exe)
-	s := &swapped{exe: h.Exe, exeAside: previousName(h.Exe)}
+	s := swapped{Exe: h.Exe, ExeAside: freeAside(previousName(h.Exe))}
+	if p.NewTunnel != "" {
+		s.TC, s.TCNew = filepath.Join(dir, TunnelClientName()), true
+		if _, err := os.Stat(s.TC); err == nil {
+			s.TCAside = freeAside(previousName(s.TC))
+		}
+	}
+	if b, err := os.ReadFile(h.ConfigPath); err == nil {
+		s.Config, s.ConfigBefore = h.ConfigPath, b
+	}
+	return s
+}
+
+// freeAside is name when an earlier update's file there can be removed,
+// else the first free name.<n>: a stale previous program held open (an
+// antivirus scan, a program still running from it) must not block an
+// update. The numbered ones are removed once no longer needed
+// (removeLeftovers).
+func freeAside(name string) string {
+	if err := os.Remove(name); err == nil || errors.Is(err, fs.ErrNotExist) {
+		return name
+	}
+	for n := 1; ; n++ {
+		alt := fmt.Sprintf("%s.%d", name, n)
+		if err := os.Remove(alt); err == nil || errors.Is(err, fs.ErrNotExist) {
+			return alt
+		}
+	}
+}
+
+// do moves the running program (and the tunnel-client beside it) aside
+// and the new ones into place; a failure part way undoes what was done.
+func (s *swapped) do(p Plan, h Handoff) error {
+	dir := filepath.Dir(h.Exe)
 	// Copied into the program folder first: the data folder may be on
 	// another drive (a copy run from a download folder), and a rename
 	// moves a file only within one.
 	newExe, err := copyInto(p.NewExe, dir)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	removeStale(s.exeAside)
-	if err := os.Rename(h.Exe, s.exeAside); err != nil {
+	if err := os.Rename(h.Exe, s.ExeAside); err != nil {
 		os.Remove(newExe)
-		return nil, fmt.Errorf("move the running program aside: %w", err)
+		return fmt.Errorf("move the running program aside: %w", err)
 	}
 	if err := os.Rename(newExe, h.Exe); err != nil {
 		os.Remove(newExe)
-		return nil, errors.Join(fmt.Errorf("move the new program in: %w", err), os.Rename(s.exeAside, h.Exe))
+		return errors.Join(fmt.Errorf("move the new program in: %w", err), os.Rename(s.ExeAside, h.Exe))
 	}
-	if p.NewTunnel == "" {
-		return s, nil
+	if !s.TCNew {
+		return nil
 	}
-	s.tc = filepath.Join(dir, TunnelClientName())
-	s.tcAside = previousName(s.tc)
 	newTC, err := copyInto(p.NewTunnel, dir)
 	if err != nil {
-		return nil, errors.Join(err, s.undo())
+		return errors.Join(err, s.undo())
 	}
-	removeStale(s.tcAside)
-	if err := os.Rename(s.tc, s.tcAside); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if s.TCAside != "" {
+		if err := os.Rename(s.TC, s.TCAside); err != nil {
+			os.Remove(newTC)
+			return errors.Join(fmt.Errorf("move the tunnel-client aside: %w", err), s.undo())
+		}
+	}
+	if err := os.Rename(newTC, s.TC); err != nil {
 		os.Remove(newTC)
-		return nil, errors.Join(fmt.Errorf("move the tunnel-client aside: %w", err), s.undo())
-	} else if err != nil {
-		s.tcAside = ""
+		return errors.Join(fmt.Errorf("move the new tunnel-client in: %w", err), s.undo())
 	}
-	s.tcNew = true
-	if err := os.Rename(newTC, s.tc); err != nil {
-		os.Remove(newTC)
-		return nil, errors.Join(fmt.Errorf("move the new tunnel-client in: %w", err), s.undo())
+	if err := s.repin(p.TunnelSHA256); err != nil {
+		return errors.Join(err, s.undo())
 	}
-	if err := s.repin(h.ConfigPath, p.TunnelSHA256); err != nil {
-		return nil, errors.Join(err, s.undo())
-	}
-	return s, nil
+	return nil
 }
 
 // repin sets the config's tunnel-client pin to the new hash when it pins
 // the tunnel-client beside the program; another pinned file is the
-// operator's choice and stays.
-func (s *swapped) repin(path, sum string) error {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+// operator's choice and stays. Only that key of the file changes.
+func (s *swapped) repin(sum string) error {
+	if s.Config == "" {
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("read the config to re-pin tunnel-client: %w", err)
-	}
-	c, err := config.Parse(path, b)
+	c, err := config.Parse(s.Config, s.ConfigBefore)
 	if err != nil {
 		return fmt.Errorf("re-pin tunnel-client: %w", err)
 	}
-	if c.Tunnel.ClientSHA256 == "" || !samePath(c.Tunnel.ClientPath, s.tc) {
+	if c.Tunnel.ClientSHA256 == "" || !samePath(c.Tunnel.ClientPath, s.TC) {
 		return nil
 	}
-	s.config, s.configBefore = path, b
-	c.Tunnel.ClientSHA256 = sum
-	if err := config.Write(path, c); err != nil {
+	if err := config.SetNestedString(s.Config, []string{"tunnel", "client_sha256"}, sum); err != nil {
 		return fmt.Errorf("re-pin tunnel-client: %w", err)
 	}
-	s.configRewritten = true
 	return nil
 }
 
-// undo puts the previous program, tunnel-client and config back.
+// undo puts the previous program, tunnel-client and config back. It
+// reads what is on disk, not what was done, so it also finishes an undo
+// (or a swap) cut short, at the next start (Resume).
 func (s *swapped) undo() error {
 	var errs []error
-	if s.configRewritten {
-		if err := os.WriteFile(s.config, s.configBefore, 0o600); err != nil {
-			errs = append(errs, fmt.Errorf("restore the config: %w", err))
+	if s.Config != "" {
+		if now, err := os.ReadFile(s.Config); err != nil || !bytes.Equal(now, s.ConfigBefore) {
+			if _, err := atomicfile.Write(s.Config, s.ConfigBefore, 0o600); err != nil {
+				errs = append(errs, fmt.Errorf("restore the config: %w", err))
+			}
 		}
 	}
-	if s.tcNew {
-		failed := s.tc + ".failed"
-		removeStale(failed)
-		if err := os.Rename(s.tc, failed); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("move the new tunnel-client out: %w", err))
+	if s.TCNew {
+		aside := s.TCAside != "" && exists(s.TCAside)
+		if aside || s.TCAside == "" {
+			failed := freeAside(s.TC + ".failed")
+			if err := os.Rename(s.TC, failed); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("move the new tunnel-client out: %w", err))
+			}
 		}
-		if s.tcAside != "" {
-			if err := os.Rename(s.tcAside, s.tc); err != nil {
+		if aside {
+			if err := os.Rename(s.TCAside, s.TC); err != nil {
 				errs = append(errs, fmt.Errorf("put the previous tunnel-client back: %w", err))
 			}
 		}
 	}
-	failed := s.exe + ".failed"
-	removeStale(failed)
-	if err := os.Rename(s.exe, failed); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		errs = append(errs, fmt.Errorf("move the new program out: %w", err))
-	}
-	if err := os.Rename(s.exeAside, s.exe); err != nil {
-		errs = append(errs, fmt.Errorf("put the previous program back: %w", err))
+	if exists(s.ExeAside) {
+		failed := freeAside(s.Exe + ".failed")
+		if err := os.Rename(s.Exe, failed); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("move the new program out: %w", err))
+		}
+		if err := os.Rename(s.ExeAside, s.Exe); err != nil {
+			errs = append(errs, fmt.Errorf("put the previous program back: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }
 
-// removeStale deletes a file an earlier update left (the program before
-// the previous one). On Windows it may still be running (deletion then
-// fails and the rename over it replaces nothing); that is harmless, as
-// only the name is reused.
-func removeStale(path string) {
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		// A running program's file: give the name back by moving it.
-		os.Rename(path, path+fmt.Sprintf(".%d", time.Now().UnixNano()))
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// removeLeftovers deletes, beside exe, what earlier updates left and no
+// one needs once an update is confirmed: numbered previous programs
+// (hearth-tray.previous.exe.<n>) and the programs of rollbacks
+// (.failed, .failed.<n>). One still held open stays until the next time.
+// hearth-tray.previous.exe itself stays until the next update.
+func removeLeftovers(exe string) {
+	var names []string
+	for _, base := range []string{exe, filepath.Join(filepath.Dir(exe), TunnelClientName())} {
+		for _, pat := range []string{previousName(base) + ".*", base + ".failed", base + ".failed.*"} {
+			m, _ := filepath.Glob(pat)
+			names = append(names, m...)
+		}
+	}
+	for _, n := range names {
+		os.Remove(n)
 	}
 }
 
@@ -336,39 +415,99 @@ func copyInto(src, dir string) (string, error) {
 	return out.Name(), nil
 }
 
-// startProgram starts exe detached with h's arguments and environment,
-// its output appended to <data>/update/start.log.
-func startProgram(h Handoff, exe string) (*exec.Cmd, error) {
+// attemptEnv carries a hand-over's id to the program it starts, so that
+// program knows the hand-over is watched (Resume leaves it alone) and can
+// confirm it once it serves (Confirm).
+const attemptEnv = "HEARTH_UPDATE_ATTEMPT"
+
+// startProgram starts exe detached with h's arguments and environment
+// (and attempt, when it is a hand-over's new program), its output in a
+// new file of its own in the update folder (start-<time>-*.log): a
+// program still writing to an earlier file cannot mix its lines into
+// this one. It returns the file's path.
+func startProgram(h Handoff, exe, attempt string) (*exec.Cmd, string, error) {
 	if err := os.MkdirAll(Dir(h.DataDir), 0o700); err != nil {
-		return nil, fmt.Errorf("start %s: %w", exe, err)
+		return nil, "", fmt.Errorf("start %s: %w", exe, err)
 	}
-	logf, err := os.OpenFile(filepath.Join(Dir(h.DataDir), "start.log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	logf, err := os.CreateTemp(Dir(h.DataDir), "start-"+time.Now().UTC().Format("20060102T150405")+"-*.log")
 	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", exe, err)
+		return nil, "", fmt.Errorf("start %s: %w", exe, err)
 	}
 	defer logf.Close()
+	pruneStartLogs(h.DataDir, logf.Name())
 	cmd := exec.Command(exe, h.Args...)
-	cmd.Env = h.Env
+	cmd.Env = withoutEnv(h.Env, attemptEnv)
+	if attempt != "" {
+		cmd.Env = append(cmd.Env, attemptEnv+"="+attempt)
+	}
 	cmd.Dir = filepath.Dir(exe)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd, err = detach(cmd)()
 	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", exe, err)
+		return nil, "", fmt.Errorf("start %s: %w", exe, err)
 	}
-	return cmd, nil
+	return cmd, logf.Name(), nil
 }
 
-// startLog is the end of the new program's output, for the rollback's
-// detail.
-func startLog(dataDir string) string {
-	b, err := os.ReadFile(filepath.Join(Dir(dataDir), "start.log"))
+// keepStartLogs is how many programs' output files the update folder
+// keeps (the running program's among them).
+const keepStartLogs = 4
+
+// pruneStartLogs removes all but the newest start logs, never keep.
+func pruneStartLogs(dataDir, keep string) {
+	logs, _ := filepath.Glob(filepath.Join(Dir(dataDir), "start-*.log"))
+	sort.Strings(logs) // by the time in their names
+	for i := 0; i < len(logs)-keepStartLogs; i++ {
+		if logs[i] != keep {
+			os.Remove(logs[i])
+		}
+	}
+}
+
+// StartLog is the newest program output file in the update folder (the
+// program a hand-over started last), or "" when there is none.
+func StartLog(dataDir string) string {
+	logs, _ := filepath.Glob(filepath.Join(Dir(dataDir), "start-*.log"))
+	var newest string
+	var when time.Time
+	for _, l := range logs {
+		if fi, err := os.Stat(l); err == nil && !fi.ModTime().Before(when) {
+			newest, when = l, fi.ModTime()
+		}
+	}
+	return newest
+}
+
+func withoutEnv(env []string, key string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, key+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// startLog is the end of a program's output file, for a rollback's
+// detail: printable text only (no NUL or other control bytes).
+func startLog(path string) string {
+	if path == "" {
+		return ""
+	}
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return ""
 	}
 	if len(b) > 2000 {
 		b = b[len(b)-2000:]
 	}
-	return strings.TrimSpace(string(b))
+	text := strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' || (r >= ' ' && r != 0x7f && r != utf8.RuneError) {
+			return r
+		}
+		return -1
+	}, string(b))
+	return strings.TrimSpace(text)
 }
 
 // waitHealthy waits until the program started as pid is healthy: it published

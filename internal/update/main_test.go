@@ -1,6 +1,7 @@
 package update
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -30,6 +31,14 @@ func TestMain(m *testing.M) {
 		os.Exit(3)
 	case "healthy":
 		fakeHealthy()
+	case "apply":
+		// A Hearth handing over to a new version that never becomes
+		// healthy (TestHandoverKilledDuringHealthWait kills it).
+		Apply(context.Background(), Plan{From: "1.3.0", To: "1.4.0", NewExe: os.Getenv("HEARTH_UPDATE_FAKE_STAGED")}, Handoff{
+			Exe: os.Getenv("HEARTH_UPDATE_FAKE_EXE"), DataDir: os.Getenv("HEARTH_UPDATE_FAKE_DATA"),
+			Env: []string{"PATH=" + os.Getenv("PATH")}, HealthWithin: 2 * time.Minute,
+		})
+		os.Exit(0)
 	}
 	os.Exit(2)
 }

@@ -17,9 +17,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"runtime"
 	"strings"
+	"time"
 
 	"golang.org/x/mod/semver"
 	"golang.org/x/mod/sumdb/note"
@@ -45,6 +47,11 @@ type Manifest struct {
 	MinVersion string `json:"min_version"`
 	// Changes is what changed, in plain words, for the Status page.
 	Changes string `json:"changes"`
+	// Published is when the release was signed (UTC). A Hearth refuses a
+	// manifest published before the last one it accepted (an older
+	// signed manifest replayed to keep it on an old version), and says
+	// so when the newest it could get is over StaleAfter old.
+	Published time.Time `json:"published"`
 	// Platforms holds the package of each platform, by Platform name.
 	Platforms map[string]Artifact `json:"platforms"`
 }
@@ -108,6 +115,12 @@ func (m Manifest) Check() error {
 	if strings.TrimSpace(m.Changes) == "" {
 		return &FieldError{"changes", "missing"}
 	}
+	if m.Published.IsZero() {
+		return &FieldError{"published", "missing (when the release was signed, in UTC, such as 2026-05-01T12:00:00Z)"}
+	}
+	if _, off := m.Published.Zone(); off != 0 {
+		return &FieldError{"published", fmt.Sprintf("%s is not in UTC (end it with Z)", m.Published.Format(time.RFC3339))}
+	}
 	if len(m.Platforms) == 0 {
 		return &FieldError{"platforms", "missing"}
 	}
@@ -121,8 +134,8 @@ func (m Manifest) Check() error {
 			return &FieldError{field, "is not one of " + strings.Join(platforms, ", ")}
 		}
 		u, err := url.Parse(a.URL)
-		if a.URL == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return &FieldError{field + ".url", fmt.Sprintf("%q is not an http(s) address", a.URL)}
+		if a.URL == "" || err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && IsLoopback(u.Hostname()))) {
+			return &FieldError{field + ".url", fmt.Sprintf("%q is not an https address (plain http only to this computer: 127.0.0.1, ::1 or localhost)", a.URL)}
 		}
 		if a.Size <= 0 || a.Size > MaxPackageBytes {
 			return &FieldError{field + ".size", fmt.Sprintf("%d is not a size between 1 and %d bytes", a.Size, MaxPackageBytes)}
@@ -157,8 +170,13 @@ func OpenManifest(msg []byte, vkey string) (Manifest, error) {
 }
 
 // SignManifest signs m with the note signer key skey ("PRIVATE+KEY+…"),
-// after checking it: what scripts/sign-release and the tests publish.
+// after checking it: what scripts/sign-release and the tests publish. A
+// zero Published is set to now; what every Hearth would refuse (a field,
+// or a signed text over MaxManifestBytes) is refused here first.
 func SignManifest(m Manifest, skey string) ([]byte, error) {
+	if m.Published.IsZero() {
+		m.Published = time.Now().UTC().Truncate(time.Second)
+	}
 	if err := m.Check(); err != nil {
 		return nil, err
 	}
@@ -174,7 +192,20 @@ func SignManifest(m Manifest, skey string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sign manifest: %w", err)
 	}
+	if len(msg) > MaxManifestBytes {
+		return nil, fmt.Errorf("sign manifest: the signed manifest is %d bytes, over the %d every Hearth reads (shorten changes)", len(msg), MaxManifestBytes)
+	}
 	return msg, nil
+}
+
+// IsLoopback reports whether host (a name or an address, without port)
+// is this computer: localhost or a loopback address.
+func IsLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // GenerateKey makes a release key pair named name: the signer key (kept

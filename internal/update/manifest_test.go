@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/mod/sumdb/note"
 )
@@ -21,7 +22,7 @@ func testKey(t *testing.T) (skey, vkey string) {
 func sampleManifest() Manifest {
 	sum := strings.Repeat("ab", 32)
 	return Manifest{
-		Version: "1.4.0", MinVersion: "1.0.0", Changes: "Faster backups.",
+		Version: "1.4.0", MinVersion: "1.0.0", Changes: "Faster backups.", Published: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC),
 		Platforms: map[string]Artifact{
 			Platform():      {URL: "https://example.org/h.zip", Size: 10, SHA256: sum, TunnelClient: &TunnelClient{Version: "0.3.1", SHA256: sum}},
 			"windows-arm64": {URL: "https://example.org/a.zip", Size: 10, SHA256: sum},
@@ -130,7 +131,7 @@ func TestManifestFields(t *testing.T) {
 		}
 	}
 	// A field Hearth does not know (a later release's) is no refusal.
-	text := `{"version":"1.4.0","min_version":"1.0.0","changes":"x","new_thing":1,"platforms":{"linux-amd64":{"url":"https://x/y","size":1,"sha256":"` + sum + `"}}}` + "\n"
+	text := `{"version":"1.4.0","min_version":"1.0.0","changes":"x","published":"2026-05-01T12:00:00Z","new_thing":1,"platforms":{"linux-amd64":{"url":"https://x/y","size":1,"sha256":"` + sum + `"}}}` + "\n"
 	if _, err := OpenManifest(signText(t, text, skey), vkey); err != nil {
 		t.Fatalf("unknown field: %v", err)
 	}

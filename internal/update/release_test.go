@@ -69,6 +69,12 @@ func newRelease(t testing.TB) *release {
 // when one is among them.
 func (r *release) publish(t testing.TB, version, minVersion string, files map[string][]byte) Manifest {
 	t.Helper()
+	return r.publishAt(t, version, minVersion, files, time.Time{})
+}
+
+// publishAt is publish with the manifest's published time (zero: now).
+func (r *release) publishAt(t testing.TB, version, minVersion string, files map[string][]byte, published time.Time) Manifest {
+	t.Helper()
 	pkg := zipOf(t, files)
 	sum := sha256.Sum256(pkg)
 	a := Artifact{URL: r.srv.URL + "/hearth.zip", Size: int64(len(pkg)), SHA256: hex.EncodeToString(sum[:])}
@@ -76,7 +82,7 @@ func (r *release) publish(t testing.TB, version, minVersion string, files map[st
 		tsum := sha256.Sum256(tc)
 		a.TunnelClient = &TunnelClient{Version: "0.9.0", SHA256: hex.EncodeToString(tsum[:])}
 	}
-	m := Manifest{Version: version, MinVersion: minVersion, Changes: "Backups are faster.", Platforms: map[string]Artifact{Platform(): a}}
+	m := Manifest{Version: version, MinVersion: minVersion, Changes: "Backups are faster.", Published: published, Platforms: map[string]Artifact{Platform(): a}}
 	msg, err := SignManifest(m, r.skey)
 	if err != nil {
 		t.Fatal(err)

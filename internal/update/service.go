@@ -1,6 +1,7 @@
 package update
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,6 +24,12 @@ const CheckEvery = 24 * time.Hour
 
 // QuietEvery is how often an automatic update looks for a quiet moment.
 const QuietEvery = 30 * time.Second
+
+// StaleAfter is the age of the newest manifest Hearth could get past which
+// the Status page no longer says "up to date": a release server that is
+// down, or one replaying an old manifest, must not keep a PC on an old
+// version without anyone knowing.
+const StaleAfter = 30 * 24 * time.Hour
 
 // Options configure the Service.
 type Options struct {
@@ -94,6 +101,19 @@ type State struct {
 	// CanInstall: Install would start (an offer, not blocked, idle, and
 	// this Hearth can restart itself).
 	CanInstall bool
+	// Waiting: the operator asked to update when the work in progress is
+	// done (InstallWhenDone); the install starts at the first quiet
+	// moment.
+	Waiting bool
+	// Refused is the release now published when it rolled back on this
+	// PC: it is not offered or installed again until a newer one is.
+	Refused *Refused
+	// NoPackage is the newer version now published when it has no
+	// package for this computer's platform.
+	NoPackage string
+	// Stale is when the newest update information Hearth has was
+	// published, when that is over StaleAfter ago; zero otherwise.
+	Stale time.Time
 }
 
 // Service checks for updates at start and every day, and installs one on
@@ -105,12 +125,22 @@ type Service struct {
 	off  string
 	prog Progress
 
+	// wake tells Run to look again at once (InstallWhenDone).
+	wake chan struct{}
+
 	mu      sync.Mutex
 	checked time.Time
 	offer   *Offer
 	phase   string
 	problem *Problem
 	last    *Outcome
+	// accepted is the newest signed manifest accepted, kept (with its
+	// signature, in manifest.signed) across restarts: what an offer is
+	// installed from, and the floor below which a manifest is a replay.
+	accepted    *Manifest
+	acceptedMsg []byte
+	refused     *Refused
+	waiting     bool
 }
 
 // New makes the Service; it checks nothing until Run.
@@ -121,7 +151,7 @@ func New(opts Options) *Service {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Service{opts: opts, log: opts.Log}
+	s := &Service{opts: opts, log: opts.Log, wake: make(chan struct{}, 1)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -140,8 +170,25 @@ func New(opts Options) *Service {
 	} else if ok {
 		s.last = &o
 	}
+	if r, ok, err := ReadRefused(opts.DataDir); err != nil {
+		s.log.Warn("update: read the release that rolled back", "err", err)
+	} else if ok {
+		s.refused = &r
+	}
+	if b, err := os.ReadFile(filepath.Join(Dir(opts.DataDir), acceptedFile)); err == nil && opts.Key != "" {
+		if m, err := OpenManifest(b, opts.Key); err != nil {
+			s.log.Warn("update: the kept manifest does not open", "err", err)
+		} else {
+			s.accepted, s.acceptedMsg = &m, b
+			s.offer = s.offerOf(m)
+		}
+	}
 	return s
 }
+
+// acceptedFile keeps the newest accepted signed manifest in the update
+// folder.
+const acceptedFile = "manifest.signed"
 
 // State is the service's state now.
 func (s *Service) State() State {
@@ -152,6 +199,19 @@ func (s *Service) State() State {
 		o := *s.offer
 		st.Offer = &o
 		st.CanInstall = o.Blocked == "" && s.phase == PhaseIdle && s.opts.Handoff != nil
+		st.Waiting = s.waiting
+	}
+	if m := s.accepted; m != nil {
+		if s.isRefused(*m) {
+			r := *s.refused
+			st.Refused = &r
+		}
+		if _, ok := m.Platforms[Platform()]; !ok && Compare(m.Version, s.opts.Version) > 0 {
+			st.NoPackage = m.Version
+		}
+		if s.opts.Now().Sub(m.Published) > StaleAfter {
+			st.Stale = m.Published
+		}
 	}
 	if s.phase == PhaseDownloading || s.phase == PhaseRestarting {
 		st.Done, st.Total = s.prog.Load()
@@ -174,21 +234,48 @@ func (s *Service) Run(ctx context.Context) {
 			s.Check(ctx)
 			next = s.opts.Now().Add(every)
 		}
-		if st := s.State(); s.opts.Auto && st.CanInstall && s.opts.Quiet != nil && s.opts.Quiet() {
-			if err := s.installAuto(ctx, st); err != nil {
-				s.log.Warn("update: automatic update", "err", err)
+		st := s.State()
+		if (s.opts.Auto || st.Waiting) && st.CanInstall && s.opts.Quiet != nil && s.opts.Quiet() {
+			var err error
+			if st.Waiting {
+				// The operator's click was recorded when they made it.
+				err = s.Install(ctx)
+			} else {
+				err = s.installAuto(ctx, st)
+			}
+			if err != nil {
+				s.log.Warn("update: update at a quiet moment", "err", err)
 			}
 		}
 		wait := every
-		if s.opts.Auto {
+		if s.opts.Auto || st.Waiting {
 			wait = quietEvery
 		}
 		select {
 		case <-ctx.Done():
 			return
+		case <-s.wake:
 		case <-time.After(wait):
 		}
 	}
+}
+
+// InstallWhenDone installs the offered update at the first quiet moment
+// (no call in flight, no task queued or running, no approval waiting),
+// as update.auto does, instead of stopping the work in progress; Run
+// starts it. Install (Update now) still may start it at once.
+func (s *Service) InstallWhenDone() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.canInstallLocked(); err != nil {
+		return err
+	}
+	s.waiting = true
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return nil
 }
 
 // installAuto starts the automatic update of st's offer, recorded first.
@@ -241,27 +328,74 @@ func (s *Service) Check(ctx context.Context) {
 	}
 	s.phase = PhaseChecking
 	s.mu.Unlock()
-	m, err := FetchManifest(ctx, s.opts.Client, s.opts.URL, s.opts.Key, s.opts.Version, s.opts.Limits)
+	m, msg, err := FetchManifest(ctx, s.opts.Client, s.opts.URL, s.opts.Key, s.opts.Version, s.opts.Limits)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.phase = PhaseIdle
 	s.checked = s.opts.Now()
+	if err == nil {
+		err = s.acceptLocked(m, msg)
+	}
 	if err != nil {
 		s.problem = asProblem(err)
 		s.log.Warn("update: check", "err", err)
 		return
 	}
 	s.problem = nil
+}
+
+// acceptLocked takes m (signed as msg) as the newest release information,
+// unless it was published before the one accepted last: an older signed
+// manifest served again would keep this PC on an old version. The
+// accepted manifest is kept in the update folder with its signature.
+func (s *Service) acceptLocked(m Manifest, msg []byte) error {
+	if old := s.accepted; old != nil {
+		if m.Published.Before(old.Published) {
+			return &Problem{
+				Plain:  "The update server sent update information older than what Hearth already had, so Hearth ignored it",
+				Detail: fmt.Sprintf("manifest version %s published %s; Hearth accepted version %s published %s", m.Version, m.Published.Format(time.RFC3339), old.Version, old.Published.Format(time.RFC3339)),
+			}
+		}
+		if bytes.Equal(msg, s.acceptedMsg) {
+			return nil
+		}
+	}
+	if err := os.MkdirAll(Dir(s.opts.DataDir), 0o700); err == nil {
+		err = writeFileAtomic(filepath.Join(Dir(s.opts.DataDir), acceptedFile), msg)
+		if err != nil {
+			s.log.Warn("update: keep the manifest", "err", err)
+		}
+	}
+	s.accepted, s.acceptedMsg = &m, msg
+	if s.offer == nil || s.offer.Version != m.Version {
+		// What the operator asked for is not what is offered now.
+		s.waiting = false
+	}
 	s.offer = s.offerOf(m)
+	return nil
+}
+
+// isRefused reports whether m's package for this platform is the release
+// that rolled back on this PC.
+func (s *Service) isRefused(m Manifest) bool {
+	if s.refused == nil {
+		return false
+	}
+	a, ok := m.Platforms[Platform()]
+	return ok && Compare(m.Version, s.refused.Version) == 0 && a.SHA256 == s.refused.SHA256
 }
 
 // offerOf is what m offers this Hearth: nil for a version not newer than
-// the running one (no downgrade) or without a package for this platform.
+// the running one (no downgrade), without a package for this platform, or
+// the release that rolled back here (until a newer one is published).
 func (s *Service) offerOf(m Manifest) *Offer {
 	if Compare(m.Version, s.opts.Version) <= 0 {
 		return nil
 	}
 	if _, ok := m.Platforms[Platform()]; !ok {
+		return nil
+	}
+	if s.isRefused(m) {
 		return nil
 	}
 	o := &Offer{Version: m.Version, Changes: m.Changes}
@@ -276,12 +410,27 @@ func (s *Service) offerOf(m Manifest) *Offer {
 var ErrBusy = errors.New("an update is already under way")
 
 // Install downloads, verifies and unpacks the offered update in the
-// background, then hands over (Options.Handoff). It reads the manifest
-// again first, so what is installed is what is signed now, and refuses a
-// version not newer than the running one.
+// background, then hands over (Options.Handoff). What it installs is the
+// manifest the offer came from; it reads the published one again first,
+// and if that changed, it stops and offers the new one instead (the
+// operator approved what they saw, not whatever is newest).
 func (s *Service) Install(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.canInstallLocked(); err != nil {
+		return err
+	}
+	s.waiting = false
+	s.phase = PhaseDownloading
+	s.problem = nil
+	s.prog.done.Store(0)
+	s.prog.total.Store(0)
+	go s.install(context.WithoutCancel(ctx))
+	return nil
+}
+
+// canInstallLocked is why the offer cannot be installed now, or nil.
+func (s *Service) canInstallLocked() error {
 	switch {
 	case s.off != "":
 		return errors.New(s.off)
@@ -294,11 +443,6 @@ func (s *Service) Install(ctx context.Context) error {
 	case s.offer.Blocked != "":
 		return errors.New(s.offer.Blocked)
 	}
-	s.phase = PhaseDownloading
-	s.problem = nil
-	s.prog.done.Store(0)
-	s.prog.total.Store(0)
-	go s.install(context.WithoutCancel(ctx))
 	return nil
 }
 
@@ -320,9 +464,28 @@ func (s *Service) install(ctx context.Context) {
 
 // prepare is Install's work up to the hand-over.
 func (s *Service) prepare(ctx context.Context) (Plan, error) {
-	m, err := FetchManifest(ctx, s.opts.Client, s.opts.URL, s.opts.Key, s.opts.Version, s.opts.Limits)
+	s.mu.Lock()
+	kept, keptMsg := s.accepted, s.acceptedMsg
+	s.mu.Unlock()
+	if kept == nil {
+		return Plan{}, errors.New("no update information is kept")
+	}
+	m := *kept
+	now, msg, err := FetchManifest(ctx, s.opts.Client, s.opts.URL, s.opts.Key, s.opts.Version, s.opts.Limits)
 	if err != nil {
 		return Plan{}, err
+	}
+	if !bytes.Equal(msg, keptMsg) {
+		s.mu.Lock()
+		err := s.acceptLocked(now, msg)
+		s.mu.Unlock()
+		if err != nil {
+			return Plan{}, err
+		}
+		return Plan{}, &Problem{
+			Plain:  "The update changed on the update server after Hearth offered it, so Hearth did not install it; look at the update offered now",
+			Detail: fmt.Sprintf("offered version %s published %s; now published: version %s published %s", m.Version, m.Published.Format(time.RFC3339), now.Version, now.Published.Format(time.RFC3339)),
+		}
 	}
 	if Compare(m.Version, s.opts.Version) <= 0 {
 		return Plan{}, &Problem{Plain: "The update server now offers no newer version, so Hearth keeps version " + Display(s.opts.Version), Detail: fmt.Sprintf("manifest version %s, running %s", m.Version, s.opts.Version)}
@@ -341,6 +504,19 @@ func (s *Service) prepare(ctx context.Context) (Plan, error) {
 	}
 	defer os.Remove(zipPath)
 	return Stage(zipPath, dir, s.opts.Version, m, a)
+}
+
+// writeFileAtomic replaces path with b through Hearth's one atomic
+// writer.
+func writeFileAtomic(path string, b []byte) error {
+	err := atomicfile.Replacer{Private: true}.WriteWith(path, 0o600, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
 
 // removeLeftovers deletes the downloads and unpacked programs an update
@@ -367,13 +543,7 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteWith(path, 0o600, func(w io.Writer) error {
-		_, err := w.Write(append(b, '\n'))
-		return err
-	}); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return writeFileAtomic(path, append(b, '\n'))
 }
 
 func readJSON(path string, v any) (bool, error) {

@@ -32,6 +32,10 @@ const maxEntryBytes = 1 << 30
 type Plan struct {
 	From, To string
 	Changes  string
+	// SHA256 is the package's hash from the manifest: with To, what a
+	// rollback remembers (Refused) so the same release is not installed
+	// again.
+	SHA256 string
 	// NewExe is the unpacked hearth-tray.
 	NewExe string
 	// NewTunnel is the unpacked tunnel-client, TunnelSHA256 its hash from
@@ -50,7 +54,7 @@ func Stage(zipPath, dir string, from string, m Manifest, a Artifact) (Plan, erro
 		return Plan{}, problem("The downloaded package is not a ZIP file", err)
 	}
 	defer zr.Close()
-	p := Plan{From: from, To: m.Version, Changes: m.Changes}
+	p := Plan{From: from, To: m.Version, Changes: m.Changes, SHA256: a.SHA256}
 	var exeFile, tcFile *zip.File
 	for _, f := range zr.File {
 		switch f.Name {

@@ -200,7 +200,7 @@ func waitRunning(t *testing.T, home string, old int, version string) instance.In
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	b, _ := os.ReadFile(filepath.Join(update.Dir(home), "start.log"))
+	b, _ := os.ReadFile(update.StartLog(home))
 	o, _ := os.ReadFile(filepath.Join(update.Dir(home), "outcome.json"))
 	i, _ := os.ReadFile(filepath.Join(home, instance.InfoFile))
 	t.Fatalf("no Hearth %s started; start.log:\n%s\noutcome: %s\ninstance: %s", version, b, o, i)
@@ -214,8 +214,10 @@ func loginFromStartLog(t *testing.T, home string) *panel {
 	re := regexp.MustCompile(`Control panel at (\S+)`)
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if m := re.FindSubmatch(mustRead(t, filepath.Join(update.Dir(home), "start.log"))); m != nil {
-			return login(t, string(m[1]))
+		if log := update.StartLog(home); log != "" {
+			if m := re.FindSubmatch(mustRead(t, log)); m != nil {
+				return login(t, string(m[1]))
+			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

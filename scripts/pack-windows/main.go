@@ -21,6 +21,11 @@
 //
 //	go run ./scripts/pack-windows -exe dist/hearth-tray.exe -arch amd64 \
 //	    -version v1.2.3 -out dist [-tunnel-client-zip FILE... -checksums FILE]
+//
+// With -os linux (amd64 only; scripts/package-linux) it writes
+// Hearth-<version>-linux-amd64.zip instead: hearth-tray (executable),
+// README.txt and THIRD-PARTY-NOTICES.txt, the package the release
+// manifest names for hearth-tray serve on Linux.
 package main
 
 import (
@@ -28,6 +33,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -64,6 +70,7 @@ func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("pack-windows", flag.ContinueOnError)
 	exe := fs.String("exe", "", "the built hearth-tray.exe for -arch")
 	arch := fs.String("arch", "", "amd64 or arm64")
+	goos := fs.String("os", "windows", "windows, or linux (amd64 only: the package hearth-tray serve updates itself from)")
 	version := fs.String("version", "", "the version in the package's name")
 	out := fs.String("out", "dist", "directory the ZIP is written to")
 	var tunnelZips multi
@@ -82,6 +89,12 @@ func run(args []string, stdout io.Writer) error {
 	switch {
 	case *exe == "":
 		return errors.New("-exe is required")
+	case *goos != "windows" && *goos != "linux":
+		return fmt.Errorf("-os %q: want windows or linux", *goos)
+	case *goos == "linux" && *arch != "amd64":
+		return fmt.Errorf("-arch %q: the Linux package is amd64 only", *arch)
+	case *goos == "linux" && len(tunnelZips) > 0:
+		return errors.New("-tunnel-client-zip: the Linux package carries no tunnel-client")
 	case *arch != "amd64" && *arch != "arm64":
 		return fmt.Errorf("-arch %q: want amd64 or arm64", *arch)
 	case *version == "" || strings.ContainsAny(*version, `/\ `):
@@ -91,7 +104,7 @@ func run(args []string, stdout io.Writer) error {
 	case len(tunnelZips) == 0 && *sums != "":
 		return errors.New("-checksums without -tunnel-client-zip")
 	}
-	p := pack{exe: *exe, arch: *arch, version: *version}
+	p := pack{exe: *exe, goos: *goos, arch: *arch, version: *version}
 	if len(tunnelZips) > 0 {
 		tc, err := pickTunnelClient(tunnelZips, *sums, *arch)
 		if err != nil {
@@ -99,7 +112,7 @@ func run(args []string, stdout io.Writer) error {
 		}
 		p.tunnel = tc
 	}
-	zipPath := filepath.Join(*out, "Hearth-"+*version+"-windows-"+*arch+".zip")
+	zipPath := filepath.Join(*out, "Hearth-"+*version+"-"+*goos+"-"+*arch+".zip")
 	if err := p.write(zipPath); err != nil {
 		return err
 	}
@@ -113,6 +126,27 @@ func run(args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "pack-windows: %s (%d bytes, %.1f MB), %s\n", zipPath, fi.Size(), float64(fi.Size())/(1<<20), with)
 	return nil
+}
+
+// checkELF refuses an exe that is not a Linux x86-64 program.
+func checkELF(name string, b []byte) error {
+	f, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		return fmt.Errorf("%s: not a Linux program: %w", name, err)
+	}
+	if f.Machine != elf.EM_X86_64 {
+		return fmt.Errorf("%s is built for %s, not amd64", name, f.Machine)
+	}
+	return nil
+}
+
+// linuxReadme is the Linux package's README.txt.
+func linuxReadme(version string) string {
+	return "Hearth " + version + " for Linux (amd64)\n\n" +
+		"hearth-tray serve runs Hearth without a tray icon: it prints the MCP address and a\n" +
+		"one-time sign-in link for the control panel. Hearth updates itself from this\n" +
+		"package (the Status page's Update button, or update.auto in config.json).\n\n" +
+		"THIRD-PARTY-NOTICES.txt holds the licences of the modules built into hearth-tray.\n"
 }
 
 // PE machine types (IMAGE_FILE_MACHINE_*).
@@ -321,8 +355,8 @@ func readMember(f *zip.File) ([]byte, error) {
 }
 
 type pack struct {
-	exe, arch, version string
-	tunnel             *tunnelClient
+	exe, goos, arch, version string
+	tunnel                   *tunnelClient
 }
 
 // crlf turns a text's line ends into Windows ones (Notepad on older
@@ -336,21 +370,33 @@ func (p pack) write(zipPath string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkMachine(p.exe, exe, p.arch); err != nil {
-		return err
-	}
-	notes, err := p.notices()
-	if err != nil {
-		return err
-	}
 	type member struct {
 		name string
 		body []byte
 	}
-	ms := []member{
-		{"hearth-tray.exe", exe},
-		{"Start here.txt", crlf(startHere(p.version, p.tunnel != nil))},
-		{"THIRD-PARTY-NOTICES.txt", crlf(notes)},
+	var ms []member
+	if p.goos == "linux" {
+		if err := checkELF(p.exe, exe); err != nil {
+			return err
+		}
+		notes, err := p.notices("hearth-tray")
+		if err != nil {
+			return err
+		}
+		ms = []member{{"hearth-tray", exe}, {"README.txt", []byte(linuxReadme(p.version))}, {"THIRD-PARTY-NOTICES.txt", []byte(notes)}}
+	} else {
+		if err := checkMachine(p.exe, exe, p.arch); err != nil {
+			return err
+		}
+		notes, err := p.notices("hearth-tray.exe")
+		if err != nil {
+			return err
+		}
+		ms = []member{
+			{"hearth-tray.exe", exe},
+			{"Start here.txt", crlf(startHere(p.version, p.tunnel != nil))},
+			{"THIRD-PARTY-NOTICES.txt", crlf(notes)},
+		}
 	}
 	if p.tunnel != nil {
 		ms = append(ms, member{"tunnel-client.exe", p.tunnel.exe})
@@ -368,7 +414,13 @@ func (p pack) write(zipPath string) error {
 	return atomicfile.WriteWith(zipPath, 0o644, func(f io.Writer) error {
 		zw := zip.NewWriter(f)
 		for _, m := range ms {
-			w, err := zw.CreateHeader(&zip.FileHeader{Name: m.name, Method: zip.Deflate, Modified: when})
+			h := &zip.FileHeader{Name: m.name, Method: zip.Deflate, Modified: when}
+			if m.name == "hearth-tray" {
+				h.SetMode(0o755)
+			} else if p.goos == "linux" {
+				h.SetMode(0o644)
+			}
+			w, err := zw.CreateHeader(h)
 			if err != nil {
 				return err
 			}
@@ -395,7 +447,7 @@ func modTime(exe string) time.Time {
 
 // notices generates THIRD-PARTY-NOTICES.txt from the exe's own build
 // information (internal/notices).
-func (p pack) notices() (string, error) {
+func (p pack) notices(exeName string) (string, error) {
 	goVersion, mods, err := notices.Linked(p.exe)
 	if err != nil {
 		return "", err
@@ -412,7 +464,7 @@ func (p pack) notices() (string, error) {
 		return "", err
 	}
 	var b bytes.Buffer
-	if err := notices.Write(&b, "hearth-tray.exe", goVersion, goroot, mods); err != nil {
+	if err := notices.Write(&b, exeName, goVersion, goroot, mods); err != nil {
 		return "", err
 	}
 	if p.tunnel != nil {

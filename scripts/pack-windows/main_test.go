@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -224,5 +225,43 @@ func TestTunnelClientRefusals(t *testing.T) {
 	// about the checksum, not the ZIP).
 	if err := run([]string{"-exe", exe, "-arch", "amd64", "-version", "v1", "-out", t.TempDir(), "-tunnel-client-zip", z, "-checksums", sums(sumLine(t, z))}, io.Discard); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPackageLinux: -os linux writes Hearth-V-linux-amd64.zip with an
+// executable hearth-tray (a Linux program), README.txt and the notices;
+// a Windows exe or another architecture is refused.
+func TestPackageLinux(t *testing.T) {
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skip("the test binary is the Linux amd64 program packaged")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if err := run([]string{"-os", "linux", "-exe", self, "-arch", "amd64", "-version", "1.4.0", "-out", out}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(out, "Hearth-1.4.0-linux-amd64.zip")
+	m := members(t, path)
+	if len(m) != 3 || m["hearth-tray"] == nil || m["README.txt"] == nil || !strings.Contains(string(m["THIRD-PARTY-NOTICES.txt"]), "==== The Go programming language") {
+		t.Fatalf("members: %d", len(m))
+	}
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	for _, f := range zr.File {
+		if f.Name == "hearth-tray" && f.Mode().Perm() != 0o755 {
+			t.Fatalf("hearth-tray mode %v", f.Mode())
+		}
+	}
+	if err := run([]string{"-os", "linux", "-exe", tinyExe(t, "amd64"), "-arch", "amd64", "-version", "1.4.0", "-out", out}, io.Discard); err == nil || !strings.Contains(err.Error(), "not a Linux program") {
+		t.Fatalf("a Windows exe packaged for Linux: %v", err)
+	}
+	if err := run([]string{"-os", "linux", "-exe", self, "-arch", "arm64", "-version", "1.4.0", "-out", out}, io.Discard); err == nil {
+		t.Fatal("a Linux arm64 package was written")
 	}
 }

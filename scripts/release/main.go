@@ -9,7 +9,8 @@
 //	    check a manifest and sign it (scripts/sign-release)
 //	release finish -dist DIR -version V -base-url URL [-key FILE]
 //	    [-changes TEXT] [-min-version V]
-//	    for each Hearth-V-windows-ARCH.zip in DIR: an SPDX SBOM of the
+//	    for each Hearth-V-windows-ARCH.zip (and Hearth-V-linux-amd64.zip,
+//	    scripts/package-linux) in DIR: an SPDX SBOM of the
 //	    Go modules in its hearth-tray.exe (from the build information),
 //	    the release manifest (hearth-manifest.json, and signed with -key
 //	    as hearth-manifest.signed), the winget manifest (winget/, package
@@ -119,10 +120,13 @@ func sign(args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("sign: %w", err)
 	}
-	m, err := update.ParseManifest(b)
+	m, err := decodeForSigning(b)
 	if err != nil {
 		return fmt.Errorf("sign %s: %w", *in, err)
 	}
+	// Signed now: a Hearth refuses a manifest published before the last
+	// one it accepted, so a re-signed manifest must be newer.
+	m.Published = time.Now().UTC().Truncate(time.Second)
 	msg, err := update.SignManifest(m, skey)
 	if err != nil {
 		return err
@@ -134,9 +138,26 @@ func sign(args []string, stdout io.Writer) error {
 	return nil
 }
 
-// pkgZip is one Windows ZIP of the release.
+// decodeForSigning reads a manifest to sign: every field is checked when
+// it is signed (published is set then, so it may be missing here).
+func decodeForSigning(b []byte) (update.Manifest, error) {
+	var m update.Manifest
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&m); err != nil {
+		return update.Manifest{}, fmt.Errorf("manifest is not JSON: %w", err)
+	}
+	if dec.More() {
+		return update.Manifest{}, errors.New("manifest is not JSON: trailing data after the object")
+	}
+	return m, nil
+}
+
+// pkgZip is one ZIP of the release: Windows (amd64, arm64) or Linux
+// (amd64, for hearth-tray serve).
 type pkgZip struct {
-	arch, name   string
+	// goos and arch are its platform (the manifest names it goos-arch).
+	goos, arch   string
+	name         string
 	size         int64
 	sha256       string
 	exe          []byte
@@ -181,7 +202,7 @@ func finish(args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "release: %q is not a release version (such as 1.4.0): no manifest or winget manifest\n", *version)
 		return writeSums(*dist)
 	}
-	m := update.Manifest{Version: *version, MinVersion: *minVersion, Changes: *changes, Platforms: map[string]update.Artifact{}}
+	m := update.Manifest{Version: *version, MinVersion: *minVersion, Changes: *changes, Published: now.Truncate(time.Second), Platforms: map[string]update.Artifact{}}
 	for _, z := range zips {
 		if err := writeSBOM(*dist, z, *version, now); err != nil {
 			return err
@@ -190,7 +211,7 @@ func finish(args []string, stdout io.Writer) error {
 		if z.tunnelSHA256 != "" {
 			a.TunnelClient = &update.TunnelClient{Version: *tunnelVersion, SHA256: z.tunnelSHA256}
 		}
-		m.Platforms["windows-"+z.arch] = a
+		m.Platforms[z.goos+"-"+z.arch] = a
 	}
 	if err := m.Check(); err != nil {
 		return fmt.Errorf("finish: %w", err)
@@ -226,8 +247,13 @@ func finish(args []string, stdout io.Writer) error {
 
 func readZips(dist, version string) ([]pkgZip, error) {
 	var out []pkgZip
-	for _, arch := range []string{"amd64", "arm64"} {
-		name := "Hearth-" + version + "-windows-" + arch + ".zip"
+	for _, plat := range [][2]string{{"windows", "amd64"}, {"windows", "arm64"}, {"linux", "amd64"}} {
+		goos, arch := plat[0], plat[1]
+		exeName, tcName := "hearth-tray.exe", "tunnel-client.exe"
+		if goos != "windows" {
+			exeName, tcName = "hearth-tray", "tunnel-client"
+		}
+		name := "Hearth-" + version + "-" + goos + "-" + arch + ".zip"
 		b, err := os.ReadFile(filepath.Join(dist, name))
 		if errors.Is(err, os.ErrNotExist) {
 			continue
@@ -236,13 +262,13 @@ func readZips(dist, version string) ([]pkgZip, error) {
 			return nil, err
 		}
 		sum := sha256.Sum256(b)
-		z := pkgZip{arch: arch, name: name, size: int64(len(b)), sha256: hex.EncodeToString(sum[:])}
+		z := pkgZip{goos: goos, arch: arch, name: name, size: int64(len(b)), sha256: hex.EncodeToString(sum[:])}
 		zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		for _, f := range zr.File {
-			if f.Name != "hearth-tray.exe" && f.Name != "tunnel-client.exe" {
+			if f.Name != exeName && f.Name != tcName {
 				continue
 			}
 			rc, err := f.Open()
@@ -254,7 +280,7 @@ func readZips(dist, version string) ([]pkgZip, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %s: %w", name, f.Name, err)
 			}
-			if f.Name == "hearth-tray.exe" {
+			if f.Name == exeName {
 				z.exe = data
 			} else {
 				s := sha256.Sum256(data)
@@ -262,12 +288,12 @@ func readZips(dist, version string) ([]pkgZip, error) {
 			}
 		}
 		if z.exe == nil {
-			return nil, fmt.Errorf("%s holds no hearth-tray.exe", name)
+			return nil, fmt.Errorf("%s holds no %s", name, exeName)
 		}
 		out = append(out, z)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no Hearth-%s-windows-*.zip in %s", version, dist)
+		return nil, fmt.Errorf("no Hearth-%s-windows-*.zip or -linux-amd64.zip in %s", version, dist)
 	}
 	return out, nil
 }
@@ -321,8 +347,8 @@ func writeSBOM(dist string, z pkgZip, version string, now time.Time) error {
 	}
 	doc := spdxDoc{
 		SPDXVersion: "SPDX-2.3", DataLicense: "CC0-1.0", SPDXID: "SPDXRef-DOCUMENT",
-		Name:              "hearth-tray.exe " + version + " windows-" + z.arch,
-		DocumentNamespace: "https://spdx.org/spdxdocs/hearth-tray-" + version + "-windows-" + z.arch + "-" + z.sha256[:16],
+		Name:              "hearth-tray " + version + " " + z.goos + "-" + z.arch,
+		DocumentNamespace: "https://spdx.org/spdxdocs/hearth-tray-" + version + "-" + z.goos + "-" + z.arch + "-" + z.sha256[:16],
 		CreationInfo:      spdxCreation{Created: now.Format(time.RFC3339), Creators: []string{"Tool: hearth-scripts-release"}},
 	}
 	add := func(id string, m *debug.Module) {
@@ -376,6 +402,9 @@ func writeWinget(dist, version, base string, zips []pkgZip) error {
 	in.WriteString(head + "PackageIdentifier: Hearth.Hearth\nPackageVersion: " + v + "\nInstallerType: zip\nNestedInstallerType: portable\n" +
 		"NestedInstallerFiles:\n- RelativeFilePath: hearth-tray.exe\n  PortableCommandAlias: hearth-tray\nScope: user\nInstallers:\n")
 	for _, z := range zips {
+		if z.goos != "windows" {
+			continue // winget installs Windows packages only
+		}
 		arch := map[string]string{"amd64": "x64", "arm64": "arm64"}[z.arch]
 		in.WriteString("- Architecture: " + arch + "\n  InstallerUrl: " + strings.TrimSuffix(base, "/") + "/" + z.name + "\n  InstallerSha256: " + strings.ToUpper(z.sha256) + "\n")
 	}

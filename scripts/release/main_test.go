@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hearth-dev/hearth/internal/update"
 )
@@ -108,5 +109,75 @@ func TestFinishAndSign(t *testing.T) {
 	}
 	if _, err := os.Stat(bad + ".signed"); err == nil {
 		t.Fatal("a signed file was written")
+	}
+}
+
+// TestSignSetsPublishedAndRefusesWhatHearthRefuses: sign stamps the
+// manifest with the time it signs it (UTC), so a re-signed manifest is not
+// taken for a replay, and refuses a signed text every Hearth would refuse
+// (over 64 KiB).
+func TestSignSetsPublishedAndRefusesWhatHearthRefuses(t *testing.T) {
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "release.key")
+	var out strings.Builder
+	if err := run([]string{"keygen", "-out", keyFile}, &out); err != nil {
+		t.Fatal(err)
+	}
+	vkey := strings.TrimSpace(out.String())
+	sum := strings.Repeat("ab", 32)
+	in := filepath.Join(dir, "m.json")
+	text := `{"version":"1.4.0","min_version":"1.0.0","changes":"x","published":"2020-01-01T00:00:00Z","platforms":{"linux-amd64":{"url":"https://example.org/h.zip","size":1,"sha256":"` + sum + `"}}}`
+	os.WriteFile(in, []byte(text), 0o644)
+	before := time.Now().UTC().Add(-time.Second)
+	if err := run([]string{"sign", "-key", keyFile, "-in", in, "-out", in + ".signed"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(in + ".signed")
+	m, err := update.OpenManifest(b, vkey)
+	if err != nil || m.Published.Before(before) {
+		t.Fatalf("published %s (%v), want the signing time", m.Published, err)
+	}
+	big := strings.Replace(text, `"changes":"x"`, `"changes":"`+strings.Repeat("x", update.MaxManifestBytes)+`"`, 1)
+	os.WriteFile(in, []byte(big), 0o644)
+	if err := run([]string{"sign", "-key", keyFile, "-in", in, "-out", in + ".big"}, &out); err == nil || !strings.Contains(err.Error(), "65536") {
+		t.Fatalf("an oversized manifest signed: %v", err)
+	}
+	if _, err := os.Stat(in + ".big"); err == nil {
+		t.Fatal("a signed file was written")
+	}
+}
+
+// TestFinishNamesTheLinuxPackage: a Hearth-V-linux-amd64.zip beside the
+// Windows ones is in the manifest as linux-amd64 (for hearth-tray serve),
+// with an SBOM, and not in the winget manifest.
+func TestFinishNamesTheLinuxPackage(t *testing.T) {
+	dist := t.TempDir()
+	fakeZip(t, filepath.Join(dist, "Hearth-1.4.0-windows-amd64.zip"))
+	self, _ := os.Executable()
+	exe, _ := os.ReadFile(self)
+	f, _ := os.Create(filepath.Join(dist, "Hearth-1.4.0-linux-amd64.zip"))
+	zw := zip.NewWriter(f)
+	w, _ := zw.CreateHeader(&zip.FileHeader{Name: "hearth-tray", Method: zip.Store})
+	w.Write(exe)
+	zw.Close()
+	f.Close()
+	var out strings.Builder
+	if err := run([]string{"finish", "-dist", dist, "-version", "1.4.0", "-base-url", "https://example.org/r"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dist, "hearth-manifest.json"))
+	var m update.Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if a := m.Platforms["linux-amd64"]; a.URL != "https://example.org/r/Hearth-1.4.0-linux-amd64.zip" || m.Published.IsZero() {
+		t.Fatalf("manifest: %s", b)
+	}
+	if _, err := os.Stat(filepath.Join(dist, "Hearth-1.4.0-linux-amd64.spdx.json")); err != nil {
+		t.Fatal(err)
+	}
+	wg, _ := os.ReadFile(filepath.Join(dist, "winget", "Hearth.Hearth.installer.yaml"))
+	if strings.Contains(string(wg), "linux") {
+		t.Fatalf("winget names the Linux package:\n%s", wg)
 	}
 }

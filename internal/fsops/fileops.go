@@ -1,0 +1,778 @@
+package fsops
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/hearth-dev/hearth/internal/atomicfile"
+	"github.com/hearth-dev/hearth/internal/primitive"
+)
+
+// The file operations: move (a rename is a move within a folder), copy,
+// mkdir and trash, of files and folders, one item or up to
+// MaxFileOpItems in one call, each decided and done on its own. Every one
+// leaves a receipt in fs_receipts (its action column says which), so
+// fs.undo, fs.changes, the Changes page, Undo all, Redo and retention see
+// it like a write. Nothing is ever deleted outright: what an operation
+// removes (a trashed item, a file an overwrite replaces, the source of a
+// move across volumes) goes to the bin.
+
+// MaxFileOpItems bounds the items of one move, copy, mkdir or trash.
+const MaxFileOpItems = 1000
+
+// The actions of file-operation receipts.
+const (
+	ActionMove    = "move"
+	ActionCopy    = "copy"
+	ActionMkdir   = "mkdir"
+	ActionTrash   = "trash"
+	ActionRestore = "restore" // an undo of a trash
+	ActionRmdir   = "rmdir"   // an undo of a mkdir
+)
+
+// Outcomes of one item.
+const (
+	ItemDone      = "done"
+	ItemConflict  = "conflict"
+	ItemRefused   = "refused"
+	ItemFailed    = "failed"
+	ItemUnchanged = "unchanged" // mkdir of a folder that is there
+)
+
+// FileOpItem is one item of a move or copy (From, To) or of a mkdir or
+// trash (Path). Overwrite or ExpectedSHA256 (of the file replaced) allow
+// a move or copy to replace a file at To; the replaced file goes to the
+// bin.
+type FileOpItem struct {
+	From           string `json:"from,omitempty"`
+	To             string `json:"to,omitempty"`
+	Path           string `json:"path,omitempty"`
+	Overwrite      bool   `json:"overwrite,omitempty"`
+	ExpectedSHA256 Expect `json:"expected_sha256,omitzero"`
+}
+
+// FileOpInput is the input of move, copy, mkdir and trash: one item in
+// the top-level fields, or Items (Overwrite then applies to each).
+type FileOpInput struct {
+	FileOpItem
+	Items []FileOpItem `json:"items,omitempty"`
+}
+
+// ItemResult is what happened to one item. Path is where the item is now
+// (trash: where it was; Trash says where it went).
+type ItemResult struct {
+	From        string `json:"from,omitempty"`
+	Path        string `json:"path"`
+	Type        string `json:"type,omitempty"`
+	Outcome     string `json:"outcome"`
+	ReceiptID   string `json:"receipt_id,omitempty"`
+	SHA256      string `json:"sha256,omitempty"`
+	Files       int    `json:"files,omitempty"`
+	Trash       string `json:"trash,omitempty"`
+	Replaced    string `json:"replaced_to,omitempty"`
+	CrossVolume bool   `json:"cross_volume,omitempty"`
+	Error       string `json:"error,omitempty"`
+	Code        string `json:"code,omitempty"`
+}
+
+// FileOpResult is the answer of a file operation: completed (every item
+// done), partial or failed, and each item's outcome in the order given.
+type FileOpResult struct {
+	Status string       `json:"status"`
+	Done   int          `json:"done"`
+	Failed int          `json:"failed"`
+	Items  []ItemResult `json:"items"`
+}
+
+// FileOp runs action (move, copy, mkdir or trash) over in's items for
+// the conversation route. Bad input fails the whole call before anything
+// is done; then each item is done on its own, and one that fails is named
+// in its result while the others go on.
+func (e *Engine) FileOp(ctx context.Context, route, action string, in FileOpInput) (FileOpResult, error) {
+	items, err := fileOpItems(action, in)
+	if err != nil {
+		return FileOpResult{}, err
+	}
+	batch := ""
+	if len(items) > 1 {
+		batch = primitive.NewID("fsop")
+	}
+	res := FileOpResult{Items: make([]ItemResult, 0, len(items))}
+	for _, it := range items {
+		if err := ctx.Err(); err != nil {
+			res.Items = append(res.Items, ItemResult{From: it.From, Path: it.Path + it.To, Outcome: ItemFailed, Code: "cancelled", Error: "not done: the call was stopped"})
+			continue
+		}
+		r, err := e.fileOpItem(ctx, route, action, batch, it)
+		if err != nil {
+			r.Outcome, r.Code, r.Error = itemFailure(err)
+		}
+		res.Items = append(res.Items, r)
+	}
+	for _, r := range res.Items {
+		if r.Outcome == ItemDone || r.Outcome == ItemUnchanged {
+			res.Done++
+		} else {
+			res.Failed++
+		}
+	}
+	switch {
+	case res.Failed == 0:
+		res.Status = "completed"
+	case res.Done == 0:
+		res.Status = "failed"
+	default:
+		res.Status = "partial"
+	}
+	return res, nil
+}
+
+// fileOpItems checks in for action and returns its items.
+func fileOpItems(action string, in FileOpInput) ([]FileOpItem, error) {
+	one := in.FileOpItem
+	items := in.Items
+	switch {
+	case len(items) > MaxFileOpItems:
+		return nil, &InputError{Field: "items", Message: fmt.Sprintf("%d items given; at most %d per call", len(items), MaxFileOpItems)}
+	case len(items) > 0 && (one.From != "" || one.To != "" || one.Path != ""):
+		return nil, &InputError{Field: "items", Message: "give one item (from/to or path) or items, not both"}
+	case len(items) > 0 && one.ExpectedSHA256.Set:
+		return nil, &InputError{Field: "expected_sha256", Message: "names one file: give it inside each item"}
+	case len(items) == 0:
+		items = []FileOpItem{one}
+	default:
+		items = append([]FileOpItem(nil), items...)
+		for i := range items {
+			items[i].Overwrite = items[i].Overwrite || one.Overwrite
+		}
+	}
+	for i, it := range items {
+		field := func(f string) string {
+			if len(in.Items) == 0 {
+				return f
+			}
+			return fmt.Sprintf("items[%d].%s", i, f)
+		}
+		switch action {
+		case ActionMove, ActionCopy:
+			switch {
+			case it.From == "":
+				return nil, &InputError{Field: field("from"), Message: "give the file or folder to " + action}
+			case it.To == "":
+				return nil, &InputError{Field: field("to"), Message: "give where to " + action + " it (its new path, or a folder to put it in)"}
+			case it.Path != "":
+				return nil, &InputError{Field: field("path"), Message: action + " takes from and to, not path"}
+			}
+		default:
+			switch {
+			case it.Path == "":
+				return nil, &InputError{Field: field("path"), Message: "give the folder or file"}
+			case it.From != "" || it.To != "":
+				return nil, &InputError{Field: field("from"), Message: action + " takes path, not from or to"}
+			case it.Overwrite || it.ExpectedSHA256.Set:
+				return nil, &InputError{Field: field("overwrite"), Message: action + " replaces nothing; overwrite and expected_sha256 are for move and copy"}
+			}
+		}
+	}
+	return items, nil
+}
+
+// itemFailure is an item's outcome, code and words for err.
+func itemFailure(err error) (outcome, code, msg string) {
+	var ce *ConflictError
+	var ie *InputError
+	var contain *ContainmentError
+	var notOrdinary *NotOrdinaryError
+	switch {
+	case errors.As(err, &ce):
+		return ItemConflict, ce.Reason, ce.Message
+	case errors.As(err, &ie):
+		return ItemFailed, "invalid_input", ie.Error()
+	case errors.As(err, &contain):
+		return ItemRefused, "outside_roots", err.Error()
+	case errors.As(err, &notOrdinary):
+		return ItemRefused, "not_ordinary", notOrdinarySentence(notOrdinary)
+	case errors.Is(err, fs.ErrExist):
+		return ItemConflict, ReasonExists, "something appeared at its destination meanwhile; nothing was replaced: " + err.Error()
+	case atomicfile.IsTransient(err):
+		return ItemFailed, "in_use", "another program kept it open (Hearth tried several times); close that program and try again: " + err.Error()
+	case errors.Is(err, fs.ErrNotExist):
+		return ItemFailed, "not_found", err.Error()
+	case errors.Is(err, fs.ErrPermission):
+		return ItemFailed, "permission", "Hearth may not change it (permission denied): " + err.Error()
+	}
+	return ItemFailed, "system", err.Error()
+}
+
+// fileOpItem does one item.
+func (e *Engine) fileOpItem(ctx context.Context, route, action, batch string, it FileOpItem) (ItemResult, error) {
+	switch action {
+	case ActionMove, ActionCopy:
+		src, err := e.resolveSource(it.From, "from")
+		if err != nil {
+			return ItemResult{From: it.From, Path: it.To}, err
+		}
+		dst, err := e.resolveDest(src, it.To)
+		if err != nil {
+			return ItemResult{From: src, Path: it.To}, err
+		}
+		return e.carry(ctx, plan{route: route, action: action, op: "write", src: src, dst: dst, callBatch: batch,
+			overwrite: it.Overwrite, expect: it.ExpectedSHA256})
+	case ActionMkdir:
+		p, err := e.Roots.Resolve(it.Path)
+		if err != nil {
+			return ItemResult{Path: it.Path}, err
+		}
+		return e.mkdir(ctx, plan{route: route, action: action, op: "write", dst: p, callBatch: batch})
+	case ActionTrash:
+		p, err := e.resolveSource(it.Path, "path")
+		if err != nil {
+			return ItemResult{Path: it.Path}, err
+		}
+		return e.trash(ctx, plan{route: route, action: action, op: "write", dst: p, callBatch: batch})
+	}
+	return ItemResult{}, &InputError{Field: "operation", Message: action + " is not a file operation"}
+}
+
+// resolveSource resolves an item that must exist, refusing a link (the
+// operations carry plain files and folders: a link resolved would carry
+// what it points to instead).
+func (e *Engine) resolveSource(p, field string) (string, error) {
+	real, err := e.Roots.Resolve(p)
+	if err != nil {
+		return "", err
+	}
+	info, err := os.Lstat(filepath.Join(filepath.Dir(real), filepath.Base(filepath.Clean(p))))
+	if err == nil && info.Mode()&fs.ModeSymlink != 0 {
+		return "", &InputError{Field: field, Message: fmt.Sprintf("%s is a link; Hearth moves, copies and trashes plain files and folders only", p)}
+	}
+	if _, err := os.Lstat(real); errors.Is(err, fs.ErrNotExist) {
+		return "", &InputError{Field: field, Message: fmt.Sprintf("%s does not exist", real)}
+	} else if err != nil {
+		return "", fmt.Errorf("look at %s: %w", real, err)
+	}
+	return real, nil
+}
+
+// resolveDest resolves where src goes: to itself, or into to when to is
+// a folder that is there (and is not src: a rename that changes only the
+// case of a name, where names are compared without it).
+func (e *Engine) resolveDest(src, to string) (string, error) {
+	dst, err := e.Roots.Resolve(to)
+	if err != nil {
+		return "", err
+	}
+	if di, err := os.Stat(dst); err == nil && di.IsDir() {
+		if si, err := os.Lstat(src); err != nil || !os.SameFile(si, di) {
+			if dst, err = e.Roots.Resolve(filepath.Join(dst, filepath.Base(src))); err != nil {
+				return "", err
+			}
+		}
+	}
+	if dst == src {
+		return "", &InputError{Field: "to", Message: fmt.Sprintf("%s is where it already is", src)}
+	}
+	if hasPathPrefix(dst, src, filepath.Separator, pathFold) && pathKey(dst) != pathKey(src) {
+		return "", &InputError{Field: "to", Message: fmt.Sprintf("%s cannot go inside itself (%s)", src, dst)}
+	}
+	return dst, nil
+}
+
+// plan is one file operation to do, or the undo of one.
+type plan struct {
+	route, action, op string
+	src, dst          string
+	callBatch         string
+	undoes            string
+	operator, batch   string
+	overwrite         bool
+	expect            Expect
+	// bin is the trashed item a restore takes back.
+	bin string
+	// restoreReplaced is a file an overwrite replaced, put back at src
+	// after an undo moves the item away from it.
+	restoreReplaced string
+}
+
+// lockPair takes the locks of the paths a plan changes.
+func (e *Engine) lockPair(paths ...string) func() {
+	var shapes, keys []string
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		shapes = append(shapes, shapeKeys(p)...)
+		keys = append(keys, pathKey(p))
+	}
+	sortCompact := func(s []string) []string {
+		out := append([]string(nil), s...)
+		for i := 1; i < len(out); i++ {
+			for j := i; j > 0 && out[j] < out[j-1]; j-- {
+				out[j], out[j-1] = out[j-1], out[j]
+			}
+		}
+		w := 0
+		for i, k := range out {
+			if i == 0 || k != out[w-1] {
+				out[w] = k
+				w++
+			}
+		}
+		return out[:w]
+	}
+	u1 := e.locks.lockAll(sortCompact(shapes))
+	u2 := e.locks.lockAll(sortCompact(keys))
+	return func() { u2(); u1() }
+}
+
+// carry moves or copies p.src to p.dst:
+//
+//  1. lock both; fingerprint the source; check the destination (a file
+//     there is replaced only with overwrite or its expected_sha256; a
+//     folder there never);
+//  2. insert the receipt 'pending' (post: the source's fingerprint);
+//  3. a replaced file goes to the bin (its place recorded);
+//  4. a move within a volume is one rename; across volumes, and every
+//     copy, copies beside the destination under a temporary name,
+//     verifies size and SHA-256, renames it into place (and for a move
+//     records step 'copied', then puts the source in the bin);
+//  5. commit the receipt.
+//
+// A crash leaves the source in place (a temporary copy, removed at the
+// next start) or the item at its destination; Recover settles the receipt
+// by what it finds (recoverAction).
+func (e *Engine) carry(ctx context.Context, p plan) (ItemResult, error) {
+	res := ItemResult{From: p.src, Path: p.dst}
+	unlock := e.lockPair(p.src, p.dst)
+	defer unlock()
+
+	fp, dir, files, err := fingerprint(p.src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return res, &InputError{Field: "from", Message: fmt.Sprintf("%s does not exist", p.src)}
+	}
+	if err != nil {
+		return res, err
+	}
+	res.Type, res.Files = TypeFile, files
+	if dir {
+		res.Type = TypeDir
+	} else {
+		res.SHA256 = fp
+	}
+	pre, existed, err := e.destination(p)
+	if err != nil {
+		return res, err
+	}
+	var newHead []byte
+	if !dir {
+		newHead = fileHead(p.src)
+	}
+	c := checkedOf(ctx)
+	if err := e.checkOrdinary(c, p.dst, newHead); err != nil {
+		return res, err
+	}
+	if p.action == ActionMove && !dir {
+		if err := e.checkOrdinary(c, p.src, nil); err != nil {
+			return res, err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(p.dst), 0o755); err != nil {
+		return res, fmt.Errorf("create the folder for %s: %w", p.dst, err)
+	}
+
+	id := newReceiptID()
+	if err := e.insertAction(ctx, id, p, existed, pre, fp, dir); err != nil {
+		return res, err
+	}
+	res.ReceiptID = id
+	fail := func(err error) (ItemResult, error) {
+		if verr := e.voidAction(ctx, id); verr != nil {
+			err = errors.Join(err, verr)
+		}
+		res.ReceiptID = ""
+		return res, err
+	}
+	if existed {
+		where, err := trashItem(p.dst)
+		if err != nil {
+			return fail(fmt.Errorf("put the file %s replaces in the bin: %w", p.dst, err))
+		}
+		res.Replaced = where
+		if err := e.setReceipt(ctx, id, "replaced_bin", where); err != nil {
+			return res, err
+		}
+	}
+	cross := p.action == ActionCopy
+	if p.action == ActionMove {
+		_, err := e.Replacer.Retry(func() error { return renameNoReplace(p.src, p.dst) })
+		switch {
+		case err == nil:
+		case crossVolume(err):
+			cross = true
+			res.CrossVolume = true
+		default:
+			return fail(e.putBackReplaced(p.dst, res.Replaced, fmt.Errorf("move %s to %s: %w", p.src, p.dst, err)))
+		}
+	}
+	if cross {
+		tmp := filepath.Join(filepath.Dir(p.dst), tempName(id))
+		err := copyTree(p.src, tmp)
+		if err == nil {
+			err = verifyTree(p.src, tmp)
+		}
+		if err == nil {
+			err = renameNoReplace(tmp, p.dst)
+		}
+		if err != nil {
+			os.RemoveAll(tmp)
+			return fail(e.putBackReplaced(p.dst, res.Replaced, fmt.Errorf("%s %s to %s: %w", p.action, p.src, p.dst, err)))
+		}
+		if p.action == ActionMove {
+			if err := e.setReceipt(ctx, id, "step", "copied"); err != nil {
+				return res, err
+			}
+			where, err := e.trashSource(p.src)
+			if err != nil {
+				// The verified copy is in place; the source stays too.
+				res.Error = "the copy is in place, but the original could not go to the bin: " + err.Error()
+			}
+			res.Trash = where
+			if err := e.setReceipt(ctx, id, "bin_path", where); err != nil {
+				return res, err
+			}
+		}
+	}
+	if err := e.commitAction(ctx, id, p.undoes); err != nil {
+		return res, err
+	}
+	res.Outcome = ItemDone
+	return res, nil
+}
+
+// trashSource puts the source of a move across volumes in the bin, with
+// a few tries for a file another program holds.
+func (e *Engine) trashSource(p string) (string, error) {
+	var where string
+	_, err := e.Replacer.Retry(func() error {
+		w, err := trashItem(p)
+		where = w
+		return err
+	})
+	return where, err
+}
+
+// putBackReplaced takes the file an overwrite put in the bin back to dst
+// when the operation failed after it.
+func (e *Engine) putBackReplaced(dst, where string, err error) error {
+	if where == "" {
+		return err
+	}
+	if rerr := restoreFromTrash(where, dst); rerr != nil {
+		return errors.Join(err, fmt.Errorf("the file it replaced is in the bin at %s: %w", where, rerr))
+	}
+	return err
+}
+
+// destination checks what is at p.dst: nothing, or a file the call may
+// replace (overwrite, or expected_sha256 of it). It returns the replaced
+// file's SHA-256.
+func (e *Engine) destination(p plan) (pre string, existed bool, err error) {
+	di, err := os.Lstat(p.dst)
+	if errors.Is(err, fs.ErrNotExist) {
+		if p.expect.Set && !p.expect.Null {
+			return "", false, &ConflictError{Path: p.dst, Reason: ReasonMissing, Replacement: -1, Expected: p.expect.String(),
+				Message: "expected_sha256 names a file to replace, but nothing is there"}
+		}
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("look at %s: %w", p.dst, err)
+	}
+	si, err := os.Lstat(p.src)
+	if err == nil && os.SameFile(si, di) {
+		// The same file under a name that differs in case only.
+		return "", false, nil
+	}
+	if !di.Mode().IsRegular() || err == nil && si.IsDir() {
+		return "", false, &ConflictError{Path: p.dst, Reason: ReasonExists, Replacement: -1,
+			Message: fmt.Sprintf("a %s is already there; nothing was done (Hearth replaces a file with a file only, never a folder)", typeOf(di.Mode()))}
+	}
+	sha, _, err := fileHash(p.dst)
+	if err != nil {
+		return "", false, fmt.Errorf("read %s: %w", p.dst, err)
+	}
+	ce := &ConflictError{Path: p.dst, Replacement: -1, Actual: &sha, Expected: p.expect.String()}
+	switch {
+	case p.expect.Set && p.expect.Null:
+		ce.Reason, ce.Message = ReasonExists, "a file is already there; nothing was done"
+		return "", false, ce
+	case p.expect.Set && p.expect.SHA != sha:
+		ce.Reason, ce.Message = ReasonHashMismatch, "the file there is not expected_sha256; nothing was done; re-read it"
+		return "", false, ce
+	case !p.expect.Set && !p.overwrite:
+		ce.Reason, ce.Message = ReasonExists, "a file is already there; nothing was done (give overwrite: true, or its expected_sha256, to replace it; it goes to the bin)"
+		return "", false, ce
+	}
+	return sha, true, nil
+}
+
+// fileHead is the start of the file at p, for the check of ordinary
+// writes (nil when it cannot be read).
+func fileHead(p string) []byte {
+	f, err := openRead(p)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b := make([]byte, 4096)
+	n, _ := f.Read(b)
+	return head(b[:n])
+}
+
+// mkdir makes the folder p.dst, with its parents. A folder already there
+// is unchanged (no receipt).
+func (e *Engine) mkdir(ctx context.Context, p plan) (ItemResult, error) {
+	res := ItemResult{Path: p.dst, Type: TypeDir}
+	unlock := e.lockPair(p.dst)
+	defer unlock()
+	if info, err := os.Lstat(p.dst); err == nil {
+		if info.IsDir() {
+			res.Outcome = ItemUnchanged
+			return res, nil
+		}
+		return res, &ConflictError{Path: p.dst, Reason: ReasonExists, Replacement: -1, Message: fmt.Sprintf("a %s is already there", typeOf(info.Mode()))}
+	}
+	if err := e.checkOrdinary(checkedOf(ctx), p.dst, nil); err != nil {
+		return res, err
+	}
+	// from_path records the topmost folder it makes, so its undo removes
+	// the parents it made too (when they are empty).
+	p.src = p.dst
+	for dir := filepath.Dir(p.src); dir != p.src && e.Roots.rootOf(dir) != ""; dir = filepath.Dir(dir) {
+		if _, err := os.Lstat(dir); err == nil {
+			break
+		}
+		p.src = dir
+	}
+	id := newReceiptID()
+	fp := treePrefix + emptyTree
+	if err := e.insertAction(ctx, id, p, false, "", fp, true); err != nil {
+		return res, err
+	}
+	if err := os.MkdirAll(p.dst, 0o755); err != nil {
+		return res, errors.Join(err, e.voidAction(ctx, id))
+	}
+	if err := e.commitAction(ctx, id, p.undoes); err != nil {
+		return res, err
+	}
+	res.Outcome, res.ReceiptID = ItemDone, id
+	return res, nil
+}
+
+// emptyTree is the fingerprint of an empty folder after treePrefix.
+const emptyTree = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+// rmdir removes the empty folder p.dst (the undo of a mkdir).
+func (e *Engine) rmdir(ctx context.Context, p plan) (ItemResult, error) {
+	res := ItemResult{Path: p.dst, Type: TypeDir}
+	unlock := e.lockPair(p.dst)
+	defer unlock()
+	des, err := os.ReadDir(p.dst)
+	if err != nil {
+		return res, err
+	}
+	if len(des) > 0 {
+		return res, &ConflictError{Path: p.dst, Reason: ReasonChanged, Replacement: -1, Message: "the folder is no longer empty; it was left alone"}
+	}
+	id := newReceiptID()
+	if err := e.insertAction(ctx, id, p, true, treePrefix+emptyTree, "", true); err != nil {
+		return res, err
+	}
+	if err := os.Remove(p.dst); err != nil {
+		return res, errors.Join(err, e.voidAction(ctx, id))
+	}
+	// The parents its mkdir made go too, while they are empty.
+	if p.src != "" && p.src != p.dst && hasPathPrefix(p.dst, p.src, filepath.Separator, pathFold) {
+		for dir := filepath.Dir(p.dst); ; dir = filepath.Dir(dir) {
+			if os.Remove(dir) != nil || pathKey(dir) == pathKey(p.src) {
+				break
+			}
+		}
+	}
+	if err := e.commitAction(ctx, id, p.undoes); err != nil {
+		return res, err
+	}
+	res.Outcome, res.ReceiptID = ItemDone, id
+	return res, nil
+}
+
+// trash moves p.dst to the bin. Its place there is reserved and recorded
+// before the move where the bin lets Hearth choose it (freedesktop), so a
+// crash leaves the item in its place or in the bin with a receipt that
+// says where.
+func (e *Engine) trash(ctx context.Context, p plan) (ItemResult, error) {
+	res := ItemResult{Path: p.dst}
+	unlock := e.lockPair(p.dst)
+	defer unlock()
+	fp, dir, files, err := fingerprint(p.dst)
+	if errors.Is(err, fs.ErrNotExist) {
+		return res, &InputError{Field: "path", Message: fmt.Sprintf("%s does not exist", p.dst)}
+	}
+	if err != nil {
+		return res, err
+	}
+	res.Type, res.Files = TypeFile, files
+	if dir {
+		res.Type = TypeDir
+	} else {
+		res.SHA256 = fp
+	}
+	if err := e.checkOrdinary(checkedOf(ctx), p.dst, nil); err != nil {
+		return res, err
+	}
+	slot, err := reserveTrash(p.dst)
+	if err != nil {
+		return res, err
+	}
+	id := newReceiptID()
+	p.bin = slot.Where
+	if err := e.insertAction(ctx, id, p, true, fp, "", dir); err != nil {
+		slot.release()
+		return res, err
+	}
+	var where string
+	_, err = e.Replacer.Retry(func() error {
+		w, err := slot.put(p.dst)
+		where = w
+		return err
+	})
+	if err != nil {
+		return res, errors.Join(err, e.voidAction(ctx, id))
+	}
+	if where != slot.Where {
+		if err := e.setReceipt(ctx, id, "bin_path", where); err != nil {
+			return res, err
+		}
+	}
+	if err := e.commitAction(ctx, id, p.undoes); err != nil {
+		return res, err
+	}
+	res.Outcome, res.ReceiptID, res.Trash = ItemDone, id, where
+	if where == "" {
+		res.Trash = binName()
+	}
+	return res, nil
+}
+
+// restore takes p.bin back from the bin to p.dst (the undo of a trash).
+func (e *Engine) restore(ctx context.Context, p plan, want string) (ItemResult, error) {
+	res := ItemResult{From: p.bin, Path: p.dst}
+	unlock := e.lockPair(p.dst)
+	defer unlock()
+	if p.bin == "" || !inTrash(p.bin) {
+		return res, &ConflictError{Path: p.dst, Reason: ReasonMissing, Replacement: -1,
+			Message: "Hearth does not know where in the " + binName() + " it is; restore it from the " + binName() + " yourself"}
+	}
+	if _, err := os.Lstat(p.dst); err == nil {
+		return res, &ConflictError{Path: p.dst, Reason: ReasonExists, Replacement: -1, Message: "something else is at its place now; it was left in the " + binName()}
+	}
+	fp, dir, files, err := fingerprint(p.bin)
+	if errors.Is(err, fs.ErrNotExist) {
+		return res, &ConflictError{Path: p.dst, Reason: ReasonMissing, Replacement: -1, Message: "it is no longer in the " + binName()}
+	}
+	if err != nil {
+		return res, err
+	}
+	if want != "" && fp != want {
+		return res, &ConflictError{Path: p.dst, Reason: ReasonChanged, Replacement: -1, Message: "the item in the " + binName() + " changed since; it was left there"}
+	}
+	res.Type, res.Files = TypeFile, files
+	if dir {
+		res.Type = TypeDir
+	}
+	p.src = p.bin
+	id := newReceiptID()
+	if err := e.insertAction(ctx, id, p, false, "", fp, dir); err != nil {
+		return res, err
+	}
+	if err := restoreFromTrash(p.bin, p.dst); err != nil {
+		return res, errors.Join(err, e.voidAction(ctx, id))
+	}
+	if err := e.commitAction(ctx, id, p.undoes); err != nil {
+		return res, err
+	}
+	res.Outcome, res.ReceiptID = ItemDone, id
+	return res, nil
+}
+
+// binName is what the system calls its bin.
+func binName() string {
+	if pathFold {
+		return "Recycle Bin"
+	}
+	return "trash"
+}
+
+// insertAction records a file operation's receipt as pending.
+func (e *Engine) insertAction(ctx context.Context, id string, p plan, existed bool, pre, post string, dir bool) error {
+	created := e.now().UnixMilli()
+	err := e.DB.InTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx,
+			`INSERT INTO fs_touched_dirs(dir, touched_at) VALUES (?, ?)
+			 ON CONFLICT(dir) DO UPDATE SET touched_at = excluded.touched_at`,
+			filepath.Dir(p.dst), created); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx,
+			`INSERT INTO fs_receipts(id, route, op, path, existed_before, pre_sha256, post_sha256, prior_size, undoes, state,
+			   created_at, future_id, operator, batch, action, from_path, is_dir, bin_path, call_batch)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, p.route, p.op, p.dst, existed, nullIf(pre == "", pre), nullIf(post == "", post), nullIf(p.undoes == "", p.undoes),
+			created, nullIf(p.operator != "" || futureOf(ctx) == "", futureOf(ctx)), nullIf(p.operator == "", p.operator),
+			nullIf(p.batch == "", p.batch), p.action, nullIf(p.src == "", p.src), dir, nullIf(p.bin == "", p.bin),
+			nullIf(p.callBatch == "", p.callBatch))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record receipt for %s: %w", p.dst, err)
+	}
+	return nil
+}
+
+// setReceipt records one step of a pending file operation.
+func (e *Engine) setReceipt(ctx context.Context, id, column, value string) error {
+	switch column {
+	case "replaced_bin", "bin_path", "step":
+	default:
+		return fmt.Errorf("fsops: no receipt column %q", column)
+	}
+	if _, err := e.DB.W.ExecContext(ctx, `UPDATE fs_receipts SET `+column+` = ? WHERE id = ?`, nullIf(value == "", value), id); err != nil {
+		return fmt.Errorf("record a step of receipt %s (the next start settles it): %w", id, err)
+	}
+	return nil
+}
+
+func (e *Engine) commitAction(ctx context.Context, id, undoes string) error {
+	err := e.DB.InTx(ctx, func(tx *sql.Tx) error { return commitReceipt(ctx, tx, id, undoes, e.now().UnixMilli()) })
+	if err != nil {
+		return fmt.Errorf("the change is done, but its receipt %s could not be committed (the next start settles it): %w", id, err)
+	}
+	return nil
+}
+
+func (e *Engine) voidAction(ctx context.Context, id string) error {
+	if _, err := e.DB.W.ExecContext(ctx, `UPDATE fs_receipts SET state = 'void' WHERE id = ?`, id); err != nil {
+		return fmt.Errorf("void receipt %s: %w", id, err)
+	}
+	return nil
+}
+
+// sameOrUnder is p at or below dir.
+func sameOrUnder(p, dir string) bool {
+	return pathKey(p) == pathKey(dir) || hasPathPrefix(p, dir, filepath.Separator, pathFold)
+}

@@ -1,0 +1,193 @@
+//go:build !windows
+
+package fsops
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/store"
+)
+
+// The crash contract of a move across volumes: a child process (this test
+// binary, re-executed) moves a folder from a tmpfs (/dev/shm) to the disk
+// and is killed with SIGKILL at a point of the move (while it copies, once
+// the copy is in place, while the source goes to the bin, or at a chosen
+// delay). The next start's recovery must leave either the old state (the
+// folder at its source, nothing at the destination, the receipt void) or
+// the new one (the folder at the destination, the source gone to the bin,
+// the receipt committed), and no file may be lost.
+
+const (
+	moveCrashEnv = "HEARTH_FSOPS_MOVE_CRASH"
+	crashItems   = 120
+)
+
+func moveCrashEngine(t testing.TB, disk, shm string) (*Engine, *store.DB) {
+	t.Helper()
+	data := filepath.Join(disk, "data")
+	db, err := store.Open(context.Background(), filepath.Join(data, "hearth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots, err := NewRoots([]string{filepath.Join(disk, "root"), shm}, []string{data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Engine{DB: db, Roots: roots, SpillDir: filepath.Join(data, "fs-undo")}, db
+}
+
+// TestMoveCrashChild is the child process of TestMoveAcrossVolumesSurvivesKill.
+func TestMoveCrashChild(t *testing.T) {
+	spec := os.Getenv(moveCrashEnv)
+	if spec == "" {
+		t.Skip("helper process for TestMoveAcrossVolumesSurvivesKill")
+	}
+	disk, shm, _ := strings.Cut(spec, "|")
+	e, db := moveCrashEngine(t, disk, shm)
+	defer db.Close()
+	if _, err := e.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.FileOp(context.Background(), "r:crash", ActionMove, FileOpInput{FileOpItem: FileOpItem{
+		From: filepath.Join(shm, "Photos"), To: filepath.Join(disk, "root", "Archive", "Photos")}})
+	if err != nil || res.Status != "completed" || !res.Items[0].CrossVolume {
+		t.Fatalf("move: %+v %v", res, err)
+	}
+}
+
+func devOf(t *testing.T, p string) uint64 {
+	var st syscall.Stat_t
+	if err := syscall.Stat(p, &st); err != nil {
+		t.Fatal(err)
+	}
+	return uint64(st.Dev)
+}
+
+func TestMoveAcrossVolumesSurvivesKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills child processes")
+	}
+	disk, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat("/dev/shm"); err != nil {
+		t.Skip("no /dev/shm: only one volume here, the crash of a move across volumes cannot be tested")
+	}
+	if devOf(t, "/dev/shm") == devOf(t, disk) {
+		t.Skip("/dev/shm is on the same volume as the temporary folder: only one volume here")
+	}
+	// When the parent kills the child: a condition on the disk it polls.
+	points := []struct {
+		name string
+		now  func(shm, dst string) bool
+	}{
+		{"while copying", func(shm, dst string) bool {
+			ms, _ := filepath.Glob(filepath.Join(filepath.Dir(dst), ".hearth-tmp-*", "*", "*"))
+			return len(ms) > 0
+		}},
+		{"copy in place", func(shm, dst string) bool { return exists(dst) }},
+		{"source in the bin", func(shm, dst string) bool { return exists(dst) && !exists(filepath.Join(shm, "Photos")) }},
+		{"after 5ms", nil}, {"after 20ms", nil}, {"after 60ms", nil},
+	}
+	for i, pt := range points {
+		t.Run(pt.name, func(t *testing.T) {
+			shm, err := os.MkdirTemp("/dev/shm", "hearth-crash-")
+			if err != nil {
+				t.Skip("cannot write /dev/shm: only one volume here")
+			}
+			t.Cleanup(func() { os.RemoveAll(shm) })
+			t.Setenv("XDG_DATA_HOME", filepath.Join(disk, "xdg"))
+			base := filepath.Join(disk, fmt.Sprint(i))
+			os.MkdirAll(filepath.Join(base, "root"), 0o755)
+			os.MkdirAll(filepath.Join(base, "data"), 0o700)
+			src, dst := filepath.Join(shm, "Photos"), filepath.Join(base, "root", "Archive", "Photos")
+			want := map[string]string{}
+			for k := 0; k < crashItems; k++ {
+				rel := filepath.Join(fmt.Sprint("album", k%4), fmt.Sprintf("img%03d.jpg", k))
+				content := strings.Repeat(fmt.Sprintf("photo %d ", k), 12000)
+				writeFile(t, filepath.Join(src, rel), content)
+				want[rel] = hashBytes([]byte(content))
+			}
+			cmd := exec.Command(os.Args[0], "-test.run=^TestMoveCrashChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), moveCrashEnv+"="+base+"|"+shm)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			var delay time.Duration
+			fmt.Sscanf(pt.name, "after %dms", &delay)
+			deadline := time.Now().Add(30 * time.Second)
+			killed := false
+		poll:
+			for time.Now().Before(deadline) {
+				select {
+				case <-exited:
+					break poll
+				default:
+				}
+				if pt.now != nil && pt.now(shm, dst) || pt.now == nil && delay > 0 && time.Since(deadline.Add(-30*time.Second)) > delay*time.Millisecond {
+					cmd.Process.Signal(syscall.SIGKILL)
+					<-exited
+					killed = true
+					break
+				}
+				time.Sleep(200 * time.Microsecond)
+			}
+			t.Logf("killed: %v; source there: %v, destination there: %v", killed, exists(src), exists(dst))
+
+			e, db := moveCrashEngine(t, base, shm)
+			defer db.Close()
+			if _, err := e.Recover(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			var state string
+			err = db.R.QueryRow(`SELECT state FROM fs_receipts WHERE action = 'move'`).Scan(&state)
+			if err != nil && killed && !exists(dst) {
+				state = "none" // killed before the receipt was written
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			check := func(dir string) {
+				for rel, sha := range want {
+					got, ok, err := fileHash(filepath.Join(dir, rel))
+					if err != nil || !ok || got != sha {
+						t.Fatalf("%s: %s lost or torn (state %s)", dir, rel, state)
+					}
+				}
+			}
+			switch state {
+			case "committed":
+				check(dst)
+				if exists(src) {
+					t.Fatal("committed, but the source is still in its place")
+				}
+				var bin string
+				db.R.QueryRow(`SELECT COALESCE(bin_path, '') FROM fs_receipts WHERE action = 'move'`).Scan(&bin)
+				if bin != "" {
+					check(bin)
+				}
+			case "void", "none":
+				check(src)
+				if exists(dst) {
+					t.Fatal("void, but something is at the destination")
+				}
+			default:
+				t.Fatalf("receipt %s after recovery", state)
+			}
+			if ms, _ := filepath.Glob(filepath.Join(filepath.Dir(dst), ".hearth-tmp-*")); len(ms) > 0 {
+				t.Fatalf("temporary copies left: %v", ms)
+			}
+			t.Logf("state %s", state)
+		})
+	}
+}

@@ -1,0 +1,80 @@
+package fsops
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// recoverAction settles a file operation's receipt a crash left pending,
+// by what is on disk: committed when the item is where the operation puts
+// it (finishing a move across volumes whose verified copy is in place by
+// putting the source in the bin), void otherwise (a temporary copy is
+// removed, and a file an overwrite had put in the bin comes back). Either
+// way the item is in exactly one of its two states, and the receipt says
+// which.
+func (e *Engine) recoverAction(ctx context.Context, id string) (committed bool, err error) {
+	var r struct {
+		path, action, undoes, from, bin, replaced, step string
+		post                                            sql.NullString
+	}
+	err = e.DB.R.QueryRowContext(ctx, `SELECT path, action, COALESCE(undoes, ''), COALESCE(from_path, ''), COALESCE(bin_path, ''),
+		COALESCE(replaced_bin, ''), COALESCE(step, ''), post_sha256 FROM fs_receipts WHERE id = ?`, id).
+		Scan(&r.path, &r.action, &r.undoes, &r.from, &r.bin, &r.replaced, &r.step, &r.post)
+	if err != nil {
+		return false, fmt.Errorf("settle fs receipt %s: %w", id, err)
+	}
+	os.RemoveAll(filepath.Join(filepath.Dir(r.path), tempName(id)))
+	at := func(p string) bool {
+		fp, _, _, err := fingerprint(p)
+		return err == nil && r.post.Valid && fp == r.post.String
+	}
+	absent := func(p string) bool {
+		_, err := os.Lstat(p)
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	done := false
+	switch r.action {
+	case ActionMove, ActionCopy:
+		done = at(r.path)
+		if done && r.action == ActionMove && !absent(r.from) && at(r.from) {
+			// The verified copy is in place, the source still there.
+			where, terr := trashItem(r.from)
+			if terr == nil {
+				if err := e.setReceipt(ctx, id, "bin_path", where); err != nil {
+					return false, err
+				}
+			}
+		}
+		if !done && r.replaced != "" && absent(r.path) {
+			restoreFromTrash(r.replaced, r.path)
+		}
+	case ActionTrash, ActionRmdir:
+		done = absent(r.path)
+		if !done && r.bin != "" && absent(r.bin) {
+			if info := trashInfoOf(r.bin); info != "" {
+				os.Remove(info)
+			}
+		}
+	case ActionRestore:
+		done = at(r.path)
+	case ActionMkdir:
+		info, err := os.Lstat(r.path)
+		done = err == nil && info.IsDir()
+	}
+	err = e.DB.InTx(ctx, func(tx *sql.Tx) error {
+		if done {
+			return commitReceipt(ctx, tx, id, r.undoes, e.now().UnixMilli())
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE fs_receipts SET state = 'void' WHERE id = ?`, id)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("settle fs receipt %s: %w", id, err)
+	}
+	return done, nil
+}

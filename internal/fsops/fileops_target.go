@@ -1,0 +1,141 @@
+package fsops
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/risk"
+)
+
+// The Target of a file operation is what moves: a move or copy is a write
+// at the destination of every file it carries (with that file's start as
+// its new content), and a move or trash is also a removal at the source
+// of each; a folder counts by every file in it, so the write check judges
+// each as it judges a write (a folder holding a program asks once, naming
+// it). An item fs would refuse gives no path: it fails when it runs.
+
+// fileOpTarget is the Target of action's input raw.
+func (e *Engine) fileOpTarget(_ context.Context, action string, raw json.RawMessage) (primitive.Target, error) {
+	var in FileOpInput
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return primitive.Target{}, fmt.Errorf("decode input: %w", err)
+	}
+	items, err := fileOpItems(action, in)
+	if err != nil {
+		return primitive.Target{}, nil // refused when it runs
+	}
+	var t primitive.Target
+	budget := MaxTreeEntries
+	for _, it := range items {
+		switch action {
+		case ActionMove, ActionCopy:
+			src, err := e.resolveSource(it.From, "from")
+			if err != nil {
+				continue
+			}
+			dst, err := e.resolveDest(src, it.To)
+			if err != nil {
+				continue
+			}
+			e.carryTarget(&t, src, dst, action == ActionMove, &budget)
+		case ActionTrash:
+			p, err := e.resolveSource(it.Path, "path")
+			if err != nil {
+				continue
+			}
+			e.carryTarget(&t, p, "", true, &budget)
+		case ActionMkdir:
+			if err := e.addTarget(&t, it.Path, func(string) []byte { return nil }); err != nil {
+				return primitive.Target{}, err
+			}
+		}
+	}
+	return t, nil
+}
+
+// carryTarget adds what carrying src to dst does ("" for the bin) to t:
+// the write of each file at dst, and with remove its removal at src.
+func (e *Engine) carryTarget(t *primitive.Target, src, dst string, remove bool, budget *int) {
+	add := func(s, d string, info fs.FileInfo) {
+		if d != "" {
+			var h []byte
+			if info.Mode().IsRegular() {
+				h = fileHead(s)
+			}
+			f := e.facts(d, h)
+			if executable(info) && !f.Exists {
+				// A program's copy is a program as its original is.
+				f.Exists, f.Executable = true, true
+			}
+			e.addFacts(t, f)
+		}
+		if remove {
+			e.addFacts(t, e.facts(s, nil))
+		}
+	}
+	info, err := os.Lstat(src)
+	if err != nil {
+		return
+	}
+	add(src, dst, info)
+	if !info.IsDir() {
+		return
+	}
+	filepath.WalkDir(src, func(q string, d fs.DirEntry, err error) error {
+		if err != nil || q == src {
+			return nil
+		}
+		if *budget--; *budget < 0 {
+			return filepath.SkipAll // the folder is refused when it runs
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(src, q)
+		to := ""
+		if dst != "" {
+			to = filepath.Join(dst, rel)
+		}
+		add(q, to, info)
+		return nil
+	})
+}
+
+// addFacts adds one file's facts to t.
+func (e *Engine) addFacts(t *primitive.Target, f risk.FileFacts) {
+	seen := false
+	for _, p := range t.Paths {
+		if p == f.Path {
+			seen = true
+			break
+		}
+	}
+	if !seen {
+		t.Paths = append(t.Paths, f.Path)
+	}
+	t.Files = append(t.Files, f)
+}
+
+// undoActionTarget adds to t what the undo of file-operation receipt r
+// does (undoAction): what moves back, goes to the bin or comes back.
+func (e *Engine) undoActionTarget(t *primitive.Target, r receipt) {
+	budget := MaxTreeEntries
+	switch r.action {
+	case ActionMove:
+		e.carryTarget(t, r.path, r.fromPath, true, &budget)
+	case ActionCopy, ActionRestore:
+		e.carryTarget(t, r.path, "", true, &budget)
+	case ActionTrash:
+		if r.binPath != "" {
+			e.carryTarget(t, r.binPath, r.path, false, &budget)
+		}
+	default:
+		e.addFacts(t, e.facts(r.path, nil))
+	}
+}

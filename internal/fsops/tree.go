@@ -1,0 +1,259 @@
+package fsops
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/atomicfile"
+)
+
+// The files and folders the file operations (move, copy, trash) carry:
+// what one looks like (its fingerprint, so an undo can tell it is still as
+// the operation left it), and the copy that is verified before anything
+// is removed when a move crosses volumes.
+
+// MaxTreeEntries bounds the entries of one folder moved, copied or
+// trashed: the fingerprint and the copy walk all of them.
+const MaxTreeEntries = 20000
+
+// treePrefix starts the fingerprint of a folder, so it is never taken for
+// a file's SHA-256.
+const treePrefix = "tree:"
+
+// errTooManyEntries is a folder with more than MaxTreeEntries entries.
+var errTooManyEntries = fmt.Errorf("more than %d files and folders in it", MaxTreeEntries)
+
+// fingerprint is what an item at p looks like: a file's SHA-256, or for a
+// folder "tree:" and a SHA-256 of every entry below it (its path in the
+// folder, type, size and modification time to the second), with the
+// count of files in it. Links and other special files are refused: the
+// file operations carry plain files and folders only.
+func fingerprint(p string) (fp string, dir bool, files int, err error) {
+	info, err := os.Lstat(p)
+	if err != nil {
+		return "", false, 0, err
+	}
+	switch {
+	case info.Mode().IsRegular():
+		f, err := openRead(p)
+		if err != nil {
+			return "", false, 0, err
+		}
+		defer f.Close()
+		sha, err := hashReader(f)
+		return sha, false, 1, err
+	case !info.IsDir():
+		return "", false, 0, &InputError{Field: "path", Message: fmt.Sprintf("%s is a %s; Hearth moves, copies and trashes plain files and folders only", p, typeOf(info.Mode()))}
+	}
+	h := sha256.New()
+	entries := 0
+	err = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if q == p {
+			return nil
+		}
+		if entries++; entries > MaxTreeEntries {
+			return &InputError{Field: "path", Message: fmt.Sprintf("the folder %s has %v", p, errTooManyEntries)}
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if !info.Mode().IsRegular() && !info.IsDir() {
+			return &InputError{Field: "path", Message: fmt.Sprintf("%s holds %s, a %s; Hearth moves, copies and trashes plain files and folders only", p, q, typeOf(info.Mode()))}
+		}
+		rel, _ := filepath.Rel(p, q)
+		size := info.Size()
+		if info.IsDir() {
+			size = 0
+		} else {
+			files++
+		}
+		fmt.Fprintf(h, "%s\x00%s\x00%d\x00%d\n", filepath.ToSlash(rel), typeOf(info.Mode()), size, info.ModTime().Unix())
+		return nil
+	})
+	if err != nil {
+		return "", true, 0, err
+	}
+	return treePrefix + hex.EncodeToString(h.Sum(nil)), true, files, nil
+}
+
+// copyTree copies the file or folder src to dst (which must not exist),
+// keeping permissions and modification times; every file is synced.
+func copyTree(src, dst string) error {
+	info, err := os.Lstat(src)
+	if err != nil {
+		return err
+	}
+	if info.Mode().IsRegular() {
+		return copyFile(src, dst, info)
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("%s is a %s, not a file or folder", src, typeOf(info.Mode()))
+	}
+	type dirTime struct {
+		path string
+		t    time.Time
+	}
+	var dirs []dirTime
+	entries := 0
+	err = filepath.WalkDir(src, func(q string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if entries++; entries > MaxTreeEntries+1 {
+			return errTooManyEntries
+		}
+		rel, _ := filepath.Rel(src, q)
+		to := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case info.IsDir():
+			if err := os.Mkdir(to, info.Mode().Perm()|0o700); err != nil {
+				return err
+			}
+			dirs = append(dirs, dirTime{to, info.ModTime()})
+			return nil
+		case info.Mode().IsRegular():
+			return copyFile(q, to, info)
+		}
+		return fmt.Errorf("%s is a %s, not a file or folder", q, typeOf(info.Mode()))
+	})
+	if err != nil {
+		return err
+	}
+	// Deepest first: filling a folder changes its time.
+	for i := len(dirs) - 1; i >= 0; i-- {
+		os.Chtimes(dirs[i].path, dirs[i].t, dirs[i].t)
+	}
+	return nil
+}
+
+// copyFile copies one file to dst (which must not exist), synced, with
+// src's permissions and modification time.
+func copyFile(src, dst string, info fs.FileInfo) error {
+	in, err := openRead(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, info.Mode().Perm()|0o200)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(dst)
+		return err
+	}
+	if info.Mode().Perm()&0o200 == 0 {
+		// A read-only file stays read-only in its copy.
+		os.Chmod(dst, info.Mode().Perm())
+	}
+	return os.Chtimes(dst, info.ModTime(), info.ModTime())
+}
+
+// verifyTree checks that b is a faithful copy of a: the same folders and
+// files, each file of the same size and SHA-256.
+func verifyTree(a, b string) error {
+	ia, err := os.Lstat(a)
+	if err != nil {
+		return err
+	}
+	if ia.Mode().IsRegular() {
+		return verifyFile(a, b, ia)
+	}
+	return filepath.WalkDir(a, func(q string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(a, q)
+		other := filepath.Join(b, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if info.IsDir() {
+			oi, err := os.Lstat(other)
+			if err != nil || !oi.IsDir() {
+				return fmt.Errorf("the copy lacks the folder %s", rel)
+			}
+			return nil
+		}
+		return verifyFile(q, other, info)
+	})
+}
+
+func verifyFile(a, b string, ia fs.FileInfo) error {
+	ib, err := os.Lstat(b)
+	if err != nil || !ib.Mode().IsRegular() || ib.Size() != ia.Size() {
+		return fmt.Errorf("the copy of %s is not the same size", a)
+	}
+	sa, _, err := fileHash(a)
+	if err != nil {
+		return err
+	}
+	sb, _, err := fileHash(b)
+	if err != nil {
+		return err
+	}
+	if sa != sb {
+		return fmt.Errorf("the copy of %s does not have the same content (SHA-256)", a)
+	}
+	return nil
+}
+
+// moveTree renames from to to, or across volumes copies it beside to
+// under a temporary name, verifies the copy, renames it into place and
+// only then removes from. A failed copy leaves from as it was. The trash
+// and its restore use it; a move the person asked for keeps its source in
+// the bin instead (Engine.moveItem).
+func moveTree(from, to string) error {
+	err := renameNoReplace(from, to)
+	if err == nil || !crossVolume(err) {
+		return err
+	}
+	tmp := filepath.Join(filepath.Dir(to), tempName(strconv.FormatInt(time.Now().UnixNano(), 36)))
+	if err := copyTree(from, tmp); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	if err := verifyTree(from, tmp); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	if err := renameNoReplace(tmp, to); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	if err := removeTree(from); err != nil {
+		return errors.Join(fmt.Errorf("copied to %s, but %s could not be removed", to, from), err)
+	}
+	return nil
+}
+
+// removeTree removes a file or folder that has a verified copy elsewhere.
+func removeTree(p string) error { return os.RemoveAll(p) }
+
+// tempName is the name of a copy in progress, which the fs tool never
+// shows nor accepts and recovery removes.
+func tempName(id string) string { return atomicfile.TempPrefix + id }
