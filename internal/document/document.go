@@ -226,6 +226,14 @@ func (r *Reader) Read(ctx context.Context, name string, data []byte, opt Options
 	if len(data) > MaxFileSize {
 		return nil, &Error{Code: CodeTooLarge, Message: fmt.Sprintf("%s is %d MB, more than the %d MB Hearth reads as a document; read its raw bytes with encoding base64", filepath.Base(name), len(data)>>20, MaxFileSize>>20)}
 	}
+	if Detect(name) == PDF {
+		// The engine's start (compiling PDFium, seconds; less with the
+		// cache) is Hearth's own work, not the file's: it does not count
+		// against the read's time.
+		if _, err := r.pdfPool(); err != nil {
+			return nil, err
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, MaxTime)
 	defer cancel()
 	// A library that panics on a hostile file answers as a damaged file

@@ -37,7 +37,7 @@ func FuzzOdt(f *testing.F)  { fuzzReader(f, "sample.odt", &Reader{}) }
 func FuzzOds(f *testing.F)  { fuzzReader(f, "sample.ods", &Reader{}) }
 
 func FuzzPDF(f *testing.F) {
-	r := &Reader{CacheDir: f.TempDir()}
+	r := &Reader{CacheDir: testCache}
 	f.Cleanup(func() { r.Close() })
 	// Started before fuzzing: the first compile takes seconds, which the
 	// fuzzer would take for a hang.

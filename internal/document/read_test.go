@@ -119,7 +119,7 @@ func TestWorkbookStopsAndSaysHowToReadOn(t *testing.T) {
 }
 
 func TestPDF(t *testing.T) {
-	r := &Reader{CacheDir: t.TempDir()}
+	r := &Reader{CacheDir: testCache}
 	defer r.Close()
 	res := read(t, r, "sample.pdf", Options{})
 	wantIn(t, res.Text, "--- page 1 ---\nInvoice 2041 for Acme Garden Supplies\n", "Rake 12.50", "--- page 2 ---\nSecond page: total due 20.50 EUR.")
