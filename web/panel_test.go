@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/govern/governtest"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/web/session"
@@ -232,7 +232,7 @@ func TestPagesHeadersAndMarkup(t *testing.T) {
 	c := hearthtest.Connect(t, f.in.URL, "conv-pages")
 	execNeedingPermit(t, c, "pages") // a permit, so the Permits page has forms
 	if err := f.in.App.DB.InTx(context.Background(), func(tx *sql.Tx) error {
-		return govern.OpenUnknownTx(context.Background(), tx, "cmd_pages", "route-pages", "machine.exec", time.Now())
+		return governtest.OpenUnknownTx(context.Background(), tx, "cmd_pages", "route-pages", "machine.exec", time.Now())
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +393,7 @@ func TestSafetyActions(t *testing.T) {
 	// Reconcile an open UNKNOWN.
 	ctx := context.Background()
 	if err := f.in.App.DB.InTx(ctx, func(tx *sql.Tx) error {
-		return govern.OpenUnknownTx(ctx, tx, "cmd_unknown1", "route-x", "machine.exec", time.Now())
+		return governtest.OpenUnknownTx(ctx, tx, "cmd_unknown1", "route-x", "machine.exec", time.Now())
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/app"
-	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/govern/governtest"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/tunnel"
 )
@@ -187,7 +187,7 @@ func TestPlainLanguage(t *testing.T) {
 	}
 	ctx := context.Background()
 	if err := f.in.App.DB.InTx(ctx, func(tx *sql.Tx) error {
-		return govern.OpenUnknownTx(ctx, tx, "cmd_plain1", "r:0123456789abcdef", "machine.exec", time.Now())
+		return governtest.OpenUnknownTx(ctx, tx, "cmd_plain1", "r:0123456789abcdef", "machine.exec", time.Now())
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/hearth-dev/hearth/internal/atomicfile"
 	"github.com/hearth-dev/hearth/internal/primitive"
@@ -147,8 +148,16 @@ func fileOpItems(action string, in FileOpInput) ([]FileOpItem, error) {
 		items = []FileOpItem{one}
 	default:
 		items = append([]FileOpItem(nil), items...)
+		// Several items sent to one "to" go in it: it is a folder.
+		tos := map[string]int{}
+		for _, it := range items {
+			tos[it.To]++
+		}
 		for i := range items {
 			items[i].Overwrite = items[i].Overwrite || one.Overwrite
+			if to := items[i].To; to != "" && tos[to] > 1 && !strings.HasSuffix(to, "/") && !strings.HasSuffix(to, string(filepath.Separator)) {
+				items[i].To = to + string(filepath.Separator)
+			}
 		}
 	}
 	for i, it := range items {
@@ -267,7 +276,12 @@ func (e *Engine) resolveDest(src, to string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if di, err := os.Stat(dst); err == nil && di.IsDir() {
+	if strings.HasSuffix(to, "/") || strings.HasSuffix(to, string(filepath.Separator)) {
+		// A folder, there or not yet: the item goes in it.
+		if dst, err = e.Roots.Resolve(filepath.Join(dst, filepath.Base(src))); err != nil {
+			return "", err
+		}
+	} else if di, err := os.Stat(dst); err == nil && di.IsDir() {
 		if si, err := os.Lstat(src); err != nil || !os.SameFile(si, di) {
 			if dst, err = e.Roots.Resolve(filepath.Join(dst, filepath.Base(src))); err != nil {
 				return "", err

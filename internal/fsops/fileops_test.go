@@ -499,3 +499,20 @@ func TestRenameNeverReplaces(t *testing.T) {
 		t.Fatalf("rename to a free name: %v", err)
 	}
 }
+
+// "to" names a folder the item goes in when it exists, ends in a
+// separator, or is the "to" of several items of the call.
+func TestMoveIntoAFolderNotThereYet(t *testing.T) {
+	env := newTestEngine(t)
+	for _, n := range []string{"a.pdf", "b.pdf", "c.pdf"} {
+		writeFile(t, env.path("in", n), n)
+	}
+	res := fileOp(t, env, ActionMove, FileOpInput{FileOpItem: FileOpItem{From: env.path("in", "a.pdf"), To: env.path("Invoices") + string(filepath.Separator)}})
+	if res.Status != "completed" || mustRead(t, env.path("Invoices", "a.pdf")) != "a.pdf" {
+		t.Fatalf("to ending in a separator: %+v", res)
+	}
+	res = fileOp(t, env, ActionMove, FileOpInput{Items: []FileOpItem{{From: env.path("in", "b.pdf"), To: env.path("Archive")}, {From: env.path("in", "c.pdf"), To: env.path("Archive")}}})
+	if res.Status != "completed" || mustRead(t, env.path("Archive", "b.pdf")) != "b.pdf" || mustRead(t, env.path("Archive", "c.pdf")) != "c.pdf" {
+		t.Fatalf("several items to one folder: %+v", res)
+	}
+}

@@ -20,7 +20,7 @@ var (
 	fExpect   = primitive.Field{Name: "expected_sha256", Type: primitive.TString, Nullable: true, Desc: "the current sha256 (hex) of the file replaced, or null: it must not exist."}
 	// The file operations' fields: one item, or items.
 	fFrom      = primitive.Field{Name: "from", Type: primitive.TString, Desc: "the file or folder."}
-	fTo        = primitive.Field{Name: "to", Type: primitive.TString, Desc: "new path, or a folder to put it in."}
+	fTo        = primitive.Field{Name: "to", Type: primitive.TString, Desc: "new path, or a folder to put it in (one that exists, ends in a separator, or is every item's to)."}
 	fOverwrite = primitive.Field{Name: "overwrite", Type: primitive.TBoolean, Desc: "replace a file there (it goes to the bin)."}
 	fItemPath  = primitive.Field{Name: "path", Type: primitive.TString, Desc: fPath.Desc}
 )

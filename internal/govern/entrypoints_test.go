@@ -16,6 +16,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/govern/governtest"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/mcpserver"
@@ -244,7 +245,7 @@ var gates = []gate{
 		set: func(m *matrix) {
 			m.unknown = m.cmd() + "-unknown"
 			err := m.in.App.DB.InTx(context.Background(), func(tx *sql.Tx) error {
-				return govern.OpenUnknownTx(context.Background(), tx, m.unknown, m.route, "machine.exec", time.Now())
+				return governtest.OpenUnknownTx(context.Background(), tx, m.unknown, m.route, "machine.exec", time.Now())
 			})
 			if err != nil {
 				m.t.Fatal(err)

@@ -140,13 +140,6 @@ func (g *Governor) InFlight(ctx context.Context, tx *sql.Tx, a *callpath.Admissi
 	return err
 }
 
-// OpenUnknownTx records, inside tx, an UNKNOWN outcome for id (a command
-// or a scheduled future's id) that closes route's gate until it is
-// reconciled.
-func OpenUnknownTx(ctx context.Context, tx *sql.Tx, id, route, prim string, at time.Time) error {
-	return openUnknown(ctx, tx, id, route, prim, at)
-}
-
 func openUnknown(ctx context.Context, tx *sql.Tx, cmd, route, prim string, at time.Time) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO unknowns(command_id, route, primitive, created_at) VALUES (?,?,?,?) ON CONFLICT(command_id) DO NOTHING`,
 		cmd, route, prim, at.UnixMilli())

@@ -333,7 +333,7 @@ func TestDueJobHeldByOpenUnknown(t *testing.T) {
 	id := g.submit(1500)
 	const unknown = "cmd-unknown-before-due"
 	err := g.in.App.DB.InTx(context.Background(), func(tx *sql.Tx) error {
-		return govern.OpenUnknownTx(context.Background(), tx, unknown, g.route, "machine.exec", time.Now())
+		return governtest.OpenUnknownTx(context.Background(), tx, unknown, g.route, "machine.exec", time.Now())
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -367,7 +367,7 @@ func TestHeldJobCancelledByReconcile(t *testing.T) {
 	id := g.submit(1500)
 	const unknown = "cmd-unknown-cancel"
 	err := g.in.App.DB.InTx(context.Background(), func(tx *sql.Tx) error {
-		return govern.OpenUnknownTx(context.Background(), tx, unknown, g.route, "machine.exec", time.Now())
+		return governtest.OpenUnknownTx(context.Background(), tx, unknown, g.route, "machine.exec", time.Now())
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -394,7 +394,7 @@ func TestHeldJobReleasedByOperatorReconcile(t *testing.T) {
 	id := g.submit(1500)
 	const unknown = "cmd-unknown-operator"
 	err := g.in.App.DB.InTx(context.Background(), func(tx *sql.Tx) error {
-		return govern.OpenUnknownTx(context.Background(), tx, unknown, g.route, "machine.exec", time.Now())
+		return governtest.OpenUnknownTx(context.Background(), tx, unknown, g.route, "machine.exec", time.Now())
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -420,7 +420,7 @@ func TestHeldJobReleasedAtStart(t *testing.T) {
 	id := g.submit(1500)
 	const unknown = "cmd-unknown-restart"
 	err := g.in.App.DB.InTx(context.Background(), func(tx *sql.Tx) error {
-		return govern.OpenUnknownTx(context.Background(), tx, unknown, g.route, "machine.exec", time.Now())
+		return governtest.OpenUnknownTx(context.Background(), tx, unknown, g.route, "machine.exec", time.Now())
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -495,7 +495,7 @@ func TestSiblingUnknownDoesNotRefuseItsBatch(t *testing.T) {
 	interrupted, sibling := ids[0].(string), ids[1].(string)
 	other := g.submit(400)
 	err := g.in.App.DB.InTx(context.Background(), func(tx *sql.Tx) error {
-		return govern.OpenUnknownTx(context.Background(), tx, interrupted, g.route, "task.submit", time.Now())
+		return governtest.OpenUnknownTx(context.Background(), tx, interrupted, g.route, "task.submit", time.Now())
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -24,3 +24,6 @@ func (id *Identities) SetClock(now func() time.Time) { id.now = now }
 
 // IdentityRefresh is identityRefresh, for tests.
 const IdentityRefresh = identityRefresh
+
+// StampEvery is stampEvery, for tests.
+const StampEvery = stampEvery

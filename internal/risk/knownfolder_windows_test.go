@@ -14,7 +14,8 @@ import (
 // TestStartupMovedWhileRunningIsAPlace: the persistence table asks the
 // known folders again when User Shell Folders changes: a Startup folder
 // redirected while the table is in use is a persistence place where it
-// now is, at the first check after the change is seen.
+// now is, at the first check once the stamp is read again (StampEvery),
+// not only at the table's next refresh (RefreshEvery).
 func TestStartupMovedWhileRunningIsAPlace(t *testing.T) {
 	d, err := os.MkdirTemp(os.Getenv("USERPROFILE"), "hearth-places-")
 	if err != nil {
@@ -26,6 +27,10 @@ func TestStartupMovedWhileRunningIsAPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	ps := risk.NewPlaces(os.Getenv)
+	// The test's clock: the change must count within StampEvery, long
+	// before the table's own refresh (RefreshEvery) would see it.
+	now := time.Now()
+	ps.SetClock(func() time.Time { return now })
 	target := filepath.Join(moved, "tidy.ahk")
 	if _, ok := ps.Match(target); ok {
 		t.Fatal("a place before the Startup folder moved")
@@ -51,8 +56,7 @@ func TestStartupMovedWhileRunningIsAPlace(t *testing.T) {
 	if err := k.SetExpandStringValue("Startup", moved); err != nil {
 		t.Fatal(err)
 	}
-	// The stamp is read at most every 250 ms.
-	time.Sleep(300 * time.Millisecond)
+	now = now.Add(risk.StampEvery)
 	pl, ok := ps.Match(target)
 	if !ok || pl.ID != "autostart" {
 		t.Fatalf("the moved Startup folder: %+v %v", pl, ok)

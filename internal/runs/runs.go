@@ -52,9 +52,8 @@ type Service struct {
 	// continuation with target {browser_tab} is typed into that tab while
 	// wake is armed (internal/wake), and stays the dry run otherwise.
 	Tabs TabWaker
-	// AfterSubmit, when set (tests only), runs after a scatter submitted
-	// its calls and before it reads their states.
-	AfterSubmit func(futureIDs []string)
+	// seams are what tests may set (fortest.go); zero in the program.
+	seams seams
 
 	kinds     map[string]*kindSpec
 	kindNames []string

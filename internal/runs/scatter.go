@@ -70,8 +70,8 @@ func (s *Service) scatter(ctx context.Context, e *dispatch.Dispatcher, call *pri
 		}
 		return nil, primitive.Failed("internal", "run.scatter: %v", err)
 	}
-	if s.AfterSubmit != nil {
-		s.AfterSubmit(futureIDs)
+	if s.seams.afterSubmit != nil {
+		s.seams.afterSubmit(futureIDs)
 	}
 	scatterID := primitive.NewID("sct")
 	out := make([]ScatterFuture, len(plan))

@@ -422,7 +422,7 @@ func TestScatterOfAFastFailureIsNotRefused(t *testing.T) {
 	route := mcpserver.Route(map[string]any{"hearth/conversation": c.Conversation})
 	// The worst case, made certain: every call has finished before the
 	// scatter reads their states.
-	in.App.Runs.AfterSubmit = func(ids []string) {
+	in.App.Runs.SetAfterSubmitForTest(func(ids []string) {
 		for _, id := range ids {
 			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 				f, err := in.App.Dispatcher.GetFuture(context.Background(), route, id)
@@ -435,7 +435,7 @@ func TestScatterOfAFastFailureIsNotRefused(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 	for i := range 3 {
 		r := c.Call("run", map[string]any{"operation": "scatter", "calls": []any{
 			map[string]any{"kind": "artifact.metadata", "id": "art_aaaaaaaaaaaaaaaaaaaa"},

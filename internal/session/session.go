@@ -88,9 +88,8 @@ type Manager struct {
 	closings  uint64
 	closedFor string
 
-	// testHookStarted, a test seam, runs in StartSession once the
-	// program has started and before the session is added.
-	testHookStarted func(s *Session)
+	// seams are what tests may set (fortest.go); zero in the program.
+	seams seams
 
 	stopLoop context.CancelFunc
 	loopDone chan struct{}
@@ -200,8 +199,8 @@ func (m *Manager) StartSession(ctx context.Context, call *primitive.Call, in Sta
 	closings := m.closings
 	m.mu.Unlock()
 	s, err := m.start(ctx, route(call), commandID(call), in)
-	if err == nil && m.testHookStarted != nil {
-		m.testHookStarted(s)
+	if err == nil && m.seams.started != nil {
+		m.seams.started(s)
 	}
 	reason := ReasonStartFail
 	m.mu.Lock()

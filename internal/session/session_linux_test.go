@@ -418,7 +418,7 @@ func BenchmarkShellRoundTrip(b *testing.B) {
 func TestCloseAllDuringAStartKillsItsProgram(t *testing.T) {
 	e := newEnv(t, nil)
 	started, release := make(chan *Session), make(chan struct{})
-	e.m.testHookStarted = func(s *Session) {
+	e.m.seams.started = func(s *Session) {
 		started <- s
 		<-release
 	}
@@ -478,7 +478,7 @@ func TestCloseAllDuringAStartKillsItsProgram(t *testing.T) {
 	}
 	// The manager still starts sessions afterwards (the e-stop's latch,
 	// not the manager, refuses them) and Stop still closes them.
-	e.m.testHookStarted = nil
+	e.m.seams.started = nil
 	after := e.start("sh")
 	e.m.Stop()
 	assertGone(t, after.PID)

@@ -57,7 +57,8 @@ func benchHome(b *testing.B) string {
 // index consulted at the refresh time Hearth uses (index=kept; the
 // index's own match alone: index=kept_match_only), and with
 // the index looked at again at every check (index=look: the cost of a
-// look, paid at most every startup.Refresh).
+// look, paid at most every startup.Refresh); index=first_read is the
+// first check of a new index, which reads and parses every source.
 func BenchmarkWriteCheck(b *testing.B) {
 	if runtime.GOOS == "windows" {
 		b.Skip("the Linux sources")
@@ -116,6 +117,17 @@ func BenchmarkWriteCheck(b *testing.B) {
 	b.Run("index=kept_match_only", func(b *testing.B) {
 		x := index(startup.Refresh)
 		for b.Loop() {
+			if _, ok := x.Match(p); ok {
+				b.Fatal("caught by the index")
+			}
+		}
+	})
+	b.Run("index=first_read", func(b *testing.B) {
+		for b.Loop() {
+			x, err := startup.New(startup.Options{Env: env, Real: risk.RealPrefix, Refresh: startup.Refresh})
+			if err != nil {
+				b.Fatal(err)
+			}
 			if _, ok := x.Match(p); ok {
 				b.Fatal("caught by the index")
 			}

@@ -372,3 +372,11 @@ func TestScriptsAnEntryRunsAreReadOneLevelFurther(t *testing.T) {
 	h.write(".config/autostart/tool.desktop", "[Desktop Entry]\nName=Tool\nExec="+h.dir+"/bin/tool.py\n")
 	h.miss("lib/not-shell.sh")
 }
+
+// TestShellVariablesSetBeforeASource: a variable the start-up file sets
+// (nvm's export NVM_DIR="$HOME/.nvm") expands in the source line after.
+func TestShellVariablesSetBeforeASource(t *testing.T) {
+	h := newHome(t)
+	h.write(".bashrc", "export NVM_DIR=\"$HOME/.nvm\"\n[ -s \"$NVM_DIR/nvm.sh\" ] && \\. \"$NVM_DIR/nvm.sh\"  # This loads nvm\n")
+	h.hit(".nvm/nvm.sh", KindShell, "~/.bashrc")
+}

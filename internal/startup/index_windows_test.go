@@ -1,10 +1,12 @@
 package startup_test
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf16"
 
 	"golang.org/x/sys/windows/registry"
 
@@ -105,5 +107,91 @@ func TestStartupFolderMovedWhileRunning(t *testing.T) {
 	h, ok := x.Match(script)
 	if !ok || h.Entry.Kind != startup.KindStartup || h.Entry.Name != "Tidy" {
 		t.Fatalf("the moved Startup folder's shortcut: %+v %v; entries %+v", h, ok, x.Entries())
+	}
+}
+
+// TestWindowsProfilesAddinsAndServices: a PowerShell profile in
+// Documents names the script it dot-sources; an Excel add-in value
+// (OPEN) names its file; the services' ImagePath values are read.
+func TestWindowsProfilesAddinsAndServices(t *testing.T) {
+	d := workDir(t)
+	x := newIndex(t)
+	docs := risk.KnownFolderEnv(os.Getenv)("FOLDERID_Documents")
+	if docs == "" {
+		t.Fatal("no Documents known folder")
+	}
+	profile := filepath.Join(docs, "WindowsPowerShell", "profile.ps1")
+	if _, err := os.Stat(profile); err == nil {
+		t.Skipf("%s exists: not touching the user's profile", profile)
+	}
+	if err := os.MkdirAll(filepath.Dir(profile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	helper := filepath.Join(d, "ps", "helpers.ps1")
+	if err := os.WriteFile(profile, []byte("# mine\n. '"+helper+"'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(profile) })
+	if h, ok := x.Match(helper); !ok || h.Entry.Kind != startup.KindPowerShell {
+		t.Errorf("the profile's dot-sourced script: %+v %v", h, ok)
+	}
+
+	addin := filepath.Join(d, "addins", "tools.xlam")
+	k, _, err := registry.CreateKey(registry.CURRENT_USER, `Software\Microsoft\Office\16.0\Excel\Options`, registry.SET_VALUE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.SetStringValue("OPEN", `/R "`+addin+`"`); err != nil {
+		t.Fatal(err)
+	}
+	k.Close()
+	t.Cleanup(func() {
+		if k, err := registry.OpenKey(registry.CURRENT_USER, `Software\Microsoft\Office\16.0\Excel\Options`, registry.SET_VALUE); err == nil {
+			k.DeleteValue("OPEN")
+			k.Close()
+		}
+	})
+	if h, ok := x.Match(addin); !ok || h.Entry.Kind != startup.KindOffice {
+		t.Errorf("the Excel add-in: %+v %v", h, ok)
+	}
+
+	services := 0
+	for _, e := range x.Entries() {
+		if e.Kind == startup.KindService && len(e.Files) > 0 {
+			services++
+		}
+	}
+	if services == 0 {
+		t.Error("no service's ImagePath was read")
+	}
+}
+
+// TestScheduledTaskNamesItsScript: a scheduled task's file (UTF-16 XML,
+// as Windows writes it) in System32\Tasks names the script its Exec
+// action runs, in the task's working folder.
+func TestScheduledTaskNamesItsScript(t *testing.T) {
+	tasks := filepath.Join(os.Getenv("SystemRoot"), "System32", "Tasks")
+	if err := os.MkdirAll(tasks, 0o755); err != nil {
+		t.Skipf("the tasks folder cannot be written here: %v", err)
+	}
+	d := workDir(t)
+	script := filepath.Join(d, "backup.py")
+	if err := os.WriteFile(script, []byte("print(1)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	xml := `<?xml version="1.0" encoding="UTF-16"?><Task><Actions Context="Author"><Exec><Command>pythonw.exe</Command><Arguments>backup.py --quiet</Arguments><WorkingDirectory>` + d + `</WorkingDirectory></Exec></Actions></Task>`
+	b := []byte{0xff, 0xfe}
+	for _, c := range utf16.Encode([]rune(xml)) {
+		b = binary.LittleEndian.AppendUint16(b, c)
+	}
+	task := filepath.Join(tasks, "HearthTestBackup")
+	if err := os.WriteFile(task, b, 0o644); err != nil {
+		t.Skipf("the tasks folder cannot be written here: %v", err)
+	}
+	t.Cleanup(func() { os.Remove(task) })
+	x := newIndex(t)
+	h, ok := x.Match(script)
+	if !ok || h.Entry.Kind != startup.KindTask || h.Entry.Name != "HearthTestBackup" {
+		t.Fatalf("the task's script: %+v %v", h, ok)
 	}
 }

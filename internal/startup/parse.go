@@ -186,6 +186,16 @@ var shellKeywords = []string{"if", "then", "else", "elif", "do", "while", "until
 func parseShell(h host, p string, depth int, b []byte) ([]Entry, []origin) {
 	e := Entry{Kind: KindShell, Name: h.tilde(p), Source: p}
 	var more []origin
+	// Variables the file sets (export NVM_DIR="$HOME/.nvm") expand in
+	// the lines after, and in the files it sources.
+	vars := map[string]string{}
+	sh := h
+	sh.env = func(k string) string {
+		if v, ok := vars[k]; ok {
+			return v
+		}
+		return h.env(k)
+	}
 	eachLine(b, func(l string) {
 		for _, c := range shellCommands(l) {
 			for len(c) > 0 && containsString(shellKeywords, c[0]) {
@@ -196,18 +206,46 @@ func parseShell(h host, p string, depth int, b []byte) ([]Entry, []origin) {
 			}
 			switch {
 			case (c[0] == "." || c[0] == "source") && len(c) > 1:
-				f := h.pathIn(c[1], h.home)
+				f := sh.pathIn(c[1], h.home)
 				if f == "" {
 					continue
 				}
 				e.Files = append(e.Files, f)
-				more = append(more, fileOrigin(h, f, depth+1, parseShell))
+				more = append(more, fileOrigin(sh, f, depth+1, parseShell))
+			case assigns(c):
+				for _, w := range c {
+					name, val, ok := strings.Cut(w, "=")
+					if !ok {
+						continue
+					}
+					if v, ok := sh.expand(val); ok {
+						vars[name] = v
+					}
+				}
 			case strings.ContainsAny(c[0], h.seps()) && !strings.Contains(c[0], "="):
-				e.Files = append(e.Files, h.commandFiles(c, h.home)...)
+				e.Files = append(e.Files, sh.commandFiles(c, h.home)...)
 			}
 		}
 	})
 	return []Entry{e}, more
+}
+
+// assigns reports whether a command only sets variables (X=1, export
+// X=1 Y=2), dropping export's own word.
+func assigns(c []string) bool {
+	if c[0] == "export" {
+		c = c[1:]
+	}
+	if len(c) == 0 {
+		return false
+	}
+	for _, w := range c {
+		name, _, ok := strings.Cut(w, "=")
+		if !ok || !plainName(name) || strings.ContainsAny(name, "()") {
+			return false
+		}
+	}
+	return true
 }
 
 // gitCommandKeys are git settings (section.key, lower case) whose value

@@ -316,8 +316,8 @@ func (s *Supervisor) openClient(cfg config.Tunnel) (*client, error) {
 		return nil, changed
 	}
 	open := openExclusive
-	if s.testHookOpen != nil {
-		open = s.testHookOpen
+	if s.seams.open != nil {
+		open = s.seams.open
 	}
 	f, err := open(cfg.ClientPath)
 	if errors.Is(err, fs.ErrNotExist) {

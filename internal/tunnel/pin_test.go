@@ -524,7 +524,7 @@ func TestSwapAfterHashRunsPinned(t *testing.T) {
 		t.Fatal(err)
 	}
 	var swapped error
-	s.testHookBeforeExec = func() { swapped = os.Rename(planted, client) }
+	s.seams.beforeExec = func() { swapped = os.Rename(planted, client) }
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -701,7 +701,7 @@ func TestUnreadableClientRetries(t *testing.T) {
 	var held atomic.Bool
 	held.Store(true)
 	var tries atomic.Int32
-	s.testHookOpen = func(p string) (*os.File, error) {
+	s.seams.open = func(p string) (*os.File, error) {
 		if held.Load() {
 			tries.Add(1)
 			return nil, &os.PathError{Op: "open", Path: p, Err: syscall.EBUSY}
@@ -772,7 +772,7 @@ func TestScriptClient(t *testing.T) {
 		t.Fatalf("doctor of a script client: %+v, %v", res, err)
 	}
 	var swapped error
-	s.testHookBeforeExec = func() { swapped = os.Rename(planted, client) }
+	s.seams.beforeExec = func() { swapped = os.Rename(planted, client) }
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

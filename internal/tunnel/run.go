@@ -338,8 +338,8 @@ func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, cl 
 	// exec kills it (and the tree's exit sweep takes what it left).
 	cmd.WaitDelay = s.t.stopGrace
 
-	if s.testHookBeforeExec != nil {
-		s.testHookBeforeExec()
+	if s.seams.beforeExec != nil {
+		s.seams.beforeExec()
 	}
 	// tree.Start, not cmd.Start: on Linux the child also gets a
 	// parent-death signal, so a Hearth killed outright takes it along.

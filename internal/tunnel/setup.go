@@ -83,8 +83,8 @@ func (s *Supervisor) Init(ctx context.Context, tunnelID, mcpURL string) (Command
 	if err != nil || !res.OK() {
 		return res, err
 	}
-	if s.testHookInitSave != nil {
-		s.testHookInitSave()
+	if s.seams.initSave != nil {
+		s.seams.initSave()
 	}
 	// Only the tunnel ID changes: a pin saved while init ran (another
 	// tab) stays, which cfg, read before it, does not have.

@@ -135,7 +135,7 @@ func TestWindowsPinnedClientHeldUntilStarted(t *testing.T) {
 	planted := copyClient(t, self, "planted")
 	s, _, _ := newSupervisor(t, client, testTunnelID, testKey(t))
 	var renameErr, writeErr error
-	s.testHookBeforeExec = func() {
+	s.seams.beforeExec = func() {
 		renameErr = os.Rename(planted, client)
 		f, err := os.OpenFile(client, os.O_WRONLY, 0)
 		if err == nil {
@@ -275,7 +275,7 @@ func TestWindowsRunsFinalPath(t *testing.T) {
 	}
 	s, _, _ := newSupervisor(t, filepath.Join(link, ClientName()), testTunnelID, testKey(t))
 	var repointed error
-	s.testHookBeforeExec = func() {
+	s.seams.beforeExec = func() {
 		if repointed = os.Remove(link); repointed == nil {
 			repointed = os.Symlink(otherDir, link)
 		}

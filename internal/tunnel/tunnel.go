@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -142,15 +141,8 @@ type Supervisor struct {
 	// tunnel-client from by itself (PinBesideExe); "" means the
 	// directory of os.Executable.
 	exeDir string
-	// testHookBeforeExec, when set, runs between the hash of the pinned
-	// file and the start of the child (tests swap the file there).
-	testHookBeforeExec func()
-	// testHookOpen, when set, replaces openExclusive for the pinned file
-	// in openClient (tests make it fail as a sharing violation would).
-	testHookOpen func(path string) (*os.File, error)
-	// testHookInitSave, when set, runs in Init after tunnel-client init
-	// succeeded and before the tunnel ID is saved (tests pin there).
-	testHookInitSave func()
+	// seams are what tests may set (fortest.go); zero in the program.
+	seams seams
 	// onPinned is Options.OnPinned.
 	onPinned func(path string)
 

@@ -35,7 +35,7 @@ func TestInitKeepsPinSavedMeanwhile(t *testing.T) {
 		t.Fatal(err)
 	}
 	hooked := false
-	s.testHookInitSave = func() {
+	s.seams.initSave = func() {
 		hooked = true
 		if _, err := s.PinClient(second, sum); err != nil {
 			t.Errorf("pin while init runs: %v", err)

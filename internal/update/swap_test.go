@@ -338,3 +338,45 @@ func TestUpdateRollsBackANewVersionThatExits(t *testing.T) {
 		t.Fatal("the technical detail is not behind Details")
 	}
 }
+
+// TestUpdateAutoBrokenReleaseInstallsOnce: with update.auto on and a
+// published release that exits at once, a real Hearth 1.0.0 serve installs
+// it by itself, rolls back, and the 1.0.0 that comes back (checking at
+// start, automatic updates on) does not install it again: one backup
+// before the update, one database put back, and its Status page says the
+// release will not be installed again, with the new version's output.
+func TestUpdateAutoBrokenReleaseInstallsOnce(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the Windows swap is TestUpdateUnderWine's, from Linux")
+	}
+	skey, vkey, err := update.GenerateKey("hearth-release-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := []byte("#!/bin/sh\necho 'hearth-tray 1.1.0: cannot start' >&2\nexit 3\n")
+	manifestURL := serveRelease(t, skey, "1.1.0", map[string][]byte{update.ProgramName(): broken})
+	in := newInstall(t, vkey, manifestURL)
+	hearthtest.WriteConfig(t, in.home, func(c *config.Config) {
+		c.Update.URL, c.Update.Auto = manifestURL, true
+		c.Tunnel.ClientPath, c.Tunnel.ClientSHA256 = in.tc, sum(in.oldTC)
+	})
+
+	old := hearthtest.StartProcessOf(t, in.exe, in.home)
+	waitRunning(t, in.home, old.Cmd.Process.Pid, "1.0.0")
+	if err := old.Exited(t, 30*time.Second); err != nil {
+		t.Fatalf("the old Hearth did not exit cleanly: %v\n%s", err, old.Stderr.String())
+	}
+	np := loginFromStartLog(t, in.home)
+	page := np.waitFor("Hearth 1.1.0 did not start on this PC and was rolled back; it will not be installed again.")
+	if !strings.Contains(page, "cannot start") {
+		t.Fatal("the reason is not behind Details")
+	}
+	backups, _ := filepath.Glob(filepath.Join(in.home, "backups", "*-update.db"))
+	aside, _ := filepath.Glob(filepath.Join(in.home, "backups", "replaced-*"))
+	if len(backups) != 1 || len(aside) != 1 {
+		t.Fatalf("installs: %d backups before an update, %d databases put back; want 1 and 1", len(backups), len(aside))
+	}
+	if !bytes.Equal(mustRead(t, in.exe), in.oldExe) {
+		t.Fatal("the previous program is not in place")
+	}
+}

@@ -18,9 +18,9 @@ const TestBrowser = "/usr/bin/chromium"
 // the binder's allow-list and makes the window headless on about:blank.
 // It is a test-only seam: no config key or tool reaches it.
 func AllowOriginForTest(s *Service, origin string) {
-	s.hooks.origins = append(s.hooks.origins, origin)
-	s.hooks.extraArgs = HeadlessArgs
-	s.hooks.startURL = "about:blank"
+	s.seams.origins = append(s.seams.origins, origin)
+	s.seams.extraArgs = HeadlessArgs
+	s.seams.startURL = "about:blank"
 }
 
 func browserForTest(s *Service) (*Browser, error) {
@@ -85,7 +85,7 @@ func PokeForTest(s *Service) { s.poke() }
 // set several pages up before the binder looks at any.
 func HoldScansForTest(s *Service, hold bool) {
 	s.mu.Lock()
-	s.hooks.hold = hold
+	s.seams.hold = hold
 	s.mu.Unlock()
 	s.poke()
 }

@@ -103,7 +103,7 @@ func (s *Service) allowed(raw string) (conv string, ok bool) {
 		return "", false
 	}
 	origin := u.Scheme + "://" + u.Host
-	if !slices.Contains(allowedOrigins, origin) && !slices.Contains(s.hooks.origins, origin) {
+	if !slices.Contains(allowedOrigins, origin) && !slices.Contains(s.seams.origins, origin) {
 		return "", false
 	}
 	if m := convRE.FindStringSubmatch(u.Path); m != nil {

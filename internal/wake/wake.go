@@ -157,15 +157,6 @@ type probe struct {
 	expires time.Time
 }
 
-// testHooks are seams only tests set (export_test.go); nothing a config
-// file or a tool reaches.
-type testHooks struct {
-	origins   []string
-	extraArgs []string
-	startURL  string
-	hold      bool // no binder passes (guarded by mu)
-}
-
 // Service is the route probe, Hearth's ChatGPT window, the binder and the
 // waker.
 type Service struct {
@@ -174,7 +165,7 @@ type Service struct {
 	undelivered func(ctx context.Context, route string) (int, time.Time, error)
 	log         *slog.Logger
 	profile     string
-	hooks       testHooks
+	seams       seams // what tests may set (fortest.go); zero in the program
 	kick        chan struct{}
 
 	mu       sync.Mutex

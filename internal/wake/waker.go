@@ -88,7 +88,7 @@ func (s *Service) step(ctx context.Context) {
 		return
 	}
 	s.mu.Lock()
-	due := (s.dirty || time.Since(s.lastScan) >= ScanEvery) && !s.hooks.hold
+	due := (s.dirty || time.Since(s.lastScan) >= ScanEvery) && !s.seams.hold
 	if due {
 		s.dirty = false
 	}

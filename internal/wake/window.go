@@ -39,10 +39,10 @@ func (s *Service) Open(ctx context.Context) error {
 		return err
 	}
 	start := ChatGPTURL
-	if s.hooks.startURL != "" {
-		start = s.hooks.startURL
+	if s.seams.startURL != "" {
+		start = s.seams.startURL
 	}
-	b, err := Launch(LaunchOptions{Path: exe, ProfileDir: s.profile, URL: start, ExtraArgs: s.hooks.extraArgs}, s.onEvent)
+	b, err := Launch(LaunchOptions{Path: exe, ProfileDir: s.profile, URL: start, ExtraArgs: s.seams.extraArgs}, s.onEvent)
 	if err != nil {
 		s.log.Error("wake: open the ChatGPT window", "browser", exe, "err", err)
 		s.setWindowError(fmt.Sprintf("%s did not start or did not answer on its pipe (details in Hearth's log)", exe))
@@ -105,8 +105,8 @@ func (s *Service) focus(ctx context.Context, b *Browser) error {
 		return nil
 	}
 	start := ChatGPTURL
-	if s.hooks.startURL != "" {
-		start = s.hooks.startURL
+	if s.seams.startURL != "" {
+		start = s.seams.startURL
 	}
 	if err := b.Conn.Call(ctx, "", "Target.createTarget", map[string]any{"url": start}, nil); err != nil {
 		return fmt.Errorf("open ChatGPT: open a tab: %w", err)

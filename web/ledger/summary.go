@@ -260,6 +260,12 @@ func (d describer) Summary(kind string, raw json.RawMessage) string {
 		if s("auto") == "true" {
 			return fmt.Sprintf("Hearth started updating itself from version %s to %s (automatic updates are on)", s("from"), s("to"))
 		}
+		switch {
+		case s("when") == "when done":
+			return fmt.Sprintf("%s asked to update from version %s to %s when the work in progress is done", who("operator"), s("from"), s("to"))
+		case s("stops") != "":
+			return fmt.Sprintf("%s started the update from version %s to %s, stopping the work in progress (%s)", who("operator"), s("from"), s("to"), s("stops"))
+		}
 		return fmt.Sprintf("%s started the update from version %s to %s", who("operator"), s("from"), s("to"))
 	case "update_outcome":
 		if s("result") == "rolled-back" {

@@ -5,9 +5,11 @@
 package governtest
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/hearth-dev/hearth/internal/store"
 )
@@ -58,4 +60,13 @@ func OpenUnknowns(t testing.TB, db *store.DB) []string {
 		t.Fatalf("read the open UNKNOWNs: %v", err)
 	}
 	return ids
+}
+
+// OpenUnknownTx records, inside tx, an UNKNOWN outcome for id (a command
+// or a scheduled future's id) that closes route's gate until it is
+// reconciled, as the governor's recovery does after a crash.
+func OpenUnknownTx(ctx context.Context, tx *sql.Tx, id, route, prim string, at time.Time) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO unknowns(command_id, route, primitive, created_at) VALUES (?,?,?,?) ON CONFLICT(command_id) DO NOTHING`,
+		id, route, prim, at.UnixMilli())
+	return err
 }
