@@ -17,9 +17,10 @@ import (
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
 
-// TestAskMeansAsk is issue 24's check on a real Hearth in its default
-// configuration (policy ask, roots = the user's home, HOME a temporary
-// user home), through a real MCP client and the real panel: each write
+// TestAskMeansAsk checks the rule that ask means ask (a write that makes
+// a program start by itself waits for a permit) on a real Hearth in its
+// default configuration (policy ask, roots = the user's home, HOME a
+// temporary user home), through a real MCP client and the real panel: each write
 // that makes a program start by itself answers with a permit and is not
 // on disk, through the direct call, a symlink, a scatter item and a
 // recipe step alike; an ordinary file still writes without asking; the

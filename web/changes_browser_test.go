@@ -18,13 +18,14 @@ import (
 	"github.com/hearth-dev/hearth/internal/ledger/ledgertest"
 )
 
-// TestBrowserUndoAllAndRedo is issue 34's check on a real Hearth, a real
-// MCP client and the real panel in headless Chromium: a chat writes five
-// files (one patched twice, one created, one binary), the person edits one
-// of them meanwhile; "Undo all changes of this chat" puts three back,
-// moves the created one to the trash (the freedesktop trash under the
-// test's XDG_DATA_HOME) and lists the edited one as changed since; "Redo"
-// brings all back byte for byte. The ledger journals the operator's undo.
+// TestBrowserUndoAllAndRedo checks a chat's changes are undone and redone
+// as the person sees them, on a real Hearth, a real MCP client and the
+// real panel in headless Chromium: a chat writes five files (one patched
+// twice, one created, one binary), the person edits one of them meanwhile;
+// "Undo all changes of this chat" puts three back, moves the created one
+// to the trash (the freedesktop trash under the test's XDG_DATA_HOME) and
+// lists the edited one as changed since; "Redo" brings all back byte for
+// byte. The ledger journals the operator's undo.
 // Set HEARTH_CHANGES_SCREENSHOT to a file path to keep a screenshot of the
 // page after Undo all.
 func TestBrowserUndoAllAndRedo(t *testing.T) {
@@ -39,7 +40,7 @@ func TestBrowserUndoAllAndRedo(t *testing.T) {
 
 	root := in.Root
 	notes, report, patched, created, binary := filepath.Join(root, "notes.txt"), filepath.Join(root, "report.md"),
-		filepath.Join(root, "plan.txt"), filepath.Join(root, "new.txt"), filepath.Join(root, "image.bin")
+		filepath.Join(root, "plan.txt"), filepath.Join(root, "new.txt"), filepath.Join(root, "image.png")
 	before := map[string][]byte{
 		notes:   []byte("notes as the person wrote them\n"),
 		report:  []byte("# Report\nfirst draft\n"),

@@ -16,11 +16,11 @@ import (
 )
 
 // TestNoRuleWhileEStopped: while the emergency stop is on, neither the
-// card's "Always allow hidden files and programs in this folder" nor its
-// "Always allow" for a program stores anything — no folder rule, no
+// card's "Allow, and let ChatGPT change code and settings in this folder"
+// nor its "Always allow" for a program stores anything — no workspace, no
 // allow-rule, no approval, no lowered-safety announcement — and the page
 // says so in plain words; the requests keep waiting. Once the stop is
-// reset, the same folder choice adds the rule and allows the call.
+// reset, the same folder choice adds the workspace and allows the call.
 func TestNoRuleWhileEStopped(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
@@ -48,13 +48,13 @@ func TestNoRuleWhileEStopped(t *testing.T) {
 	if err := f.in.App.Operator.EStop(ctx, "Ada", "stop everything"); err != nil {
 		t.Fatal(err)
 	}
-	stored := func() (rules []govern.Rule, folders []govern.FolderRule, lowered []govern.Lowering) {
+	stored := func() (rules []govern.Rule, folders []govern.Workspace, lowered []govern.Lowering) {
 		t.Helper()
 		var err error
 		if rules, err = f.in.App.Gov.Rules(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if folders, err = f.in.App.Gov.FolderRules(ctx); err != nil {
+		if folders, err = f.in.App.Gov.Workspaces(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if lowered, err = f.in.App.Gov.Lowered(ctx); err != nil {
@@ -78,8 +78,8 @@ func TestNoRuleWhileEStopped(t *testing.T) {
 
 	f.post(t, b, "/permits/"+folderPermit+"/approve", "operator", "Ada", "scope", "folder", "folder", proj)
 	page := f.get(t, b, "/permits")
-	if !strings.Contains(page, "no folder rule was added: the emergency stop is on") {
-		t.Fatalf("the page does not say the folder rule was refused:\n%s", page)
+	if !strings.Contains(page, "no workspace was added: the emergency stop is on") {
+		t.Fatalf("the page does not say the workspace was refused:\n%s", page)
 	}
 	f.post(t, b, "/permits/"+execPermit+"/approve", "operator", "Ada", "scope", "always", "program", "echo", "arg", "hello")
 	page = f.get(t, b, "/permits")
@@ -97,13 +97,13 @@ func TestNoRuleWhileEStopped(t *testing.T) {
 	}
 	for _, p := range pending {
 		if p.ID == folderPermit {
-			if _, err := f.in.App.Operator.AddFolderRule(ctx, "Ada", p, proj); !errors.Is(err, govern.ErrEStopLatched) {
-				t.Fatalf("AddFolderRule while stopped: %v, want ErrEStopLatched", err)
+			if _, err := f.in.App.Operator.AddWorkspace(ctx, "Ada", p, proj); !errors.Is(err, govern.ErrEStopLatched) {
+				t.Fatalf("AddWorkspace while stopped: %v, want ErrEStopLatched", err)
 			}
 		}
 	}
 	if rules, folders, lowered := stored(); len(rules)+len(folders)+len(lowered) != 0 {
-		t.Fatalf("stored while the e-stop is on: rules %+v, folder rules %+v, lowered %+v", rules, folders, lowered)
+		t.Fatalf("stored while the e-stop is on: rules %+v, workspaces %+v, lowered %+v", rules, folders, lowered)
 	}
 	if !waiting(folderPermit) || !waiting(execPermit) {
 		t.Fatal("a refused approval did not leave its request waiting")
@@ -117,7 +117,7 @@ func TestNoRuleWhileEStopped(t *testing.T) {
 	}
 	f.post(t, b, "/permits/"+folderPermit+"/approve", "operator", "Ada", "scope", "folder", "folder", proj)
 	if _, folders, _ := stored(); len(folders) != 1 || folders[0].Folder != proj {
-		t.Fatalf("after the reset the folder rule must be added: %+v", folders)
+		t.Fatalf("after the reset the workspace must be added: %+v", folders)
 	}
 	if waiting(folderPermit) {
 		t.Fatal("after the reset the request must be allowed")

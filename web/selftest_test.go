@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/report"
+	"github.com/hearth-dev/hearth/internal/selftestreport"
 )
 
 // TestStatusLinksTheLastSelftest: the Status page of a real Hearth shows
@@ -19,10 +19,10 @@ func TestStatusLinksTheLastSelftest(t *testing.T) {
 	if page := f.get(t, b, "/"); !strings.Contains(page, `data-testid="selftest-none"`) {
 		t.Fatal("before any selftest the Status page must say how to run one")
 	}
-	rep := &report.Report{RunID: "0a1b2c3d", FinishedAt: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
-	rep.Add(report.Result{Name: "uia.invoke", Status: report.OK, Detail: "clicked"})
-	rep.Add(report.Result{Name: "tray.icon", Status: report.Skipped, Detail: "no notification area"})
-	if err := report.Write(filepath.Join(f.in.Home, report.FileName), rep); err != nil {
+	rep := &selftestreport.Report{RunID: "0a1b2c3d", FinishedAt: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
+	rep.Add(selftestreport.Result{Name: "uia.invoke", Status: selftestreport.OK, Detail: "clicked"})
+	rep.Add(selftestreport.Result{Name: "tray.icon", Status: selftestreport.Skipped, Detail: "no notification area"})
+	if err := selftestreport.Write(filepath.Join(f.in.Home, selftestreport.FileName), rep); err != nil {
 		t.Fatal(err)
 	}
 	page := f.get(t, b, "/")

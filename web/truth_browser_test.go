@@ -78,7 +78,8 @@ func (b *tab) text() string {
 	return strings.Join(strings.Fields(b.eval(`document.body.innerText`)), " ")
 }
 
-// TestBrowserPermitDuringEStop (issue 33 item 2) in headless Chromium
+// TestBrowserPermitDuringEStop: a permit allowed during the e-stop runs
+// nothing, and the card says so. In headless Chromium
 // over a real Hearth: a Permits tab opened before the emergency stop
 // still shows Allow once; clicked right after the stop was pressed (the
 // tray, another tab), the card answers that nothing was allowed — never
@@ -221,7 +222,8 @@ const watchedText = `function watchedText() {
     return parts.join("\n");
   }`
 
-// TestBrowserRefusedKeyNeverFlashesGreen (issue 33 item 7) walks Setup in
+// TestBrowserRefusedKeyNeverFlashesGreen: a refused key never shows as
+// success, not even for a moment. It walks Setup in
 // headless Chromium with the FAKE tunnel-client's control plane refusing
 // every key: from the click on Connect until the refusal shows, every
 // change of every document the tab loads is checked, and none shows a ✓,
@@ -302,7 +304,8 @@ func TestBrowserRefusedKeyNeverFlashesGreen(t *testing.T) {
 	}
 }
 
-// TestBrowserDeniedNotAskedAgain (issue 33 item 3) in headless Chromium
+// TestBrowserDeniedNotAskedAgain: a denied request is not asked again
+// until the person says so. In headless Chromium
 // over a real Hearth and a real MCP client: after Deny on the open
 // Permits tab, ChatGPT's identical retry is answered no at once and the
 // tab shows no new card (watched over several of its live updates), only

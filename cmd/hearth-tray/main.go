@@ -168,7 +168,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// A program the model runs that leaves its parent (double fork,
 	// setsid) is re-parented to Hearth, so the control endpoint still
-	// recognises it as Hearth's and refuses it a login (see tray.Control).
+	// recognises it as Hearth's and refuses it a login (see tray.Endpoint).
 	if err := peeruser.AdoptOrphans(); err != nil {
 		log.Warn("serve: programs that leave their parent will not stay below Hearth", "err", err)
 	}
@@ -184,7 +184,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// The control endpoint's Quit (uninstall) ends serving as Ctrl-C does.
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
-	var ctl *tray.Control
+	var ctl *tray.Endpoint
 	handoff := newHandoff(quit)
 	h, err := app.Start(ctx, app.Options{
 		DataDir: dataDir, ConfigPath: config.Path(dataDir),
@@ -253,9 +253,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // serveControl is a headless Hearth's control endpoint: open mints a
 // login URL and opens it in the browser, quit ends serving, login hands a
-// login URL to a second serve (see tray.Control).
-func serveControl(a *app.App, quit func(), log *slog.Logger) *tray.Control {
-	return &tray.Control{
+// login URL to a second serve (see tray.Endpoint).
+func serveControl(a *app.App, quit func(), log *slog.Logger) *tray.Endpoint {
+	return &tray.Endpoint{
 		Open: func() error {
 			u, err := a.ControlLoginURL()
 			if err != nil {
@@ -272,7 +272,7 @@ func serveControl(a *app.App, quit func(), log *slog.Logger) *tray.Control {
 // URL is asked for only when stdout is a terminal, a convenience (a
 // redirected output gets the panel's address and how to sign in). It is
 // not what keeps a login from the model: the running Hearth refuses
-// /login to any program it started (see tray.Control).
+// /login to any program it started (see tray.Endpoint).
 func reportRunning(ctx context.Context, dataDir string, stdout io.Writer) error {
 	info, err := instance.ReadInfo(dataDir)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hearth-dev/hearth/internal/report"
+	"github.com/hearth-dev/hearth/internal/selftestreport"
 )
 
 // TestSelftestCommand runs `hearth-tray selftest --report FILE` as main
@@ -34,8 +34,8 @@ func TestSelftestCommand(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, stdout.String())
 		}
 	}
-	for _, p := range []string{filepath.Join(home, report.FileName), out} {
-		rep, err := report.Read(p)
+	for _, p := range []string{filepath.Join(home, selftestreport.FileName), out} {
+		rep, err := selftestreport.Read(p)
 		if err != nil || rep.Counts.Fail != 0 || rep.Counts.OK == 0 {
 			t.Fatalf("report %s: %+v %v", p, rep, err)
 		}

@@ -111,7 +111,7 @@ func trayMain(ctx context.Context, quiet bool) error {
 	quit := func() { quitOnce.Do(func() { close(quitc) }) }
 	var (
 		t   *tray.Tray
-		ctl *tray.Control
+		ctl *tray.Endpoint
 	)
 	handoff := newHandoff(quit)
 	// Lowerings Hearth makes from here on, while starting too (a mode
@@ -129,7 +129,7 @@ func trayMain(ctx context.Context, quiet bool) error {
 				Autostart: tray.Autostart{Enabled: autostart.Enabled, Enable: autostart.Enable, Disable: autostart.Disable},
 				Exe:       exe, Browse: tray.OpenURL, Quit: quit, Log: log,
 			}
-			ctl = &tray.Control{Open: t.OpenPanel, Quit: quit, Login: a.ControlLoginURL, Log: log, AnyAccount: !a.Config.LoopbackSameUser}
+			ctl = &tray.Endpoint{Open: t.OpenPanel, Quit: quit, Login: a.ControlLoginURL, Log: log, AnyAccount: !a.Config.LoopbackSameUser}
 			if err := ctl.Listen(dataDir); err != nil {
 				return err
 			}

@@ -173,7 +173,7 @@ func hostInfoLoopback(t *testing.T, url string) map[string]any {
 func startControl(t *testing.T, anyAccount bool) (url, secret string, opened *atomic.Int64) {
 	t.Helper()
 	opened = &atomic.Int64{}
-	ctl := &tray.Control{Open: func() error { opened.Add(1); return nil }, Quit: func() {}, AnyAccount: anyAccount}
+	ctl := &tray.Endpoint{Open: func() error { opened.Add(1); return nil }, Quit: func() {}, AnyAccount: anyAccount}
 	dir := t.TempDir()
 	if err := ctl.Listen(dir); err != nil {
 		t.Fatal(err)

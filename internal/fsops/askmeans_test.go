@@ -275,8 +275,15 @@ func TestUndoneAgreesAtEveryDepth(t *testing.T) {
 	}
 }
 
+// admittedInWorkspace is the context of a write of path that a
+// workspace covered at admission (a file that is not a document, such as
+// git's HEAD, runs without asking only so).
+func admittedInWorkspace(path string) context.Context {
+	return withChecked(context.Background(), primitive.Checked{Ordinary: true, Covered: true, Paths: []string{path}})
+}
+
 // TestOrdinaryWriteRefusedInAPlaceMadeMeanwhile: a write admitted as
-// ordinary whose file, when it is opened, has become a persistence place
+// ordinary (a workspace covered it) whose file, when it is opened, has become a persistence place
 // (here: objects/ and refs/ appeared beside the HEAD it writes, as
 // another call run at the same time could make them, so git would take
 // the folder for a repository's own) is refused with nothing written; the
@@ -291,11 +298,11 @@ func TestOrdinaryWriteRefusedInAPlaceMadeMeanwhile(t *testing.T) {
 		}
 	}
 	ok := plain + string(os.PathSeparator) + "HEAD"
-	if _, err := env.e.Write(admittedOrdinary(ok), "r:c", WriteInput{Path: ok, Data: "ref: refs/heads/main\n"}); err != nil {
+	if _, err := env.e.Write(admittedInWorkspace(ok), "r:c", WriteInput{Path: ok, Data: "ref: refs/heads/main\n"}); err != nil {
 		t.Fatalf("a HEAD file in a plain folder: %v", err)
 	}
 	head := docs + string(os.PathSeparator) + "HEAD"
-	_, err := env.e.Write(admittedOrdinary(head), "r:c", WriteInput{Path: head, Data: "ref: refs/heads/main\n"})
+	_, err := env.e.Write(admittedInWorkspace(head), "r:c", WriteInput{Path: head, Data: "ref: refs/heads/main\n"})
 	var no *NotOrdinaryError
 	if !errors.As(err, &no) || no.Place == "" || !strings.Contains(err.Error(), "nothing was written") {
 		t.Fatalf("a write completing a git folder's shape: %v; want a refusal naming the place", err)
@@ -332,8 +339,7 @@ func TestWritesThatCanMakeAGitFolderTakeItsLock(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				c := withChecked(context.Background(), primitive.Checked{Ordinary: true, Paths: []string{p}})
-				_, errs[i] = env.e.Write(c, "r:c", WriteInput{Path: p, Data: "x\n"})
+				_, errs[i] = env.e.Write(admittedInWorkspace(p), "r:c", WriteInput{Path: p, Data: "x\n"})
 			}()
 		}
 		wg.Wait()

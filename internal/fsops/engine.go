@@ -277,23 +277,27 @@ func (e *Engine) mutate(ctx context.Context, m mutation) (MutationResult, error)
 		}
 	}
 
-	// newHead is the start of the content the file gets (nil when it is
-	// removed), which the check below holds to the allowlist.
-	var data, newHead []byte
+	// left is what the file gets (no head when it is removed), which the
+	// check below holds to the allowlist.
+	var data []byte
+	var left leaves
 	var src io.ReadCloser
 	switch {
 	case m.change != nil:
 		if data, err = m.change(snap); err != nil {
 			return MutationResult{}, err
 		}
-		newHead = head(data)
+		left = leavesBytes(m.path, data)
 	case m.removeFile:
 	default:
 		if src, err = m.changeReader(snap); err != nil {
 			return MutationResult{}, err
 		}
 		defer src.Close()
-		if src, newHead, err = peekHead(src); err != nil {
+		if risk.NeedsPackageCheck(m.path) {
+			left.macros = packageMacrosOf(src)
+		}
+		if src, left.head, err = peekHead(src); err != nil {
 			return MutationResult{}, fmt.Errorf("read the content for %s: %w", m.path, err)
 		}
 	}
@@ -301,7 +305,7 @@ func (e *Engine) mutate(ctx context.Context, m mutation) (MutationResult, error)
 	// it creates a folder too: a refused write leaves no folder behind
 	// (an empty refs/ or objects/ completes a git folder's shape).
 	if m.mkdir {
-		if err := e.checkOrdinary(checkedOf(ctx), m.path, newHead); err != nil {
+		if err := e.checkOrdinary(checkedOf(ctx), m.path, left); err != nil {
 			return MutationResult{}, err
 		}
 		if err := os.MkdirAll(filepath.Dir(m.path), 0o755); err != nil {
@@ -310,7 +314,7 @@ func (e *Engine) mutate(ctx context.Context, m mutation) (MutationResult, error)
 	}
 	// The file is opened for the replace: a write admitted as ordinary
 	// is held to what admission saw, now.
-	if err := e.checkOrdinary(checkedOf(ctx), m.path, newHead); err != nil {
+	if err := e.checkOrdinary(checkedOf(ctx), m.path, left); err != nil {
 		return MutationResult{}, err
 	}
 

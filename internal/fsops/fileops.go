@@ -382,16 +382,16 @@ func (e *Engine) carry(ctx context.Context, p plan) (ItemResult, error) {
 	if err != nil {
 		return res, err
 	}
-	var newHead []byte
+	left := leaves{folder: true}
 	if !dir {
-		newHead = fileHead(p.src)
+		left = fileLeaves(p.src, p.dst)
 	}
 	c := checkedOf(ctx)
-	if err := e.checkOrdinary(c, p.dst, newHead); err != nil {
+	if err := e.checkOrdinary(c, p.dst, left); err != nil {
 		return res, err
 	}
 	if p.action == ActionMove && !dir {
-		if err := e.checkOrdinary(c, p.src, nil); err != nil {
+		if err := e.checkOrdinary(c, p.src, leaves{}); err != nil {
 			return res, err
 		}
 	}
@@ -561,7 +561,7 @@ func (e *Engine) mkdir(ctx context.Context, p plan) (ItemResult, error) {
 		}
 		return res, &ConflictError{Path: p.dst, Reason: ReasonExists, Replacement: -1, Message: fmt.Sprintf("a %s is already there", typeOf(info.Mode()))}
 	}
-	if err := e.checkOrdinary(checkedOf(ctx), p.dst, nil); err != nil {
+	if err := e.checkOrdinary(checkedOf(ctx), p.dst, leaves{folder: true}); err != nil {
 		return res, err
 	}
 	// from_path records the topmost folder it makes, so its undo removes
@@ -646,7 +646,7 @@ func (e *Engine) trash(ctx context.Context, p plan) (ItemResult, error) {
 	} else {
 		res.SHA256 = fp
 	}
-	if err := e.checkOrdinary(checkedOf(ctx), p.dst, nil); err != nil {
+	if err := e.checkOrdinary(checkedOf(ctx), p.dst, leaves{folder: dir}); err != nil {
 		return res, err
 	}
 	slot, err := reserveTrash(p.dst)

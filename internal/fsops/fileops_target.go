@@ -50,7 +50,7 @@ func (e *Engine) fileOpTarget(_ context.Context, action string, raw json.RawMess
 			}
 			e.carryTarget(&t, p, "", true, &budget)
 		case ActionMkdir:
-			if err := e.addTarget(&t, it.Path, func(string) []byte { return nil }); err != nil {
+			if err := e.addTarget(&t, it.Path, func(string) leaves { return leaves{folder: true} }); err != nil {
 				return primitive.Target{}, err
 			}
 		}
@@ -63,11 +63,11 @@ func (e *Engine) fileOpTarget(_ context.Context, action string, raw json.RawMess
 func (e *Engine) carryTarget(t *primitive.Target, src, dst string, remove bool, budget *int) {
 	add := func(s, d string, info fs.FileInfo) {
 		if d != "" {
-			var h []byte
+			l := leaves{folder: info.IsDir()}
 			if info.Mode().IsRegular() {
-				h = fileHead(s)
+				l = fileLeaves(s, d)
 			}
-			f := e.facts(d, h)
+			f := e.facts(d, l)
 			if executable(info) && !f.Exists {
 				// A program's copy is a program as its original is.
 				f.Exists, f.Executable = true, true
@@ -75,7 +75,7 @@ func (e *Engine) carryTarget(t *primitive.Target, src, dst string, remove bool, 
 			e.addFacts(t, f)
 		}
 		if remove {
-			e.addFacts(t, e.facts(s, nil))
+			e.addFacts(t, e.facts(s, leaves{folder: info.IsDir()}))
 		}
 	}
 	info, err := os.Lstat(src)
@@ -136,6 +136,10 @@ func (e *Engine) undoActionTarget(t *primitive.Target, r receipt) {
 			e.carryTarget(t, r.binPath, r.path, false, &budget)
 		}
 	default:
-		e.addFacts(t, e.facts(r.path, nil))
+		folder := false
+		if info, err := os.Lstat(r.path); err == nil {
+			folder = info.IsDir()
+		}
+		e.addFacts(t, e.facts(r.path, leaves{folder: folder}))
 	}
 }

@@ -2,6 +2,7 @@ package fsops
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -74,11 +75,78 @@ func (e *Engine) places() *risk.Places {
 	return e.Places
 }
 
+// leaves is what the allowlist needs of the content a call leaves in a
+// file.
+type leaves struct {
+	// head is its start (nil: none, the file is removed).
+	head []byte
+	// folder is set when the path is a folder the call makes, carries or
+	// removes (risk.FileFacts.Folder).
+	folder bool
+	// macros is set when the file is an Office or OpenDocument file
+	// (risk.NeedsPackageCheck) and the content is not a package free of
+	// macros (risk.PackageMacros).
+	macros bool
+}
+
+// leavesBytes is what the allowlist needs of data left in the file at
+// path.
+func leavesBytes(path string, data []byte) leaves {
+	l := leaves{head: head(data)}
+	if l.head == nil {
+		l.head = []byte{}
+	}
+	if risk.NeedsPackageCheck(path) {
+		l.macros = risk.PackageMacrosBytes(data)
+	}
+	return l
+}
+
+// fileLeaves is what carrying the file src to dst (a move or a copy)
+// leaves at dst: src's start, and for an Office or OpenDocument name at
+// dst whether src is a package free of macros.
+func fileLeaves(src, dst string) leaves {
+	l := leaves{head: fileHead(src)}
+	if l.head == nil {
+		l.head = []byte{}
+	}
+	if risk.NeedsPackageCheck(dst) {
+		l.macros = true
+		if f, err := openRead(src); err == nil {
+			l.macros = packageMacrosOf(f)
+			f.Close()
+		}
+	}
+	return l
+}
+
+// readerAtCloser is content in memory that can be read at an offset, as
+// an open file can (packageMacrosOf).
+type readerAtCloser struct{ *bytes.Reader }
+
+func (readerAtCloser) Close() error { return nil }
+
+// packageMacrosOf is risk.PackageMacros of the content src streams from
+// its start, read where it is (an open file or a copy in memory) without
+// moving it; any other stream counts as holding macros.
+func packageMacrosOf(src io.ReadCloser) bool {
+	switch s := src.(type) {
+	case *os.File:
+		info, err := s.Stat()
+		if err != nil {
+			return true
+		}
+		return risk.PackageMacros(s, info.Size())
+	case readerAtCloser:
+		return risk.PackageMacros(s.Reader, s.Size())
+	}
+	return true
+}
+
 // facts gathers what the allowlist needs of the file at the real path
-// real; newHead is the start of the content the file gets (nil: none,
-// the file is removed).
-func (e *Engine) facts(real string, newHead []byte) risk.FileFacts {
-	f := risk.FileFacts{Path: real, Root: e.Roots.rootOf(real), NewHead: newHead, Marked: markedOnTheWay(real)}
+// real, which the call leaves with l.
+func (e *Engine) facts(real string, l leaves) risk.FileFacts {
+	f := risk.FileFacts{Path: real, Root: e.Roots.rootOf(real), NewHead: l.head, NewMacros: l.macros, Folder: l.folder, Marked: markedOnTheWay(real)}
 	info, err := os.Lstat(real)
 	if err != nil {
 		return f
@@ -145,7 +213,7 @@ func peekHead(src io.ReadCloser) (io.ReadCloser, []byte, error) {
 // checkOrdinary refuses a write admitted as ordinary (c.Ordinary) whose
 // file, now that it is opened for the replace, is not at a path admission
 // found, is reached through a link, or is not an ordinary file.
-func (e *Engine) checkOrdinary(c primitive.Checked, path string, newHead []byte) error {
+func (e *Engine) checkOrdinary(c primitive.Checked, path string, l leaves) error {
 	if !c.Ordinary {
 		return nil
 	}
@@ -165,7 +233,7 @@ func (e *Engine) checkOrdinary(c primitive.Checked, path string, newHead []byte)
 		// A folder rule covered it at admission, at this very path.
 		return nil
 	}
-	if why, ok := e.writes().Classify(e.facts(path, newHead)); !ok {
+	if why, ok := e.writes().Classify(e.facts(path, l)); !ok {
 		return &NotOrdinaryError{Path: path, Admitted: c.Paths, Why: why}
 	}
 	return nil

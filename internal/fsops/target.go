@@ -2,6 +2,7 @@ package fsops
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,7 +33,20 @@ func (e *Engine) writeTarget(_ context.Context, _ string, raw json.RawMessage) (
 		return primitive.Target{}, fmt.Errorf("decode input: %w", err)
 	}
 	var t primitive.Target
-	err := e.addTarget(&t, in.Path, func(string) []byte { return headOf(in.Data, in.Encoding) })
+	err := e.addTarget(&t, in.Path, func(real string) leaves {
+		l := leaves{head: headOf(in.Data, in.Encoding)}
+		if risk.NeedsPackageCheck(real) {
+			data := []byte(in.Data)
+			if in.Encoding == EncodingBase64 {
+				var err error
+				if data, err = base64.StdEncoding.DecodeString(in.Data); err != nil {
+					data = nil // refused when it runs
+				}
+			}
+			l.macros = data != nil && risk.PackageMacrosBytes(data)
+		}
+		return l
+	})
 	return t, err
 }
 
@@ -49,33 +63,33 @@ func (e *Engine) patchTarget(_ context.Context, _ string, raw json.RawMessage) (
 		return primitive.Target{}, fmt.Errorf("decode input: %w", err)
 	}
 	var t primitive.Target
-	err := e.addTarget(&t, in.Path, func(real string) []byte { return patchedHead(real, in.Replacements) })
+	err := e.addTarget(&t, in.Path, func(real string) leaves { return patched(real, in.Replacements) })
 	return t, err
 }
 
-// patchedHead is the start of the content patching the file at real
-// with reps would leave, or nil when the patch cannot apply now (it
-// fails when it runs, or the file changed by then and the check when the
-// file is opened sees the content it really leaves).
-func patchedHead(real string, reps []Replacement) []byte {
+// patched is what patching the file at real with reps would leave, or
+// nothing when the patch cannot apply now (it fails when it runs, or the
+// file changed by then and the check when the file is opened sees the
+// content it really leaves).
+func patched(real string, reps []Replacement) leaves {
 	f, err := openRead(real)
 	if err != nil {
-		return nil
+		return leaves{}
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil || !info.Mode().IsRegular() || info.Size() > MaxInMemory {
-		return nil
+		return leaves{}
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxInMemory+1))
 	if err != nil || len(data) > MaxInMemory {
-		return nil
+		return leaves{}
 	}
 	out, _, err := applyPatch(data, reps)
 	if err != nil {
-		return nil
+		return leaves{}
 	}
-	return head(out)
+	return leavesBytes(real, out)
 }
 
 // undoTarget is undo's Target: each receipt's file, with the start of
@@ -106,40 +120,45 @@ func (e *Engine) undoTarget(ctx context.Context, route string, raw json.RawMessa
 			e.undoActionTarget(&t, r)
 			continue
 		}
-		var restored []byte
+		var restored leaves
 		if r.existed {
-			if restored, err = e.priorHead(ctx, r); err != nil {
+			if restored, err = e.prior(ctx, r); err != nil {
 				return primitive.Target{}, err
 			}
 		}
-		if err := e.addTarget(&t, r.path, func(string) []byte { return restored }); err != nil {
+		if err := e.addTarget(&t, r.path, func(string) leaves { return restored }); err != nil {
 			return primitive.Target{}, err
 		}
 	}
 	return t, nil
 }
 
-// priorHead is the start of the content receipt r's operation replaced,
-// which an undo of r puts back.
-func (e *Engine) priorHead(ctx context.Context, r receipt) ([]byte, error) {
+// prior is what the allowlist needs of the content receipt r's
+// operation replaced, which an undo of r puts back.
+func (e *Engine) prior(ctx context.Context, r receipt) (leaves, error) {
 	src, err := e.priorReader(ctx, r)
 	if err != nil {
-		return nil, err
+		return leaves{}, err
 	}
 	defer src.Close()
+	var l leaves
+	if risk.NeedsPackageCheck(r.path) {
+		l.macros = packageMacrosOf(src)
+	}
 	b := make([]byte, risk.HeadSize)
 	n, err := io.ReadFull(src, b)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return nil, fmt.Errorf("read the undo copy of receipt %s: %w", r.id, err)
+		return leaves{}, fmt.Errorf("read the undo copy of receipt %s: %w", r.id, err)
 	}
-	return b[:n], nil
+	l.head = b[:n]
+	return l, nil
 }
 
-// addTarget adds the file at path to t, with newHead of its real path as
-// the start of the content the call leaves there. Every file the call
+// addTarget adds the file at path to t, with left of its real path as
+// what the call leaves there. Every file the call
 // writes counts, even one path twice (an undo of several receipts of one
 // file writes each content in turn).
-func (e *Engine) addTarget(t *primitive.Target, path string, newHead func(real string) []byte) error {
+func (e *Engine) addTarget(t *primitive.Target, path string, left func(real string) leaves) error {
 	real, err := e.Roots.Resolve(path)
 	if errors.Is(err, ErrContainment) {
 		return nil // refused when it runs; the others are still checked
@@ -150,7 +169,7 @@ func (e *Engine) addTarget(t *primitive.Target, path string, newHead func(real s
 	if !slices.Contains(t.Paths, real) {
 		t.Paths = append(t.Paths, real)
 	}
-	t.Files = append(t.Files, e.facts(real, newHead(real)))
+	t.Files = append(t.Files, e.facts(real, left(real)))
 	return nil
 }
 

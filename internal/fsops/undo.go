@@ -1,6 +1,7 @@
 package fsops
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -8,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
@@ -157,5 +157,5 @@ func (e *Engine) priorReader(ctx context.Context, r receipt) (io.ReadCloser, err
 		}
 		return f, nil
 	}
-	return io.NopCloser(strings.NewReader(string(r.prior))), nil
+	return readerAtCloser{bytes.NewReader(r.prior)}, nil
 }

@@ -3,13 +3,17 @@
 package govern_test
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +21,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/risk"
@@ -172,74 +177,150 @@ func TestEveryIssueCaseAsks(t *testing.T) {
 	}
 }
 
-// TestOrdinaryWorkAsksNothing is the approval-fatigue test: in ask mode,
-// through the real MCP server, dispatcher and governance, a session that
-// edits 20 visible source files and a README in a project folder, and one
-// that reorganises 50 documents under Documents, ask the operator 0 times.
-func TestOrdinaryWorkAsksNothing(t *testing.T) {
-	in, home := askHome(t)
-	proj := filepath.Join(home, "code", "site")
-	docs := filepath.Join(home, "Documents")
-	for i := range 20 {
-		p := filepath.Join(proj, "src", fmt.Sprintf("part%02d.go", i))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(fmt.Sprintf("package src\n\nconst part%02d = 1\n", i)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(proj, "README.md"), []byte("# Site\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 50 {
-		p := filepath.Join(docs, "inbox", fmt.Sprintf("letter %02d.txt", i))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(fmt.Sprintf("Dear %d,\n", i)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	asked := 0
-	do := func(c *hearthtest.Client, args map[string]any) {
-		t.Helper()
-		r := c.Call("fs", args)
-		if r.State() == "pending" {
-			asked++
-		}
-		if r.State() != "completed" {
-			t.Errorf("fs.%s %s: %s", args["operation"], args["path"], r.Raw)
-		}
-	}
-	coder := hearthtest.Connect(t, in.URL, "fatigue-code")
-	for i := range 20 {
-		p := filepath.Join(proj, "src", fmt.Sprintf("part%02d.go", i))
-		do(coder, map[string]any{"operation": "patch", "path": p, "replacements": []any{map[string]any{"old": " = 1", "new": " = 2"}}})
-	}
-	do(coder, map[string]any{"operation": "write", "path": filepath.Join(proj, "src", "new.go"), "data": "package src\n"})
-	do(coder, map[string]any{"operation": "patch", "path": filepath.Join(proj, "README.md"), "replacements": []any{map[string]any{"old": "# Site", "new": "# Site\n\nHow to build it."}}})
-	if asked != 0 {
-		t.Fatalf("editing a project's visible source files asked %d times", asked)
-	}
+// fatigueStep is one call of an approval-fatigue session: an fs
+// operation and its input. Renames and moves join as further operations.
+type fatigueStep map[string]any
 
-	clerk := hearthtest.Connect(t, in.URL, "fatigue-docs")
-	for i := range 50 {
-		from := filepath.Join(docs, "inbox", fmt.Sprintf("letter %02d.txt", i))
-		b, err := os.ReadFile(from)
+// docPackage is a minimal Office package (a zip) with the named parts.
+func docPackage(t *testing.T, parts ...string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	z := zip.NewWriter(&b)
+	for _, p := range parts {
+		w, err := z.Create(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		to := filepath.Join(docs, "Letters", fmt.Sprintf("%d", 2020+i%5), fmt.Sprintf("letter %02d.txt", i))
-		do(clerk, map[string]any{"operation": "write", "path": to, "data": string(b)})
-		do(clerk, map[string]any{"operation": "write", "path": from, "data": "moved to " + to + "\n"})
+		fmt.Fprintf(w, "<part name=%q/>", p)
 	}
-	do(clerk, map[string]any{"operation": "write", "path": filepath.Join(docs, "Letters", "index.md"), "data": "# Letters\n"})
-	if asked != 0 {
-		t.Fatalf("reorganising documents asked %d times", asked)
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
 	}
-	if ps, err := in.App.Operator.Permits(context.Background(), "pending"); err != nil || len(ps) != 0 {
-		t.Fatalf("permits are waiting after ordinary work: %v %+v", err, ps)
+	return b.Bytes()
+}
+
+// session runs steps in one chat and counts the calls that asked the
+// operator (answered pending with a permit); approve, when set, decides
+// each such permit as the operator would and the call then runs.
+func session(t *testing.T, in *hearthtest.Instance, c *hearthtest.Client, steps []fatigueStep, approve func(govern.Permit)) (asked int) {
+	t.Helper()
+	for _, s := range steps {
+		r := c.Final("fs", s)
+		if pid, _ := r.Get("permit_id").(string); r.State() == "pending" && pid != "" {
+			asked++
+			if approve == nil {
+				t.Errorf("fs.%s %s asked: %s", s["operation"], s["path"], r.Raw)
+				continue
+			}
+			pending, err := in.App.Operator.Permits(context.Background(), "pending")
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(pending, func(p govern.Permit) bool { return p.ID == pid })
+			if i < 0 {
+				t.Fatalf("permit %s is not waiting", pid)
+			}
+			approve(pending[i])
+			if a := c.WaitArrival(r.Get("future_id").(string), r); hearthtest.Get(a, "envelope.state") != "completed" {
+				t.Errorf("fs.%s %s approved did not complete: %v", s["operation"], s["path"], a)
+			}
+			continue
+		}
+		if r.State() != "completed" {
+			t.Errorf("fs.%s %s: %s", s["operation"], s["path"], r.Raw)
+		}
+	}
+	return asked
+}
+
+// TestDocumentsAskNothingProjectsAskOnce is the approval-fatigue test
+// of writes and patches, in ask mode, through the real MCP server,
+// dispatcher and governance: a person's session writing and changing
+// 200 documents (PDF, DOCX, XLSX, JPG, CSV) under Documents, Downloads
+// and Pictures asks 0 times; a coding session of 20 source files, a
+// README and a .gitignore in a project asks once (its card offers the
+// project as a workspace, and the operator takes it) and then never,
+// patches included; in the workspace, Python's usercustomize.py and the
+// files persistence places name still ask.
+func TestDocumentsAskNothingProjectsAskOnce(t *testing.T) {
+	in, home := askHome(t)
+	ctx := context.Background()
+	xlsx := base64.StdEncoding.EncodeToString(docPackage(t, "[Content_Types].xml", "xl/workbook.xml", "xl/worksheets/sheet1.xml"))
+	docx := base64.StdEncoding.EncodeToString(docPackage(t, "[Content_Types].xml", "word/document.xml"))
+	jpg := base64.StdEncoding.EncodeToString([]byte("\xff\xd8\xff\xe0\x00\x10JFIF\x00 a small picture"))
+	var person []fatigueStep
+	folders := []string{"Documents", "Downloads", "Pictures"}
+	for i := range 40 {
+		dir := filepath.Join(home, folders[i%3], fmt.Sprintf("batch %d", i%4))
+		person = append(person,
+			fatigueStep{"operation": "write", "path": filepath.Join(dir, fmt.Sprintf("letter %02d.pdf", i)), "data": "%PDF-1.7\n% letter\n"},
+			fatigueStep{"operation": "write", "path": filepath.Join(dir, fmt.Sprintf("report %02d.docx", i)), "data": docx, "encoding": "base64"},
+			fatigueStep{"operation": "write", "path": filepath.Join(dir, fmt.Sprintf("budget %02d.XLSX", i)), "data": xlsx, "encoding": "base64"},
+			fatigueStep{"operation": "write", "path": filepath.Join(dir, fmt.Sprintf("IMG_%04d.jpg", i)), "data": jpg, "encoding": "base64"},
+		)
+		csv := filepath.Join(dir, fmt.Sprintf("expenses %02d.csv", i))
+		if i%2 == 0 {
+			person = append(person, fatigueStep{"operation": "write", "path": csv, "data": "date,amount\n2026-01-01,10\n"})
+		} else {
+			// A patch of a table written before (its content is on disk).
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(csv, []byte("date,amount\n2026-01-01,10\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			person = append(person, fatigueStep{"operation": "patch", "path": csv, "replacements": []any{map[string]any{"old": ",10", "new": ",12"}}})
+		}
+	}
+	if len(person) != 200 {
+		t.Fatalf("the person's session has %d calls, want 200", len(person))
+	}
+	if asked := session(t, in, hearthtest.Connect(t, in.URL, "fatigue-documents"), person, nil); asked != 0 {
+		t.Fatalf("a person's session of 200 documents asked %d times, want 0", asked)
+	}
+
+	proj := filepath.Join(home, "code", "site")
+	if err := os.MkdirAll(filepath.Join(proj, ".git", "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var code []fatigueStep
+	for i := range 20 {
+		code = append(code, fatigueStep{"operation": "write", "path": filepath.Join(proj, "src", fmt.Sprintf("part%02d.go", i)),
+			"data": fmt.Sprintf("package src\n\nconst part%02d = 1\n", i)})
+	}
+	code = append(code,
+		fatigueStep{"operation": "write", "path": filepath.Join(proj, "README.md"), "data": "# Site\n"},
+		fatigueStep{"operation": "write", "path": filepath.Join(proj, ".gitignore"), "data": "bin/\n"},
+	)
+	for i := range 20 {
+		code = append(code, fatigueStep{"operation": "patch", "path": filepath.Join(proj, "src", fmt.Sprintf("part%02d.go", i)),
+			"replacements": []any{map[string]any{"old": " = 1", "new": " = 2"}}})
+	}
+	code = append(code, fatigueStep{"operation": "patch", "path": filepath.Join(proj, ".gitignore"), "replacements": []any{map[string]any{"old": "bin/", "new": "bin/\ndist/"}}})
+	coder := hearthtest.Connect(t, in.URL, "fatigue-code")
+	asked := session(t, in, coder, code, func(p govern.Permit) {
+		folder, ok := in.App.Gov.OfferedWorkspace(p)
+		if !ok || folder != proj {
+			t.Fatalf("the card of %s offers %q (%v), want the project %s", p.Subject, folder, ok, proj)
+		}
+		if _, err := in.App.Operator.ApproveWorkspace(ctx, "alice", p, folder); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if asked != 1 {
+		t.Fatalf("a coding session of 20 source files, a README and a .gitignore asked %d times, want once", asked)
+	}
+	for _, p := range []string{
+		filepath.Join(proj, "usercustomize.py"),
+		filepath.Join(proj, "src", "sitecustomize.py"),
+		filepath.Join(proj, ".envrc"),
+		filepath.Join(proj, ".vscode", "tasks.json"),
+		filepath.Join(proj, ".git", "hooks", "pre-commit"),
+		filepath.Join(proj, ".git", "config"),
+	} {
+		if r := coder.Call("fs", map[string]any{"operation": "write", "path": p, "data": "import os\n"}); r.State() != "pending" || r.Get("permit_id") == nil {
+			t.Errorf("%s in the workspace must still ask: %s", p, r.Raw)
+		}
 	}
 }
 
@@ -286,7 +367,7 @@ func TestSwapAfterAdmissionIsRefused(t *testing.T) {
 		}
 	}
 
-	input := `{"path":` + strconv.Quote(filepath.Join(out, "x.desktop")) + `,"data":"[Desktop Entry]\nExec=/bin/sh\n"}`
+	input := `{"path":` + strconv.Quote(filepath.Join(out, "x.txt")) + `,"data":"[Desktop Entry]\nExec=/bin/sh\n"}`
 	a := admit(input)
 	if err := os.Remove(out); err != nil {
 		t.Fatal(err)
@@ -295,12 +376,12 @@ func TestSwapAfterAdmissionIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused(run(a), "no longer led where")
-	if _, err := os.Lstat(filepath.Join(autostart, "x.desktop")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(filepath.Join(autostart, "x.txt")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("the write landed in autostart: %v", err)
 	}
 
 	// Admitted as a plain file, made a program before the run.
-	tool := filepath.Join(home, "proj", "tool")
+	tool := filepath.Join(home, "proj", "tool.txt")
 	if err := os.WriteFile(tool, []byte("old\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -319,13 +400,13 @@ func TestSwapAfterAdmissionIsRefused(t *testing.T) {
 	}
 }
 
-// TestFolderRuleCoversHiddenFilesAndPrograms: a developer's project asks
-// once. The card for its .gitignore offers the project folder; after the
-// operator's folder rule, hidden files and programs there run without
+// TestWorkspaceCoversCodeAndSettings: a developer's project asks once.
+// The card for its .gitignore offers the project folder; in the
+// operator's workspace, hidden files, settings and scripts run without
 // asking, while persistence places and git's own folder in it, and the
 // same files in another folder, still ask. A hidden file directly in the
-// home offers no folder rule.
-func TestFolderRuleCoversHiddenFilesAndPrograms(t *testing.T) {
+// home offers no workspace.
+func TestWorkspaceCoversCodeAndSettings(t *testing.T) {
 	in, home := askHome(t)
 	ctx := context.Background()
 	proj := filepath.Join(home, "code", "app")
@@ -346,14 +427,14 @@ func TestFolderRuleCoversHiddenFilesAndPrograms(t *testing.T) {
 		t.Fatalf("%v %+v", err, pending)
 	}
 	p := pending[0]
-	folder, ok := in.App.Gov.OfferedFolder(p)
+	folder, ok := in.App.Gov.OfferedWorkspace(p)
 	if !ok || folder != proj {
 		t.Fatalf("the card offers %q (%v), want the project %s", folder, ok, proj)
 	}
-	if _, err := in.App.Operator.AddFolderRule(ctx, "alice", p, home); err == nil {
-		t.Fatal("a folder rule for a folder the card did not offer (the home) was added")
+	if _, err := in.App.Operator.AddWorkspace(ctx, "alice", p, home); err == nil {
+		t.Fatal("a workspace for a folder the card did not offer (the home) was added")
 	}
-	if _, err := in.App.Operator.AddFolderRule(ctx, "alice", p, folder); err != nil {
+	if _, err := in.App.Operator.AddWorkspace(ctx, "alice", p, folder); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ path, data string }{
@@ -383,20 +464,20 @@ func TestFolderRuleCoversHiddenFilesAndPrograms(t *testing.T) {
 	}
 	for _, p := range pending {
 		if p.Subject == filepath.Join(home, ".config", "x.ini") {
-			if f, ok := in.App.Gov.OfferedFolder(p); ok {
-				t.Errorf("a hidden folder of the home offers a folder rule for %s", f)
+			if f, ok := in.App.Gov.OfferedWorkspace(p); ok {
+				t.Errorf("a hidden folder of the home offers a workspace for %s", f)
 			}
 		}
 	}
-	rules, err := in.App.Gov.FolderRules(ctx)
+	rules, err := in.App.Gov.Workspaces(ctx)
 	if err != nil || len(rules) != 1 {
 		t.Fatalf("%v %+v", err, rules)
 	}
-	if err := in.App.Operator.RemoveFolderRule(ctx, "alice", rules[0].ID); err != nil {
+	if err := in.App.Operator.RemoveWorkspace(ctx, "alice", rules[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	if r := write(filepath.Join(proj, ".prettierrc"), "{}\n"); r.State() != "pending" {
-		t.Fatalf("after the rule is removed a hidden file must ask again: %s", r.Raw)
+		t.Fatalf("after the workspace is removed a hidden file must ask again: %s", r.Raw)
 	}
 }
 
@@ -488,7 +569,7 @@ func TestSwapAfterUnresolvedOrCoveredAdmission(t *testing.T) {
 	if err != nil || len(pending) != 1 {
 		t.Fatalf("%v %+v", err, pending)
 	}
-	if _, err := in.App.Operator.AddFolderRule(ctx, "alice", pending[0], proj); err != nil {
+	if _, err := in.App.Operator.AddWorkspace(ctx, "alice", pending[0], proj); err != nil {
 		t.Fatal(err)
 	}
 	a = admit(`{"path":` + strconv.Quote(filepath.Join(proj, ".github", "x.desktop")) + `,"data":"[Desktop Entry]\nExec=/bin/sh\n"}`)

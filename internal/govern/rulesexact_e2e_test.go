@@ -85,10 +85,13 @@ func TestWritingProgramRuleCoversOnlyTheCardsCall(t *testing.T) {
 	}
 	cl := hearthtest.Connect(t, in.URL, "review-rule-writes")
 	entry := "[Desktop Entry]\nType=Application\nName=x\nExec=sh -c 'touch " + filepath.Join(home, "ran") + "'\n"
-	for _, name := range []string{"notes.txt", "app.desktop"} {
-		if r := cl.Call("fs", map[string]any{"operation": "write", "path": filepath.Join(proj, name), "data": entry}); r.State() != "completed" {
-			t.Fatalf("ordinary write of %s: %s", name, r.Raw)
-		}
+	if r := cl.Call("fs", map[string]any{"operation": "write", "path": filepath.Join(proj, "notes.txt"), "data": entry}); r.State() != "completed" {
+		t.Fatalf("ordinary write of notes.txt: %s", r.Raw)
+	}
+	// A launcher is not a document (its write asks): it is there
+	// already.
+	if err := os.WriteFile(filepath.Join(proj, "app.desktop"), []byte(entry), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		rule, attack []string

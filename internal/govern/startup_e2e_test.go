@@ -89,7 +89,9 @@ func TestFilesWhatStartsByItselfNamesAsk(t *testing.T) {
 func TestStartupEntryAddedWhileRunningCounts(t *testing.T) {
 	in, home := askHome(t)
 	cl := hearthtest.Connect(t, in.URL, "startup-later")
-	script := filepath.Join(home, "apps", "clock", "clock.py")
+	// A document by its name (writing it asks only once an entry names
+	// it): python3 runs a file of any name.
+	script := filepath.Join(home, "apps", "clock", "clock.txt")
 	write := func(data string) *hearthtest.Result {
 		return cl.Call("fs", map[string]any{"operation": "write", "path": script, "data": data})
 	}
@@ -123,11 +125,11 @@ func TestStartupFileAsksInsideAnAllowedFolder(t *testing.T) {
 	if err != nil || len(pending) != 1 {
 		t.Fatalf("%v %+v", err, pending)
 	}
-	folder, ok := in.App.Gov.OfferedFolder(pending[0])
+	folder, ok := in.App.Gov.OfferedWorkspace(pending[0])
 	if !ok || folder != proj {
 		t.Fatalf("the card offers %q (%v), want %s", folder, ok, proj)
 	}
-	if _, err := in.App.Operator.AddFolderRule(ctx, "alice", pending[0], folder); err != nil {
+	if _, err := in.App.Operator.AddWorkspace(ctx, "alice", pending[0], folder); err != nil {
 		t.Fatal(err)
 	}
 	if r := write(filepath.Join(proj, "build.sh"), "#!/bin/sh\ngo build\n"); r.State() != "completed" {

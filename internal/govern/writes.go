@@ -10,8 +10,8 @@ import (
 // The case of a call that writes files: a persistence place first (it
 // names what would happen, and no rule covers it) — one of the table's,
 // or a file the startup index names — then the allowlist of ordinary
-// writes, then the operator's folder rules for what the allowlist leaves
-// out.
+// writes (documents), then the operator's workspaces for what the
+// allowlist leaves out (code, settings, unknown kinds).
 
 // writeCase is the case of a call of kind risk.KindFileWrite; it sets
 // a.Paths, and a.Subject and a.Said to the first file that decides it.
@@ -22,12 +22,14 @@ func (g *Governor) writeCase(ctx context.Context, a *callpath.Admission) (risk.C
 	}
 	a.Paths = t.Paths
 	for _, p := range t.Paths {
-		if pl, ok := g.places().Match(p); ok {
-			a.Subject, a.Said = p, pl.Sentence
-			return risk.CasePersist, nil
-		}
+		// The startup index names the entry that runs the file, so its
+		// sentence goes first where both know the file.
 		if hit, ok := g.Startup.Match(p); ok {
 			a.Subject, a.Said = p, hit.Said(p)
+			return risk.CasePersist, nil
+		}
+		if pl, ok := g.places().Match(p); ok {
+			a.Subject, a.Said = p, pl.Sentence
 			return risk.CasePersist, nil
 		}
 	}
@@ -41,7 +43,7 @@ func (g *Governor) writeCase(ctx context.Context, a *callpath.Admission) (risk.C
 			continue
 		}
 		if why.Coverable() {
-			covered, err := g.folderAllows(ctx, f.Path)
+			covered, err := g.workspaceCovers(ctx, f.Path)
 			if err != nil {
 				return "", err
 			}

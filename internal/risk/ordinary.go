@@ -39,6 +39,15 @@ type FileFacts struct {
 	// leaves); nil when the call writes no content (an undo that removes
 	// the file).
 	NewHead []byte
+	// NewMacros is set when the content the file has after the call is
+	// not an Office or OpenDocument package free of macros
+	// (PackageMacros); gathered only for such files (NeedsPackageCheck).
+	NewMacros bool
+	// Folder is set when Path is a folder the call makes, carries (a
+	// move, a copy) or removes, not a file's content: it is judged by
+	// where it is (a root, hidden names, the system's folders, a program
+	// area), never by kind; the files it holds count each on their own.
+	Folder bool
 	// Marked are the existing folders and file on the way to Path (real
 	// absolute paths) that carry the Hidden or System attribute (Windows).
 	Marked []string
@@ -62,9 +71,14 @@ const (
 	// WhyNewProgram: a new file whose content is a program (PE; on Unix
 	// also ELF or a #! script).
 	WhyNewProgram Why = "new_program"
-	// WhyOpens: a file that runs a program when opened (Windows: an
-	// extension of PATHEXT or of ScriptExts).
+	// WhyOpens: a file that runs a program when opened (Opens: the
+	// runs-when-opened table, PATHEXT, a CLSID name, a handler that
+	// runs code; an Office file with macros).
 	WhyOpens Why = "opens"
+	// WhyNotDocument: a file that is not a document (the documents
+	// table): code, settings, a kind Hearth does not know, no
+	// extension, or content that is not what its name says.
+	WhyNotDocument Why = "not_document"
 	// WhyOutside: not under a root (such a call is refused when it runs).
 	WhyOutside Why = "outside"
 	// WhyPythonEnv: inside a Python environment (a folder on the way
@@ -90,6 +104,8 @@ func (w Why) Said() string {
 		return "write a new program"
 	case WhyOpens:
 		return "write a file that runs a program when opened"
+	case WhyNotDocument:
+		return "write a file that is not a document (code, settings or a kind of file Hearth does not know)"
 	case WhyOutside:
 		return "change a file outside your folders"
 	case WhyPythonEnv:
@@ -100,12 +116,13 @@ func (w Why) Said() string {
 	return "write a file that is not an ordinary file"
 }
 
-// Coverable reports whether an operator's folder rule ("always allow
-// hidden files and programs in this folder") may cover a write of this
-// reason: hidden files and programs, never the system's folders (nor a
-// persistence place, which is another case).
+// Coverable reports whether a workspace ("ChatGPT may change code and
+// settings in this folder") may cover a write of this reason: code,
+// settings, hidden files, programs and kinds that are not documents;
+// never the system's folders or a program installed in the person's
+// folders (nor a persistence place, which is another case).
 func (w Why) Coverable() bool {
-	return w == WhyHidden || w == WhyProgram || w == WhyNewProgram || w == WhyOpens
+	return w == WhyHidden || w == WhyProgram || w == WhyNewProgram || w == WhyOpens || w == WhyNotDocument
 }
 
 // Writes is the allowlist of one OS, its folders resolved. It is safe
@@ -116,11 +133,10 @@ type Writes struct {
 	home string
 	// areas are the system's program and settings folders as written.
 	areas []string
-	// exts are the extensions of files that run a program when opened
-	// (Windows).
-	exts []string
-	real func(string) string
-	now  func() time.Time
+	// opens is the runs-when-opened test.
+	opens *Opens
+	real  func(string) string
+	now   func() time.Time
 	// exists reports whether a file or folder is at a path (os.Lstat);
 	// the check of Python environments on the way to a written file.
 	exists func(string) bool
@@ -135,22 +151,19 @@ type Writes struct {
 // must resolve links as the file system the caller checks writes with
 // does.
 func NewWrites(env func(string) string, real func(string) string) *Writes {
-	return NewWritesFor(runtime.GOOS == "windows", env, real)
+	w := NewWritesFor(runtime.GOOS == "windows", env, real)
+	w.opens = NewOpens(env)
+	return w
 }
 
 // NewWritesFor returns the allowlist of either OS (windows selects the
-// Windows rules), for tests of both on one; real may be nil.
+// Windows rules), for tests of both on one: its runs-when-opened test
+// does not ask the registry (NewOpensFor); real may be nil.
 func NewWritesFor(windows bool, env func(string) string, real func(string) string) *Writes {
-	w := &Writes{windows: windows, real: real, now: time.Now, exists: lstatExists}
+	w := &Writes{windows: windows, real: real, now: time.Now, exists: lstatExists, opens: NewOpensFor(windows, env)}
 	if windows {
 		w.home = env("USERPROFILE")
 		w.areas = WindowsAreas(env)
-		w.exts = slices.Clone(ScriptExts)
-		for _, e := range strings.Split(strings.ToLower(env("PATHEXT")), ";") {
-			if strings.HasPrefix(e, ".") && !slices.Contains(w.exts, e) {
-				w.exts = append(w.exts, e)
-			}
-		}
 	} else {
 		w.home = env("HOME")
 		w.areas = slices.Clone(UnixAreas)
@@ -226,11 +239,11 @@ func (w *Writes) Classify(f FileFacts) (Why, bool) {
 			return WhyHidden, false
 		}
 	}
+	if f.Folder {
+		return "", true
+	}
 	if f.Exists && (f.Executable || isProgram(f.Head, !w.windows)) {
 		return WhyProgram, false
-	}
-	if w.windows && slices.Contains(w.exts, strings.ToLower(extOf(path))) {
-		return WhyOpens, false
 	}
 	if k := programKind(f.NewHead, !w.windows); k != "" && (!f.Exists || k != programKind(f.Head, !w.windows)) {
 		// The content written makes the file a program it was not: a
@@ -238,8 +251,18 @@ func (w *Writes) Classify(f FileFacts) (Why, bool) {
 		// (a patch or an undo counts by the content it leaves).
 		return WhyNewProgram, false
 	}
-	return "", true
+	if w.opens.ByName(f.Path) {
+		return WhyOpens, false
+	}
+	g, ok := documentGroup(f.Path)
+	if !ok {
+		return WhyNotDocument, false
+	}
+	return documentContent(f, g, w.windows)
 }
+
+// Opens is the allowlist's runs-when-opened test (ui.open uses the same).
+func (w *Writes) Opens() *Opens { return w.opens }
 
 // programArea is the reason a file at the real path p is inside an
 // environment or tool installed in a folder of the person's (a program
@@ -352,11 +375,13 @@ func AllowlistMarkdown() string {
 	b.WriteString("3. is not in the system's program and settings folders: on Linux " + codeList(UnixAreas) + "; on Windows " + codeList(WindowsAreaVars) + " (known folders through SHGetKnownFolderPath, so a moved folder counts where it really is);\n")
 	b.WriteString("4. is not in a program installed in the person's folders: a Python environment (a folder on the way to the file, up to the file system's root, holds `pyvenv.cfg` or `conda-meta`, or the file is one of these), Perl's `perl5/lib` (local::lib) or a `google-cloud-sdk` folder, whose files a terminal or Python loads when it starts;\n")
 	b.WriteString("5. does not replace a program: an existing file with an execute bit, or one starting with `MZ` (PE), or on Linux with ELF;\n")
-	b.WriteString("6. on Windows, does not have an extension of a file that runs a program when opened: " + codeList(ScriptExts) + " and those of `PATHEXT`;\n")
+	b.WriteString("6. does not run a program when opened (the runs-when-opened table below, the one `ui.open` uses too);\n")
 	b.WriteString("7. does not make a file a program: content starting with `MZ`, or on Linux with ELF or `#!`, in a new file or in one that did not start so before (a patch or an undo counts by the content it leaves);\n")
-	b.WriteString("8. is not a persistence place (the tables below), which asks as its own case whatever the rest says.\n\n")
-	b.WriteString("Why a write that is not ordinary asks, as the card says it (\"ChatGPT wants to …\"):\n\n| reason | the card says | a folder rule may cover it |\n|---|---|---|\n")
-	for _, w := range []Why{WhySystem, WhyPythonEnv, WhyInstalled, WhyHidden, WhyProgram, WhyNewProgram, WhyOpens} {
+	b.WriteString("8. is a document by its extension (the documents table below) and its content agrees;\n")
+	b.WriteString("9. is not a persistence place (the tables below), which asks as its own case whatever the rest says.\n\n")
+	b.WriteString("A workspace (\"ChatGPT may change code and settings in this folder\", made from a card, listed and removable on the Safety page) covers, in its folder and below, the reasons marked below; never a persistence place, a file inside `.git`, the system's folders or a program installed in the person's folders.\n\n")
+	b.WriteString("Why a write that is not ordinary asks, as the card says it (\"ChatGPT wants to …\"):\n\n| reason | the card says | a workspace covers it |\n|---|---|---|\n")
+	for _, w := range []Why{WhySystem, WhyPythonEnv, WhyInstalled, WhyHidden, WhyProgram, WhyOpens, WhyNewProgram, WhyNotDocument} {
 		cover := "no"
 		if w.Coverable() {
 			cover = "yes"
@@ -377,7 +402,7 @@ func codeList(items []string) string {
 // WhyOf is the reason whose Said is said (a permit keeps the card's
 // sentence), and false for a sentence of no reason.
 func WhyOf(said string) (Why, bool) {
-	for _, w := range []Why{WhySystem, WhyHidden, WhyProgram, WhyNewProgram, WhyOpens, WhyOutside, WhyPythonEnv, WhyInstalled} {
+	for _, w := range []Why{WhySystem, WhyHidden, WhyProgram, WhyNewProgram, WhyOpens, WhyOutside, WhyPythonEnv, WhyInstalled, WhyNotDocument} {
 		if w.Said() == said {
 			return w, true
 		}
@@ -385,12 +410,23 @@ func WhyOf(said string) (Why, bool) {
 	return "", false
 }
 
-// FolderFor is the folder a card offers a folder rule for, for the file
-// at the real path p that is not ordinary for why: the folder holding
-// the first hidden name below the home (a project's .github, .gitignore),
-// else the file's own folder. There is none (false) for a reason no rule
-// may cover, or when the folder would be the home itself or a folder
-// above it, or one of the system's folders.
+// projectMarks are the names whose presence makes a folder a project's
+// (its root), nearest first: a repository, then a build file.
+var projectMarks = [][]string{{".git", ".hg", ".svn"}, {"go.mod", "package.json", "pyproject.toml", "setup.py", "Cargo.toml",
+	"pom.xml", "build.gradle", "build.gradle.kts", "CMakeLists.txt", "Makefile", "composer.json", "Gemfile", ".gitignore"}}
+
+// maxProjectDepth bounds how many folders above a file FolderFor looks
+// at for a project's marks.
+const maxProjectDepth = 16
+
+// FolderFor is the folder a card offers a workspace for, for the file
+// at the real path p that is not ordinary for why: the project the file
+// is in (the nearest folder on the way holding a repository — .git, .hg,
+// .svn — else the nearest holding a build file or .gitignore), so that
+// a project asks once; else the folder holding the first hidden name
+// below the home, else the file's own folder. There is none (false) for
+// a reason no workspace may cover, or when the folder would be the home
+// itself or a folder above it, or one of the system's folders.
 func (w *Writes) FolderFor(p string, why Why) (string, bool) {
 	if !why.Coverable() || p == "" {
 		return "", false
@@ -418,6 +454,9 @@ func (w *Writes) FolderFor(p string, why Why) (string, bool) {
 			at += len(c) + 1
 		}
 	}
+	if proj, ok := w.projectOf(p, sep, home); ok {
+		folder = proj
+	}
 	f := w.norm(folder)
 	if f == "" || home != "" && under(home, f) {
 		return "", false
@@ -428,6 +467,39 @@ func (w *Writes) FolderFor(p string, why Why) (string, bool) {
 		}
 	}
 	return folder, true
+}
+
+// projectOf is the project folder the file p is in (FolderFor): the
+// nearest folder on the way, below the home (home is normalized) and
+// at most maxProjectDepth up, holding one of the first marks, else one
+// of the second.
+func (w *Writes) projectOf(p, sep, home string) (string, bool) {
+	if w.exists == nil {
+		return "", false
+	}
+	var dirs []string
+	for dir := p; len(dirs) < maxProjectDepth; {
+		i := strings.LastIndex(dir, sep)
+		if i <= 0 {
+			break
+		}
+		dir = dir[:i]
+		n := w.norm(dir)
+		if !strings.Contains(strings.TrimPrefix(n, "/"), "/") || home != "" && under(home, n) {
+			break // the file system's root, a volume's or the home
+		}
+		dirs = append(dirs, dir)
+	}
+	for _, marks := range projectMarks {
+		for _, d := range dirs {
+			for _, m := range marks {
+				if w.exists(d + sep + m) {
+					return d, true
+				}
+			}
+		}
+	}
+	return "", false
 }
 
 // Covers reports whether a folder rule for folder covers the real path

@@ -15,9 +15,10 @@ func TestLinuxAllowlist(t *testing.T) {
 		f    risk.FileFacts
 		want risk.Why
 	}{
-		{risk.FileFacts{Path: "/home/u/src/site/main.go", Root: "/home/u", Exists: true, Head: []byte("pack")}, ""},
+		{risk.FileFacts{Path: "/home/u/src/site/main.go", Root: "/home/u", Exists: true, Head: []byte("pack")}, risk.WhyNotDocument},
 		{risk.FileFacts{Path: "/home/u/Documents/a b.txt", Root: "/home/u", NewHead: []byte("Dear")}, ""},
-		{risk.FileFacts{Path: "/home/u/proj/main.go", Root: "/home/u/proj", NewHead: []byte("pack")}, ""},
+		{risk.FileFacts{Path: "/home/u/proj/main.go", Root: "/home/u/proj", NewHead: []byte("pack")}, risk.WhyNotDocument},
+		{risk.FileFacts{Path: "/home/u/proj/notes.md", Root: "/home/u/proj", NewHead: []byte("# No")}, ""},
 		{risk.FileFacts{Path: "/home/u/.bash_aliases", Root: "/home/u"}, risk.WhyHidden},
 		{risk.FileFacts{Path: "/home/u/src/.github/workflows/ci.yml", Root: "/home/u"}, risk.WhyHidden},
 		{risk.FileFacts{Path: "/home/u/.local/proj/main.go", Root: "/home/u/.local/proj"}, risk.WhyHidden},
@@ -31,7 +32,7 @@ func TestLinuxAllowlist(t *testing.T) {
 		{risk.FileFacts{Path: "/home/u/run", Root: "/home/u", NewHead: []byte("#!/b")}, risk.WhyNewProgram},
 		{risk.FileFacts{Path: "/home/u/run", Root: "/home/u", NewHead: []byte("\x7fELF")}, risk.WhyNewProgram},
 		{risk.FileFacts{Path: "/home/u/a.exe", Root: "/home/u", NewHead: []byte("MZ\x90\x00")}, risk.WhyNewProgram},
-		{risk.FileFacts{Path: "/home/u/notes.sh", Root: "/home/u", Exists: true, Head: []byte("#!/b"), NewHead: []byte("#!/b")}, ""},
+		{risk.FileFacts{Path: "/home/u/notes.sh", Root: "/home/u", Exists: true, Head: []byte("#!/b"), NewHead: []byte("#!/b")}, risk.WhyOpens},
 		// An existing ordinary file made to start as a program: the same
 		// as a new one (what a patch or an undo leaves counts).
 		{risk.FileFacts{Path: "/home/u/notes.txt", Root: "/home/u", Exists: true, Head: []byte("Dear"), NewHead: []byte("#!/b")}, risk.WhyNewProgram},
@@ -65,7 +66,8 @@ func TestWindowsAllowlist(t *testing.T) {
 	}{
 		{risk.FileFacts{Path: `C:\Users\Ann\Documents\report.docx`, Root: home}, ""},
 		{risk.FileFacts{Path: `D:\OneDrive\Documents\report.txt`, Root: `D:\OneDrive`}, ""},
-		{risk.FileFacts{Path: `C:\Users\Ann\src\app\main.go`, Root: home, Marked: []string{`C:\`}}, ""},
+		{risk.FileFacts{Path: `C:\Users\Ann\src\app\main.go`, Root: home, Marked: []string{`C:\`}}, risk.WhyNotDocument},
+		{risk.FileFacts{Path: `C:\Users\Ann\src\app\README.md`, Root: home, Marked: []string{`C:\`}}, ""},
 		{risk.FileFacts{Path: `c:\users\ann\appdata\local\Microsoft\OneDrive\OneDrive.exe`, Root: home, Exists: true, Head: []byte("MZ")}, risk.WhySystem},
 		{risk.FileFacts{Path: `C:\Users\Ann\AppData\Roaming\x\y.ini`, Root: home}, risk.WhySystem},
 		{risk.FileFacts{Path: `D:\Moved\Startup\run.exe`, Root: `D:\`}, risk.WhySystem},
@@ -80,7 +82,7 @@ func TestWindowsAllowlist(t *testing.T) {
 		{risk.FileFacts{Path: `C:\Users\Ann\src\run.bat`, Root: home, Exists: true, Head: []byte("@ech")}, risk.WhyOpens},
 		{risk.FileFacts{Path: `C:\Users\Ann\Documents\photo.jpg`, Root: home, NewHead: []byte("MZ\x90\x00")}, risk.WhyNewProgram},
 		{risk.FileFacts{Path: `C:\Users\Ann\Documents\old.dat`, Root: home, Exists: true, Head: []byte("MZ\x90\x00")}, risk.WhyProgram},
-		{risk.FileFacts{Path: `C:\Users\Ann\Documents\run`, Root: home, NewHead: []byte("#!/b")}, ""},
+		{risk.FileFacts{Path: `C:\Users\Ann\Documents\run`, Root: home, NewHead: []byte("#!/b")}, risk.WhyNotDocument},
 		{risk.FileFacts{Path: `C:\Users\Ann\Documents\notes.txt`, Root: home, Exists: true, Head: []byte("Dear"), NewHead: []byte("MZ\x90\x00")}, risk.WhyNewProgram},
 		{risk.FileFacts{Path: `C:\Users\Ann\Documents\notes.txt`, Root: home, Exists: true, Head: []byte("Dear"), NewHead: []byte("#!/b")}, ""},
 	} {

@@ -102,7 +102,8 @@ const (
 // Python .pth or customize file in any site-packages (a virtual
 // environment's too), a project's VS Code tasks and settings (run when
 // the folder is opened) and VS Code workspace files (the same tasks and
-// settings, run when the workspace is opened), and direnv's .envrc.
+// settings, run when the workspace is opened), direnv's .envrc, and
+// Python's customize files by name anywhere.
 func anywhere() []Place {
 	py := []string{"sitecustomize.py", "usercustomize.py"}
 	return []Place{
@@ -121,6 +122,11 @@ func anywhere() []Place {
 		// source its path.bash.inc (and completion, zsh, fish).
 		{ID: "shell", Kind: InAnyDir, Path: "google-cloud-sdk", Exts: []string{".inc"}, Sentence: sayShell},
 		{ID: "shell", Kind: AnyName, Names: []string{".envrc"}, Sentence: sayDirenv},
+		// Python runs sitecustomize.py and usercustomize.py from any
+		// folder on its path at every start, and an editable install or
+		// a .pth file puts a project's own folder there: by name,
+		// wherever they are.
+		{ID: "python", Kind: AnyName, Names: py, Sentence: sayPython},
 	}
 }
 

@@ -27,13 +27,10 @@ func TestInstalledEnvironmentsAreNotOrdinary(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(venv, "pyvenv.cfg"), []byte("home = /usr/bin\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// Outside an environment a source file is ordinary: on Windows a .py
-	// runs when opened (it asks for that), so there the near misses are
-	// text files.
-	src := ".py"
-	if runtime.GOOS == "windows" {
-		src = ".txt"
-	}
+	// Outside an environment a document is ordinary (a source file is
+	// not a document: it asks for that), so the near misses are text
+	// files.
+	const src = ".txt"
 	w := risk.NewWritesFor(runtime.GOOS == "windows", env(map[string]string{"HOME": home, "USERPROFILE": home}), nil)
 	for p, want := range map[string]risk.Why{
 		filepath.Join(venv, "lib", "python3.12", "site-packages", "x.py"): risk.WhyPythonEnv,

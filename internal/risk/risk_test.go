@@ -295,3 +295,35 @@ func TestDocsShowTheAllowlist(t *testing.T) {
 	}
 	t.Errorf("docs/SECURITY.md's allowlist differs from internal/risk; run go test ./internal/risk/ -run TestDocsShowThe -update, or put this between the markers:\n%s", want)
 }
+
+// TestDocsShowTheKindTables: docs/SECURITY.md's documents and
+// runs-when-opened blocks are the code's tables, word for word.
+func TestDocsShowTheKindTables(t *testing.T) {
+	file := filepath.Join("..", "..", "docs", "SECURITY.md")
+	for _, block := range []struct{ name, want string }{
+		{"documents", risk.DocumentsMarkdown()},
+		{"opens", risk.OpensMarkdown()},
+	} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		start := strings.Index(s, "<!-- "+block.name+":")
+		end := strings.Index(s, "<!-- /"+block.name+" -->")
+		if start < 0 || end < start {
+			t.Fatalf("docs/SECURITY.md has no %s block", block.name)
+		}
+		from := start + strings.Index(s[start:], "\n") + 1
+		if s[from:end] == block.want {
+			continue
+		}
+		if *update {
+			if err := os.WriteFile(file, []byte(s[:from]+block.want+s[end:]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		t.Errorf("docs/SECURITY.md's %s table differs from internal/risk; run go test ./internal/risk/ -run TestDocsShowThe -update, or put this between the markers:\n%s", block.name, block.want)
+	}
+}

@@ -5,7 +5,7 @@ package selftest
 import (
 	"testing"
 
-	"github.com/hearth-dev/hearth/internal/report"
+	"github.com/hearth-dev/hearth/internal/selftestreport"
 )
 
 // leftovers lists what a run could leave outside its sandbox here:
@@ -14,4 +14,4 @@ func leftovers(*testing.T) []string { return nil }
 
 // checkNoFixtures: off Windows the run makes no task, credential outside
 // its data directory, window or shortcut.
-func checkNoFixtures(*testing.T, *report.Report) {}
+func checkNoFixtures(*testing.T, *selftestreport.Report) {}

@@ -10,8 +10,8 @@ import (
 	"github.com/danieljoos/wincred"
 
 	"github.com/hearth-dev/hearth/internal/autostart"
-	"github.com/hearth-dev/hearth/internal/report"
 	"github.com/hearth-dev/hearth/internal/secrets"
+	"github.com/hearth-dev/hearth/internal/selftestreport"
 )
 
 // leftovers lists what a run could leave outside its sandbox: Hearth's
@@ -33,7 +33,7 @@ func leftovers(t *testing.T) []string {
 
 // checkNoFixtures: no task, credential, window or shortcut of the run's
 // names remains.
-func checkNoFixtures(t *testing.T, rep *report.Report) {
+func checkNoFixtures(t *testing.T, rep *selftestreport.Report) {
 	t.Helper()
 	f := rep.Fixtures
 	if f.Task == "" || f.Credential == "" || f.WindowTitle == "" || f.Shortcut == "" {

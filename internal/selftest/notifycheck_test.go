@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hearth-dev/hearth/internal/report"
+	"github.com/hearth-dev/hearth/internal/selftestreport"
 	"github.com/hearth-dev/hearth/internal/tray"
 )
 
@@ -31,7 +31,7 @@ func (f *fakeNotificationArea) show(n tray.Notice) error {
 // runNotificationCheck runs hearth.start, tray.notification and a last
 // check that reads the temporary Hearth's permits and ledger before the
 // run removes it.
-func runNotificationCheck(t *testing.T, area *fakeNotificationArea) (map[string]report.Result, string) {
+func runNotificationCheck(t *testing.T, area *fakeNotificationArea) (map[string]selftestreport.Result, string) {
 	t.Helper()
 	t.Setenv("TMPDIR", t.TempDir())
 	var stdout bytes.Buffer
@@ -60,7 +60,7 @@ func runNotificationCheck(t *testing.T, area *fakeNotificationArea) (map[string]
 			return "", fmt.Errorf("no permit_denied entry by %q in the ledger", Operator)
 		}})
 	}})
-	got := map[string]report.Result{}
+	got := map[string]selftestreport.Result{}
 	for _, c := range rep.Checks {
 		got[c.Name] = c
 	}
@@ -76,7 +76,7 @@ func TestTrayNotificationShowsThePermitNotice(t *testing.T) {
 	got, out := runNotificationCheck(t, area)
 	t.Logf("selftest output:\n%s", out)
 	for _, name := range []string{"hearth.start", "tray.notification", "permits.after"} {
-		if got[name].Status != report.OK {
+		if got[name].Status != selftestreport.OK {
 			t.Errorf("%s: %s %s\n%s", name, got[name].Status, got[name].Detail, out)
 		}
 	}
@@ -95,10 +95,10 @@ func TestTrayNotificationShowsThePermitNotice(t *testing.T) {
 // denied all the same.
 func TestTrayNotificationWithoutANotificationArea(t *testing.T) {
 	got, out := runNotificationCheck(t, &fakeNotificationArea{refuse: true})
-	if c := got["tray.notification"]; c.Status != report.Skipped || !strings.Contains(c.Detail, "no notification area") {
+	if c := got["tray.notification"]; c.Status != selftestreport.Skipped || !strings.Contains(c.Detail, "no notification area") {
 		t.Errorf("tray.notification: %s %s\n%s", c.Status, c.Detail, out)
 	}
-	if c := got["permits.after"]; c.Status != report.OK {
+	if c := got["permits.after"]; c.Status != selftestreport.OK {
 		t.Errorf("permits.after: %s %s\n%s", c.Status, c.Detail, out)
 	}
 }

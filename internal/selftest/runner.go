@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/report"
+	"github.com/hearth-dev/hearth/internal/selftestreport"
 )
 
 // check is one line of the selftest.
@@ -40,12 +40,12 @@ const checkTimeout = 3 * time.Minute
 // returns a SkipError is skipped with its reason; any other error, a
 // panic, or running past checkTimeout is a FAIL. Every detail passes
 // through scrub.
-func runChecks(ctx context.Context, checks []check, scrub *report.Scrubber, out func(report.Result)) {
-	done := map[string]report.Result{}
+func runChecks(ctx context.Context, checks []check, scrub *selftestreport.Scrubber, out func(selftestreport.Result)) {
+	done := map[string]selftestreport.Result{}
 	for _, c := range checks {
-		res := report.Result{Name: c.name}
+		res := selftestreport.Result{Name: c.name}
 		if blocker, ok := unmet(c, done); ok {
-			res.Status, res.Detail = report.Skipped, blocker
+			res.Status, res.Detail = selftestreport.Skipped, blocker
 		} else {
 			t0 := time.Now()
 			detail, err := runOne(ctx, c)
@@ -53,11 +53,11 @@ func runChecks(ctx context.Context, checks []check, scrub *report.Scrubber, out 
 			var se *SkipError
 			switch {
 			case errors.As(err, &se):
-				res.Status, res.Detail = report.Skipped, se.Reason
+				res.Status, res.Detail = selftestreport.Skipped, se.Reason
 			case err != nil:
-				res.Status, res.Detail = report.Fail, err.Error()
+				res.Status, res.Detail = selftestreport.Fail, err.Error()
 			default:
-				res.Status, res.Detail = report.OK, detail
+				res.Status, res.Detail = selftestreport.OK, detail
 			}
 		}
 		res.Detail = scrub.Scrub(oneLine(res.Detail))
@@ -69,18 +69,18 @@ func runChecks(ctx context.Context, checks []check, scrub *report.Scrubber, out 
 // unmet returns why c cannot run: the first of its needs that did not
 // pass. A need that is not in the run at all is a defect of the check
 // list, reported rather than ignored.
-func unmet(c check, done map[string]report.Result) (string, bool) {
+func unmet(c check, done map[string]selftestreport.Result) (string, bool) {
 	for _, n := range c.needs {
 		d, ok := done[n]
 		switch {
 		case !ok:
 			return fmt.Sprintf("needs %s, which did not run before it", n), true
-		case d.Status == report.Skipped && strings.HasPrefix(d.Detail, "needs "):
+		case d.Status == selftestreport.Skipped && strings.HasPrefix(d.Detail, "needs "):
 			// Skipped for want of something itself: name the root cause.
 			return d.Detail, true
-		case d.Status == report.Skipped:
+		case d.Status == selftestreport.Skipped:
 			return fmt.Sprintf("needs %s: %s", n, d.Detail), true
-		case d.Status != report.OK:
+		case d.Status != selftestreport.OK:
 			return fmt.Sprintf("needs %s, which failed", n), true
 		}
 	}

@@ -7,17 +7,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/report"
+	"github.com/hearth-dev/hearth/internal/selftestreport"
 )
 
-func results(t *testing.T, checks []check, scrub *report.Scrubber) map[string]report.Result {
+func results(t *testing.T, checks []check, scrub *selftestreport.Scrubber) map[string]selftestreport.Result {
 	t.Helper()
 	if scrub == nil {
-		scrub = report.NewScrubber(nil, nil)
+		scrub = selftestreport.NewScrubber(nil, nil)
 	}
-	got := map[string]report.Result{}
+	got := map[string]selftestreport.Result{}
 	var order []string
-	runChecks(context.Background(), checks, scrub, func(r report.Result) {
+	runChecks(context.Background(), checks, scrub, func(r selftestreport.Result) {
 		got[r.Name] = r
 		order = append(order, r.Name)
 	})
@@ -55,18 +55,18 @@ func TestSkipRules(t *testing.T) {
 		{name: "later", run: ok("x")},
 	}, nil)
 	want := map[string]struct {
-		status report.Status
+		status selftestreport.Status
 		detail string
 	}{
-		"probe":        {report.Skipped, "no CUIAutomation here"},
-		"a":            {report.Skipped, "needs probe: no CUIAutomation here"},
-		"b":            {report.Skipped, "needs probe: no CUIAutomation here"},
-		"broken":       {report.Fail, "the button was not clicked"},
-		"after-broken": {report.Skipped, "needs broken, which failed"},
-		"panics":       {report.Fail, "the check panicked: boom"},
-		"fine":         {report.OK, "all held here"},
-		"after-fine":   {report.OK, "ran"},
-		"orphan":       {report.Skipped, "needs later, which did not run before it"},
+		"probe":        {selftestreport.Skipped, "no CUIAutomation here"},
+		"a":            {selftestreport.Skipped, "needs probe: no CUIAutomation here"},
+		"b":            {selftestreport.Skipped, "needs probe: no CUIAutomation here"},
+		"broken":       {selftestreport.Fail, "the button was not clicked"},
+		"after-broken": {selftestreport.Skipped, "needs broken, which failed"},
+		"panics":       {selftestreport.Fail, "the check panicked: boom"},
+		"fine":         {selftestreport.OK, "all held here"},
+		"after-fine":   {selftestreport.OK, "ran"},
+		"orphan":       {selftestreport.Skipped, "needs later, which did not run before it"},
 	}
 	for name, w := range want {
 		if g := got[name]; g.Status != w.status || g.Detail != w.detail {
@@ -86,7 +86,7 @@ func TestSkipRules(t *testing.T) {
 // TestCheckDetailsAreScrubbed: what a check says passes through the
 // scrubber before it is printed or reported.
 func TestCheckDetailsAreScrubbed(t *testing.T) {
-	s := report.NewScrubber(map[string]string{"/home/ada/tmp/hearth-selftest-1": "<selftest-temp>"}, map[string]string{"ada": "<user>"})
+	s := selftestreport.NewScrubber(map[string]string{"/home/ada/tmp/hearth-selftest-1": "<selftest-temp>"}, map[string]string{"ada": "<user>"})
 	got := results(t, []check{
 		{name: "x", run: ok("wrote /home/ada/tmp/hearth-selftest-1/files/f.txt for ada")},
 		{name: "y", run: func(context.Context) (string, error) {
@@ -104,12 +104,12 @@ func TestCheckDetailsAreScrubbed(t *testing.T) {
 // TestCheckTimeout: a check that never returns is a FAIL once its
 // deadline passes, and the run goes on.
 func TestCheckTimeout(t *testing.T) {
-	var got []report.Result
+	var got []selftestreport.Result
 	runChecks(context.Background(), []check{
 		{name: "hangs", timeout: time.Millisecond, run: func(ctx context.Context) (string, error) { <-make(chan struct{}); return "", nil }},
 		{name: "next", run: ok("ran")},
-	}, report.NewScrubber(nil, nil), func(r report.Result) { got = append(got, r) })
-	if len(got) != 2 || got[0].Status != report.Fail || !strings.Contains(got[0].Detail, "did not finish") || got[1].Status != report.OK {
+	}, selftestreport.NewScrubber(nil, nil), func(r selftestreport.Result) { got = append(got, r) })
+	if len(got) != 2 || got[0].Status != selftestreport.Fail || !strings.Contains(got[0].Detail, "did not finish") || got[1].Status != selftestreport.OK {
 		t.Fatalf("%+v", got)
 	}
 }

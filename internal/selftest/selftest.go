@@ -35,7 +35,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/removetree"
-	"github.com/hearth-dev/hearth/internal/report"
+	"github.com/hearth-dev/hearth/internal/selftestreport"
 	"github.com/hearth-dev/hearth/internal/tray"
 	"github.com/hearth-dev/hearth/internal/uia"
 )
@@ -52,10 +52,10 @@ type Options struct {
 	// Stdout gets one line per check.
 	Stdout io.Writer
 	// DataDir is the user's data directory: the report is saved there as
-	// report.FileName for the control panel. Nothing else in it is read or
+	// selftestreport.FileName for the control panel. Nothing else in it is read or
 	// written. Empty: not saved.
 	DataDir string
-	// ReportPath, when set, gets a copy of the report.
+	// ReportPath, when set, gets a copy of the selftestreport.
 	ReportPath string
 	// Keep keeps the temporary directory (and says where it is).
 	Keep    bool
@@ -77,9 +77,9 @@ type Options struct {
 	notify func(tray.Notice) error
 }
 
-// Run runs every check and writes the report. Its error is ErrFailed when
+// Run runs every check and writes the selftestreport. Its error is ErrFailed when
 // a check failed, or what kept the run from starting or reporting.
-func Run(ctx context.Context, o Options) (*report.Report, error) {
+func Run(ctx context.Context, o Options) (*selftestreport.Report, error) {
 	if o.Stdout == nil {
 		o.Stdout = io.Discard
 	}
@@ -90,7 +90,7 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &report.Report{
+	rep := &selftestreport.Report{
 		RunID: r.id, HearthVersion: o.Version, GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
 		StartedAt: time.Now().UTC().Truncate(time.Millisecond),
 		Fixtures:  r.fixtures(),
@@ -101,25 +101,25 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 	}
 	fmt.Fprintf(o.Stdout, "Hearth selftest %s (%s/%s), run %s: %d checks on disposable fixtures\n",
 		o.Version, runtime.GOOS, runtime.GOARCH, r.id, len(checks))
-	runChecks(ctx, checks, r.scrub, func(res report.Result) {
+	runChecks(ctx, checks, r.scrub, func(res selftestreport.Result) {
 		rep.Add(res)
-		fmt.Fprintln(o.Stdout, report.Line(res))
+		fmt.Fprintln(o.Stdout, selftestreport.Line(res))
 	})
 	for _, res := range r.finish() {
 		res.Detail = r.scrub.Scrub(res.Detail)
 		rep.Add(res)
-		fmt.Fprintln(o.Stdout, report.Line(res))
+		fmt.Fprintln(o.Stdout, selftestreport.Line(res))
 	}
 	rep.FinishedAt = time.Now().UTC().Truncate(time.Millisecond)
 	var werr error
 	var saved []string
 	if o.DataDir != "" {
-		p := filepath.Join(o.DataDir, report.FileName)
-		werr = report.Write(p, rep)
+		p := filepath.Join(o.DataDir, selftestreport.FileName)
+		werr = selftestreport.Write(p, rep)
 		saved = append(saved, p)
 	}
 	if o.ReportPath != "" {
-		werr = errors.Join(werr, report.Write(o.ReportPath, rep))
+		werr = errors.Join(werr, selftestreport.Write(o.ReportPath, rep))
 		saved = append(saved, o.ReportPath)
 	}
 	fmt.Fprintf(o.Stdout, "%d ok, %d FAIL, %d skipped", rep.Counts.OK, rep.Counts.Fail, rep.Counts.Skipped)
@@ -156,7 +156,7 @@ type run struct {
 	dataDir string // the temporary Hearth's data directory
 	root    string // its fs root
 	outside string // a directory outside the root, for the escape checks
-	scrub   *report.Scrubber
+	scrub   *selftestreport.Scrubber
 
 	hearth  *hearth
 	fixture *fixtureProc
@@ -208,8 +208,8 @@ func newRun(o Options) (*run, error) {
 }
 
 // newScrubber hides the machine's paths and the user's name from the
-// report.
-func newScrubber(r *run) *report.Scrubber {
+// selftestreport.
+func newScrubber(r *run) *selftestreport.Scrubber {
 	paths := map[string]string{
 		r.root: "<fs-root>", r.outside: "<outside>", r.dataDir: "<selftest-data>", r.base: "<selftest-temp>",
 		r.exe: "<program>", filepath.Dir(r.exe): "<program-dir>", os.TempDir(): "<temp>",
@@ -229,12 +229,12 @@ func newScrubber(r *run) *report.Scrubber {
 	if h, err := os.Hostname(); err == nil {
 		words[h] = "<hostname>"
 	}
-	return report.NewScrubber(paths, words)
+	return selftestreport.NewScrubber(paths, words)
 }
 
 // fixtures names what the run creates.
-func (r *run) fixtures() report.Fixtures {
-	return report.Fixtures{
+func (r *run) fixtures() selftestreport.Fixtures {
+	return selftestreport.Fixtures{
 		WindowTitle: FixtureTitle(r.id),
 		Credential:  CredentialName(r.id),
 		Task:        TaskName(r.id),
@@ -257,7 +257,7 @@ func (r *run) onFinish(what string, fn func() error) { r.undo = append(r.undo, t
 // finish tears down what the checks made, last first, and then removes
 // the temporary directory (unless Keep). A teardown that fails is a FAIL:
 // the run promised to leave nothing behind.
-func (r *run) finish() []report.Result {
+func (r *run) finish() []selftestreport.Result {
 	t0 := time.Now()
 	var problems []string
 	for i := len(r.undo) - 1; i >= 0; i-- {
@@ -266,7 +266,7 @@ func (r *run) finish() []report.Result {
 		}
 	}
 	r.undo = nil
-	res := report.Result{Name: "cleanup"}
+	res := selftestreport.Result{Name: "cleanup"}
 	if r.o.Keep {
 		res.Detail = fmt.Sprintf("removed the run's task, credential, windows and processes; kept its temporary directory %s (--keep)", r.base)
 		fmt.Fprintf(r.o.Stdout, "kept the selftest's temporary directory: %s\n", r.base)
@@ -277,11 +277,11 @@ func (r *run) finish() []report.Result {
 		res.Detail = "removed every fixture and the temporary directory"
 	}
 	res.MS = time.Since(t0).Milliseconds()
-	res.Status = report.OK
+	res.Status = selftestreport.OK
 	if len(problems) > 0 {
-		res.Status, res.Detail = report.Fail, "left behind: "+strings.Join(problems, "; ")
+		res.Status, res.Detail = selftestreport.Fail, "left behind: "+strings.Join(problems, "; ")
 	}
-	return []report.Result{res}
+	return []selftestreport.Result{res}
 }
 
 // removeAll removes dir, retrying briefly: on Windows a child process that

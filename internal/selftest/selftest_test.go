@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/report"
+	"github.com/hearth-dev/hearth/internal/selftestreport"
 )
 
 // TestMain lets the test binary be the selftest's fixture children, as
@@ -108,20 +108,20 @@ func TestRunLeavesNothingBehind(t *testing.T) {
 	dataBefore := tree(t, dataDir)
 
 	var stdout bytes.Buffer
-	rep, err := Run(context.Background(), Options{Stdout: &stdout, DataDir: dataDir, ReportPath: filepath.Join(out, "report.json"), Version: "test"})
+	rep, err := Run(context.Background(), Options{Stdout: &stdout, DataDir: dataDir, ReportPath: filepath.Join(out, "selftestreport.json"), Version: "test"})
 	t.Logf("selftest output:\n%s", stdout.String())
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	statuses := map[string]report.Result{}
+	statuses := map[string]selftestreport.Result{}
 	for _, c := range rep.Checks {
 		statuses[c.Name] = c
-		if c.Status == report.Skipped && strings.TrimSpace(c.Detail) == "" {
+		if c.Status == selftestreport.Skipped && strings.TrimSpace(c.Detail) == "" {
 			t.Errorf("%s was skipped without a reason", c.Name)
 		}
 	}
 	for _, name := range mustPass() {
-		if statuses[name].Status != report.OK {
+		if statuses[name].Status != selftestreport.OK {
 			t.Errorf("%s: %s %s, want ok here", name, statuses[name].Status, statuses[name].Detail)
 		}
 	}
@@ -139,14 +139,14 @@ func TestRunLeavesNothingBehind(t *testing.T) {
 	}
 	dataAfter := tree(t, dataDir)
 	added := slices.DeleteFunc(slices.Clone(dataAfter), func(s string) bool { return slices.Contains(dataBefore, s) })
-	if len(added) != 1 || !strings.HasPrefix(added[0], report.FileName+" ") || len(dataAfter) != len(dataBefore)+1 {
+	if len(added) != 1 || !strings.HasPrefix(added[0], selftestreport.FileName+" ") || len(dataAfter) != len(dataBefore)+1 {
 		t.Errorf("the data directory changed beyond the report: before %v, after %v", dataBefore, dataAfter)
 	}
-	saved, err := os.ReadFile(filepath.Join(dataDir, report.FileName))
+	saved, err := os.ReadFile(filepath.Join(dataDir, selftestreport.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	copied, err := os.ReadFile(filepath.Join(out, "report.json"))
+	copied, err := os.ReadFile(filepath.Join(out, "selftestreport.json"))
 	if err != nil || !bytes.Equal(saved, copied) {
 		t.Errorf("the --report copy differs from the saved report: %v", err)
 	}
@@ -174,7 +174,7 @@ func TestRunLeavesNothingBehind(t *testing.T) {
 }
 
 // TestFailedCheckFailsTheRun: one FAIL makes Run answer ErrFailed (exit
-// code 1), prints the FAIL line and still writes the report.
+// code 1), prints the FAIL line and still writes the selftestreport.
 func TestFailedCheckFailsTheRun(t *testing.T) {
 	dataDir := t.TempDir()
 	t.Setenv("TMPDIR", t.TempDir())
@@ -189,7 +189,7 @@ func TestFailedCheckFailsTheRun(t *testing.T) {
 	if !errors.Is(err, ErrFailed) {
 		t.Fatalf("Run: %v, want ErrFailed", err)
 	}
-	if rep.Counts != (report.Counts{OK: 2, Fail: 1, Skipped: 1}) {
+	if rep.Counts != (selftestreport.Counts{OK: 2, Fail: 1, Skipped: 1}) {
 		t.Fatalf("counts %+v (cleanup counts as ok)", rep.Counts)
 	}
 	for _, want := range []string{"FAIL    broken", "the click counter stayed at 0", "skipped absent", "no notification area", "2 ok, 1 FAIL, 1 skipped"} {
@@ -197,7 +197,7 @@ func TestFailedCheckFailsTheRun(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, stdout.String())
 		}
 	}
-	s, found, err := report.LastSummary(dataDir)
+	s, found, err := selftestreport.LastSummary(dataDir)
 	if err != nil || !found || s.Counts != rep.Counts {
 		t.Fatalf("saved report: %+v %v %v", s, found, err)
 	}
@@ -255,7 +255,7 @@ func TestSelftestHearthMakesNoBackup(t *testing.T) {
 		t.Fatalf("Run: %v\n%s", err, stdout.String())
 	}
 	for _, c := range rep.Checks {
-		if c.Status != report.OK {
+		if c.Status != selftestreport.OK {
 			t.Fatalf("%s: %s %s", c.Name, c.Status, c.Detail)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/hearth-dev/hearth/internal/report"
+	"github.com/hearth-dev/hearth/internal/selftestreport"
 	"github.com/hearth-dev/hearth/internal/session"
 )
 
@@ -48,16 +48,16 @@ func TestSessionCheckTalksToARealConsoleProgram(t *testing.T) {
 		}})
 	}})
 	t.Logf("selftest output:\n%s", stdout.String())
-	got := map[string]report.Result{}
+	got := map[string]selftestreport.Result{}
 	for _, c := range rep.Checks {
 		got[c.Name] = c
 	}
 	want := []string{"hearth.start", "session.console", "session.after"}
-	if runtime.GOOS == "windows" && got["session.console"].Status == report.Skipped {
+	if runtime.GOOS == "windows" && got["session.console"].Status == selftestreport.Skipped {
 		want = want[:1] // no usable ConPTY here (Wine): the skip names Hearth's reason
 	}
 	for _, name := range want {
-		if got[name].Status != report.OK {
+		if got[name].Status != selftestreport.OK {
 			t.Errorf("%s: %s %s", name, got[name].Status, got[name].Detail)
 		}
 	}

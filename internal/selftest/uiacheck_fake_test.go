@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hearth-dev/hearth/internal/report"
+	"github.com/hearth-dev/hearth/internal/selftestreport"
 	"github.com/hearth-dev/hearth/internal/uia"
 	"github.com/hearth-dev/hearth/internal/uia/uiatest"
 )
@@ -108,7 +108,7 @@ func uiChecks(r *run) []check {
 	return out
 }
 
-func runFakeUI(t *testing.T, deaf string) (*report.Report, *uiatest.FakeProvider, string) {
+func runFakeUI(t *testing.T, deaf string) (*selftestreport.Report, *uiatest.FakeProvider, string) {
 	t.Helper()
 	t.Setenv("TMPDIR", t.TempDir())
 	f := NewFixture("fa4efa4e")
@@ -130,9 +130,9 @@ func TestUIChecksFakeDesktop(t *testing.T) {
 	rep, p, out := runFakeUI(t, "")
 	t.Logf("selftest output:\n%s", out)
 	for _, c := range rep.Checks {
-		want := report.OK
+		want := selftestreport.OK
 		if c.Name == "uia.elevated" {
-			want = report.Skipped
+			want = selftestreport.Skipped
 		}
 		if c.Status != want {
 			t.Errorf("%s: %s %s, want %s\n%s", c.Name, c.Status, c.Detail, want, out)
@@ -161,7 +161,7 @@ func TestUIChecksFakeDesktop(t *testing.T) {
 func TestUIChecksFailWhenTheWindowDoesNotChange(t *testing.T) {
 	rep, _, out := runFakeUI(t, "101")
 	for _, c := range rep.Checks {
-		if c.Name == "uia.invoke" && (c.Status != report.Fail || !strings.Contains(c.Detail, "after invoke")) {
+		if c.Name == "uia.invoke" && (c.Status != selftestreport.Fail || !strings.Contains(c.Detail, "after invoke")) {
 			t.Fatalf("uia.invoke: %s %s\n%s", c.Status, c.Detail, out)
 		}
 	}

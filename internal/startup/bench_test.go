@@ -2,6 +2,7 @@ package startup_test
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -46,6 +47,18 @@ func benchHome(b *testing.B) string {
 	put(".ssh/config.d/work", "Host work\n  HostName example.invalid\n")
 	for i := range 4 {
 		put(fmt.Sprintf(".local/lib/python3.12/site-packages/__editable__.proj%d.pth", i), filepath.Join(home, "src", fmt.Sprintf("proj%d", i))+"\n")
+	}
+	// As a home is: its files changed long ago (a file changed within
+	// the last two seconds is read again at every look).
+	old := time.Now().Add(-time.Hour)
+	err = filepath.WalkDir(home, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Chtimes(p, old, old)
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 	return home
 }

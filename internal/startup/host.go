@@ -6,6 +6,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // host is this PC as one look at the sources sees it: its OS and its
@@ -386,7 +387,7 @@ func fileStamp(p string) string {
 	if err != nil || fi.IsDir() {
 		return ""
 	}
-	return strconv.FormatInt(fi.Size(), 10) + "@" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
+	return strconv.FormatInt(fi.Size(), 10) + "@" + racy(fi.ModTime())
 }
 
 // dirStamp is a folder's modification time (it changes when a name in
@@ -396,7 +397,24 @@ func dirStamp(p string) string {
 	if err != nil || !fi.IsDir() {
 		return ""
 	}
-	return "d@" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
+	return "d@" + racy(fi.ModTime())
+}
+
+// racyWindow is how recent a modification time is not trusted: file
+// systems keep coarse times (a few milliseconds on Linux, more on some),
+// so two changes within one tick may leave the same time and size.
+const racyWindow = 2 * time.Second
+
+// racy is a modification time as a stamp; within racyWindow of now it
+// is made unique, so the source is read again at every look until its
+// time is old enough to tell a later change (as git does with racily
+// clean files).
+func racy(mod time.Time) string {
+	s := strconv.FormatInt(mod.UnixNano(), 10)
+	if now := time.Now(); now.Sub(mod) < racyWindow {
+		s += "~" + strconv.FormatInt(now.UnixNano(), 10)
+	}
+	return s
 }
 
 // windowsCommand splits a Windows command line as CreateProcess reads

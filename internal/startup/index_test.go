@@ -2,6 +2,7 @@ package startup
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -379,4 +380,47 @@ func TestShellVariablesSetBeforeASource(t *testing.T) {
 	h := newHome(t)
 	h.write(".bashrc", "export NVM_DIR=\"$HOME/.nvm\"\n[ -s \"$NVM_DIR/nvm.sh\" ] && \\. \"$NVM_DIR/nvm.sh\"  # This loads nvm\n")
 	h.hit(".nvm/nvm.sh", KindShell, "~/.bashrc")
+}
+
+// TestConcurrentChecks: checks from many calls at once, while an entry
+// changes, share one index safely (run with -race).
+func TestConcurrentChecks(t *testing.T) {
+	h := newHome(t)
+	h.write(".config/autostart/a.desktop", "[Desktop Entry]\nName=A\nExec=python3 "+h.dir+"/apps/a.py\n")
+	done := make(chan struct{})
+	for range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range 50 {
+				h.idx.Match(filepath.Join(h.dir, "apps", "a.py"))
+				h.idx.Entries()
+			}
+		}()
+	}
+	for i := range 20 {
+		h.write(".config/autostart/a.desktop", fmt.Sprintf("[Desktop Entry]\nName=A%d\nExec=python3 %s/apps/a.py\n", i, h.dir))
+	}
+	for range 4 {
+		<-done
+	}
+	h.hit("apps/a.py", KindAutostart, "A19")
+}
+
+// TestSameSizeAndTimeChangeCounts: an entry rewritten with the same size
+// within the file system's time tick (its modification time unchanged)
+// still counts: a recent time is not trusted.
+func TestSameSizeAndTimeChangeCounts(t *testing.T) {
+	h := newHome(t)
+	d := h.write(".config/autostart/a.desktop", "[Desktop Entry]\nName=A\nExec=python3 "+h.dir+"/apps/a.py\n")
+	h.hit("apps/a.py", KindAutostart, "A")
+	fi, err := os.Stat(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.write(".config/autostart/a.desktop", "[Desktop Entry]\nName=B\nExec=python3 "+h.dir+"/apps/b.py\n")
+	if err := os.Chtimes(d, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	h.hit("apps/b.py", KindAutostart, "B")
+	h.miss("apps/a.py")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -29,149 +30,195 @@ const maxErrorLine = 300
 // shown as LastError; as no child ran, it does not count towards the
 // crash loop.
 func (s *Supervisor) supervise(ctx context.Context, r *run, logf *rotatingLog) {
-	defer close(r.done)
-	defer logf.Close()
-	defer func() {
-		if ctx.Err() != nil {
-			s.setState(r, StateStopped, "stopped")
-			s.note(logf, "stopped")
-		}
-		s.mu.Lock()
-		if s.run == r {
-			s.run = nil
-		}
-		s.mu.Unlock()
-	}()
+	v := &supervision{s: s, ctx: ctx, r: r, logf: logf, delay: s.t.backoffMin}
+	defer v.finish()
+	for v.next() {
+	}
+}
 
-	delay := s.t.backoffMin
-	var failures []time.Time
-	restarts := 0
-	// wait sleeps delay (a Restart cuts it short) and doubles it; false
-	// when ctx ended.
-	wait := func() bool {
-		timer := time.NewTimer(delay)
-		defer timer.Stop()
-		select {
-		case <-ctx.Done():
-			return false
-		case <-r.restart:
-			delay = s.t.backoffMin
-		case <-timer.C:
-			delay = min(2*delay, s.t.backoffMax)
+// supervision is one run of supervise: what its loop carries from one
+// child to the next, and the one place (record) where a change of the
+// tunnel's state is written.
+type supervision struct {
+	s    *Supervisor
+	ctx  context.Context
+	r    *run
+	logf *rotatingLog
+	// delay is the next backoff; failures the exits within loopWindow;
+	// restarts the children started again so far.
+	delay    time.Duration
+	failures []time.Time
+	restarts int
+}
+
+// change is one change of the tunnel's state while no child runs (or as
+// one starts), which record writes once, three ways: the Status, a line
+// of the tunnel log, and an entry of Hearth's log.
+type change struct {
+	state  State
+	reason string
+	// pid is the child's (0: none runs).
+	pid int
+	// lastErr, when set, becomes Status.LastError.
+	lastErr string
+	// note is the tunnel log's line; event, when set, Hearth's log
+	// message at level, with attrs.
+	note  string
+	level slog.Level
+	event string
+	attrs []any
+}
+
+// record writes c: the Status (if r is still the current supervision),
+// the tunnel log, Hearth's log.
+func (v *supervision) record(c change) {
+	v.s.update(v.r, func(st *Status) {
+		st.State, st.Reason, st.PID = c.state, c.reason, c.pid
+		if c.lastErr != "" {
+			st.LastError = truncate(c.lastErr, maxErrorLine)
 		}
+	})
+	if c.note != "" {
+		v.s.note(v.logf, c.note)
+	}
+	if c.event != "" {
+		v.s.log.Log(context.Background(), c.level, c.event, c.attrs...)
+	}
+}
+
+// finish ends the supervision: stopped when ctx ended, the Supervisor
+// free for another, the log closed, then done.
+func (v *supervision) finish() {
+	if v.ctx.Err() != nil {
+		v.record(change{state: StateStopped, reason: "stopped", note: "stopped"})
+	}
+	v.s.mu.Lock()
+	if v.s.run == v.r {
+		v.s.run = nil
+	}
+	v.s.mu.Unlock()
+	v.logf.Close()
+	close(v.r.done)
+}
+
+// wait sleeps the backoff (a Restart cuts it short) and doubles it; false
+// when ctx ended.
+func (v *supervision) wait() bool {
+	timer := time.NewTimer(v.delay)
+	defer timer.Stop()
+	select {
+	case <-v.ctx.Done():
+		return false
+	case <-v.r.restart:
+		v.delay = v.s.t.backoffMin
+	case <-timer.C:
+		v.delay = min(2*v.delay, v.s.t.backoffMax)
+	}
+	return true
+}
+
+// retry records c and waits the backoff; false when ctx ended meanwhile.
+func (v *supervision) retry(c change) bool {
+	v.record(c)
+	return v.wait()
+}
+
+// end records c, after which the supervision ends.
+func (v *supervision) end(c change) bool {
+	v.record(c)
+	return false
+}
+
+// next prepares and runs one child and decides what follows: true to go
+// on with another (after any backoff), false to end the supervision.
+func (v *supervision) next() bool {
+	s := v.s
+	cfg := s.Config()
+	// A profile made for another tunnel ID or address is made again first
+	// (before the client is opened: init opens it too). A pinned file that
+	// changed is left to openClient below.
+	if ran, err := s.ensureProfile(v.ctx, cfg); err != nil && !errors.Is(err, ErrClientChanged) && !errors.Is(err, ErrNotPinned) {
+		if v.ctx.Err() != nil {
+			return false
+		}
+		return v.retry(change{state: StateBackoff, lastErr: err.Error(),
+			reason: fmt.Sprintf("the connection could not be prepared (see the last error); trying again in %s", v.delay),
+			note:   fmt.Sprintf("not starting tunnel-client: %s; trying again in %s", err, v.delay),
+			level:  slog.LevelWarn, event: "tunnel: make the profile; trying again", attrs: []any{"err", err, "in", v.delay}})
+	} else if ran && err == nil {
+		s.note(v.logf, "profile made again for tunnel "+cfg.TunnelID+" and "+s.MCPURL())
+	}
+	cl, err := s.openClient(cfg)
+	if errors.Is(err, ErrClientUnreadable) {
+		return v.retry(change{state: StateBackoff, lastErr: err.Error(),
+			reason: fmt.Sprintf("the pinned tunnel-client could not be read (see the last error); trying again in %s", v.delay),
+			note:   fmt.Sprintf("not starting tunnel-client now: %s; trying again in %s", err, v.delay),
+			level:  slog.LevelWarn, event: "tunnel: pinned tunnel-client unreadable; trying again", attrs: []any{"err", err, "in", v.delay}})
+	}
+	if err != nil {
+		state := StateNotConfigured
+		if errors.Is(err, ErrClientChanged) {
+			state = StateClientChanged
+		}
+		return v.end(change{state: state, reason: err.Error(), note: "not starting tunnel-client: " + err.Error(),
+			level: slog.LevelError, event: "tunnel: not starting tunnel-client", attrs: []any{"err", err}})
+	}
+	key, gen, err := s.readKeyGen()
+	if err != nil {
+		reason := "no tunnel runtime key yet (enter it on the Setup page)"
+		if !errors.Is(err, secrets.ErrNotFound) {
+			reason = "the tunnel runtime key cannot be read from the secrets store"
+			s.log.Warn("tunnel: read key", "err", err)
+		}
+		cl.Close()
+		return v.end(change{state: StateNotConfigured, reason: reason, note: "not starting tunnel-client: " + reason})
+	}
+	started := time.Now()
+	res := v.runOnce(cfg, cl, key, gen)
+	if v.ctx.Err() != nil {
+		return false
+	}
+	if res.keyRefused && s.keyGeneration() != gen {
+		// A new key was saved while the refused one's child ended: start
+		// with the new key at once.
+		res.restart = true
+	}
+	if res.restart {
+		s.note(v.logf, "restarting tunnel-client on request")
+		v.delay = s.t.backoffMin
 		return true
 	}
-	for {
-		cfg := s.Config()
-		// A profile made for another tunnel ID or address is made again
-		// first (before the client is opened: init opens it too). A
-		// pinned file that changed is left to openClient below.
-		if ran, err := s.ensureProfile(ctx, cfg); err != nil && !errors.Is(err, ErrClientChanged) && !errors.Is(err, ErrNotPinned) {
-			if ctx.Err() != nil {
-				return
-			}
-			msg := err.Error()
-			s.update(r, func(st *Status) {
-				st.State, st.PID, st.LastError = StateBackoff, 0, truncate(msg, maxErrorLine)
-				st.Reason = fmt.Sprintf("the connection could not be prepared (see the last error); trying again in %s", delay)
-			})
-			s.note(logf, fmt.Sprintf("not starting tunnel-client: %s; trying again in %s", msg, delay))
-			s.log.Warn("tunnel: make the profile; trying again", "err", err, "in", delay)
-			if !wait() {
-				return
-			}
-			continue
-		} else if ran && err == nil {
-			s.note(logf, "profile made again for tunnel "+cfg.TunnelID+" and "+s.MCPURL())
-		}
-		cl, err := s.openClient(cfg)
-		if errors.Is(err, ErrClientUnreadable) {
-			msg := err.Error()
-			s.update(r, func(st *Status) {
-				st.State, st.PID, st.LastError = StateBackoff, 0, truncate(msg, maxErrorLine)
-				st.Reason = fmt.Sprintf("the pinned tunnel-client could not be read (see the last error); trying again in %s", delay)
-			})
-			s.note(logf, fmt.Sprintf("not starting tunnel-client now: %s; trying again in %s", msg, delay))
-			s.log.Warn("tunnel: pinned tunnel-client unreadable; trying again", "err", err, "in", delay)
-			if !wait() {
-				return
-			}
-			continue
-		}
-		if err != nil {
-			state, reason := StateNotConfigured, err.Error()
-			if errors.Is(err, ErrClientChanged) {
-				state = StateClientChanged
-			}
-			s.setState(r, state, reason)
-			s.note(logf, "not starting tunnel-client: "+reason)
-			s.log.Error("tunnel: not starting tunnel-client", "err", err)
-			return
-		}
-		key, gen, err := s.readKeyGen()
-		if err != nil {
-			reason := "no tunnel runtime key yet (enter it on the Setup page)"
-			if !errors.Is(err, secrets.ErrNotFound) {
-				reason = "the tunnel runtime key cannot be read from the secrets store"
-				s.log.Warn("tunnel: read key", "err", err)
-			}
-			cl.Close()
-			s.setState(r, StateNotConfigured, reason)
-			s.note(logf, "not starting tunnel-client: "+reason)
-			return
-		}
-		started := time.Now()
-		res := s.runOnce(ctx, r, cfg, cl, key, gen, logf)
-		if ctx.Err() != nil {
-			return
-		}
-		if res.keyRefused && s.keyGeneration() != gen {
-			// A new key was saved while the refused one's child ended:
-			// start with the new key at once.
-			res.restart = true
-		}
-		if res.restart {
-			s.note(logf, "restarting tunnel-client on request")
-			delay = s.t.backoffMin
-			continue
-		}
-		if res.keyRefused {
-			// The same key would be refused again: no restart loop.
-			s.update(r, func(st *Status) {
-				st.State, st.Reason, st.PID = StateKeyRefused, ReasonKeyRefused, 0
-				st.LastError = truncate(res.desc, maxErrorLine)
-			})
-			s.note(logf, "tunnel-client "+res.desc+"; OpenAI refused the key, not restarting until a new key is saved")
-			s.log.Error("tunnel: the control plane refused the runtime key; not restarting", "exit", res.desc)
-			return
-		}
-		now := time.Now()
-		if now.Sub(started) >= s.t.healthyAfter {
-			delay = s.t.backoffMin
-		}
-		failures = append(recent(failures, now, s.t.loopWindow), now)
-		s.update(r, func(st *Status) {
-			if st.LastError == "" || !res.sawError {
-				st.LastError = res.desc
-			}
-		})
-		if len(failures) >= s.t.loopFailures {
-			reason := fmt.Sprintf("tunnel-client exited %d times within %s; not restarting it until it is started again (see the tunnel log)",
-				len(failures), s.t.loopWindow)
-			s.setState(r, StateCrashLoop, reason)
-			s.note(logf, "crash loop: "+reason)
-			s.log.Error("tunnel: crash loop; not restarting", "exits", len(failures), "window", s.t.loopWindow, "last", res.desc)
-			return
-		}
-		s.setState(r, StateBackoff, fmt.Sprintf("tunnel-client %s; restarting in %s", res.summary, delay))
-		s.note(logf, fmt.Sprintf("tunnel-client %s; restarting in %s", res.desc, delay))
-		s.log.Warn("tunnel: tunnel-client exited; restarting", "exit", res.desc, "in", delay)
-		if !wait() {
-			return
-		}
-		restarts++
-		s.update(r, func(st *Status) { st.Restarts = restarts })
+	if res.keyRefused {
+		// The same key would be refused again: no restart loop.
+		return v.end(change{state: StateKeyRefused, reason: ReasonKeyRefused, lastErr: res.desc,
+			note:  "tunnel-client " + res.desc + "; OpenAI refused the key, not restarting until a new key is saved",
+			level: slog.LevelError, event: "tunnel: the control plane refused the runtime key; not restarting", attrs: []any{"exit", res.desc}})
 	}
+	now := time.Now()
+	if now.Sub(started) >= s.t.healthyAfter {
+		v.delay = s.t.backoffMin
+	}
+	v.failures = append(recent(v.failures, now, s.t.loopWindow), now)
+	s.update(v.r, func(st *Status) {
+		if st.LastError == "" || !res.sawError {
+			st.LastError = res.desc
+		}
+	})
+	if len(v.failures) >= s.t.loopFailures {
+		reason := fmt.Sprintf("tunnel-client exited %d times within %s; not restarting it until it is started again (see the tunnel log)",
+			len(v.failures), s.t.loopWindow)
+		return v.end(change{state: StateCrashLoop, reason: reason, note: "crash loop: " + reason,
+			level: slog.LevelError, event: "tunnel: crash loop; not restarting", attrs: []any{"exits", len(v.failures), "window", s.t.loopWindow, "last", res.desc}})
+	}
+	if !v.retry(change{state: StateBackoff, reason: fmt.Sprintf("tunnel-client %s; restarting in %s", res.summary, v.delay),
+		note:  fmt.Sprintf("tunnel-client %s; restarting in %s", res.desc, v.delay),
+		level: slog.LevelWarn, event: "tunnel: tunnel-client exited; restarting", attrs: []any{"exit", res.desc, "in", v.delay}}) {
+		return false
+	}
+	v.restarts++
+	restarts := v.restarts
+	s.update(v.r, func(st *Status) { st.Restarts = restarts })
+	return true
 }
 
 // recent returns the times within window before now.
@@ -239,7 +286,8 @@ type runResult struct {
 // runOnce starts one child from the verified cl (closing it once the child
 // started) and waits for it, watching its readiness meanwhile. gen is the
 // key's generation (readKeyGen).
-func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, cl *client, key string, gen uint64, logf *rotatingLog) runResult {
+func (v *supervision) runOnce(cfg config.Tunnel, cl *client, key string, gen uint64) runResult {
+	s, ctx, r, logf := v.s, v.ctx, v.r, v.logf
 	closeClient := sync.OnceFunc(func() { cl.Close() })
 	defer closeClient()
 	urlFile := s.healthURLFile()
@@ -251,20 +299,13 @@ func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, cl 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	fail := func(what string, err error) runResult {
-		msg := redact(fmt.Sprintf("%s: %v", what, err), key)
-		s.note(logf, msg)
-		s.log.Error("tunnel: "+what, "err", redact(err.Error(), key))
-		s.update(r, func(st *Status) { st.LastError = truncate(msg, maxErrorLine) })
-		return runResult{desc: msg, summary: "could not be started", sawError: true}
-	}
 	env, err := proc.Environ(map[string]string{EnvKey: key})
 	if err != nil {
-		return fail("prepare tunnel-client environment", err)
+		return v.startFailed("prepare tunnel-client environment", err, key)
 	}
 	tree, err := proc.NewTree()
 	if err != nil {
-		return fail("start tunnel-client", err)
+		return v.startFailed("start tunnel-client", err, key)
 	}
 	defer tree.Close()
 
@@ -280,51 +321,12 @@ func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, cl 
 	// The read end is the child's stdin; Hearth never writes, and the
 	// child sees EOF when Hearth closes it or dies.
 	if _, err := cmd.StdinPipe(); err != nil {
-		return fail("start tunnel-client", err)
+		return v.startFailed("start tunnel-client", err, key)
 	}
 
-	var mu sync.Mutex
-	var lastStderr string
-	sawError := false
-	// refusedAt is when the child last said the control plane refused the
-	// key (zero: never this run).
-	var refusedAt time.Time
-	refused := func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return refusedAt
-	}
-	emit := func(stream string) func(string) {
-		return func(line string) {
-			if err := logf.WriteLine(stamp(time.Now()) + " " + stream + ": " + line); err != nil {
-				s.log.Warn("tunnel: write log", "err", err)
-			}
-			if strings.TrimSpace(line) == "" {
-				return
-			}
-			mu.Lock()
-			if stream == "stderr" {
-				lastStderr = line
-			}
-			isErr := errorLine(line)
-			if isErr {
-				sawError = true
-			}
-			if keyRefusedLine(line) {
-				refusedAt = time.Now()
-			}
-			mu.Unlock()
-			if isErr {
-				s.update(r, func(st *Status) {
-					if s.keyGen == gen {
-						st.LastError = truncate(line, maxErrorLine)
-					}
-				})
-			}
-		}
-	}
-	stdout := &lineWriter{key: key, emit: emit("stdout")}
-	stderr := &lineWriter{key: key, emit: emit("stderr")}
+	out := &childOutput{v: v, gen: gen}
+	stdout := &lineWriter{key: key, emit: func(line string) { out.line("stdout", line) }}
+	stderr := &lineWriter{key: key, emit: func(line string) { out.line("stderr", line) }}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.Cancel = func() error {
 		err := tree.Interrupt()
@@ -346,21 +348,19 @@ func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, cl 
 	err = tree.StartContext(runCtx, cmd)
 	closeClient()
 	if err != nil {
-		return fail("start tunnel-client", err)
+		return v.startFailed("start tunnel-client", err, key)
 	}
 	started := time.Now()
 	pid := cmd.Process.Pid
-	s.update(r, func(st *Status) {
-		st.State, st.Reason, st.PID = StateStarting, "waiting for tunnel-client to report ready", pid
-	})
-	s.note(logf, fmt.Sprintf("started %s (pid %d, sha256 %s) %s", cl.Name, pid, cfg.ClientSHA256, strings.Join(args, " ")))
-	s.log.Info("tunnel: tunnel-client started", "pid", pid)
+	v.record(change{state: StateStarting, reason: "waiting for tunnel-client to report ready", pid: pid,
+		note:  fmt.Sprintf("started %s (pid %d, sha256 %s) %s", cl.Name, pid, cfg.ClientSHA256, strings.Join(args, " ")),
+		level: slog.LevelInfo, event: "tunnel: tunnel-client started", attrs: []any{"pid", pid}})
 
 	restarted := make(chan bool, 1)
 	healthDone := make(chan struct{})
 	go func() {
 		defer close(healthDone)
-		s.watchHealth(runCtx, r, urlFile, key, gen, started, refused)
+		s.watchHealth(runCtx, r, urlFile, key, gen, started, out.refused)
 	}()
 	go func() {
 		select {
@@ -380,8 +380,76 @@ func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, cl 
 	stdout.Flush()
 	stderr.Flush()
 
+	res := out.result(cmd.ProcessState, waitErr, ran, restart)
+	if ctx.Err() == nil && !restart {
+		s.note(logf, "tunnel-client "+res.desc)
+	} else {
+		s.note(logf, fmt.Sprintf("tunnel-client (pid %d) stopped after %s", pid, ran))
+	}
+	return res
+}
+
+// startFailed records that a child could not be started (what failed,
+// and err, with the key redacted): LastError, the tunnel log, Hearth's
+// log. The state is left to the supervision's next change.
+func (v *supervision) startFailed(what string, err error, key string) runResult {
+	msg := redact(fmt.Sprintf("%s: %v", what, err), key)
+	v.s.note(v.logf, msg)
+	v.s.log.Error("tunnel: "+what, "err", redact(err.Error(), key))
+	v.s.update(v.r, func(st *Status) { st.LastError = truncate(msg, maxErrorLine) })
+	return runResult{desc: msg, summary: "could not be started", sawError: true}
+}
+
+// childOutput follows one child's output lines: each goes to the tunnel
+// log; an error line becomes LastError (while the child's key is still
+// the current one), and what the run's end needs is kept.
+type childOutput struct {
+	v   *supervision
+	gen uint64 // the key's generation the child started with
+
+	mu         sync.Mutex
+	lastStderr string
+	sawError   bool
+	// refusedAt is when the child last said the control plane refused the
+	// key (zero: never this run).
+	refusedAt time.Time
+}
+
+// line takes one line the child wrote to stream (stdout or stderr).
+func (o *childOutput) line(stream, line string) {
+	s := o.v.s
+	if err := o.v.logf.WriteLine(stamp(time.Now()) + " " + stream + ": " + line); err != nil {
+		s.log.Warn("tunnel: write log", "err", err)
+	}
+	if strings.TrimSpace(line) == "" {
+		return
+	}
+	o.mu.Lock()
+	if stream == "stderr" {
+		o.lastStderr = line
+	}
+	isErr := errorLine(line)
+	if isErr {
+		o.sawError = true
+	}
+	if keyRefusedLine(line) {
+		o.refusedAt = time.Now()
+	}
+	o.mu.Unlock()
+	if isErr {
+		s.update(o.v.r, func(st *Status) {
+			if s.keyGen == o.gen {
+				st.LastError = truncate(line, maxErrorLine)
+			}
+		})
+	}
+}
+
+// result says how the child's run ended, from its process state (nil
+// when it could not be waited for), the error of Wait, how long it ran
+// and whether a Restart stopped it.
+func (o *childOutput) result(state *os.ProcessState, waitErr error, ran time.Duration, restart bool) runResult {
 	res := runResult{restart: restart}
-	state := cmd.ProcessState
 	switch {
 	case state == nil:
 		res.summary = "ended"
@@ -393,19 +461,21 @@ func (s *Supervisor) runOnce(ctx context.Context, r *run, cfg config.Tunnel, cl 
 		res.summary = "was killed"
 		res.desc = fmt.Sprintf("ended (%s) after %s", state, ran)
 	}
-	mu.Lock()
-	res.sawError = sawError
-	res.keyRefused = !refusedAt.IsZero()
-	if !sawError && lastStderr != "" && (state == nil || state.ExitCode() != 0) {
-		res.desc += ": " + truncate(lastStderr, maxErrorLine)
+	o.mu.Lock()
+	res.sawError = o.sawError
+	res.keyRefused = !o.refusedAt.IsZero()
+	if !o.sawError && o.lastStderr != "" && (state == nil || state.ExitCode() != 0) {
+		res.desc += ": " + truncate(o.lastStderr, maxErrorLine)
 	}
-	mu.Unlock()
-	if ctx.Err() == nil && !restart {
-		s.note(logf, "tunnel-client "+res.desc)
-	} else {
-		s.note(logf, fmt.Sprintf("tunnel-client (pid %d) stopped after %s", pid, ran))
-	}
+	o.mu.Unlock()
 	return res
+}
+
+// refused is refusedAt.
+func (o *childOutput) refused() time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.refusedAt
 }
 
 // errorLine reports whether a line of tunnel-client output looks like an

@@ -47,7 +47,6 @@ func (h *Handler) Mount(r chi.Router) {
 	r.Post("/permits/{id}/deny", h.deny)
 	r.Post("/permits/{id}/ask-again", h.askAgain)
 	r.Post("/permits/rules/{id}/remove", h.removeRule)
-	r.Post("/permits/folders/{id}/remove", h.removeFolderRule)
 }
 
 // Item is a pending permit as the page shows it.
@@ -103,8 +102,6 @@ type View struct {
 	// allowed until it is reset, and the cards say so.
 	EStop bool
 	Rules []govern.Rule
-	// Folders are the operator's folder rules.
-	Folders []govern.FolderRule
 	// Flash is the page's one-shot message, shown in the live list.
 	Flash *session.Flash
 }
@@ -255,18 +252,14 @@ func (h *Handler) load(r *http.Request) (View, error) {
 	if err != nil {
 		return View{}, fmt.Errorf("read the e-stop: %w", err)
 	}
-	folders, err := h.Gov.FolderRules(ctx)
-	if err != nil {
-		return View{}, err
-	}
-	v := View{Rules: rules, Folders: folders, EStop: st.Latched}
+	v := View{Rules: rules, EStop: st.Latched}
 	for _, p := range pending {
 		it := NewItem(p)
 		if it.RuleProgram != "" && it.AsksEveryTime == "" {
 			// A renamed copy of a shell is the shell.
 			it.AsksEveryTime = h.Gov.AsksEveryTimeWhy(it.RuleProgram, it.RuleCwd)
 		}
-		it.Folder, _ = h.Gov.OfferedFolder(p)
+		it.Folder, _ = h.Gov.OfferedWorkspace(p)
 		it.Chat = h.Chats.LabelOfFuture(ctx, p.FutureID)
 		v.Pending = append(v.Pending, it)
 	}
@@ -361,7 +354,7 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request) {
 		}
 		rule = &govern.Rule{Program: program, CwdRoot: cwd, Args: ruleArgs(r, p, program)}
 	case "folder":
-		h.approveFolder(w, r, operator, p)
+		h.approveWorkspace(w, r, operator, p)
 		return
 	default:
 		h.Kit.Refuse(w, r, "/permits", "Choose Allow once, Always allow or Deny.")

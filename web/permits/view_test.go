@@ -186,18 +186,18 @@ func TestPersistenceCardNamesWhatRuns(t *testing.T) {
 	}
 }
 
-// TestFolderRuleOffer: a card that offers a folder rule has the button
-// naming the folder; the page lists folder rules with Remove.
-func TestFolderRuleOffer(t *testing.T) {
+// TestWorkspaceOffer: a card that offers a workspace has the button
+// naming the folder; the page points to the Safety page for the list.
+func TestWorkspaceOffer(t *testing.T) {
 	p := govern.Permit{ID: "pmt_3", Primitive: "fs.write", Case: "write_unusual", Subject: "/home/u/proj/.gitignore",
 		Said: "change a hidden settings file", Input: `{"data":"bin/\n","path":"/home/u/proj/.gitignore"}`,
 		CreatedAt: time.Now(), ExpiresAt: time.Now().Add(15 * time.Minute)}
 	it := NewItem(p)
 	it.Folder = "/home/u/proj"
-	html := render(t, View{Pending: []Item{it}, Folders: []govern.FolderRule{{ID: "fld_1", Folder: "/home/u/site", CreatedBy: "Ada", CreatedAt: time.Now()}}})
+	html := render(t, View{Pending: []Item{it}})
 	for _, want := range []string{"ChatGPT wants to change a hidden settings file: <code>/home/u/proj/.gitignore",
-		`name="folder" value="/home/u/proj"`, `data-testid="approve-folder"`, "Always allow hidden files and programs in <code>/home/u/proj</code>",
-		`data-testid="folder-rule" data-rule-id="fld_1"`, `action="/permits/folders/fld_1/remove"`} {
+		`name="folder" value="/home/u/proj"`, `data-testid="approve-folder"`, "Allow, and let ChatGPT change code and settings in <code>/home/u/proj</code>",
+		`data-testid="workspaces-link"`, `href="/safety#workspaces-heading"`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("missing %q", want)
 		}

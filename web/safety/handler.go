@@ -59,6 +59,7 @@ func (h *Handler) Mount(r chi.Router) {
 	r.Post("/safety/resume", h.resume)
 	r.Post("/safety/reconcile", h.reconcile)
 	r.Post("/safety/policy", h.policy)
+	r.Post("/safety/workspaces/{id}/remove", h.removeWorkspace)
 }
 
 // View is what the page shows.
@@ -68,6 +69,9 @@ type View struct {
 	// Chats are the readable labels of the Unknowns' conversations, by
 	// route.
 	Chats map[string]string
+	// Workspaces are the folders where ChatGPT may change code and
+	// settings.
+	Workspaces []govern.Workspace
 }
 
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
@@ -81,7 +85,12 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 		h.Kit.Fail(w, r, "list open unknowns", err)
 		return
 	}
-	v := View{Status: st, Unknowns: unknowns, Chats: map[string]string{}}
+	spaces, err := h.Gov.Workspaces(r.Context())
+	if err != nil {
+		h.Kit.Fail(w, r, "list workspaces", err)
+		return
+	}
+	v := View{Status: st, Unknowns: unknowns, Chats: map[string]string{}, Workspaces: spaces}
 	for _, u := range unknowns {
 		if _, ok := v.Chats[u.Route]; !ok {
 			v.Chats[u.Route] = h.Chats.Label(r.Context(), u.Route)

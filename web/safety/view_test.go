@@ -76,3 +76,18 @@ func TestLatchedShowsFirstPressAndHistory(t *testing.T) {
 		t.Errorf("a model's first press is not attributed as its words:\n%s", model)
 	}
 }
+
+// TestWorkspacesListed: the Safety page lists the workspaces, each with
+// Remove posting to its own address, and says when there are none.
+func TestWorkspacesListed(t *testing.T) {
+	html := render(t, View{Status: govern.Status{Mode: "ask"}, Workspaces: []govern.Workspace{{ID: "fld_1", Folder: "/home/u/site", CreatedBy: "Ada", CreatedAt: time.Now()}}})
+	for _, want := range []string{`data-testid="workspace" data-workspace-id="fld_1"`, "<code>/home/u/site</code>",
+		`action="/safety/workspaces/fld_1/remove"`, `data-testid="workspace-remove"`, "may change code and settings without asking"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+	if empty := render(t, View{Status: govern.Status{Mode: "ask"}}); !strings.Contains(empty, `data-testid="workspaces-empty"`) {
+		t.Error("no workspaces, and the page does not say so")
+	}
+}

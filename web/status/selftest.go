@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/report"
+	"github.com/hearth-dev/hearth/internal/selftestreport"
 	"github.com/hearth-dev/hearth/web/ui"
 )
 
@@ -14,7 +14,7 @@ type SelfTestSummary struct {
 	// Found is false when no selftest has run on this data directory.
 	Found      bool
 	FinishedAt time.Time
-	Counts     report.Counts
+	Counts     selftestreport.Counts
 	// Err is set when the last report could not be read.
 	Err string
 }
@@ -22,7 +22,7 @@ type SelfTestSummary struct {
 // selfTest reads the last report's summary; the page shows it without the
 // underlying error's text, which could name a path.
 func (h *Handler) selfTest() SelfTestSummary {
-	s, found, err := report.LastSummary(h.DataDir)
+	s, found, err := selftestreport.LastSummary(h.DataDir)
 	if err != nil {
 		h.Kit.Log.Warn("status page: read the selftest report", "err", err)
 		return SelfTestSummary{Err: "the file is damaged or too large; run the selftest again"}
@@ -33,18 +33,18 @@ func (h *Handler) selfTest() SelfTestSummary {
 // selfTestReport serves the last report as it was written (it holds no
 // machine paths or user data).
 func (h *Handler) selfTestReport(w http.ResponseWriter, r *http.Request) {
-	rep, err := report.Read(filepath.Join(h.DataDir, report.FileName))
+	rep, err := selftestreport.Read(filepath.Join(h.DataDir, selftestreport.FileName))
 	if err != nil {
 		ui.WriteProblem(w, r, h.Kit.Log, http.StatusNotFound, ui.ProblemNotFound)
 		return
 	}
-	data, err := report.Encode(rep)
+	data, err := selftestreport.Encode(rep)
 	if err != nil {
 		h.Kit.Fail(w, r, "selftest report", err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Content-Disposition", `inline; filename="`+report.FileName+`"`)
+	w.Header().Set("Content-Disposition", `inline; filename="`+selftestreport.FileName+`"`)
 	if _, err := w.Write(data); err != nil {
 		h.Kit.Log.Debug("status page: write the selftest report", "err", err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/internal/report"
+	"github.com/hearth-dev/hearth/internal/selftestreport"
 	"github.com/hearth-dev/hearth/web/ui"
 )
 
@@ -29,7 +29,7 @@ func renderPage(t *testing.T, v View) string {
 // data directory.
 func TestSelfTestSection(t *testing.T) {
 	at := time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC)
-	html := renderPage(t, View{SelfTest: &SelfTestSummary{Found: true, FinishedAt: at, Counts: report.Counts{OK: 20, Fail: 2, Skipped: 5}}})
+	html := renderPage(t, View{SelfTest: &SelfTestSummary{Found: true, FinishedAt: at, Counts: selftestreport.Counts{OK: 20, Fail: 2, Skipped: 5}}})
 	for _, want := range []string{
 		`data-testid="status-selftest"`, ui.When(at), `data-testid="selftest-fail">2 FAIL<`, `data-testid="selftest-ok">20 ok<`,
 		`data-testid="selftest-skipped">5 skipped<`, `href="/status/selftest-report"`,
@@ -62,9 +62,9 @@ func TestSelfTestReportRoute(t *testing.T) {
 	if w := get(); w.Code != http.StatusNotFound {
 		t.Fatalf("no report: %d", w.Code)
 	}
-	rep := &report.Report{RunID: "0a1b2c3d"}
-	rep.Add(report.Result{Name: "uia.invoke", Status: report.OK, Detail: "clicked"})
-	if err := report.Write(filepath.Join(dir, report.FileName), rep); err != nil {
+	rep := &selftestreport.Report{RunID: "0a1b2c3d"}
+	rep.Add(selftestreport.Result{Name: "uia.invoke", Status: selftestreport.OK, Detail: "clicked"})
+	if err := selftestreport.Write(filepath.Join(dir, selftestreport.FileName), rep); err != nil {
 		t.Fatal(err)
 	}
 	w := get()

@@ -67,7 +67,7 @@ func startRealControl(t *testing.T) (dir string, quits, minted *atomic.Int32) {
 	t.Helper()
 	dir = t.TempDir()
 	quits, minted = &atomic.Int32{}, &atomic.Int32{}
-	c := &Control{
+	c := &Endpoint{
 		Open: func() error { return nil },
 		Quit: func() { quits.Add(1) },
 		Login: func() (string, error) {
@@ -170,7 +170,7 @@ func TestControlRefusesOrphanedGrandchild(t *testing.T) {
 func TestControlLoginFailsClosed(t *testing.T) {
 	dir := t.TempDir()
 	var quits, minted atomic.Int32
-	c := &Control{
+	c := &Endpoint{
 		Open: func() error { return nil },
 		Quit: func() { quits.Add(1) },
 		Login: func() (string, error) {

@@ -87,8 +87,11 @@ type controlInfo struct {
 	Secret string `json:"secret"`
 }
 
-// Control serves the control endpoint of a running tray.
-type Control struct {
+// Endpoint is the local endpoint through which a later hearth-tray run asks
+// the running tray to open the panel, quit or give a login URL (its address
+// and secret in ControlFile). Not to be confused with internal/control,
+// which carries out on Hearth's engines what governance decides.
+type Endpoint struct {
 	// Open opens the control panel in the browser (Tray.OpenPanel).
 	Open func() error
 	// Quit begins Hearth's shutdown without waiting for it.
@@ -116,7 +119,7 @@ type Control struct {
 
 // Listen binds 127.0.0.1:0 and publishes the endpoint in dataDir's
 // ControlFile. Serve it with Serve; Close removes the file.
-func (c *Control) Listen(dataDir string) error {
+func (c *Endpoint) Listen(dataDir string) error {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return fmt.Errorf("tray control secret: %w", err)
@@ -147,10 +150,10 @@ func (c *Control) Listen(dataDir string) error {
 }
 
 // Addr is the endpoint's address.
-func (c *Control) Addr() string { return c.ln.Addr().String() }
+func (c *Endpoint) Addr() string { return c.ln.Addr().String() }
 
 // Serve answers requests until Close.
-func (c *Control) Serve() error {
+func (c *Endpoint) Serve() error {
 	if err := c.srv.Serve(c.ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -159,7 +162,7 @@ func (c *Control) Serve() error {
 
 // Close stops the endpoint and removes ControlFile if it is still this
 // process's. It is safe to call more than once.
-func (c *Control) Close() error {
+func (c *Endpoint) Close() error {
 	var err error
 	c.once.Do(func() {
 		err = c.srv.Close()
@@ -174,7 +177,7 @@ func (c *Control) Close() error {
 }
 
 // ServeHTTP is the endpoint: see the design note above.
-func (c *Control) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (c *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case !httpbound.LoopbackHost(r.Host):
 		http.Error(w, "forbidden host", http.StatusForbidden)
@@ -230,7 +233,7 @@ func (c *Control) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // refuseHearths answers 403 and reports true when the caller of r is
 // Hearth's own process or one it started (see the design note above);
 // failClosed refuses too when that cannot be determined.
-func (c *Control) refuseHearths(w http.ResponseWriter, r *http.Request, req string, failClosed bool) bool {
+func (c *Endpoint) refuseHearths(w http.ResponseWriter, r *http.Request, req string, failClosed bool) bool {
 	started, err := c.startedByHearth(r)
 	switch {
 	case err != nil && failClosed:
@@ -248,7 +251,7 @@ func (c *Control) refuseHearths(w http.ResponseWriter, r *http.Request, req stri
 	return false
 }
 
-func (c *Control) startedByHearth(r *http.Request) (bool, error) {
+func (c *Endpoint) startedByHearth(r *http.Request) (bool, error) {
 	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	if !ok {
 		return false, errors.New("the request has no local address")
@@ -267,7 +270,7 @@ func (c *Control) startedByHearth(r *http.Request) (bool, error) {
 	return StartedByHearth(local, remote)
 }
 
-// StartedByHearth is Control's check of a caller: whether any process
+// StartedByHearth is Endpoint's check of a caller: whether any process
 // holding the peer end of the connection (local and remote as accepted)
 // is this process or descends from it.
 func StartedByHearth(local, remote netip.AddrPort) (bool, error) {
@@ -288,12 +291,12 @@ func StartedByHearth(local, remote netip.AddrPort) (bool, error) {
 	return false, nil
 }
 
-func (c *Control) authorized(r *http.Request) bool {
+func (c *Endpoint) authorized(r *http.Request) bool {
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	return ok && subtle.ConstantTimeCompare([]byte(tok), []byte(c.secret)) == 1
 }
 
-func (c *Control) log() *slog.Logger {
+func (c *Endpoint) log() *slog.Logger {
 	if c.Log == nil {
 		return slog.New(slog.DiscardHandler)
 	}

@@ -7,6 +7,8 @@ import (
 	"github.com/hearth-dev/hearth/web/session"
 )
 
+// What the tray asks of the app.
+
 // PendingPermits lists the permits waiting for the operator (the tray's
 // "Pending permits" entry and its notifications).
 func (a *App) PendingPermits(ctx context.Context) ([]govern.Permit, error) {

@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-// callerNotStartedByHearth stands in for Control's check of the caller in
+// callerNotStartedByHearth stands in for Endpoint's check of the caller in
 // tests of the paths that serve one: the caller there is this test
 // process, which the real check refuses (Hearth never asks itself). The
 // real check is what control_caller_test.go runs.
@@ -24,10 +24,10 @@ func callerNotStartedByHearth(netip.AddrPort, netip.AddrPort) (bool, error) { re
 
 type fakeActions struct{ opens, quits atomic.Int32 }
 
-func startControl(t *testing.T, dir string) (*Control, *fakeActions) {
+func startControl(t *testing.T, dir string) (*Endpoint, *fakeActions) {
 	t.Helper()
 	f := &fakeActions{}
-	c := &Control{
+	c := &Endpoint{
 		Open:            func() error { f.opens.Add(1); return nil },
 		Quit:            func() { f.quits.Add(1) },
 		StartedByHearth: callerNotStartedByHearth,
@@ -102,7 +102,7 @@ func TestControlAskWaitForStartingTray(t *testing.T) {
 	f := &fakeActions{}
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		c := &Control{Open: func() error { f.opens.Add(1); return nil }, Quit: func() {}}
+		c := &Endpoint{Open: func() error { f.opens.Add(1); return nil }, Quit: func() {}}
 		if err := c.Listen(dir); err != nil {
 			t.Error(err)
 			return
@@ -239,7 +239,7 @@ func TestControlAskLogin(t *testing.T) {
 	dir := t.TempDir()
 	var minted atomic.Int32
 	answer := "http://127.0.0.1:3001/login?token=abc"
-	c := &Control{Open: func() error { return nil }, Quit: func() {}, Login: func() (string, error) {
+	c := &Endpoint{Open: func() error { return nil }, Quit: func() {}, Login: func() (string, error) {
 		minted.Add(1)
 		return answer, nil
 	}, StartedByHearth: callerNotStartedByHearth}

@@ -1,4 +1,4 @@
-// Package report is the selftest's report: one result per check, the
+// Package selftestreport is the selftest's report: one result per check, the
 // counts, and how the report is written and read back. It has no
 // dependencies on the rest of Hearth, so the control panel's Status page
 // can read the last report without importing the selftest itself.
@@ -7,7 +7,7 @@
 // first, which replaces the machine's paths (the temporary directory, the
 // program, the user's home and data directory) and the user's name with
 // placeholders, so what a tester sends holds relative paths only.
-package report
+package selftestreport
 
 import (
 	"bytes"

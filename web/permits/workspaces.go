@@ -1,0 +1,75 @@
+package permits
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/risk"
+)
+
+// The card's "Allow, and let ChatGPT change code and settings in this
+// folder": the workspace is added and the call allowed once, together or
+// not at all (control.Operator.ApproveWorkspace); only the folder the
+// card offered (govern.Governor.OfferedWorkspace) can be added. The
+// Safety page lists the workspaces and removes them.
+
+// approveWorkspace adds the workspace p's card offered and allows p once.
+func (h *Handler) approveWorkspace(w http.ResponseWriter, r *http.Request, operator string, p govern.Permit) {
+	folder := r.PostFormValue("folder")
+	offered, ok := h.Gov.OfferedWorkspace(p)
+	if !ok || folder != offered {
+		h.Kit.Refuse(w, r, "/permits", "This request offers no folder for code and settings; choose Allow once or Deny.")
+		return
+	}
+	if _, err := h.Operator.ApproveWorkspace(r.Context(), operator, p, folder); err != nil {
+		switch {
+		case errors.Is(err, govern.ErrEStopLatched):
+			h.Kit.Refuse(w, r, "/permits", "Nothing was allowed and no workspace was added: the emergency stop is on, and nothing runs until it is reset. "+
+				"The request is still waiting: reset the stop on the Safety page, then decide here.")
+		case errors.Is(err, govern.ErrExpired):
+			h.Kit.Refuse(w, r, "/permits", "Its time ran out before you allowed it, so nothing was allowed and no workspace was added; ChatGPT is told it was not allowed.")
+		default:
+			h.Kit.Fail(w, r, "approve permit "+p.ID+" with a workspace", err)
+		}
+		return
+	}
+	verb, what, _ := Describe(p)
+	h.Kit.Done(w, r, "/permits", operator, fmt.Sprintf("You allowed it: Hearth will %s %s, and ChatGPT gets the result in its chat. "+
+		"From now on ChatGPT may change code and settings in %s without asking; files that start programs by themselves still ask (remove the folder on the Safety page).", verb, what, folder))
+}
+
+// whatRuns says what a waiting write to a persistence place would run,
+// read from the content it writes (risk.WhatRuns): a write's data, or
+// the new text of a patch's replacements.
+func whatRuns(p govern.Permit) string {
+	var in struct {
+		Data         *string `json:"data"`
+		Encoding     string  `json:"encoding"`
+		Replacements []struct {
+			New string `json:"new"`
+		} `json:"replacements"`
+	}
+	if json.Unmarshal([]byte(p.Input), &in) != nil {
+		return ""
+	}
+	var content []byte
+	switch {
+	case in.Data != nil && in.Encoding == "base64":
+		b, err := base64.StdEncoding.DecodeString(*in.Data)
+		if err != nil {
+			return ""
+		}
+		content = b
+	case in.Data != nil:
+		content = []byte(*in.Data)
+	default:
+		for _, r := range in.Replacements {
+			content = append(append(content, r.New...), '\n')
+		}
+	}
+	return risk.WhatRuns(p.Subject, content)
+}
