@@ -145,6 +145,22 @@ func checkOfficePath(abs, ext, op string) error {
 	return nil
 }
 
+// officePrecheck refuses, before any permit is asked, a macro-enabled
+// file, which xlsx_set and docx_write never write (a governance of such
+// a file would ask first). A name of another kind is refused when the
+// call runs (checkOfficePath).
+func officePrecheck(ext, op string) func(json.RawMessage) error {
+	return func(raw json.RawMessage) error {
+		var in struct {
+			Path string `json:"path"`
+		}
+		if json.Unmarshal(raw, &in) != nil || !document.MacroEnabled(in.Path) {
+			return nil
+		}
+		return mapErr(op, checkOfficePath(in.Path, ext, op))
+	}
+}
+
 // XlsxSet sets cells of a workbook (creating it, or the sheet, when
 // missing) through the same receipt-backed atomic replace as write, so
 // undo restores the file byte for byte.
@@ -205,17 +221,10 @@ func (e *Engine) DocxWrite(ctx context.Context, route string, in DocxWriteInput)
 // zip's first local header), for governance's view of the content.
 const docHead = "PK\x03\x04"
 
-// xlsxSetTarget and docxWriteTarget are the operations' Targets: the
-// file, and the start of what it will hold.
+// xlsxSetTarget is xlsx_set's Target: the workbook, judged by what it
+// holds now (the cells change, the rest is kept, macros or not; a
+// workbook with macros is refused when the call runs).
 func (e *Engine) xlsxSetTarget(_ context.Context, _ string, raw json.RawMessage) (primitive.Target, error) {
-	return e.officeTarget(raw)
-}
-
-func (e *Engine) docxWriteTarget(_ context.Context, _ string, raw json.RawMessage) (primitive.Target, error) {
-	return e.officeTarget(raw)
-}
-
-func (e *Engine) officeTarget(raw json.RawMessage) (primitive.Target, error) {
 	var in struct {
 		Path string `json:"path"`
 	}
@@ -223,6 +232,34 @@ func (e *Engine) officeTarget(raw json.RawMessage) (primitive.Target, error) {
 		return primitive.Target{}, fmt.Errorf("decode input: %w", err)
 	}
 	var t primitive.Target
-	err := e.addTarget(&t, in.Path, func(string) []byte { return []byte(docHead) })
+	err := e.addTarget(&t, in.Path, func(real string) leaves {
+		if _, err := os.Lstat(real); err == nil {
+			l := fileLeaves(real, real)
+			l.head = []byte(docHead)
+			return l
+		}
+		return leaves{head: []byte(docHead)}
+	})
+	return t, err
+}
+
+// docxWriteTarget is docx_write's Target: the document the Markdown
+// makes.
+func (e *Engine) docxWriteTarget(_ context.Context, _ string, raw json.RawMessage) (primitive.Target, error) {
+	var in struct {
+		Path     string `json:"path"`
+		Markdown string `json:"markdown"`
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return primitive.Target{}, fmt.Errorf("decode input: %w", err)
+	}
+	var t primitive.Target
+	err := e.addTarget(&t, in.Path, func(real string) leaves {
+		data, err := document.DocxFromMarkdown(in.Markdown)
+		if err != nil {
+			return leaves{head: []byte(docHead)} // refused when it runs
+		}
+		return leavesBytes(real, data)
+	})
 	return t, err
 }

@@ -163,13 +163,15 @@ func (e *Engine) Specs() []*primitive.Spec {
 				return e.Patch(withChecked(withFuture(ctx, c.FutureID), c.Checked), route(c), in)
 			}))},
 		{Tool: "fs", Operation: "xlsx_set", Risk: primitive.RiskWrite, Target: e.xlsxSetTarget, Summary: "set cells of one .xlsx sheet (values, =formulas); keeps the rest.",
+			Precheck: officePrecheck(".xlsx", "xlsx_set"),
 			Fields: []primitive.Field{fPath, fSheet,
 				{Name: "cells", Type: primitive.TObject, Required: true, Desc: `{"B2": 99, "C3": "=SUM(B1:B2)"}.`}, fExpect},
 			Run: primitive.Typed(run("xlsx_set", func(ctx context.Context, c *primitive.Call, in XlsxSetInput) (XlsxSetResult, error) {
 				return e.XlsxSet(withChecked(withFuture(ctx, c.FutureID), c.Checked), route(c), in)
 			}))},
 		{Tool: "fs", Operation: "docx_write", Risk: primitive.RiskWrite, Target: e.docxWriteTarget, Summary: "write a new .docx from Markdown.",
-			Fields: []primitive.Field{fPath, {Name: "markdown", Type: primitive.TString, Required: true}, fExpect},
+			Precheck: officePrecheck(".docx", "docx_write"),
+			Fields:   []primitive.Field{fPath, {Name: "markdown", Type: primitive.TString, Required: true}, fExpect},
 			Run: primitive.Typed(run("docx_write", func(ctx context.Context, c *primitive.Call, in DocxWriteInput) (WriteResult, error) {
 				return e.DocxWrite(withChecked(withFuture(ctx, c.FutureID), c.Checked), route(c), in)
 			}))},
