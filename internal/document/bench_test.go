@@ -77,7 +77,7 @@ func BenchmarkXlsx10000Rows(b *testing.B) {
 	}
 }
 
-// pdf100 converts the 50-page Word document's text, doubled, to a PDF of
+// pdf100 converts a Word document of 210 parts to a PDF of
 // at least 100 pages with LibreOffice.
 func pdf100(b *testing.B) []byte {
 	soffice, err := exec.LookPath("soffice")
@@ -85,7 +85,7 @@ func pdf100(b *testing.B) []byte {
 		b.Skip("LibreOffice (soffice) is not installed")
 	}
 	dir := b.TempDir()
-	data, err := DocxFromMarkdown(longMarkdown(120))
+	data, err := DocxFromMarkdown(longMarkdown(210))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -109,8 +109,11 @@ func BenchmarkPDF100PagesWarm(b *testing.B) {
 		b.Fatal(err)
 	}
 	res, err := r.Read(context.Background(), "long.pdf", data, Options{Pages: "1-100"})
-	if err != nil || res.Pages < 100 {
-		b.Fatalf("%v, %d pages", err, res.Pages)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if res.Pages < 100 {
+		b.Fatalf("the PDF has %d pages", res.Pages)
 	}
 	b.ReportAllocs()
 	b.SetBytes(int64(len(data)))

@@ -63,6 +63,11 @@ func TestDocumentsOverMCP(t *testing.T) {
 		t.Fatalf("read the letter: %s", r.Raw)
 	}
 
+	// The PDF engine's first start compiles PDFium (seconds, minutes on
+	// a loaded machine): started here, so the call's wait is the read's.
+	if err := in.App.FS.Documents.Warm(); err != nil {
+		t.Fatal(err)
+	}
 	r = c.Final("fs", map[string]any{"operation": "read", "path": filepath.Join(dir, "sample.pdf"), "pages": "2"})
 	if r.Get("result.format") != "pdf" || r.Get("result.pages") != float64(2) || !strings.Contains(r.Get("result.data").(string), "--- page 2 ---\nSecond page") {
 		t.Fatalf("read a PDF page: %s", r.Raw)
