@@ -65,6 +65,11 @@ func Start(ctx context.Context, opts Options) (*Running, error) {
 		release()
 		return nil, err
 	}
+	if opts.Instance {
+		// Holding the lock: the panel sessions an update's hand-over left
+		// are this Hearth's.
+		a.restoreSessions()
+	}
 	if err := a.Listen(); err != nil {
 		return fail(err)
 	}

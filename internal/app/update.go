@@ -23,15 +23,43 @@ func (a *App) newUpdater(opts Options) *update.Service {
 	if u.URL != "" {
 		url = u.URL
 	}
+	handoff := opts.Handoff
+	if handoff != nil {
+		// The browser stays signed in across the hand-over: the next
+		// Hearth (the new version, or this one again after a rollback)
+		// takes the panel's sessions at start (restoreSessions).
+		handoff = func(p update.Plan) {
+			if err := a.panel.SaveSessions(handedSessions(a.DataDir)); err != nil {
+				a.Log.Warn("update: the panel's sign-in will not survive the restart", "err", err)
+			}
+			opts.Handoff(p)
+		}
+	}
 	return update.New(update.Options{
 		Version: opts.Version, URL: url, Key: opts.UpdateKey,
 		Check: u.Check, Auto: u.Auto, DataDir: a.DataDir,
-		Quiet: a.quietMoment, Handoff: opts.Handoff, Log: a.Log,
+		Quiet: a.quietMoment, Handoff: handoff, Log: a.Log,
 		BeforeAuto: func(ctx context.Context, from, to string) error {
 			_, err := a.Ledger.Append(ctx, KindUpdateInstall, map[string]string{"auto": "true", "from": from, "to": to})
 			return err
 		},
 	})
+}
+
+// handedSessions is where a Hearth handing over to another keeps the
+// panel's sessions for it.
+func handedSessions(dataDir string) string {
+	return filepath.Join(update.Dir(dataDir), "sessions.json")
+}
+
+// restoreSessions takes the panel sessions a hand-over left (see
+// newUpdater), once.
+func (a *App) restoreSessions() {
+	if n, err := a.panel.RestoreSessions(handedSessions(a.DataDir)); err != nil {
+		a.Log.Warn("update: the panel's sessions handed over", "err", err)
+	} else if n > 0 {
+		a.Log.Info("update: the panel's sign-in survived the hand-over", "sessions", n)
+	}
 }
 
 // startUpdates checks for updates at start and once a day until ctx ends.

@@ -84,7 +84,7 @@ func (o *Operator) EStop(ctx context.Context, operator, reason string) error {
 	if err := o.rec.EStop(ctx, operator, reason); err != nil {
 		return err
 	}
-	halt(ctx, o.engine, o.sessions, o.log)
+	halt(ctx, o.gov, o.engine, o.sessions, o.log)
 	return nil
 }
 

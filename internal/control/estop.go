@@ -28,11 +28,11 @@ const EStopJobReason = "cancelled by the e-stop; its process tree was killed"
 // every interactive session is closed, its process tree killed, and every
 // process Hearth adopted as the child subreaper is killed with its
 // descendants (killAdopted).
-func halt(ctx context.Context, engine *dispatch.Dispatcher, sessions *session.Manager, log *slog.Logger) {
+func halt(ctx context.Context, gov *govern.Governor, engine *dispatch.Dispatcher, sessions *session.Manager, log *slog.Logger) {
 	engine.Hold(jobs.Class, EStopJobReason)
 	engine.CancelRunning(dispatch.ErrEStop)
 	sessions.CloseAll(ctx, session.ReasonEStop)
-	killAdopted(log)
+	killAdopted(gov, log)
 }
 
 // adoptedSweeps are the delays, after the e-stop, of the sweeps for
@@ -41,14 +41,14 @@ func halt(ctx context.Context, engine *dispatch.Dispatcher, sessions *session.Ma
 // left that tree (setsid) just as its parent died is adopted only then.
 var adoptedSweeps = []time.Duration{50 * time.Millisecond, 250 * time.Millisecond, time.Second}
 
-// killAdopted kills, at once and in a few later sweeps, what programs
-// Hearth ran left behind outside the trees the e-stop kills: started with
-// setsid -f, double-forked or nohup'd after their parent exited, they were
-// re-parented to Hearth (the child subreaper, peeruser.AdoptOrphans).
-// Every one of them descends from work Hearth ran for the model: Hearth's
-// own children (the tunnel client) are started and waited for, and are
-// never adopted.
-func killAdopted(log *slog.Logger) {
+// killAdopted kills, at once and in a few later sweeps while the e-stop
+// stays latched, what programs Hearth ran left behind outside the trees
+// the e-stop kills: started with setsid -f, double-forked or nohup'd
+// after their parent exited, they were re-parented to Hearth (the child
+// subreaper, peeruser.AdoptOrphans). Every one of them descends from work
+// Hearth ran for the model: Hearth's own children (the tunnel client) are
+// started and waited for, and are never adopted.
+func killAdopted(gov *govern.Governor, log *slog.Logger) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -67,6 +67,12 @@ func killAdopted(log *slog.Logger) {
 		for _, d := range adoptedSweeps {
 			time.Sleep(d - last)
 			last = d
+			// A reset meanwhile ends the sweeps: what runs after it
+			// was started after it.
+			st, err := gov.EStop(context.Background())
+			if err != nil || !st.Latched {
+				return
+			}
 			sweep()
 		}
 	}()
@@ -86,7 +92,7 @@ func EStopSpec(gov *govern.Governor, sessions *session.Manager, log *slog.Logger
 			if err := gov.Latch(context.WithoutCancel(ctx), "model", in.Reason); err != nil {
 				return nil, primitive.Failed("estop_failed", "%v", err)
 			}
-			halt(ctx, e, sessions, log)
+			halt(ctx, gov, e, sessions, log)
 			return map[string]any{"latched": true, "reason": in.Reason, "reset": "only the operator can reset it (control panel or `hearth-tray safety reset`)"}, nil
 		})}
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/hearth-dev/hearth/internal/atomicfile"
@@ -104,6 +105,24 @@ func (e *Engine) FileOp(ctx context.Context, route, action string, in FileOpInpu
 		batch = primitive.NewID("fsop")
 	}
 	res := FileOpResult{Items: make([]ItemResult, 0, len(items))}
+	if len(items) > 1 && (action == ActionMove || action == ActionCopy) {
+		ps := make([]plan, len(items))
+		fail := make([]error, len(items))
+		folders := map[string]string{}
+		for i, it := range items {
+			ps[i] = plan{route: route, action: action, op: "write", src: it.From, dst: it.To, callBatch: batch,
+				overwrite: it.Overwrite, expect: it.ExpectedSHA256}
+			if ps[i].src, fail[i] = e.resolveSource(it.From, "from"); fail[i] != nil {
+				ps[i].src = it.From
+				continue
+			}
+			if ps[i].dst, fail[i] = e.resolveDestIn(ps[i].src, it.To, folders); fail[i] != nil {
+				ps[i].dst = it.To
+			}
+		}
+		res.Items = e.carryBatch(ctx, ps, fail)
+		items = nil
+	}
 	for _, it := range items {
 		if err := ctx.Err(); err != nil {
 			res.Items = append(res.Items, ItemResult{From: it.From, Path: it.Path + it.To, Outcome: ItemFailed, Code: "cancelled", Error: "not done: the call was stopped"})
@@ -272,20 +291,31 @@ func (e *Engine) resolveSource(p, field string) (string, error) {
 // a folder that is there (and is not src: a rename that changes only the
 // case of a name, where names are compared without it).
 func (e *Engine) resolveDest(src, to string) (string, error) {
-	dst, err := e.Roots.Resolve(to)
-	if err != nil {
-		return "", err
+	return e.resolveDestIn(src, to, nil)
+}
+
+// resolveDestIn is resolveDest with the folders a call names resolved
+// once for all its items (folders: nil, or a map the call keeps). An
+// item that goes in a folder keeps its own name there, which resolving
+// src already checked (no temporary name), in a folder under a root and
+// not denied: whatever is at that name already is a conflict.
+func (e *Engine) resolveDestIn(src, to string, folders map[string]string) (string, error) {
+	dst, ok := folders[to]
+	if !ok {
+		var err error
+		if dst, err = e.Roots.Resolve(to); err != nil {
+			return "", err
+		}
 	}
 	if strings.HasSuffix(to, "/") || strings.HasSuffix(to, string(filepath.Separator)) {
 		// A folder, there or not yet: the item goes in it.
-		if dst, err = e.Roots.Resolve(filepath.Join(dst, filepath.Base(src))); err != nil {
-			return "", err
+		if folders != nil {
+			folders[to] = dst
 		}
+		dst = filepath.Join(dst, filepath.Base(src))
 	} else if di, err := os.Stat(dst); err == nil && di.IsDir() {
 		if si, err := os.Lstat(src); err != nil || !os.SameFile(si, di) {
-			if dst, err = e.Roots.Resolve(filepath.Join(dst, filepath.Base(src))); err != nil {
-				return "", err
-			}
+			dst = filepath.Join(dst, filepath.Base(src))
 		}
 	}
 	if dst == src {
@@ -324,20 +354,8 @@ func (e *Engine) lockPair(paths ...string) func() {
 		keys = append(keys, pathKey(p))
 	}
 	sortCompact := func(s []string) []string {
-		out := append([]string(nil), s...)
-		for i := 1; i < len(out); i++ {
-			for j := i; j > 0 && out[j] < out[j-1]; j-- {
-				out[j], out[j-1] = out[j-1], out[j]
-			}
-		}
-		w := 0
-		for i, k := range out {
-			if i == 0 || k != out[w-1] {
-				out[w] = k
-				w++
-			}
-		}
-		return out[:w]
+		slices.Sort(s)
+		return slices.Compact(s)
 	}
 	u1 := e.locks.lockAll(sortCompact(shapes))
 	u2 := e.locks.lockAll(sortCompact(keys))
@@ -361,64 +379,91 @@ func (e *Engine) lockPair(paths ...string) func() {
 // next start) or the item at its destination; Recover settles the receipt
 // by what it finds (recoverAction).
 func (e *Engine) carry(ctx context.Context, p plan) (ItemResult, error) {
-	res := ItemResult{From: p.src, Path: p.dst}
 	unlock := e.lockPair(p.src, p.dst)
 	defer unlock()
+	c, err := e.carryPrepare(ctx, p)
+	if err != nil {
+		return c.res, err
+	}
+	if err := e.insertActions(ctx, []*carried{&c}); err != nil {
+		return c.res, err
+	}
+	if err := e.carryDo(ctx, &c); err != nil {
+		if verr := e.voidAction(ctx, c.id); verr != nil {
+			err = errors.Join(err, verr)
+		}
+		c.res.ReceiptID = ""
+		return c.res, err
+	}
+	if err := e.commitAction(ctx, c.id, p.undoes); err != nil {
+		return c.res, err
+	}
+	c.res.Outcome = ItemDone
+	return c.res, nil
+}
 
+// carried is one move or copy on its way: checked (carryPrepare), its
+// receipt pending (insertActions), done (carryDo).
+type carried struct {
+	p            plan
+	res          ItemResult
+	fp, pre, id  string
+	dir, existed bool
+}
+
+// carryPrepare checks one move or copy (steps 1 of carry) under its
+// locks, changing nothing but the destination's parent folders.
+func (e *Engine) carryPrepare(ctx context.Context, p plan) (carried, error) {
+	c := carried{p: p, res: ItemResult{From: p.src, Path: p.dst}, id: newReceiptID()}
 	fp, dir, files, err := fingerprint(p.src)
 	if errors.Is(err, fs.ErrNotExist) {
-		return res, &InputError{Field: "from", Message: fmt.Sprintf("%s does not exist", p.src)}
+		return c, &InputError{Field: "from", Message: fmt.Sprintf("%s does not exist", p.src)}
 	}
 	if err != nil {
-		return res, err
+		return c, err
 	}
-	res.Type, res.Files = TypeFile, files
+	c.fp, c.dir = fp, dir
+	c.res.Type, c.res.Files = TypeFile, files
 	if dir {
-		res.Type = TypeDir
+		c.res.Type = TypeDir
 	} else {
-		res.SHA256 = fp
+		c.res.SHA256 = fp
 	}
-	pre, existed, err := e.destination(p)
-	if err != nil {
-		return res, err
+	if c.pre, c.existed, err = e.destination(p); err != nil {
+		return c, err
 	}
 	left := leaves{folder: true}
 	if !dir {
 		left = fileLeaves(p.src, p.dst)
 	}
-	c := checkedOf(ctx)
-	if err := e.checkOrdinary(c, p.dst, left); err != nil {
-		return res, err
+	checked := checkedOf(ctx)
+	if err := e.checkOrdinary(checked, p.dst, left); err != nil {
+		return c, err
 	}
 	if p.action == ActionMove && !dir {
-		if err := e.checkOrdinary(c, p.src, leaves{}); err != nil {
-			return res, err
+		if err := e.checkOrdinary(checked, p.src, leaves{}); err != nil {
+			return c, err
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(p.dst), 0o755); err != nil {
-		return res, fmt.Errorf("create the folder for %s: %w", p.dst, err)
+		return c, fmt.Errorf("create the folder for %s: %w", p.dst, err)
 	}
+	return c, nil
+}
 
-	id := newReceiptID()
-	if err := e.insertAction(ctx, id, p, existed, pre, fp, dir); err != nil {
-		return res, err
-	}
-	res.ReceiptID = id
-	fail := func(err error) (ItemResult, error) {
-		if verr := e.voidAction(ctx, id); verr != nil {
-			err = errors.Join(err, verr)
-		}
-		res.ReceiptID = ""
-		return res, err
-	}
-	if existed {
+// carryDo does one move or copy whose receipt is pending (steps 3 and 4
+// of carry); on an error nothing of it is left done.
+func (e *Engine) carryDo(ctx context.Context, c *carried) error {
+	p := c.p
+	c.res.ReceiptID = c.id
+	if c.existed {
 		where, err := trashItem(p.dst)
 		if err != nil {
-			return fail(fmt.Errorf("put the file %s replaces in the bin: %w", p.dst, err))
+			return fmt.Errorf("put the file %s replaces in the bin: %w", p.dst, err)
 		}
-		res.Replaced = where
-		if err := e.setReceipt(ctx, id, "replaced_bin", where); err != nil {
-			return res, err
+		c.res.Replaced = where
+		if err := e.setReceipt(ctx, c.id, "replaced_bin", where); err != nil {
+			return err
 		}
 	}
 	cross := p.action == ActionCopy
@@ -428,44 +473,113 @@ func (e *Engine) carry(ctx context.Context, p plan) (ItemResult, error) {
 		case err == nil:
 		case crossVolume(err):
 			cross = true
-			res.CrossVolume = true
+			c.res.CrossVolume = true
 		default:
-			return fail(e.putBackReplaced(p.dst, res.Replaced, fmt.Errorf("move %s to %s: %w", p.src, p.dst, err)))
+			return e.putBackReplaced(p.dst, c.res.Replaced, fmt.Errorf("move %s to %s: %w", p.src, p.dst, err))
 		}
 	}
-	if cross {
-		tmp := filepath.Join(filepath.Dir(p.dst), tempName(id))
-		err := copyTree(p.src, tmp)
-		if err == nil {
-			err = verifyTree(p.src, tmp)
+	if !cross {
+		return nil
+	}
+	tmp := filepath.Join(filepath.Dir(p.dst), tempName(c.id))
+	err := copyTree(p.src, tmp)
+	if err == nil {
+		err = verifyTree(p.src, tmp)
+	}
+	if err == nil {
+		err = renameNoReplace(tmp, p.dst)
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		return e.putBackReplaced(p.dst, c.res.Replaced, fmt.Errorf("%s %s to %s: %w", p.action, p.src, p.dst, err))
+	}
+	if p.action == ActionMove {
+		if err := e.setReceipt(ctx, c.id, "step", "copied"); err != nil {
+			return err
 		}
-		if err == nil {
-			err = renameNoReplace(tmp, p.dst)
-		}
+		where, err := e.trashSource(p.src)
 		if err != nil {
-			os.RemoveAll(tmp)
-			return fail(e.putBackReplaced(p.dst, res.Replaced, fmt.Errorf("%s %s to %s: %w", p.action, p.src, p.dst, err)))
+			// The verified copy is in place; the source stays too.
+			c.res.Error = "the copy is in place, but the original could not go to the bin: " + err.Error()
 		}
-		if p.action == ActionMove {
-			if err := e.setReceipt(ctx, id, "step", "copied"); err != nil {
-				return res, err
+		c.res.Trash = where
+		if err := e.setReceipt(ctx, c.id, "bin_path", where); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// carryBatch is carry of several items of one call, each decided and
+// done on its own, with their receipts written together: all pending in
+// one transaction before the first is moved, all settled in one after
+// the last (the crash contract of each is carry's: Recover settles each
+// pending receipt by what is on disk).
+func (e *Engine) carryBatch(ctx context.Context, ps []plan, fail []error) []ItemResult {
+	var paths []string
+	for i, p := range ps {
+		if fail[i] == nil {
+			paths = append(paths, p.src, p.dst)
+		}
+	}
+	unlock := e.lockPair(paths...)
+	defer unlock()
+	out := make([]ItemResult, len(ps))
+	cs := make([]*carried, len(ps))
+	var pending []*carried
+	for i, p := range ps {
+		if fail[i] != nil {
+			out[i] = ItemResult{From: p.src, Path: p.dst}
+			out[i].Outcome, out[i].Code, out[i].Error = itemFailure(fail[i])
+			continue
+		}
+		c, err := e.carryPrepare(ctx, p)
+		cs[i] = &c
+		if err != nil {
+			cs[i] = nil
+			out[i] = c.res
+			out[i].Outcome, out[i].Code, out[i].Error = itemFailure(err)
+			continue
+		}
+		pending = append(pending, &c)
+	}
+	if err := e.insertActions(ctx, pending); err != nil {
+		for i, c := range cs {
+			if c != nil {
+				out[i] = c.res
+				out[i].Outcome, out[i].Code, out[i].Error = itemFailure(err)
 			}
-			where, err := e.trashSource(p.src)
-			if err != nil {
-				// The verified copy is in place; the source stays too.
-				res.Error = "the copy is in place, but the original could not go to the bin: " + err.Error()
-			}
-			res.Trash = where
-			if err := e.setReceipt(ctx, id, "bin_path", where); err != nil {
-				return res, err
+		}
+		return out
+	}
+	done := map[string]bool{}
+	for i, c := range cs {
+		if c == nil {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			out[i] = c.res
+			out[i].Outcome, out[i].Code, out[i].Error = ItemFailed, "cancelled", "not done: the call was stopped"
+			continue
+		}
+		if err := e.carryDo(ctx, c); err != nil {
+			c.res.ReceiptID = ""
+			out[i] = c.res
+			out[i].Outcome, out[i].Code, out[i].Error = itemFailure(err)
+			continue
+		}
+		done[c.id] = true
+		c.res.Outcome = ItemDone
+		out[i] = c.res
+	}
+	if err := e.settleActions(ctx, pending, done); err != nil {
+		for i, c := range cs {
+			if c != nil && done[c.id] {
+				out[i].Error = err.Error()
 			}
 		}
 	}
-	if err := e.commitAction(ctx, id, p.undoes); err != nil {
-		return res, err
-	}
-	res.Outcome = ItemDone
-	return res, nil
+	return out
 }
 
 // trashSource puts the source of a move across volumes in the bin, with
@@ -732,10 +846,106 @@ func binName() string {
 	return "trash"
 }
 
+// insertActions records the receipts of carried items as pending, in
+// one transaction.
+func (e *Engine) insertActions(ctx context.Context, cs []*carried) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	err := e.DB.InTx(ctx, func(tx *sql.Tx) error {
+		// One statement for every row: a batch is up to 1,000 of them.
+		stmts := map[string]*sql.Stmt{}
+		defer func() {
+			for _, st := range stmts {
+				st.Close()
+			}
+		}()
+		ptx := preparedTx{tx: tx, stmts: stmts}
+		for _, c := range cs {
+			if err := e.insertActionTx(ctx, ptx, c.id, c.p, c.existed, c.pre, c.fp, c.dir); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("record the receipts of %d items: %w", len(cs), err)
+	}
+	return nil
+}
+
+// settleActions commits the receipts of the carried items done and voids
+// the others, in one transaction.
+func (e *Engine) settleActions(ctx context.Context, cs []*carried, done map[string]bool) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	err := e.DB.InTx(ctx, func(tx *sql.Tx) error {
+		at := e.now().UnixMilli()
+		stmts := map[string]*sql.Stmt{}
+		defer func() {
+			for _, st := range stmts {
+				st.Close()
+			}
+		}()
+		ptx := preparedTx{tx: tx, stmts: stmts}
+		for _, c := range cs {
+			q, args := `UPDATE fs_receipts SET state = 'void' WHERE id = ?`, []any{c.id}
+			if done[c.id] {
+				q, args = `UPDATE fs_receipts SET state = 'committed', committed_at = ? WHERE id = ?`, []any{at, c.id}
+			}
+			if _, err := ptx.ExecContext(ctx, q, args...); err != nil {
+				return err
+			}
+			if done[c.id] && c.p.undoes != "" {
+				if _, err := ptx.ExecContext(ctx, `UPDATE fs_receipts SET undone_at = ?, undone_by = ? WHERE id = ?`, at, c.id, c.p.undoes); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("the items are moved, but their receipts could not be committed (the next start settles them): %w", err)
+	}
+	return nil
+}
+
 // insertAction records a file operation's receipt as pending.
 func (e *Engine) insertAction(ctx context.Context, id string, p plan, existed bool, pre, post string, dir bool) error {
-	created := e.now().UnixMilli()
 	err := e.DB.InTx(ctx, func(tx *sql.Tx) error {
+		return e.insertActionTx(ctx, preparedTx{tx: tx}, id, p, existed, pre, post, dir)
+	})
+	if err != nil {
+		return fmt.Errorf("record receipt for %s: %w", p.dst, err)
+	}
+	return nil
+}
+
+// preparedTx runs statements in tx, each prepared once when stmts is set.
+type preparedTx struct {
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+func (p preparedTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if p.stmts == nil {
+		return p.tx.ExecContext(ctx, query, args...)
+	}
+	st, ok := p.stmts[query]
+	if !ok {
+		var err error
+		if st, err = p.tx.PrepareContext(ctx, query); err != nil {
+			return nil, err
+		}
+		p.stmts[query] = st
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (e *Engine) insertActionTx(ctx context.Context, tx preparedTx, id string, p plan, existed bool, pre, post string, dir bool) error {
+	created := e.now().UnixMilli()
+	{
 		if _, err := tx.ExecContext(ctx,
 			`INSERT INTO fs_touched_dirs(dir, touched_at) VALUES (?, ?)
 			 ON CONFLICT(dir) DO UPDATE SET touched_at = excluded.touched_at`,
@@ -751,11 +961,7 @@ func (e *Engine) insertAction(ctx context.Context, id string, p plan, existed bo
 			nullIf(p.batch == "", p.batch), p.action, nullIf(p.src == "", p.src), dir, nullIf(p.bin == "", p.bin),
 			nullIf(p.callBatch == "", p.callBatch))
 		return err
-	})
-	if err != nil {
-		return fmt.Errorf("record receipt for %s: %w", p.dst, err)
 	}
-	return nil
 }
 
 // setReceipt records one step of a pending file operation.

@@ -110,39 +110,53 @@ func (g *Governor) identities() *risk.Identities {
 	return g.Identities
 }
 
-// ruleAllows reports whether r allows running u: the call sets no
+// ruleCovers reports whether r covers running u: the call sets no
 // environment variable outside risk.HarmlessEnv; its program is r's
 // (resolved the way exec resolves it: a base-name rule matches the
 // resolved file's base name, a path or glob rule the resolved absolute
 // path) and not one that asks every time, by its name or by what the
-// file is (ids: a renamed copy of a shell is the shell); its arguments
-// are r's, or, for a program with a row in risk.ArgTable by every one of
-// those names, begin with r's and none after them asks by the table;
-// and, for a rule with a cwd root, it names a cwd under that root. A file that cannot be read, so cannot be told, is covered
-// by no rule.
-func ruleAllows(ids *risk.Identities, r Rule, u ProgramUse) bool {
+// file is (a renamed copy of a shell is the shell); no argument names
+// such a program either (`taskset -c 0 bash x.sh`: by its name, or by
+// what the file it names is), unless the program's own row of
+// risk.ArgTable decides its arguments; its arguments are r's, or, for a
+// program with a row in risk.ArgTable by every one of those names, begin
+// with r's and none after them asks by the table; for a rule with a cwd
+// root, its folder is under that root by real path (a symbolic link in
+// the folder leads nowhere else); a narrowed rule (made before rules kept
+// arguments) covers the program with no arguments only; tar and unzip
+// extract through no symbolic link (extractThroughLink); and the files
+// r pinned are the ones the call uses, unchanged (pinsHold). A file that
+// cannot be read, so cannot be told, is covered by no rule.
+//
+// When every other condition holds but a pinned file changed, it returns
+// that file's path as changed, for the card to name.
+func (g *Governor) ruleCovers(r Rule, u ProgramUse) (ok bool, changed string) {
+	ids := g.identities()
 	for _, k := range u.EnvKeys {
 		if !risk.IsHarmlessEnv(k) {
-			return false
+			return false, ""
 		}
 	}
 	// A base-name rule ("git") covers only a command resolved through
 	// PATH, never a path the caller chose ("./git", "C:\\tmp\\git.exe").
 	if !strings.ContainsAny(r.Program, `/\`) && strings.ContainsAny(u.Command, `/\`) {
-		return false
+		return false, ""
+	}
+	if r.Narrowed && len(u.Args) > 0 {
+		return false, ""
 	}
 	prog, resolvedOK := resolveProgram(u.Command, u.Cwd)
 	names := []string{u.Command, prog}
 	if resolvedOK {
 		is, err := ids.Names(prog)
 		if err != nil {
-			return false
+			return false, ""
 		}
 		names = append(names, is...)
 	}
 	for _, n := range names {
 		if risk.AsksEveryTimeWhy(n) != "" {
-			return false
+			return false, ""
 		}
 	}
 	pattern := r.Program
@@ -156,34 +170,89 @@ func ruleAllows(ids *risk.Identities, r Rule, u ProgramUse) bool {
 			target = strings.TrimSuffix(target, ".exe")
 		}
 	}
-	ok, err := filepath.Match(pattern, target)
-	if err != nil || !ok {
-		return false
+	if m, err := filepath.Match(pattern, target); err != nil || !m {
+		return false, ""
 	}
 	if len(u.Args) < len(r.Args) || !slices.Equal(u.Args[:len(r.Args)], r.Args) {
-		return false
+		return false, ""
 	}
 	for _, name := range names {
 		if _, asks := risk.ExtraArgAsks(name, u.Args, len(r.Args)); asks {
-			return false
+			return false, ""
 		}
 	}
-	if r.CwdRoot == "" {
-		return true
+	if !slices.ContainsFunc(names, risk.RunsOthers) {
+		if _, why := g.ArgRunnerWhy(u.Args, u.Cwd); why != "" {
+			return false, ""
+		}
 	}
-	if u.Cwd == "" {
-		return false
+	if r.CwdRoot != "" {
+		if u.Cwd == "" {
+			return false, ""
+		}
+		root := r.CwdRoot
+		if r.Pins != nil && r.Pins.Folder != "" {
+			root = r.Pins.Folder
+		} else {
+			root = realDir(root)
+		}
+		rel, err := filepath.Rel(foldPath(root), foldPath(realDir(u.Cwd)))
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return false, ""
+		}
 	}
-	root, cwd := foldPath(r.CwdRoot), foldPath(u.Cwd)
-	rel, err := filepath.Rel(root, cwd)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	if link := extractThroughLink(names, u.Args, u.Cwd); link != "" {
+		return false, ""
+	}
+	if f, held := g.pinsHold(r, u, prog); !held {
+		return false, f
+	}
+	return true, ""
 }
 
-func anyRuleAllows(ids *risk.Identities, rules []Rule, u ProgramUse) bool {
-	for _, r := range rules {
-		if ruleAllows(ids, r, u) {
-			return true
+// ArgRunnerWhy returns an argument of a call in cwd that names a program
+// that asks every time, by its name (`taskset -c 0 bash x.sh`) or by what
+// the file it names is (a path, or a name PATH finds: a copy of bash
+// saved as ./tool), and why that program asks; "" when none does.
+func (g *Governor) ArgRunnerWhy(args []string, cwd string) (string, string) {
+	if a, why := risk.ArgRunnerWhy(args); why != "" {
+		return a, why
+	}
+	for _, a := range args {
+		for _, c := range risk.ArgFileCandidates(a) {
+			if strings.HasPrefix(c, "-") {
+				continue
+			}
+			prog, ok := resolveProgram(c, cwd)
+			if !ok {
+				continue
+			}
+			names, err := g.identities().Names(prog)
+			if err != nil {
+				return a, "cannot be read, so Hearth cannot tell which program it is"
+			}
+			for _, n := range names {
+				if why := risk.AsksEveryTimeWhy(n); why != "" {
+					return a, "is a copy of " + n + ", which " + why
+				}
+			}
 		}
 	}
-	return false
+	return "", ""
+}
+
+// anyRuleCovers reports whether one of rules covers u, or else the file
+// a rule pinned that changed (the first such), for the card.
+func (g *Governor) anyRuleCovers(rules []Rule, u ProgramUse) (bool, string) {
+	changed := ""
+	for _, r := range rules {
+		ok, c := g.ruleCovers(r, u)
+		if ok {
+			return true, ""
+		}
+		if changed == "" {
+			changed = c
+		}
+	}
+	return false, changed
 }

@@ -83,6 +83,8 @@ type Governor struct {
 	Startup *startup.Index
 
 	placesOnce, writesOnce, identitiesOnce sync.Once
+	// digests are the SHA-256 of the files allow-rules pin (rulepins.go).
+	digests digests
 
 	mu sync.Mutex
 	// requested is signalled when a permit is requested (PermitRequested).

@@ -12,6 +12,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/risk"
 )
 
 // Decisions records the human operator's decisions in governance: reset,
@@ -211,8 +212,12 @@ var ErrEStopLatched = errors.New("the emergency stop is on")
 func (o *Decisions) Approve(ctx context.Context, permitID, operator string, always *Rule) (Decision, error) {
 	var also func(tx *sql.Tx) error
 	if always != nil {
+		pins, err := o.G.pinsOfPermit(ctx, permitID, *always)
+		if err != nil {
+			return Decision{}, err
+		}
 		also = func(tx *sql.Tx) error {
-			_, err := o.G.addRuleTx(ctx, tx, operator, always.Program, always.CwdRoot, always.Args)
+			_, err := o.G.addRuleTx(ctx, tx, operator, always.Program, always.CwdRoot, always.Args, pins)
 			return err
 		}
 	}
@@ -309,10 +314,14 @@ func (o *Decisions) AddRule(ctx context.Context, operator, program, cwdRoot stri
 	if err := checkOperator(operator); err != nil {
 		return Rule{}, err
 	}
+	pins, err := o.G.takePins(program, args, cwdRoot, cwdRoot)
+	if err != nil {
+		return Rule{}, err
+	}
 	var r Rule
-	err := o.G.DB.InTx(ctx, func(tx *sql.Tx) error {
+	err = o.G.DB.InTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		r, err = o.G.addRuleTx(ctx, tx, operator, program, cwdRoot, args)
+		r, err = o.G.addRuleTx(ctx, tx, operator, program, cwdRoot, args, pins)
 		return err
 	})
 	return r, err
@@ -321,7 +330,7 @@ func (o *Decisions) AddRule(ctx context.Context, operator, program, cwdRoot stri
 // ErrAsksEveryTime refuses a rule for a program no rule may cover.
 var ErrAsksEveryTime = errors.New("no rule may cover this program")
 
-func (g *Governor) addRuleTx(ctx context.Context, tx *sql.Tx, operator, program, cwdRoot string, args []string) (Rule, error) {
+func (g *Governor) addRuleTx(ctx context.Context, tx *sql.Tx, operator, program, cwdRoot string, args []string, pins *RulePins) (Rule, error) {
 	if strings.TrimSpace(program) == "" {
 		return Rule{}, errors.New("rule program is required")
 	}
@@ -330,6 +339,11 @@ func (g *Governor) addRuleTx(ctx context.Context, tx *sql.Tx, operator, program,
 	}
 	if why := g.RuleRefusal(program); why != "" {
 		return Rule{}, fmt.Errorf("rule program %q: %s: %w", program, why, ErrAsksEveryTime)
+	}
+	if !risk.RunsOthers(program) {
+		if arg, why := g.ArgRunnerWhy(args, cwdRoot); why != "" {
+			return Rule{}, fmt.Errorf("rule for %s: its argument %s %s: %w", program, arg, why, ErrAsksEveryTime)
+		}
 	}
 	if err := refuseWhileLatched(ctx, tx); err != nil {
 		return Rule{}, err
@@ -341,16 +355,28 @@ func (g *Governor) addRuleTx(ctx context.Context, tx *sql.Tx, operator, program,
 	if err != nil {
 		return Rule{}, fmt.Errorf("rule arguments: %w", err)
 	}
-	r := Rule{ID: primitive.NewID("rul"), Program: program, Args: args, CwdRoot: cwdRoot, Interpreter: IsInterpreter(program), CreatedBy: operator, CreatedAt: g.now().UTC()}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO rules(id, program, args, cwd_root, interpreter, created_by, created_at) VALUES (?,?,?,?,?,?,?)`,
-		r.ID, r.Program, string(argsJSON), r.CwdRoot, boolInt(r.Interpreter), r.CreatedBy, r.CreatedAt.UnixMilli()); err != nil {
+	if pins == nil {
+		pins = &RulePins{}
+	}
+	pinsJSON, err := json.Marshal(pins)
+	if err != nil {
+		return Rule{}, fmt.Errorf("rule pins: %w", err)
+	}
+	// The same rule again (the operator chose Always allow after a pinned
+	// file changed) replaces the old one: its pins are now.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM rules WHERE program = ? AND args = ? AND cwd_root = ?`, program, string(argsJSON), cwdRoot); err != nil {
+		return Rule{}, err
+	}
+	r := Rule{ID: primitive.NewID("rul"), Program: program, Args: args, CwdRoot: cwdRoot, Interpreter: IsInterpreter(program), CreatedBy: operator, CreatedAt: g.now().UTC(), Pins: pins}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO rules(id, program, args, cwd_root, interpreter, created_by, created_at, pins) VALUES (?,?,?,?,?,?,?,?)`,
+		r.ID, r.Program, string(argsJSON), r.CwdRoot, boolInt(r.Interpreter), r.CreatedBy, r.CreatedAt.UnixMilli(), string(pinsJSON)); err != nil {
 		return Rule{}, err
 	}
 	what := "added an always-rule for " + ruleWords(program, args)
 	if cwdRoot != "" {
 		what += " in " + cwdRoot
 	}
-	err = g.noteLowered(ctx, tx, ledger.KindRuleAdded, map[string]any{"rule_id": r.ID, "program": program, "args": args, "cwd_root": cwdRoot, "operator": operator},
+	err = g.noteLowered(ctx, tx, ledger.KindRuleAdded, map[string]any{"rule_id": r.ID, "program": program, "args": args, "cwd_root": cwdRoot, "operator": operator, "pins": pins},
 		what, operator)
 	return r, err
 }

@@ -2,6 +2,7 @@ package govern
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -48,25 +49,27 @@ func (g *Governor) Mode(ctx context.Context) string {
 // programsAllowed reports whether an operator allow-rule allows every
 // program an exec-class call would start (a primitive without an
 // extractor, or a call that names none, is never allowed by a rule).
-func (g *Governor) programsAllowed(ctx context.Context, a *callpath.Admission) (bool, error) {
+// When a rule would have, but for a file it pinned that changed since,
+// it returns that file as changed.
+func (g *Governor) programsAllowed(ctx context.Context, a *callpath.Admission) (bool, string, error) {
 	extract := g.Programs[a.Spec.Name()]
 	if extract == nil {
-		return false, nil
+		return false, "", nil
 	}
 	uses := extract(a.Input)
 	if len(uses) == 0 {
-		return false, nil
+		return false, "", nil
 	}
 	rules, err := g.Rules(ctx)
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
 	for _, u := range uses {
-		if !anyRuleAllows(g.identities(), rules, u) {
-			return false, nil
+		if ok, changed := g.anyRuleCovers(rules, u); !ok {
+			return false, changed, nil
 		}
 	}
-	return true, nil
+	return true, "", nil
 }
 
 // interpreters are programs that run arbitrary code from their arguments;
@@ -99,11 +102,18 @@ type Rule struct {
 	Interpreter bool      `json:"interpreter"`
 	CreatedBy   string    `json:"created_by"`
 	CreatedAt   time.Time `json:"created_at"`
+	// Pins are the files the rule pinned when it was made (rulepins.go);
+	// nil for a rule made before rules pinned files.
+	Pins *RulePins `json:"pins,omitempty"`
+	// Narrowed is set for a rule with no arguments made before rules
+	// kept the card's arguments: it covers the program with no
+	// arguments only.
+	Narrowed bool `json:"narrowed,omitempty"`
 }
 
 // Rules lists the allow-rules.
 func (g *Governor) Rules(ctx context.Context) ([]Rule, error) {
-	rows, err := g.DB.R.QueryContext(ctx, `SELECT id, program, args, cwd_root, interpreter, created_by, created_at FROM rules ORDER BY created_at`)
+	rows, err := g.DB.R.QueryContext(ctx, `SELECT id, program, args, cwd_root, interpreter, created_by, created_at, pins, narrowed FROM rules ORDER BY created_at`)
 	if err != nil {
 		return nil, fmt.Errorf("read rules: %w", err)
 	}
@@ -114,9 +124,17 @@ func (g *Governor) Rules(ctx context.Context) ([]Rule, error) {
 		var interp int
 		var at int64
 		var args string
-		if err := rows.Scan(&r.ID, &r.Program, &args, &r.CwdRoot, &interp, &r.CreatedBy, &at); err != nil {
+		var pins sql.NullString
+		var narrowed int
+		if err := rows.Scan(&r.ID, &r.Program, &args, &r.CwdRoot, &interp, &r.CreatedBy, &at, &pins, &narrowed); err != nil {
 			return nil, err
 		}
+		if pins.Valid {
+			if err := json.Unmarshal([]byte(pins.String), &r.Pins); err != nil {
+				return nil, fmt.Errorf("read rule %s: its pinned files: %w", r.ID, err)
+			}
+		}
+		r.Narrowed = narrowed != 0
 		if err := json.Unmarshal([]byte(args), &r.Args); err != nil {
 			return nil, fmt.Errorf("read rule %s: its arguments: %w", r.ID, err)
 		}

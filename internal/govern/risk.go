@@ -113,12 +113,16 @@ func (g *Governor) caseOf(ctx context.Context, mode string, kind risk.Kind, a *c
 			// The verdicts of both cases agree outside ask mode.
 			return risk.CaseExec, nil
 		}
-		allowed, err := g.programsAllowed(ctx, a)
+		allowed, changed, err := g.programsAllowed(ctx, a)
 		if err != nil {
 			return "", err
 		}
 		if allowed {
 			return risk.CaseAllowed, nil
+		}
+		if changed != "" {
+			// The card names the file: "… changed since you chose Always allow".
+			a.Subject, a.Said = changed, SaidPinChanged
 		}
 		return risk.CaseExec, nil
 	case risk.KindOpen:

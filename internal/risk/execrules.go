@@ -56,7 +56,9 @@ var AsksEveryTime = []ProgramGroup{
 	{Why: "runs the program its arguments name", Programs: []string{"env", "sudo", "doas", "pkexec", "su", "runas", "nohup",
 		"setsid", "timeout", "nice", "ionice", "stdbuf", "time", "watch", "xargs", "parallel", "npx", "pnpx", "bunx", "uvx",
 		"pipx", "chroot", "unshare", "nsenter", "strace", "ltrace", "gdb", "script", "firejail", "bwrap", "xvfb-run",
-		"start", "rundll32", "regsvr32", "wmic", "xdg-open", "open"}},
+		"taskset", "flock", "prlimit", "setpriv", "chrt", "sg", "newgrp", "runuser", "numactl", "cgexec", "setarch", "linux32",
+		"linux64", "systemd-inhibit", "dbus-run-session", "valgrind", "faketime", "torsocks", "proxychains", "fakeroot",
+		"eatmydata", "schroot", "catchsegv", "ssh-agent", "start", "rundll32", "regsvr32", "wmic", "xdg-open", "open"}},
 	{Why: "starts programs that keep running after Hearth stops them", Programs: []string{"tmux", "screen", "byobu",
 		"at", "batch", "crontab", "systemd-run", "systemctl", "launchctl", "schtasks", "sc"}},
 }
@@ -124,7 +126,7 @@ var ArgTable = []ArgRule{
 		"--upload-pack", "-u", "--receive-pack", "--exec", "-x", "--ext-diff", "--extcmd", "--textconv", "-O",
 		"--open-files-in-pager", "--output", "--template", "--separate-git-dir", "--config", "--remote",
 		"config", "difftool", "mergetool", "submodule", "bisect", "filter-branch", "daemon", "instaweb", "credential",
-		"hook", "ext::…", "fd::…", "archive", "bundle", "format-patch"}},
+		"hook", "ext::…", "fd::…", "archive", "bundle", "format-patch", "apply", "am", "worktree", "--prefix", "merge-file"}},
 	{Programs: []string{"hg"}, Ask: []string{"--config", "--cwd", "-R", "--repository", "--debugger"}},
 	{Programs: []string{"sftp"}, Ask: []string{"-o", "-F", "-S", "-J", "-D", "-b"}},
 	{Programs: []string{"find"}, Ask: []string{"-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf",
@@ -367,5 +369,7 @@ func ExecRulesMarkdown() string {
 		"branch or tag name (`origin`, `main`, `feature/x`). A URL, `host:path`, `user@host`, a path or a `\\\\server` share asks " +
 		"(the repository cannot be told from a refspec by its shape, so `main:release` asks too); for `git send-email` any " +
 		"argument the card did not show asks.\n")
+	b.WriteString("\nWhat a rule pins:\n\n")
+	b.WriteString(RulePinsMarkdown())
 	return b.String()
 }

@@ -265,7 +265,7 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request, action string, run
 	}
 	ctx := r.Context()
 	intent := map[string]any{"operator": operator, "action": action, "route": key}
-	for _, f := range []string{"receipt", "batch"} {
+	for _, f := range []string{"receipt", "batch", "call_batch"} {
 		if v := r.PostFormValue(f); v != "" {
 			intent[f] = v
 		}
@@ -315,6 +315,10 @@ func (h *Handler) undoAll(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) undoOne(w http.ResponseWriter, r *http.Request) {
 	h.act(w, r, "undo_one", func(ctx context.Context, operator, key string) (fsops.UndoReport, error) {
+		if b := r.PostFormValue("call_batch"); b != "" {
+			// One change of the page that is a call's batch of items.
+			return h.FS.UndoCallBatch(ctx, operator, key, b)
+		}
 		return h.FS.UndoChange(ctx, operator, key, r.PostFormValue("receipt"))
 	})
 }

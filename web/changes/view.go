@@ -3,8 +3,11 @@ package changes
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/document"
@@ -52,10 +55,17 @@ type ChangeRow struct {
 	// InEffect: the change is not undone, or its undo was undone (a Redo
 	// brought it back).
 	InEffect bool
+	// Members are the items of one call that did several at once (a
+	// batch of moves, copies, folders or trashes), this row's own first:
+	// the page shows them as one change, their list one click away.
+	Members []fsops.ChatChange
 }
 
 // What says the change in a few words.
 func (c ChangeRow) What() string {
+	if c.Action != "" {
+		return c.actionWords()
+	}
 	switch {
 	case c.Operator != "" && c.Undoes != "":
 		return "you (" + c.Operator + ") put back " + baseName(c.Path)
@@ -87,6 +97,119 @@ func (c ChangeRow) Allowed(now time.Time) string {
 // Undoable reports whether the page offers "Undo this change".
 func (c ChangeRow) Undoable() bool {
 	return c.Operator == "" && c.UndoneBy == "" && c.Kept
+}
+
+// Operation is the change's operation, as Details names it.
+func (c ChangeRow) Operation() string {
+	if c.Action != "" {
+		return c.Action
+	}
+	return c.Op
+}
+
+// actionWords says a file operation, or a batch of them, in one
+// sentence: "moved 37 files from Downloads to Documents\Invoices".
+func (c ChangeRow) actionWords() string {
+	items := c.Members
+	if len(items) == 0 {
+		items = []fsops.ChatChange{c.ChatChange}
+	}
+	n := len(items)
+	var froms, tos []string
+	files, dirs := 0, 0
+	for _, m := range items {
+		froms = append(froms, filepath.Dir(m.From))
+		tos = append(tos, filepath.Dir(m.Path))
+		if m.Dir {
+			dirs++
+		} else {
+			files++
+		}
+	}
+	what := func() string {
+		switch {
+		case n == 1:
+			return baseName(c.Path)
+		case dirs == 0:
+			return plural(files, "file")
+		case files == 0:
+			return plural(dirs, "folder")
+		}
+		return plural(files, "file") + " and " + plural(dirs, "folder")
+	}
+	into := func(dirs []string) string {
+		if d, one := commonDir(dirs); one {
+			return "to " + shortDir(d)
+		} else if d != "" {
+			return "into folders under " + shortDir(d)
+		}
+		return "into several folders"
+	}
+	undo := ""
+	if c.Op == "undo" {
+		undo = "undid a change: "
+	}
+	switch c.Action {
+	case fsops.ActionMove:
+		return undo + "moved " + what() + " from " + shortDir(firstDir(froms)) + " " + into(tos)
+	case fsops.ActionCopy:
+		return undo + "copied " + what() + " from " + shortDir(firstDir(froms)) + " " + into(tos)
+	case fsops.ActionTrash:
+		return undo + "put " + what() + " from " + shortDir(firstDir(tos)) + " in the " + TrashName()
+	case fsops.ActionRestore:
+		return undo + "took " + what() + " back from the " + TrashName()
+	case fsops.ActionMkdir:
+		if n == 1 {
+			return undo + "made the folder " + baseName(c.Path) + " in " + shortDir(filepath.Dir(c.Path))
+		}
+		return undo + "made " + plural(n, "folder") + " under " + shortDir(firstDir(tos))
+	case fsops.ActionRmdir:
+		return undo + "removed " + what() + " (empty)"
+	}
+	return c.Action + " " + what()
+}
+
+// firstDir is the folder dirs share, or the first of them.
+func firstDir(dirs []string) string {
+	d, _ := commonDir(dirs)
+	if d == "" && len(dirs) > 0 {
+		return dirs[0]
+	}
+	return d
+}
+
+// commonDir is the deepest folder every one of dirs is in, and whether
+// they are all that one folder.
+func commonDir(dirs []string) (string, bool) {
+	if len(dirs) == 0 {
+		return "", false
+	}
+	common, same := dirs[0], true
+	for _, d := range dirs[1:] {
+		if d != common {
+			same = false
+		}
+		for common != "" && d != common && !strings.HasPrefix(d, common+string(filepath.Separator)) {
+			up := filepath.Dir(common)
+			if up == common {
+				common = ""
+				break
+			}
+			common = up
+		}
+	}
+	return common, same
+}
+
+// shortDir names a folder as the person knows it: its path below the
+// home folder (Documents\Invoices), else in full.
+func shortDir(d string) string {
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		if rel, err := filepath.Rel(home, d); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+			return rel
+		}
+	}
+	return d
 }
 
 // ChatView reads the changes of the conversation key.
@@ -135,6 +258,28 @@ func (h *Handler) ChatView(ctx context.Context, key string, now time.Time) (Chat
 	for i := range v.Changes {
 		c := &v.Changes[i]
 		c.InEffect = inEffect(c.ID, undoneBy, len(cs))
+	}
+	// The items of one call are one change.
+	grouped := v.Changes[:0]
+	at := map[string]int{}
+	for _, c := range v.Changes {
+		if c.CallBatch == "" {
+			grouped = append(grouped, c)
+			continue
+		}
+		if i, ok := at[c.CallBatch]; ok {
+			g := &grouped[i]
+			g.Members = append(g.Members, c.ChatChange)
+			g.InEffect = g.InEffect || c.InEffect
+			continue
+		}
+		at[c.CallBatch] = len(grouped)
+		c.Members = []fsops.ChatChange{c.ChatChange}
+		grouped = append(grouped, c)
+	}
+	v.Changes = grouped
+	for i := range v.Changes {
+		c := &v.Changes[i]
 		if c.Operator == "" {
 			v.Own++
 			if c.Kept && c.InEffect {
@@ -177,6 +322,9 @@ func inEffect(id string, undoneBy map[string]string, depth int) bool {
 
 // describe fills in what changed: a diff, or why there is none.
 func (h *Handler) describe(ctx context.Context, c *ChangeRow, known map[string][]byte) error {
+	if c.Action != "" {
+		return nil // a file operation: no content changed
+	}
 	if !c.Kept {
 		c.NotShown = h.expiredWords()
 		return nil

@@ -85,6 +85,15 @@ type Item struct {
 	// Runs is what a write that makes a program start by itself would
 	// run, read from the content it writes ("" when not known).
 	Runs string
+	// Pins are the files Always allow would pin (the program's and those
+	// the arguments name): a change to one asks again.
+	Pins []string
+	// TrustsFolder is set for a build program's rule, which pins nothing
+	// and trusts its folder (risk.BuildPrograms).
+	TrustsFolder bool
+	// Changed is the file a rule pinned that changed since, which is why
+	// this call asks again; "" otherwise.
+	Changed string
 	// NoFolder: the call names no working folder, so it would run in
 	// Hearth's own (RuleCwd, resolved by governance's program
 	// extraction); the card says so, and Always allow covers only it.
@@ -148,6 +157,10 @@ func NewItem(p govern.Permit) Item {
 		it.AsksEveryTime = risk.AsksEveryTimeWhy(it.RuleProgram)
 		it.RunsOthers = risk.RunsOthers(it.RuleProgram)
 		it.ExactWhy = risk.ExactOnlyWhy(it.RuleProgram)
+		it.TrustsFolder = risk.TrustsFolder(it.RuleProgram)
+	}
+	if p.Said == govern.SaidPinChanged {
+		it.Changed = p.Subject
 	}
 	it.Verb, it.What, it.Where = Describe(p)
 	it.Note = askOnceNotes[p.Primitive]
@@ -258,6 +271,15 @@ func (h *Handler) load(r *http.Request) (View, error) {
 		if it.RuleProgram != "" && it.AsksEveryTime == "" {
 			// A renamed copy of a shell is the shell.
 			it.AsksEveryTime = h.Gov.AsksEveryTimeWhy(it.RuleProgram, it.RuleCwd)
+		}
+		if it.RuleProgram != "" && it.AsksEveryTime == "" && !risk.RunsOthers(it.RuleProgram) {
+			// taskset -c 0 bash x.sh asks as bash does.
+			if arg, why := h.Gov.ArgRunnerWhy(it.RuleArgs, it.RuleCwd); why != "" {
+				it.AsksEveryTime = "runs " + arg + ", which " + why
+			}
+		}
+		if it.RuleProgram != "" && it.AsksEveryTime == "" && !it.Session && !it.TrustsFolder {
+			it.Pins = h.Gov.PinsFor(it.RuleProgram, it.RuleArgs, it.RuleCwd)
 		}
 		it.Folder, _ = h.Gov.OfferedWorkspace(p)
 		it.Chat = h.Chats.LabelOfFuture(ctx, p.FutureID)

@@ -237,9 +237,17 @@ func TestAlwaysAllowNamesWhatTheCardShows(t *testing.T) {
 		}
 	}
 	rules := render(t, View{Rules: []govern.Rule{{ID: "rul_1", Program: "git", CreatedBy: "Ada", CreatedAt: time.Now()},
-		{ID: "rul_2", Program: "git", Args: []string{"status"}, CreatedBy: "Ada", CreatedAt: time.Now()}}})
-	if strings.Count(rules, `data-testid="rule-any-args"`) != 1 || !strings.Contains(rules, `data-testid="rule-program-cell">git status<`) {
+		{ID: "rul_2", Program: "git", Args: []string{"status"}, CreatedBy: "Ada", CreatedAt: time.Now()},
+		{ID: "rul_3", Program: "rg", CreatedBy: "Ada", CreatedAt: time.Now()},
+		{ID: "rul_4", Program: "hg", Narrowed: true, CreatedBy: "Ada", CreatedAt: time.Now()}}})
+	if strings.Count(rules, `data-testid="rule-any-git"`) != 1 || !strings.Contains(rules, "any git command, including ones that write anywhere") ||
+		strings.Count(rules, `data-testid="rule-any-args"`) != 1 || !strings.Contains(rules, `data-testid="rule-program-cell">git status<`) {
 		t.Errorf("rules table:\n%s", rules)
+	}
+	// A rule narrowed by the migration is marked, and the list says once
+	// what that means.
+	if strings.Count(rules, `data-testid="rule-narrowed"`) != 1 || strings.Count(rules, `data-testid="rules-narrowed-note"`) != 1 {
+		t.Errorf("rules table with a narrowed rule:\n%s", rules)
 	}
 }
 

@@ -285,3 +285,42 @@ func FromContext(ctx context.Context) *Session {
 	}
 	return &Session{}
 }
+
+// Saved is a live session as it is handed to the next Hearth across an
+// update (Store.Export, Store.Import): the SHA-256 of its cookie, never the
+// cookie itself, so the file that carries it opens nothing by itself.
+type Saved struct {
+	Key      string    `json:"key"`
+	CSRF     string    `json:"csrf"`
+	Origin   string    `json:"origin,omitempty"`
+	Operator string    `json:"operator,omitempty"`
+	LastSeen time.Time `json:"last_seen"`
+}
+
+// Export returns the live sessions, for the Hearth that runs next.
+func (s *Store) Export() []Saved {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pruneLocked()
+	out := make([]Saved, 0, len(s.sessions))
+	for k, sess := range s.sessions {
+		sess.mu.Lock()
+		out = append(out, Saved{Key: k, CSRF: string(sess.csrf), Origin: sess.origin, Operator: sess.operator, LastSeen: sess.lastSeen})
+		sess.mu.Unlock()
+	}
+	return out
+}
+
+// Import adds sessions an earlier Hearth exported; one idle for
+// IdleTimeout or more, or malformed, is dropped.
+func (s *Store) Import(saved []Saved) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	for _, v := range saved {
+		if len(v.Key) != sha256.Size*2 || v.CSRF == "" || now.Sub(v.LastSeen) >= IdleTimeout {
+			continue
+		}
+		s.sessions[v.Key] = &Session{csrf: []byte(v.CSRF), origin: v.Origin, operator: v.Operator, lastSeen: v.LastSeen}
+	}
+}

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -71,5 +72,39 @@ func TestSessionCarriesItsLoginsOrigin(t *testing.T) {
 		if sess.Origin() != origin {
 			t.Fatalf("session of a %q login has origin %q", origin, sess.Origin())
 		}
+	}
+}
+
+// TestExportImportKeepsSessions: a session exported by one store and
+// imported by another (the next Hearth, after an update) is signed in
+// there with the same CSRF token and operator; an idle one is not; the
+// export holds the cookie's hash, never the cookie.
+func TestExportImportKeepsSessions(t *testing.T) {
+	now := time.Now()
+	clock := func() time.Time { return now }
+	a := NewStore(clock)
+	tok, err := a.NewLoginToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, cookie, ok := a.Redeem(tok)
+	if !ok {
+		t.Fatal("redeem")
+	}
+	sess.SetOperator("Ann")
+	saved := a.Export()
+	if len(saved) != 1 || saved[0].Key == cookie || strings.Contains(saved[0].Key, cookie) {
+		t.Fatalf("export: %+v", saved)
+	}
+	b := NewStore(clock)
+	b.Import(saved)
+	got, ok := b.Lookup(cookie, true)
+	if !ok || got.CSRFToken() != sess.CSRFToken() || got.Operator() != "Ann" {
+		t.Fatalf("imported session: %v %+v", ok, got)
+	}
+	later := NewStore(func() time.Time { return now.Add(IdleTimeout) })
+	later.Import(saved)
+	if _, ok := later.Lookup(cookie, false); ok {
+		t.Fatal("an idle session was imported")
 	}
 }

@@ -235,7 +235,7 @@ func updateBody(v UpdateView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, ". This page will stop answering: open the control panel again from the tray icon in a minute (with hearth-tray serve, the window it runs in prints the new sign-in link).</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, ". This page comes back by itself in a moment, still signed in; if it does not, open the control panel from the tray icon (with hearth-tray serve, the window it ran in prints a new sign-in link).</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
