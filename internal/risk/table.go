@@ -283,6 +283,9 @@ var Rows = Table{
 	"fs.mkdir":  KindFileWrite,
 	"fs.trash":  KindFileWrite,
 
+	"fs.xlsx_set":   KindFileWrite,
+	"fs.docx_write": KindFileWrite,
+
 	"fs.changes": KindRead,
 
 	"machine.host_info":    KindRead,

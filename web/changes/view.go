@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/document"
 	"github.com/hearth-dev/hearth/internal/fsops"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/web/ui"
@@ -377,6 +378,14 @@ func (h *Handler) describe(ctx context.Context, c *ChangeRow, known map[string][
 		}
 		c.NotShown = "no diff: Hearth no longer has the content " + which + " this change (the file changed since); its fingerprints are in Details"
 	case !Text(before) || !Text(after):
+		// A document's change is shown as the change of its text (the
+		// cells of a workbook, a Word document's Markdown).
+		a, okA := document.Comparable(ctx, c.Path, nilIf(c.Pre == "", before))
+		b, okB := document.Comparable(ctx, c.Path, nilIf(c.Post == "", after))
+		if okA && okB {
+			c.Diff = Unified([]byte(a), []byte(b), DiffContext)
+			break
+		}
 		c.Binary = binaryWords(c, before, after)
 	case c.CreatedFile:
 		c.NotShown = "new file"
@@ -386,6 +395,16 @@ func (h *Handler) describe(ctx context.Context, c *ChangeRow, known map[string][
 	}
 	c.Folded = len(c.Diff) > FoldLines
 	return nil
+}
+
+func nilIf(none bool, b []byte) []byte {
+	if none {
+		return nil
+	}
+	if b == nil {
+		return []byte{}
+	}
+	return b
 }
 
 func binaryWords(c *ChangeRow, before, after []byte) string {
