@@ -178,6 +178,10 @@ func New(opts Options) *Service {
 	if b, err := os.ReadFile(filepath.Join(Dir(opts.DataDir), acceptedFile)); err == nil && opts.Key != "" {
 		if m, err := OpenManifest(b, opts.Key); err != nil {
 			s.log.Warn("update: the kept manifest does not open", "err", err)
+		} else if m.Published.After(opts.Now().Add(PublishedSkew)) {
+			// Kept before such dates were refused: it would block every
+			// real release.
+			s.log.Warn("update: the kept manifest is dated in the future; ignored", "published", m.Published)
 		} else {
 			s.accepted, s.acceptedMsg = &m, b
 			s.offer = s.offerOf(m)
@@ -344,20 +348,36 @@ func (s *Service) Check(ctx context.Context) {
 	s.problem = nil
 }
 
+// PublishedSkew is how far in the future a manifest's published time may
+// be: a signer's clock a little ahead, or this PC's a little behind, is
+// tolerated; further, the manifest is refused, because an accepted
+// manifest is the floor for every later one and a date far ahead would
+// block every real release until someone deleted manifest.signed.
+const PublishedSkew = 24 * time.Hour
+
 // acceptLocked takes m (signed as msg) as the newest release information,
-// unless it was published before the one accepted last: an older signed
-// manifest served again would keep this PC on an old version. The
-// accepted manifest is kept in the update folder with its signature.
+// unless it was published before the one accepted last (an older signed
+// manifest served again would keep this PC on an old version), at the
+// same time with another signed text (of two manifests signed in the same
+// second, either could otherwise be served again), or more than
+// PublishedSkew after now. The accepted manifest is kept in the update
+// folder with its signature.
 func (s *Service) acceptLocked(m Manifest, msg []byte) error {
-	if old := s.accepted; old != nil {
-		if m.Published.Before(old.Published) {
-			return &Problem{
-				Plain:  "The update server sent update information older than what Hearth already had, so Hearth ignored it",
-				Detail: fmt.Sprintf("manifest version %s published %s; Hearth accepted version %s published %s", m.Version, m.Published.Format(time.RFC3339), old.Version, old.Published.Format(time.RFC3339)),
-			}
+	if now := s.opts.Now(); m.Published.After(now.Add(PublishedSkew)) {
+		return &Problem{
+			Plain:  "The update information is dated in the future (the release was signed with a wrong date, or this computer's clock is wrong), so Hearth ignored it; check the date and time on this computer",
+			Detail: fmt.Sprintf("manifest version %s published %s; this computer's time %s; at most %s ahead is accepted", m.Version, m.Published.Format(time.RFC3339), now.UTC().Format(time.RFC3339), PublishedSkew),
 		}
+	}
+	if old := s.accepted; old != nil {
 		if bytes.Equal(msg, s.acceptedMsg) {
 			return nil
+		}
+		if !m.Published.After(old.Published) {
+			return &Problem{
+				Plain:  "The update server sent update information that is not newer than what Hearth already had, so Hearth ignored it",
+				Detail: fmt.Sprintf("manifest version %s published %s; Hearth accepted version %s published %s (a different manifest must be published later)", m.Version, m.Published.Format(time.RFC3339), old.Version, old.Published.Format(time.RFC3339)),
+			}
 		}
 	}
 	if err := os.MkdirAll(Dir(s.opts.DataDir), 0o700); err == nil {
