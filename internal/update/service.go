@@ -59,10 +59,14 @@ type Options struct {
 	// has stopped; nil means this Hearth cannot restart itself (a test
 	// instance), and Install refuses.
 	Handoff func(p Plan)
-	// BeforeAuto records an automatic update (update.auto) before it
-	// starts, as an operator's Update click is recorded; an error stops
-	// that update. nil records nothing.
-	BeforeAuto func(ctx context.Context, from, to string) error
+	// BeforeQuiet records an update Run starts at a quiet moment, before
+	// it starts: an automatic one (update.auto), or the one the operator
+	// asked for when the work in progress is done (asked true), whose
+	// click was recorded earlier: the start is recorded too, naming the
+	// same version, so the record of the update has both ends. An error
+	// stops that update (it is tried again at the next quiet moment). nil
+	// records nothing.
+	BeforeQuiet func(ctx context.Context, from, to string, asked bool) error
 	Log        *slog.Logger
 	Now        func() time.Time
 }
@@ -240,14 +244,7 @@ func (s *Service) Run(ctx context.Context) {
 		}
 		st := s.State()
 		if (s.opts.Auto || st.Waiting) && st.CanInstall && s.opts.Quiet != nil && s.opts.Quiet() {
-			var err error
-			if st.Waiting {
-				// The operator's click was recorded when they made it.
-				err = s.Install(ctx)
-			} else {
-				err = s.installAuto(ctx, st)
-			}
-			if err != nil {
+			if err := s.installQuiet(ctx, st); err != nil {
 				s.log.Warn("update: update at a quiet moment", "err", err)
 			}
 		}
@@ -282,11 +279,12 @@ func (s *Service) InstallWhenDone() error {
 	return nil
 }
 
-// installAuto starts the automatic update of st's offer, recorded first.
-func (s *Service) installAuto(ctx context.Context, st State) error {
-	if s.opts.BeforeAuto != nil {
-		if err := s.opts.BeforeAuto(ctx, st.Version, st.Offer.Version); err != nil {
-			return fmt.Errorf("record the automatic update: %w", err)
+// installQuiet starts the update of st's offer at a quiet moment
+// (automatic, or asked for when the work is done), recorded first.
+func (s *Service) installQuiet(ctx context.Context, st State) error {
+	if s.opts.BeforeQuiet != nil {
+		if err := s.opts.BeforeQuiet(ctx, st.Version, st.Offer.Version, st.Waiting); err != nil {
+			return fmt.Errorf("record the update's start: %w", err)
 		}
 	}
 	return s.Install(ctx)
