@@ -67,8 +67,8 @@ type Options struct {
 	// stops that update (it is tried again at the next quiet moment). nil
 	// records nothing.
 	BeforeQuiet func(ctx context.Context, from, to string, asked bool) error
-	Log        *slog.Logger
-	Now        func() time.Time
+	Log         *slog.Logger
+	Now         func() time.Time
 }
 
 // Offer is an update available to install.
