@@ -396,7 +396,7 @@ func (s *Service) acceptLocked(m Manifest, msg []byte) error {
 // isRefused reports whether m's package for this platform is the release
 // that rolled back on this PC.
 func (s *Service) isRefused(m Manifest) bool {
-	if s.refused == nil {
+	if s.refused == nil || !s.refused.refuses() {
 		return false
 	}
 	a, ok := m.Platforms[Platform()]
