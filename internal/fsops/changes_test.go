@@ -296,3 +296,63 @@ func TestUndoReachFollowsUndoAndRedo(t *testing.T) {
 		t.Fatalf("not undoable after the redo brought %s back", w.ReceiptID)
 	}
 }
+
+// TestRedoTakesTrashedFilesBack: Redo of an "Undo all" takes each file
+// the undo put in the trash back out of it, so the trash keeps no copy of
+// a file that is back in its place; a file emptied from the trash
+// meanwhile is written from the kept copy instead.
+func TestRedoTakesTrashedFilesBack(t *testing.T) {
+	if os.Getenv("WINELOADER") != "" || filepath.Separator == '\\' {
+		t.Skip("the freedesktop trash is checked on Linux")
+	}
+	env, trash := trashEngine(t)
+	ctx := context.Background()
+	const chat = "r:chat"
+	changed, made, gone := env.path("changed.txt"), env.path("made.txt"), env.path("gone.txt")
+	os.WriteFile(changed, []byte("before\n"), 0o644)
+	for p, s := range map[string]string{changed: "by chat\n", made: "made by chat\n", gone: "also made\n"} {
+		if _, err := env.e.Write(ctx, chat, WriteInput{Path: p, Data: s}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := env.e.UndoChat(ctx, "Ann", chat)
+	if err != nil || rep.Count(OutcomeTrashed) != 2 || rep.Count(OutcomeRestored) != 1 {
+		t.Fatalf("undo all %+v %v", rep, err)
+	}
+	// The person empties one of the two from the trash.
+	for _, p := range []string{filepath.Join(trash, "files", "gone.txt"), filepath.Join(trash, "info", "gone.txt.trashinfo")} {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	redo, err := env.e.Redo(ctx, "Ann", chat, rep.Batch)
+	if err != nil || redo.Count(OutcomeRestored) != 3 {
+		t.Fatalf("redo %+v %v", redo, err)
+	}
+	for p, s := range map[string]string{changed: "by chat\n", made: "made by chat\n", gone: "also made\n"} {
+		if mustRead(t, p) != s {
+			t.Fatalf("%s is %q after the redo, want %q", p, mustRead(t, p), s)
+		}
+	}
+	for _, d := range []string{"files", "info"} {
+		left, err := os.ReadDir(filepath.Join(trash, d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, de := range left {
+			t.Errorf("the trash still holds %s/%s after the redo", d, de.Name())
+		}
+	}
+	// Undo all again puts them in the trash again, and a second Redo
+	// takes them back again.
+	again, err := env.e.UndoChat(ctx, "Ann", chat)
+	if err != nil || again.Count(OutcomeTrashed) != 2 {
+		t.Fatalf("undo all again %+v %v", again, err)
+	}
+	if redo, err := env.e.Redo(ctx, "Ann", chat, again.Batch); err != nil || redo.Count(OutcomeRestored) != 3 {
+		t.Fatalf("second redo %+v %v", redo, err)
+	}
+	if left, _ := os.ReadDir(filepath.Join(trash, "files")); len(left) != 0 {
+		t.Fatalf("the trash holds %d items after the second redo", len(left))
+	}
+}

@@ -221,6 +221,10 @@ type mutation struct {
 	change       func(snapshot) ([]byte, error)
 	changeReader func(snapshot) (io.ReadCloser, error)
 	removeFile   bool
+	// fromBin, with changeReader reading it, is the item in the trash
+	// that holds the new content: it is moved back rather than copied,
+	// so the trash keeps no copy of a file that is back in its place.
+	fromBin string
 }
 
 // snapshot is a file's state before a mutation: its hash and size, and its
@@ -373,9 +377,26 @@ func (e *Engine) mutate(ctx context.Context, m mutation) (MutationResult, error)
 	keep = true // the pending receipt refers to the spill file now
 
 	var attempts int
+	// bin is where in the trash a removed file went, when the removal is
+	// a move to the trash and the trash says: the receipt keeps it, so
+	// its undo (a Redo) can take the file back out.
+	var bin string
 	switch {
 	case m.removeFile:
-		attempts, err = e.Replacer.RemoveFile(m.path)
+		r := e.Replacer
+		if r.Remove != nil {
+			// Replacer.Remove set is removal to the trash (MoveToTrash);
+			// trashItem is MoveToTrash that also says where it went.
+			r.Remove = func(p string) error {
+				w, err := trashItem(p)
+				bin = w
+				return err
+			}
+		}
+		attempts, err = r.RemoveFile(m.path)
+	case m.fromBin != "":
+		src.Close()
+		err = restoreFromTrash(m.fromBin, m.path)
 	case src != nil:
 		attempts, err = e.Replacer.WriteFrom(m.path, src, newFilePerm)
 	default:
@@ -396,6 +417,11 @@ func (e *Engine) mutate(ctx context.Context, m mutation) (MutationResult, error)
 		at := e.now().UnixMilli()
 		if err := commitReceipt(ctx, tx, id, m.undoes, at); err != nil {
 			return err
+		}
+		if bin != "" {
+			if _, err := tx.ExecContext(ctx, `UPDATE fs_receipts SET bin_path = ? WHERE id = ?`, bin, id); err != nil {
+				return err
+			}
 		}
 		for _, u := range m.alsoUndone {
 			if _, err := tx.ExecContext(ctx,

@@ -3,7 +3,9 @@ package fsops
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -66,7 +68,9 @@ func (e *Engine) undoOne(ctx context.Context, route, id string, op operatorUndo)
 	if err != nil {
 		return UndoResult{}, err
 	}
+	fromBin := e.binCopyOf(orig)
 	res, err := e.mutate(ctx, mutation{route: orig.route, op: "undo", path: abs, undoes: orig.id, operator: op.name, batch: op.batch,
+		fromBin: fromBin,
 		check: func(s snapshot) error {
 			// Reload under the path lock: a concurrent undo may have won.
 			cur, err := e.loadReceipt(ctx, route, orig.id)
@@ -102,9 +106,40 @@ func (e *Engine) undoOne(ctx context.Context, route, id string, op operatorUndo)
 		},
 		removeFile: !orig.existed,
 		changeReader: func(snapshot) (io.ReadCloser, error) {
+			if fromBin != "" {
+				return os.Open(fromBin)
+			}
 			return e.priorReader(ctx, orig)
 		}})
 	return UndoResult{MutationResult: res, UndoneReceiptID: orig.id}, err
+}
+
+// binCopyOf is the item in the trash that the undo of r can move back
+// instead of writing r's kept copy, "" when there is none: r removed a
+// file to the trash (the operator's undo of a file a chat created), the
+// trash said where (bin_path), and the item there is still a file with
+// the content r removed. A Redo then leaves no copy of the file in the
+// trash. On Windows the Recycle Bin names its items itself; when
+// Hearth cannot find the item there (trashItem gives ""), the undo
+// writes the kept copy as before and the Recycle Bin keeps its own.
+func (e *Engine) binCopyOf(r receipt) string {
+	if r.post.Valid || !r.existed || !r.pre.Valid || r.binPath == "" || !inTrash(r.binPath) {
+		return ""
+	}
+	info, err := os.Lstat(r.binPath)
+	if err != nil || !info.Mode().IsRegular() {
+		return ""
+	}
+	f, err := os.Open(r.binPath)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil || hex.EncodeToString(h.Sum(nil)) != r.pre.String {
+		return ""
+	}
+	return r.binPath
 }
 
 // receipt is one fs_receipts row, as undo needs it.
