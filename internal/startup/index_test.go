@@ -140,6 +140,28 @@ func TestShellStartupFilesAndWhatTheySource(t *testing.T) {
 	h.miss("dotfiles/also.sh")
 }
 
+// TestShellCommandsNameTheirScripts: a command of a shell start-up file
+// names the files in its arguments whatever runs them (python3, bash),
+// as an autostart entry's does; options, unknown variables and folders
+// are not files.
+func TestShellCommandsNameTheirScripts(t *testing.T) {
+	h := newHome(t)
+	h.write("proj/run.sh", "echo hi\n")
+	h.write(".bashrc", "python3 ~/proj/motd.py --quiet\nbash proj/run.sh && cd ~/proj\nls -la $UNSET_DIR/x.py ~/proj\n")
+	h.hit("proj/motd.py", KindShell, "~/.bashrc")
+	h.hit("proj/run.sh", KindShell, "~/.bashrc")
+	h.miss("proj")
+	h.miss("--quiet")
+	h.miss("-la")
+	for _, e := range h.idx.Entries() {
+		for _, f := range e.Files {
+			if strings.Contains(f, "$") || strings.Contains(f, "UNSET") || filepath.Base(f) == "-la" {
+				t.Errorf("%s names %q, which is not a file", e.Name, f)
+			}
+		}
+	}
+}
+
 // TestGitIncludesAndPrograms: [include] and [includeIf] paths (relative
 // to the including file), core.hooksPath and core.fsmonitor are named.
 func TestGitIncludesAndPrograms(t *testing.T) {
