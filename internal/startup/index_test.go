@@ -253,6 +253,22 @@ func TestNamedFileThroughALink(t *testing.T) {
 	}
 }
 
+// TestNamedFileIsABrokenLink: a sourced file that is a link to a file
+// not made yet (as stow leaves them) names the link's target too, so
+// creating the target is a write to a start-up file.
+func TestNamedFileIsABrokenLink(t *testing.T) {
+	h := newHome(t)
+	if err := os.MkdirAll(filepath.Join(h.dir, "Documents"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join("Documents", "y.sh"), filepath.Join(h.dir, "x.sh")); err != nil {
+		t.Fatal(err)
+	}
+	h.write(".bashrc", "source ~/x.sh\n")
+	h.hit("x.sh", KindShell, "~/.bashrc")
+	h.hit("Documents/y.sh", KindShell, "~/.bashrc")
+}
+
 func TestNewRefusesMissingParts(t *testing.T) {
 	for _, o := range []Options{{Real: realPrefix}, {Env: os.Getenv}, {Env: os.Getenv, Real: realPrefix, Refresh: -1}} {
 		if _, err := New(o); err == nil {
