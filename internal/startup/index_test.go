@@ -238,6 +238,18 @@ func TestRefreshBoundsTheLooks(t *testing.T) {
 	h.hit("apps/late.py", KindAutostart, "Late")
 }
 
+// TestTouchedLooksAgain: after Hearth says it changed a file, the next
+// check looks at the sources again, within Refresh of the last look.
+func TestTouchedLooksAgain(t *testing.T) {
+	h := newHome(t)
+	h.idx.refresh = time.Hour
+	h.miss("apps/late.py")
+	p := h.write(".bashrc", "python3 ~/apps/late.py\n")
+	h.miss("apps/late.py")
+	h.idx.Touched(p)
+	h.hit("apps/late.py", KindShell, "~/.bashrc")
+}
+
 // TestNamedFileThroughALink: a file an entry names through a symlinked
 // folder is matched at its real path, and a file written through a link
 // to it too.
