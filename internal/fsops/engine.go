@@ -18,6 +18,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/atomicfile"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/risk"
+	"github.com/hearth-dev/hearth/internal/startup"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -61,11 +62,19 @@ type Engine struct {
 	// admitted as ordinary to (nil: this OS's, from the process
 	// environment), as governance matched it at admission.
 	Places *risk.Places
+	// Startup is the index of what starts by itself (internal/startup),
+	// the one governance checks writes with: the write-time check refuses
+	// a write admitted as ordinary to a file it names, and every change
+	// the engine completes is told to it (Touched) so the next check sees
+	// it. Nil is this OS's, from the process environment.
+	Startup *startup.Index
 
 	locks      pathLocks
 	hashes     hashCache
 	writesOnce sync.Once
 	placesOnce sync.Once
+	startOnce  sync.Once
+	startErr   error
 }
 
 func (e *Engine) now() time.Time {
@@ -403,6 +412,7 @@ func (e *Engine) mutate(ctx context.Context, m mutation) (MutationResult, error)
 	if err != nil {
 		return MutationResult{}, fmt.Errorf("%s was changed, but its receipt %s could not be committed (the next start settles it): %w", m.path, id, err)
 	}
+	e.changed()
 
 	res := MutationResult{
 		Path:            m.path,

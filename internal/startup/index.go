@@ -210,12 +210,13 @@ func (x *Index) Match(real string) (Hit, bool) {
 	}
 }
 
-// Touched tells the index that Hearth itself just changed the file at
-// path (a write, a patch, an undo, a move): the next check looks at the
-// sources again instead of using the index as last looked at, so an
-// approved change to .bashrc counts at once, not Refresh later. Looking
-// costs one stat per source and parses only what changed.
-func (x *Index) Touched(path string) {
+// Touched tells the index that Hearth itself just changed a file (a
+// write, a patch, an undo, a move): the next check looks at the sources
+// again instead of using the index as last looked at, so an approved
+// change to .bashrc, or a new .desktop file, counts at once, not Refresh
+// later. Looking costs one stat per source and parses only what changed,
+// so which file changed does not matter.
+func (x *Index) Touched() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.checked = time.Time{}

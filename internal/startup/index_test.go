@@ -244,9 +244,9 @@ func TestTouchedLooksAgain(t *testing.T) {
 	h := newHome(t)
 	h.idx.refresh = time.Hour
 	h.miss("apps/late.py")
-	p := h.write(".bashrc", "python3 ~/apps/late.py\n")
+	h.write(".bashrc", "python3 ~/apps/late.py\n")
 	h.miss("apps/late.py")
-	h.idx.Touched(p)
+	h.idx.Touched()
 	h.hit("apps/late.py", KindShell, "~/.bashrc")
 }
 
