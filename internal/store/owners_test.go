@@ -99,8 +99,6 @@ var testSQLToConvert = map[string]int{
 	"internal/jobs/migrate_test.go":              6,
 	"internal/jobs/rungate_test.go":              1,
 	"internal/primitive/diskfull_test.go":        1,
-	"internal/wake/bench_test.go":                2,
-	"internal/wake/waker_test.go":                4,
 }
 
 // TestEveryTableHasOneOwner: every table of a freshly migrated database

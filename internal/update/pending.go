@@ -88,12 +88,15 @@ func ReadRefused(dataDir string) (Refused, bool, error) {
 // previous one (restarted: the caller exits at once). ok is false when
 // there was nothing to resume.
 func Resume(ctx context.Context, h Handoff, version string) (o Outcome, restarted, ok bool) {
+	// The attempt's id is for this program only, not for what it starts.
+	attempt := os.Getenv(attemptEnv)
+	os.Unsetenv(attemptEnv)
 	var p pending
 	found, err := readJSON(pendingPath(h.DataDir), &p)
 	if err != nil || !found {
 		return Outcome{}, false, false
 	}
-	if os.Getenv(attemptEnv) == p.ID {
+	if attempt != "" && attempt == p.ID {
 		return Outcome{}, false, false // the watched new version: Confirm finishes it
 	}
 	if held, err := instance.Held(instance.LockHearth, h.DataDir); err != nil || held {

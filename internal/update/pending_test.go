@@ -276,3 +276,37 @@ func TestRepinChangesOneKey(t *testing.T) {
 		t.Fatalf("config after the undo:\n%s", got)
 	}
 }
+
+// TestWatchedStartIsLeftAlone: the new version started by the watching
+// Hearth (it carries the attempt's id) does not roll its own hand-over
+// back, does not pass the id on to what it starts, and once it serves
+// (Confirm) the hand-over is over: the pending record and the leftovers
+// of earlier updates go.
+func TestWatchedStartIsLeftAlone(t *testing.T) {
+	exe, _, _ := oldProgram(t)
+	data := t.TempDir()
+	leftover := previousName(exe) + ".1"
+	os.WriteFile(leftover, []byte("an older version"), 0o755)
+	os.MkdirAll(Dir(data), 0o700)
+	if err := writeJSON(pendingPath(data), pending{ID: "abc", From: "1.3.0", To: "1.4.0", Swap: swapped{Exe: exe, ExeAside: previousName(exe)}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(attemptEnv, "abc")
+	if _, _, ok := Resume(context.Background(), Handoff{Exe: exe, DataDir: data}, "1.4.0"); ok {
+		t.Fatal("the watched start rolled itself back")
+	}
+	if v, set := os.LookupEnv(attemptEnv); set {
+		t.Fatalf("%s=%s stays for the programs Hearth starts", attemptEnv, v)
+	}
+	Confirm(data, exe, "1.3.0") // another version: not its hand-over
+	if _, err := os.Stat(pendingPath(data)); err != nil {
+		t.Fatal("confirmed by another version")
+	}
+	Confirm(data, exe, "1.4.0")
+	if _, err := os.Stat(pendingPath(data)); err == nil {
+		t.Fatal("pending.json stays after the new version serves")
+	}
+	if _, err := os.Stat(leftover); err == nil {
+		t.Fatal("the numbered previous program stays")
+	}
+}

@@ -203,12 +203,12 @@ func waitRunning(t *testing.T, home string, old int, version string) instance.In
 	b, _ := os.ReadFile(update.StartLog(home))
 	o, _ := os.ReadFile(filepath.Join(update.Dir(home), "outcome.json"))
 	i, _ := os.ReadFile(filepath.Join(home, instance.InfoFile))
-	t.Fatalf("no Hearth %s started; start.log:\n%s\noutcome: %s\ninstance: %s", version, b, o, i)
+	t.Fatalf("no Hearth %s started; its output:\n%s\noutcome: %s\ninstance: %s", version, b, o, i)
 	return instance.Info{}
 }
 
 // loginFromStartLog signs in to the Hearth the hand-over started: its
-// login URL is in its output, which goes to the update folder's start.log.
+// login URL is in its output, which goes to a start log in the update folder.
 func loginFromStartLog(t *testing.T, home string) *panel {
 	t.Helper()
 	re := regexp.MustCompile(`Control panel at (\S+)`)
@@ -221,7 +221,7 @@ func loginFromStartLog(t *testing.T, home string) *panel {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatal("no login URL in start.log")
+	t.Fatal("no login URL in the start log")
 	return nil
 }
 
@@ -253,7 +253,7 @@ func checkConfigPin(t *testing.T, home, want string) {
 // and exits; 1.1.0 is healthy and its Status page says what happened.
 func TestUpdateServeEndToEnd(t *testing.T) {
 	if runtime.GOOS == "windows" {
-		t.Skip("the Windows swap is TestUpdateUnderWine's, from Linux")
+		t.Skip("the Windows swap is TestSwapRunningProgram and TestStalePreviousProgramHeldOpen under Wine")
 	}
 	skey, vkey, err := update.GenerateKey("hearth-release-test")
 	if err != nil {
@@ -307,7 +307,7 @@ func TestUpdateServeEndToEnd(t *testing.T) {
 // version starts again; its Status page says what happened.
 func TestUpdateRollsBackANewVersionThatExits(t *testing.T) {
 	if runtime.GOOS == "windows" {
-		t.Skip("the Windows swap is TestUpdateUnderWine's, from Linux")
+		t.Skip("the Windows swap is TestSwapRunningProgram and TestStalePreviousProgramHeldOpen under Wine")
 	}
 	skey, vkey, err := update.GenerateKey("hearth-release-test")
 	if err != nil {
@@ -354,7 +354,7 @@ func TestUpdateRollsBackANewVersionThatExits(t *testing.T) {
 // release will not be installed again, with the new version's output.
 func TestUpdateAutoBrokenReleaseInstallsOnce(t *testing.T) {
 	if runtime.GOOS == "windows" {
-		t.Skip("the Windows swap is TestUpdateUnderWine's, from Linux")
+		t.Skip("the Windows swap is TestSwapRunningProgram and TestStalePreviousProgramHeldOpen under Wine")
 	}
 	skey, vkey, err := update.GenerateKey("hearth-release-test")
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hearth-dev/hearth/internal/dispatch/dispatchtest"
 )
 
 // BenchmarkWakeLatency measures the time from a conversation's last
@@ -38,11 +40,7 @@ func BenchmarkWakeLatency(b *testing.B) {
 				// The woken conversation calls and is offered the arrival,
 				// as Deliver records it; then the waker settles.
 				b.StopTimer()
-				_, err := r.db.W.Exec(`INSERT INTO cursors(route, acked_seq, offered_seq, offered_fp) SELECT 'r:lat', 0, MAX(seq), 'fp' FROM arrivals WHERE route = 'r:lat'
-					ON CONFLICT(route) DO UPDATE SET offered_seq = excluded.offered_seq`)
-				if err != nil {
-					b.Fatal(err)
-				}
+				dispatchtest.OfferAll(b, r.db, "r:lat")
 				r.svc.Called("r:lat")
 				r.passes(2)
 				b.StartTimer()

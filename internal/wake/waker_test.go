@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/hearth-dev/hearth/internal/dispatch/dispatchtest"
 )
 
 // TestWakerFakeChatGPT covers the waker against the fake ChatGPT page in
@@ -52,11 +54,7 @@ func TestWakerFakeChatGPT(t *testing.T) {
 		r.t = t
 		// w1's arrival was offered to it (as a call would), nothing else
 		// waits, and no probe is live: passes read the database only.
-		_, err := r.db.W.Exec(`INSERT INTO cursors(route, offered_seq) SELECT route, MAX(seq) FROM arrivals WHERE route = 'r:w1'
-			ON CONFLICT(route) DO UPDATE SET offered_seq = excluded.offered_seq`)
-		if err != nil {
-			t.Fatal(err)
-		}
+		dispatchtest.OfferAll(t, r.db, "r:w1")
 		b, _ := r.binding("r:w1")
 		r.passes(2)
 		before := r.svc.Stats().PageReads[b.TargetID]
@@ -64,10 +62,7 @@ func TestWakerFakeChatGPT(t *testing.T) {
 		if after := r.svc.Stats().PageReads[b.TargetID]; after != before {
 			t.Fatalf("%d page reads in 5 idle passes", after-before)
 		}
-		_, err = r.db.W.Exec(`UPDATE cursors SET offered_seq = 0 WHERE route = 'r:w1'`)
-		if err != nil {
-			t.Fatal(err)
-		}
+		dispatchtest.ForgetOffered(t, r.db, "r:w1")
 	})
 
 	t.Run("cooldown, then the attempt limit and a give-up", func(t *testing.T) {
@@ -104,11 +99,7 @@ func TestWakerFakeChatGPT(t *testing.T) {
 	t.Run("no wake for pending-only work", func(t *testing.T) {
 		r.t = t
 		r.bindConv(fake, "w2", "r:w2")
-		_, err := r.db.W.Exec(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, detached, created_at, started_at) VALUES ('fut_p','r:w2','machine.exec','{}','',?,1,?,?)`,
-			"running", time.Now().UnixMilli(), time.Now().UnixMilli())
-		if err != nil {
-			t.Fatal(err)
-		}
+		dispatchtest.InsertRunning(t, r.db, "fut_p", "r:w2")
 		// Non-terminal arrivals, as a job parked on a permit (pending) or
 		// not yet finished queues them: undelivered, but not results.
 		for i, state := range []string{"pending", "queued", "running"} {

@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/hearth-dev/hearth/internal/store"
 )
@@ -46,4 +47,36 @@ func Count(t testing.TB, db *store.DB) int {
 		t.Fatalf("count the futures: %v", err)
 	}
 	return n
+}
+
+// OfferAll records that every arrival of route so far was offered to it,
+// as delivering them to a call does (its cursor's offered_seq moves to
+// the last arrival).
+func OfferAll(t testing.TB, db *store.DB, route string) {
+	t.Helper()
+	_, err := db.W.Exec(`INSERT INTO cursors(route, offered_seq) SELECT ?, COALESCE(MAX(seq), 0) FROM arrivals WHERE route = ?
+		ON CONFLICT(route) DO UPDATE SET offered_seq = excluded.offered_seq`, route, route)
+	if err != nil {
+		t.Fatalf("offer the arrivals of %s: %v", route, err)
+	}
+}
+
+// ForgetOffered makes route's arrivals not offered again (offered_seq 0).
+func ForgetOffered(t testing.TB, db *store.DB, route string) {
+	t.Helper()
+	if _, err := db.W.Exec(`UPDATE cursors SET offered_seq = 0 WHERE route = ?`, route); err != nil {
+		t.Fatalf("forget what %s was offered: %v", route, err)
+	}
+}
+
+// InsertRunning records a detached machine.exec future id of route as
+// running since now, as one whose result has not arrived yet.
+func InsertRunning(t testing.TB, db *store.DB, id, route string) {
+	t.Helper()
+	now := time.Now().UnixMilli()
+	_, err := db.W.Exec(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, detached, created_at, started_at)
+		VALUES (?, ?, 'machine.exec', '{}', '', 'running', 1, ?, ?)`, id, route, now, now)
+	if err != nil {
+		t.Fatalf("insert running future %s: %v", id, err)
+	}
 }
