@@ -59,6 +59,9 @@ func TestOrdinaryWriteRefusedWhereTheStartupIndexNamesTheFile(t *testing.T) {
 	if !errors.As(err, &no) || !strings.Contains(no.Place, "Morning boot") {
 		t.Fatalf("a write of a script an autostart entry runs, admitted as ordinary: %v, want a refusal naming the entry", err)
 	}
+	if msg := mapErr("write", err).Error(); !strings.Contains(msg, "Morning boot") || strings.Contains(msg, "a link changed") {
+		t.Errorf("the refusal says %q, want it to name the entry that runs the file", msg)
+	}
 	if _, serr := os.Stat(boot); serr == nil {
 		t.Fatal("the refused write left the file")
 	}
