@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/atomicfile"
+	"github.com/hearth-dev/hearth/internal/document"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/internal/startup"
@@ -68,6 +69,10 @@ type Engine struct {
 	// the engine completes is told to it (Touched) so the next check sees
 	// it. Nil is this OS's, from the process environment.
 	Startup *startup.Index
+	// Documents reads PDF, Word, Excel, PowerPoint and OpenDocument
+	// files for read and search; its CacheDir (under the data folder)
+	// keeps the PDF engine's compiled code across restarts.
+	Documents document.Reader
 
 	locks      pathLocks
 	hashes     hashCache
