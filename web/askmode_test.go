@@ -138,8 +138,8 @@ func TestAskMeansAsk(t *testing.T) {
 		t.Fatalf("the permit cards do not say what would happen:\n%s", page)
 	}
 	// A shell start-up file's card names, in its headline, the command it
-	// would run.
-	if !strings.Contains(page, `ChatGPT wants to change what runs every time a terminal (shell) starts: it would run <code data-testid="permit-runs">echo planted</code>`) {
+	// would run, and says the whole file is new.
+	if !strings.Contains(page, `ChatGPT wants to change what runs every time a terminal (shell) starts: a new file <code>`+filepath.Join(home, ".bashrc")+`</code> that would run <code data-testid="permit-runs">echo planted</code>`) {
 		t.Fatalf("the card for .bashrc does not name what it would run:\n%s", page)
 	}
 

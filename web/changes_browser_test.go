@@ -207,7 +207,7 @@ func TestBrowserUndoAllAndRedo(t *testing.T) {
 
 	// Status says how far back changes can be undone, and the space.
 	run("open Status", chromedp.Navigate(in.App.PanelURL()), chromedp.WaitVisible(css(`[data-testid="status-undo"]`)))
-	if s := text("status undo line", `[data-testid="status-undo"]`); !strings.Contains(s, "can be undone on the Changes page") || !strings.Contains(s, "budget") {
+	if s := text("status undo line", `[data-testid="status-undo"]`); !strings.Contains(s, "can be undone on the Changes page") || !strings.Contains(s, "set aside for them") {
 		t.Fatalf("Status's undo line says %q", s)
 	}
 	if p := problems(); len(p) > 0 {

@@ -78,7 +78,12 @@ func newFixture(t *testing.T, edit func(*config.Config)) *fixture {
 // newFixtureWith is newFixture with the app's options changed by opts.
 func newFixtureWith(t *testing.T, edit func(*config.Config), opts func(*app.Options)) *fixture {
 	t.Helper()
-	in := hearthtest.StartWith(t, edit, opts)
+	return fixtureOf(t, hearthtest.StartWith(t, edit, opts))
+}
+
+// fixtureOf is a panel over in, a Hearth the test started.
+func fixtureOf(t *testing.T, in *hearthtest.Instance) *fixture {
+	t.Helper()
 	f := &fixture{in: in, clock: &clock{t: time.Now()}, log: &syncBuffer{}, logLevel: &slog.LevelVar{}}
 	deps := in.App.PanelDeps()
 	deps.Now = f.clock.Now

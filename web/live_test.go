@@ -81,7 +81,7 @@ func TestBrowserLivePermits(t *testing.T) {
 	if s := strings.Join(strings.Fields(summary), " "); !strings.HasPrefix(s, "ChatGPT wants to run echo live") {
 		t.Errorf("permit summary %q", s)
 	}
-	if chat := eval(`document.querySelector('` + card + ` [data-testid="permit-chat"]').textContent`); !strings.HasPrefix(chat, "chat seen first at ") {
+	if chat := eval(`document.querySelector('` + card + ` [data-testid="permit-chat"]').textContent`); !strings.HasPrefix(chat, "the chat begun at ") {
 		t.Errorf("the permit's chat is %q", chat)
 	}
 

@@ -298,6 +298,9 @@ func (p *Panel) chrome(r *http.Request, title, active string) ui.Chrome {
 	}
 	c.Pending, c.Waiting = p.waiting(r)
 	c.Lowered = p.loweredView(r, c.CSRF, c.Operator, r.URL.Path)
+	if p.deps.DB != nil {
+		c.DiskFull = p.deps.DB.DiskFull(r.Context()).Full
+	}
 	return c
 }
 

@@ -6,6 +6,7 @@ import (
 	"html"
 	"net/http"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +57,13 @@ var banned = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)\bbound conversations?\b|\bunbind\b`),
 	regexp.MustCompile(`(?i)remote-debugging`),
 	regexp.MustCompile(`(?i)milliseconds`),
+	// Words a person met in a first walk and did not know.
+	regexp.MustCompile(`(?i)\bbudget\b`),
+	regexp.MustCompile(`(?i)UI Automation`),
+	regexp.MustCompile(`(?i)seen first`),
+	regexp.MustCompile(`(?i)recorded as made by`),
+	regexp.MustCompile(`\bChanges undo(ne)?\b`),
+	regexp.MustCompile(`(?i)automatic wake`),
 }
 
 var (
@@ -102,6 +110,9 @@ func TestMainTextSkipsDetails(t *testing.T) {
 func checkPlain(t *testing.T, where, page string) {
 	t.Helper()
 	text := mainText(page)
+	if runtime.GOOS != "windows" && strings.Contains(strings.ToLower(text), "recycle bin") {
+		t.Errorf("%s: names the Recycle Bin on a system that has none", where)
+	}
 	for _, re := range banned {
 		if m := re.FindString(text); m != "" {
 			i := strings.Index(text, m)
@@ -118,7 +129,7 @@ func TestPlainLanguage(t *testing.T) {
 	t.Setenv("FAKE_TUNNEL_FORWARD_CALL", "1")
 	f := newFixtureWith(t, nil, func(o *app.Options) { o.TunnelProgramDir = dir })
 	b := f.login(t)
-	pages := []string{"/", "/setup", "/permits", "/tasks", "/safety", "/ledger", "/recipes", "/changes"}
+	pages := []string{"/", "/setup", "/permits", "/tasks", "/safety", "/ledger", "/recipes", "/changes", "/chatgpt"}
 	all := func(state string) {
 		t.Helper()
 		for _, p := range pages {

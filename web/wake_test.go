@@ -44,7 +44,7 @@ func TestChatGPTWindowPage(t *testing.T) {
 	if err != nil || !cfg.Wake.Armed || cfg.Wake.BrowserPath != "/nonexistent/chrome" {
 		t.Fatalf("config after arming: %+v %v", cfg.Wake, err)
 	}
-	if page := f.get(t, b, "/chatgpt"); !strings.Contains(page, `data-testid="disarm-button"`) || !strings.Contains(page, "Automatic wake is on") {
+	if page := f.get(t, b, "/chatgpt"); !strings.Contains(page, `data-testid="disarm-button"`) || !strings.Contains(page, "Hearth now wakes chats") {
 		t.Fatal("the page does not show wake armed")
 	}
 	tail, err := f.in.App.Ledger.Tail(t.Context(), 5)
@@ -86,7 +86,7 @@ func TestChatGPTWindowPage(t *testing.T) {
 	if r := f.post(t, b, "/chatgpt/arm", "armed", "maybe", "operator", "Ada"); r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("bad armed value: %d", r.StatusCode)
 	}
-	if page := f.get(t, b, "/chatgpt"); !strings.Contains(page, "Choose to turn automatic wake on or off") || !f.in.App.Wake.Armed() {
+	if page := f.get(t, b, "/chatgpt"); !strings.Contains(page, "Choose whether Hearth wakes chats when their results are ready") || !f.in.App.Wake.Armed() {
 		t.Fatal("a bad armed value was not refused")
 	}
 	if r := f.post(t, b, "/chatgpt/arm", "armed", "false"); r.StatusCode != http.StatusSeeOther || !f.in.App.Wake.Armed() {

@@ -52,7 +52,7 @@ func TestLedgerVerifiesRightAfterStartAndCrash(t *testing.T) {
 	verifyLedger(t, home, "on a fresh install")
 
 	for range 3 {
-		if r := c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"journaled"}}); r.State() != "completed" {
+		if r := c.Final("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"journaled"}}); r.State() != "completed" {
 			t.Fatalf("exec: %s", r.Raw)
 		}
 	}
@@ -81,7 +81,7 @@ func TestLedgerVerifyEvidenceFromStdin(t *testing.T) {
 	hearthtest.WriteConfig(t, home, func(c *config.Config) { c.Roots = []string{root} })
 	p := hearthtest.StartProcess(t, home)
 	c := hearthtest.Connect(t, p.URL, "stdin")
-	w := c.Call("fs", map[string]any{"operation": "write", "path": filepath.Join(root, "f.txt"), "data": "x"})
+	w := c.Final("fs", map[string]any{"operation": "write", "path": filepath.Join(root, "f.txt"), "data": "x"})
 	if w.State() != "completed" {
 		t.Fatalf("fs.write: %s", w.Raw)
 	}

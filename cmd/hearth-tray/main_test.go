@@ -94,7 +94,7 @@ func TestSafetyResetAndLedgerCLI(t *testing.T) {
 		if b, err := script.CombinedOutput(); err != nil || !strings.Contains(string(b), "e-stop released") {
 			t.Fatalf("reset on a terminal: %v %s", err, b)
 		}
-		if r := c.Call("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"ok"}}); r.State() != "completed" {
+		if r := c.Final("machine", map[string]any{"operation": "exec", "command": "echo", "args": []string{"ok"}}); r.State() != "completed" {
 			t.Fatalf("the running serve must honour the CLI reset: %s", r.Raw)
 		}
 		// The reset is journaled with where it was made, as the panel's

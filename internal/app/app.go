@@ -20,6 +20,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/control"
 	"github.com/hearth-dev/hearth/internal/desktop"
 	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/document"
 	"github.com/hearth-dev/hearth/internal/evidence"
 	"github.com/hearth-dev/hearth/internal/fsops"
 	"github.com/hearth-dev/hearth/internal/govern"
@@ -219,7 +220,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	a := &App{
 		Config: cfg, DataDir: opts.DataDir, DB: db, Log: log, Ledger: led,
 		FS: &fsops.Engine{DB: db, Roots: roots, SpillDir: filepath.Join(opts.DataDir, "receipts"), Replacer: atomicfile.Replacer{Remove: fsops.MoveToTrash},
-			Writes: gov.Writes},
+			Writes: gov.Writes, Documents: document.Reader{CacheDir: filepath.Join(opts.DataDir, "cache", "pdf")}},
 		Wake: wk, Tunnel: tun, Gov: gov,
 		Artifacts: arts, UI: ui, Screen: scr, Runs: newRuns(db, log, cfg, wk, arrivals), Sessions: sessions,
 		cfgFile: cfgFile, ready: make(chan struct{}), budgetEvery: opts.BudgetEvery, backupEvery: opts.BackupEvery,
@@ -354,7 +355,10 @@ func (a *App) MCPURL() string { return "http://" + a.mcpLn.Addr().String() + "/m
 func (a *App) PanelURL() string { return "http://" + a.panelLn.Addr().String() + "/" }
 
 // Close releases the database.
-func (a *App) Close() error { return a.DB.Close() }
+func (a *App) Close() error {
+	a.FS.Documents.Close()
+	return a.DB.Close()
+}
 
 // CheckpointEvery is how often a running Hearth signs a ledger checkpoint
 // when entries were appended since the last one, so that evidence of a

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -106,6 +107,60 @@ func TestEStopKillsWhatLeftTheTree(t *testing.T) {
 				t.Fatalf("process %d (of %v: exec's setsid, double fork, nohup, then the session's) still runs after the e-stop", pid, pids)
 			}
 			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// TestEStopKeepsSweepingWhileLatched: a process adopted well after the
+// e-stop's first sweeps (a call's child that ended late leaves what it
+// started to Hearth) is killed while the stop stays latched; after the
+// reset, a new one is left alone.
+func TestEStopKeepsSweepingWhileLatched(t *testing.T) {
+	if err := peeruser.AdoptOrphans(); err != nil {
+		t.Skipf("no child subreaper here: %v", err)
+	}
+	in := hearthtest.Start(t, nil)
+	if err := in.App.Operator.EStop(t.Context(), "alice", "test"); err != nil {
+		t.Fatal(err)
+	}
+	// Past the first sweeps (50 ms, 250 ms, 1 s).
+	time.Sleep(1500 * time.Millisecond)
+	dir := t.TempDir()
+	late := leaveOne(t, dir, "late")
+	deadline := time.Now().Add(20 * time.Second)
+	for running(late) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d, adopted after the first sweeps, still runs while the e-stop is latched", late)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := in.App.Operator.Reset(t.Context(), "alice"); err != nil {
+		t.Fatal(err)
+	}
+	after := leaveOne(t, dir, "after")
+	time.Sleep(2500 * time.Millisecond)
+	if !running(after) {
+		t.Errorf("process %d, adopted after the reset, was killed", after)
+	}
+}
+
+// leaveOne starts a program with setsid -f from a shell that exits, so
+// this process adopts it, and returns its pid.
+func leaveOne(t *testing.T, dir, tag string) int {
+	t.Helper()
+	f := filepath.Join(dir, tag)
+	script := "setsid -f sh -c 'echo $$ > " + f + ".tmp && mv " + f + ".tmp " + f + "; exec sleep 600' </dev/null >/dev/null 2>&1"
+	if out, err := exec.Command("sh", "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("start the setsid program: %v %s", err, out)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if b, err := os.ReadFile(f); err == nil {
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the program %s never wrote its pid", tag)
 		}
 	}
 }

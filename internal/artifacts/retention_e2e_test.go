@@ -34,7 +34,7 @@ func TestRetentionAtStart(t *testing.T) {
 	})
 	c := hearthtest.Connect(t, in.URL, "conv")
 	spill := func() string {
-		r := c.Call("machine", map[string]any{"operation": "exec", "command": "seq", "args": []string{"1", "500"}})
+		r := c.Final("machine", map[string]any{"operation": "exec", "command": "seq", "args": []string{"1", "500"}})
 		id, _ := r.Get("result.stdout.artifact.id").(string)
 		if id == "" {
 			t.Fatalf("no spill: %s", r.Raw)
@@ -43,10 +43,10 @@ func TestRetentionAtStart(t *testing.T) {
 	}
 	oldArt, youngArt := spill(), spill()
 	p := filepath.Join(in.Root, "notes.txt")
-	c.Call("fs", map[string]any{"operation": "write", "path": p, "data": "v1"})
-	w := c.Call("fs", map[string]any{"operation": "write", "path": p, "data": "v2"})
+	c.Final("fs", map[string]any{"operation": "write", "path": p, "data": "v1"})
+	w := c.Final("fs", map[string]any{"operation": "write", "path": p, "data": "v2"})
 	oldRcpt, _ := w.Get("result.receipt_id").(string)
-	w = c.Call("fs", map[string]any{"operation": "write", "path": p, "data": "v3"})
+	w = c.Final("fs", map[string]any{"operation": "write", "path": p, "data": "v3"})
 	youngRcpt, _ := w.Get("result.receipt_id").(string)
 	if oldRcpt == "" || youngRcpt == "" {
 		t.Fatalf("no receipt: %s", w.Raw)
@@ -85,17 +85,17 @@ func TestRetentionAtStart(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	var u *hearthtest.Result
 	for {
-		u = c.Call("fs", map[string]any{"operation": "undo", "receipt_id": oldRcpt})
+		u = c.Final("fs", map[string]any{"operation": "undo", "receipt_id": oldRcpt})
 		if u.Get("error.code") == "expired" || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	msg, _ := u.Get("error.message").(string)
-	if !u.IsError || u.Get("error.code") != "expired" || !strings.Contains(msg, oldRcpt) || !strings.Contains(msg, "pruned") {
+	if u.Get("error.code") != "expired" || !strings.Contains(msg, oldRcpt) || !strings.Contains(msg, "pruned") {
 		t.Fatalf("undo of a pruned receipt: %s", u.Raw)
 	}
-	if r := c.Call("fs", map[string]any{"operation": "undo", "receipt_id": youngRcpt}); r.IsError {
+	if r := c.Final("fs", map[string]any{"operation": "undo", "receipt_id": youngRcpt}); r.State() != "completed" {
 		t.Fatalf("undo of a recent receipt: %s", r.Raw)
 	}
 	if b, _ := os.ReadFile(p); string(b) != "v2" {

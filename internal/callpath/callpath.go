@@ -103,6 +103,18 @@ type ErrorBody struct {
 	Details map[string]any `json:"details,omitempty"`
 }
 
+// StoppedByKey names, in a cancelled envelope's error details, what
+// stopped the call: StoppedByEStop or StoppedByShutdown. Work Hearth
+// stopped itself has a known end, recorded as stopped (the journal's
+// outcome "stopped"), never as UNKNOWN.
+const StoppedByKey = "stopped_by"
+
+// What stopped a call (StoppedByKey).
+const (
+	StoppedByEStop    = "estop"
+	StoppedByShutdown = "shutdown"
+)
+
 // IsError reports whether the envelope should set MCP isError.
 func (e *Envelope) IsError() bool { return e.Error != nil }
 

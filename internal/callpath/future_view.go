@@ -14,7 +14,9 @@ type FutureView struct {
 	Route       string
 	Primitive   string
 	InputSHA256 string
-	State       string
+	// Input is what the future was asked (its compact input).
+	Input string
+	State string
 	// Result is the stored envelope once it has one.
 	Result      sql.NullString
 	Class       string

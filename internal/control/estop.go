@@ -35,19 +35,30 @@ func halt(ctx context.Context, gov *govern.Governor, engine *dispatch.Dispatcher
 	killAdopted(gov, log)
 }
 
-// adoptedSweeps are the delays, after the e-stop, of the sweeps for
+// adoptedSweeps are the delays, after the e-stop, of the first sweeps for
 // processes adopted after the first one: a running call's tree is killed
 // by its own goroutine once it sees its cancellation, and a process that
 // left that tree (setsid) just as its parent died is adopted only then.
+// After the last, a sweep runs every adoptedSweepEvery while the stop
+// stays latched: a child Hearth started and still waits for (a running
+// call's that ignores its cancellation) may end at any later time and
+// leave what it started to Hearth.
 var adoptedSweeps = []time.Duration{50 * time.Millisecond, 250 * time.Millisecond, time.Second}
 
-// killAdopted kills, at once and in a few later sweeps while the e-stop
-// stays latched, what programs Hearth ran left behind outside the trees
-// the e-stop kills: started with setsid -f, double-forked or nohup'd
-// after their parent exited, they were re-parented to Hearth (the child
-// subreaper, peeruser.AdoptOrphans). Every one of them descends from work
-// Hearth ran for the model: Hearth's own children (the tunnel client) are
-// started and waited for, and are never adopted.
+// adoptedSweepEvery is the rate of the sweeps after adoptedSweeps.
+const adoptedSweepEvery = time.Second
+
+// killAdopted kills, at once and in later sweeps for as long as the
+// e-stop stays latched, what programs Hearth ran left behind outside the
+// trees the e-stop kills: started with setsid -f, double-forked or
+// nohup'd after their parent exited, they were re-parented to Hearth (the
+// child subreaper, peeruser.AdoptOrphans). Every one of them descends
+// from work Hearth ran for the model: Hearth's own children (the tunnel
+// client) are started and waited for, and are never adopted. The sweeps
+// end when the stop is reset, when another press takes them over (each
+// press starts its own, so one runs per latch), or when the latch can no
+// longer be read (the app closed its store): no goroutine outlives the
+// app or the stop.
 func killAdopted(gov *govern.Governor, log *slog.Logger) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -62,15 +73,24 @@ func killAdopted(gov *govern.Governor, log *slog.Logger) {
 		}
 	}
 	sweep()
+	first, err := gov.EStop(context.Background())
+	if err != nil || !first.Latched {
+		return
+	}
+	presses := len(first.Later) + first.Dropped
 	go func() {
 		last := time.Duration(0)
-		for _, d := range adoptedSweeps {
+		for i := 0; ; i++ {
+			d := last + adoptedSweepEvery
+			if i < len(adoptedSweeps) {
+				d = adoptedSweeps[i]
+			}
 			time.Sleep(d - last)
 			last = d
 			// A reset meanwhile ends the sweeps: what runs after it
-			// was started after it.
+			// was started after it. A later press runs its own.
 			st, err := gov.EStop(context.Background())
-			if err != nil || !st.Latched {
+			if err != nil || !st.Latched || !st.At.Equal(first.At) || len(st.Later)+st.Dropped != presses {
 				return
 			}
 			sweep()

@@ -18,8 +18,10 @@ package desktop
 import (
 	"errors"
 	"log/slog"
+	"os"
 
 	"github.com/hearth-dev/hearth/internal/fsops"
+	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/internal/screen"
 )
 
@@ -34,6 +36,9 @@ type Service struct {
 	log          *slog.Logger
 	// apps is the last reading of the installed apps (apps.go).
 	apps *appCache
+	// opens is the runs-when-opened test: ui.open of such a file is
+	// running a program.
+	opens *risk.Opens
 }
 
 // New returns a Service whose paths must lie under roots; isPanel tells a
@@ -43,7 +48,8 @@ func New(roots fsops.Roots, isPanel func(title string) bool, log *slog.Logger) (
 	if log == nil || isPanel == nil {
 		return nil, errors.New("desktop: a logger and a panel test are required")
 	}
-	return &Service{roots: roots, isPanel: isPanel, display: screen.DefaultDisplay, inputDesktop: screen.InputDesktop, log: log, apps: newAppCache()}, nil
+	return &Service{roots: roots, isPanel: isPanel, display: screen.DefaultDisplay, inputDesktop: screen.InputDesktop, log: log, apps: newAppCache(),
+		opens: risk.NewOpens(risk.KnownFolderEnv(os.Getenv))}, nil
 }
 
 // App is an installed app as ui.apps lists it.

@@ -1,7 +1,6 @@
 package desktop
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -42,11 +40,13 @@ func invalid(op, field, format string, a ...any) error {
 	return primitive.Failed("invalid_input", "%s", ve.Error())
 }
 
-// IsProgram reports whether the file at path runs when opened: by its
-// extension (risk.ScriptExts, the list the allowlist of writes uses), by
-// its first bytes (a Windows or ELF executable, a script
-// with #!), or, off Windows, by its execute bit. A folder never is.
-func IsProgram(path string) (bool, error) {
+// IsProgram reports whether the file at path runs a program when
+// opened, by the one test the allowlist of writes uses too
+// (risk.Opens.Runs): its name (the runs-when-opened table, PATHEXT, a
+// CLSID name, a Windows handler that runs code), its execute bit off
+// Windows, its first bytes (a Windows or ELF executable, a #! script).
+// A folder never is.
+func IsProgram(opens *risk.Opens, path string) (bool, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return false, err
@@ -54,10 +54,7 @@ func IsProgram(path string) (bool, error) {
 	if fi.IsDir() {
 		return false, nil
 	}
-	if slices.Contains(risk.ScriptExts, strings.ToLower(filepath.Ext(path))) {
-		return true, nil
-	}
-	if execBit(fi) {
+	if opens.ByName(path) {
 		return true, nil
 	}
 	f, err := os.Open(path)
@@ -65,15 +62,9 @@ func IsProgram(path string) (bool, error) {
 		return false, err
 	}
 	defer f.Close()
-	head := make([]byte, 4)
+	head := make([]byte, risk.HeadSize)
 	n, _ := io.ReadFull(f, head)
-	head = head[:n]
-	for _, magic := range [][]byte{[]byte("MZ"), []byte("\x7fELF"), []byte("#!")} {
-		if bytes.HasPrefix(head, magic) {
-			return true, nil
-		}
-	}
-	return false, nil
+	return opens.Runs(path, execBit(fi), head[:n]), nil
 }
 
 // checkURL accepts an absolute http or https address with a host.
@@ -134,7 +125,7 @@ func (s *Service) check(in OpenInput) (*plan, error) {
 		if err != nil {
 			return nil, invalid("open", "path", "%v", err)
 		}
-		if p.program, err = IsProgram(abs); err != nil {
+		if p.program, err = IsProgram(s.opens, abs); err != nil {
 			return nil, invalid("open", "path", "%v", err)
 		}
 		p.path = abs

@@ -225,18 +225,27 @@ func stopped(ctx context.Context, name string, env *Envelope) {
 		if env.Error != nil {
 			details = env.Error.Details
 		}
+		by, words := stopCause(ctx)
+		if details == nil {
+			details = map[string]any{}
+		}
+		// Hearth stopped it itself, so its end is known: the journal
+		// records it as stopped, by this (never UNKNOWN, which is for
+		// what Hearth cannot know: a crash, a lost power).
+		details[callpath.StoppedByKey] = by
 		env.State = primitive.StateCancelled
-		env.Error = &ErrorBody{Code: "cancelled", Message: fmt.Sprintf("%s was stopped (%s) before it finished", name, stopCause(ctx)), Details: details}
+		env.Error = &ErrorBody{Code: "cancelled", Message: fmt.Sprintf("%s was stopped (%s) before it finished; what it did until then stays done, and nothing of it runs any more", name, words), Details: details}
 	}
 }
 
-// stopCause words why ctx ended, in Hearth's words rather than Go's
-// ("context canceled"): the e-stop, or Hearth shutting down.
-func stopCause(ctx context.Context) string {
+// stopCause says why ctx ended: a short code for the records
+// (callpath.StoppedByEStop or StoppedByShutdown) and Hearth's words rather
+// than Go's ("context canceled").
+func stopCause(ctx context.Context) (by, words string) {
 	if errors.Is(context.Cause(ctx), ErrEStop) {
-		return ErrEStop.Error()
+		return callpath.StoppedByEStop, ErrEStop.Error()
 	}
-	return "Hearth is shutting down"
+	return callpath.StoppedByShutdown, "Hearth was stopping (quit, restart or update)"
 }
 
 // ErrEStop is the cause of the work context's cancellation by an e-stop.

@@ -258,6 +258,14 @@ func TestRecoverSettlesAndReleases(t *testing.T) {
 	onQueued := enqueue(t, d, "echo", `{"text":{"$future":"`+queued+`","$path":"result.text"}}`)
 	done := enqueue(t, d, "count", `{}`, running) // stays waiting
 	d.Stop()
+	// A shutdown records the running call as stopped (Hearth stopped it);
+	// a crash records nothing: the database is put back as a crash would
+	// have left it, the call running and its arrival never queued.
+	for _, q := range []string{`UPDATE futures SET state = 'running', result = NULL, finished_at = NULL WHERE id = ?`, `DELETE FROM arrivals WHERE future_id = ?`} {
+		if _, err := f.db.W.Exec(q, running); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	// A waiting future whose dependency had settled before the crash.
 	finished, orphan := "fut_finishedfinished2222", "fut_orphanorphanorphan22"

@@ -23,11 +23,11 @@ func NewFutureReader(db *store.DB) (*FutureReader, error) {
 	return &FutureReader{db: db}, nil
 }
 
-const futureViewCols = `id, route, primitive, input_sha256, state, result, COALESCE(class, ''), COALESCE(on_interrupt, ''), COALESCE(attempts, 0), parent`
+const futureViewCols = `id, route, primitive, input_sha256, input, state, result, COALESCE(class, ''), COALESCE(on_interrupt, ''), COALESCE(attempts, 0), parent`
 
 func scanFutureView(sc interface{ Scan(...any) error }) (callpath.FutureView, error) {
 	var f callpath.FutureView
-	err := sc.Scan(&f.ID, &f.Route, &f.Primitive, &f.InputSHA256, &f.State, &f.Result, &f.Class, &f.OnInterrupt, &f.Attempts, &f.Parent)
+	err := sc.Scan(&f.ID, &f.Route, &f.Primitive, &f.InputSHA256, &f.Input, &f.State, &f.Result, &f.Class, &f.OnInterrupt, &f.Attempts, &f.Parent)
 	return f, err
 }
 

@@ -36,42 +36,56 @@ func (d *Dispatcher) settleCall(a *Admission, env *Envelope, journaled bool, lin
 	link.mu.Lock()
 	link.recorded = true
 	future := link.future
-	if future && d.ctx.Err() != nil && env.State != primitive.StateCompleted {
-		// Shutting down: leave the command and the future running; the
-		// next start settles both as unknown rather than recording a
-		// cancellation that Hearth caused.
-		link.mu.Unlock()
-		return
-	}
+	// A call a shutdown (a quit, a restart, an update) stopped is recorded
+	// here like one the e-stop stopped: Hearth stopped it itself and
+	// waits for this record before it closes the database (Stop), so its
+	// end is known. Only what no record reaches (a crash) is settled as
+	// unknown at the next start.
 	if !journaled && !future {
 		link.mu.Unlock()
 		return
 	}
 	ctx := context.WithoutCancel(d.ctx)
-	var payload []byte
-	if future {
-		// The arrival carries the future id; the journaled envelope (what
-		// a replay returns) does not, as before a future existed.
-		cp := *env
-		payload = d.Arrivals.Payload(ctx, a.Route, a.FutureID, &cp)
-	}
-	now := time.Now()
-	err := d.DB.InTx(ctx, func(tx *sql.Tx) error {
-		if journaled {
-			if err := d.Gov.Finish(ctx, tx, a, env); err != nil {
-				return fmt.Errorf("journal outcome: %w", err)
-			}
-			if d.hooks.AfterFinish != nil {
-				d.hooks.AfterFinish(a)
-			}
-		}
+	record := func() error {
+		var payload []byte
 		if future {
-			_, err := settleTx(ctx, nil, tx, a.FutureID, a.Route, env.State, payload, now)
-			return err
+			// The arrival carries the future id; the journaled envelope
+			// (what a replay returns) does not, as before a future existed.
+			cp := *env
+			payload = d.Arrivals.Payload(ctx, a.Route, a.FutureID, &cp)
 		}
-		return nil
-	})
+		now := time.Now()
+		return d.DB.InTx(ctx, func(tx *sql.Tx) error {
+			if journaled {
+				if err := d.Gov.Finish(ctx, tx, a, env); err != nil {
+					return fmt.Errorf("journal outcome: %w", err)
+				}
+				if d.hooks.AfterFinish != nil {
+					d.hooks.AfterFinish(a)
+				}
+			}
+			if future {
+				_, err := settleTx(ctx, nil, tx, a.FutureID, a.Route, env.State, payload, now)
+				return err
+			}
+			return nil
+		})
+	}
+	err := record()
 	link.mu.Unlock()
+	if store.IsFull(err) {
+		// The disk is full: the end is known but cannot be written yet.
+		// It is written as soon as there is room again, without a restart
+		// (never "still running" for good); only a shutdown before that
+		// leaves it to the next start, as unknown.
+		d.spawn(func() {
+			if d.untilRoom(record) {
+				d.wake(a.FutureID)
+				d.releaseDependents(a.FutureID)
+			}
+		})
+		return
+	}
 	if err != nil {
 		d.Log.Error("record outcome", "command", a.CommandID, "future", a.FutureID, "err", err)
 		if !future {
@@ -130,17 +144,63 @@ func (d *Dispatcher) Settle(futureID string, env *Envelope) {
 // one transaction, spilling a large result to an artifact first.
 func (d *Dispatcher) settleFuture(id, route string, env *Envelope) {
 	ctx := context.WithoutCancel(d.ctx)
-	payload := d.Arrivals.Payload(ctx, route, id, env)
-	now := time.Now()
-	err := d.DB.InTx(ctx, func(tx *sql.Tx) error {
-		_, err := settleTx(ctx, nil, tx, id, route, env.State, payload, now)
-		return err
-	})
+	record := func() error {
+		payload := d.Arrivals.Payload(ctx, route, id, env)
+		now := time.Now()
+		return d.DB.InTx(ctx, func(tx *sql.Tx) error {
+			_, err := settleTx(ctx, nil, tx, id, route, env.State, payload, now)
+			return err
+		})
+	}
+	err := record()
+	if store.IsFull(err) {
+		// Written when there is room again (see settleCall).
+		d.spawn(func() {
+			if d.untilRoom(record) {
+				d.wake(id)
+				d.releaseDependents(id)
+			}
+		})
+		return
+	}
 	if err != nil {
 		d.Log.Error("complete future", "future", id, "err", err)
 	}
 	d.wake(id)
 	d.releaseDependents(id)
+}
+
+// Retrying a record the full disk refused: at first every roomRetryFirst,
+// then less often, up to roomRetryMost apart.
+const (
+	roomRetryFirst = 250 * time.Millisecond
+	roomRetryMost  = 5 * time.Second
+)
+
+// untilRoom retries record, which the full disk refused, until it goes
+// through (true) or Hearth stops (false: the next start settles what it
+// left as a crash would have). An error other than the full disk is
+// logged and ends the retries.
+func (d *Dispatcher) untilRoom(record func() error) bool {
+	wait := roomRetryFirst
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-d.ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+		err := record()
+		switch {
+		case err == nil:
+			return true
+		case !store.IsFull(err):
+			d.Log.Error("record an outcome once there was room again", "err", err)
+			return false
+		}
+		wait = min(wait*2, roomRetryMost)
+	}
 }
 
 func futureState(envState string) string {

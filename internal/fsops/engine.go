@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/atomicfile"
+	"github.com/hearth-dev/hearth/internal/document"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/internal/store"
@@ -61,6 +62,10 @@ type Engine struct {
 	// admitted as ordinary to (nil: this OS's, from the process
 	// environment), as governance matched it at admission.
 	Places *risk.Places
+	// Documents reads PDF, Word, Excel, PowerPoint and OpenDocument
+	// files for read and search; its CacheDir (under the data folder)
+	// keeps the PDF engine's compiled code across restarts.
+	Documents document.Reader
 
 	locks      pathLocks
 	hashes     hashCache

@@ -46,6 +46,8 @@ func newTestEngine(t testing.TB) testEnv {
 		t.Fatal(err)
 	}
 	e := &Engine{DB: db, Roots: roots, SpillDir: filepath.Join(data, "fs-undo")}
+	e.Documents.CacheDir = testPDFCache
+	t.Cleanup(func() { e.Documents.Close() })
 	if _, err := e.Recover(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -175,12 +175,17 @@ func listTime(field, s string) (time.Time, error) {
 	return time.Time{}, &InputError{Field: field, Message: fmt.Sprintf("%q is not a time: give RFC 3339 (2025-01-31T09:00:00Z) or a date (2025-01-31)", s)}
 }
 
-// ReadInput is the input of read.
+// ReadInput is the input of read. Pages, Sheet, Range and Formulas select
+// the part of a document to read (document.Options).
 type ReadInput struct {
 	Path     string `json:"path"`
 	Offset   int64  `json:"offset,omitempty"`
 	Limit    int    `json:"limit,omitempty"`
 	Encoding string `json:"encoding,omitempty"` // utf8 (default) or base64
+	Pages    string `json:"pages,omitempty"`
+	Sheet    string `json:"sheet,omitempty"`
+	Range    string `json:"range,omitempty"`
+	Formulas bool   `json:"formulas,omitempty"`
 }
 
 // ReadResult is the output of read. Offset+Length is where the next read
@@ -196,6 +201,7 @@ type ReadResult struct {
 	Data     string    `json:"data"`
 	SHA256   string    `json:"sha256,omitempty"`
 	MTime    time.Time `json:"mtime"`
+	*DocumentPart
 }
 
 // Read reads at most in.Limit bytes (DefaultReadLimit when 0) from in.Offset.
@@ -220,6 +226,12 @@ func (e *Engine) Read(ctx context.Context, in ReadInput) (ReadResult, error) {
 		return ReadResult{}, err
 	}
 	defer f.Close()
+	if enc == EncodingUTF8 && isDocument(abs) {
+		return e.readDocument(ctx, abs, f, info, in, limit)
+	}
+	if err := notADocument(abs, in); err != nil {
+		return ReadResult{}, err
+	}
 	size := info.Size()
 	res := ReadResult{Path: abs, Offset: in.Offset, Size: size, Encoding: enc, MTime: info.ModTime().UTC()}
 	var buf []byte

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hearth-dev/hearth/internal/document"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -34,10 +35,12 @@ type SearchInput struct {
 	RespectIgnore   *bool    `json:"respect_ignore,omitempty"`
 	Hidden          bool     `json:"hidden,omitempty"`
 	NamesOnly       bool     `json:"names_only,omitempty"`
+	Documents       bool     `json:"documents,omitempty"`
 }
 
 // SearchMatch is one hit: a name matching the query (Kind "name", Line 0)
-// or a line of a file matching it (Kind "content", Line from 1), with up to
+// or a line of a file matching it (Kind "content", Line from 1), or a line
+// of a document's text (Kind "document", with documents: true), with up to
 // context_lines lines before and after it.
 type SearchMatch struct {
 	Path    string   `json:"path"`
@@ -140,8 +143,12 @@ type search struct {
 	include, exclude      []glob
 	respectIgnore, hidden bool
 	namesOnly             bool
-	done                  <-chan struct{}
-	cancelled             func() error
+	// documents searches the text of PDF, Office and OpenDocument files
+	// (searchDocument); ctx bounds those reads.
+	documents bool
+	ctx       context.Context
+	done      <-chan struct{}
+	cancelled func() error
 
 	entries   atomic.Int64
 	exhausted atomic.Bool
@@ -193,7 +200,7 @@ func (e *Engine) newSearch(ctx context.Context, in SearchInput) (*search, error)
 		e: e, abs: abs, m: m, limit: limit, maxEntries: maxEntries, contextLines: in.ContextLines,
 		include: include, exclude: exclude,
 		respectIgnore: in.RespectIgnore == nil || *in.RespectIgnore,
-		hidden:        in.Hidden, namesOnly: in.NamesOnly,
+		hidden:        in.Hidden, namesOnly: in.NamesOnly, documents: in.Documents, ctx: ctx,
 		done: ctx.Done(), cancelled: ctx.Err,
 	}
 	s.bufs.New = func() any {
@@ -301,6 +308,10 @@ func (s *search) searchFile(p, name string, regular bool) error {
 		s.skipped[skipSymlink].Add(1)
 		return nil
 	}
+	if s.documents && document.Detect(name) != "" {
+		found = append(found, s.searchDocument(p)...)
+		return nil
+	}
 	bufp := s.bufs.Get().(*[]byte)
 	defer s.bufs.Put(bufp)
 	data, status := readSearchFile(p, bufp, MaxSearchFileSize)
@@ -335,6 +346,65 @@ func (s *search) searchFile(p, name string, regular bool) error {
 		return true
 	})
 	return nil
+}
+
+// MaxSearchDocumentSize is the largest document search reads the text of
+// (documents: true); the text searched is at most MaxSearchFileSize.
+const MaxSearchDocumentSize = 32 << 20
+
+// searchDocument matches the lines of a document's text (a PDF's pages,
+// a workbook's sheets, Word's Markdown) as matches of kind
+// "document", Line counting lines of that text. A document that cannot
+// be read is counted unreadable.
+func (s *search) searchDocument(p string) []SearchMatch {
+	var buf []byte
+	data, status := readSearchFile(p, &buf, MaxSearchDocumentSize)
+	switch status {
+	case readLarge:
+		s.skipped[skipLarge].Add(1)
+		return nil
+	case readNotRegular:
+		s.skipped[skipOther].Add(1)
+		return nil
+	case readFailed:
+		s.skipped[skipUnreadable].Add(1)
+		return nil
+	}
+	doc, err := s.e.Documents.Read(s.ctx, p, data, document.Options{Need: MaxSearchFileSize})
+	if err != nil {
+		s.skipped[skipUnreadable].Add(1)
+		return nil
+	}
+	s.files.Add(1)
+	text := []byte(doc.Text)
+	// A workbook's other sheets: each read as the first was, within the
+	// same bound on the text.
+	for _, sh := range doc.Sheets[min(1, len(doc.Sheets)):] {
+		if len(text) >= MaxSearchFileSize {
+			break
+		}
+		more, err := s.e.Documents.Read(s.ctx, p, data, document.Options{Sheet: sh.Name, Need: MaxSearchFileSize - len(text)})
+		if err != nil {
+			break
+		}
+		text = append(append(text, '\n'), more.Text...)
+	}
+	var found []SearchMatch
+	s.m.scan(text, func(line, start, end, at int) bool {
+		if len(found) > s.limit {
+			s.mu.Lock()
+			s.dropped = true
+			s.mu.Unlock()
+			return false
+		}
+		m := SearchMatch{Path: p, Kind: "document", Line: line, Preview: preview(text[start:end], at-start)}
+		if s.contextLines > 0 {
+			m.Before, m.After = contextLines(text, start, end, s.contextLines)
+		}
+		found = append(found, m)
+		return true
+	})
+	return found
 }
 
 // rel is p relative to the searched directory, slash-separated.

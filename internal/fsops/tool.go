@@ -6,16 +6,18 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/hearth-dev/hearth/internal/document"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
 // The fs tool's field descriptions are shared by every operation that
 // takes the field, because the advertised schema is one flat object.
 var (
-	fPath     = primitive.Field{Name: "path", Type: primitive.TString, Required: true, Desc: "Absolute path under a configured root (search: the directory to search)."}
-	fLimit    = primitive.Field{Name: "limit", Type: primitive.TInteger, Min: primitive.Bound(1), Desc: "list: max entries; read: max bytes; search: max matches."}
-	fEncoding = primitive.Field{Name: "encoding", Type: primitive.TString, Enum: []string{"utf8", "base64"}, Desc: "utf8 (default) or base64 (read output / write data)."}
-	fExpect   = primitive.Field{Name: "expected_sha256", Type: primitive.TString, Nullable: true, Desc: "the current sha256 (hex) of the file written or replaced, or null: it must not exist."}
+	fPath     = primitive.Field{Name: "path", Type: primitive.TString, Required: true, Desc: "Absolute path under a root (search: the folder)."}
+	fLimit    = primitive.Field{Name: "limit", Type: primitive.TInteger, Min: primitive.Bound(1), Desc: "max entries, bytes (read) or matches (search)."}
+	fEncoding = primitive.Field{Name: "encoding", Type: primitive.TString, Enum: []string{"utf8", "base64"}, Desc: "utf8 (default) or base64."}
+	fSheet    = primitive.Field{Name: "sheet", Type: primitive.TString, Desc: "sheet name."}
+	fExpect   = primitive.Field{Name: "expected_sha256", Type: primitive.TString, Nullable: true, Desc: "the current sha256 (hex) of the file replaced, or null: it must not exist."}
 	// The file operations' fields: one item, or items.
 	fFrom      = primitive.Field{Name: "from", Type: primitive.TString, Desc: "the file or folder."}
 	fTo        = primitive.Field{Name: "to", Type: primitive.TString, Desc: "new path, or a folder to put it in (one that exists, ends in a separator, or is every item's to)."}
@@ -47,7 +49,17 @@ func mapErr(op string, err error) error {
 	var ie *InputError
 	var contain *ContainmentError
 	var notOrdinary *NotOrdinaryError
+	var docErr *document.Error
+	var docField *document.FieldError
 	switch {
+	case errors.As(err, &docField):
+		return primitive.Failed("invalid_input", "fs.%s: field %q: %s", op, docField.Field, docField.Message)
+	case errors.As(err, &docErr):
+		pe := primitive.Failed(docErr.Code, "fs.%s: %s", op, docErr.Message)
+		if docErr.Err != nil {
+			pe = pe.WithDetails(map[string]any{"error": docErr.Err.Error()})
+		}
+		return pe
 	case errors.As(err, &ce):
 		return (&primitive.Error{State: primitive.StateConflict, Code: ce.Reason, Message: "fs." + op + ": " + ce.Message}).WithDetails(map[string]any{
 			"path": ce.Path, "reason": ce.Reason, "expected_sha256": ce.Expected, "current_sha256": ce.Actual,
@@ -100,9 +112,12 @@ func (e *Engine) Specs() []*primitive.Spec {
 				{Name: "modified_after", Type: primitive.TString, Desc: "RFC 3339 or YYYY-MM-DD."},
 				{Name: "modified_before", Type: primitive.TString, Desc: "RFC 3339 or YYYY-MM-DD."}},
 			Run: primitive.Typed(run("list", func(ctx context.Context, _ *primitive.Call, in ListInput) (ListResult, error) { return e.List(ctx, in) }))},
-		{Tool: "fs", Operation: "read", Risk: primitive.RiskRead, Summary: "file content from offset (bounded); reports size, eof and the file's sha256.",
+		{Tool: "fs", Operation: "read", Risk: primitive.RiskRead, Summary: "file content from offset (bounded; documents as text); reports size, eof, sha256.",
 			Fields: []primitive.Field{fPath,
-				{Name: "offset", Type: primitive.TInteger, Min: primitive.Bound(0), Desc: "byte offset (default 0)."}, fLimit, fEncoding},
+				{Name: "offset", Type: primitive.TInteger, Min: primitive.Bound(0), Desc: "byte offset (default 0)."}, fLimit, fEncoding,
+				{Name: "pages", Type: primitive.TString, Desc: "PDF pages (2-5)."}, fSheet,
+				{Name: "range", Type: primitive.TString, Desc: "cells (A1:C20)."},
+				{Name: "formulas", Type: primitive.TBoolean, Desc: "show formulas."}},
 			Run: primitive.Typed(run("read", func(ctx context.Context, _ *primitive.Call, in ReadInput) (ReadResult, error) { return e.Read(ctx, in) }))},
 		{Tool: "fs", Operation: "search", Risk: primitive.RiskRead, Summary: "find query in names and lines of files under path, like rg (honours .gitignore; skips hidden, binary, links, files over 2 MB); skipped counts why.",
 			Fields: []primitive.Field{fPath,
@@ -115,7 +130,8 @@ func (e *Engine) Specs() []*primitive.Spec {
 				{Name: "context_lines", Type: primitive.TInteger, Min: primitive.Bound(0), Max: primitive.Bound(MaxSearchContext), Desc: "lines before/after each hit (0-5)."},
 				{Name: "respect_ignore", Type: primitive.TBoolean, Desc: "honour .gitignore, .ignore, .git/info/exclude (default true)."},
 				{Name: "hidden", Type: primitive.TBoolean, Desc: "include dot files and directories."},
-				{Name: "names_only", Type: primitive.TBoolean, Desc: "match names only, read no file."}},
+				{Name: "names_only", Type: primitive.TBoolean, Desc: "match names only, read no file."},
+				{Name: "documents", Type: primitive.TBoolean, Desc: "also PDF/Office text."}},
 			Run: primitive.Typed(run("search", func(ctx context.Context, _ *primitive.Call, in SearchInput) (SearchResult, error) {
 				return e.Search(ctx, in)
 			}))},
@@ -136,7 +152,7 @@ func (e *Engine) Specs() []*primitive.Spec {
 			Run: primitive.Typed(run("write", func(ctx context.Context, c *primitive.Call, in WriteInput) (WriteResult, error) {
 				return e.Write(withChecked(withFuture(ctx, c.FutureID), c.Checked), route(c), in)
 			}))},
-		{Tool: "fs", Operation: "patch", Risk: primitive.RiskWrite, Target: e.patchTarget, Summary: "apply replacements in order; each old must occur exactly once (else conflict naming it); keeps CRLF and BOM.",
+		{Tool: "fs", Operation: "patch", Risk: primitive.RiskWrite, Target: e.patchTarget, Summary: "apply replacements in order; each old must occur exactly once; keeps CRLF and BOM.",
 			Fields: []primitive.Field{fPath,
 				{Name: "replacements", Type: primitive.TArray, Required: true, Min: primitive.Bound(1), Desc: "[{old, new}], applied in order.",
 					Items: &primitive.Field{Type: primitive.TObject, Fields: []primitive.Field{
@@ -145,6 +161,19 @@ func (e *Engine) Specs() []*primitive.Spec {
 				fExpect},
 			Run: primitive.Typed(run("patch", func(ctx context.Context, c *primitive.Call, in PatchInput) (PatchResult, error) {
 				return e.Patch(withChecked(withFuture(ctx, c.FutureID), c.Checked), route(c), in)
+			}))},
+		{Tool: "fs", Operation: "xlsx_set", Risk: primitive.RiskWrite, Target: e.xlsxSetTarget, Summary: "set cells of one .xlsx sheet (values, =formulas); keeps the rest.",
+			Precheck: officePrecheck(".xlsx", "xlsx_set"),
+			Fields: []primitive.Field{fPath, fSheet,
+				{Name: "cells", Type: primitive.TObject, Required: true, Desc: `{"B2": 99, "C3": "=SUM(B1:B2)"}.`}, fExpect},
+			Run: primitive.Typed(run("xlsx_set", func(ctx context.Context, c *primitive.Call, in XlsxSetInput) (XlsxSetResult, error) {
+				return e.XlsxSet(withChecked(withFuture(ctx, c.FutureID), c.Checked), route(c), in)
+			}))},
+		{Tool: "fs", Operation: "docx_write", Risk: primitive.RiskWrite, Target: e.docxWriteTarget, Summary: "write a new .docx from Markdown.",
+			Precheck: officePrecheck(".docx", "docx_write"),
+			Fields:   []primitive.Field{fPath, {Name: "markdown", Type: primitive.TString, Required: true}, fExpect},
+			Run: primitive.Typed(run("docx_write", func(ctx context.Context, c *primitive.Call, in DocxWriteInput) (WriteResult, error) {
+				return e.DocxWrite(withChecked(withFuture(ctx, c.FutureID), c.Checked), route(c), in)
 			}))},
 		e.fileOpSpec("move", "move or rename files/folders; replaces a file only if asked.", fFrom, fTo, fOverwrite, fExpect, fItems(bare(fFrom, fTo, fOverwrite, fExpect)...)),
 		e.fileOpSpec("copy", "copy files/folders; replaces a file only if asked.", fFrom, fTo, fOverwrite, fExpect, fItems(bare(fFrom, fTo, fOverwrite, fExpect)...)),

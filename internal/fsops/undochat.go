@@ -365,6 +365,9 @@ type Batch struct {
 	Live int
 	// Redo: the batch is itself a Redo (it undid the operator's undo).
 	Redo bool
+	// Trashed counts its receipts that removed a file (one the chat had
+	// created, moved to the trash) rather than putting content back.
+	Trashed int
 }
 
 // Batches lists the operator's undos and redos of the conversation key,
@@ -372,7 +375,7 @@ type Batch struct {
 func (e *Engine) Batches(ctx context.Context, key string) ([]Batch, error) {
 	cond, arg := primitive.RouteMatch("route", key)
 	rows, err := e.DB.R.QueryContext(ctx, `SELECT batch, MIN(operator), MAX(created_at), COUNT(*), SUM(undone_by IS NULL),
-		  MAX(EXISTS (SELECT 1 FROM fs_receipts u WHERE u.id = r.undoes AND u.operator IS NOT NULL))
+		  MAX(EXISTS (SELECT 1 FROM fs_receipts u WHERE u.id = r.undoes AND u.operator IS NOT NULL)), SUM(post_sha256 IS NULL)
 		FROM fs_receipts r WHERE `+cond+` AND batch IS NOT NULL AND state = 'committed' GROUP BY batch ORDER BY MAX(created_at) DESC LIMIT 50`, arg)
 	if err != nil {
 		return nil, fmt.Errorf("list the operator's undos: %w", err)
@@ -382,7 +385,7 @@ func (e *Engine) Batches(ctx context.Context, key string) ([]Batch, error) {
 	for rows.Next() {
 		var b Batch
 		var at int64
-		if err := rows.Scan(&b.ID, &b.Operator, &at, &b.Files, &b.Live, &b.Redo); err != nil {
+		if err := rows.Scan(&b.ID, &b.Operator, &at, &b.Files, &b.Live, &b.Redo, &b.Trashed); err != nil {
 			return nil, fmt.Errorf("list the operator's undos: %w", err)
 		}
 		b.At = time.UnixMilli(at)

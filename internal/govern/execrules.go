@@ -213,7 +213,8 @@ func (g *Governor) ruleCovers(r Rule, u ProgramUse) (ok bool, changed string) {
 // ArgRunnerWhy returns an argument of a call in cwd that names a program
 // that asks every time, by its name (`taskset -c 0 bash x.sh`) or by what
 // the file it names is (a path, or a name PATH finds: a copy of bash
-// saved as ./tool), and why that program asks; "" when none does.
+// saved as ./tool), and why that program asks; "" when none does. A
+// launcher counts only where the call would run it (risk.ArgRunnerCounts).
 func (g *Governor) ArgRunnerWhy(args []string, cwd string) (string, string) {
 	if a, why := risk.ArgRunnerWhy(args); why != "" {
 		return a, why
@@ -232,7 +233,7 @@ func (g *Governor) ArgRunnerWhy(args []string, cwd string) (string, string) {
 				return a, "cannot be read, so Hearth cannot tell which program it is"
 			}
 			for _, n := range names {
-				if why := risk.AsksEveryTimeWhy(n); why != "" {
+				if why := risk.AsksEveryTimeWhy(n); why != "" && risk.ArgRunnerCounts(a, c, why) {
 					return a, "is a copy of " + n + ", which " + why
 				}
 			}

@@ -246,11 +246,13 @@ func TestEStopKillsRunningWork(t *testing.T) {
 	}
 }
 
-// TestEStopDuringARecipeOpensOneUnknown: an e-stop that stops a recipe
-// mid-step leaves one UNKNOWN, the running step's; the recipe itself did
-// nothing but make its steps' calls, so its cancelled outcome is known,
-// and its answer traces the steps that ran.
-func TestEStopDuringARecipeOpensOneUnknown(t *testing.T) {
+// TestEStopRecordsStoppedNeverUnknown: an e-stop that stops a recipe
+// mid-step leaves no UNKNOWN. Hearth killed the running step itself, so
+// its end is known: the journal records it as stopped, by the e-stop, and
+// after the reset the conversation's next write runs (no gate waits for
+// the operator to say what happened). The recipe's answer traces the
+// steps that ran.
+func TestEStopRecordsStoppedNeverUnknown(t *testing.T) {
 	in := hearthtest.Start(t, func(c *config.Config) { hearthtest.Trusted(c); hearthtest.ProductionBudget(c) })
 	c := hearthtest.Connect(t, in.URL, "recipe-stop")
 	pidfile := filepath.Join(t.TempDir(), "pids")
@@ -288,8 +290,48 @@ func TestEStopDuringARecipeOpensOneUnknown(t *testing.T) {
 	for _, u := range us {
 		open = append(open, u.CommandID)
 	}
-	if !slices.Equal(open, []string{"cmd-long/step1"}) {
-		t.Fatalf("open UNKNOWNs after an e-stop mid-recipe: %v (want the running step's alone)", open)
+	if len(open) != 0 {
+		t.Fatalf("open UNKNOWNs after an e-stop mid-recipe: %v (Hearth stopped the step itself: want none)", open)
+	}
+	if o := ledgertest.Outcome(t, in.App.DB, "cmd-long/step1"); o["outcome"] != "stopped" || o["stopped_by"] != "estop" {
+		t.Fatalf("the stopped step's outcome is journaled as %v, want stopped by the e-stop", o)
+	}
+	if err := in.App.Operator.Reset(bg, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.Final("machine", map[string]any{"operation": "exec", "command": "true"}); r.State() != "completed" {
+		t.Fatalf("after the reset the chat's next call: %s", r.Raw)
+	}
+}
+
+// TestShutdownRecordsStoppedNeverUnknown: a call still running when
+// Hearth closes (a quit, a restart, an update's hand-over) is stopped by
+// Hearth itself, which records it as stopped, by the shutdown, before it
+// closes its database: the next start finds no UNKNOWN to settle, and the
+// conversation's writes run.
+func TestShutdownRecordsStoppedNeverUnknown(t *testing.T) {
+	home := t.TempDir()
+	in := hearthtest.StartHome(t, home, func(c *config.Config) { hearthtest.Trusted(c); hearthtest.ProductionBudget(c) })
+	c := hearthtest.Connect(t, in.URL, "shutdown-stop")
+	r, err := c.TryCall("machine", map[string]any{"operation": "exec", "command": "sleep", "args": []string{"30"}}, map[string]any{"hearth/command_id": "cmd-sleep"})
+	if err != nil || r.State() != "pending" {
+		t.Fatalf("exec: %v %s", err, r.Raw)
+	}
+	in.Stop()
+	in2 := hearthtest.StartHome(t, home, func(c *config.Config) { hearthtest.Trusted(c); hearthtest.ProductionBudget(c) })
+	us, err := in2.App.Gov.Unknowns(bg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(us) != 0 {
+		t.Fatalf("UNKNOWNs after a shutdown stopped a call: %+v (Hearth stopped it itself: want none)", us)
+	}
+	if o := ledgertest.Outcome(t, in2.App.DB, "cmd-sleep"); o["outcome"] != "stopped" || o["stopped_by"] != "shutdown" {
+		t.Fatalf("the call a shutdown stopped is journaled as %v, want stopped by the shutdown", o)
+	}
+	c2 := hearthtest.Connect(t, in2.URL, "shutdown-stop")
+	if r := c2.Final("fs", map[string]any{"operation": "write", "path": filepath.Join(in2.Root, "after.txt"), "data": "x"}); r.State() != "completed" {
+		t.Fatalf("after the restart the chat's next write: %s", r.Raw)
 	}
 }
 

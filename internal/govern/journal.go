@@ -86,17 +86,15 @@ func outcomeKind(a *callpath.Admission, env *callpath.Envelope) string {
 	case env.State == primitive.StateCompleted, env.State == primitive.StatePartial:
 		// A partial call ran every item; its answer says which failed.
 		return "receipt"
-	case env.State == primitive.StateCancelled && a.Scheduled:
-		// Stopped on purpose (task.cancel, the e-stop's hold), or by a
-		// shutdown before it started (dispatch's unstarted): a started
-		// attempt a shutdown stops is settled by its interruption rule at
-		// the next start instead.
-		return "tool_error"
-	case env.State == primitive.StateCancelled && (a.Spec.Delegates || a.Spec.Compound):
-		// Its effects are its calls', each with an outcome of its own.
-		return "tool_error"
 	case env.State == primitive.StateCancelled:
-		return "unknown"
+		// Hearth stopped it itself, on purpose (the e-stop, task.cancel,
+		// the e-stop's hold of the jobs, a shutdown or an update): its end
+		// is known, so it is recorded as stopped, by what (stopped_by), and
+		// closes no gate. UNKNOWN is for what Hearth cannot know (Recover:
+		// a crash, a lost power). A started job attempt a shutdown stops
+		// is settled by its interruption rule at the next start instead
+		// (dispatch records nothing for it).
+		return "stopped"
 	case env.Error != nil && env.Error.Code == "unknown":
 		return "unknown"
 	}
@@ -122,6 +120,9 @@ func (g *Governor) Finish(ctx context.Context, tx *sql.Tx, a *callpath.Admission
 	data := map[string]any{"command_id": a.CommandID, "outcome": kind, "state": env.State}
 	if env.Error != nil {
 		data["error_code"] = env.Error.Code
+		if by, ok := env.Error.Details[callpath.StoppedByKey].(string); ok && env.State == primitive.StateCancelled {
+			data["stopped_by"] = by
+		}
 	}
 	if kind == "unknown" {
 		if err := openUnknown(ctx, tx, a.CommandID, a.Route, a.Spec.Name(), g.now()); err != nil {

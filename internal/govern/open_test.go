@@ -87,6 +87,18 @@ func TestOpenFollowsTheRiskTable(t *testing.T) {
 	if got := admit(route, `{"path":`+strconv.Quote(script)+`}`); got != risk.Asks {
 		t.Errorf("a script after opening was allowed: %s, want asks (an exec)", got)
 	}
+	// Files that run when opened though no script table named them
+	// before: an AutoHotkey or AutoIt script (opened, its interpreter
+	// runs it), a macro workbook, a theme, a CLSID name, a launcher.
+	for _, name := range []string{"tidy.ahk", "tidy.au3", "book.xlsm", "dark.theme", "notes.txt.{3050F4D8-98B5-11CF-BB82-00AA00BDCE0B}", "app.desktop"} {
+		p := filepath.Join(home, name)
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := admit(route, `{"path":`+strconv.Quote(p)+`}`); got != risk.Asks {
+			t.Errorf("ui.open of %s after opening was allowed in the chat: %s, want asks (running a program)", name, got)
+		}
+	}
 	if got := admit(mcpserver.Route(map[string]any{"hearth/conversation": "another-chat"}), docIn); got != risk.Asks {
 		t.Errorf("opening allowed in one chat must ask in another: %s", got)
 	}

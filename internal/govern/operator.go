@@ -412,17 +412,53 @@ type Unknown struct {
 	Primitive string    `json:"primitive"`
 	Route     string    `json:"route"`
 	CreatedAt time.Time `json:"created_at"`
+	// StartedAt is when the interrupted command began (its intent), zero
+	// when no command was journaled under CommandID.
+	StartedAt time.Time `json:"started_at,omitzero"`
+	// Input is what the interrupted work was asked (the stored input of
+	// its future or job), "" when Hearth kept none: a call that was
+	// still within the inline budget keeps only its digest.
+	Input string `json:"input,omitempty"`
+}
+
+// UnknownBlocking returns the open UNKNOWN that would refuse the call
+// parked as futureID if it were released now (its conversation's gate,
+// as Admit reads it), or nil: a card must not promise that an allowed
+// call runs when this gate will refuse it.
+func (g *Governor) UnknownBlocking(ctx context.Context, futureID string) (*Unknown, error) {
+	f, ok, err := g.Futures.Future(ctx, futureID)
+	if err != nil || !ok {
+		return nil, err
+	}
+	if kind, ok := g.rows().KindOf(f.Primitive); ok && (kind == risk.KindRead || kind == risk.KindControl || kind == risk.KindSeveral) {
+		return nil, nil // passes the gate (Admit)
+	}
+	open, err := g.openUnknown(ctx, f.Route, "")
+	if err != nil || open == "" {
+		return nil, err
+	}
+	us, err := g.Unknowns(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range us {
+		if u.CommandID == open {
+			return &u, nil
+		}
+	}
+	return nil, nil
 }
 
 // Unknowns lists open UNKNOWN outcomes (route "" for all).
 func (g *Governor) Unknowns(ctx context.Context, route string) ([]Unknown, error) {
-	q := `SELECT command_id, primitive, route, created_at FROM unknowns WHERE reconciled_at IS NULL`
+	q := `SELECT u.command_id, u.primitive, u.route, u.created_at, c.created_at FROM unknowns u
+		LEFT JOIN commands c ON c.command_id = u.command_id WHERE u.reconciled_at IS NULL`
 	var args []any
 	if route != "" {
-		q += ` AND route = ?`
+		q += ` AND u.route = ?`
 		args = append(args, route)
 	}
-	rows, err := g.DB.R.QueryContext(ctx, q+` ORDER BY created_at`, args...)
+	rows, err := g.DB.R.QueryContext(ctx, q+` ORDER BY u.created_at`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -431,13 +467,34 @@ func (g *Governor) Unknowns(ctx context.Context, route string) ([]Unknown, error
 	for rows.Next() {
 		var u Unknown
 		var at int64
-		if err := rows.Scan(&u.CommandID, &u.Primitive, &u.Route, &at); err != nil {
+		var started sql.NullInt64
+		if err := rows.Scan(&u.CommandID, &u.Primitive, &u.Route, &at, &started); err != nil {
 			return nil, err
 		}
 		u.CreatedAt = time.UnixMilli(at).UTC()
+		if started.Valid {
+			u.StartedAt = time.UnixMilli(started.Int64).UTC()
+		}
 		out = append(out, u)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// What it was asked: the input of its future (a call that outlived
+	// the inline budget), or of the job's future the UNKNOWN names.
+	for i, u := range out {
+		f, ok, err := g.Futures.FutureOfCommand(ctx, u.CommandID)
+		if err == nil && !ok {
+			f, ok, err = g.Futures.Future(ctx, u.CommandID)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out[i].Input = f.Input
+		}
+	}
+	return out, nil
 }
 
 // reconcile closes an open UNKNOWN in scope (a route, by primitive.RouteMatch; any

@@ -640,3 +640,56 @@ func TestUndoManyWithOneReceiptOutsideStillChecksTheOthers(t *testing.T) {
 		t.Fatalf("the receipt inside the roots was not undone (%q): %s", b, r.Raw)
 	}
 }
+
+// TestOfficeFileWithMacrosAsks: through the real server, an .xlsx or
+// .docx whose package holds a macro part asks as a file that runs a
+// program when opened (its name alone is a document's), and so does a
+// move of such a file to an Office name; the same package without it
+// is written without asking. Nothing is on disk before the operator
+// allows it.
+func TestOfficeFileWithMacrosAsks(t *testing.T) {
+	in, home := askHome(t)
+	docs := filepath.Join(home, "Documents")
+	plain := base64.StdEncoding.EncodeToString(docPackage(t, "[Content_Types].xml", "xl/workbook.xml"))
+	macro := base64.StdEncoding.EncodeToString(docPackage(t, "[Content_Types].xml", "xl/workbook.xml", "xl/vbaProject.bin"))
+	c := hearthtest.Connect(t, in.URL, "office-macros")
+	if r := c.Final("fs", map[string]any{"operation": "write", "path": filepath.Join(docs, "plain.xlsx"), "data": plain, "encoding": "base64"}); r.State() != "completed" {
+		t.Fatalf("a workbook without macros: %s", r.Raw)
+	}
+	for _, name := range []string{"budget.xlsx", "letter.docx"} {
+		p := filepath.Join(docs, name)
+		r := c.Call("fs", map[string]any{"operation": "write", "path": p, "data": macro, "encoding": "base64"})
+		if r.State() != "pending" || r.Get("permit_id") == nil {
+			t.Errorf("%s with a macro part ran with no permit: %s", name, r.Raw)
+		}
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s is on disk before the operator allowed it: %v", p, err)
+		}
+	}
+	// An archive holding the same package is a document; moved to an
+	// Office name it is a workbook with macros.
+	raw, err := base64.StdEncoding.DecodeString(macro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(docs, "parts.zip")
+	if err := os.WriteFile(archive, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	moved := filepath.Join(docs, "moved.xlsx")
+	if r := c.Call("fs", map[string]any{"operation": "move", "from": archive, "to": moved}); r.State() != "pending" || r.Get("permit_id") == nil {
+		t.Errorf("a move that makes a workbook with macros ran with no permit: %s", r.Raw)
+	}
+	if _, err := os.Lstat(moved); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s is on disk before the operator allowed it: %v", moved, err)
+	}
+	pending, err := in.App.Operator.Permits(context.Background(), "pending")
+	if err != nil || len(pending) != 3 {
+		t.Fatalf("%v %+v", err, pending)
+	}
+	for _, p := range pending {
+		if p.Said != risk.WhyOpens.Said() {
+			t.Errorf("the card for %s says %q, want %q", p.Subject, p.Said, risk.WhyOpens.Said())
+		}
+	}
+}

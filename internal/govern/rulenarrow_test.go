@@ -3,6 +3,7 @@ package govern_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -102,5 +104,31 @@ func TestArgumentNamingAShellIsCoveredByNoRule(t *testing.T) {
 	plain := []string{"-n", "hello"}
 	if !govern.RuleAllows(govern.Rule{Program: "echo", Args: plain, CwdRoot: dir}, govern.ProgramUse{Command: "echo", Args: plain, Cwd: dir}) {
 		t.Error("a rule for echo -n hello no longer covers its call")
+	}
+}
+
+// TestLauncherWordIsNotALauncher: a word that names a launcher (start,
+// open, time, env) is text to a program that does not run its arguments,
+// so a rule for `echo start` may be made and covers its call; a launcher
+// where the call would run it, and a shell anywhere, still leave the call
+// under no rule, and a launcher program is refused a rule whatever its
+// arguments.
+func TestLauncherWordIsNotALauncher(t *testing.T) {
+	in := hearthtest.Start(t, nil)
+	dir := t.TempDir()
+	for _, w := range []string{"start", "open", "time", "env"} {
+		args := []string{w}
+		if _, err := in.App.Operator.AddRule(context.Background(), "alice", "echo", dir, args...); err != nil {
+			t.Errorf("a rule for echo %s: %v", w, err)
+		}
+		if !govern.RuleAllows(govern.Rule{Program: "echo", Args: args, CwdRoot: dir}, govern.ProgramUse{Command: "echo", Args: args, Cwd: dir}) {
+			t.Errorf("a rule for echo %s does not cover its call", w)
+		}
+	}
+	for _, c := range [][]string{{"taskset", "-c", "0", "bash", "x.sh"}, {"nice", "env", "bash"}, {"echo", "env", "bash"},
+		{"grp", "-c", "env bash"}, {"grp", "--exec=env"}} {
+		if _, err := in.App.Operator.AddRule(context.Background(), "alice", c[0], dir, c[1:]...); !errors.Is(err, govern.ErrAsksEveryTime) {
+			t.Errorf("a rule for %v: %v", c, err)
+		}
 	}
 }

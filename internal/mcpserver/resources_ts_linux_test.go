@@ -93,7 +93,7 @@ func TestResourcesFromTypeScriptSDK(t *testing.T) {
 	cmds := map[string]string{}
 	for _, conv := range []string{"ts-a", "ts-b"} {
 		c := hearthtest.Connect(t, p.URL, conv)
-		r := c.Call("fs", map[string]any{"operation": "write", "path": filepath.Join(root, conv+".txt"), "data": conv})
+		r := c.Final("fs", map[string]any{"operation": "write", "path": filepath.Join(root, conv+".txt"), "data": conv})
 		if r.State() != "completed" || r.Str("command_id") == "" {
 			t.Fatalf("fs.write in %s: %s", conv, r.Raw)
 		}

@@ -41,7 +41,7 @@ func Tools() []ToolInfo { return append([]ToolInfo(nil), tools[:]...) }
 
 var tools = [...]ToolInfo{
 	{Name: "machine", Intro: "Run programs on this PC (argv, never a shell), inspect the host and processes. Output beyond max_output_bytes returns a preview plus an artifact id."},
-	{Name: "fs", Intro: "Read, search and edit files under the configured roots: atomic writes, sha256 conflict checks, durable undo receipts."},
+	{Name: "fs", Intro: "Read, search and edit files and documents under the configured roots: atomic writes, sha256 conflict checks, undo receipts."},
 	{Name: "task", Intro: "Durable job queue and future inspection: submit jobs with dependencies and delays, wait, cancel, reconcile unknown outcomes."},
 	{Name: "artifact", Intro: "Read stored artifacts (spilled output, large results) by id.", ReadOnly: true},
 	{Name: "ui", Intro: "Windows UI Automation: snapshot, query and act on windows semantically; screenshots and the text clipboard (also on Linux/X11)."},

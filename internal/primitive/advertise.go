@@ -90,7 +90,7 @@ func (r *Registry) ToolSchema(tool string) map[string]any {
 		props[name] = sch
 	}
 	props["operation"] = map[string]any{"type": "string", "enum": r.OperationNames(tool)}
-	props["detach"] = map[string]any{"type": "boolean", "description": "Return {state:\"pending\", future_id} at once; the result arrives on a later call (one done before the answer is written is answered completed, never pending with its own arrival)."}
+	props["detach"] = map[string]any{"type": "boolean", "description": "Return {state:\"pending\", future_id} at once; the result arrives on a later call."}
 	return map[string]any{
 		"type":                 "object",
 		"properties":           props,

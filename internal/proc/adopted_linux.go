@@ -3,9 +3,12 @@ package proc
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,13 +20,17 @@ import (
 // group and terminal session the tree kills reach. A child this process
 // started itself (it holds a pidfd for it, as Go does for every child
 // until Wait) is left alone: it is a running call's or Hearth's own, and
-// is stopped by its owner. Each walk kills what it finds; it stops when a
-// walk finds none, after maxWalks at most. It reports how many processes
-// it killed. Where this process cannot tell its own children from
-// adopted ones (no pidfds), it kills nothing and says so.
+// is stopped by its owner. Each process is held by a pidfd of its own
+// before it is judged and signalled through it (killAdoptedTree), so a
+// pid that ended and was reused meanwhile — by a tunnel-client restart —
+// is never signalled. Each walk kills what it finds; it stops when a walk
+// finds none, after maxWalks at most. It reports how many processes it
+// killed. Where this process cannot tell its own children from adopted
+// ones (Go holds no pidfds for its children here), it kills nothing and
+// says so.
 func KillAdopted() (int, error) {
 	if !pidfdsWork() {
-		return 0, errors.New("kill adopted processes: this system has no pidfds, so Hearth cannot tell which of its children it adopted")
+		return 0, errors.New("kill adopted processes: Go holds no pidfds for its children on this system, so Hearth cannot tell which of its children it adopted")
 	}
 	self := os.Getpid()
 	killed := 0
@@ -37,16 +44,80 @@ func KillAdopted() (int, error) {
 			break
 		}
 		for _, pid := range adopted {
-			if pid == self {
-				continue
-			}
-			switch err := Kill(pid, true); {
-			case err == nil:
-				killed++
-			case !errors.Is(err, ErrNotFound):
+			n, err := killAdoptedTree(pid, self)
+			killed += n
+			if err != nil {
 				errs = append(errs, err)
 			}
 		}
+	}
+	return killed, errors.Join(errs...)
+}
+
+// killAdoptedTree kills pid, if it is still a live child of self that
+// self did not start, and its descendants, the way Kill kills a tree
+// (stopped first, so none forks a child the walk would miss, then
+// killed), but each process through a pidfd opened before it is judged:
+// its parent is read after the pidfd holds it, and a signal through the
+// pidfd reaches that process or none, never one that took its pid.
+func killAdoptedTree(pid, self int) (int, error) {
+	held := map[int]int{} // pid → its pidfd
+	defer func() {
+		for _, fd := range held {
+			unix.Close(fd)
+		}
+	}()
+	hold := func(p int, parentOK func(int) bool) bool {
+		fd, err := unix.PidfdOpen(p, 0)
+		if err != nil {
+			return false
+		}
+		ppid, live := liveParent(p)
+		if !live || !parentOK(ppid) || PidfdHeld(p, fd) || unix.PidfdSendSignal(fd, unix.SIGSTOP, nil, 0) != nil {
+			unix.Close(fd)
+			return false
+		}
+		held[p] = fd
+		return true
+	}
+	if pid == self || !hold(pid, func(pp int) bool { return pp == self }) {
+		return 0, nil
+	}
+	var walkErr error
+	for range maxWalks {
+		parents, err := parentMap()
+		if err != nil {
+			walkErr = err
+			break
+		}
+		found := false
+		for c, pp := range parents {
+			if _, ok := held[pp]; !ok || c == self {
+				continue
+			}
+			if _, ok := held[c]; ok {
+				continue
+			}
+			if hold(c, func(now int) bool { _, ok := held[now]; return ok }) {
+				found = true
+			}
+		}
+		if !found {
+			break
+		}
+	}
+	killed := 0
+	var errs []error
+	for p, fd := range held {
+		switch err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); {
+		case err == nil:
+			killed++
+		case !errors.Is(err, unix.ESRCH):
+			errs = append(errs, fmt.Errorf("kill process %d: %w", p, err))
+		}
+	}
+	if walkErr != nil {
+		errs = append(errs, fmt.Errorf("find descendants of %d: %w", pid, walkErr))
 	}
 	return killed, errors.Join(errs...)
 }
@@ -110,9 +181,31 @@ func PidfdHeld(pid, except int) bool {
 	return false
 }
 
-// pidfdsWork reports whether this kernel gives pidfds, without which Go
-// holds none for its children and adopted ones cannot be told apart.
-func pidfdsWork() bool {
+// pidfdsWork reports whether Go holds a pidfd for every child this
+// process starts, which is what tells Hearth's own children from adopted
+// ones. Go uses pidfds only when its own probe of the kernel passes
+// (pidfd_open, waitid on a pidfd, pidfd_send_signal, CLONE_PIDFD); where
+// it gave up, no child has one and every child would look adopted. So
+// the answer is found the way it matters — a trivial child is started and
+// its pidfd looked for before it is waited for — once per process: the
+// kernel and Go do not change under a running process.
+var pidfdsWork = sync.OnceValue(func() bool {
+	prog, err := exec.LookPath("true")
+	if err != nil {
+		return false
+	}
+	cmd := exec.Command(prog)
+	if err := cmd.Start(); err != nil {
+		return false
+	}
+	held := PidfdHeld(cmd.Process.Pid, -1)
+	_ = cmd.Wait()
+	return held && pidfdOpens()
+})
+
+// pidfdOpens reports whether pidfd_open works, which KillAdopted uses to
+// hold each process it kills.
+func pidfdOpens() bool {
 	fd, err := unix.PidfdOpen(os.Getpid(), 0)
 	if err != nil {
 		return false

@@ -111,3 +111,31 @@ func BenchmarkKillAdopted(b *testing.B) {
 		}
 	}
 }
+
+// TestPidfdsWorkIsWhatGoDoes: the check KillAdopted relies on says yes
+// exactly when Go holds a pidfd for a child it started and has not waited
+// for — the thing that tells Hearth's own children from adopted ones —
+// and a child it holds is never listed as adopted.
+func TestPidfdsWorkIsWhatGoDoes(t *testing.T) {
+	own := exec.Command("sleep", "600")
+	if err := own.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = own.Process.Kill(); _ = own.Wait() })
+	held := PidfdHeld(own.Process.Pid, -1)
+	if got := pidfdsWork(); got != held {
+		t.Fatalf("pidfdsWork says %v, but Go holds a pidfd for its child: %v", got, held)
+	}
+	if !held {
+		t.Skip("Go holds no pidfds for its children here")
+	}
+	adopted, err := Adopted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range adopted {
+		if pid == own.Process.Pid {
+			t.Fatal("a child this process started and waits for is listed as adopted")
+		}
+	}
+}

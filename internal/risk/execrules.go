@@ -49,7 +49,7 @@ func IsHarmlessEnv(name string) bool {
 // schedulers). A program is named by its base name without case, without
 // ".exe" and without a version ("python3.12" is python).
 var AsksEveryTime = []ProgramGroup{
-	{Why: "runs any code it is given", Programs: []string{"sh", "bash", "dash", "zsh", "ksh", "csh", "tcsh", "fish", "busybox",
+	{Why: WhyRunsCode, Programs: []string{"sh", "bash", "dash", "zsh", "ksh", "csh", "tcsh", "fish", "busybox",
 		"cmd", "powershell", "pwsh", "wsl", "python", "pythonw", "py", "pyw", "ipython", "node", "deno", "bun", "perl", "ruby", "irb",
 		"php", "lua", "luajit", "tclsh", "wish", "rscript", "julia", "java", "jshell", "groovy", "awk", "gawk", "mawk", "nawk",
 		"osascript", "cscript", "wscript", "mshta", "expect"}},
@@ -62,6 +62,12 @@ var AsksEveryTime = []ProgramGroup{
 	{Why: "starts programs that keep running after Hearth stops them", Programs: []string{"tmux", "screen", "byobu",
 		"at", "batch", "crontab", "systemd-run", "systemctl", "launchctl", "schtasks", "sc"}},
 }
+
+// WhyRunsCode is why shells and interpreters ask every time: a program
+// whose arguments name one by its bare name may well run it, so such an
+// argument puts the call under no rule wherever it stands
+// (ArgRunnerCounts).
+const WhyRunsCode = "runs any code it is given"
 
 // ProgramGroup is programs that share a reason.
 type ProgramGroup struct {

@@ -214,3 +214,21 @@ func TestGitAsksForAnotherPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestArgRunnerWhyByPlace: a launcher's name counts only where the call
+// would run it (a command string's first word, an option's value, a
+// path), a shell's or an interpreter's anywhere; a bare word such as
+// start, open, time or env is text.
+func TestArgRunnerWhyByPlace(t *testing.T) {
+	for _, args := range [][]string{{"start"}, {"open"}, {"time"}, {"env"}, {"-n", "start", "now"}, {"xdg-open"}} {
+		if a, why := risk.ArgRunnerWhy(args); why != "" {
+			t.Errorf("%v: %q counted as a program the call runs (%s)", args, a, why)
+		}
+	}
+	for _, args := range [][]string{{"-c", "0", "bash", "x.sh"}, {"env", "bash"}, {"-c", "env bash"}, {"--exec=env"},
+		{"/usr/bin/env", "x"}, {`C:\Windows\System32\rundll32.exe`}, {"python3"}} {
+		if a, why := risk.ArgRunnerWhy(args); why == "" {
+			t.Errorf("%v: no argument counted as a program the call runs (%q)", args, a)
+		}
+	}
+}

@@ -42,11 +42,12 @@ func ArgFileCandidates(arg string) []string {
 }
 
 // ArgRunnerWhy returns the first of args that names, by its name, a
-// program that asks every time (an interpreter, a shell or a launcher:
-// `taskset -c 0 bash x.sh`, `flock f sh -c …`), and why that program
-// asks; "" when none does. An argument counts by its first word (`bash
-// x.sh` given as one argument) and by an option's value (`--shell=bash`).
-// A rule then covers the call no more than that program.
+// program that asks every time in a place where the call would run it
+// (ArgRunnerCounts: `taskset -c 0 bash x.sh`, `flock f sh -c …`), and why
+// that program asks; "" when none does. An argument counts by its first
+// word (`bash x.sh` given as one argument) and by an option's value
+// (`--shell=bash`). A rule then covers the call no more than that
+// program.
 func ArgRunnerWhy(args []string) (string, string) {
 	for _, a := range args {
 		for _, c := range ArgFileCandidates(a) {
@@ -54,12 +55,29 @@ func ArgRunnerWhy(args []string) (string, string) {
 			if first == "" {
 				continue
 			}
-			if why := AsksEveryTimeWhy(first); why != "" {
+			if why := AsksEveryTimeWhy(first); why != "" && ArgRunnerCounts(a, c, why) {
 				return a, why
 			}
 		}
 	}
 	return "", ""
+}
+
+// ArgRunnerCounts reports whether candidate (one of ArgFileCandidates(arg))
+// naming a program that asks every time for why puts the call under no
+// rule. A shell or an interpreter (WhyRunsCode) always does: any program
+// may hand its arguments to one. A launcher, a scheduler or a terminal
+// multiplexer does only where the call would run it — as the first word
+// of a command string (`"env bash"`), as an option's value (`--exec=env`)
+// or as a path to the file (`./tool`, `/usr/bin/env`) — never as a bare
+// word the program merely prints or matches (`echo start`, `grep time`):
+// the words start, open, time and env are common in text.
+func ArgRunnerCounts(arg, candidate, why string) bool {
+	if why == WhyRunsCode {
+		return true
+	}
+	bare := candidate == arg && !strings.HasPrefix(arg, "-") && !strings.ContainsAny(arg, " \t/\\")
+	return !bare
 }
 
 // RulePinsMarkdown is the table of what a rule pins, as docs/SECURITY.md
@@ -71,6 +89,8 @@ func RulePinsMarkdown() string {
 	b.WriteString("| any other program | the program's file, and every argument the card showed that names an existing file (a script, an archive, a patch, an `.ahk`; an option's `=value` too), each by its real path and SHA-256 when the operator approved; the folder by its real path |\n")
 	b.WriteString("\nA call whose arguments name a program that asks every time — by its name (`taskset -c 0 bash x.sh`, " +
 		"`flock f sh -c …`) or by what the file is (a copy of bash under another name) — asks as that program: no rule covers it. " +
+		"A launcher counts only where the call would run it (a command string's first word, an option's value, a path to it), " +
+		"so a rule for `echo start` may be made; a shell or interpreter counts as any argument. " +
 		"A rule made before rules pinned files pins nothing, so a call under it whose arguments name an existing file asks. " +
 		"`tar` and `unzip` calls that would extract through a symbolic link in the folder ask.\n")
 	return b.String()

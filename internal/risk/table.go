@@ -153,7 +153,7 @@ var Cases = []Case{
 		Ask: Runs, Trusted: Runs, ReadOnly: Refused},
 	{ID: CaseOpen, Words: "open your files, folders and web addresses in their apps: you answer once per chat",
 		Ask: Asks, Trusted: Runs, ReadOnly: Refused},
-	{ID: CaseFallback, Words: "click or press keys by screen position, without UI Automation",
+	{ID: CaseFallback, Words: "click or press keys at a place on the screen, without knowing what is there",
 		Ask: Asks, Trusted: Asks, ReadOnly: Refused},
 	{ID: CaseKill, Words: "stop a process",
 		Ask: Asks, Trusted: Asks, ReadOnly: Refused},
@@ -282,6 +282,9 @@ var Rows = Table{
 	"fs.copy":   KindFileWrite,
 	"fs.mkdir":  KindFileWrite,
 	"fs.trash":  KindFileWrite,
+
+	"fs.xlsx_set":   KindFileWrite,
+	"fs.docx_write": KindFileWrite,
 
 	"fs.changes": KindRead,
 

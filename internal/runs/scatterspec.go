@@ -29,9 +29,13 @@ var scatterKinds = [...]string{
 }
 
 // scatterExcluded are fields of an allowed kind a scatter item may not
-// use: a scatter drives UI only semantically, never with fallback input.
+// use: a scatter drives UI only semantically, never with fallback input;
+// and its reads of documents take the defaults (the whole text, the first
+// sheet), to keep the tool list within its budget.
 var scatterExcluded = map[string][]string{
 	"ui.action": {"allow_fallback"},
+	"fs.read":   {"pages", "sheet", "range", "formulas"},
+	"fs.search": {"documents"},
 }
 
 type kindSpec struct {

@@ -232,8 +232,19 @@ func (h *Handler) label(ctx context.Context, key string, first, last, now time.T
 	if strings.HasPrefix(key, "anon:") {
 		return "single calls from no named chat"
 	}
-	if l := h.Chats.Label(ctx, key); l != "a chat" {
-		return l
+	// The calls' span widened with the changes' own: a change made by a
+	// call that finished at once has no call record, and the label must
+	// not say "last active" before a change the page shows.
+	if f, l, ok := h.Chats.Span(ctx, key); ok {
+		if first.IsZero() || f.Before(first) {
+			first = f
+		}
+		if l.After(last) {
+			last = l
+		}
+	}
+	if first.IsZero() {
+		return "a chat"
 	}
 	return ui.ChatSpan(first, last, now)
 }

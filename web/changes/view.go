@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/document"
 	"github.com/hearth-dev/hearth/internal/fsops"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/web/ui"
@@ -54,6 +55,10 @@ type ChangeRow struct {
 	// InEffect: the change is not undone, or its undo was undone (a Redo
 	// brought it back).
 	InEffect bool
+	// Later: a later change in effect touches the same file, so this one
+	// cannot be undone on its own (the file is no longer as it left it);
+	// Undo all still goes back past it.
+	Later bool
 	// Members are the items of one call that did several at once (a
 	// batch of moves, copies, folders or trashes), this row's own first:
 	// the page shows them as one change, their list one click away.
@@ -95,7 +100,7 @@ func (c ChangeRow) Allowed(now time.Time) string {
 
 // Undoable reports whether the page offers "Undo this change".
 func (c ChangeRow) Undoable() bool {
-	return c.Operator == "" && c.UndoneBy == "" && c.Kept
+	return c.Operator == "" && c.UndoneBy == "" && c.Kept && !c.Later
 }
 
 // Operation is the change's operation, as Details names it.
@@ -258,6 +263,17 @@ func (h *Handler) ChatView(ctx context.Context, key string, now time.Time) (Chat
 		c := &v.Changes[i]
 		c.InEffect = inEffect(c.ID, undoneBy, len(cs))
 	}
+	// Oldest first: a change is "Later"-shadowed when a newer change in
+	// effect touches its file.
+	newest := map[string]bool{}
+	for i := len(v.Changes) - 1; i >= 0; i-- {
+		c := &v.Changes[i]
+		if c.Path == "" || !c.InEffect {
+			continue
+		}
+		c.Later = newest[c.Path]
+		newest[c.Path] = true
+	}
 	// The items of one call are one change.
 	grouped := v.Changes[:0]
 	at := map[string]int{}
@@ -281,7 +297,7 @@ func (h *Handler) ChatView(ctx context.Context, key string, now time.Time) (Chat
 		c := &v.Changes[i]
 		if c.Operator == "" {
 			v.Own++
-			if c.Kept && c.InEffect {
+			if c.InEffect && c.Undoable() {
 				v.Undoable++
 			}
 		}
@@ -362,6 +378,14 @@ func (h *Handler) describe(ctx context.Context, c *ChangeRow, known map[string][
 		}
 		c.NotShown = "no diff: Hearth no longer has the content " + which + " this change (the file changed since); its fingerprints are in Details"
 	case !Text(before) || !Text(after):
+		// A document's change is shown as the change of its text (the
+		// cells of a workbook, a Word document's Markdown).
+		a, okA := document.Comparable(ctx, c.Path, nilIf(c.Pre == "", before))
+		b, okB := document.Comparable(ctx, c.Path, nilIf(c.Post == "", after))
+		if okA && okB {
+			c.Diff = Unified([]byte(a), []byte(b), DiffContext)
+			break
+		}
 		c.Binary = binaryWords(c, before, after)
 	case c.CreatedFile:
 		c.NotShown = "new file"
@@ -371,6 +395,16 @@ func (h *Handler) describe(ctx context.Context, c *ChangeRow, known map[string][
 	}
 	c.Folded = len(c.Diff) > FoldLines
 	return nil
+}
+
+func nilIf(none bool, b []byte) []byte {
+	if none {
+		return nil
+	}
+	if b == nil {
+		return []byte{}
+	}
+	return b
 }
 
 func binaryWords(c *ChangeRow, before, after []byte) string {
@@ -398,6 +432,26 @@ func (h *Handler) expiredWords() string {
 		return fmt.Sprintf("no longer undoable (kept %d days)", h.KeptDays)
 	}
 	return "no longer undoable (its copy was removed to stay within the storage budget)"
+}
+
+// RedoWords says what the operator's undo that Redo would bring back did:
+// the files it put back and those it moved to the trash (files the chat
+// had created), never "put back" for a file that went to the trash.
+func (v ChatView) RedoWords() string {
+	if v.Redo == nil {
+		return ""
+	}
+	back, trashed := v.Redo.Files-v.Redo.Trashed, v.Redo.Trashed
+	var did string
+	switch {
+	case trashed == 0:
+		did = "You put " + plural(back, "file") + " back"
+	case back == 0:
+		did = "You moved " + plural(trashed, "file") + " the chat had created to the " + TrashName()
+	default:
+		did = "You put " + plural(back, "file") + " back and moved " + plural(trashed, "file") + " the chat had created to the " + TrashName()
+	}
+	return did + " at " + ui.Clock(v.Redo.At, v.Now) + "."
 }
 
 // TrashName is what the system calls its trash.

@@ -113,6 +113,27 @@ func TestUnifiedDiff(t *testing.T) {
 	}
 }
 
+// TestDiffShowsNoHunkHeaders: a diff on the page never shows a unified
+// diff's hunk header ("@@ -0,0 +1,2 @@" above a new file); the parts of a
+// change with lines between them are separated by a "…" line.
+func TestDiffShowsNoHunkHeaders(t *testing.T) {
+	var b strings.Builder
+	if err := diff(Unified(nil, []byte("a\nb\n"), 3)).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "@@") || !strings.Contains(b.String(), "+a") {
+		t.Fatalf("a new file's diff: %s", b.String())
+	}
+	b.Reset()
+	x, y := []byte("a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n"), []byte("a\nB\nc\nd\ne\nf\ng\nh\ni\nj\nk\n")
+	if err := diff(Unified(x, y, 1)).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "@@") || strings.Count(b.String(), "…") != 1 {
+		t.Fatalf("a change in two parts: %s", b.String())
+	}
+}
+
 // BenchmarkChatPage1000 is the Changes page of one chat that made 1,000
 // changes (200 files of 40 lines, each written then patched four times):
 // reading them, their diffs and approvals, and rendering the page. Issue

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/govern"
 	hledger "github.com/hearth-dev/hearth/internal/ledger"
@@ -212,6 +213,14 @@ func (d describer) Summary(kind string, raw json.RawMessage) string {
 			return "Still running: " + what
 		case "unknown":
 			return "Interrupted when Hearth stopped: " + what + " (check what happened)"
+		case "stopped":
+			switch s("stopped_by") {
+			case callpath.StoppedByEStop:
+				return "Stopped by the emergency stop: " + what
+			case callpath.StoppedByShutdown:
+				return "Stopped because Hearth was closing: " + what
+			}
+			return "Stopped by Hearth: " + what
 		}
 		switch s("state") {
 		case "completed":
@@ -272,6 +281,24 @@ func (d describer) Summary(kind string, raw json.RawMessage) string {
 			return fmt.Sprintf("The update to version %s did not work, so Hearth went back to %s", s("to"), s("from"))
 		}
 		return fmt.Sprintf("Hearth was updated from version %s to %s", s("from"), s("to"))
+	case "changes_undo":
+		switch s("action") {
+		case "redo":
+			return who("operator") + " asked to bring back a chat's version of files it had put back (Redo)"
+		case "undo_one":
+			return who("operator") + " asked to undo one change a chat made to a file"
+		}
+		return who("operator") + " asked to undo all the changes a chat made to files"
+	case "changes_undone":
+		files, _ := f["files"].([]any)
+		n := fmt.Sprintf("%d files", len(files))
+		if len(files) == 1 {
+			n = "1 file"
+		}
+		if s("action") == "redo" {
+			return who("operator") + " brought back a chat's version: " + n + " (the Changes page says what happened to each)"
+		}
+		return who("operator") + " undid a chat's changes: " + n + " (the Changes page says what happened to each)"
 	case "tunnel_key_set":
 		return "The tunnel key was saved (it ends in " + s("last4") + ")"
 	case "tunnel_key_cleared":

@@ -26,6 +26,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/control"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/risk"
+	"github.com/hearth-dev/hearth/web/ledger"
 	"github.com/hearth-dev/hearth/web/session"
 	"github.com/hearth-dev/hearth/web/ui"
 )
@@ -82,9 +83,16 @@ type Item struct {
 	// Folder is the folder the card offers "always allow hidden files
 	// and programs" for; "" for none.
 	Folder string
-	// Runs is what a write that makes a program start by itself would
-	// run, read from the content it writes ("" when not known).
-	Runs string
+	// Interrupted, when set, is the open UNKNOWN of this call's chat that
+	// would refuse it if it were allowed now: the card then offers no
+	// Allow and says why (a card never promises what the gate refuses).
+	Interrupted *govern.Unknown
+	// InterruptedWhat says the interrupted action in words.
+	InterruptedWhat string
+	// Change is what a write that makes a program start by itself
+	// changes: what it adds that would run, the diff, whether the whole
+	// file is new (persistChange).
+	Change
 	// Pins are the files Always allow would pin (the program's and those
 	// the arguments name): a change to one asks again.
 	Pins []string
@@ -165,12 +173,19 @@ func NewItem(p govern.Permit) Item {
 	it.Verb, it.What, it.Where = Describe(p)
 	it.Note = askOnceNotes[p.Primitive]
 	if p.Case == string(risk.CasePersist) && p.Subject != "" {
-		it.Runs = whatRuns(p)
+		it.Change = persistChange(p)
 	}
 	if p.Case == string(risk.CaseOpen) {
 		it.Note = "Allowing it lets this chat open your files, folders and web addresses again without asking. Programs and scripts still ask each time."
 	}
 	return it
+}
+
+// interruptedWhy says why a call of a chat whose action u was
+// interrupted cannot run, and what the person does about it.
+func interruptedWhy(u *govern.Unknown) string {
+	return fmt.Sprintf("this chat's earlier action (%s) was interrupted when Hearth stopped, so Hearth does nothing more that changes things for this chat until you check what that action did and tell Hearth, on the Safety page.",
+		ledger.Describe(u.Primitive, u.Input))
 }
 
 // Describe says what a call waiting for a permit would do: a verb and
@@ -283,6 +298,12 @@ func (h *Handler) load(r *http.Request) (View, error) {
 		}
 		it.Folder, _ = h.Gov.OfferedWorkspace(p)
 		it.Chat = h.Chats.LabelOfFuture(ctx, p.FutureID)
+		if it.Interrupted, err = h.Gov.UnknownBlocking(ctx, p.FutureID); err != nil {
+			return View{}, fmt.Errorf("read the interrupted actions: %w", err)
+		}
+		if it.Interrupted != nil {
+			it.InterruptedWhat = ledger.Describe(it.Interrupted.Primitive, it.Interrupted.Input)
+		}
 		v.Pending = append(v.Pending, it)
 	}
 	for _, p := range denied {
@@ -344,6 +365,17 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request) {
 	}
 	p, ok := h.pending(w, r, id)
 	if !ok {
+		return
+	}
+	// The chat's gate is closed by an interrupted action: allowing the
+	// call now would not run it (it would end refused), so nothing is
+	// allowed, no rule or folder is added, and the page says what to do
+	// first.
+	if u, err := h.Gov.UnknownBlocking(r.Context(), p.FutureID); err != nil {
+		h.Kit.Fail(w, r, "read the interrupted actions", err)
+		return
+	} else if u != nil {
+		h.Kit.Refuse(w, r, "/permits", "Nothing was allowed: "+interruptedWhy(u)+" The request is still waiting: do that first, then allow it here (or deny it).")
 		return
 	}
 	var rule *govern.Rule

@@ -83,13 +83,13 @@ func TestInterpreterWarning(t *testing.T) {
 // choices; the exact input is only behind Details.
 func TestPermitSentence(t *testing.T) {
 	it := NewItem(permit("git"))
-	it.Chat = "chat seen first at 14:02"
+	it.Chat = "the chat begun at 14:02"
 	html := render(t, View{Pending: []Item{it}})
 	for _, want := range []string{
 		`ChatGPT wants to run <code>git -c echo &lt;hi&gt;</code>`, `in <code>/srv/app</code>`,
 		`>Allow once<`, `Always allow <code>git</code>`, `here`, `>Deny<`,
-		`data-testid="permit-chat">chat seen first at 14:02<`, `Decide in 14 minutes`,
-		`data-testid="operator-as"`, `recorded as made by <strong>Ada</strong>`,
+		`data-testid="permit-chat">the chat begun at 14:02<`, `Decide in 14 minutes`,
+		`data-testid="operator-as"`, `the Ledger keeps your name with it: <strong>Ada</strong>`,
 		`hx-get="/permits/live?ids=pmt_1"`,
 	} {
 		if !strings.Contains(html, want) {

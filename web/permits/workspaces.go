@@ -1,14 +1,11 @@
 package permits
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 
 	"github.com/hearth-dev/hearth/internal/govern"
-	"github.com/hearth-dev/hearth/internal/risk"
 )
 
 // The card's "Allow, and let ChatGPT change code and settings in this
@@ -40,36 +37,4 @@ func (h *Handler) approveWorkspace(w http.ResponseWriter, r *http.Request, opera
 	verb, what, _ := Describe(p)
 	h.Kit.Done(w, r, "/permits", operator, fmt.Sprintf("You allowed it: Hearth will %s %s, and ChatGPT gets the result in its chat. "+
 		"From now on ChatGPT may change code and settings in %s without asking; files that start programs by themselves still ask (remove the folder on the Safety page).", verb, what, folder))
-}
-
-// whatRuns says what a waiting write to a persistence place would run,
-// read from the content it writes (risk.WhatRuns): a write's data, or
-// the new text of a patch's replacements.
-func whatRuns(p govern.Permit) string {
-	var in struct {
-		Data         *string `json:"data"`
-		Encoding     string  `json:"encoding"`
-		Replacements []struct {
-			New string `json:"new"`
-		} `json:"replacements"`
-	}
-	if json.Unmarshal([]byte(p.Input), &in) != nil {
-		return ""
-	}
-	var content []byte
-	switch {
-	case in.Data != nil && in.Encoding == "base64":
-		b, err := base64.StdEncoding.DecodeString(*in.Data)
-		if err != nil {
-			return ""
-		}
-		content = b
-	case in.Data != nil:
-		content = []byte(*in.Data)
-	default:
-		for _, r := range in.Replacements {
-			content = append(append(content, r.New...), '\n')
-		}
-	}
-	return risk.WhatRuns(p.Subject, content)
 }

@@ -411,11 +411,17 @@ func keyInputID(secondary bool) string {
 	return "tunnel-key"
 }
 
-func stepBadge(s StepState) string {
-	switch s {
+// Badge is the named step's badge: one step is "now" at a time. While
+// ChatGPT is being set up (step 5) the wait for its first call (step 6)
+// goes with it, and says it comes next.
+func (v View) Badge(name string) string {
+	switch v.Step(name) {
 	case Done:
 		return "✓ done"
 	case Current:
+		if name == StepFirstCall && v.Step(StepChatGPT) == Current {
+			return "next"
+		}
 		return "now"
 	}
 	return "waiting"

@@ -95,6 +95,11 @@ func TestGuidedSteps(t *testing.T) {
 		if at := primaryStep(html); at != "" && at != c.current {
 			t.Errorf("%s: the primary button is in step %q, not in the current step %q", c.name, at, c.current)
 		}
+		// One step is "now" at a time (while ChatGPT is set up, the wait
+		// for its first call says it comes next).
+		if n := strings.Count(html, `data-testid="step-badge">now<`); (c.current != "" && n != 1) || (c.current == "" && n != 0) {
+			t.Errorf("%s: %d steps are marked now", c.name, n)
+		}
 		if c.current != "" && !strings.Contains(html, `data-testid="step-`+c.current+`" data-step-state="current"`) {
 			t.Errorf("%s: the page does not show step %s as current", c.name, c.current)
 		}

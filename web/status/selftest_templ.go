@@ -60,7 +60,7 @@ func SelfTest(s SelfTestSummary) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		case !s.Found:
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<p data-testid=\"selftest-none\">No selftest has run on this PC yet. Run <code>hearth-tray selftest</code> in a terminal to check the parts only Windows can run (UI Automation, the tray icon, the logon task, junctions).</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<p data-testid=\"selftest-none\">No selftest has run on this PC yet. Run <code>hearth-tray selftest</code> in a terminal to check the parts only Windows can run (using other apps' windows, the tray icon, starting at sign-in, folder links).</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

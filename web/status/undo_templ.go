@@ -37,17 +37,17 @@ type Undo struct {
 // Space is the copies' space in words.
 func (u Undo) Space() string {
 	if u.Budget <= 0 {
-		return artifacts.HumanBytes(u.Bytes) + " (no budget set)"
+		return artifacts.HumanBytes(u.Bytes) + " (no limit set)"
 	}
-	return artifacts.HumanBytes(u.Bytes) + " of the " + artifacts.HumanBytes(u.Budget) + " budget"
+	return artifacts.HumanBytes(u.Bytes) + " of the " + artifacts.HumanBytes(u.Budget) + " set aside for them"
 }
 
 // Kept says how long changes stay undoable.
 func (u Undo) Kept() string {
 	if u.KeptDays > 0 {
-		return "each change stays undoable for " + strconv.Itoa(u.KeptDays) + " days, or less when the budget needs the room"
+		return "each change stays undoable for " + strconv.Itoa(u.KeptDays) + " days, or less when the space set aside for them runs out"
 	}
-	return "changes stay undoable until the budget needs the room"
+	return "changes stay undoable until the space set aside for them runs out"
 }
 
 // UndoLine is the Status page's "Undo ChatGPT's changes" line.

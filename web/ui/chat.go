@@ -8,8 +8,8 @@ import (
 	"github.com/hearth-dev/hearth/internal/dispatch"
 )
 
-// Chats labels conversations for people: "chat seen first at 14:02, last
-// at 14:09" rather than the route hash ("r:1d6f…") Hearth keeps. The times
+// Chats labels conversations for people: "the chat begun at 14:02 (last
+// active at 14:09)" rather than the route hash ("r:1d6f…") Hearth keeps. The times
 // come from the calls of that conversation (the engine's futures); the
 // hash is for Details.
 type Chats struct {
@@ -29,11 +29,26 @@ func (c Chats) Label(ctx context.Context, route string) string {
 	if c.Futures == nil {
 		return "a chat"
 	}
-	first, last, ok, err := c.Futures.ChatSeen(ctx, route)
-	if err != nil || !ok {
+	first, last, ok := c.Span(ctx, route)
+	if !ok {
 		return "a chat"
 	}
 	return ChatSpan(first, last, time.Now())
+}
+
+// Span is when the conversation route's calls Hearth keeps began and
+// last came; ok is false when it keeps none. A page that lists other
+// records of the chat (its changes) widens it with theirs, so that the
+// label never says "last active" before something it shows.
+func (c Chats) Span(ctx context.Context, route string) (first, last time.Time, ok bool) {
+	if c.Futures == nil || route == "" || strings.HasPrefix(route, dispatch.AnonymousPrefix) {
+		return time.Time{}, time.Time{}, false
+	}
+	first, last, ok, err := c.Futures.ChatSeen(ctx, route)
+	if err != nil {
+		return time.Time{}, time.Time{}, false
+	}
+	return first, last, ok
 }
 
 // LabelOfFuture is Label for the conversation that made a call.
@@ -48,12 +63,12 @@ func (c Chats) LabelOfFuture(ctx context.Context, futureID string) string {
 	return c.Label(ctx, route)
 }
 
-// ChatSpan is "chat seen first at 14:02, last at 14:09" (a date is added
-// for a day other than now's).
+// ChatSpan is "the chat begun at 14:02 (last active at 14:09)" (a date is
+// added for a day other than now's).
 func ChatSpan(first, last, now time.Time) string {
-	s := "chat seen first at " + Clock(first, now)
+	s := "the chat begun at " + Clock(first, now)
 	if last.Sub(first) >= time.Minute {
-		s += ", last at " + Clock(last, now)
+		s += " (last active at " + Clock(last, now) + ")"
 	}
 	return s
 }

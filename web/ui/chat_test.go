@@ -8,10 +8,10 @@ import (
 func TestChatSpanAndClock(t *testing.T) {
 	now := time.Date(2026, 3, 4, 15, 0, 0, 0, time.Local)
 	first := time.Date(2026, 3, 4, 14, 2, 0, 0, time.Local)
-	if got := ChatSpan(first, first.Add(7*time.Minute), now); got != "chat seen first at 14:02, last at 14:09" {
+	if got := ChatSpan(first, first.Add(7*time.Minute), now); got != "the chat begun at 14:02 (last active at 14:09)" {
 		t.Errorf("ChatSpan = %q", got)
 	}
-	if got := ChatSpan(first, first.Add(10*time.Second), now); got != "chat seen first at 14:02" {
+	if got := ChatSpan(first, first.Add(10*time.Second), now); got != "the chat begun at 14:02" {
 		t.Errorf("ChatSpan within a minute = %q", got)
 	}
 	if got := Clock(first.AddDate(0, 0, -1), now); got != "3 Mar 14:02" {

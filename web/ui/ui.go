@@ -19,6 +19,7 @@ import (
 
 	"github.com/a-h/templ"
 
+	"github.com/hearth-dev/hearth/internal/store"
 	"github.com/hearth-dev/hearth/web/session"
 )
 
@@ -54,6 +55,9 @@ type Chrome struct {
 	// Lowered is the lowered-safety banner's list (none: no banner); its
 	// slot is on every page and updates itself.
 	Lowered LoweredView
+	// DiskFull puts a banner on every page but Status (which leads with
+	// it) while the disk holding Hearth's data is full (store.DiskFull).
+	DiskFull bool
 	// Banners are more banners the page shows above its content, after
 	// the e-stop's, the waiting call's and the lowered-safety one.
 	Banners []templ.Component
@@ -150,11 +154,41 @@ func (k *Kit) Render(w http.ResponseWriter, r *http.Request, status int, c templ
 	}
 }
 
-// Fail logs an internal error with what was being done and answers the
-// generic error page: the browser never sees the error's text.
+// Fail logs an internal error with what was being done. A page that
+// could not be read answers the generic error page; an action (a POST)
+// goes back to its page with the failure said there in words, because a
+// form sent in place (htmx) shows nothing of an error status and the
+// person would be left believing it worked. The browser never sees the
+// error's text.
 func (k *Kit) Fail(w http.ResponseWriter, r *http.Request, what string, err error) {
 	LogError(k.Log, r, "panel: "+what, err, "method", r.Method, "path", r.URL.Path)
+	if r.Method == http.MethodPost && session.FromContext(r.Context()) != nil {
+		k.Refuse(w, r, ActionPage(r.URL.Path), FailWords(err))
+		return
+	}
 	WriteProblem(w, r, k.Log, http.StatusInternalServerError, ProblemInternal)
+}
+
+// FailWords says, in the panel's words, that an action failed and why
+// when a person can do something about it (a full disk).
+func FailWords(err error) string {
+	if store.IsFull(err) {
+		return "That did not happen: the disk that holds Hearth's data is full, so Hearth could not record it. " +
+			"Free some space on that disk (" + FreeSpaceHint + "), then try again."
+	}
+	return "That did not work because of an error inside Hearth (its log has the details). Try again; if it keeps failing, restart Hearth."
+}
+
+// ActionPage is the page an action posted to path belongs to: its first
+// segment's page ("/permits/x/approve" is the Permits page), the Status
+// page for its own actions and the banners'.
+func ActionPage(path string) string {
+	seg, _, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	switch seg {
+	case "permits", "safety", "tasks", "changes", "ledger", "recipes", "setup", "wake":
+		return "/" + seg
+	}
+	return "/"
 }
 
 // LogError logs err of the request r at ERROR, unless it is only the end

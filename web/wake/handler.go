@@ -95,7 +95,7 @@ func (h *Handler) arm(w http.ResponseWriter, r *http.Request) {
 		armed = true
 	case "false":
 	default:
-		h.Kit.Refuse(w, r, Path, "Choose to turn automatic wake on or off.")
+		h.Kit.Refuse(w, r, Path, "Choose whether Hearth wakes chats when their results are ready.")
 		return
 	}
 	if err := h.SetArmed(r.Context(), operator, armed); err != nil {
@@ -103,10 +103,10 @@ func (h *Handler) arm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if armed {
-		h.Kit.Done(w, r, Path, operator, "Automatic wake is on: a quiet chat found in this window, with finished results waiting, will be prompted in its tab.")
+		h.Kit.Done(w, r, Path, operator, "Hearth now wakes chats: a quiet chat found in this window, with finished results waiting, will be prompted in its tab.")
 		return
 	}
-	h.Kit.Done(w, r, Path, operator, "Automatic wake is off: no conversation will be prompted.")
+	h.Kit.Done(w, r, Path, operator, "Hearth no longer wakes chats: no conversation will be prompted.")
 }
 
 // timingFields are the timing form's fields, their config keys and

@@ -45,7 +45,7 @@ func Page(c ui.Chrome, v View) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"card\" aria-labelledby=\"window-heading\" data-testid=\"window-section\"><h2 id=\"window-heading\">ChatGPT window</h2><p data-testid=\"window-purpose\">This is a browser window Hearth starts and owns, kept apart from your usual browser, only so that Hearth can bring ChatGPT back to a conversation when work it started there has finished. Sign in to ChatGPT in it once and use it for the conversations that use Hearth. Hearth reads its ChatGPT tabs only to find which tab shows which conversation, and types into a tab only when automatic wake is on. No other program can control this window.</p><details data-testid=\"window-details\"><summary>Details</summary><p>Hearth talks to the window over a private pipe (<code>--remote-debugging-pipe</code>), never a network port.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"card\" aria-labelledby=\"window-heading\" data-testid=\"window-section\"><h2 id=\"window-heading\">ChatGPT window</h2><p data-testid=\"window-purpose\">This is a browser window Hearth starts and owns, kept apart from your usual browser, only so that Hearth can bring ChatGPT back to a conversation when work it started there has finished. Sign in to ChatGPT in it once and use it for the conversations that use Hearth. Hearth reads its ChatGPT tabs only to find which tab shows which conversation, and types into a tab only when you let it wake chats. No other program can control this window.</p><details data-testid=\"window-details\"><summary>Details</summary><p>Hearth talks to the window over a private pipe (<code>--remote-debugging-pipe</code>), never a network port.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -118,7 +118,7 @@ func Page(c ui.Chrome, v View) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "</section><section class=\"card\" aria-labelledby=\"arm-heading\" data-testid=\"arm-section\"><h2 id=\"arm-heading\">Automatic wake</h2>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "</section><section class=\"card\" aria-labelledby=\"arm-heading\" data-testid=\"arm-section\"><h2 id=\"arm-heading\">Waking a chat when its results are ready</h2>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -161,12 +161,12 @@ func Page(c ui.Chrome, v View) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if v.Armed {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "<button type=\"submit\" data-testid=\"disarm-button\">Turn automatic wake off</button>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "<button type=\"submit\" data-testid=\"disarm-button\">Stop waking chats</button>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<button type=\"submit\" data-testid=\"arm-button\">Turn automatic wake on</button>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<button type=\"submit\" data-testid=\"arm-button\">Wake chats when their results are ready</button>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -7,6 +7,8 @@ package ledgertest
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -57,4 +59,26 @@ func Tamper(t testing.TB, db *store.DB, old, new string) int {
 		t.Fatalf("tamper with the ledger: no entry holds %q", old)
 	}
 	return int(n)
+}
+
+// Outcome returns the data of the last outcome entry journaled for
+// command id other than in_flight (nil when there is none), failing the
+// test on an error.
+func Outcome(t testing.TB, db *store.DB, id string) map[string]any {
+	t.Helper()
+	var raw sql.NullString
+	err := db.R.QueryRow(`SELECT json_extract(CAST(body AS TEXT), '$.data') FROM ledger_entries WHERE kind = 'outcome'
+		AND json_extract(CAST(body AS TEXT), '$.data.command_id') = ? AND json_extract(CAST(body AS TEXT), '$.data.outcome') != 'in_flight'
+		ORDER BY seq DESC LIMIT 1`, id).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("read the outcome of command %s: %v", id, err)
+	}
+	var data map[string]any
+	if err := json.Unmarshal([]byte(raw.String), &data); err != nil {
+		t.Fatalf("read the outcome of command %s: %v", id, err)
+	}
+	return data
 }
