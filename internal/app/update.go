@@ -39,8 +39,12 @@ func (a *App) newUpdater(opts Options) *update.Service {
 		Version: opts.Version, URL: url, Key: opts.UpdateKey,
 		Check: u.Check, Auto: u.Auto, DataDir: a.DataDir,
 		Quiet: a.quietMoment, Handoff: handoff, Log: a.Log,
-		BeforeAuto: func(ctx context.Context, from, to string) error {
-			_, err := a.Ledger.Append(ctx, KindUpdateInstall, map[string]string{"auto": "true", "from": from, "to": to})
+		BeforeQuiet: func(ctx context.Context, from, to string, asked bool) error {
+			rec := map[string]string{"auto": "true", "from": from, "to": to}
+			if asked {
+				rec = map[string]string{"when": "started when done", "from": from, "to": to}
+			}
+			_, err := a.Ledger.Append(ctx, KindUpdateInstall, rec)
 			return err
 		},
 	})
@@ -111,7 +115,10 @@ func countInFlight(n *atomic.Int64, h http.Handler) http.Handler {
 }
 
 // KindUpdateInstall is the ledger entry of an operator's Update click,
-// or of an automatic update (update.auto; field auto "true") as it starts.
+// of an automatic update (update.auto; field auto "true") as it starts,
+// or of the start, at the quiet moment, of the update the operator asked
+// for when the work is done (field when "started when done"; the click's
+// entry has when "when done" and names the same version).
 const KindUpdateInstall = "update_install"
 
 // KindUpdateOutcome is the ledger entry of what became of an update

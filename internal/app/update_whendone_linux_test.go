@@ -1,7 +1,11 @@
 package app_test
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,14 +26,27 @@ import (
 // when they are done" while a detached machine.exec runs. Nothing is
 // handed over while it runs, the page's words say what runs, the exec
 // finishes with its own output (not blocked/unknown), and the update is
-// handed over once Hearth is quiet; the ledger names the same version at
-// the click and in the plan.
+// handed over once Hearth is quiet; the ledger records the click and the
+// start at the quiet moment, both naming the version handed over.
 func TestUpdateWhenDoneDoesNotStopADetachedExec(t *testing.T) {
 	skey, vkey, err := update.GenerateKey("hearth-release-test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pkg := []byte("PK\x05\x06" + strings.Repeat("\x00", 18)) // an empty ZIP: the test's hand-over only records the plan
+	// A package with a program in it: the test's hand-over only records
+	// the plan.
+	var zbuf bytes.Buffer
+	zw := zip.NewWriter(&zbuf)
+	if w, err := zw.Create(update.ProgramName()); err != nil {
+		t.Fatal(err)
+	} else {
+		w.Write([]byte("#!/bin/sh\nexit 0\n"))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	pkg := zbuf.Bytes()
+	sum := sha256.Sum256(pkg)
 	var manifest []byte
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -41,7 +58,7 @@ func TestUpdateWhenDoneDoesNotStopADetachedExec(t *testing.T) {
 	}))
 	defer srv.Close()
 	m := update.Manifest{Version: "1.1.0", MinVersion: "1.0.0", Changes: "Faster.", Platforms: map[string]update.Artifact{
-		update.Platform(): {URL: srv.URL + "/hearth.zip", Size: int64(len(pkg)), SHA256: strings.Repeat("0", 64)}}}
+		update.Platform(): {URL: srv.URL + "/hearth.zip", Size: int64(len(pkg)), SHA256: hex.EncodeToString(sum[:])}}}
 	if manifest, err = update.SignManifest(m, skey); err != nil {
 		t.Fatal(err)
 	}
@@ -109,8 +126,27 @@ func TestUpdateWhenDoneDoesNotStopADetachedExec(t *testing.T) {
 	if hearthtest.Get(arrival, "envelope.state") != "completed" || hearthtest.Get(arrival, "envelope.result.stdout.text") != "finished\n" {
 		t.Fatalf("the exec did not finish by itself: %v", arrival)
 	}
-	entries, err := in.App.Ledger.Newest(ctx, ledger.KindFilter{Kinds: []string{app.KindUpdateInstall}}, 1, 0)
-	if err != nil || len(entries) != 1 || !strings.Contains(string(entries[0].Data), `"when":"when done"`) || !strings.Contains(string(entries[0].Data), `"to":"1.1.0"`) {
+	for {
+		mu.Lock()
+		n := len(plans)
+		mu.Unlock()
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline.Add(40 * time.Second)) {
+			t.Fatalf("never handed over: %+v", in.App.Updates.State())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Both ends in the ledger, naming the version handed over: the click
+	// (newest second) and the start at the quiet moment.
+	entries, err := in.App.Ledger.Newest(ctx, ledger.KindFilter{Kinds: []string{app.KindUpdateInstall}}, 2, 0)
+	if err != nil || len(entries) != 2 {
 		t.Fatalf("ledger: %v %v", entries, err)
+	}
+	for i, want := range []string{`"when":"started when done"`, `"when":"when done"`} {
+		if d := string(entries[i].Data); !strings.Contains(d, want) || !strings.Contains(d, `"to":"`+plans[0].To+`"`) || plans[0].To != "1.1.0" {
+			t.Fatalf("ledger entry %d: %s (handed over %s)", i, d, plans[0].To)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package update
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -68,7 +69,7 @@ func TestReplayedOlderManifestRefused(t *testing.T) {
 	for i, svc := range []*Service{s, New(s.opts)} {
 		svc.Check(ctx)
 		st := svc.State()
-		if st.Problem == nil || !strings.Contains(st.Problem.Plain, "older than what Hearth already had") {
+		if st.Problem == nil || !strings.Contains(st.Problem.Plain, "not newer than what Hearth already had") {
 			t.Fatalf("%d: replay accepted: %+v", i, st)
 		}
 		if st.Offer == nil || st.Offer.Version != "1.5.0" {
@@ -76,6 +77,67 @@ func TestReplayedOlderManifestRefused(t *testing.T) {
 		}
 	}
 	_ = dataDir
+}
+
+// TestSameSecondOtherManifestRefused: of two manifests signed with the
+// same published time, only the one accepted first is taken: the other,
+// served after it, is a replay (either could be served forever otherwise);
+// the accepted one served again is still fine.
+func TestSameSecondOtherManifestRefused(t *testing.T) {
+	r := newRelease(t)
+	s, _ := newService(t, r, "1.3.0", &handoffs{})
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Second)
+	r.publishAt(t, "1.4.0", "1.0.0", map[string][]byte{ProgramName(): program}, now)
+	first := r.manifest
+	r.publishAt(t, "1.5.0", "1.0.0", map[string][]byte{ProgramName(): program}, now)
+	second := r.manifest
+	for i, msg := range [][]byte{first, second, first} {
+		r.mu.Lock()
+		r.manifest = msg
+		r.mu.Unlock()
+		s.Check(ctx)
+		st := s.State()
+		if st.Offer == nil || st.Offer.Version != "1.4.0" {
+			t.Fatalf("%d: offer: %+v", i, st.Offer)
+		}
+		if refused := st.Problem != nil && strings.Contains(st.Problem.Plain, "not newer than what Hearth already had"); refused != (i == 1) {
+			t.Fatalf("%d: problem: %+v", i, st.Problem)
+		}
+	}
+}
+
+// TestFutureManifestRefused: a manifest dated more than PublishedSkew
+// ahead (a signer's clock error) is not accepted, so it cannot block the
+// real releases after it; one within the skew is; one kept on disk from
+// before is ignored at start.
+func TestFutureManifestRefused(t *testing.T) {
+	r := newRelease(t)
+	s, dataDir := newService(t, r, "1.3.0", &handoffs{})
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Second)
+	r.publishAt(t, "1.4.0", "1.0.0", map[string][]byte{ProgramName(): program}, now.Add(365*24*time.Hour))
+	future := r.manifest
+	s.Check(ctx)
+	st := s.State()
+	if st.Offer != nil || st.Problem == nil || !strings.Contains(st.Problem.Plain, "dated in the future") {
+		t.Fatalf("a manifest a year ahead: %+v", st)
+	}
+	r.publishAt(t, "1.4.1", "1.0.0", map[string][]byte{ProgramName(): program}, now.Add(time.Hour))
+	s.Check(ctx)
+	if st := s.State(); st.Problem != nil || st.Offer == nil || st.Offer.Version != "1.4.1" {
+		t.Fatalf("the real release after it: %+v", st)
+	}
+	// Kept from a Hearth that accepted it: ignored at start.
+	if err := writeFileAtomic(filepath.Join(Dir(dataDir), acceptedFile), future); err != nil {
+		t.Fatal(err)
+	}
+	r.publishAt(t, "1.4.2", "1.0.0", map[string][]byte{ProgramName(): program}, now.Add(2*time.Hour))
+	again := New(s.opts)
+	again.Check(ctx)
+	if st := again.State(); st.Problem != nil || st.Offer == nil || st.Offer.Version != "1.4.2" {
+		t.Fatalf("after a kept future manifest: %+v", st)
+	}
 }
 
 // TestStaleManifestIsSaid: the newest manifest Hearth could get is over

@@ -66,6 +66,23 @@ type Refused struct {
 	// Plain and Detail are the rollback's reason.
 	Plain  string `json:"plain"`
 	Detail string `json:"detail,omitempty"`
+	// Unfinished counts the hand-overs to this release that were cut
+	// short (the watching Hearth was killed during the health wait; see
+	// Resume); 0 when it rolled back by itself.
+	Unfinished int `json:"unfinished,omitempty"`
+}
+
+// UnfinishedTries is how many hand-overs to one release may be cut short
+// before it is refused. A cut can be no fault of the release (the
+// computer shut down during the health wait), so it is tried once more;
+// a second cut refuses it, so a release that itself ends the Hearth
+// watching it is not installed over and over by update.auto.
+const UnfinishedTries = 2
+
+// refuses reports whether r keeps its release from being offered or
+// installed again.
+func (r Refused) refuses() bool {
+	return r.Unfinished == 0 || r.Unfinished >= UnfinishedTries
 }
 
 const refusedFile = "refused.json"
@@ -120,6 +137,9 @@ func Resume(ctx context.Context, h Handoff, version string) (o Outcome, restarte
 	if err := writeOutcome(h.DataDir, o); err != nil {
 		o.Detail += "\nkeep the outcome: " + err.Error()
 	}
+	if err := refuseUnfinished(h.DataDir, p, o); err != nil {
+		o.Detail += "\nremember the hand-over that did not finish: " + err.Error()
+	}
 	removePending(h.DataDir)
 	if Compare(version, p.To) == 0 && Compare(p.To, p.From) != 0 {
 		if _, _, err := startProgram(h, h.Exe, ""); err != nil {
@@ -129,6 +149,22 @@ func Resume(ctx context.Context, h Handoff, version string) (o Outcome, restarte
 		return o, true, true
 	}
 	return o, false, true
+}
+
+// refuseUnfinished counts, in refused.json, the cut-short hand-over p to
+// its release (Refused.Unfinished): the first time the release is still
+// offered, the UnfinishedTries-th time it is refused.
+func refuseUnfinished(dataDir string, p pending, o Outcome) error {
+	n := 1
+	if r, ok, err := ReadRefused(dataDir); err == nil && ok && r.Unfinished > 0 && Compare(r.Version, p.To) == 0 && r.SHA256 == p.SHA256 {
+		n = r.Unfinished + 1
+	}
+	r := Refused{Version: p.To, SHA256: p.SHA256, When: o.When, Started: true, Unfinished: n, Plain: o.Plain, Detail: o.Detail}
+	if n >= UnfinishedTries {
+		r.Plain = fmt.Sprintf("Hearth was stopped %d times while it checked the new version %s, so Hearth will not install it again.", n, Display(p.To))
+		r.Detail = o.Plain + "\n" + o.Detail
+	}
+	return writeJSON(filepath.Join(Dir(dataDir), refusedFile), r)
 }
 
 // Confirm ends the hand-over to version once that version serves: the

@@ -29,6 +29,9 @@ type release struct {
 	requests []*http.Request
 	// onManifest and onPackage, when set, answer instead.
 	onManifest, onPackage http.HandlerFunc
+	// last is the newest published time signed: publish signs a later
+	// one, as a Hearth takes a manifest only when it is newer.
+	last time.Time
 }
 
 func newRelease(t testing.TB) *release {
@@ -72,7 +75,8 @@ func (r *release) publish(t testing.TB, version, minVersion string, files map[st
 	return r.publishAt(t, version, minVersion, files, time.Time{})
 }
 
-// publishAt is publish with the manifest's published time (zero: now).
+// publishAt is publish with the manifest's published time (zero: now,
+// or a second after the last one signed).
 func (r *release) publishAt(t testing.TB, version, minVersion string, files map[string][]byte, published time.Time) Manifest {
 	t.Helper()
 	pkg := zipOf(t, files)
@@ -82,6 +86,17 @@ func (r *release) publishAt(t testing.TB, version, minVersion string, files map[
 		tsum := sha256.Sum256(tc)
 		a.TunnelClient = &TunnelClient{Version: "0.9.0", SHA256: hex.EncodeToString(tsum[:])}
 	}
+	r.mu.Lock()
+	if published.IsZero() {
+		published = time.Now().UTC().Truncate(time.Second)
+		if !published.After(r.last) {
+			published = r.last.Add(time.Second)
+		}
+	}
+	if published.After(r.last) {
+		r.last = published
+	}
+	r.mu.Unlock()
 	m := Manifest{Version: version, MinVersion: minVersion, Changes: "Backups are faster.", Published: published, Platforms: map[string]Artifact{Platform(): a}}
 	msg, err := SignManifest(m, r.skey)
 	if err != nil {

@@ -59,12 +59,16 @@ type Options struct {
 	// has stopped; nil means this Hearth cannot restart itself (a test
 	// instance), and Install refuses.
 	Handoff func(p Plan)
-	// BeforeAuto records an automatic update (update.auto) before it
-	// starts, as an operator's Update click is recorded; an error stops
-	// that update. nil records nothing.
-	BeforeAuto func(ctx context.Context, from, to string) error
-	Log        *slog.Logger
-	Now        func() time.Time
+	// BeforeQuiet records an update Run starts at a quiet moment, before
+	// it starts: an automatic one (update.auto), or the one the operator
+	// asked for when the work in progress is done (asked true), whose
+	// click was recorded earlier: the start is recorded too, naming the
+	// same version, so the record of the update has both ends. An error
+	// stops that update (it is tried again at the next quiet moment). nil
+	// records nothing.
+	BeforeQuiet func(ctx context.Context, from, to string, asked bool) error
+	Log         *slog.Logger
+	Now         func() time.Time
 }
 
 // Offer is an update available to install.
@@ -178,6 +182,10 @@ func New(opts Options) *Service {
 	if b, err := os.ReadFile(filepath.Join(Dir(opts.DataDir), acceptedFile)); err == nil && opts.Key != "" {
 		if m, err := OpenManifest(b, opts.Key); err != nil {
 			s.log.Warn("update: the kept manifest does not open", "err", err)
+		} else if m.Published.After(opts.Now().Add(PublishedSkew)) {
+			// Kept before such dates were refused: it would block every
+			// real release.
+			s.log.Warn("update: the kept manifest is dated in the future; ignored", "published", m.Published)
 		} else {
 			s.accepted, s.acceptedMsg = &m, b
 			s.offer = s.offerOf(m)
@@ -236,14 +244,7 @@ func (s *Service) Run(ctx context.Context) {
 		}
 		st := s.State()
 		if (s.opts.Auto || st.Waiting) && st.CanInstall && s.opts.Quiet != nil && s.opts.Quiet() {
-			var err error
-			if st.Waiting {
-				// The operator's click was recorded when they made it.
-				err = s.Install(ctx)
-			} else {
-				err = s.installAuto(ctx, st)
-			}
-			if err != nil {
+			if err := s.installQuiet(ctx, st); err != nil {
 				s.log.Warn("update: update at a quiet moment", "err", err)
 			}
 		}
@@ -278,11 +279,12 @@ func (s *Service) InstallWhenDone() error {
 	return nil
 }
 
-// installAuto starts the automatic update of st's offer, recorded first.
-func (s *Service) installAuto(ctx context.Context, st State) error {
-	if s.opts.BeforeAuto != nil {
-		if err := s.opts.BeforeAuto(ctx, st.Version, st.Offer.Version); err != nil {
-			return fmt.Errorf("record the automatic update: %w", err)
+// installQuiet starts the update of st's offer at a quiet moment
+// (automatic, or asked for when the work is done), recorded first.
+func (s *Service) installQuiet(ctx context.Context, st State) error {
+	if s.opts.BeforeQuiet != nil {
+		if err := s.opts.BeforeQuiet(ctx, st.Version, st.Offer.Version, st.Waiting); err != nil {
+			return fmt.Errorf("record the update's start: %w", err)
 		}
 	}
 	return s.Install(ctx)
@@ -344,20 +346,36 @@ func (s *Service) Check(ctx context.Context) {
 	s.problem = nil
 }
 
+// PublishedSkew is how far in the future a manifest's published time may
+// be: a signer's clock a little ahead, or this PC's a little behind, is
+// tolerated; further, the manifest is refused, because an accepted
+// manifest is the floor for every later one and a date far ahead would
+// block every real release until someone deleted manifest.signed.
+const PublishedSkew = 24 * time.Hour
+
 // acceptLocked takes m (signed as msg) as the newest release information,
-// unless it was published before the one accepted last: an older signed
-// manifest served again would keep this PC on an old version. The
-// accepted manifest is kept in the update folder with its signature.
+// unless it was published before the one accepted last (an older signed
+// manifest served again would keep this PC on an old version), at the
+// same time with another signed text (of two manifests signed in the same
+// second, either could otherwise be served again), or more than
+// PublishedSkew after now. The accepted manifest is kept in the update
+// folder with its signature.
 func (s *Service) acceptLocked(m Manifest, msg []byte) error {
-	if old := s.accepted; old != nil {
-		if m.Published.Before(old.Published) {
-			return &Problem{
-				Plain:  "The update server sent update information older than what Hearth already had, so Hearth ignored it",
-				Detail: fmt.Sprintf("manifest version %s published %s; Hearth accepted version %s published %s", m.Version, m.Published.Format(time.RFC3339), old.Version, old.Published.Format(time.RFC3339)),
-			}
+	if now := s.opts.Now(); m.Published.After(now.Add(PublishedSkew)) {
+		return &Problem{
+			Plain:  "The update information is dated in the future (the release was signed with a wrong date, or this computer's clock is wrong), so Hearth ignored it; check the date and time on this computer",
+			Detail: fmt.Sprintf("manifest version %s published %s; this computer's time %s; at most %s ahead is accepted", m.Version, m.Published.Format(time.RFC3339), now.UTC().Format(time.RFC3339), PublishedSkew),
 		}
+	}
+	if old := s.accepted; old != nil {
 		if bytes.Equal(msg, s.acceptedMsg) {
 			return nil
+		}
+		if !m.Published.After(old.Published) {
+			return &Problem{
+				Plain:  "The update server sent update information that is not newer than what Hearth already had, so Hearth ignored it",
+				Detail: fmt.Sprintf("manifest version %s published %s; Hearth accepted version %s published %s (a different manifest must be published later)", m.Version, m.Published.Format(time.RFC3339), old.Version, old.Published.Format(time.RFC3339)),
+			}
 		}
 	}
 	if err := os.MkdirAll(Dir(s.opts.DataDir), 0o700); err == nil {
@@ -378,7 +396,7 @@ func (s *Service) acceptLocked(m Manifest, msg []byte) error {
 // isRefused reports whether m's package for this platform is the release
 // that rolled back on this PC.
 func (s *Service) isRefused(m Manifest) bool {
-	if s.refused == nil {
+	if s.refused == nil || !s.refused.refuses() {
 		return false
 	}
 	a, ok := m.Platforms[Platform()]

@@ -394,7 +394,7 @@ func TestAutoWaitsForAQuietMoment(t *testing.T) {
 	}
 }
 
-// TestAutoIsRecordedFirst: an automatic update is recorded (BeforeAuto,
+// TestAutoIsRecordedFirst: an automatic update is recorded (BeforeQuiet,
 // with the versions) before it starts, and one that cannot be recorded
 // does not start.
 func TestAutoIsRecordedFirst(t *testing.T) {
@@ -407,7 +407,7 @@ func TestAutoIsRecordedFirst(t *testing.T) {
 		s := New(Options{
 			Version: "1.3.0", URL: r.url(), Key: r.vkey, Check: true, Auto: true, DataDir: t.TempDir(),
 			QuietEvery: 20 * time.Millisecond, Handoff: h.request, Quiet: func() bool { return true },
-			BeforeAuto: func(_ context.Context, from, to string) error {
+			BeforeQuiet: func(_ context.Context, from, to string, _ bool) error {
 				mu.Lock()
 				defer mu.Unlock()
 				recorded = append(recorded, from+"→"+to)

@@ -270,6 +270,8 @@ func (d describer) Summary(kind string, raw json.RawMessage) string {
 			return fmt.Sprintf("Hearth started updating itself from version %s to %s (automatic updates are on)", s("from"), s("to"))
 		}
 		switch {
+		case s("when") == "started when done":
+			return fmt.Sprintf("The work in progress was done, so Hearth started the update from version %s to %s", s("from"), s("to"))
 		case s("when") == "when done":
 			return fmt.Sprintf("%s asked to update from version %s to %s when the work in progress is done", who("operator"), s("from"), s("to"))
 		case s("stops") != "":

@@ -62,6 +62,7 @@ func TestEntrySummaries(t *testing.T) {
 		{"update_install", `{"operator":"Ann","from":"1.3.0","to":"1.4.0"}`, "Ann started the update from version 1.3.0 to 1.4.0"},
 		{"update_install", `{"auto":"true","from":"1.3.0","to":"1.4.0"}`, "Hearth started updating itself from version 1.3.0 to 1.4.0 (automatic updates are on)"},
 		{"update_install", `{"operator":"Ann","from":"1.3.0","to":"1.4.0","when":"when done"}`, "Ann asked to update from version 1.3.0 to 1.4.0 when the work in progress is done"},
+		{"update_install", `{"when":"started when done","from":"1.3.0","to":"1.4.0"}`, "The work in progress was done, so Hearth started the update from version 1.3.0 to 1.4.0"},
 		{"update_install", `{"operator":"Ann","from":"1.3.0","to":"1.4.0","stops":"2 tasks are running"}`, "Ann started the update from version 1.3.0 to 1.4.0, stopping the work in progress (2 tasks are running)"},
 		{"update_outcome", `{"from":"1.3.0","to":"1.4.0","result":"updated"}`, "Hearth was updated from version 1.3.0 to 1.4.0"},
 		{"update_outcome", `{"from":"1.3.0","to":"1.4.0","result":"rolled-back"}`, "The update to version 1.4.0 did not work, so Hearth went back to 1.3.0"},

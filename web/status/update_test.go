@@ -20,7 +20,9 @@ func renderUpdate(t *testing.T, v UpdateView) string {
 }
 
 // TestUpdateCardSays: the update card says each case in its own words: a
-// release that rolled back (and will not be installed again), a release
+// release that rolled back (and will not be installed again), one whose
+// hand-overs were cut short twice, update information dated in the
+// future, a release
 // without a package for this computer, update information too old to
 // call Hearth up to date, the work an update now would stop with the
 // choice to wait for it, an update waiting for that, and a problem
@@ -38,6 +40,14 @@ func TestUpdateCardSays(t *testing.T) {
 			Refused: &update.Refused{Version: "1.2.0", Started: true, Plain: "the new version did not start properly", Detail: "exit status 3"}}},
 			[]string{"Hearth 1.2.0 did not start on this PC and was rolled back; it will not be installed again.", "exit status 3"},
 			[]string{"up to date", "update-button"}},
+		{"refused after two cut-short hand-overs", UpdateView{State: update.State{Version: "1.1.0", Checked: checked,
+			Refused: &update.Refused{Version: "1.2.0", Started: true, Unfinished: 2, Plain: "Hearth was stopped 2 times while it checked the new version 1.2.0"}}},
+			[]string{"Hearth was stopped twice while it checked Hearth 1.2.0 on this PC (the computer shut down, or Hearth was ended), so it went back each time; that version will not be installed again."},
+			[]string{"did not start on this PC", "up to date", "update-button"}},
+		{"future manifest", UpdateView{State: update.State{Version: "1.1.0", Checked: checked,
+			Problem: &update.Problem{Plain: "The update information is dated in the future (the release was signed with a wrong date, or this computer's clock is wrong), so Hearth ignored it; check the date and time on this computer"}}},
+			[]string{"so Hearth ignored it; check the date and time on this computer.<"},
+			[]string{"up to date"}},
 		{"no package", UpdateView{State: update.State{Version: "1.1.0", Checked: checked, NoPackage: "1.2.0"}},
 			[]string{"Hearth 1.2.0 is out, but it has no package for this computer (" + update.Platform() + ")"},
 			[]string{"up to date"}},
