@@ -225,7 +225,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	a := &App{
 		Config: cfg, DataDir: opts.DataDir, DB: db, Log: log, Ledger: led,
 		FS: &fsops.Engine{DB: db, Roots: roots, SpillDir: filepath.Join(opts.DataDir, "receipts"), Replacer: atomicfile.Replacer{Remove: fsops.MoveToTrash},
-			Writes: gov.Writes, Documents: document.Reader{CacheDir: filepath.Join(opts.DataDir, "cache", "pdf")}},
+			Writes: gov.Writes, Startup: gov.Startup, Documents: document.Reader{CacheDir: filepath.Join(opts.DataDir, "cache", "pdf")}},
 		Wake: wk, Tunnel: tun, Gov: gov,
 		Artifacts: arts, UI: ui, Screen: scr, Runs: newRuns(db, log, cfg, wk, arrivals), Sessions: sessions, Opened: proc.NewStarted(),
 		cfgFile: cfgFile, ready: make(chan struct{}), budgetEvery: opts.BudgetEvery, backupEvery: opts.BackupEvery,

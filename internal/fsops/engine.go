@@ -19,6 +19,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/document"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/risk"
+	"github.com/hearth-dev/hearth/internal/startup"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -62,6 +63,12 @@ type Engine struct {
 	// admitted as ordinary to (nil: this OS's, from the process
 	// environment), as governance matched it at admission.
 	Places *risk.Places
+	// Startup is the index of what starts by itself (internal/startup),
+	// the one governance checks writes with: the write-time check refuses
+	// a write admitted as ordinary to a file it names, and every change
+	// the engine completes is told to it (Touched) so the next check sees
+	// it. Nil is this OS's, from the process environment.
+	Startup *startup.Index
 	// Documents reads PDF, Word, Excel, PowerPoint and OpenDocument
 	// files for read and search; its CacheDir (under the data folder)
 	// keeps the PDF engine's compiled code across restarts.
@@ -71,6 +78,8 @@ type Engine struct {
 	hashes     hashCache
 	writesOnce sync.Once
 	placesOnce sync.Once
+	startOnce  sync.Once
+	startErr   error
 }
 
 func (e *Engine) now() time.Time {
@@ -408,6 +417,7 @@ func (e *Engine) mutate(ctx context.Context, m mutation) (MutationResult, error)
 	if err != nil {
 		return MutationResult{}, fmt.Errorf("%s was changed, but its receipt %s could not be committed (the next start settles it): %w", m.path, id, err)
 	}
+	e.changed()
 
 	res := MutationResult{
 		Path:            m.path,

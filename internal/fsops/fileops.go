@@ -908,6 +908,7 @@ func (e *Engine) settleActions(ctx context.Context, cs []*carried, done map[stri
 	if err != nil {
 		return fmt.Errorf("the items are moved, but their receipts could not be committed (the next start settles them): %w", err)
 	}
+	e.changed()
 	return nil
 }
 
@@ -982,6 +983,7 @@ func (e *Engine) commitAction(ctx context.Context, id, undoes string) error {
 	if err != nil {
 		return fmt.Errorf("the change is done, but its receipt %s could not be committed (the next start settles it): %w", id, err)
 	}
+	e.changed()
 	return nil
 }
 

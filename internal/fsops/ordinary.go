@@ -15,6 +15,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/risk"
+	"github.com/hearth-dev/hearth/internal/startup"
 )
 
 // What the allowlist of ordinary writes (internal/risk Writes) needs of
@@ -73,6 +74,26 @@ func (e *Engine) places() *risk.Places {
 		}
 	})
 	return e.Places
+}
+
+// autoruns returns the startup index: the Engine's, or this OS's from
+// the process environment.
+func (e *Engine) autoruns() (*startup.Index, error) {
+	e.startOnce.Do(func() {
+		if e.Startup == nil {
+			e.Startup, e.startErr = startup.New(startup.Options{Env: risk.KnownFolderEnv(os.Getenv), Real: RealPrefix, Refresh: startup.Refresh})
+		}
+	})
+	return e.Startup, e.startErr
+}
+
+// changed tells the startup index that the engine changed a file, once
+// the change is done (its receipt committed): a start-up file Hearth
+// just changed counts at the next check.
+func (e *Engine) changed() {
+	if x, err := e.autoruns(); err == nil {
+		x.Touched()
+	}
 }
 
 // leaves is what the allowlist needs of the content a call leaves in a
@@ -228,6 +249,15 @@ func (e *Engine) checkOrdinary(c primitive.Checked, path string, l leaves) error
 	// it) is refused, as admission would have asked.
 	if pl, ok := e.places().Match(path); ok {
 		return &NotOrdinaryError{Path: path, Admitted: c.Paths, Place: pl.Sentence}
+	}
+	// A file something starts by itself (the startup index names it) is
+	// a persistence place too: refused as one.
+	x, err := e.autoruns()
+	if err != nil {
+		return &NotOrdinaryError{Path: path, Admitted: c.Paths, Place: "change a file whose start-up entries could not be read"}
+	}
+	if hit, ok := x.Match(path); ok {
+		return &NotOrdinaryError{Path: path, Admitted: c.Paths, Place: hit.Said(path)}
 	}
 	if c.Covered {
 		// A folder rule covered it at admission, at this very path.

@@ -86,6 +86,9 @@ func mapErr(op string, err error) error {
 // notOrdinarySentence says in Hearth's words why a write admitted as
 // ordinary was refused when it opened its file.
 func notOrdinarySentence(e *NotOrdinaryError) string {
+	if e.Place != "" {
+		return fmt.Sprintf("nothing was written: writing %s would now %s, so it needs the operator's approval; send the call again to ask", e.Path, e.Place)
+	}
 	if e.Why != "" {
 		return fmt.Sprintf("nothing was written: when Hearth opened %s it was no longer an ordinary file (it would %s), so it needs the operator's approval; send the call again to ask", e.Path, e.Why.Said())
 	}

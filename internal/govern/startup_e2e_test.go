@@ -107,13 +107,15 @@ func TestStartupEntryAddedWhileRunningCounts(t *testing.T) {
 
 // TestStartupFileAsksInsideAnAllowedFolder: a folder the operator allowed
 // (which lets hidden files and programs there run without asking) does
-// not cover a file the startup index names: usercustomize.py in a
-// project folder a .pth puts on Python's path still asks.
+// not cover a file the startup index names: boot.py in a project
+// folder, which an autostart entry runs (nothing about its name or
+// folder makes it a persistence place), still asks, and the card says
+// which entry runs it.
 func TestStartupFileAsksInsideAnAllowedFolder(t *testing.T) {
 	in, home := askHome(t)
 	ctx := context.Background()
 	proj := filepath.Join(home, "code", "proj")
-	put(t, filepath.Join(home, ".local", "lib", "python3.12", "site-packages", "proj.pth"), proj+"\n")
+	put(t, filepath.Join(home, ".config", "autostart", "boot.desktop"), "[Desktop Entry]\nName=Morning boot\nExec=python3 "+filepath.Join(proj, "boot.py")+"\n")
 	cl := hearthtest.Connect(t, in.URL, "startup-folder")
 	write := func(p, data string) *hearthtest.Result {
 		return cl.Call("fs", map[string]any{"operation": "write", "path": p, "data": data})
@@ -135,7 +137,24 @@ func TestStartupFileAsksInsideAnAllowedFolder(t *testing.T) {
 	if r := write(filepath.Join(proj, "build.sh"), "#!/bin/sh\ngo build\n"); r.State() != "completed" {
 		t.Fatalf("a program in the allowed folder must run: %s", r.Raw)
 	}
-	if r := write(filepath.Join(proj, "usercustomize.py"), "import os\n"); r.State() != "pending" {
-		t.Fatalf("usercustomize.py on Python's path must ask inside an allowed folder: %s", r.Raw)
+	if r := write(filepath.Join(proj, "notes.py"), "print(1)\n"); r.State() != "completed" {
+		t.Fatalf("a script nothing runs in the allowed folder must run: %s", r.Raw)
+	}
+	boot := filepath.Join(proj, "boot.py")
+	if r := write(boot, "import os\n"); r.State() != "pending" {
+		t.Fatalf("boot.py, which an autostart entry runs, must ask inside an allowed folder: %s", r.Raw)
+	}
+	pending, err = in.App.Operator.Permits(ctx, "pending")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said string
+	for _, p := range pending {
+		if p.Subject == boot {
+			said = p.Said
+		}
+	}
+	if !strings.Contains(said, "Morning boot") {
+		t.Fatalf("the card for boot.py says %q, want it to name the autostart entry “Morning boot”", said)
 	}
 }

@@ -23,6 +23,7 @@ package startup
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -209,6 +210,18 @@ func (x *Index) Match(real string) (Hit, bool) {
 	}
 }
 
+// Touched tells the index that Hearth itself just changed a file (a
+// write, a patch, an undo, a move): the next check looks at the sources
+// again instead of using the index as last looked at, so an approved
+// change to .bashrc, or a new .desktop file, counts at once, not Refresh
+// later. Looking costs one stat per source and parses only what changed,
+// so which file changed does not matter.
+func (x *Index) Touched() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.checked = time.Time{}
+}
+
 // Entries returns the entries as last read (after looking again when
 // Refresh has passed).
 func (x *Index) Entries() []Entry {
@@ -288,7 +301,7 @@ func (x *Index) build() {
 	dirs := map[string]Hit{}
 	add := func(m map[string]Hit, e Entry, p string) {
 		h := Hit{Entry: e, File: p}
-		for _, k := range []string{x.norm(p), x.norm(x.real(p))} {
+		for _, k := range append([]string{x.norm(p), x.norm(x.real(p))}, x.linkTargets(p)...) {
 			if _, dup := m[k]; !dup && k != "" {
 				m[k] = h
 			}
@@ -303,6 +316,34 @@ func (x *Index) build() {
 		}
 	}
 	x.files, x.dirs = files, dirs
+}
+
+// maxLinks bounds how many links in a row linkTargets follows.
+const maxLinks = 8
+
+// linkTargets are the keys of what the named file p leads to when it is
+// a link whose target does not exist yet (a dotfile manager's link to a
+// file not yet made): Real stops at the link, so the target a write
+// would create is keyed too, at its own real prefix.
+func (x *Index) linkTargets(p string) []string {
+	var out []string
+	for range maxLinks {
+		r := x.real(p)
+		info, err := os.Lstat(r)
+		if err != nil || info.Mode()&os.ModeSymlink == 0 {
+			return out
+		}
+		t, err := os.Readlink(r)
+		if err != nil || t == "" {
+			return out
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(filepath.Dir(r), t)
+		}
+		p = filepath.Clean(t)
+		out = append(out, x.norm(p), x.norm(x.real(p)))
+	}
+	return out
 }
 
 // norm is a path as the maps key it: slash-separated, without a

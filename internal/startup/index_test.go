@@ -140,6 +140,28 @@ func TestShellStartupFilesAndWhatTheySource(t *testing.T) {
 	h.miss("dotfiles/also.sh")
 }
 
+// TestShellCommandsNameTheirScripts: a command of a shell start-up file
+// names the files in its arguments whatever runs them (python3, bash),
+// as an autostart entry's does; options, unknown variables and folders
+// are not files.
+func TestShellCommandsNameTheirScripts(t *testing.T) {
+	h := newHome(t)
+	h.write("proj/run.sh", "echo hi\n")
+	h.write(".bashrc", "python3 ~/proj/motd.py --quiet\nbash proj/run.sh && cd ~/proj\nls -la $UNSET_DIR/x.py ~/proj\n")
+	h.hit("proj/motd.py", KindShell, "~/.bashrc")
+	h.hit("proj/run.sh", KindShell, "~/.bashrc")
+	h.miss("proj")
+	h.miss("--quiet")
+	h.miss("-la")
+	for _, e := range h.idx.Entries() {
+		for _, f := range e.Files {
+			if strings.Contains(f, "$") || strings.Contains(f, "UNSET") || filepath.Base(f) == "-la" {
+				t.Errorf("%s names %q, which is not a file", e.Name, f)
+			}
+		}
+	}
+}
+
 // TestGitIncludesAndPrograms: [include] and [includeIf] paths (relative
 // to the including file), core.hooksPath and core.fsmonitor are named.
 func TestGitIncludesAndPrograms(t *testing.T) {
@@ -216,6 +238,18 @@ func TestRefreshBoundsTheLooks(t *testing.T) {
 	h.hit("apps/late.py", KindAutostart, "Late")
 }
 
+// TestTouchedLooksAgain: after Hearth says it changed a file, the next
+// check looks at the sources again, within Refresh of the last look.
+func TestTouchedLooksAgain(t *testing.T) {
+	h := newHome(t)
+	h.idx.refresh = time.Hour
+	h.miss("apps/late.py")
+	h.write(".bashrc", "python3 ~/apps/late.py\n")
+	h.miss("apps/late.py")
+	h.idx.Touched()
+	h.hit("apps/late.py", KindShell, "~/.bashrc")
+}
+
 // TestNamedFileThroughALink: a file an entry names through a symlinked
 // folder is matched at its real path, and a file written through a link
 // to it too.
@@ -229,6 +263,22 @@ func TestNamedFileThroughALink(t *testing.T) {
 	if _, ok := h.idx.Match(real); !ok {
 		t.Fatal("the real path of a named file is not matched")
 	}
+}
+
+// TestNamedFileIsABrokenLink: a sourced file that is a link to a file
+// not made yet (as stow leaves them) names the link's target too, so
+// creating the target is a write to a start-up file.
+func TestNamedFileIsABrokenLink(t *testing.T) {
+	h := newHome(t)
+	if err := os.MkdirAll(filepath.Join(h.dir, "Documents"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join("Documents", "y.sh"), filepath.Join(h.dir, "x.sh")); err != nil {
+		t.Fatal(err)
+	}
+	h.write(".bashrc", "source ~/x.sh\n")
+	h.hit("x.sh", KindShell, "~/.bashrc")
+	h.hit("Documents/y.sh", KindShell, "~/.bashrc")
 }
 
 func TestNewRefusesMissingParts(t *testing.T) {

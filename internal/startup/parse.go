@@ -181,8 +181,8 @@ var shellKeywords = []string{"if", "then", "else", "elif", "do", "while", "until
 
 // parseShell reads a shell start-up file: the files it sources (. or
 // source, ~ and $HOME expanded, a relative name taken in the home) are
-// named and read one level further, and a command run by its path is
-// named with the files in its arguments.
+// named and read one level further, and every other command names its
+// program and the files in its arguments, as an autostart entry's does.
 func parseShell(h host, p string, depth int, b []byte) ([]Entry, []origin) {
 	e := Entry{Kind: KindShell, Name: h.tilde(p), Source: p}
 	var more []origin
@@ -222,7 +222,10 @@ func parseShell(h host, p string, depth int, b []byte) ([]Entry, []origin) {
 						vars[name] = v
 					}
 				}
-			case strings.ContainsAny(c[0], h.seps()) && !strings.Contains(c[0], "="):
+			case !strings.Contains(c[0], "="):
+				// Any command, as an autostart entry's: the program
+				// (by path, or found on PATH) and the files in its
+				// arguments (python3 ~/proj/motd.py, bash run.sh).
 				e.Files = append(e.Files, sh.commandFiles(c, h.home)...)
 			}
 		}
