@@ -100,6 +100,21 @@ func (e *Engine) FileOp(ctx context.Context, route, action string, in FileOpInpu
 	if err != nil {
 		return FileOpResult{}, err
 	}
+	if action != ActionMkdir {
+		var srcs []string
+		for _, it := range items {
+			field, p := "from", it.From
+			if action == ActionTrash {
+				field, p = "path", it.Path
+			}
+			if real, err := e.resolveSource(p, field); err == nil {
+				srcs = append(srcs, real)
+			}
+		}
+		if entriesOver(srcs) {
+			return FileOpResult{}, tooManyEntries(in)
+		}
+	}
 	batch := ""
 	if len(items) > 1 {
 		batch = primitive.NewID("fsop")
@@ -269,15 +284,21 @@ func (e *Engine) fileOpItem(ctx context.Context, route, action, batch string, it
 
 // resolveSource resolves an item that must exist, refusing a link (the
 // operations carry plain files and folders: a link resolved would carry
-// what it points to instead).
+// what it points to instead, so trashing a shortcut would trash the
+// document it points to). The path is looked at as given, its last
+// name not followed: Resolve has already followed it.
 func (e *Engine) resolveSource(p, field string) (string, error) {
 	real, err := e.Roots.Resolve(p)
 	if err != nil {
 		return "", err
 	}
-	info, err := os.Lstat(filepath.Join(filepath.Dir(real), filepath.Base(filepath.Clean(p))))
-	if err == nil && info.Mode()&fs.ModeSymlink != 0 {
-		return "", &InputError{Field: field, Message: fmt.Sprintf("%s is a link; Hearth moves, copies and trashes plain files and folders only", p)}
+	info, err := os.Lstat(filepath.Clean(p))
+	switch {
+	case err != nil || info.Mode().IsRegular() || info.IsDir():
+	case info.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0: // a junction is irregular
+		return "", &InputError{Field: field, Message: fmt.Sprintf("%s is a link (a shortcut to %s), not the file itself; Hearth moves, copies and trashes plain files and folders only: give the file's own path, or leave the link", p, real)}
+	default:
+		return "", &InputError{Field: field, Message: fmt.Sprintf("%s is a %s; Hearth moves, copies and trashes plain files and folders only", p, typeOf(info.Mode()))}
 	}
 	if _, err := os.Lstat(real); errors.Is(err, fs.ErrNotExist) {
 		return "", &InputError{Field: field, Message: fmt.Sprintf("%s does not exist", real)}

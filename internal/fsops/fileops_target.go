@@ -30,6 +30,9 @@ func (e *Engine) fileOpTarget(_ context.Context, action string, raw json.RawMess
 		return primitive.Target{}, nil // refused when it runs
 	}
 	var t primitive.Target
+	// One budget for the whole call: the write check judges every file,
+	// so a call carrying more than it can judge is refused whole (as it
+	// is when it runs, tooManyEntries), never judged in part.
 	budget := MaxTreeEntries
 	for _, it := range items {
 		switch action {
@@ -53,6 +56,9 @@ func (e *Engine) fileOpTarget(_ context.Context, action string, raw json.RawMess
 			if err := e.addTarget(&t, it.Path, func(string) leaves { return leaves{folder: true} }); err != nil {
 				return primitive.Target{}, err
 			}
+		}
+		if budget < 0 {
+			return primitive.Target{}, mapErr(action, tooManyEntries(in))
 		}
 	}
 	return t, nil
@@ -91,7 +97,7 @@ func (e *Engine) carryTarget(t *primitive.Target, src, dst string, remove bool, 
 			return nil
 		}
 		if *budget--; *budget < 0 {
-			return filepath.SkipAll // the folder is refused when it runs
+			return filepath.SkipAll // the call is refused (fileOpTarget)
 		}
 		info, err := d.Info()
 		if err != nil {

@@ -31,6 +31,46 @@ const treePrefix = "tree:"
 // errTooManyEntries is a folder with more than MaxTreeEntries entries.
 var errTooManyEntries = fmt.Errorf("more than %d files and folders in it", MaxTreeEntries)
 
+// tooManyEntries refuses a call whose items hold more than MaxTreeEntries
+// files and folders in all: the write check judges each file a call
+// carries, and cannot judge more, so such a call is never run in part.
+func tooManyEntries(in FileOpInput) error {
+	if len(in.Items) == 0 {
+		field := "from"
+		if in.Path != "" {
+			field = "path"
+		}
+		return &InputError{Field: field, Message: fmt.Sprintf("the folder has %v; Hearth checks every file it moves, copies or trashes, so give smaller folders", errTooManyEntries)}
+	}
+	return &InputError{Field: "items", Message: fmt.Sprintf("the items hold more than %d files and folders in all; Hearth checks every file it moves, copies or trashes, so split them into smaller calls", MaxTreeEntries)}
+}
+
+// entriesOver reports whether the folders among paths hold more than
+// MaxTreeEntries entries in all: the run-time form of the budget the
+// call's Target spends (fileOpTarget), so both count the same total.
+func entriesOver(paths []string) bool {
+	budget := MaxTreeEntries
+	for _, p := range paths {
+		info, err := os.Lstat(p)
+		if err != nil || !info.IsDir() {
+			continue
+		}
+		filepath.WalkDir(p, func(q string, _ fs.DirEntry, err error) error {
+			if err != nil || q == p {
+				return nil
+			}
+			if budget--; budget < 0 {
+				return filepath.SkipAll
+			}
+			return nil
+		})
+		if budget < 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // fingerprint is what an item at p looks like: a file's SHA-256, or for a
 // folder "tree:" and a SHA-256 of every entry below it (its path in the
 // folder, type, size and modification time to the second), with the

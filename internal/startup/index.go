@@ -188,14 +188,19 @@ func newFor(windows bool, o Options) (*Index, error) {
 }
 
 // Match returns the entry that names the file at real (a real, absolute
-// path, as the file system resolves it), if any: the file itself, or a
-// folder on its way that an entry names whole.
+// path, as the file system resolves it), if any: the file itself, a
+// folder an entry names whole (real is that folder), or such a folder on
+// its way.
 func (x *Index) Match(real string) (Hit, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.look(time.Now())
 	key := x.norm(real)
 	if h, ok := x.files[key]; ok {
+		return h, true
+	}
+	// A folder the entry names whole, moved or made there itself.
+	if h, ok := x.dirs[key]; ok {
 		return h, true
 	}
 	for d := key; ; {

@@ -171,6 +171,8 @@ func TestGitIncludesAndPrograms(t *testing.T) {
 	h.hit("dotfiles/git/extra.gitconfig", KindGit, "~/.gitconfig")
 	h.hit("work.gitconfig", KindGit, "~/.gitconfig")
 	h.hit("githooks/pre-commit", KindGit, "~/.gitconfig")
+	// The folder itself: a folder of hooks moved or made there.
+	h.hit("githooks", KindGit, "~/.gitconfig")
 	h.hit("dotfiles/git/nested.gitconfig", KindGit, "~/dotfiles/git/extra.gitconfig")
 	if _, ok := h.idx.Match("/home/nobody/fsmon.sh"); !ok {
 		t.Error("core.fsmonitor's program is not named")
