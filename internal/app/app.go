@@ -31,6 +31,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/peeruser"
 	"github.com/hearth-dev/hearth/internal/periodic"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/proc"
 	"github.com/hearth-dev/hearth/internal/recipes"
 	"github.com/hearth-dev/hearth/internal/runs"
 	"github.com/hearth-dev/hearth/internal/screen"
@@ -126,6 +127,10 @@ type App struct {
 	Wake *wake.Service
 	// Sessions are the model's interactive programs (machine.session_*).
 	Sessions *session.Manager
+	// Opened are the apps Hearth started for the person (ui.open): the
+	// desktop opener adds them, the e-stop kills them with what they
+	// started.
+	Opened *proc.Started
 	// Updates checks for and installs new versions (internal/update).
 	Updates *update.Service
 
@@ -222,7 +227,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		FS: &fsops.Engine{DB: db, Roots: roots, SpillDir: filepath.Join(opts.DataDir, "receipts"), Replacer: atomicfile.Replacer{Remove: fsops.MoveToTrash},
 			Writes: gov.Writes, Startup: gov.Startup, Documents: document.Reader{CacheDir: filepath.Join(opts.DataDir, "cache", "pdf")}},
 		Wake: wk, Tunnel: tun, Gov: gov,
-		Artifacts: arts, UI: ui, Screen: scr, Runs: newRuns(db, log, cfg, wk, arrivals), Sessions: sessions,
+		Artifacts: arts, UI: ui, Screen: scr, Runs: newRuns(db, log, cfg, wk, arrivals), Sessions: sessions, Opened: proc.NewStarted(),
 		cfgFile: cfgFile, ready: make(chan struct{}), budgetEvery: opts.BudgetEvery, backupEvery: opts.BackupEvery,
 		explicitMCP: opts.MCPAddr != "", explicitPanel: opts.PanelAddr != "",
 	}
@@ -241,12 +246,12 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	specs = append(specs, a.Jobs.Specs()...)
 	specs = append(specs, ui.Specs()...)
 	specs = append(specs, scr.Specs()...)
-	desk, err := desktop.New(roots, ui.ShowsPanel, log)
+	desk, err := desktop.New(roots, ui.ShowsPanel, a.Opened, log)
 	if err != nil {
 		return nil, err
 	}
 	specs = append(specs, desk.Specs()...)
-	specs = append(specs, control.EStopSpec(gov, sessions, log))
+	specs = append(specs, control.EStopSpec(gov, sessions, a.Opened, log))
 	specs = append(specs, control.ReconcileSpec(gov))
 	// Recipes offer the step primitives registered with everything else.
 	base, err := primitive.NewRegistry(specs...)
@@ -275,7 +280,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 	}
 	// The operator's decisions are recorded by the governor and carried out
 	// on the engines: built over both.
-	if a.Operator, err = control.New(gov, a.Dispatcher, sessions, log); err != nil {
+	if a.Operator, err = control.New(gov, a.Dispatcher, sessions, a.Opened, log); err != nil {
 		return nil, err
 	}
 

@@ -21,6 +21,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/jobs"
+	"github.com/hearth-dev/hearth/internal/proc"
 	"github.com/hearth-dev/hearth/internal/session"
 )
 
@@ -34,16 +35,19 @@ type Operator struct {
 	// sessions are the model's interactive programs, which the e-stop
 	// kills.
 	sessions *session.Manager
-	log      *slog.Logger
+	// opened are the apps Hearth started for the person (ui.open), whose
+	// trees the e-stop kills.
+	opened *proc.Started
+	log    *slog.Logger
 
 	stopLoop context.CancelFunc
 	loopDone chan struct{}
 }
 
 // New builds the operator's API over gov and the engines it carries
-// decisions out on (the e-stop also closes the interactive sessions).
-// Each part is required.
-func New(gov *govern.Governor, engine *dispatch.Dispatcher, sessions *session.Manager, log *slog.Logger) (*Operator, error) {
+// decisions out on (the e-stop also closes the interactive sessions and
+// kills the apps Hearth opened, opened). Each part is required.
+func New(gov *govern.Governor, engine *dispatch.Dispatcher, sessions *session.Manager, opened *proc.Started, log *slog.Logger) (*Operator, error) {
 	switch {
 	case gov == nil:
 		return nil, errors.New("build the operator's controls: a governor is required")
@@ -51,11 +55,13 @@ func New(gov *govern.Governor, engine *dispatch.Dispatcher, sessions *session.Ma
 		return nil, errors.New("build the operator's controls: a dispatcher is required")
 	case sessions == nil:
 		return nil, errors.New("build the operator's controls: a session manager is required")
+	case opened == nil:
+		return nil, errors.New("build the operator's controls: the set of apps Hearth opened is required")
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Operator{gov: gov, rec: &govern.Decisions{G: gov}, engine: engine, sessions: sessions, log: log}, nil
+	return &Operator{gov: gov, rec: &govern.Decisions{G: gov}, engine: engine, sessions: sessions, opened: opened, log: log}, nil
 }
 
 // Approve approves a pending permit once and releases the parked work,
@@ -84,7 +90,7 @@ func (o *Operator) EStop(ctx context.Context, operator, reason string) error {
 	if err := o.rec.EStop(ctx, operator, reason); err != nil {
 		return err
 	}
-	halt(ctx, o.gov, o.engine, o.sessions, o.log)
+	halt(ctx, o.gov, o.engine, o.sessions, o.opened, o.log)
 	return nil
 }
 

@@ -19,15 +19,16 @@ func TestNewRequiresEveryPart(t *testing.T) {
 		part string
 		new  func() (*control.Operator, error)
 	}{
-		{"governor", func() (*control.Operator, error) { return control.New(nil, a.Dispatcher, a.Sessions, nil) }},
-		{"dispatcher", func() (*control.Operator, error) { return control.New(a.Gov, nil, a.Sessions, nil) }},
-		{"session manager", func() (*control.Operator, error) { return control.New(a.Gov, a.Dispatcher, nil, nil) }},
+		{"governor", func() (*control.Operator, error) { return control.New(nil, a.Dispatcher, a.Sessions, a.Opened, nil) }},
+		{"dispatcher", func() (*control.Operator, error) { return control.New(a.Gov, nil, a.Sessions, a.Opened, nil) }},
+		{"session manager", func() (*control.Operator, error) { return control.New(a.Gov, a.Dispatcher, nil, a.Opened, nil) }},
+		{"apps Hearth opened", func() (*control.Operator, error) { return control.New(a.Gov, a.Dispatcher, a.Sessions, nil, nil) }},
 	} {
 		if _, err := tc.new(); err == nil || !strings.Contains(err.Error(), tc.part) {
 			t.Errorf("controls without a %s: %v", tc.part, err)
 		}
 	}
-	if _, err := control.New(a.Gov, a.Dispatcher, a.Sessions, nil); err != nil {
+	if _, err := control.New(a.Gov, a.Dispatcher, a.Sessions, a.Opened, nil); err != nil {
 		t.Fatalf("controls over every part: %v", err)
 	}
 }

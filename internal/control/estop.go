@@ -25,13 +25,25 @@ const EStopJobReason = "cancelled by the e-stop; its process tree was killed"
 // halt stops what runs when the e-stop latches: the engine's job class is
 // held (its running jobs' process trees killed, nothing started until the
 // operator resumes it), the dispatcher's running calls are cancelled,
-// every interactive session is closed, its process tree killed, and every
-// process Hearth adopted as the child subreaper is killed with its
-// descendants (killAdopted).
-func halt(ctx context.Context, gov *govern.Governor, engine *dispatch.Dispatcher, sessions *session.Manager, log *slog.Logger) {
+// every interactive session is closed, its process tree killed, every
+// app Hearth opened itself (ui.open) is killed with what it started, and
+// every process Hearth adopted as the child subreaper is killed with its
+// descendants (killAdopted): an app Hearth started and one a file opener
+// such as xdg-open detached end alike.
+func halt(ctx context.Context, gov *govern.Governor, engine *dispatch.Dispatcher, sessions *session.Manager, opened *proc.Started, log *slog.Logger) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	engine.Hold(jobs.Class, EStopJobReason)
 	engine.CancelRunning(dispatch.ErrEStop)
 	sessions.CloseAll(ctx, session.ReasonEStop)
+	n, err := opened.Kill()
+	if n > 0 {
+		log.Warn("e-stop: killed the apps Hearth opened and what they started", "count", n)
+	}
+	if err != nil {
+		log.Error("e-stop: kill the apps Hearth opened", "err", err)
+	}
 	killAdopted(gov, log)
 }
 
@@ -101,8 +113,9 @@ func killAdopted(gov *govern.Governor, log *slog.Logger) {
 // EStopSpec is machine.estop, the model's emergency stop: a trusted stop
 // that needs no permit and works in every mode. It latches through gov
 // and stops running work through the dispatcher running the call
-// (dispatch.WithEngine), its job class included, and sessions.
-func EStopSpec(gov *govern.Governor, sessions *session.Manager, log *slog.Logger) *primitive.Spec {
+// (dispatch.WithEngine), its job class included, sessions, and the apps
+// Hearth opened (opened, required).
+func EStopSpec(gov *govern.Governor, sessions *session.Manager, opened *proc.Started, log *slog.Logger) *primitive.Spec {
 	return &primitive.Spec{Tool: "machine", Operation: "estop", Risk: primitive.RiskControl, Inline: true,
 		Summary: "emergency stop: refuse every non-read call and kill running work until the human operator resets it. Always allowed.",
 		Fields:  []primitive.Field{{Name: "reason", Type: primitive.TString, Desc: "Why the stop was triggered (shown to the operator)."}},
@@ -112,7 +125,7 @@ func EStopSpec(gov *govern.Governor, sessions *session.Manager, log *slog.Logger
 			if err := gov.Latch(context.WithoutCancel(ctx), "model", in.Reason); err != nil {
 				return nil, primitive.Failed("estop_failed", "%v", err)
 			}
-			halt(ctx, gov, e, sessions, log)
+			halt(ctx, gov, e, sessions, opened, log)
 			return map[string]any{"latched": true, "reason": in.Reason, "reset": "only the operator can reset it (control panel or `hearth-tray safety reset`)"}, nil
 		})}
 }

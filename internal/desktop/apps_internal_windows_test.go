@@ -13,6 +13,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/autostart"
 	"github.com/hearth-dev/hearth/internal/fsops"
+	"github.com/hearth-dev/hearth/internal/proc"
 )
 
 // TestAppsAreReadAgainOnlyWhenTheStartMenuChanges: on Windows the Start
@@ -28,7 +29,7 @@ func TestAppsAreReadAgainOnlyWhenTheStartMenuChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(roots, func(string) bool { return false }, slog.New(slog.DiscardHandler))
+	s, err := New(roots, func(string) bool { return false }, proc.NewStarted(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

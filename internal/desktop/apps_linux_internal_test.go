@@ -13,6 +13,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/fsops"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/proc"
 )
 
 // TestAppsAreReadOncePerCall: one ui.open of an app, through the three
@@ -42,7 +43,7 @@ func TestAppsAreReadOncePerCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(roots, func(string) bool { return false }, slog.New(slog.DiscardHandler))
+	s, err := New(roots, func(string) bool { return false }, proc.NewStarted(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

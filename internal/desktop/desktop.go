@@ -21,6 +21,7 @@ import (
 	"os"
 
 	"github.com/hearth-dev/hearth/internal/fsops"
+	"github.com/hearth-dev/hearth/internal/proc"
 	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/internal/screen"
 )
@@ -39,16 +40,19 @@ type Service struct {
 	// opens is the runs-when-opened test: ui.open of such a file is
 	// running a program.
 	opens *risk.Opens
+	// started holds the apps ui.open started itself, for the e-stop.
+	started *proc.Started
 }
 
 // New returns a Service whose paths must lie under roots; isPanel tells a
 // window showing Hearth's control panel by its title
-// (uia.Service.ShowsPanel), which ui.window refuses as Hearth's own.
-func New(roots fsops.Roots, isPanel func(title string) bool, log *slog.Logger) (*Service, error) {
-	if log == nil || isPanel == nil {
-		return nil, errors.New("desktop: a logger and a panel test are required")
+// (uia.Service.ShowsPanel), which ui.window refuses as Hearth's own;
+// started receives the apps ui.open starts itself, which the e-stop kills.
+func New(roots fsops.Roots, isPanel func(title string) bool, started *proc.Started, log *slog.Logger) (*Service, error) {
+	if log == nil || isPanel == nil || started == nil {
+		return nil, errors.New("desktop: a logger, a panel test and the set of started programs are required")
 	}
-	return &Service{roots: roots, isPanel: isPanel, display: screen.DefaultDisplay, inputDesktop: screen.InputDesktop, log: log, apps: newAppCache(),
+	return &Service{roots: roots, isPanel: isPanel, display: screen.DefaultDisplay, inputDesktop: screen.InputDesktop, log: log, apps: newAppCache(), started: started,
 		opens: risk.NewOpens(risk.KnownFolderEnv(os.Getenv))}, nil
 }
 

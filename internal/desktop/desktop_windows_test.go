@@ -17,6 +17,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/desktop"
 	"github.com/hearth-dev/hearth/internal/fsops"
+	"github.com/hearth-dev/hearth/internal/proc"
 )
 
 // fixtureEnv names the window title a re-executed test binary shows as
@@ -108,7 +109,7 @@ func ip(v int) *int { return &v }
 func newService(t *testing.T, root string) *desktop.Service {
 	roots, err := fsops.NewRoots([]string{root}, nil)
 	must(t, err)
-	s, err := desktop.New(roots, func(string) bool { return false }, slog.New(slog.DiscardHandler))
+	s, err := desktop.New(roots, func(string) bool { return false }, proc.NewStarted(), slog.New(slog.DiscardHandler))
 	must(t, err)
 	return s
 }

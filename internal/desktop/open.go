@@ -269,7 +269,7 @@ func (s *Service) Open(ctx context.Context, in OpenInput) (*Opened, error) {
 		pid, err = openURL(ctx, p.url)
 	default:
 		out.Opened, out.App = "app", p.app
-		pid, err = openApp(ctx, p.app)
+		pid, err = openApp(ctx, p.app, s.started)
 	}
 	if err != nil {
 		return nil, primitive.Failed("open_failed", "ui.open: %s could not be opened: %v", out.Opened, err)

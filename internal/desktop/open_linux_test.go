@@ -17,6 +17,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/fsops"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/proc"
 )
 
 // setup makes a root with a document, a folder and scripts, puts the
@@ -49,7 +50,7 @@ func setup(t *testing.T) (s *desktop.Service, root, log string) {
 
 	roots, err := fsops.NewRoots([]string{root}, nil)
 	must(t, err)
-	s, err = desktop.New(roots, func(string) bool { return false }, slog.New(slog.DiscardHandler))
+	s, err = desktop.New(roots, func(string) bool { return false }, proc.NewStarted(), slog.New(slog.DiscardHandler))
 	must(t, err)
 	return s, root, log
 }

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/hearth-dev/hearth/internal/proc"
 )
 
 // Off Windows a file, folder or address opens with xdg-open (the
@@ -40,8 +42,10 @@ func xdgOpen(ctx context.Context, what string) (int, error) {
 }
 
 // openApp starts the program of a's .desktop entry, its field codes
-// dropped, in a session of its own so that it outlives Hearth's call.
-func openApp(_ context.Context, a *App) (int, error) {
+// dropped, in a session of its own so that it outlives Hearth's call,
+// and hands it to started: the e-stop kills it with what it started, as
+// it kills what xdg-open detached (which Hearth adopts).
+func openApp(_ context.Context, a *App, started *proc.Started) (int, error) {
 	args := execArgs(a.launch)
 	if len(args) == 0 {
 		return 0, fmt.Errorf("the entry %s has no Exec line", a.ID)
@@ -51,9 +55,10 @@ func openApp(_ context.Context, a *App) (int, error) {
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("start %s: %w", args[0], err)
 	}
-	pid := cmd.Process.Pid
-	go cmd.Wait() // reap it when it exits
-	return pid, nil
+	if err := started.Add(cmd); err != nil {
+		return 0, err
+	}
+	return cmd.Process.Pid, nil
 }
 
 // execArgs splits an Exec value into arguments, dropping the field codes

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/hearth-dev/hearth/internal/autostart"
+	"github.com/hearth-dev/hearth/internal/proc"
 )
 
 // On Windows a file, folder, address or app opens through ShellExecuteEx
@@ -91,7 +92,10 @@ func openFile(_ context.Context, path string) (int, error) { return shellOpen(pa
 
 func openURL(_ context.Context, u string) (int, error) { return shellOpen(u) }
 
-func openApp(_ context.Context, a *App) (int, error) {
+// openApp opens a through the shell, which answers no process: the app
+// is not in a Job Object of Hearth's and started is not told of it, so
+// the e-stop leaves it running.
+func openApp(_ context.Context, a *App, _ *proc.Started) (int, error) {
 	if a.Kind == "store" {
 		return shellOpen(`shell:AppsFolder\` + a.ID)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/desktop"
 	"github.com/hearth-dev/hearth/internal/fsops"
+	"github.com/hearth-dev/hearth/internal/proc"
 	"github.com/hearth-dev/hearth/internal/screen"
 	"github.com/hearth-dev/hearth/internal/screen/screentest"
 )
@@ -64,7 +65,7 @@ func closableWindow(t *testing.T, display, title string) xproto.Window {
 func windowService(t *testing.T) *desktop.Service {
 	roots, err := fsops.NewRoots([]string{t.TempDir()}, nil)
 	must(t, err)
-	s, err := desktop.New(roots, func(title string) bool { return strings.Contains(title, "Hearth control panel") }, slog.New(slog.DiscardHandler))
+	s, err := desktop.New(roots, func(title string) bool { return strings.Contains(title, "Hearth control panel") }, proc.NewStarted(), slog.New(slog.DiscardHandler))
 	must(t, err)
 	return s
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/control"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/jobs"
+	"github.com/hearth-dev/hearth/internal/proc"
 	"github.com/hearth-dev/hearth/internal/session"
 	"github.com/hearth-dev/hearth/internal/store"
 	"github.com/hearth-dev/hearth/internal/store/storetest"
@@ -187,7 +188,7 @@ func TestMigrationCarriesOldJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	op, err := control.New(gov, e.d, sessions, nil)
+	op, err := control.New(gov, e.d, sessions, proc.NewStarted(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -61,12 +63,20 @@ func KillAdopted() (int, error) {
 // its parent is read after the pidfd holds it, and a signal through the
 // pidfd reaches that process or none, never one that took its pid.
 func killAdoptedTree(pid, self int) (int, error) {
-	held := map[int]int{} // pid → its pidfd
-	defer func() {
-		for _, fd := range held {
-			unix.Close(fd)
-		}
-	}()
+	held, hold := treeHolder()
+	defer closeHeld(held)
+	if pid == self || !hold(pid, func(pp int) bool { return pp == self }) {
+		return 0, nil
+	}
+	return killHeldTree(self, held, hold)
+}
+
+// treeHolder returns the pidfds of a tree kill (pid → its pidfd) and
+// hold, which opens a pidfd for p and keeps it, p stopped, if p is live,
+// its parent passes parentOK and this process holds no other pidfd for p
+// (it did not start p).
+func treeHolder() (map[int]int, func(p int, parentOK func(int) bool) bool) {
+	held := map[int]int{}
 	hold := func(p int, parentOK func(int) bool) bool {
 		fd, err := unix.PidfdOpen(p, 0)
 		if err != nil {
@@ -80,9 +90,19 @@ func killAdoptedTree(pid, self int) (int, error) {
 		held[p] = fd
 		return true
 	}
-	if pid == self || !hold(pid, func(pp int) bool { return pp == self }) {
-		return 0, nil
+	return held, hold
+}
+
+func closeHeld(held map[int]int) {
+	for _, fd := range held {
+		unix.Close(fd)
 	}
+}
+
+// killHeldTree is the rest of a tree kill once its root is held (stopped,
+// its pidfd in held): the descendants of what held holds are held and
+// stopped too, walk after walk, then all are killed through their pidfds.
+func killHeldTree(self int, held map[int]int, hold func(p int, parentOK func(int) bool) bool) (int, error) {
 	var walkErr error
 	for range maxWalks {
 		parents, err := parentMap()
@@ -117,7 +137,7 @@ func killAdoptedTree(pid, self int) (int, error) {
 		}
 	}
 	if walkErr != nil {
-		errs = append(errs, fmt.Errorf("find descendants of %d: %w", pid, walkErr))
+		errs = append(errs, fmt.Errorf("find the descendants of %v: %w", slices.Sorted(maps.Keys(held)), walkErr))
 	}
 	return killed, errors.Join(errs...)
 }
