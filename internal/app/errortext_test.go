@@ -70,6 +70,14 @@ func errorCases(root string) map[string][]map[string]any {
 		"fs.mkdir": {{"path": file}, {"path": outside}, {"path": "relative"}, {"path": filepath.Join(root, "new"), "overwrite": true}},
 		"fs.trash": {{"path": missing}, {"path": outside}, {"path": "relative"}, {"path": file, "from": file},
 			{"items": []any{map[string]any{"path": missing}, map[string]any{"path": outside}}}},
+		"fs.xlsx_set": {{"path": outside, "cells": map[string]any{"A1": 1}}, {"path": file, "cells": map[string]any{"A1": 1}},
+			{"path": filepath.Join(root, "macros.xlsm"), "cells": map[string]any{"A1": 1}},
+			{"path": filepath.Join(root, "book.xlsx"), "cells": map[string]any{"not a cell": 1}},
+			{"path": filepath.Join(root, "book.xlsx"), "cells": map[string]any{"A1": 1}, "expected_sha256": strings.Repeat("0", 64)},
+			{"path": filepath.Join(root, "file.xlsx"), "cells": map[string]any{"A1": 1}}},
+		"fs.docx_write": {{"path": outside, "markdown": "# x"}, {"path": file, "markdown": "# x"},
+			{"path": filepath.Join(root, "letter.docm"), "markdown": "# x"}, {"path": "relative.docx", "markdown": "# x"},
+			{"path": filepath.Join(root, "letter.docx"), "markdown": "# x", "expected_sha256": strings.Repeat("0", 64)}},
 		"artifact.list":     nil, // nothing to refuse
 		"artifact.metadata": {{"id": noArt}, {"id": "x"}},
 		"artifact.read":     {{"id": noArt}, {"id": "../x"}},
@@ -147,6 +155,10 @@ func TestErrorsSpeakHearth(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := os.Mkdir(filepath.Join(in.Root, "dir"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// A workbook that is not one, for xlsx_set.
+	if err := os.WriteFile(filepath.Join(in.Root, "file.xlsx"), []byte("not a workbook"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// A recipe whose step fails, for recipe.run.

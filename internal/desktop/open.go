@@ -3,8 +3,10 @@ package desktop
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -38,6 +40,18 @@ type Opened struct {
 func invalid(op, field, format string, a ...any) error {
 	ve := &primitive.ValidationError{Tool: "ui", Operation: op, Field: field, Msg: fmt.Sprintf(format, a...)}
 	return primitive.Failed("invalid_input", "%s", ve.Error())
+}
+
+// unreadable is ui.open's error for a path under a root that it could
+// not look at (to see whether opening it runs a program): in Hearth's
+// words, the system's error under details.
+func unreadable(path string, err error) error {
+	msg := "Hearth could not read " + path + " to see what opening it would run"
+	if errors.Is(err, fs.ErrNotExist) {
+		msg = "there is no file or folder at " + path
+	}
+	ve := &primitive.ValidationError{Tool: "ui", Operation: "open", Field: "path", Msg: msg}
+	return primitive.Failed("invalid_input", "%s", ve.Error()).WithDetails(map[string]any{"system_error": err.Error()})
 }
 
 // IsProgram reports whether the file at path runs a program when
@@ -126,7 +140,7 @@ func (s *Service) check(in OpenInput) (*plan, error) {
 			return nil, invalid("open", "path", "%v", err)
 		}
 		if p.program, err = IsProgram(s.opens, abs); err != nil {
-			return nil, invalid("open", "path", "%v", err)
+			return nil, unreadable(abs, err)
 		}
 		p.path = abs
 	case in.URL != "":
