@@ -315,15 +315,7 @@ func (s *search) searchFile(p, name string, regular bool) error {
 	bufp := s.bufs.Get().(*[]byte)
 	defer s.bufs.Put(bufp)
 	data, status := readSearchFile(p, bufp, MaxSearchFileSize)
-	switch status {
-	case readLarge:
-		s.skipped[skipLarge].Add(1)
-		return nil
-	case readNotRegular:
-		s.skipped[skipOther].Add(1)
-		return nil
-	case readFailed:
-		s.skipped[skipUnreadable].Add(1)
+	if s.skipUnread(status) {
 		return nil
 	}
 	if bytes.IndexByte(data[:min(len(data), binarySniffBytes)], 0) >= 0 {
@@ -331,6 +323,30 @@ func (s *search) searchFile(p, name string, regular bool) error {
 		return nil
 	}
 	s.files.Add(1)
+	found = s.scanText(found, p, "content", data)
+	return nil
+}
+
+// skipUnread counts a file readSearchFile could not give whole (too large, not
+// a regular file, unreadable) among the skipped ones, and reports whether
+// it was one.
+func (s *search) skipUnread(status readStatus) bool {
+	switch status {
+	case readLarge:
+		s.skipped[skipLarge].Add(1)
+	case readNotRegular:
+		s.skipped[skipOther].Add(1)
+	case readFailed:
+		s.skipped[skipUnreadable].Add(1)
+	default:
+		return false
+	}
+	return true
+}
+
+// scanText appends to found the matches in data, the text of the file p,
+// each of kind; past the limit it stops and marks the search cut short.
+func (s *search) scanText(found []SearchMatch, p, kind string, data []byte) []SearchMatch {
 	s.m.scan(data, func(line, start, end, at int) bool {
 		if len(found) > s.limit {
 			s.mu.Lock()
@@ -338,14 +354,14 @@ func (s *search) searchFile(p, name string, regular bool) error {
 			s.mu.Unlock()
 			return false
 		}
-		m := SearchMatch{Path: p, Kind: "content", Line: line, Preview: preview(data[start:end], at-start)}
+		m := SearchMatch{Path: p, Kind: kind, Line: line, Preview: preview(data[start:end], at-start)}
 		if s.contextLines > 0 {
 			m.Before, m.After = contextLines(data, start, end, s.contextLines)
 		}
 		found = append(found, m)
 		return true
 	})
-	return nil
+	return found
 }
 
 // MaxSearchDocumentSize is the largest document search reads the text of
@@ -359,15 +375,7 @@ const MaxSearchDocumentSize = 32 << 20
 func (s *search) searchDocument(p string) []SearchMatch {
 	var buf []byte
 	data, status := readSearchFile(p, &buf, MaxSearchDocumentSize)
-	switch status {
-	case readLarge:
-		s.skipped[skipLarge].Add(1)
-		return nil
-	case readNotRegular:
-		s.skipped[skipOther].Add(1)
-		return nil
-	case readFailed:
-		s.skipped[skipUnreadable].Add(1)
+	if s.skipUnread(status) {
 		return nil
 	}
 	doc, err := s.e.Documents.Read(s.ctx, p, data, document.Options{Need: MaxSearchFileSize})
@@ -389,22 +397,7 @@ func (s *search) searchDocument(p string) []SearchMatch {
 		}
 		text = append(append(text, '\n'), more.Text...)
 	}
-	var found []SearchMatch
-	s.m.scan(text, func(line, start, end, at int) bool {
-		if len(found) > s.limit {
-			s.mu.Lock()
-			s.dropped = true
-			s.mu.Unlock()
-			return false
-		}
-		m := SearchMatch{Path: p, Kind: "document", Line: line, Preview: preview(text[start:end], at-start)}
-		if s.contextLines > 0 {
-			m.Before, m.After = contextLines(text, start, end, s.contextLines)
-		}
-		found = append(found, m)
-		return true
-	})
-	return found
+	return s.scanText(nil, p, "document", text)
 }
 
 // rel is p relative to the searched directory, slash-separated.
