@@ -33,6 +33,12 @@ func childArgs(args ...string) []string { return append([]string{ChildArg}, args
 //	echo WORD...         print the words and a newline
 //	sleep-echo MS WORD...  wait MS milliseconds, then echo
 //	append FILE LINE     append LINE and a newline to FILE
+//	log LINE             append LINE to jobs.log in the current folder
+//	count LINE           append LINE to replay-counter.txt in the current folder
+//
+// log and count name no file in their arguments: an allow-rule pins every
+// existing file its call's arguments name, and these files grow with each
+// call, so a rule naming them would ask again after the first.
 func Child(args []string, stdout io.Writer) (handled bool, err error) {
 	if len(args) == 0 || args[0] != ChildArg {
 		return false, nil
@@ -73,14 +79,28 @@ func runChild(args []string, stdout io.Writer) error {
 		if len(rest) != 2 {
 			return errors.New("demo child: append FILE LINE")
 		}
-		f, err := os.OpenFile(rest[0], os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-		if err != nil {
-			return fmt.Errorf("demo child: %w", err)
+		return appendLine(rest[0], rest[1])
+	case "log", "count":
+		if len(rest) != 1 {
+			return fmt.Errorf("demo child: %s LINE", op)
 		}
-		_, err = fmt.Fprintln(f, rest[1])
-		return errors.Join(err, f.Close())
+		name := jobsLogName
+		if op == "count" {
+			name = replayCounterName
+		}
+		return appendLine(name, rest[0])
 	}
 	return fmt.Errorf("demo child: unknown job %q", args[0])
+}
+
+// appendLine appends line and a newline to the file at path.
+func appendLine(path, line string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("demo child: %w", err)
+	}
+	_, err = fmt.Fprintln(f, line)
+	return errors.Join(err, f.Close())
 }
 
 // childLines is exactly what `lines n` prints, so the demo can compare an

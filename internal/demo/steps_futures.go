@@ -69,8 +69,8 @@ func (d *demo) jobTimes(ctx context.Context, id string) (state string, started, 
 
 func (d *demo) jobsAcrossRestart(ctx context.Context) (string, error) {
 	log := filepath.Join(d.root, jobsLogName)
-	parent := d.job("append", log, "parent")
-	dependent := d.job("append", log, "dependent")
+	parent := d.job("log", "parent")
+	dependent := d.job("log", "dependent")
 	dependent["dependencies"] = []any{0}
 	dependent["delay_ms"] = jobDelay.Milliseconds()
 	env, err := d.completed(ctx, "task.submit of two jobs", "task", map[string]any{"operation": "submit", "jobs": []any{parent, dependent}}, nil)

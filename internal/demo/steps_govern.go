@@ -38,12 +38,12 @@ const (
 func (d *demo) ruledCalls() [][]string {
 	return [][]string{
 		{"lines", fmt.Sprint(spillLines)},
-		{"append", filepath.Join(d.root, jobsLogName), "parent"},
-		{"append", filepath.Join(d.root, jobsLogName), "dependent"},
+		{"log", "parent"},
+		{"log", "dependent"},
 		{"sleep-echo", "300", detachedText},
 		{"echo", "hello, " + greeted},
 		{"echo", afterResetText},
-		{"append", filepath.Join(d.root, replayCounterName), "ran"},
+		{"count", "ran"},
 	}
 }
 
@@ -157,21 +157,21 @@ func (d *demo) estop(ctx context.Context) (string, error) {
 func (d *demo) replay(ctx context.Context) (string, error) {
 	counter := filepath.Join(d.root, replayCounterName)
 	meta := map[string]any{"hearth/command_id": "demo-replay-1"}
-	first, err := d.completed(ctx, "first exec", "machine", d.exec(d.root, "append", counter, "ran"), meta)
+	first, err := d.completed(ctx, "first exec", "machine", d.exec(d.root, "count", "ran"), meta)
 	if err != nil {
 		return "", err
 	}
 	if got, err := d.readFile(ctx, counter); err != nil || got != "ran\n" {
 		return "", fmt.Errorf("after the first call the counter reads %q (%v)", got, err)
 	}
-	r, err := d.c.call(ctx, "machine", d.exec(d.root, "append", counter, "ran"), meta)
+	r, err := d.c.call(ctx, "machine", d.exec(d.root, "count", "ran"), meta)
 	if err != nil {
 		return "", err
 	}
 	if r.State() != "completed" || r.Get("replayed") != true || r.Get("result.pid") != jsonx.GetPath(first, "result.pid") {
 		return "", expect(false, r, "the same command id and input must return the stored outcome, replayed")
 	}
-	other, err := d.c.call(ctx, "machine", d.exec(d.root, "append", counter, "other"), meta)
+	other, err := d.c.call(ctx, "machine", d.exec(d.root, "count", "other"), meta)
 	if err != nil {
 		return "", err
 	}
