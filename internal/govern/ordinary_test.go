@@ -234,14 +234,15 @@ func session(t *testing.T, in *hearthtest.Instance, c *hearthtest.Client, steps 
 }
 
 // TestDocumentsAskNothingProjectsAskOnce is the approval-fatigue test
-// of writes and patches, in ask mode, through the real MCP server,
-// dispatcher and governance: a person's session writing and changing
-// 200 documents (PDF, DOCX, XLSX, JPG, CSV) under Documents, Downloads
-// and Pictures asks 0 times; a coding session of 20 source files, a
+// of writes, patches and file operations, in ask mode, through the real
+// MCP server, dispatcher and governance: a person's session writing and
+// changing 200 documents (PDF, DOCX, XLSX, JPG, CSV) under Documents,
+// Downloads and Pictures, then renaming, moving and copying them into
+// new folders, asks 0 times; a coding session of 20 source files, a
 // README and a .gitignore in a project asks once (its card offers the
 // project as a workspace, and the operator takes it) and then never,
-// patches included; in the workspace, Python's usercustomize.py and the
-// files persistence places name still ask.
+// patches, renames and moves included; in the workspace, Python's
+// usercustomize.py and the files persistence places name still ask.
 func TestDocumentsAskNothingProjectsAskOnce(t *testing.T) {
 	in, home := askHome(t)
 	ctx := context.Background()
@@ -273,10 +274,26 @@ func TestDocumentsAskNothingProjectsAskOnce(t *testing.T) {
 		}
 	}
 	if len(person) != 200 {
-		t.Fatalf("the person's session has %d calls, want 200", len(person))
+		t.Fatalf("the person's session writes %d times, want 200", len(person))
+	}
+	// The same chat then tidies them: each batch's letter renamed, its
+	// photo moved into a year folder of Pictures, its report copied into
+	// an archive folder made for it.
+	for i := range 40 {
+		dir := filepath.Join(home, folders[i%3], fmt.Sprintf("batch %d", i%4))
+		archive := filepath.Join(home, "Documents", "Archive", fmt.Sprintf("batch %d", i))
+		person = append(person,
+			fatigueStep{"operation": "move", "from": filepath.Join(dir, fmt.Sprintf("letter %02d.pdf", i)), "to": filepath.Join(dir, fmt.Sprintf("Letter %02d (signed).pdf", i))},
+			fatigueStep{"operation": "move", "from": filepath.Join(dir, fmt.Sprintf("IMG_%04d.jpg", i)), "to": filepath.Join(home, "Pictures", "2026", fmt.Sprintf("IMG_%04d.jpg", i))},
+			fatigueStep{"operation": "mkdir", "path": archive},
+			fatigueStep{"operation": "copy", "from": filepath.Join(dir, fmt.Sprintf("report %02d.docx", i)), "to": filepath.Join(archive, fmt.Sprintf("report %02d.docx", i))},
+		)
 	}
 	if asked := session(t, in, hearthtest.Connect(t, in.URL, "fatigue-documents"), person, nil); asked != 0 {
-		t.Fatalf("a person's session of 200 documents asked %d times, want 0", asked)
+		t.Fatalf("a person's session of 200 documents written and 160 renames, moves, copies and folders asked %d times, want 0", asked)
+	}
+	if _, err := os.Stat(filepath.Join(home, "Pictures", "2026", "IMG_0039.jpg")); err != nil {
+		t.Fatalf("the last photo was not moved: %v", err)
 	}
 
 	proj := filepath.Join(home, "code", "site")
@@ -297,6 +314,10 @@ func TestDocumentsAskNothingProjectsAskOnce(t *testing.T) {
 			"replacements": []any{map[string]any{"old": " = 1", "new": " = 2"}}})
 	}
 	code = append(code, fatigueStep{"operation": "patch", "path": filepath.Join(proj, ".gitignore"), "replacements": []any{map[string]any{"old": "bin/", "new": "bin/\ndist/"}}})
+	code = append(code,
+		fatigueStep{"operation": "move", "from": filepath.Join(proj, "src", "part19.go"), "to": filepath.Join(proj, "src", "last.go")},
+		fatigueStep{"operation": "mkdir", "path": filepath.Join(proj, "cmd", "site")},
+		fatigueStep{"operation": "move", "from": filepath.Join(proj, "src", "part18.go"), "to": filepath.Join(proj, "cmd", "site", "main.go")})
 	coder := hearthtest.Connect(t, in.URL, "fatigue-code")
 	asked := session(t, in, coder, code, func(p govern.Permit) {
 		folder, ok := in.App.Gov.OfferedWorkspace(p)
