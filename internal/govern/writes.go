@@ -37,8 +37,11 @@ func (g *Governor) writeCase(ctx context.Context, a *callpath.Admission) (risk.C
 		a.Subject = t.Paths[0]
 	}
 	id := risk.CaseWrite
+	// Each file on its own, the folders on the way to them looked at
+	// once for all (a batch's files share them).
+	writes := g.writes().ForCall()
 	for _, f := range t.Files {
-		why, ok := g.writes().Classify(f)
+		why, ok := writes.Classify(f)
 		if ok {
 			continue
 		}
