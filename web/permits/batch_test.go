@@ -82,7 +82,7 @@ func TestBatchSentence(t *testing.T) {
 			"Tools (which holds setup.exe): it would write a new program."},
 		{"many that ask", "fs.move", win, winDirs, []move{
 			{`D:\Downloads\a.exe`, invoices}, {`D:\Downloads\b.exe`, invoices}, {`D:\Downloads\c.exe`, invoices}, {`D:\Downloads\d.exe`, invoices}, {`D:\Downloads\e.exe`, invoices}, {`D:\Downloads\f.pdf`, invoices}}, false,
-			[]callpath.Ask{{0, `x\a.exe`, "write a new program"}, {1, `x\b.exe`, "write a new program"}, {1, `x\b.exe`, "again"}, {2, `x\c.exe`, "write a new program"}, {3, `x\d.exe`, "write a new program"}, {4, `x\e.exe`, "write a new program"}},
+			[]callpath.Ask{{Item: 0, Path: `x\a.exe`, Said: "write a new program"}, {Item: 1, Path: `x\b.exe`, Said: "write a new program"}, {Item: 1, Path: `x\b.exe`, Said: "again"}, {Item: 2, Path: `x\c.exe`, Said: "write a new program"}, {Item: 3, Path: `x\d.exe`, Said: "write a new program"}, {Item: 4, Path: `x\e.exe`, Said: "write a new program"}},
 			`move 6 files from Downloads to Documents\Invoices, including a.exe, b.exe, c.exe and 2 more`,
 			"a.exe: it would write a new program; b.exe: it would write a new program; c.exe: it would write a new program; and 2 more items (each is under Details)."},
 		{"sorted into folders", "fs.move", win, winDirs, []move{
