@@ -51,7 +51,7 @@ const (
 // fastPath is the middleware; next is the SDK.
 type fastPath struct {
 	s         *Server
-	next      http.Handler
+	next      callHandler
 	tools     map[string]string // each tool it answers, by its name
 	protocols []string
 	// serverInfo is the encoded implementation() of a 2026-07-28 result's
@@ -59,7 +59,7 @@ type fastPath struct {
 	serverInfo []byte
 }
 
-func (s *Server) fastPath(next http.Handler) *fastPath {
+func (s *Server) fastPath(next callHandler) *fastPath {
 	f := &fastPath{s: s, next: next, tools: map[string]string{}}
 	for _, t := range tools {
 		if len(s.Registry.Operations(t.Name)) > 0 {
@@ -76,26 +76,23 @@ func (s *Server) fastPath(next http.Handler) *fastPath {
 	return f
 }
 
-// plainCall is a request the fast path answers.
-type plainCall struct {
-	id        json.RawMessage
-	tool      string
-	arguments json.RawMessage
-	meta      callMeta
-	modern    bool // the 2026-07-28 wire
+// serveWire answers a plain call (take) itself and hands anything else to
+// next.
+func (f *fastPath) serveWire(w http.ResponseWriter, r *http.Request, req wireRequest) {
+	if f.take(r, &req) {
+		f.serve(w, r, req)
+		return
+	}
+	f.next.serveWire(w, r, req)
 }
 
-// ServeHTTP hands the request to the SDK: fingerprint, which has read and
-// checked the body, gives the fast path its plain calls (take and serve).
-func (f *fastPath) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.next.ServeHTTP(w, r) }
-
-// take reports whether the request with this (checked) body is a plain
-// call the fast path answers.
-func (f *fastPath) take(r *http.Request, body []byte) (plainCall, bool) {
-	if r.Method != http.MethodPost || !f.plainHeaders(r) {
-		return plainCall{}, false
+// take reports whether req is a plain call the fast path answers, and
+// sets what its answer needs (its tool, _meta and wire).
+func (f *fastPath) take(r *http.Request, req *wireRequest) bool {
+	if r.Method != http.MethodPost || !req.split || !f.plainHeaders(r) {
+		return false
 	}
-	return f.plain(r, body)
+	return f.plain(r, req)
 }
 
 // plainHeaders reports whether the headers are ones the SDK accepts for a
@@ -183,58 +180,38 @@ func plainLoopbackHost(hostport string) bool {
 	return host == "127.0.0.1" || host == "localhost" || host == "::1"
 }
 
-// plain parses body as a plain tools/call, or reports false.
-func (f *fastPath) plain(r *http.Request, body []byte) (plainCall, bool) {
-	var c plainCall
-	var topBuf, paramsBuf, metaBuf [8]member
-	top, ok := objectFields(body, topBuf[:0])
-	if !ok || len(top) != 4 || string(top.get("jsonrpc")) != `"2.0"` || string(top.get("method")) != `"tools/call"` {
-		return c, false
+// plain reports whether req, split from its body, is a plain tools/call.
+func (f *fastPath) plain(r *http.Request, req *wireRequest) bool {
+	if req.members != 4 || string(req.version) != `"2.0"` || string(req.method) != `"tools/call"` || !plainID(req.ID) ||
+		!req.paramsObject || req.paramsUnknown {
+		return false
 	}
-	if c.id = top.get("id"); !plainID(c.id) {
-		return c, false
+	if !plainString(req.name) {
+		return false
 	}
-	params, ok := objectFields(top.get("params"), paramsBuf[:0])
-	if !ok {
-		return c, false
+	if req.Tool = f.tools[string(req.name[1:len(req.name)-1])]; req.Tool == "" {
+		return false
 	}
-	for _, m := range params {
-		if k := string(m.key); k != "name" && k != "arguments" && k != "_meta" {
-			return c, false
-		}
-	}
-	name := params.get("name")
-	if !plainString(name) {
-		return c, false
-	}
-	if c.tool = f.tools[string(name[1:len(name)-1])]; c.tool == "" {
-		return c, false
-	}
-	if a := params.get("arguments"); a != nil {
-		if a[0] != '{' {
-			return c, false
-		}
-		c.arguments = a
+	if a := req.Arguments; a != nil && a[0] != '{' {
+		return false
 	}
 	pv := firstValue(r.Header, hdrProtocol)
-	c.modern = pv == protoModern
-	if c.modern && (firstValue(r.Header, hdrMethod) != "tools/call" || firstValue(r.Header, hdrName) != c.tool) {
-		return c, false
+	req.modern = pv == protoModern
+	if req.modern && (firstValue(r.Header, hdrMethod) != "tools/call" || firstValue(r.Header, hdrName) != req.Tool) {
+		return false
 	}
-	rawMeta := params.get("_meta")
-	if rawMeta == nil {
+	if req.meta == nil {
 		// The 2026-07-28 wire requires its _meta triple; without it the SDK
 		// answers an error.
-		return c, !c.modern
+		return !req.modern
 	}
-	meta, ok := objectFields(rawMeta, metaBuf[:0])
-	if !ok || !plainMeta(meta, pv, c.modern) {
-		return c, false
+	var metaBuf [8]member
+	meta, ok := objectFields(req.meta, metaBuf[:0])
+	if !ok || !plainMeta(meta, pv, req.modern) {
+		return false
 	}
-	if c.meta, ok = metaFrom(meta); !ok {
-		return c, false
-	}
-	return c, true
+	req.Meta, ok = metaFrom(meta)
+	return ok
 }
 
 // metaFrom is the callMeta of the request's _meta members, each value as

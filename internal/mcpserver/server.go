@@ -238,32 +238,37 @@ func (m callMeta) commandIDText() string {
 	return v
 }
 
+// handle is the SDK's tool handler for tool: the call is the wireRequest
+// fingerprint read (its fingerprint and UTF-8 check) with the tool,
+// arguments and _meta of the SDK's own decode, which it answers.
 func (s *Server) handle(tool string) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return render(s.answer(ctx, infoFrom(ctx), tool, metaOf(req.Params.Meta), req.Params.Arguments))
+	return func(ctx context.Context, sdkReq *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		req := wireFrom(ctx)
+		req.Tool, req.Arguments, req.Meta = tool, sdkReq.Params.Arguments, metaOf(sdkReq.Params.Meta)
+		return render(s.answer(ctx, &req))
 	}
 }
 
 // answer runs one tool call (both the SDK's handler and the fast path
 // call it) and returns its envelope, with the arrivals it carries, and
-// the route probe of its answer. ri is what fingerprint learned of the
-// request; arguments are valid JSON or empty: they are a value of a body
-// fingerprint has checked whole.
-func (s *Server) answer(ctx context.Context, ri requestInfo, tool string, meta callMeta, arguments json.RawMessage) (*dispatch.Envelope, *RouteProbe) {
+// the route probe of its answer. The request's arguments are valid JSON
+// or empty: they are a value of a body fingerprint has checked whole.
+func (s *Server) answer(ctx context.Context, req *wireRequest) (*dispatch.Envelope, *RouteProbe) {
+	tool, meta := req.Tool, req.Meta
 	if meta.session != nil && s.OnOpenAISession != nil {
 		s.OnOpenAISession(ctx)
 	}
 	route := meta.route()
 	var env *dispatch.Envelope
-	spec, input, detach, err := s.Registry.DecodeValid(tool, arguments)
-	if bad := ri.BadUTF8; bad != "" {
+	spec, input, detach, err := s.Registry.DecodeValid(tool, req.Arguments)
+	if bad := req.BadUTF8; bad != "" {
 		err = badUTF8(tool, spec, bad)
 	}
 	if err == nil && meta.commandIDText() != "" && strings.HasPrefix(route, dispatch.AnonymousPrefix) {
 		err = fmt.Errorf(`_meta["hearth/command_id"]: a command id is remembered per conversation; send _meta["hearth/conversation"] with it`)
 	}
 	deliver := func() []dispatch.Arrival {
-		arr, derr := s.Dispatcher.Deliver(ctx, route, ri.FP)
+		arr, derr := s.Dispatcher.Deliver(ctx, route, req.FP)
 		if derr != nil {
 			s.Log.Error("deliver arrivals", "err", derr)
 			arr = []dispatch.Arrival{}

@@ -1,0 +1,242 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/hearth-dev/hearth/internal/jsonx"
+)
+
+// MaxJSONDepth bounds how deeply a request's JSON may nest. Hearth's own
+// inputs need a handful of levels; the go-sdk's decoder refuses deep
+// nesting in plain text, so Hearth refuses it first, as a JSON-RPC error.
+const MaxJSONDepth = 128
+
+// fieldPath renders a path as Hearth's validation messages name fields:
+// keys joined with dots, indexes in brackets (args[1], files[0].data).
+func fieldPath(p []string) string {
+	var b strings.Builder
+	for i, e := range p {
+		if i > 0 && !strings.HasPrefix(e, "[") {
+			b.WriteByte('.')
+		}
+		b.WriteString(strings.ToValidUTF8(e, "\uFFFD"))
+	}
+	return b.String()
+}
+
+// wireRequest is one JSON-RPC message as the HTTP edge read it: the one
+// name a tools/call has in this package, from the body's reading to its
+// answer. fingerprint reads it once from the body and hands it on; the
+// fast path answers from it, and the SDK path hands it to the tool
+// handler in the context. Past this package the call is a
+// dispatch.Request (decoded and routed), then a callpath.Admission
+// (admitted by governance), then what its primitive is told (a
+// primitive.Call); its answer is a dispatch.Envelope.
+type wireRequest struct {
+	// body is the whole body as sent; nil when fingerprint did not read
+	// one (not a POST).
+	body []byte
+	// ID is the request's id as written (nil when absent), Method its
+	// method ("" when absent or null).
+	ID     json.RawMessage
+	Method string
+	// Tool is the tool that answers the call, set by the path that takes
+	// it (the fast path from its split, the SDK from its own decode);
+	// Arguments are its arguments as written and Meta what Hearth reads of
+	// its _meta.
+	Tool      string
+	Arguments json.RawMessage
+	Meta      callMeta
+	// FP fingerprints the request id together with the tool name and
+	// arguments, so a retry of the same request is recognised without
+	// storing the raw id.
+	FP string
+	// BadUTF8 names the first field of the tool's arguments that is not
+	// valid UTF-8 (Go's decoder would have replaced it with U+FFFD).
+	BadUTF8 string
+
+	// malformed: the decoder would refuse the message's shape (a method
+	// or a tool name that is not a string, params that are not an object).
+	malformed bool
+	// reply: the message has a result or an error member (a response).
+	reply bool
+	// split: the members below were split from the body as written; a
+	// body the split cannot read as the decoder would is decoded instead,
+	// and never takes the fast path.
+	split bool
+	// The members the fast path reads, as written: the top level's count,
+	// its jsonrpc, method and params, and params' name and _meta.
+	members                     int
+	version, method, params     json.RawMessage
+	name, meta                  json.RawMessage
+	paramsObject, paramsUnknown bool
+	// modern: the fast path took it on the 2026-07-28 wire.
+	modern bool
+}
+
+// The message members the decoder reads (it matches keys in any case).
+var (
+	topKeys    = [...]string{"id", "method", "params", "result", "error"}
+	paramsKeys = [...]string{"name", "arguments"}
+)
+
+// readRequest reads a body that Scan found valid JSON: split by the
+// members as written when it can read them as encoding/json would,
+// decoded otherwise (a key repeated, escaped or written in another case,
+// more than maxMembers members).
+func readRequest(body []byte) wireRequest {
+	if req, ok := splitRequest(body); ok {
+		return req
+	}
+	return decodeRequest(body)
+}
+
+// splitRequest is readRequest's split; ok is false when it cannot stand
+// for the decoder's reading.
+func splitRequest(body []byte) (req wireRequest, ok bool) {
+	req.body, req.split = body, true
+	var topBuf [8]member
+	top, ok := objectFields(body, topBuf[:0])
+	if !ok {
+		return req, false
+	}
+	req.members = len(top)
+	for _, m := range top {
+		switch string(m.key) {
+		case "jsonrpc":
+			req.version = m.val
+		case "id":
+			req.ID = m.val
+		case "method":
+			req.method = m.val
+		case "params":
+			req.params = m.val
+		case "result", "error":
+			req.reply = true
+		default:
+			if foldsTo(m.key, topKeys[:]) {
+				return req, false
+			}
+		}
+	}
+	if req.Method, ok = stringMember(req.method); !ok {
+		req.malformed = true
+	}
+	switch {
+	case req.params == nil || string(req.params) == "null":
+	case req.params[0] != '{':
+		req.malformed = true
+	default:
+		var paramsBuf [8]member
+		params, ok := objectFields(req.params, paramsBuf[:0])
+		if !ok {
+			return req, false
+		}
+		req.paramsObject = true
+		for _, m := range params {
+			switch string(m.key) {
+			case "name":
+				req.name = m.val
+			case "arguments":
+				req.Arguments = m.val
+			case "_meta":
+				req.meta = m.val
+			default:
+				if foldsTo(m.key, paramsKeys[:]) {
+					return req, false
+				}
+				req.paramsUnknown = true
+			}
+		}
+		if _, ok := stringMember(req.name); !ok {
+			req.malformed = true
+		}
+	}
+	return req, true
+}
+
+// foldsTo reports whether key is one of keys in another case (the
+// decoder would match it).
+func foldsTo(key []byte, keys []string) bool {
+	for _, k := range keys {
+		if strings.EqualFold(string(key), k) {
+			return true
+		}
+	}
+	return false
+}
+
+// stringMember is a member's string value as the decoder reads it into a
+// string: "" when absent or null; ok false when it is not a string.
+func stringMember(raw json.RawMessage) (string, bool) {
+	switch {
+	case raw == nil || string(raw) == "null":
+		return "", true
+	case string(raw) == `"tools/call"`:
+		return "tools/call", true // the usual method, without a copy
+	case raw[0] != '"':
+		return "", false
+	}
+	s, err := jsonx.Unquote(raw)
+	return s, err == nil
+}
+
+// decodeRequest is readRequest through encoding/json, for a body the
+// split does not read.
+func decodeRequest(body []byte) wireRequest {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"params"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	err := json.Unmarshal(body, &msg)
+	req := wireRequest{body: body, ID: msg.ID, Method: msg.Method, Arguments: msg.Params.Arguments,
+		malformed: err != nil, reply: msg.Result != nil || msg.Error != nil}
+	if msg.Params.Name != "" {
+		req.name, _ = json.Marshal(msg.Params.Name)
+	}
+	return req
+}
+
+// toolName is the name the request's params give, as the decoder reads it.
+func (req *wireRequest) toolName() []byte {
+	if plainString(req.name) {
+		return req.name[1 : len(req.name)-1]
+	}
+	s, _ := stringMember(req.name)
+	return []byte(s)
+}
+
+// fingerprinted sets FP: a tools/call with an id, whose shape the decoder
+// reads, has one.
+func (req *wireRequest) fingerprinted() {
+	if !req.malformed && len(req.ID) > 0 && req.Method == "tools/call" {
+		req.FP = callFingerprint(req.ID, req.toolName(), req.Arguments)
+	}
+}
+
+type wireRequestKey struct{}
+
+// wireFrom is the wireRequest the SDK path put in the context of a tool
+// handler (zero when there is none).
+func wireFrom(ctx context.Context) wireRequest {
+	req, _ := ctx.Value(wireRequestKey{}).(wireRequest)
+	return req
+}
+
+// withWire gives r's handlers what fingerprint learned of req, in a new
+// context; r itself when there is nothing to give.
+func withWire(r *http.Request, req wireRequest) *http.Request {
+	if req.FP == "" && req.BadUTF8 == "" {
+		return r
+	}
+	return r.WithContext(context.WithValue(r.Context(), wireRequestKey{}, wireRequest{FP: req.FP, BadUTF8: req.BadUTF8}))
+}
