@@ -78,21 +78,21 @@ func (s *Server) fastPath(next callHandler) *fastPath {
 
 // serveWire answers a plain call (take) itself and hands anything else to
 // next.
-func (f *fastPath) serveWire(w http.ResponseWriter, r *http.Request, req wireRequest) {
-	if f.take(r, &req) {
-		f.serve(w, r, req)
+func (f *fastPath) serveWire(w http.ResponseWriter, r *http.Request, wire wireRequest) {
+	if f.take(r, &wire) {
+		f.serve(w, r, wire)
 		return
 	}
-	f.next.serveWire(w, r, req)
+	f.next.serveWire(w, r, wire)
 }
 
-// take reports whether req is a plain call the fast path answers, and
-// sets what its answer needs (its tool, _meta and wire).
-func (f *fastPath) take(r *http.Request, req *wireRequest) bool {
-	if r.Method != http.MethodPost || !req.split || !f.plainHeaders(r) {
+// take reports whether wire is a plain call the fast path answers, and
+// sets what its answer needs (its tool, its _meta, the 2026-07-28 wire).
+func (f *fastPath) take(r *http.Request, wire *wireRequest) bool {
+	if r.Method != http.MethodPost || !wire.split || !f.plainHeaders(r) {
 		return false
 	}
-	return f.plain(r, req)
+	return f.plain(r, wire)
 }
 
 // plainHeaders reports whether the headers are ones the SDK accepts for a
@@ -180,37 +180,37 @@ func plainLoopbackHost(hostport string) bool {
 	return host == "127.0.0.1" || host == "localhost" || host == "::1"
 }
 
-// plain reports whether req, split from its body, is a plain tools/call.
-func (f *fastPath) plain(r *http.Request, req *wireRequest) bool {
-	if req.members != 4 || string(req.version) != `"2.0"` || string(req.method) != `"tools/call"` || !plainID(req.ID) ||
-		!req.paramsObject || req.paramsUnknown {
+// plain reports whether wire, split from its body, is a plain tools/call.
+func (f *fastPath) plain(r *http.Request, wire *wireRequest) bool {
+	if wire.members != 4 || string(wire.version) != `"2.0"` || string(wire.method) != `"tools/call"` || !plainID(wire.ID) ||
+		!wire.paramsObject || wire.paramsUnknown {
 		return false
 	}
-	if !plainString(req.name) {
+	if !plainString(wire.name) {
 		return false
 	}
-	if req.Tool = f.tools[string(req.name[1:len(req.name)-1])]; req.Tool == "" {
+	if wire.Tool = f.tools[string(wire.name[1:len(wire.name)-1])]; wire.Tool == "" {
 		return false
 	}
-	if a := req.Arguments; a != nil && a[0] != '{' {
+	if a := wire.Arguments; a != nil && a[0] != '{' {
 		return false
 	}
 	pv := firstValue(r.Header, hdrProtocol)
-	req.modern = pv == protoModern
-	if req.modern && (firstValue(r.Header, hdrMethod) != "tools/call" || firstValue(r.Header, hdrName) != req.Tool) {
+	wire.modern = pv == protoModern
+	if wire.modern && (firstValue(r.Header, hdrMethod) != "tools/call" || firstValue(r.Header, hdrName) != wire.Tool) {
 		return false
 	}
-	if req.meta == nil {
+	if wire.meta == nil {
 		// The 2026-07-28 wire requires its _meta triple; without it the SDK
 		// answers an error.
-		return !req.modern
+		return !wire.modern
 	}
 	var metaBuf [8]member
-	meta, ok := objectFields(req.meta, metaBuf[:0])
-	if !ok || !plainMeta(meta, pv, req.modern) {
+	meta, ok := objectFields(wire.meta, metaBuf[:0])
+	if !ok || !plainMeta(meta, pv, wire.modern) {
 		return false
 	}
-	req.Meta, ok = metaFrom(meta)
+	wire.Meta, ok = metaFrom(meta)
 	return ok
 }
 

@@ -101,12 +101,12 @@ func TestPlainFingerprintMatchesDecoder(t *testing.T) {
 	for _, body := range bodies {
 		r, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
 		r.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-		req := readRequest([]byte(body))
-		if !f.plain(r, &req) {
+		wire := readRequest([]byte(body))
+		if !f.plain(r, &wire) {
 			t.Errorf("%s: not plain", body)
 			continue
 		}
-		req.fingerprinted()
+		wire.fingerprinted()
 		var msg struct {
 			ID     json.RawMessage `json:"id"`
 			Params struct {
@@ -117,8 +117,8 @@ func TestPlainFingerprintMatchesDecoder(t *testing.T) {
 		if err := json.Unmarshal([]byte(body), &msg); err != nil {
 			t.Fatal(err)
 		}
-		if want := callFingerprint(msg.ID, []byte(msg.Params.Name), msg.Params.Arguments); req.FP != want || want == "" {
-			t.Errorf("%s: fingerprint %s from the split, %s from the decoder", body, req.FP, want)
+		if want := callFingerprint(msg.ID, []byte(msg.Params.Name), msg.Params.Arguments); wire.FP != want || want == "" {
+			t.Errorf("%s: fingerprint %s from the split, %s from the decoder", body, wire.FP, want)
 		}
 	}
 }
@@ -184,8 +184,8 @@ func TestSplitRequestMatchesDecoder(t *testing.T) {
 // wireRecorder is a callHandler that keeps what it was given.
 type wireRecorder struct{ got []wireRequest }
 
-func (c *wireRecorder) serveWire(w http.ResponseWriter, r *http.Request, req wireRequest) {
-	c.got = append(c.got, req)
+func (c *wireRecorder) serveWire(w http.ResponseWriter, r *http.Request, wire wireRequest) {
+	c.got = append(c.got, wire)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -205,9 +205,9 @@ func TestFingerprintHandsOnWhatItRead(t *testing.T) {
 	if code := send(call); code != http.StatusNoContent || len(rec.got) != 1 {
 		t.Fatalf("status %d, %d requests handed on", code, len(rec.got))
 	}
-	req := rec.got[0]
-	if string(req.body) != call || string(req.ID) != "4" || req.Method != "tools/call" || !req.split || req.FP == "" || req.BadUTF8 != "content" {
-		t.Errorf("handed on %+v", req)
+	wire := rec.got[0]
+	if string(wire.body) != call || string(wire.ID) != "4" || wire.Method != "tools/call" || !wire.split || wire.FP == "" || wire.BadUTF8 != "content" {
+		t.Errorf("handed on %+v", wire)
 	}
 	if code := send(`{"jsonrpc":"2.0","id":5,"method":"x\ud800"}`); code != http.StatusBadRequest || len(rec.got) != 1 {
 		t.Errorf("a method of invalid UTF-8: status %d, %d requests handed on", code, len(rec.got))

@@ -138,18 +138,18 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 // POST). It is all fingerprint knows of what comes next: the fast path
 // and the SDK each are one.
 type callHandler interface {
-	serveWire(w http.ResponseWriter, r *http.Request, req wireRequest)
+	serveWire(w http.ResponseWriter, r *http.Request, wire wireRequest)
 }
 
 // sdkCalls hands a request to the go-sdk: the body fingerprint read, again,
 // and what the tool handler needs of it (handle) in the context.
 type sdkCalls struct{ sdk http.Handler }
 
-func (c sdkCalls) serveWire(w http.ResponseWriter, r *http.Request, req wireRequest) {
-	if req.body != nil {
-		r.Body = io.NopCloser(bytes.NewReader(req.body))
+func (c sdkCalls) serveWire(w http.ResponseWriter, r *http.Request, wire wireRequest) {
+	if wire.body != nil {
+		r.Body = io.NopCloser(bytes.NewReader(wire.body))
 	}
-	c.sdk.ServeHTTP(w, withWire(r, req))
+	c.sdk.ServeHTTP(w, withWire(r, wire))
 }
 
 // requestNoter is a ResponseWriter that wants the request's id and method
@@ -194,26 +194,26 @@ func (s *Server) fingerprint(next callHandler) http.Handler {
 			writeRPCError(w, http.StatusBadRequest, nil, codeParseError, fmt.Sprintf("Parse error: JSON nested deeper than %d levels", MaxJSONDepth))
 			return
 		}
-		req := readRequest(body)
-		if n, ok := w.(requestNoter); ok && !req.malformed {
-			n.noteRequest(req.ID, req.Method)
+		wire := readRequest(body)
+		if n, ok := w.(requestNoter); ok && !wire.malformed {
+			n.noteRequest(wire.ID, wire.Method)
 		}
-		if trimmed[0] == '{' && (req.malformed || req.Method == "" && !req.reply) {
+		if trimmed[0] == '{' && (wire.malformed || wire.Method == "" && !wire.reply) {
 			// Neither a request, a notification nor a response (the SDK
 			// would take it for a response and answer 202).
-			writeRPCError(w, http.StatusBadRequest, req.ID, codeInvalidRequest, `Invalid request: a JSON-RPC request needs "jsonrpc":"2.0" and a string "method"`)
+			writeRPCError(w, http.StatusBadRequest, wire.ID, codeInvalidRequest, `Invalid request: a JSON-RPC request needs "jsonrpc":"2.0" and a string "method"`)
 			return
 		}
 		if p := scan.BadPath; p != nil {
-			if req.malformed || req.Method != "tools/call" || len(p) <= 2 || p[0] != "params" || p[1] != "arguments" {
-				writeRPCError(w, http.StatusBadRequest, req.ID, codeInvalidParams,
+			if wire.malformed || wire.Method != "tools/call" || len(p) <= 2 || p[0] != "params" || p[1] != "arguments" {
+				writeRPCError(w, http.StatusBadRequest, wire.ID, codeInvalidParams,
 					fmt.Sprintf("Invalid params: field %q is not valid UTF-8 (invalid bytes or a lone surrogate escape such as \\ud800)", fieldPath(p)))
 				return
 			}
-			req.BadUTF8 = fieldPath(p[2:])
+			wire.BadUTF8 = fieldPath(p[2:])
 		}
-		req.fingerprinted()
-		next.serveWire(w, r, req)
+		wire.fingerprinted()
+		next.serveWire(w, r, wire)
 	})
 }
 

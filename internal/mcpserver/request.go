@@ -88,74 +88,74 @@ var (
 // decoded otherwise (a key repeated, escaped or written in another case,
 // more than maxMembers members).
 func readRequest(body []byte) wireRequest {
-	if req, ok := splitRequest(body); ok {
-		return req
+	if wire, ok := splitRequest(body); ok {
+		return wire
 	}
 	return decodeRequest(body)
 }
 
 // splitRequest is readRequest's split; ok is false when it cannot stand
 // for the decoder's reading.
-func splitRequest(body []byte) (req wireRequest, ok bool) {
-	req.body, req.split = body, true
+func splitRequest(body []byte) (wire wireRequest, ok bool) {
+	wire.body, wire.split = body, true
 	var topBuf [8]member
 	top, ok := objectFields(body, topBuf[:0])
 	if !ok {
-		return req, false
+		return wire, false
 	}
-	req.members = len(top)
+	wire.members = len(top)
 	for _, m := range top {
 		switch string(m.key) {
 		case "jsonrpc":
-			req.version = m.val
+			wire.version = m.val
 		case "id":
-			req.ID = m.val
+			wire.ID = m.val
 		case "method":
-			req.method = m.val
+			wire.method = m.val
 		case "params":
-			req.params = m.val
+			wire.params = m.val
 		case "result", "error":
-			req.reply = true
+			wire.reply = true
 		default:
 			if foldsTo(m.key, topKeys[:]) {
-				return req, false
+				return wire, false
 			}
 		}
 	}
-	if req.Method, ok = stringMember(req.method); !ok {
-		req.malformed = true
+	if wire.Method, ok = stringMember(wire.method); !ok {
+		wire.malformed = true
 	}
 	switch {
-	case req.params == nil || string(req.params) == "null":
-	case req.params[0] != '{':
-		req.malformed = true
+	case wire.params == nil || string(wire.params) == "null":
+	case wire.params[0] != '{':
+		wire.malformed = true
 	default:
 		var paramsBuf [8]member
-		params, ok := objectFields(req.params, paramsBuf[:0])
+		params, ok := objectFields(wire.params, paramsBuf[:0])
 		if !ok {
-			return req, false
+			return wire, false
 		}
-		req.paramsObject = true
+		wire.paramsObject = true
 		for _, m := range params {
 			switch string(m.key) {
 			case "name":
-				req.name = m.val
+				wire.name = m.val
 			case "arguments":
-				req.Arguments = m.val
+				wire.Arguments = m.val
 			case "_meta":
-				req.meta = m.val
+				wire.meta = m.val
 			default:
 				if foldsTo(m.key, paramsKeys[:]) {
-					return req, false
+					return wire, false
 				}
-				req.paramsUnknown = true
+				wire.paramsUnknown = true
 			}
 		}
-		if _, ok := stringMember(req.name); !ok {
-			req.malformed = true
+		if _, ok := stringMember(wire.name); !ok {
+			wire.malformed = true
 		}
 	}
-	return req, true
+	return wire, true
 }
 
 // foldsTo reports whether key is one of keys in another case (the
@@ -198,28 +198,28 @@ func decodeRequest(body []byte) wireRequest {
 		Error  json.RawMessage `json:"error"`
 	}
 	err := json.Unmarshal(body, &msg)
-	req := wireRequest{body: body, ID: msg.ID, Method: msg.Method, Arguments: msg.Params.Arguments,
+	wire := wireRequest{body: body, ID: msg.ID, Method: msg.Method, Arguments: msg.Params.Arguments,
 		malformed: err != nil, reply: msg.Result != nil || msg.Error != nil}
 	if msg.Params.Name != "" {
-		req.name, _ = json.Marshal(msg.Params.Name)
+		wire.name, _ = json.Marshal(msg.Params.Name)
 	}
-	return req
+	return wire
 }
 
 // toolName is the name the request's params give, as the decoder reads it.
-func (req *wireRequest) toolName() []byte {
-	if plainString(req.name) {
-		return req.name[1 : len(req.name)-1]
+func (wire *wireRequest) toolName() []byte {
+	if plainString(wire.name) {
+		return wire.name[1 : len(wire.name)-1]
 	}
-	s, _ := stringMember(req.name)
+	s, _ := stringMember(wire.name)
 	return []byte(s)
 }
 
 // fingerprinted sets FP: a tools/call with an id, whose shape the decoder
 // reads, has one.
-func (req *wireRequest) fingerprinted() {
-	if !req.malformed && len(req.ID) > 0 && req.Method == "tools/call" {
-		req.FP = callFingerprint(req.ID, req.toolName(), req.Arguments)
+func (wire *wireRequest) fingerprinted() {
+	if !wire.malformed && len(wire.ID) > 0 && wire.Method == "tools/call" {
+		wire.FP = callFingerprint(wire.ID, wire.toolName(), wire.Arguments)
 	}
 }
 
@@ -228,15 +228,15 @@ type wireRequestKey struct{}
 // wireFrom is the wireRequest the SDK path put in the context of a tool
 // handler (zero when there is none).
 func wireFrom(ctx context.Context) wireRequest {
-	req, _ := ctx.Value(wireRequestKey{}).(wireRequest)
-	return req
+	wire, _ := ctx.Value(wireRequestKey{}).(wireRequest)
+	return wire
 }
 
-// withWire gives r's handlers what fingerprint learned of req, in a new
+// withWire gives r's handlers what fingerprint learned of wire, in a new
 // context; r itself when there is nothing to give.
-func withWire(r *http.Request, req wireRequest) *http.Request {
-	if req.FP == "" && req.BadUTF8 == "" {
+func withWire(r *http.Request, wire wireRequest) *http.Request {
+	if wire.FP == "" && wire.BadUTF8 == "" {
 		return r
 	}
-	return r.WithContext(context.WithValue(r.Context(), wireRequestKey{}, wireRequest{FP: req.FP, BadUTF8: req.BadUTF8}))
+	return r.WithContext(context.WithValue(r.Context(), wireRequestKey{}, wireRequest{FP: wire.FP, BadUTF8: wire.BadUTF8}))
 }

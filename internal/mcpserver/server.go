@@ -243,32 +243,33 @@ func (m callMeta) commandIDText() string {
 // arguments and _meta of the SDK's own decode, which it answers.
 func (s *Server) handle(tool string) mcp.ToolHandler {
 	return func(ctx context.Context, sdkReq *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		req := wireFrom(ctx)
-		req.Tool, req.Arguments, req.Meta = tool, sdkReq.Params.Arguments, metaOf(sdkReq.Params.Meta)
-		return render(s.answer(ctx, &req))
+		wire := wireFrom(ctx)
+		wire.Tool, wire.Arguments, wire.Meta = tool, sdkReq.Params.Arguments, metaOf(sdkReq.Params.Meta)
+		return render(s.answer(ctx, &wire))
 	}
 }
 
 // answer runs one tool call (both the SDK's handler and the fast path
 // call it) and returns its envelope, with the arrivals it carries, and
-// the route probe of its answer. The request's arguments are valid JSON
-// or empty: they are a value of a body fingerprint has checked whole.
-func (s *Server) answer(ctx context.Context, req *wireRequest) (*dispatch.Envelope, *RouteProbe) {
-	tool, meta := req.Tool, req.Meta
+// the route probe of its answer. The call's arguments are valid JSON or
+// empty: they are a value of a body fingerprint has checked whole. It
+// decodes the call into the engine's dispatch.Request.
+func (s *Server) answer(ctx context.Context, wire *wireRequest) (*dispatch.Envelope, *RouteProbe) {
+	meta := wire.Meta
 	if meta.session != nil && s.OnOpenAISession != nil {
 		s.OnOpenAISession(ctx)
 	}
-	route := meta.route()
-	var env *dispatch.Envelope
-	spec, input, detach, err := s.Registry.DecodeValid(tool, req.Arguments)
-	if bad := req.BadUTF8; bad != "" {
-		err = badUTF8(tool, spec, bad)
+	req := dispatch.Request{Route: meta.route(), CommandID: meta.commandIDText()}
+	var err error
+	req.Spec, req.Input, req.Detach, err = s.Registry.DecodeValid(wire.Tool, wire.Arguments)
+	if bad := wire.BadUTF8; bad != "" {
+		err = badUTF8(wire.Tool, req.Spec, bad)
 	}
-	if err == nil && meta.commandIDText() != "" && strings.HasPrefix(route, dispatch.AnonymousPrefix) {
+	if err == nil && req.CommandID != "" && strings.HasPrefix(req.Route, dispatch.AnonymousPrefix) {
 		err = fmt.Errorf(`_meta["hearth/command_id"]: a command id is remembered per conversation; send _meta["hearth/conversation"] with it`)
 	}
 	deliver := func() []dispatch.Arrival {
-		arr, derr := s.Dispatcher.Deliver(ctx, route, req.FP)
+		arr, derr := s.Dispatcher.Deliver(ctx, req.Route, wire.FP)
 		if derr != nil {
 			s.Log.Error("deliver arrivals", "err", derr)
 			arr = []dispatch.Arrival{}
@@ -279,20 +280,21 @@ func (s *Server) answer(ctx context.Context, req *wireRequest) (*dispatch.Envelo
 	// arrivals are taken before it starts (its result arrives on a
 	// later call), and a call that went pending at the inline budget
 	// but finished before the delivery is answered completed inline.
+	var env *dispatch.Envelope
 	var arr []dispatch.Arrival
 	if err != nil {
-		env = dispatch.ErrorEnvelope(tool, primitive.Failed("invalid_input", "%s", err.Error()))
+		env = dispatch.ErrorEnvelope(wire.Tool, primitive.Failed("invalid_input", "%s", err.Error()))
 		arr = deliver()
-	} else if detach {
+	} else if req.Detach {
 		arr = deliver()
-		env = s.Dispatcher.Call(ctx, dispatch.Request{Route: route, Spec: spec, Input: input, Detach: detach, CommandID: meta.commandIDText()})
+		env = s.Dispatcher.Call(ctx, req)
 	} else {
-		env = s.Dispatcher.Call(ctx, dispatch.Request{Route: route, Spec: spec, Input: input, Detach: detach, CommandID: meta.commandIDText()})
+		env = s.Dispatcher.Call(ctx, req)
 		arr = deliver()
 		env, arr = settleOwn(env, arr)
 	}
 	env.Arrivals = arr
-	return env, s.probe(meta, route, env)
+	return env, s.probe(meta, req.Route, env)
 }
 
 // settleOwn answers a pending call whose own result is already among the
