@@ -10,8 +10,6 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/hearth-dev/hearth/internal/jsonx"
 )
 
 // The fast path answers a plain stateless tools/call itself instead of
@@ -20,8 +18,10 @@ import (
 //
 // It sits behind guard and fingerprint (Host/Origin checks, the body
 // bound, the JSON and UTF-8 refusals and the request fingerprint all run
-// first, unchanged) and calls the same tool handler the SDK calls, with
-// the same request context, so governance, conversation routing,
+// first, unchanged), as the callHandler fingerprint hands the request it
+// read (the wireRequest: the fast path reads no body of its own), and
+// calls the same answer the SDK's tool handler calls, with the same
+// request context, so governance, conversation routing,
 // at-least-once delivery and the invalid-UTF-8 refusal are the ones of
 // the SDK path. It answers what the SDK would answer for the same
 // request: the same JSON-RPC response, status and headers.
@@ -338,79 +338,6 @@ func plainCapabilities(raw json.RawMessage) bool {
 				return false
 			}
 		default:
-			return false
-		}
-	}
-	return true
-}
-
-// members are a JSON object's members, in order.
-type members []member
-
-type member struct {
-	key []byte // as written (never with escapes)
-	val json.RawMessage
-}
-
-// get is the value of key, or nil.
-func (ms members) get(key string) json.RawMessage {
-	for _, m := range ms {
-		if string(m.key) == key {
-			return m.val
-		}
-	}
-	return nil
-}
-
-// maxMembers bounds the objects objectFields splits: a larger one is not
-// plain (and its repeated-key check would grow with the square).
-const maxMembers = 64
-
-// objectFields splits a JSON object into its members, appended to buf,
-// refusing anything else, any key written with escapes, any object with a
-// repeated key (decoders disagree on those) and any with more than
-// maxMembers. raw must be part of a body fingerprint has checked to be
-// valid JSON.
-func objectFields(raw json.RawMessage, buf members) (members, bool) {
-	fields := buf[:0]
-	it := jsonx.WalkObject(raw)
-	for it.Next() {
-		key := it.Key()
-		if len(fields) == maxMembers || fields.get(string(key)) != nil {
-			return nil, false
-		}
-		fields = append(fields, member{key: key, val: it.Value()})
-	}
-	if !it.OK() {
-		return nil, false
-	}
-	return fields, true
-}
-
-// plainString: a JSON string without escapes.
-func plainString(raw json.RawMessage) bool {
-	return len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw[1:len(raw)-1], '\\') < 0 &&
-		bytes.IndexByte(raw[1:len(raw)-1], '"') < 0
-}
-
-// plainID: a string without escapes, or an integer of at most 15 digits
-// (exact in every decoder) other than -0.
-func plainID(raw json.RawMessage) bool {
-	if plainString(raw) {
-		return true
-	}
-	digits := raw
-	if len(digits) > 0 && digits[0] == '-' {
-		digits = digits[1:]
-		if string(digits) == "0" {
-			return false
-		}
-	}
-	if len(digits) == 0 || len(digits) > 15 || digits[0] == '0' && len(digits) > 1 {
-		return false
-	}
-	for _, d := range digits {
-		if d < '0' || d > '9' {
 			return false
 		}
 	}

@@ -2,8 +2,6 @@ package mcpserver
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -215,18 +213,4 @@ func (s *Server) fingerprint(next callHandler) http.Handler {
 		wire.fingerprinted()
 		next.serveWire(w, r, wire)
 	})
-}
-
-// callFingerprint is a tools/call request's FP.
-func callFingerprint(id json.RawMessage, tool []byte, arguments json.RawMessage) string {
-	// One buffer on the stack for a call of ordinary size, hashed at once.
-	var stack [1024]byte
-	b := stack[:0]
-	if n := len(id) + len(tool) + len(arguments) + 2; n > len(stack) {
-		b = make([]byte, 0, n)
-	}
-	b = append(append(append(append(append(b, id...), 0), tool...), 0), arguments...)
-	sum := sha256.Sum256(b)
-	var text [2 * sha256.Size]byte
-	return string(hex.AppendEncode(text[:0], sum[:]))
 }

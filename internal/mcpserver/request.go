@@ -1,7 +1,10 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -239,4 +242,91 @@ func withWire(r *http.Request, wire wireRequest) *http.Request {
 		return r
 	}
 	return r.WithContext(context.WithValue(r.Context(), wireRequestKey{}, wireRequest{FP: wire.FP, BadUTF8: wire.BadUTF8}))
+}
+
+// callFingerprint is a tools/call request's FP.
+func callFingerprint(id json.RawMessage, tool []byte, arguments json.RawMessage) string {
+	// One buffer on the stack for a call of ordinary size, hashed at once.
+	var stack [1024]byte
+	b := stack[:0]
+	if n := len(id) + len(tool) + len(arguments) + 2; n > len(stack) {
+		b = make([]byte, 0, n)
+	}
+	b = append(append(append(append(append(b, id...), 0), tool...), 0), arguments...)
+	sum := sha256.Sum256(b)
+	var text [2 * sha256.Size]byte
+	return string(hex.AppendEncode(text[:0], sum[:]))
+}
+
+// members are a JSON object's members, in order.
+type members []member
+
+type member struct {
+	key []byte // as written (never with escapes)
+	val json.RawMessage
+}
+
+// get is the value of key, or nil.
+func (ms members) get(key string) json.RawMessage {
+	for _, m := range ms {
+		if string(m.key) == key {
+			return m.val
+		}
+	}
+	return nil
+}
+
+// maxMembers bounds the objects objectFields splits: a larger one is not
+// plain (and its repeated-key check would grow with the square).
+const maxMembers = 64
+
+// objectFields splits a JSON object into its members, appended to buf,
+// refusing anything else, any key written with escapes, any object with a
+// repeated key (decoders disagree on those) and any with more than
+// maxMembers. raw must be part of a body fingerprint has checked to be
+// valid JSON.
+func objectFields(raw json.RawMessage, buf members) (members, bool) {
+	fields := buf[:0]
+	it := jsonx.WalkObject(raw)
+	for it.Next() {
+		key := it.Key()
+		if len(fields) == maxMembers || fields.get(string(key)) != nil {
+			return nil, false
+		}
+		fields = append(fields, member{key: key, val: it.Value()})
+	}
+	if !it.OK() {
+		return nil, false
+	}
+	return fields, true
+}
+
+// plainString: a JSON string without escapes.
+func plainString(raw json.RawMessage) bool {
+	return len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw[1:len(raw)-1], '\\') < 0 &&
+		bytes.IndexByte(raw[1:len(raw)-1], '"') < 0
+}
+
+// plainID: a string without escapes, or an integer of at most 15 digits
+// (exact in every decoder) other than -0.
+func plainID(raw json.RawMessage) bool {
+	if plainString(raw) {
+		return true
+	}
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+		if string(digits) == "0" {
+			return false
+		}
+	}
+	if len(digits) == 0 || len(digits) > 15 || digits[0] == '0' && len(digits) > 1 {
+		return false
+	}
+	for _, d := range digits {
+		if d < '0' || d > '9' {
+			return false
+		}
+	}
+	return true
 }
