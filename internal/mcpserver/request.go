@@ -154,8 +154,8 @@ func splitRequest(body []byte) (wire wireRequest, ok bool) {
 				wire.paramsUnknown = true
 			}
 		}
-		if _, ok := stringMember(wire.name); !ok {
-			wire.malformed = true
+		if n := wire.name; n != nil && string(n) != "null" && n[0] != '"' {
+			wire.malformed = true // the decoder reads the name into a string
 		}
 	}
 	return wire, true
