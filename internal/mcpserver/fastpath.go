@@ -343,3 +343,33 @@ func plainCapabilities(raw json.RawMessage) bool {
 	}
 	return true
 }
+
+// plainString: a JSON string without escapes.
+func plainString(raw json.RawMessage) bool {
+	return len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw[1:len(raw)-1], '\\') < 0 &&
+		bytes.IndexByte(raw[1:len(raw)-1], '"') < 0
+}
+
+// plainID: a string without escapes, or an integer of at most 15 digits
+// (exact in every decoder) other than -0.
+func plainID(raw json.RawMessage) bool {
+	if plainString(raw) {
+		return true
+	}
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+		if string(digits) == "0" {
+			return false
+		}
+	}
+	if len(digits) == 0 || len(digits) > 15 || digits[0] == '0' && len(digits) > 1 {
+		return false
+	}
+	for _, d := range digits {
+		if d < '0' || d > '9' {
+			return false
+		}
+	}
+	return true
+}

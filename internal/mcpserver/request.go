@@ -211,8 +211,8 @@ func decodeRequest(body []byte) wireRequest {
 
 // toolName is the name the request's params give, as the decoder reads it.
 func (wire *wireRequest) toolName() []byte {
-	if plainString(wire.name) {
-		return wire.name[1 : len(wire.name)-1]
+	if n := wire.name; len(n) >= 2 && n[0] == '"' && bytes.IndexByte(n, '\\') < 0 {
+		return n[1 : len(n)-1] // a string of valid JSON without escapes
 	}
 	s, _ := stringMember(wire.name)
 	return []byte(s)
@@ -299,34 +299,4 @@ func objectFields(raw json.RawMessage, buf members) (members, bool) {
 		return nil, false
 	}
 	return fields, true
-}
-
-// plainString: a JSON string without escapes.
-func plainString(raw json.RawMessage) bool {
-	return len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw[1:len(raw)-1], '\\') < 0 &&
-		bytes.IndexByte(raw[1:len(raw)-1], '"') < 0
-}
-
-// plainID: a string without escapes, or an integer of at most 15 digits
-// (exact in every decoder) other than -0.
-func plainID(raw json.RawMessage) bool {
-	if plainString(raw) {
-		return true
-	}
-	digits := raw
-	if len(digits) > 0 && digits[0] == '-' {
-		digits = digits[1:]
-		if string(digits) == "0" {
-			return false
-		}
-	}
-	if len(digits) == 0 || len(digits) > 15 || digits[0] == '0' && len(digits) > 1 {
-		return false
-	}
-	for _, d := range digits {
-		if d < '0' || d > '9' {
-			return false
-		}
-	}
-	return true
 }
