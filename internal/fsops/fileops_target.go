@@ -37,7 +37,7 @@ func (e *Engine) fileOpTarget(_ context.Context, action string, raw json.RawMess
 	for _, it := range items {
 		switch action {
 		case ActionMove, ActionCopy:
-			src, err := e.resolveSource(it.From, "from")
+			src, err := e.resolveSource(it.From, "from", action == ActionMove)
 			if err != nil {
 				continue
 			}
@@ -47,7 +47,7 @@ func (e *Engine) fileOpTarget(_ context.Context, action string, raw json.RawMess
 			}
 			e.carryTarget(&t, src, dst, action == ActionMove, &budget)
 		case ActionTrash:
-			p, err := e.resolveSource(it.Path, "path")
+			p, err := e.resolveSource(it.Path, "path", true)
 			if err != nil {
 				continue
 			}
@@ -68,10 +68,19 @@ func (e *Engine) fileOpTarget(_ context.Context, action string, raw json.RawMess
 // the write of each file at dst, and with remove its removal at src.
 func (e *Engine) carryTarget(t *primitive.Target, src, dst string, remove bool, budget *int) {
 	add := func(s, d string, info fs.FileInfo) {
+		link := isLink(info)
+		if link {
+			// A link carried itself counts as what it points to.
+			if ti, err := os.Stat(s); err == nil {
+				info = ti
+			}
+		}
 		if d != "" {
 			l := leaves{folder: info.IsDir()}
 			if info.Mode().IsRegular() {
 				l = fileLeaves(s, d)
+			} else if link && !info.IsDir() {
+				l.head = []byte{}
 			}
 			f := e.facts(d, l)
 			if executable(info) && !f.Exists {
@@ -81,7 +90,7 @@ func (e *Engine) carryTarget(t *primitive.Target, src, dst string, remove bool, 
 			e.addFacts(t, f)
 		}
 		if remove {
-			e.addFacts(t, e.facts(s, leaves{folder: info.IsDir()}))
+			e.addFacts(t, e.facts(s, leaves{folder: info.IsDir(), link: link}))
 		}
 	}
 	info, err := os.Lstat(src)
