@@ -34,7 +34,8 @@ func (e *Engine) fileOpTarget(_ context.Context, action string, raw json.RawMess
 	// so a call carrying more than it can judge is refused whole (as it
 	// is when it runs, tooManyEntries), never judged in part.
 	budget := MaxTreeEntries
-	for _, it := range items {
+	for i, it := range items {
+		n := len(t.Files)
 		switch action {
 		case ActionMove, ActionCopy:
 			src, err := e.resolveSource(it.From, "from", action == ActionMove)
@@ -59,6 +60,9 @@ func (e *Engine) fileOpTarget(_ context.Context, action string, raw json.RawMess
 		}
 		if budget < 0 {
 			return primitive.Target{}, mapErr(action, tooManyEntries(in))
+		}
+		for range len(t.Files) - n {
+			t.Item = append(t.Item, i)
 		}
 	}
 	return t, nil
