@@ -2,9 +2,12 @@ package web_test
 
 import (
 	"fmt"
+	"log/slog"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/tunnel"
+	"github.com/hearth-dev/hearth/web"
 )
 
 // connectedHearth is a real Hearth whose setup a person finished: the
@@ -255,5 +259,48 @@ func TestBrowserStopSaysHowLong(t *testing.T) {
 	}
 	if p := problems(); len(p) > 0 {
 		t.Errorf("the browser reported errors:\n%s", strings.Join(p, "\n"))
+	}
+}
+
+// TestSetupLiveDoesNotAskTaskScheduler: the Setup page's live refreshes
+// (its state every 2 s, its lead every 2 s) never read the logon task's
+// state, which on Windows starts schtasks.exe each time (about 40 a
+// minute with the page open); only the full page shows it.
+func TestSetupLiveDoesNotAskTaskScheduler(t *testing.T) {
+	in, _ := connectedHearth(t)
+	var mu sync.Mutex
+	reads := 0
+	f := &fixture{in: in, clock: &clock{t: time.Now()}, log: &syncBuffer{}, logLevel: &slog.LevelVar{}}
+	deps := in.App.PanelDeps()
+	deps.Now = f.clock.Now
+	deps.Log = slog.New(slog.NewTextHandler(f.log, nil))
+	deps.StartAtLogon = func() (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		reads++
+		return true, nil
+	}
+	p, err := web.New(deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.panel = p
+	f.srv = httptest.NewServer(p.Handler())
+	t.Cleanup(f.srv.Close)
+	b := f.login(t)
+	if page := f.get(t, b, "/setup"); !strings.Contains(page, "on (change it from the tray icon") {
+		t.Fatalf("the full page does not show the logon task's state:\n%s", page)
+	}
+	mu.Lock()
+	full := reads
+	mu.Unlock()
+	for range 20 {
+		f.get(t, b, "/setup/live")
+		f.get(t, b, "/setup/progress/live?phase=chatgpt")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if reads != full {
+		t.Fatalf("40 live refreshes read the logon task %d times", reads-full)
 	}
 }
