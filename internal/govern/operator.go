@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/primitive"
@@ -153,6 +154,10 @@ type Permit struct {
 	Case    string `json:"case,omitempty"`
 	Subject string `json:"subject,omitempty"`
 	Said    string `json:"said,omitempty"`
+	// Asks are, for a file operation, the items that make it ask, each
+	// with the file that does and why (callpath.Ask); the card names
+	// them and lists every item under Details.
+	Asks []callpath.Ask `json:"asks,omitempty"`
 }
 
 // Permits lists permits in state ("" for all), newest first.
@@ -166,7 +171,7 @@ func (o *Decisions) Permits(ctx context.Context, state string) ([]Permit, error)
 // list reads the permits that where (a WHERE and ORDER BY clause, or
 // only the latter) selects.
 func (o *Decisions) list(ctx context.Context, where string, args ...any) ([]Permit, error) {
-	q := `SELECT id, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at, decided_at, risk_case, subject, said FROM permits`
+	q := `SELECT id, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at, decided_at, risk_case, subject, said, asks FROM permits`
 	rows, err := o.G.DB.R.QueryContext(ctx, q+where, args...)
 	if err != nil {
 		return nil, err
@@ -177,8 +182,14 @@ func (o *Decisions) list(ctx context.Context, where string, args ...any) ([]Perm
 		var p Permit
 		var c, e int64
 		var d sql.NullInt64
-		if err := rows.Scan(&p.ID, &p.Primitive, &p.Input, &p.Digest, &p.FutureID, &p.CommandID, &p.State, &c, &e, &d, &p.Case, &p.Subject, &p.Said); err != nil {
+		var asks string
+		if err := rows.Scan(&p.ID, &p.Primitive, &p.Input, &p.Digest, &p.FutureID, &p.CommandID, &p.State, &c, &e, &d, &p.Case, &p.Subject, &p.Said, &asks); err != nil {
 			return nil, err
+		}
+		if asks != "" {
+			if err := json.Unmarshal([]byte(asks), &p.Asks); err != nil {
+				return nil, fmt.Errorf("read the items that ask of permit %s: %w", p.ID, err)
+			}
 		}
 		p.CreatedAt, p.ExpiresAt = time.UnixMilli(c).UTC(), time.UnixMilli(e).UTC()
 		if d.Valid {

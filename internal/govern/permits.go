@@ -3,6 +3,7 @@ package govern
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -18,6 +19,19 @@ import (
 // RequestPermit implements callpath.Governor.
 func (g *Governor) RequestPermit(ctx context.Context, a *callpath.Admission, park func(ctx context.Context, tx *sql.Tx, permitID string) error) (string, error) {
 	return g.requestPermit(ctx, a, park)
+}
+
+// asksColumn is the permits.asks value of a call's items that ask: their
+// JSON, or "" for none.
+func asksColumn(asks []callpath.Ask) (string, error) {
+	if len(asks) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(asks)
+	if err != nil {
+		return "", fmt.Errorf("encode the items that ask: %w", err)
+	}
+	return string(b), nil
 }
 
 // The lookups of a future's permits (permits_future serves them).

@@ -43,10 +43,14 @@ func (g *Governor) requestPermit(ctx context.Context, a *callpath.Admission, par
 	id := primitive.NewID("pmt")
 	now := g.now()
 	exp := now.Add(g.PermitTTL)
-	err := g.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO permits(id, route, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at, risk_case, subject, said)
-			VALUES (?,?,?,?,?,?,?,'pending',?,?,?,?,?)`, id, a.Route, a.Spec.Name(), string(a.Input), a.Digest, a.FutureID, a.CommandID, now.UnixMilli(), exp.UnixMilli(),
-			a.Case, a.Subject, a.Said); err != nil {
+	asks, err := asksColumn(a.Asks)
+	if err != nil {
+		return "", err
+	}
+	err = g.DB.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO permits(id, route, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at, risk_case, subject, said, asks)
+			VALUES (?,?,?,?,?,?,?,'pending',?,?,?,?,?,?)`, id, a.Route, a.Spec.Name(), string(a.Input), a.Digest, a.FutureID, a.CommandID, now.UnixMilli(), exp.UnixMilli(),
+			a.Case, a.Subject, a.Said, asks); err != nil {
 			return err
 		}
 		_, err := g.Ledger.AppendTx(ctx, tx, "permit_requested", map[string]any{

@@ -3,7 +3,6 @@ package changes
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -213,16 +212,10 @@ func commonDir(dirs []string) (string, bool) {
 	return common, same
 }
 
-// shortDir names a folder as the person knows it: its path below the
-// home folder (Documents\Invoices), else in full.
-func shortDir(d string) string {
-	if home, err := os.UserHomeDir(); err == nil && home != "" {
-		if rel, err := filepath.Rel(home, d); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
-			return rel
-		}
-	}
-	return d
-}
+// shortDir names a folder as the person knows it (ui.Folders): a known
+// folder by its name (Documents\Invoices), else its path below the home
+// folder, else a short form of it; the Permits card names them the same.
+func shortDir(d string) string { return ui.ThisPC().Name(d) }
 
 // ChatView reads the changes of the conversation key.
 func (h *Handler) ChatView(ctx context.Context, key string, now time.Time) (ChatView, error) {
