@@ -130,6 +130,7 @@ func (e *Engine) undoTarget(ctx context.Context, route string, raw json.RawMessa
 			return primitive.Target{}, err
 		}
 	}
+	t.Paths = listedOnce(t.Paths)
 	return t, nil
 }
 
