@@ -74,7 +74,7 @@ var errNotRunning = errors.New("the future is no longer running")
 // attempt runs again once approved.
 func toPermit(ctx context.Context, tx *sql.Tx, id string, uncount bool) error {
 	n, err := inTx(tx).exec(ctx, `UPDATE futures SET state = 'permit', attempts = attempts - ?, started_at = CASE WHEN ? THEN NULL ELSE started_at END WHERE id = ? AND state = 'running'`,
-		boolInt(uncount), uncount, id)
+		boolInt(uncount), boolInt(uncount), id)
 	if err != nil {
 		return fmt.Errorf("park future %s: %w", id, err)
 	}
@@ -133,15 +133,19 @@ func toQueued(ctx context.Context, w futureWrite, m queueMove) (int64, error) {
 		return w.exec(ctx, releaseQuery, m.dependentsOf)
 	case m.heldOf != "":
 		return w.exec(ctx, `UPDATE futures SET state = 'queued' WHERE state = 'held' AND class = ?`, m.heldOf)
-	case m.from == "running":
-		return w.exec(ctx, `UPDATE futures SET state = 'queued', attempts = MAX(attempts - ?, 0), interruptions = interruptions + ?, started_at = NULL WHERE id = ? AND state = 'running'`,
-			boolInt(m.uncount), boolInt(m.interrupted), m.id)
-	case m.from == StateWaiting && m.input != nil:
-		return w.exec(ctx, `UPDATE futures SET state = 'queued', input = ?, input_sha256 = ? WHERE id = ? AND state = 'waiting'`, string(m.input), m.digest, m.id)
-	case m.from == StateWaiting || m.from == "permit":
-		return w.exec(ctx, `UPDATE futures SET state = 'queued' WHERE id = ? AND state = ?`, m.id, m.from)
+	case m.from != "running" && m.from != "permit" && m.from != StateWaiting:
+		return 0, fmt.Errorf("queue future %s: no move from %q", m.id, m.from)
 	}
-	return 0, fmt.Errorf("queue future %s: no move from %q", m.id, m.from)
+	// One future: a running one forgets when it started; a waiting one
+	// may take its resolved input.
+	var input, digest any
+	if m.input != nil {
+		input, digest = string(m.input), m.digest
+	}
+	return w.exec(ctx, `UPDATE futures SET state = 'queued', attempts = MAX(attempts - ?, 0), interruptions = interruptions + ?,
+		started_at = CASE WHEN state = 'running' THEN NULL ELSE started_at END,
+		input = COALESCE(?, input), input_sha256 = COALESCE(?, input_sha256) WHERE id = ? AND state = ?`,
+		boolInt(m.uncount), boolInt(m.interrupted), input, digest, m.id, m.from)
 }
 
 // toCancelled cancels future id of route before it ran (queued, waiting,
