@@ -505,7 +505,7 @@ func (e *Engine) carryDo(ctx context.Context, c *carried) error {
 	tmp := filepath.Join(filepath.Dir(p.dst), tempName(c.id))
 	err := copyTree(p.src, tmp)
 	if err == nil {
-		err = verifyTree(p.src, tmp)
+		_, err = verifyTree(p.src, tmp)
 	}
 	if err == nil {
 		err = renameNoReplace(tmp, p.dst)
@@ -800,7 +800,11 @@ func (e *Engine) trash(ctx context.Context, p plan) (ItemResult, error) {
 		where = w
 		return err
 	})
-	if err != nil {
+	var kept *keptError
+	if errors.As(err, &kept) {
+		// In the bin; what changed or appeared meanwhile stayed in place.
+		res.Error = kept.Error()
+	} else if err != nil {
 		return res, errors.Join(err, e.voidAction(ctx, id))
 	}
 	if where != slot.Where {
@@ -849,7 +853,10 @@ func (e *Engine) restore(ctx context.Context, p plan, want string) (ItemResult, 
 	if err := e.insertAction(ctx, id, p, false, "", fp, dir); err != nil {
 		return res, err
 	}
-	if err := restoreFromTrash(p.bin, p.dst); err != nil {
+	var kept *keptError
+	if err := restoreFromTrash(p.bin, p.dst); errors.As(err, &kept) {
+		res.Error = kept.Error()
+	} else if err != nil {
 		return res, errors.Join(err, e.voidAction(ctx, id))
 	}
 	if err := e.commitAction(ctx, id, p.undoes); err != nil {

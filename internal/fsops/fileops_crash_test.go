@@ -191,3 +191,27 @@ func TestMoveAcrossVolumesSurvivesKill(t *testing.T) {
 		})
 	}
 }
+
+// moveTree across real volumes (a tmpfs and the disk) with nothing
+// written meanwhile: the item is at its destination, whole, and gone
+// from its source.
+func TestMoveTreeAcrossVolumes(t *testing.T) {
+	disk := t.TempDir()
+	shm, err := os.MkdirTemp("/dev/shm", "hearth-tree-")
+	if err != nil {
+		t.Skip("cannot write /dev/shm: only one volume here")
+	}
+	t.Cleanup(func() { os.RemoveAll(shm) })
+	if devOf(t, shm) == devOf(t, disk) {
+		t.Skip("/dev/shm is on the same volume as the temporary folder")
+	}
+	src, dst := filepath.Join(shm, "Photos"), filepath.Join(disk, "Photos")
+	writeFile(t, filepath.Join(src, "a.jpg"), "a")
+	writeFile(t, filepath.Join(src, "album", "b.jpg"), "b")
+	if err := moveTree(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	if exists(src) || mustRead(t, filepath.Join(dst, "a.jpg")) != "a" || mustRead(t, filepath.Join(dst, "album", "b.jpg")) != "b" {
+		t.Fatalf("source there %v; destination not whole", exists(src))
+	}
+}

@@ -85,8 +85,14 @@ func reserveTrash(path string) (trashSlot, error) {
 }
 
 // put moves the item at path into the reserved slot.
+// A *keptError says it is there, but what changed or appeared at path
+// during a move across volumes stayed at path.
 func (s trashSlot) put(path string) (string, error) {
 	if err := moveTree(path, s.Where); err != nil {
+		var kept *keptError
+		if errors.As(err, &kept) {
+			return s.Where, err
+		}
 		s.release()
 		return "", fmt.Errorf("move %s to the trash: %w", path, err)
 	}
@@ -120,6 +126,8 @@ func restoreFromTrash(where, path string) error {
 		return fmt.Errorf("put %s back from the trash: %w", path, err)
 	}
 	if err := moveTree(where, path); err != nil {
+		// A *keptError: it is back, but what appeared in the trash's
+		// copy meanwhile stayed there, with its .trashinfo.
 		return fmt.Errorf("put %s back from the trash: %w", path, err)
 	}
 	if info := trashInfoOf(where); info != "" {

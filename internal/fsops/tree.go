@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/atomicfile"
@@ -212,17 +213,33 @@ func copyFile(src, dst string, info fs.FileInfo) error {
 	return os.Chtimes(dst, info.ModTime(), info.ModTime())
 }
 
+// copiedEntry is one file or folder a copy across volumes carried: its
+// path below the item ("." for the item itself) and, for a file, the
+// SHA-256 its copy was verified to have. The source is removed only
+// where it is still that (removeCopied).
+type copiedEntry struct {
+	rel string
+	dir bool
+	sha string
+}
+
 // verifyTree checks that b is a faithful copy of a: the same folders and
-// files, each file of the same size and SHA-256.
-func verifyTree(a, b string) error {
+// files, each file of the same size and SHA-256. It returns what it
+// checked, parents before what they hold.
+func verifyTree(a, b string) ([]copiedEntry, error) {
 	ia, err := os.Lstat(a)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if ia.Mode().IsRegular() {
-		return verifyFile(a, b, ia)
+		sha, err := verifyFile(a, b, ia)
+		if err != nil {
+			return nil, err
+		}
+		return []copiedEntry{{rel: ".", sha: sha}}, nil
 	}
-	return filepath.WalkDir(a, func(q string, d fs.DirEntry, err error) error {
+	var copied []copiedEntry
+	err = filepath.WalkDir(a, func(q string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -237,36 +254,44 @@ func verifyTree(a, b string) error {
 			if err != nil || !oi.IsDir() {
 				return fmt.Errorf("the copy lacks the folder %s", rel)
 			}
+			copied = append(copied, copiedEntry{rel: rel, dir: true})
 			return nil
 		}
-		return verifyFile(q, other, info)
+		sha, err := verifyFile(q, other, info)
+		copied = append(copied, copiedEntry{rel: rel, sha: sha})
+		return err
 	})
+	return copied, err
 }
 
-func verifyFile(a, b string, ia fs.FileInfo) error {
+// verifyFile checks that b has a's size and SHA-256, and returns it.
+func verifyFile(a, b string, ia fs.FileInfo) (string, error) {
 	ib, err := os.Lstat(b)
 	if err != nil || !ib.Mode().IsRegular() || ib.Size() != ia.Size() {
-		return fmt.Errorf("the copy of %s is not the same size", a)
+		return "", fmt.Errorf("the copy of %s is not the same size", a)
 	}
 	sa, _, err := fileHash(a)
 	if err != nil {
-		return err
+		return "", err
 	}
 	sb, _, err := fileHash(b)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if sa != sb {
-		return fmt.Errorf("the copy of %s does not have the same content (SHA-256)", a)
+		return "", fmt.Errorf("the copy of %s does not have the same content (SHA-256)", a)
 	}
-	return nil
+	return sa, nil
 }
 
 // moveTree renames from to to, or across volumes copies it beside to
 // under a temporary name, verifies the copy, renames it into place and
-// only then removes from. A failed copy leaves from as it was. The trash
-// and its restore use it; a move the person asked for keeps its source in
-// the bin instead (Engine.moveItem).
+// only then removes from: only what was copied and is still as it was
+// verified, and folders only once empty, so a file another program
+// writes into from meanwhile stays there (a *keptError names it: the
+// move is done, nothing is lost). A failed copy leaves from as it was.
+// The trash and its restore use it; a move the person asked for keeps
+// its source in the bin instead (Engine.carryDo).
 func moveTree(from, to string) error {
 	err := renameNoReplace(from, to)
 	if err == nil || !crossVolume(err) {
@@ -277,7 +302,8 @@ func moveTree(from, to string) error {
 		os.RemoveAll(tmp)
 		return err
 	}
-	if err := verifyTree(from, tmp); err != nil {
+	copied, err := verifyTree(from, tmp)
+	if err != nil {
 		os.RemoveAll(tmp)
 		return err
 	}
@@ -285,14 +311,92 @@ func moveTree(from, to string) error {
 		os.RemoveAll(tmp)
 		return err
 	}
-	if err := removeTree(from); err != nil {
+	kept, err := removeCopied(from, copied)
+	if err != nil {
 		return errors.Join(fmt.Errorf("copied to %s, but %s could not be removed", to, from), err)
+	}
+	if len(kept) > 0 {
+		return &keptError{From: from, To: to, Kept: kept}
 	}
 	return nil
 }
 
-// removeTree removes a file or folder that has a verified copy elsewhere.
-func removeTree(p string) error { return os.RemoveAll(p) }
+// removeCopied removes from what copied lists (a verified copy of it is
+// elsewhere): each file only while it still has the SHA-256 its copy
+// was verified to have, each folder only once empty. It returns what it
+// left: files changed since the copy, and whatever appeared meanwhile.
+func removeCopied(from string, copied []copiedEntry) (kept []string, err error) {
+	var errs []error
+	// Backwards: what a folder holds before the folder.
+	for i := len(copied) - 1; i >= 0; i-- {
+		c := copied[i]
+		p := filepath.Join(from, c.rel)
+		if c.dir {
+			if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+				if des, derr := os.ReadDir(p); derr != nil || len(des) == 0 {
+					errs = append(errs, rerr) // empty, yet not removed
+				}
+			}
+			continue
+		}
+		info, lerr := os.Lstat(p)
+		if errors.Is(lerr, fs.ErrNotExist) {
+			continue
+		}
+		if lerr != nil || !info.Mode().IsRegular() {
+			continue // not the file copied: kept, and named below
+		}
+		sha, _, herr := fileHash(p)
+		if herr != nil {
+			errs = append(errs, herr)
+			continue
+		}
+		if sha != c.sha {
+			continue
+		}
+		if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			errs = append(errs, rerr)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if _, lerr := os.Lstat(from); lerr != nil {
+		return nil, nil
+	}
+	filepath.WalkDir(from, func(q string, d fs.DirEntry, err error) error {
+		if err != nil {
+			kept = append(kept, q)
+			return nil
+		}
+		if d.IsDir() {
+			if des, _ := os.ReadDir(q); len(des) > 0 {
+				return nil // named by what it holds
+			}
+		}
+		kept = append(kept, q)
+		return nil
+	})
+	return kept, nil
+}
+
+// keptError is a move across volumes that is done, but left at its
+// source what was new or changed there since the copy (Kept), so that
+// nothing another program wrote meanwhile is lost.
+type keptError struct {
+	From, To string
+	Kept     []string
+}
+
+func (e *keptError) Error() string {
+	names := e.Kept
+	more := ""
+	if len(names) > 5 {
+		names, more = names[:5], fmt.Sprintf(" and %d more", len(e.Kept)-5)
+	}
+	return fmt.Sprintf("moved to %s, but %s%s changed or appeared at %s during the move and stayed there (nothing was lost)",
+		e.To, strings.Join(names, ", "), more, e.From)
+}
 
 // tempName is the name of a copy in progress, which the fs tool never
 // shows nor accepts and recovery removes.

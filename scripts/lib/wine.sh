@@ -202,6 +202,38 @@ hearth_wine_session() {
 	fi
 }
 
+# hearth_wine_hold_desktop starts Wine's desktop process (explorer.exe
+# /desktop) for the running session with its standard streams on
+# /dev/null, and keeps it up with a window-owning holder (notepad.exe,
+# which the null graphics driver never shows) until
+# hearth_wine_release_desktop.
+#
+# Without it, the first test binary that touches a window starts the
+# desktop itself, and the desktop inherits that binary's stdout. While
+# later binaries keep using windows, the desktop stays, and go test, which
+# reads the first binary's output through a pipe, gives up a minute after
+# that binary exited ("Test I/O incomplete 1m0s after exiting").
+hearth_wine_hold_desktop() {
+	"$HEARTH_WINE" notepad.exe </dev/null >/dev/null 2>&1 &
+	hearth_wine_desktop_holder=$!
+	local i
+	for ((i = 0; i < 100; i++)); do
+		pgrep -f 'explorer.exe /desktop' >/dev/null && return 0
+		sleep 0.1
+	done
+	echo "wine: the desktop did not start within 10 s" >&2
+	return 1
+}
+
+# hearth_wine_release_desktop ends the holder of hearth_wine_hold_desktop;
+# the desktop then closes by itself.
+hearth_wine_release_desktop() {
+	[[ -n "${hearth_wine_desktop_holder:-}" ]] || return 0
+	kill "$hearth_wine_desktop_holder" 2>/dev/null || true
+	wait "$hearth_wine_desktop_holder" 2>/dev/null || true
+	hearth_wine_desktop_holder=""
+}
+
 # hearth_wine_profile_setup makes a second cached prefix whose Windows user
 # is an account as people have them: the user name "Zoë Ünal" (letters
 # outside ASCII and a space, in the profile folder and every path under

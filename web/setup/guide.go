@@ -2,7 +2,9 @@ package setup
 
 import (
 	"errors"
+	"io/fs"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -60,19 +62,31 @@ func (v View) ProgramOK() bool {
 
 // Summary is the tunnel's state for the Status page: whether setup is
 // finished (the first four steps) and the state in one sentence.
+//
+// Someone who finished setting up once (View.Finished) is never told to
+// "finish setting up" again: when a step's part went away since (the
+// program changed or is gone, the key was cleared), setup counts as done
+// and the sentence says what changed.
 func Summary(t *tunnel.Supervisor) (setupDone, ready bool, sentence string) {
 	cfg := t.Config()
-	v := View{Status: t.Status(), Running: t.Running(), TunnelID: cfg.TunnelID}
+	v := View{Status: t.Status(), Running: t.Running(), TunnelID: cfg.TunnelID, Autostart: cfg.Autostart}
 	_, v.Pinned = t.Pinned()
+	v.PinGone = pinGone(t)
 	v.BesideExe = !v.Pinned && t.HasBesideExe()
 	v.KeyPresent, _ = t.KeyPresent()
 	v.FirstCall = t.FirstChatGPTCall()
 	switch v.Phase() {
 	case PhaseProgram, PhaseTunnelID:
+		if v.Finished() {
+			return true, false, v.whatChanged()
+		}
 		return false, false, ""
 	case PhaseKey:
 		if v.KeyRefused() {
 			return true, false, Sentence(v.Status)
+		}
+		if v.Finished() {
+			return true, false, v.whatChanged()
 		}
 		return false, false, ""
 	case PhaseConnect:
@@ -82,6 +96,43 @@ func Summary(t *tunnel.Supervisor) (setupDone, ready bool, sentence string) {
 		}
 	}
 	return true, v.Status.State == tunnel.StateReady, Sentence(v.Status)
+}
+
+// Finished reports whether the person finished setting up once: ChatGPT
+// reached Hearth, or Connect turned "connect whenever Hearth starts" on
+// (tunnel.autostart). Such a person is told what changed since, never to
+// finish setting up.
+func (v View) Finished() bool { return !v.FirstCall.IsZero() || v.Autostart }
+
+// whatChanged says, for someone who finished setting up, what went away
+// since: the first step that is no longer done, in plain words.
+func (v View) whatChanged() string {
+	switch v.Phase() {
+	case PhaseProgram:
+		if v.Pinned && (v.PinGone || v.Client.Gone) {
+			return "the connection program Hearth trusted is gone; put it back, or trust another, on the Setup page"
+		}
+		if v.Pinned {
+			return "the connection program changed since you trusted it (an update does that too); trust it again on the Setup page"
+		}
+		return "no connection program is trusted any more; trust one on the Setup page"
+	case PhaseKey:
+		return "the tunnel key is no longer saved; paste it again on the Setup page"
+	case PhaseTunnelID:
+		return "the tunnel ID is no longer saved; enter it again on the Setup page"
+	}
+	return Sentence(v.Status)
+}
+
+// pinGone reports whether the pinned tunnel-client's file is missing (a
+// look at the path, not a hash: cheap enough for every refresh).
+func pinGone(t *tunnel.Supervisor) bool {
+	pin, ok := t.Pinned()
+	if !ok {
+		return false
+	}
+	_, err := os.Stat(pin.Path)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // Live reports whether the page waits for news from the connection, and
@@ -177,13 +228,22 @@ func (v View) stepDone(name string) bool {
 func (v View) Lead() string {
 	switch v.Phase() {
 	case PhaseProgram:
+		if v.Finished() {
+			return "ChatGPT cannot reach Hearth: " + strings.TrimSuffix(v.whatChanged(), " on the Setup page") + " (step 1)."
+		}
 		return "Finish setting up: step 1 of 6, the connection program."
 	case PhaseKey:
 		if v.KeyRefused() {
 			return "ChatGPT cannot reach Hearth: OpenAI refused the tunnel key. Paste it again (step 2)."
 		}
+		if v.Finished() {
+			return "ChatGPT cannot reach Hearth: " + strings.TrimSuffix(v.whatChanged(), " on the Setup page") + " (step 2)."
+		}
 		return "Finish setting up: step 2 of 6, the tunnel key."
 	case PhaseTunnelID:
+		if v.Finished() {
+			return "ChatGPT cannot reach Hearth: " + strings.TrimSuffix(v.whatChanged(), " on the Setup page") + " (step 3)."
+		}
 		return "Finish setting up: step 3 of 6, the tunnel ID."
 	case PhaseConnect:
 		if !v.FirstCall.IsZero() {

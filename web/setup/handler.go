@@ -166,10 +166,31 @@ func (h *Handler) pin(w http.ResponseWriter, r *http.Request) {
 	}
 	h.Kit.Log.Info("panel: tunnel-client pinned", "path", pin.Path, "sha256", pin.SHA256)
 	text := "Trusted. Hearth runs only this file, and only while it stays the same (Details: its SHA-256)."
-	if h.Tunnel.Running() {
+	switch {
+	case h.Tunnel.Running():
 		text += " The connection that runs now keeps running; restart it under Details to run this file."
+	case h.Tunnel.Config().Autostart:
+		// Connecting is what the person chose ("connect whenever Hearth
+		// starts"): the file was all that stopped it, so connect now
+		// rather than leave a Connect to press again.
+		text += h.connectAgain()
 	}
 	h.ok(w, r, text)
+}
+
+// connectAgain starts the tunnel after a pin lifted what stopped it, when
+// tunnel.autostart is on, and says so in a sentence ("" when there is
+// still a step to do first: the page shows it).
+func (h *Handler) connectAgain() string {
+	err := h.Start()
+	switch {
+	case err == nil:
+		return " Hearth connects with it now, as it does whenever it starts."
+	case errors.Is(err, tunnel.ErrNotConfigured):
+		return ""
+	}
+	h.Kit.Log.Warn("panel: connect after the pin", "err", err)
+	return " Hearth could not connect by itself: " + Sentence(h.Tunnel.Status()) + "."
 }
 
 // checkPath hashes the file at the posted client_path, which the

@@ -91,6 +91,9 @@ type View struct {
 	// Pinned: a connection program is trusted (its file is checked by
 	// Client, on the full page).
 	Pinned bool
+	// PinGone: the pinned file is not there (a look at its path on every
+	// load; Client, on the full page, hashes it).
+	PinGone bool
 	// BesideExe: nothing is pinned, but a tunnel-client lies beside
 	// hearth-tray, which Connect trusts by itself.
 	BesideExe bool
@@ -122,6 +125,7 @@ func (h *Handler) load(client bool) View {
 		v.Ports = h.Ports()
 	}
 	_, v.Pinned = h.Tunnel.Pinned()
+	v.PinGone = pinGone(h.Tunnel)
 	v.BesideExe = !v.Pinned && h.Tunnel.HasBesideExe()
 	if client {
 		v.Client = h.client()
