@@ -12,12 +12,14 @@ import (
 
 // A future's states and the moves between them, each written once:
 //
-//	queued  → running    toRunning (a call's future, or a scheduled attempt that counts)
-//	running → permit     toPermit (the call needs the operator's permit)
-//	running → held       toHeld (a scheduled attempt an UNKNOWN refuses)
-//	…       → queued     toQueued (a claim undone, an approval, a dependency met, an UNKNOWN reconciled)
-//	not started → cancelled  toCancelled (task.cancel before it ran)
-//	any unended → ended  toEnded (its outcome: completed, failed, blocked, cancelled…)
+//	queued → running           toRunning (a call's future, or a scheduled attempt, counted)
+//	running → permit           toPermit (the call needs the operator's permit)
+//	running → held             toHeld (a scheduled attempt an UNKNOWN refuses)
+//	running, permit,
+//	waiting or held → queued   toQueued (a claim undone, an approval, dependencies met,
+//	                           an UNKNOWN reconciled)
+//	not yet running → cancelled  toCancelled (task.cancel before it ran)
+//	not ended → ended          toEnded (its outcome: completed, failed, blocked, cancelled…)
 //
 // Every UPDATE of the futures table is here (the ownership test in
 // internal/store refuses one in another file of the package); the callers
@@ -113,7 +115,7 @@ type queueMove struct {
 	// started), interrupted counts an interruption.
 	uncount, interrupted bool
 	// From waiting: the input with its references resolved, and its
-	// digest ("" keeps the stored input).
+	// digest (a nil input keeps the stored one).
 	input  []byte
 	digest string
 }

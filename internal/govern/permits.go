@@ -18,9 +18,10 @@ import (
 // requested (insertPermit), decided once (decidePermit, cancelPermit) and
 // may have its denial's hold ended (askAgainPermit); everything else here
 // reads. The flow around them (who asks, what a decision leaves for the
-// engine) is decisions.go's; denial.go, replay.go, repeat.go, risk.go and
-// scheduled.go ask their questions through the lookups below. The
-// ownership test (internal/store) refuses SQL on permits in any other file.
+// engine) is decisions.go's; the admission's questions (a held denial, an
+// approved repeat, a replay, a grant in the conversation, a scheduled
+// attempt's approval) are the lookups below. The ownership test
+// (internal/store) refuses SQL on permits in any other file.
 
 // Permit is one permit row: the exact input a parked call asks for, and
 // the operator's decision. It is the one row type of the table; the
