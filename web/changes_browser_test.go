@@ -133,6 +133,18 @@ func TestBrowserUndoAllAndRedo(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPlain(t, "the chat's changes", html)
+	// The report the person edited is neither counted nor offered an
+	// undo (the undo would leave it alone); its row says why.
+	if s := text("chat sentence", `[data-testid="changes-state"]`); !strings.Contains(s, "4 changes can still be undone") {
+		t.Fatalf("the chat's sentence says %q", s)
+	}
+	reportRow := `[data-testid="change"][data-path="` + report + `"]`
+	if s := text("the edited file's row", reportRow); !strings.Contains(s, "changed since (by you") {
+		t.Fatalf("the edited file's row says %q", s)
+	}
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('`+reportRow+` [data-testid="undo-one-form"]').length`)); err != nil || n != 0 {
+		t.Fatalf("the edited file is offered an undo (%d, %v)", n, err)
+	}
 	run("undo all", chromedp.Click(css(`[data-testid="undo-all-button"]`)), chromedp.WaitVisible(css(`[data-testid="undo-report"][data-redo="false"]`)))
 	if shotPath := os.Getenv("HEARTH_CHANGES_SCREENSHOT"); shotPath != "" {
 		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
@@ -201,6 +213,9 @@ func TestBrowserUndoAllAndRedo(t *testing.T) {
 	// offered, Redo is not.
 	run("the chat after the redo", chromedp.Navigate(in.App.PanelURL()+"changes"), chromedp.Click(css(`[data-testid="chat-link"]`)),
 		chromedp.WaitVisible(css(`[data-testid="undo-all-button"]`)))
+	if s := text("chat sentence after the redo", `[data-testid="changes-state"]`); !strings.Contains(s, "4 changes can still be undone") {
+		t.Fatalf("after the redo the chat's sentence says %q", s)
+	}
 	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="redo-form"]').length`)); err != nil || n != 0 {
 		t.Fatalf("Redo offered after the redo (%d, %v)", n, err)
 	}

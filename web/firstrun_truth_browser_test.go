@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,4 +114,73 @@ func TestBrowserTrustAgainConnects(t *testing.T) {
 	if p := problems(); len(p) > 0 {
 		t.Errorf("the browser reported errors:\n%s", strings.Join(p, "\n"))
 	}
+}
+
+// TestBrowserProgramBackUnchanged: the trusted connection program
+// disappears (Hearth, at its next start, finds it gone) and comes back
+// unchanged while Setup is open. "Check again" is a button that says
+// what Hearth sees; the open page sees the file come back by itself,
+// with no click and no reload by the person, no longer asks for it, and
+// offers the one next step: Connect, which connects.
+func TestBrowserProgramBackUnchanged(t *testing.T) {
+	in, client := connectedHearth(t)
+	in.App.StopTunnel()
+	away := client + ".away"
+	if err := os.Rename(client, away); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.App.StartTunnel(); err == nil {
+		t.Fatal("a gone file was started")
+	}
+	awaitTunnel(t, in.App.Tunnel, tunnel.StateClientChanged)
+
+	login, err := in.App.NewLoginURLTo("/setup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newTab(t, "program-back")
+	problems := watchConsole(b.ctx)
+	b.run("open Setup", chromedp.Navigate(login), chromedp.WaitVisible(chromedp.CSS(`#step-program[data-step-state="current"] [data-testid="client-missing"]`)))
+	b.shot("program-gone")
+	if s := b.text(); !strings.Contains(s, "The connection program Hearth trusted is gone") {
+		t.Fatalf("Setup with the program gone: %s", s)
+	}
+	b.run("check again", chromedp.Click(chromedp.CSS(`[data-testid="check-again"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#step-program [data-testid="flash-error"]`)))
+	if s, err := textOf(b.ctx, `#step-program [data-testid="flash-error"]`); err != nil || !strings.Contains(s, "Hearth does not see "+tunnel.ClientName()+" in ") {
+		t.Fatalf("Check again with the file still gone says %q (%v)", s, err)
+	}
+
+	if err := os.Rename(away, client); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor("the page sees the file back and offers Connect",
+		`!!document.querySelector('#step-program[data-step-state="done"]') && !!document.querySelector('#step-connect[data-step-state="current"] [data-testid="connect-button"]')`)
+	b.shot("program-back")
+	s := b.text()
+	if strings.Contains(s, "Hearth needs OpenAI's connection program") || !strings.Contains(s, "The connection program is back, unchanged") {
+		t.Fatalf("Setup once the program is back: %s", s)
+	}
+	if n := primaries(t, b); n != 1 {
+		t.Fatalf("%d primary buttons once the program is back, want the one next step", n)
+	}
+	b.run("connect", chromedp.Click(chromedp.CSS(`[data-testid="connect-button"]`)))
+	b.waitFor("connected", `(function () {
+	  var e = document.querySelector('[data-testid="connect-state"]');
+	  return !!e && /Connected to OpenAI/.test(e.innerText);
+	})()`)
+	if p := problems(); len(p) > 0 {
+		t.Errorf("the browser reported errors:\n%s", strings.Join(p, "\n"))
+	}
+}
+
+// primaries counts the primary buttons the page shows outside Details.
+func primaries(t *testing.T, b *tab) int {
+	t.Helper()
+	n := b.eval(`String(Array.from(document.querySelectorAll('#setup-steps button, #setup-steps a.button')).filter(function (e) {
+	  return !e.closest('details') && !e.classList.contains('secondary') && !e.classList.contains('danger') && e.offsetParent !== null;
+	}).length)`)
+	var c int
+	fmt.Sscan(n, &c)
+	return c
 }

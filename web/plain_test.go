@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"html"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -173,7 +175,27 @@ func TestPlainLanguage(t *testing.T) {
 	// an interrupted action, the e-stop on.
 	c := hearthtest.Connect(t, f.in.URL, "conv-plain")
 	pid, _ := execNeedingPermit(t, c, "plain")
-	checkPlain(t, "permit waiting: /permits", f.get(t, b, "/permits"))
+	// A batch of files that asks: its card's sentence, why it asks and
+	// its list (under Details).
+	var items []any
+	for _, name := range []string{"notes.txt", "tidy.cmd"} {
+		p := filepath.Join(f.in.Root, "inbox", name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("#!/bin/sh\necho tidy\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		items = append(items, map[string]any{"from": p, "to": filepath.Join(f.in.Root, "sorted")})
+	}
+	if r := c.Call("fs", map[string]any{"operation": "move", "items": items}); r.State() != "pending" || r.Get("permit_id") == nil {
+		t.Fatalf("a batch moving a program does not ask: %s", r.Raw)
+	}
+	batch := f.get(t, b, "/permits")
+	if !strings.Contains(mainText(batch), "ChatGPT wants to move 2 files from ") || !strings.Contains(mainText(batch), "Hearth asks because of ") {
+		t.Errorf("the batch's card does not say it in one sentence:\n%s", mainText(batch))
+	}
+	checkPlain(t, "permit waiting: /permits", batch)
 	checkPlain(t, "permit waiting: /", f.get(t, b, "/"))
 	f.post(t, b, "/permits/"+pid+"/approve", "operator", "Ann", "scope", "once")
 	sub := c.Call("task", map[string]any{"operation": "submit", "job": map[string]any{"command": "echo", "args": []string{"later"}, "delay_ms": 3_600_000}})

@@ -60,10 +60,24 @@ type Admission struct {
 	// admission found them (the primitive holds an ordinary write to
 	// them when it opens the files: primitive.Checked).
 	Paths []string
+	// Asks are, for a file operation that asks, the items that make it
+	// ask, each once with the first of its files that does and why; the
+	// permit keeps them for the card ("… including setup.exe").
+	Asks []Ask
 	// Flagged is set by Admit for a call that runs but is journaled as
 	// such and shown on the Status page (a write that makes a program
 	// start by itself, run in trusted mode).
 	Flagged bool
+}
+
+// Ask is one item of a file operation that makes the call ask: its index
+// in the call's items, the file of it that asks (a real path: the item
+// itself, or a file in a folder it carries) and why, completing "ChatGPT
+// wants to …" (risk.Why's Said, or a persistence place's sentence).
+type Ask struct {
+	Item int    `json:"item"`
+	Path string `json:"path"`
+	Said string `json:"said"`
 }
 
 // Checked is what the primitive is told of its admission: a write

@@ -150,9 +150,6 @@ func TestDemoEveryStepHolds(t *testing.T) {
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("the demo left %d entries in the temporary directory (first %s)", len(left), left[0].Name())
 	}
-	if elapsed > 20*time.Second {
-		t.Errorf("the demo took %v; it should stay under about 20 s", elapsed)
-	}
 }
 
 // TestFailedStepIsNamed breaks one step on purpose: Run fails naming it,

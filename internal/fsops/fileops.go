@@ -107,7 +107,7 @@ func (e *Engine) FileOp(ctx context.Context, route, action string, in FileOpInpu
 			if action == ActionTrash {
 				field, p = "path", it.Path
 			}
-			if real, err := e.resolveSource(p, field); err == nil {
+			if real, err := e.resolveSource(p, field, action != ActionCopy); err == nil {
 				srcs = append(srcs, real)
 			}
 		}
@@ -127,7 +127,7 @@ func (e *Engine) FileOp(ctx context.Context, route, action string, in FileOpInpu
 		for i, it := range items {
 			ps[i] = plan{route: route, action: action, op: "write", src: it.From, dst: it.To, callBatch: batch,
 				overwrite: it.Overwrite, expect: it.ExpectedSHA256}
-			if ps[i].src, fail[i] = e.resolveSource(it.From, "from"); fail[i] != nil {
+			if ps[i].src, fail[i] = e.resolveSource(it.From, "from", action == ActionMove); fail[i] != nil {
 				ps[i].src = it.From
 				continue
 			}
@@ -256,7 +256,7 @@ func itemFailure(err error) (outcome, code, msg string) {
 func (e *Engine) fileOpItem(ctx context.Context, route, action, batch string, it FileOpItem) (ItemResult, error) {
 	switch action {
 	case ActionMove, ActionCopy:
-		src, err := e.resolveSource(it.From, "from")
+		src, err := e.resolveSource(it.From, "from", action == ActionMove)
 		if err != nil {
 			return ItemResult{From: it.From, Path: it.To}, err
 		}
@@ -273,7 +273,7 @@ func (e *Engine) fileOpItem(ctx context.Context, route, action, batch string, it
 		}
 		return e.mkdir(ctx, plan{route: route, action: action, op: "write", dst: p, callBatch: batch})
 	case ActionTrash:
-		p, err := e.resolveSource(it.Path, "path")
+		p, err := e.resolveSource(it.Path, "path", true)
 		if err != nil {
 			return ItemResult{Path: it.Path}, err
 		}
@@ -282,12 +282,16 @@ func (e *Engine) fileOpItem(ctx context.Context, route, action, batch string, it
 	return ItemResult{}, &InputError{Field: "operation", Message: action + " is not a file operation"}
 }
 
-// resolveSource resolves an item that must exist, refusing a link (the
-// operations carry plain files and folders: a link resolved would carry
-// what it points to instead, so trashing a shortcut would trash the
-// document it points to). The path is looked at as given, its last
-// name not followed: Resolve has already followed it.
-func (e *Engine) resolveSource(p, field string) (string, error) {
+// resolveSource resolves an item that must exist. A link (a symlink, a
+// junction; a Windows shortcut is a plain file) is carried itself by a
+// move or a trash (own), at its own path, never what it points to; a
+// copy refuses it (a link resolved would copy what it points to instead).
+// The path is looked at as given, its last name not followed: Resolve
+// follows it.
+func (e *Engine) resolveSource(p, field string, own bool) (string, error) {
+	if info, err := os.Lstat(filepath.Clean(p)); err == nil && isLink(info) && own {
+		return e.Roots.ResolveOwn(p)
+	}
 	real, err := e.Roots.Resolve(p)
 	if err != nil {
 		return "", err
@@ -295,10 +299,10 @@ func (e *Engine) resolveSource(p, field string) (string, error) {
 	info, err := os.Lstat(filepath.Clean(p))
 	switch {
 	case err != nil || info.Mode().IsRegular() || info.IsDir():
-	case info.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0: // a junction is irregular
-		return "", &InputError{Field: field, Message: fmt.Sprintf("%s is a link (a shortcut to %s), not the file itself; Hearth moves, copies and trashes plain files and folders only: give the file's own path, or leave the link", p, real)}
+	case isLink(info):
+		return "", &InputError{Field: field, Message: fmt.Sprintf("%s is a link (a shortcut to %s), not the file itself; Hearth copies plain files and folders only: give the file's own path", p, real)}
 	default:
-		return "", &InputError{Field: field, Message: fmt.Sprintf("%s is a %s; Hearth moves, copies and trashes plain files and folders only", p, typeOf(info.Mode()))}
+		return "", &InputError{Field: field, Message: fmt.Sprintf("%s is a %s; Hearth moves, copies and trashes plain files, folders and links only", p, typeOf(info.Mode()))}
 	}
 	if _, err := os.Lstat(real); errors.Is(err, fs.ErrNotExist) {
 		return "", &InputError{Field: field, Message: fmt.Sprintf("%s does not exist", real)}
@@ -307,6 +311,30 @@ func (e *Engine) resolveSource(p, field string) (string, error) {
 	}
 	return real, nil
 }
+
+// itemType is the type of an item by its fingerprint.
+func itemType(fp string, dir bool) string {
+	switch {
+	case dir:
+		return TypeDir
+	case strings.HasPrefix(fp, linkPrefix):
+		return TypeSymlink
+	}
+	return TypeFile
+}
+
+// fileSHA is the SHA-256 a file's fingerprint is ("" for a folder or a
+// link).
+func fileSHA(fp string, dir bool) string {
+	if itemType(fp, dir) != TypeFile {
+		return ""
+	}
+	return fp
+}
+
+// isLink reports whether info is a link's own: a symlink, or a junction
+// (which Go sees as irregular).
+func isLink(info fs.FileInfo) bool { return info.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0 }
 
 // resolveDest resolves where src goes: to itself, or into to when to is
 // a folder that is there (and is not src: a rename that changes only the
@@ -444,25 +472,20 @@ func (e *Engine) carryPrepare(ctx context.Context, p plan) (carried, error) {
 		return c, err
 	}
 	c.fp, c.dir = fp, dir
-	c.res.Type, c.res.Files = TypeFile, files
-	if dir {
-		c.res.Type = TypeDir
-	} else {
-		c.res.SHA256 = fp
-	}
+	c.res.Type, c.res.Files, c.res.SHA256 = itemType(fp, dir), files, fileSHA(fp, dir)
 	if c.pre, c.existed, err = e.destination(p); err != nil {
 		return c, err
 	}
 	left := leaves{folder: true}
 	if !dir {
-		left = fileLeaves(p.src, p.dst)
+		left = carriedLeaves(p.src, p.dst)
 	}
 	checked := checkedOf(ctx)
 	if err := e.checkOrdinary(checked, p.dst, left); err != nil {
 		return c, err
 	}
 	if p.action == ActionMove && !dir {
-		if err := e.checkOrdinary(checked, p.src, leaves{}); err != nil {
+		if err := e.checkOrdinary(checked, p.src, leaves{link: c.res.Type == TypeSymlink}); err != nil {
 			return c, err
 		}
 	}
@@ -775,13 +798,8 @@ func (e *Engine) trash(ctx context.Context, p plan) (ItemResult, error) {
 	if err != nil {
 		return res, err
 	}
-	res.Type, res.Files = TypeFile, files
-	if dir {
-		res.Type = TypeDir
-	} else {
-		res.SHA256 = fp
-	}
-	if err := e.checkOrdinary(checkedOf(ctx), p.dst, leaves{folder: dir}); err != nil {
+	res.Type, res.Files, res.SHA256 = itemType(fp, dir), files, fileSHA(fp, dir)
+	if err := e.checkOrdinary(checkedOf(ctx), p.dst, leaves{folder: dir, link: res.Type == TypeSymlink}); err != nil {
 		return res, err
 	}
 	slot, err := reserveTrash(p.dst)
@@ -844,10 +862,7 @@ func (e *Engine) restore(ctx context.Context, p plan, want string) (ItemResult, 
 	if want != "" && fp != want {
 		return res, &ConflictError{Path: p.dst, Reason: ReasonChanged, Replacement: -1, Message: "the item in the " + binName() + " changed since; it was left there"}
 	}
-	res.Type, res.Files = TypeFile, files
-	if dir {
-		res.Type = TypeDir
-	}
+	res.Type, res.Files = itemType(fp, dir), files
 	p.src = p.bin
 	id := newReceiptID()
 	if err := e.insertAction(ctx, id, p, false, "", fp, dir); err != nil {

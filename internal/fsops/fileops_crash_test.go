@@ -214,4 +214,18 @@ func TestMoveTreeAcrossVolumes(t *testing.T) {
 	if exists(src) || mustRead(t, filepath.Join(dst, "a.jpg")) != "a" || mustRead(t, filepath.Join(dst, "album", "b.jpg")) != "b" {
 		t.Fatalf("source there %v; destination not whole", exists(src))
 	}
+	// A link moves itself, still pointing where it pointed.
+	link := filepath.Join(shm, "latest")
+	if err := os.Symlink(filepath.Join(dst, "a.jpg"), link); err != nil {
+		t.Fatal(err)
+	}
+	if err := moveTree(link, filepath.Join(disk, "latest")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.Readlink(filepath.Join(disk, "latest")); err != nil || got != filepath.Join(dst, "a.jpg") {
+		t.Fatalf("the moved link points to %q (%v)", got, err)
+	}
+	if _, err := os.Lstat(link); err == nil || mustRead(t, filepath.Join(dst, "a.jpg")) != "a" {
+		t.Fatal("the link is still at its source, or its target changed")
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/risk"
 )
 
 // emptyFiles makes n empty files in dir.
@@ -65,42 +66,142 @@ func TestFileOpBudgetIsTheWholeCall(t *testing.T) {
 	}
 }
 
-// A link given as the item is refused, never followed: trashing or
-// moving a shortcut must not trash or move the document it points to.
-func TestFileOpRefusesALinkItself(t *testing.T) {
+// A link given as the item of a move or a trash is carried itself, never
+// followed: the document it points to (here or outside the roots) stays
+// as it was, byte for byte, and the undo brings the link back. The call
+// is judged at the link's own path by the kind of what it points to, so
+// a link to a program asks as the program would. A copy of a link is
+// refused (it would copy what it points to).
+func TestFileOpCarriesALinkItself(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("making a symbolic link needs a privilege on Windows")
 	}
-	env := newTestEngine(t)
+	env := askEngine(t)
 	withTrash(t)
-	writeFile(t, env.path("Documents", "thesis.docx"), "thesis")
+	ctx := context.Background()
+	outside := filepath.Join(filepath.Dir(env.root), "elsewhere", "secret.txt")
+	writeFile(t, outside, "not under a root")
+	writeFile(t, env.path("Documents", "notes.txt"), "Dear Ann,\nsee you\n")
+	writeFile(t, env.path("Documents", "tool"), "\x7fELF a program")
+	if err := os.Chmod(env.path("Documents", "tool"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	targets := []string{outside, env.path("Documents", "notes.txt"), env.path("Documents", "tool")}
+	shas := map[string]string{}
+	for _, p := range targets {
+		sha, _, err := fileHash(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shas[p] = sha
+	}
+	untouched := func(when string) {
+		t.Helper()
+		for _, p := range targets {
+			if sha, _, err := fileHash(p); err != nil || sha != shas[p] {
+				t.Fatalf("%s: %s, a link's target, changed or went: %v", when, p, err)
+			}
+		}
+	}
 	if err := os.MkdirAll(env.path("Downloads"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	link := env.path("Downloads", "shortcut.docx")
-	if err := os.Symlink(env.path("Documents", "thesis.docx"), link); err != nil {
-		t.Fatal(err)
+	link := func(name, to string) string {
+		p := env.path("Downloads", name)
+		if err := os.Symlink(to, p); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
-	for _, c := range []struct {
-		action string
-		in     FileOpInput
-	}{
-		{ActionTrash, FileOpInput{FileOpItem: FileOpItem{Path: link}}},
-		{ActionMove, FileOpInput{FileOpItem: FileOpItem{From: link, To: env.path("Archive", "s.docx")}}},
-		{ActionCopy, FileOpInput{FileOpItem: FileOpItem{From: link, To: env.path("Archive", "c.docx")}}},
-	} {
-		res := fileOp(t, env, c.action, c.in)
-		if res.Status != "failed" || !strings.Contains(res.Items[0].Error, "is a link") {
-			t.Errorf("%s of a link: %+v", c.action, res)
-		}
-		if mustRead(t, env.path("Documents", "thesis.docx")) != "thesis" {
-			t.Fatalf("%s of a link acted on the document it points to", c.action)
-		}
-		if _, err := os.Lstat(link); err != nil {
-			t.Fatalf("%s of a link: the link is gone: %v", c.action, err)
+	doc := link("shortcut.txt", "../Documents/notes.txt")
+	away := link("outside.txt", outside)
+	prog := link("report.txt", env.path("Documents", "tool"))
+	isLinkTo := func(p, to string) {
+		t.Helper()
+		if got, err := os.Readlink(p); err != nil || got != to {
+			t.Fatalf("%s is not the link to %s: %q %v", p, to, got, err)
 		}
 	}
-	if exists(env.path("Archive")) {
-		t.Fatal("something was carried")
+	target := func(action string, in FileOpInput) primitive.Target {
+		t.Helper()
+		raw, _ := json.Marshal(in)
+		tg, err := env.e.fileOpTarget(ctx, action, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tg
 	}
+	ordinary := func(tg primitive.Target) (risk.Why, bool) {
+		for _, f := range tg.Files {
+			if why, ok := env.e.Writes.Classify(f); !ok {
+				return why, false
+			}
+		}
+		return "", len(tg.Files) > 0
+	}
+
+	// A link to a document: judged at its own path, ordinary; moved
+	// itself, then back by its undo.
+	to := env.path("Archive", "shortcut.txt")
+	in := FileOpInput{FileOpItem: FileOpItem{From: doc, To: to}}
+	tg := target(ActionMove, in)
+	if !slices.Contains(tg.Paths, doc) || slices.Contains(tg.Paths, env.path("Documents", "notes.txt")) {
+		t.Fatalf("the move of a link is judged at %v, not at the link's own path", tg.Paths)
+	}
+	if why, ok := ordinary(tg); !ok {
+		t.Fatalf("the move of a link to a document asks (%s)", why)
+	}
+	res, err := env.e.FileOp(withChecked(ctx, primitive.Checked{Ordinary: true, Paths: tg.Paths}), "r:chat", ActionMove, in)
+	if err != nil || res.Status != "completed" || res.Items[0].Type != TypeSymlink {
+		t.Fatalf("move of a link: %+v %v", res, err)
+	}
+	isLinkTo(to, "../Documents/notes.txt")
+	if _, err := os.Lstat(doc); err == nil {
+		t.Fatal("the link is still at its old place")
+	}
+	untouched("move")
+	if _, err := env.e.Undo(ctx, "r:chat", UndoInput{ReceiptID: res.Items[0].ReceiptID}); err != nil {
+		t.Fatalf("undo of the move of a link: %v", err)
+	}
+	isLinkTo(doc, "../Documents/notes.txt")
+	untouched("undo of the move")
+
+	// A link to a file outside the roots: trashed itself, and back.
+	res = fileOp(t, env, ActionTrash, FileOpInput{FileOpItem: FileOpItem{Path: away}})
+	if res.Status != "completed" {
+		t.Fatalf("trash of a link: %+v", res)
+	}
+	isLinkTo(res.Items[0].Trash, outside)
+	untouched("trash")
+	if _, err := env.e.Undo(ctx, "r:chat", UndoInput{ReceiptID: res.Items[0].ReceiptID}); err != nil {
+		t.Fatalf("undo of the trash of a link: %v", err)
+	}
+	isLinkTo(away, outside)
+
+	// A link to a program asks, to move it or to trash it, as the
+	// program would; admitted as ordinary anyway, it is refused.
+	in = FileOpInput{FileOpItem: FileOpItem{From: prog, To: env.path("Archive", "report.txt")}}
+	if why, ok := ordinary(target(ActionMove, in)); ok {
+		t.Fatal("the move of a link to a program does not ask")
+	} else {
+		t.Logf("move of a link to a program: %s", why)
+	}
+	if _, ok := ordinary(target(ActionTrash, FileOpInput{FileOpItem: FileOpItem{Path: prog}})); ok {
+		t.Fatal("the trash of a link to a program does not ask")
+	}
+	res, err = env.e.FileOp(withChecked(ctx, primitive.Checked{Ordinary: true, Paths: target(ActionMove, in).Paths}), "r:chat", ActionMove, in)
+	if err != nil || res.Status != "failed" || res.Items[0].Code != "not_ordinary" {
+		t.Fatalf("a link to a program admitted as ordinary: %+v %v", res, err)
+	}
+	isLinkTo(prog, env.path("Documents", "tool"))
+
+	// A copy of a link is refused.
+	res = fileOp(t, env, ActionCopy, FileOpInput{FileOpItem: FileOpItem{From: doc, To: env.path("Archive", "c.txt")}})
+	if res.Status != "failed" || !strings.Contains(res.Items[0].Error, "is a link") {
+		t.Fatalf("copy of a link: %+v", res)
+	}
+	if exists(env.path("Archive", "c.txt")) {
+		t.Fatal("the copy of a link copied something")
+	}
+	untouched("copy")
 }

@@ -34,10 +34,11 @@ func (e *Engine) fileOpTarget(_ context.Context, action string, raw json.RawMess
 	// so a call carrying more than it can judge is refused whole (as it
 	// is when it runs, tooManyEntries), never judged in part.
 	budget := MaxTreeEntries
-	for _, it := range items {
+	for i, it := range items {
+		n := len(t.Files)
 		switch action {
 		case ActionMove, ActionCopy:
-			src, err := e.resolveSource(it.From, "from")
+			src, err := e.resolveSource(it.From, "from", action == ActionMove)
 			if err != nil {
 				continue
 			}
@@ -47,7 +48,7 @@ func (e *Engine) fileOpTarget(_ context.Context, action string, raw json.RawMess
 			}
 			e.carryTarget(&t, src, dst, action == ActionMove, &budget)
 		case ActionTrash:
-			p, err := e.resolveSource(it.Path, "path")
+			p, err := e.resolveSource(it.Path, "path", true)
 			if err != nil {
 				continue
 			}
@@ -60,6 +61,9 @@ func (e *Engine) fileOpTarget(_ context.Context, action string, raw json.RawMess
 		if budget < 0 {
 			return primitive.Target{}, mapErr(action, tooManyEntries(in))
 		}
+		for range len(t.Files) - n {
+			t.Item = append(t.Item, i)
+		}
 	}
 	return t, nil
 }
@@ -68,10 +72,19 @@ func (e *Engine) fileOpTarget(_ context.Context, action string, raw json.RawMess
 // the write of each file at dst, and with remove its removal at src.
 func (e *Engine) carryTarget(t *primitive.Target, src, dst string, remove bool, budget *int) {
 	add := func(s, d string, info fs.FileInfo) {
+		link := isLink(info)
+		if link {
+			// A link carried itself counts as what it points to.
+			if ti, err := os.Stat(s); err == nil {
+				info = ti
+			}
+		}
 		if d != "" {
 			l := leaves{folder: info.IsDir()}
 			if info.Mode().IsRegular() {
 				l = fileLeaves(s, d)
+			} else if link && !info.IsDir() {
+				l.head = []byte{}
 			}
 			f := e.facts(d, l)
 			if executable(info) && !f.Exists {
@@ -81,7 +94,7 @@ func (e *Engine) carryTarget(t *primitive.Target, src, dst string, remove bool, 
 			e.addFacts(t, f)
 		}
 		if remove {
-			e.addFacts(t, e.facts(s, leaves{folder: info.IsDir()}))
+			e.addFacts(t, e.facts(s, leaves{folder: info.IsDir(), link: link}))
 		}
 	}
 	info, err := os.Lstat(src)

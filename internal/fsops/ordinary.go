@@ -108,6 +108,21 @@ type leaves struct {
 	// (risk.NeedsPackageCheck) and the content is not a package free of
 	// macros (risk.PackageMacros).
 	macros bool
+	// link is set when the path is a link the call carries itself (the
+	// source of a move or trash): it is judged at its own path, by the
+	// kind of what it points to (a link to a program as a program).
+	link bool
+}
+
+// carriedLeaves is what carrying the item at src to dst leaves there: a
+// folder, or a file's start; a link counts as what it points to.
+func carriedLeaves(src, dst string) leaves {
+	if info, err := os.Stat(src); err == nil && info.IsDir() {
+		return leaves{folder: true}
+	} else if err != nil || !info.Mode().IsRegular() {
+		return leaves{head: []byte{}}
+	}
+	return fileLeaves(src, dst)
 }
 
 // leavesBytes is what the allowlist needs of data left in the file at
@@ -173,6 +188,14 @@ func (e *Engine) facts(real string, l leaves) risk.FileFacts {
 		return f
 	}
 	f.Exists = true
+	if l.link && isLink(info) {
+		// Judged by what it points to; nothing more is known of a link
+		// to nothing.
+		if info, err = os.Stat(real); err != nil {
+			return f
+		}
+		f.Folder = f.Folder || info.IsDir()
+	}
 	f.Executable = executable(info)
 	if info.Mode().IsRegular() {
 		if r, err := openRead(real); err == nil {
@@ -240,7 +263,15 @@ func (e *Engine) checkOrdinary(c primitive.Checked, path string, l leaves) error
 	}
 	// Admission found no path (one that led outside the roots then): the
 	// path now is not one it checked.
-	if RealPrefix(path) != path || !slices.Contains(c.Paths, path) {
+	real := RealPrefix(path)
+	if l.link {
+		// The link itself, never what it points to.
+		real = filepath.Join(RealPrefix(filepath.Dir(path)), filepath.Base(path))
+		if info, err := os.Lstat(path); err == nil && !isLink(info) {
+			real = RealPrefix(path)
+		}
+	}
+	if real != path || !slices.Contains(c.Paths, path) {
 		return &NotOrdinaryError{Path: path, Admitted: c.Paths}
 	}
 	// A persistence place is never ordinary and no folder rule covers

@@ -198,6 +198,36 @@ func (r Roots) Resolve(p string) (string, error) {
 	return real, err
 }
 
+// ResolveOwn is Resolve of p's folder joined with p's own name, not
+// followed: the real path of a link itself (a symlink, a junction), for a
+// move or trash that carries the link and never what it points to, which
+// may be anywhere. The link's own path is under a root and under no
+// denied directory, as Resolve's result is.
+func (r Roots) ResolveOwn(p string) (string, error) {
+	clean := filepath.Clean(p)
+	dir, err := r.Resolve(filepath.Dir(clean))
+	if err != nil {
+		var ce *ContainmentError
+		if errors.As(err, &ce) {
+			ce.Path = p
+		}
+		return "", err
+	}
+	if rule, detail := platformPathProblem(p); rule != "" {
+		return "", refuse(p, rule, "%s", detail)
+	}
+	own := filepath.Join(dir, filepath.Base(clean))
+	switch {
+	case !r.underAny(r.roots, own, true):
+		return "", refuse(p, RuleOutsideRoots, "allowed roots: %s", strings.Join(r.List(), ", "))
+	case r.underAny(r.denied.load(), own, true):
+		return "", refuse(p, RuleDenied, "Hearth's own data is not reachable through fs")
+	case strings.HasPrefix(filepath.Base(own), atomicfile.TempPrefix):
+		return "", refuse(p, RuleTempName, "names starting with %q are Hearth's temporary files", atomicfile.TempPrefix)
+	}
+	return own, nil
+}
+
 // resolveInfo is Resolve, with (when stat is set) what a stat of the path
 // says when it exists and resolving it gave that on the way (else nil:
 // stat it).

@@ -29,6 +29,19 @@ const MaxTreeEntries = 20000
 // a file's SHA-256.
 const treePrefix = "tree:"
 
+// linkPrefix starts the fingerprint of a link (a SHA-256 of where it
+// points), so it is never taken for a file's SHA-256 either.
+const linkPrefix = "link:"
+
+// linkPrint is the fingerprint of the link at p.
+func linkPrint(p string) (string, error) {
+	target, err := os.Readlink(p)
+	if err != nil {
+		return "", err
+	}
+	return linkPrefix + hashBytes([]byte(target)), nil
+}
+
 // errTooManyEntries is a folder with more than MaxTreeEntries entries.
 var errTooManyEntries = fmt.Errorf("more than %d files and folders in it", MaxTreeEntries)
 
@@ -72,11 +85,13 @@ func entriesOver(paths []string) bool {
 	return false
 }
 
-// fingerprint is what an item at p looks like: a file's SHA-256, or for a
-// folder "tree:" and a SHA-256 of every entry below it (its path in the
-// folder, type, size and modification time to the second), with the
-// count of files in it. Links and other special files are refused: the
-// file operations carry plain files and folders only.
+// fingerprint is what an item at p looks like: a file's SHA-256, a
+// link's "link:" and a SHA-256 of where it points, or for a folder
+// "tree:" and a SHA-256 of every entry below it (its path in the folder,
+// type, size and modification time to the second), with the count of
+// files in it. Other special files, and links inside a folder, are
+// refused: the file operations carry plain files and folders, and a link
+// itself.
 func fingerprint(p string) (fp string, dir bool, files int, err error) {
 	info, err := os.Lstat(p)
 	if err != nil {
@@ -91,6 +106,9 @@ func fingerprint(p string) (fp string, dir bool, files int, err error) {
 		defer f.Close()
 		sha, err := hashReader(f)
 		return sha, false, 1, err
+	case isLink(info):
+		fp, err := linkPrint(p)
+		return fp, false, 1, err
 	case !info.IsDir():
 		return "", false, 0, &InputError{Field: "path", Message: fmt.Sprintf("%s is a %s; Hearth moves, copies and trashes plain files and folders only", p, typeOf(info.Mode()))}
 	}
@@ -138,6 +156,14 @@ func copyTree(src, dst string) error {
 	}
 	if info.Mode().IsRegular() {
 		return copyFile(src, dst, info)
+	}
+	if isLink(info) {
+		// The link itself, pointing where it points.
+		target, err := os.Readlink(src)
+		if err != nil {
+			return err
+		}
+		return os.Symlink(target, dst)
 	}
 	if !info.IsDir() {
 		return fmt.Errorf("%s is a %s, not a file or folder", src, typeOf(info.Mode()))
@@ -215,7 +241,7 @@ func copyFile(src, dst string, info fs.FileInfo) error {
 
 // copiedEntry is one file or folder a copy across volumes carried: its
 // path below the item ("." for the item itself) and, for a file, the
-// SHA-256 its copy was verified to have. The source is removed only
+// SHA-256 its copy was verified to have (a link's fingerprint for a link). The source is removed only
 // where it is still that (removeCopied).
 type copiedEntry struct {
 	rel string
@@ -237,6 +263,16 @@ func verifyTree(a, b string) ([]copiedEntry, error) {
 			return nil, err
 		}
 		return []copiedEntry{{rel: ".", sha: sha}}, nil
+	}
+	if isLink(ia) {
+		fa, err := linkPrint(a)
+		if err != nil {
+			return nil, err
+		}
+		if fb, err := linkPrint(b); err != nil || fb != fa {
+			return nil, fmt.Errorf("the copy of the link %s does not point where it points", a)
+		}
+		return []copiedEntry{{rel: ".", sha: fa}}, nil
 	}
 	var copied []copiedEntry
 	err = filepath.WalkDir(a, func(q string, d fs.DirEntry, err error) error {
@@ -343,10 +379,18 @@ func removeCopied(from string, copied []copiedEntry) (kept []string, err error) 
 		if errors.Is(lerr, fs.ErrNotExist) {
 			continue
 		}
-		if lerr != nil || !info.Mode().IsRegular() {
-			continue // not the file copied: kept, and named below
+		var sha string
+		var herr error
+		switch {
+		case lerr != nil:
+			continue // kept, and named below
+		case info.Mode().IsRegular():
+			sha, _, herr = fileHash(p)
+		case isLink(info):
+			sha, herr = linkPrint(p)
+		default:
+			continue // not what was copied
 		}
-		sha, _, herr := fileHash(p)
 		if herr != nil {
 			errs = append(errs, herr)
 			continue

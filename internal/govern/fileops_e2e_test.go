@@ -236,6 +236,15 @@ func TestFileOpsAskByWhatMoves(t *testing.T) {
 		if _, err := os.Stat(tc.still); err != nil {
 			t.Errorf("%s: moved while it waits: %v", tc.name, err)
 		}
+		// The permit keeps the items that ask, for the card that names
+		// them: of the 37, only the program, with why.
+		if tc.name == "a batch with a program" {
+			if a := ps[0].Asks; len(a) != 1 || a[0].Item != 36 || filepath.Base(a[0].Path) != "setup.exe" || a[0].Said != ps[0].Said {
+				t.Errorf("the batch's permit keeps as the items that ask %+v, want item 36, setup.exe, %q", a, ps[0].Said)
+			}
+		} else if tc.args["items"] == nil && (len(ps[0].Asks) != 1 || ps[0].Asks[0].Item != 0) {
+			t.Errorf("%s: the permit keeps as the items that ask %+v, want its one item", tc.name, ps[0].Asks)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(home, "Documents", "Invoices")); err == nil {
 		t.Error("the batch with a program moved something before the operator decided")

@@ -3,6 +3,7 @@ package govern
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -53,18 +54,28 @@ type Permit struct {
 	Case    string `json:"case,omitempty"`
 	Subject string `json:"subject,omitempty"`
 	Said    string `json:"said,omitempty"`
+	// Asks are, for a file operation, the items that make it ask, each
+	// with the file that does and why (callpath.Ask); the card names
+	// them and lists every item under Details.
+	Asks []callpath.Ask `json:"asks,omitempty"`
 }
 
 // permitColumns are the columns scanPermit reads, in its order.
-const permitColumns = `id, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at, decided_at, decided_by, risk_case, subject, said`
+const permitColumns = `id, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at, decided_at, decided_by, risk_case, subject, said, asks`
 
 // scanPermit reads one row of permitColumns.
 func scanPermit(r interface{ Scan(...any) error }) (Permit, error) {
 	var p Permit
 	var c, e int64
 	var d sql.NullInt64
-	if err := r.Scan(&p.ID, &p.Primitive, &p.Input, &p.Digest, &p.FutureID, &p.CommandID, &p.State, &c, &e, &d, &p.DecidedBy, &p.Case, &p.Subject, &p.Said); err != nil {
+	var asks string
+	if err := r.Scan(&p.ID, &p.Primitive, &p.Input, &p.Digest, &p.FutureID, &p.CommandID, &p.State, &c, &e, &d, &p.DecidedBy, &p.Case, &p.Subject, &p.Said, &asks); err != nil {
 		return Permit{}, err
+	}
+	if asks != "" {
+		if err := json.Unmarshal([]byte(asks), &p.Asks); err != nil {
+			return Permit{}, fmt.Errorf("read the items that ask of permit %s: %w", p.ID, err)
+		}
 	}
 	p.CreatedAt, p.ExpiresAt = time.UnixMilli(c).UTC(), time.UnixMilli(e).UTC()
 	if d.Valid {
@@ -76,10 +87,27 @@ func scanPermit(r interface{ Scan(...any) error }) (Permit, error) {
 // insertPermit records, in tx, a pending permit id for the call a,
 // expiring at exp.
 func insertPermit(ctx context.Context, tx *sql.Tx, id string, a *callpath.Admission, now, exp time.Time) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO permits(id, route, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at, risk_case, subject, said)
-			VALUES (?,?,?,?,?,?,?,'pending',?,?,?,?,?)`, id, a.Route, a.Spec.Name(), string(a.Input), a.Digest, a.FutureID, a.CommandID, now.UnixMilli(), exp.UnixMilli(),
-		a.Case, a.Subject, a.Said)
+	asks, err := asksColumn(a.Asks)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO permits(id, route, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at, risk_case, subject, said, asks)
+			VALUES (?,?,?,?,?,?,?,'pending',?,?,?,?,?,?)`, id, a.Route, a.Spec.Name(), string(a.Input), a.Digest, a.FutureID, a.CommandID, now.UnixMilli(), exp.UnixMilli(),
+		a.Case, a.Subject, a.Said, asks)
 	return err
+}
+
+// asksColumn is the permits.asks value of a call's items that ask: their
+// JSON, or "" for none.
+func asksColumn(asks []callpath.Ask) (string, error) {
+	if len(asks) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(asks)
+	if err != nil {
+		return "", fmt.Errorf("encode the items that ask: %w", err)
+	}
+	return string(b), nil
 }
 
 // permitByID reads permit id (sql.ErrNoRows when there is none).

@@ -79,6 +79,11 @@ type Target struct {
 	// Program marks a call that would start a program or script (ui.open
 	// of a file that is one, by its extension or content): an exec.
 	Program bool
+	// Item says, for a file operation (fs.move, copy, trash, mkdir), which
+	// of the call's items each of Files belongs to: Item[i] is the index
+	// of Files[i]'s item (0 for a call of one item). Governance names the
+	// items that ask on the card; nil for every other call.
+	Item []int
 }
 
 // Spec describes one primitive: its name, input fields, risk and runner.

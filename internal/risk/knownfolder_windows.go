@@ -8,8 +8,9 @@ import (
 	"golang.org/x/sys/windows/registry"
 )
 
-// knownFolders are the known folders the tables name, by the name they
-// are asked for (FOLDERID_ and the name of the Windows constant).
+// knownFolders are the known folders the tables name, and the person's
+// own folders, by the name they are asked for (FOLDERID_ and the name of
+// the Windows constant).
 var knownFolders = map[string]*windows.KNOWNFOLDERID{
 	"FOLDERID_RoamingAppData":     windows.FOLDERID_RoamingAppData,
 	"FOLDERID_LocalAppData":       windows.FOLDERID_LocalAppData,
@@ -33,6 +34,12 @@ var knownFolders = map[string]*windows.KNOWNFOLDERID{
 	"FOLDERID_CommonTemplates":    windows.FOLDERID_CommonTemplates,
 	"FOLDERID_Documents":          windows.FOLDERID_Documents,
 	"FOLDERID_Desktop":            windows.FOLDERID_Desktop,
+	// The person's own folders, which the panel names by their names
+	// wherever they are (web/ui Folders).
+	"FOLDERID_Downloads": windows.FOLDERID_Downloads,
+	"FOLDERID_Pictures":  windows.FOLDERID_Pictures,
+	"FOLDERID_Music":     windows.FOLDERID_Music,
+	"FOLDERID_Videos":    windows.FOLDERID_Videos,
 }
 
 // KnownFolderEnv returns env with the known folders added: a name

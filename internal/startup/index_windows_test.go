@@ -12,6 +12,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/risk"
 	"github.com/hearth-dev/hearth/internal/startup"
+	"github.com/hearth-dev/hearth/internal/startup/startuptest"
 )
 
 // runKey is the user's Run key.
@@ -103,7 +104,7 @@ func TestStartupFolderMovedWhileRunning(t *testing.T) {
 	if _, ok := x.Match(script); ok {
 		t.Fatal("named before the Startup folder moved")
 	}
-	redirect(t, "Startup", moved)
+	startuptest.Redirect(t, "Startup", moved)
 	h, ok := x.Match(script)
 	if !ok || h.Entry.Kind != startup.KindStartup || h.Entry.Name != "Tidy" {
 		t.Fatalf("the moved Startup folder's shortcut: %+v %v; entries %+v", h, ok, x.Entries())

@@ -1,6 +1,9 @@
 package tunnel
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,6 +88,35 @@ func (s *Supervisor) Candidates() []Candidate {
 		}
 	}
 	return out
+}
+
+// FilesStamp is a short fingerprint of the tunnel-client files Hearth
+// would look at: the pin, the one beside hearth-tray, the one
+// tunnel.client_path names and the one PATH finds, each by its path, size
+// and modification time, read without opening them. It changes when one
+// of them appears, goes or is written: the Setup page, waiting for the
+// person to put the program in place, polls it and reloads (and hashes
+// again) only then, so that a refresh never hashes a file.
+func (s *Supervisor) FilesStamp() string {
+	cfg := s.Config()
+	h := sha256.New()
+	look := func(path string) {
+		fmt.Fprintf(h, "%s\x00", path)
+		if path == "" {
+			return
+		}
+		if st, err := os.Stat(path); err == nil {
+			fmt.Fprintf(h, "%d %d %v\x00", st.Size(), st.ModTime().UnixNano(), st.Mode().IsRegular())
+		}
+	}
+	look(s.besideExe())
+	look(cfg.ClientPath)
+	if p, err := exec.LookPath(ClientName()); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			look(abs)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // Inspect hashes the file at path, which the operator typed, so that the

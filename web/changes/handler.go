@@ -37,6 +37,9 @@ const (
 	FoldLines = 40
 	// DiffContext is the unchanged lines shown around each change.
 	DiffContext = 3
+	// MaxSinceBytes bounds what one page reads to tell whether files are
+	// still as the chat left them (fsops.SinceCheck).
+	MaxSinceBytes = 32 << 20
 	// keptReports bounds the undo reports remembered for the page.
 	keptReports = 32
 )

@@ -3,7 +3,6 @@ package changes
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -59,6 +58,11 @@ type ChangeRow struct {
 	// cannot be undone on its own (the file is no longer as it left it);
 	// Undo all still goes back past it.
 	Later bool
+	// ChangedSince: the file is no longer as the chat's newest change in
+	// effect on it left it (the person, another program or another chat
+	// changed, removed or made it since), so an undo leaves it alone; set
+	// on that change and on the earlier ones it shadows.
+	ChangedSince bool
 	// Members are the items of one call that did several at once (a
 	// batch of moves, copies, folders or trashes), this row's own first:
 	// the page shows them as one change, their list one click away.
@@ -98,9 +102,12 @@ func (c ChangeRow) Allowed(now time.Time) string {
 	return ""
 }
 
-// Undoable reports whether the page offers "Undo this change".
+// Undoable reports whether the page offers "Undo this change": the
+// chat's change is in effect (never undone, or brought back by a Redo),
+// its earlier content is kept, it is the newest on its file and the file
+// is still as it left it, as the undo itself requires.
 func (c ChangeRow) Undoable() bool {
-	return c.Operator == "" && c.UndoneBy == "" && c.Kept && !c.Later
+	return c.Operator == "" && c.InEffect && c.Kept && !c.Later && !c.ChangedSince
 }
 
 // Operation is the change's operation, as Details names it.
@@ -205,16 +212,10 @@ func commonDir(dirs []string) (string, bool) {
 	return common, same
 }
 
-// shortDir names a folder as the person knows it: its path below the
-// home folder (Documents\Invoices), else in full.
-func shortDir(d string) string {
-	if home, err := os.UserHomeDir(); err == nil && home != "" {
-		if rel, err := filepath.Rel(home, d); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
-			return rel
-		}
-	}
-	return d
-}
+// shortDir names a folder as the person knows it (ui.Folders): a known
+// folder by its name (Documents\Invoices), else its path below the home
+// folder, else a short form of it; the Permits card names them the same.
+func shortDir(d string) string { return ui.ThisPC().Name(d) }
 
 // ChatView reads the changes of the conversation key.
 func (h *Handler) ChatView(ctx context.Context, key string, now time.Time) (ChatView, error) {
@@ -263,16 +264,32 @@ func (h *Handler) ChatView(ctx context.Context, key string, now time.Time) (Chat
 		c := &v.Changes[i]
 		c.InEffect = inEffect(c.ID, undoneBy, len(cs))
 	}
-	// Oldest first: a change is "Later"-shadowed when a newer change in
-	// effect touches its file.
-	newest := map[string]bool{}
+	// Newest first: a change is "Later"-shadowed when a newer change of
+	// the chat's in effect touches its file. The person's own undos and
+	// redos on this page shadow nothing: an undo in effect has taken its
+	// change out of effect, and a redo leaves the file as the chat's
+	// change did, so that change is again the one to undo.
+	since := h.FS.NewSinceCheck(MaxSinceBytes)
+	changed := map[string]bool{} // by path: its newest change's ChangedSince
 	for i := len(v.Changes) - 1; i >= 0; i-- {
 		c := &v.Changes[i]
-		if c.Path == "" || !c.InEffect {
+		if c.Path == "" || !c.InEffect || c.Operator != "" {
 			continue
 		}
-		c.Later = newest[c.Path]
-		newest[c.Path] = true
+		if cs, seen := changed[c.Path]; seen {
+			c.Later, c.ChangedSince = true, cs
+			continue
+		}
+		// The newest change of a file's content: is the file still as
+		// it left it? (A file operation's undo checks its items itself.)
+		if c.Action == "" && !c.Dir && c.Kept {
+			size := int64(-1)
+			if b, ok := known[c.Post]; ok {
+				size = int64(len(b))
+			}
+			c.ChangedSince = since.Changed(c.Path, c.Post, size)
+		}
+		changed[c.Path] = c.ChangedSince
 	}
 	// The items of one call are one change.
 	grouped := v.Changes[:0]

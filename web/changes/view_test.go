@@ -181,3 +181,92 @@ func BenchmarkChatPage1000(b *testing.B) {
 		}
 	}
 }
+
+// TestChangedSinceIsNotOfferedAnUndo: a change whose file the person (or
+// another program) changed afterwards is neither counted among the
+// changes that can be undone nor offered an Undo button (the undo would
+// leave the file alone); the page says so. Before, the count and the
+// button promised an undo that did nothing.
+func TestChangedSinceIsNotOfferedAnUndo(t *testing.T) {
+	e, root := newEngine(t)
+	ctx := context.Background()
+	kept, edited := filepath.Join(root, "kept.txt"), filepath.Join(root, "edited.txt")
+	for _, p := range []string{kept, edited} {
+		if _, err := e.Write(ctx, "r:chat", fsops.WriteInput{Path: p, Data: "the chat's text\n"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := &Handler{FS: e, KeptDays: 30}
+	v, err := h.ChatView(ctx, "r:chat", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Undoable != 2 {
+		t.Fatalf("before any edit %d changes can be undone, want 2", v.Undoable)
+	}
+	if err := os.WriteFile(edited, []byte("the person's text\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v, err = h.ChatView(ctx, "r:chat", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := render(t, v)
+	if v.Undoable != 1 || strings.Count(page, `data-testid="undo-one-button"`) != 1 || !strings.Contains(page, `data-testid="change-changed-since"`) {
+		t.Fatalf("after the person edited one file: %d undoable, want 1, one Undo button and the note:\n%s", v.Undoable, page)
+	}
+	if err := os.Remove(kept); err != nil {
+		t.Fatal(err)
+	}
+	if v, err = h.ChatView(ctx, "r:chat", time.Now()); err != nil || v.Undoable != 0 {
+		t.Fatalf("after the person removed the other: %d undoable (%v), want 0", v.Undoable, err)
+	}
+}
+
+// TestRedoneChangesCanBeUndoneAgain: after Undo all and Redo, the chat's
+// changes are in effect again and the page counts and offers them (the
+// person's redo does not hide them, nor does their earlier undo), and an
+// undo of one of them does what the page offered. Before, the redo's own
+// records shadowed the chat's changes and nothing was left to undo.
+func TestRedoneChangesCanBeUndoneAgain(t *testing.T) {
+	e, root := newEngine(t)
+	ctx := context.Background()
+	a, b := filepath.Join(root, "a.txt"), filepath.Join(root, "b.txt")
+	if err := os.WriteFile(a, []byte("the person's a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{a, b} {
+		if _, err := e.Write(ctx, "r:chat", fsops.WriteInput{Path: p, Data: "the chat's text\n"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	undo, err := e.UndoChat(ctx, "Ann", "r:chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Redo(ctx, "Ann", "r:chat", undo.Batch); err != nil {
+		t.Fatal(err)
+	}
+	h := &Handler{FS: e, KeptDays: 30}
+	v, err := h.ChatView(ctx, "r:chat", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := render(t, v)
+	if v.Undoable != 2 || strings.Count(page, `data-testid="undo-one-button"`) != 2 {
+		t.Fatalf("after the redo %d changes can be undone, want 2 with their Undo buttons:\n%s", v.Undoable, page)
+	}
+	var id string
+	for _, c := range v.Changes {
+		if c.Path == a && c.Operator == "" {
+			id = c.ID
+		}
+	}
+	rep, err := e.UndoChange(ctx, "Ann", "r:chat", id)
+	if err != nil || len(rep.Files) != 1 || rep.Files[0].Outcome != fsops.OutcomeRestored {
+		t.Fatalf("undo of the redone change: %+v, %v", rep, err)
+	}
+	if got, _ := os.ReadFile(a); string(got) != "the person's a\n" {
+		t.Fatalf("after its undo a holds %q", got)
+	}
+}

@@ -102,6 +102,9 @@ type Item struct {
 	// Changed is the file a rule pinned that changed since, which is why
 	// this call asks again; "" otherwise.
 	Changed string
+	// Batch is a file operation's card (fs.move, copy, trash, mkdir):
+	// its sentence, why it asks and every item; nil for other calls.
+	Batch *Batch
 	// NoFolder: the call names no working folder, so it would run in
 	// Hearth's own (RuleCwd, resolved by governance's program
 	// extraction); the card says so, and Always allow covers only it.
@@ -172,7 +175,9 @@ func NewItem(p govern.Permit) Item {
 	}
 	it.Verb, it.What, it.Where = Describe(p)
 	it.Note = askOnceNotes[p.Primitive]
-	if p.Case == string(risk.CasePersist) && p.Subject != "" {
+	if b, ok := BatchOf(p); ok {
+		it.Batch = &b
+	} else if p.Case == string(risk.CasePersist) && p.Subject != "" {
 		it.Change = persistChange(p)
 	}
 	if p.Case == string(risk.CaseOpen) {
@@ -199,6 +204,9 @@ func Describe(p govern.Permit) (verb, what, where string) {
 		URL     string   `json:"url"`
 	}
 	_ = json.Unmarshal([]byte(p.Input), &in)
+	if b, ok := BatchOf(p); ok {
+		return b.Sentence, "", ""
+	}
 	switch {
 	case (p.Case == string(risk.CasePersist) || p.Case == string(risk.CaseUnusual)) && p.Subject != "":
 		return p.Said + ":", p.Subject, ""
@@ -233,6 +241,16 @@ func Describe(p govern.Permit) (verb, what, where string) {
 		return "read", "your clipboard", ""
 	}
 	return "do", PrimitiveWords(p.Primitive), ""
+}
+
+// Words is what Describe says, as one phrase ("run ls -la", "move 37
+// files from Downloads to Documents\Invoices, including setup.exe").
+func Words(p govern.Permit) string {
+	verb, what, _ := Describe(p)
+	if what == "" {
+		return verb
+	}
+	return verb + " " + what
 }
 
 // askOnceNotes are the notes of the calls the operator is asked about once
@@ -431,8 +449,7 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request) {
 		h.Kit.Fail(w, r, "approve permit "+p.ID, err)
 		return
 	}
-	verb, what, _ := Describe(p)
-	msg := fmt.Sprintf("You allowed it once: Hearth will %s %s, and ChatGPT gets the result in its chat.", verb, what)
+	msg := fmt.Sprintf("You allowed it once: Hearth will %s, and ChatGPT gets the result in its chat.", Words(p))
 	if rule != nil {
 		msg += fmt.Sprintf(" From now on %s", CommandLine(rule.Program, rule.Args))
 		if rule.CwdRoot != "" {
@@ -460,10 +477,9 @@ func (h *Handler) deny(w http.ResponseWriter, r *http.Request) {
 		h.Kit.Fail(w, r, "deny permit "+p.ID, err)
 		return
 	}
-	verb, what, _ := Describe(p)
-	h.Kit.Done(w, r, "/permits", operator, fmt.Sprintf("You denied it: Hearth will not %s %s, and ChatGPT is told so. "+
+	h.Kit.Done(w, r, "/permits", operator, fmt.Sprintf("You denied it: Hearth will not %s, and ChatGPT is told so. "+
 		"If this chat asks for exactly the same in the next %d minutes, Hearth says no without asking you (Ask again, below, ends that).",
-		verb, what, int(govern.DenialHold.Minutes())))
+		Words(p), int(govern.DenialHold.Minutes())))
 }
 
 // askAgain ends a denial's hold: the next identical call asks again.
@@ -491,8 +507,7 @@ func (h *Handler) askAgain(w http.ResponseWriter, r *http.Request) {
 		h.Kit.Fail(w, r, "ask again about permit "+id, err)
 		return
 	}
-	verb, what, _ := Describe(denied[i])
-	h.Kit.Done(w, r, "/permits", operator, fmt.Sprintf("Hearth will ask you again the next time ChatGPT wants to %s %s.", verb, what))
+	h.Kit.Done(w, r, "/permits", operator, fmt.Sprintf("Hearth will ask you again the next time ChatGPT wants to %s.", Words(denied[i])))
 }
 
 func (h *Handler) removeRule(w http.ResponseWriter, r *http.Request) {

@@ -34,7 +34,6 @@ func (h *Handler) approveWorkspace(w http.ResponseWriter, r *http.Request, opera
 		}
 		return
 	}
-	verb, what, _ := Describe(p)
-	h.Kit.Done(w, r, "/permits", operator, fmt.Sprintf("You allowed it: Hearth will %s %s, and ChatGPT gets the result in its chat. "+
-		"From now on ChatGPT may change code and settings in %s without asking; files that start programs by themselves still ask (remove the folder on the Safety page).", verb, what, folder))
+	h.Kit.Done(w, r, "/permits", operator, fmt.Sprintf("You allowed it: Hearth will %s, and ChatGPT gets the result in its chat. "+
+		"From now on ChatGPT may change code and settings in %s without asking; files that start programs by themselves still ask (remove the folder on the Safety page).", Words(p), folder))
 }

@@ -246,7 +246,7 @@ func (v View) Lead() string {
 		}
 		return "Finish setting up: step 3 of 6, the tunnel ID."
 	case PhaseConnect:
-		if !v.FirstCall.IsZero() {
+		if v.Finished() {
 			return "ChatGPT cannot reach Hearth: " + Sentence(v.Status) + "."
 		}
 		return "Finish setting up: step 4 of 6, connect."
@@ -283,6 +283,10 @@ func Sentence(st tunnel.Status) string {
 		return "the connection program changed since you trusted it; trust it again"
 	case tunnel.StateNotConfigured:
 		return "not set up yet"
+	case tunnel.StateStopped:
+		if st.Reason == tunnel.ReasonClientBack {
+			return "the connection program is back, unchanged; connect again on the Setup page"
+		}
 	}
 	return "not connected (the connection is stopped)"
 }
@@ -438,6 +442,32 @@ func (h *Handler) openFolder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.backTo(w, r, StepProgram, "The folder is open. Put the connection program there, then press Check again.", false)
+}
+
+// programLive is the program step's watch while it waits for the
+// connection program: it looks at the files (tunnel.FilesStamp, no hash)
+// and has the page reload (HX-Refresh) when one appeared, went or changed
+// since the page was drawn (seen), so that the page shows what is there
+// now and the one next step; otherwise nothing (204).
+func (h *Handler) programLive(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Get("seen") == h.Tunnel.FilesStamp() {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	w.Header().Set("HX-Refresh", "true")
+	w.WriteHeader(http.StatusOK)
+}
+
+// checkAgain is the program step's "Check again": the page as it is now,
+// or, when Hearth still sees no connection program to run or trust, a
+// sentence saying where it looked.
+func (h *Handler) checkAgain(w http.ResponseWriter, r *http.Request) {
+	v := h.load(true)
+	if _, found := v.firstCandidate(); found || v.ProgramOK() {
+		http.Redirect(w, r, back, http.StatusSeeOther)
+		return
+	}
+	h.backTo(w, r, StepProgram, "Hearth does not see "+tunnel.ClientName()+" in "+v.ProgramDir+" yet. Put the file from the ZIP there; this page sees it by itself.", true)
 }
 
 // progressLive is the live line of the Connect and first-call steps: a

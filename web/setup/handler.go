@@ -88,6 +88,8 @@ func (h *Handler) Mount(r chi.Router) {
 	r.Post("/setup/connect", h.connect)
 	r.Post("/setup/open-folder", h.openFolder)
 	r.Get("/setup/progress/live", h.progressLive)
+	r.Get("/setup/program/live", h.programLive)
+	r.Post("/setup/program/check", h.checkAgain)
 }
 
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {

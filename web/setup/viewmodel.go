@@ -103,6 +103,10 @@ type View struct {
 	// ProgramDir is hearth-tray's folder, where the connection program
 	// belongs.
 	ProgramDir string
+	// Stamp is the tunnel-client files' fingerprint when the full page
+	// was drawn (tunnel.FilesStamp): while the program step waits, the
+	// page polls it and reloads when a file appears, goes or changes.
+	Stamp string
 	// Progress is Connect's outcome, shown once after it ran.
 	Progress *progress
 	// Flash is the page's one-shot message, shown in its card.
@@ -113,6 +117,13 @@ type View struct {
 // which hashes the pinned file (the full page only, not every live
 // refresh).
 func (h *Handler) load(client bool) View {
+	// The program is looked at first: a pinned file that is back as it
+	// was lifts client_changed (client), which the status read below
+	// then shows.
+	var cl Client
+	if client {
+		cl = h.client()
+	}
 	cfg := h.Tunnel.Config()
 	v := View{
 		Status: h.Tunnel.Status(), Running: h.Tunnel.Running(),
@@ -128,7 +139,7 @@ func (h *Handler) load(client bool) View {
 	v.PinGone = pinGone(h.Tunnel)
 	v.BesideExe = !v.Pinned && h.Tunnel.HasBesideExe()
 	if client {
-		v.Client = h.client()
+		v.Client, v.Stamp = cl, h.Tunnel.FilesStamp()
 	}
 	present, err := h.Tunnel.KeyPresent()
 	if err != nil {
@@ -168,6 +179,11 @@ func (h *Handler) client() Client {
 			h.Kit.Log.Warn("panel: hash the pinned tunnel-client", "err", err)
 		case err != nil:
 			h.Kit.Log.Error("panel: hash the pinned tunnel-client", "err", err)
+		case h.Tunnel.Status().State == tunnel.StateClientChanged:
+			// The file was gone (or unreadable) and is back with its
+			// pinned SHA-256: nothing is wrong with it any more.
+			h.Tunnel.Check(tunnel.ReasonClientBack)
+			h.Kit.Log.Info("panel: the pinned tunnel-client is back, unchanged", "path", pin.Path)
 		}
 	}
 	c.Candidates = h.Tunnel.Candidates()

@@ -1,9 +1,7 @@
-package startup_test
+package startuptest
 
 import (
-	"encoding/binary"
 	"testing"
-	"unicode/utf16"
 
 	"golang.org/x/sys/windows/registry"
 )
@@ -12,9 +10,9 @@ import (
 // folders (what a OneDrive move or a redirected Startup writes).
 const shellFolders = `Software\Microsoft\Windows\CurrentVersion\Explorer\User Shell Folders`
 
-// redirect points the known folder value name (Startup) at dir for the
-// test, putting the old value back after it.
-func redirect(t *testing.T, name, dir string) {
+// Redirect points the known folder value name (Startup, Personal, …) at
+// dir for the test, putting the old value back after it.
+func Redirect(t testing.TB, name, dir string) {
 	t.Helper()
 	k, err := registry.OpenKey(registry.CURRENT_USER, shellFolders, registry.QUERY_VALUE|registry.SET_VALUE)
 	if err != nil {
@@ -42,25 +40,4 @@ func redirect(t *testing.T, name, dir string) {
 			k.SetStringValue(name, old)
 		}
 	})
-}
-
-// lnk builds a Shell Link whose link info names target, with arguments
-// args (Unicode string data), as Windows writes one.
-func lnk(target, args string) []byte {
-	b := make([]byte, 0x4c)
-	binary.LittleEndian.PutUint32(b, 0x4c)
-	binary.LittleEndian.PutUint32(b[0x14:], 0x2|0x20|0x80)
-	info := make([]byte, 28)
-	base := append([]byte(target), 0)
-	binary.LittleEndian.PutUint32(info[0:], uint32(len(info)+len(base)))
-	binary.LittleEndian.PutUint32(info[4:], 28)
-	binary.LittleEndian.PutUint32(info[8:], 1)
-	binary.LittleEndian.PutUint32(info[16:], 28)
-	b = append(append(b, info...), base...)
-	u := utf16.Encode([]rune(args))
-	b = binary.LittleEndian.AppendUint16(b, uint16(len(u)))
-	for _, c := range u {
-		b = binary.LittleEndian.AppendUint16(b, c)
-	}
-	return b
 }

@@ -1,0 +1,60 @@
+package fsops
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+)
+
+// SinceCheck tells whether files are still as changes left them, for a
+// page that must not offer an undo the undo itself would refuse (undoOne
+// leaves a file alone when its content is not the change's post). It
+// reads at most a budget of bytes in all, so a page of a chat that
+// changed many large files stays cheap: a file it has no budget left for
+// counts as unchanged (the undo still checks it, and names it when it
+// leaves it alone). Files whose hash the engine's cache holds, and files
+// whose size already differs, cost nothing. One check serves one page.
+type SinceCheck struct {
+	e    *Engine
+	left int64
+}
+
+// NewSinceCheck returns a check that hashes at most budget bytes.
+func (e *Engine) NewSinceCheck(budget int64) *SinceCheck {
+	return &SinceCheck{e: e, left: budget}
+}
+
+// Changed reports whether the file at path is no longer as a change left
+// it: post is its SHA-256 then ("" when the change removed it), postSize
+// its size when known (-1 when not). A file changed, removed, made or
+// replaced by something that is not a file since counts as changed; a
+// file it cannot read, or has no budget left for, as unchanged.
+func (s *SinceCheck) Changed(path, post string, postSize int64) bool {
+	info, err := os.Lstat(path)
+	if post == "" {
+		return err == nil
+	}
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	if !info.Mode().IsRegular() {
+		return true
+	}
+	if postSize >= 0 && info.Size() != postSize {
+		return true
+	}
+	if sha, ok := s.e.hashes.cached(path, info); ok {
+		return sha != post
+	}
+	if info.Size() > s.left {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	s.left -= info.Size()
+	sha, err := s.e.hashes.sum(path, info, f)
+	return err == nil && sha != post
+}
