@@ -66,7 +66,7 @@ var batchSentence = "move 37 files from Downloads to " + filepath.Join("Document
 // TestBatchCardSentence: governance's permit of a batch that carries a
 // program among 36 documents gives its card exactly one sentence, naming
 // the program, and the Permits page says it on the card's main line in
-// plain words.
+// plain words, as does the waiting banner on the other pages.
 func TestBatchCardSentence(t *testing.T) {
 	in, _, _, p := batchHome(t)
 	it := permits.NewItem(p)
@@ -86,7 +86,11 @@ func TestBatchCardSentence(t *testing.T) {
 		t.Fatalf("the card's headline is %q", got)
 	}
 	checkPlain(t, "a batch waiting: /permits", page)
-	checkPlain(t, "a batch waiting: /", f.get(t, f.login(t), "/"))
+	status := f.get(t, f.login(t), "/")
+	if got := strings.Join(strings.Fields(mainText(status)), " "); !strings.Contains(got, "ChatGPT is waiting for you: it wants to "+batchSentence+" ") {
+		t.Errorf("the waiting banner on Status does not say the batch in its sentence:\n%s", got)
+	}
+	checkPlain(t, "a batch waiting: /", status)
 }
 
 // TestBrowserBatchCard: in headless Chromium over a real Hearth, the

@@ -2,9 +2,12 @@ package web_test
 
 import (
 	"fmt"
+	"log/slog"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/tunnel"
+	"github.com/hearth-dev/hearth/web"
 )
 
 // connectedHearth is a real Hearth whose setup a person finished: the
@@ -183,4 +187,120 @@ func primaries(t *testing.T, b *tab) int {
 	var c int
 	fmt.Sscan(n, &c)
 	return c
+}
+
+// TestBrowserStopSaysHowLong: with "connect whenever Hearth starts" on,
+// Stop says that it lasts only until Hearth next starts and offers the
+// choice. "Stop for now" keeps tunnel.autostart on and says Hearth
+// connects again at its next start; "Stop and don't connect at start"
+// turns it off, changing that one key of config.json and nothing else of
+// the person's file, and says the stop lasts.
+func TestBrowserStopSaysHowLong(t *testing.T) {
+	in, _ := connectedHearth(t)
+	cfgPath := filepath.Join(in.Home, "config.json")
+	login, err := in.App.NewLoginURLTo("/setup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newTab(t, "stop")
+	problems := watchConsole(b.ctx)
+	b.run("open Setup's details", chromedp.Navigate(login),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="setup-details"] summary`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="setup-details"] summary`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="stop-off-button"]`)))
+	b.shot("stop-choice")
+	if s, err := textOf(b.ctx, `[data-testid="stop-button"]`); err != nil || s != "Stop for now" {
+		t.Fatalf("the stop button says %q (%v)", s, err)
+	}
+	if s, err := textOf(b.ctx, `[data-testid="stop-note"]`); err != nil || !strings.Contains(s, "connects again") {
+		t.Fatalf("the stop's note says %q (%v)", s, err)
+	}
+	b.run("stop for now", chromedp.Click(chromedp.CSS(`[data-testid="stop-button"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
+	if s, _ := textOf(b.ctx, `[data-testid="flash"]`); !strings.Contains(s, "Hearth connects again when it next starts") {
+		t.Fatalf("Stop for now says %q", s)
+	}
+	if in.App.Tunnel.Running() || !in.App.Tunnel.Config().Autostart {
+		t.Fatalf("after Stop for now: running %v, autostart %v", in.App.Tunnel.Running(), in.App.Tunnel.Config().Autostart)
+	}
+
+	if err := in.App.StartTunnel(); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.run("reload", chromedp.Navigate(strings.TrimSuffix(in.App.PanelURL(), "/")+"/setup"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="setup-details"] summary`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="setup-details"] summary`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="stop-off-button"]`)))
+	b.run("stop and don't connect at start", chromedp.Click(chromedp.CSS(`[data-testid="stop-off-button"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
+	b.shot("stopped-for-good")
+	if s, _ := textOf(b.ctx, `[data-testid="flash"]`); !strings.Contains(s, "Hearth will not connect by itself when it starts") {
+		t.Fatalf("Stop and don't connect at start says %q", s)
+	}
+	if in.App.Tunnel.Running() || in.App.Tunnel.Config().Autostart {
+		t.Fatalf("after Stop and don't connect at start: running %v, autostart %v", in.App.Tunnel.Running(), in.App.Tunnel.Config().Autostart)
+	}
+	after, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Replace(string(before), `"autostart": true`, `"autostart": false`, 1); string(after) != want || want == string(before) {
+		t.Fatalf("config.json changed more than tunnel.autostart:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	b.run("open details again", chromedp.WaitVisible(chromedp.CSS(`[data-testid="setup-details"] summary`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="setup-details"] summary`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="stop-note"]`)))
+	if s, _ := textOf(b.ctx, `[data-testid="stop-note"]`); !strings.Contains(s, "does not connect by itself") {
+		t.Fatalf("the stop's note once autostart is off: %q", s)
+	}
+	if p := problems(); len(p) > 0 {
+		t.Errorf("the browser reported errors:\n%s", strings.Join(p, "\n"))
+	}
+}
+
+// TestSetupLiveDoesNotAskTaskScheduler: the Setup page's live refreshes
+// (its state every 2 s, its lead every 2 s) never read the logon task's
+// state, which on Windows starts schtasks.exe each time (about 40 a
+// minute with the page open); only the full page shows it.
+func TestSetupLiveDoesNotAskTaskScheduler(t *testing.T) {
+	in, _ := connectedHearth(t)
+	var mu sync.Mutex
+	reads := 0
+	f := &fixture{in: in, clock: &clock{t: time.Now()}, log: &syncBuffer{}, logLevel: &slog.LevelVar{}}
+	deps := in.App.PanelDeps()
+	deps.Now = f.clock.Now
+	deps.Log = slog.New(slog.NewTextHandler(f.log, nil))
+	deps.StartAtLogon = func() (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		reads++
+		return true, nil
+	}
+	p, err := web.New(deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.panel = p
+	f.srv = httptest.NewServer(p.Handler())
+	t.Cleanup(f.srv.Close)
+	b := f.login(t)
+	if page := f.get(t, b, "/setup"); !strings.Contains(page, "on (change it from the tray icon") {
+		t.Fatalf("the full page does not show the logon task's state:\n%s", page)
+	}
+	mu.Lock()
+	full := reads
+	mu.Unlock()
+	for range 20 {
+		f.get(t, b, "/setup/live")
+		f.get(t, b, "/setup/progress/live?phase=chatgpt")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if reads != full {
+		t.Fatalf("40 live refreshes read the logon task %d times", reads-full)
+	}
 }

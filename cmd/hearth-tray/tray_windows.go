@@ -15,7 +15,6 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/hearth-dev/hearth/internal/app"
-	"github.com/hearth-dev/hearth/internal/autostart"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/instance"
 	"github.com/hearth-dev/hearth/internal/tray"
@@ -126,7 +125,7 @@ func trayMain(ctx context.Context, quiet bool) error {
 		Listening: func(a *app.App) error {
 			t = &tray.Tray{
 				Hearth:    trayHearth(a, started),
-				Autostart: tray.Autostart{Enabled: autostart.Enabled, Enable: autostart.Enable, Disable: autostart.Disable},
+				Autostart: tray.Autostart{Enabled: a.Logon.Enabled, Enable: a.Logon.Enable, Disable: a.Logon.Disable},
 				Exe:       exe, Browse: tray.OpenURL, Quit: quit, Log: log,
 			}
 			ctl = &tray.Endpoint{Open: t.OpenPanel, Quit: quit, Login: a.ControlLoginURL, Log: log, AnyAccount: !a.Config.LoopbackSameUser}

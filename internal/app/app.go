@@ -118,6 +118,10 @@ type App struct {
 	Recipes  *recipes.Book
 	// Tunnel supervises tunnel-client (docs/DESIGN.md, "Tunnel, tray and recovery"); see StartTunnel.
 	Tunnel *tunnel.Supervisor
+	// Logon is the logon task's state (Windows), read from Task Scheduler
+	// once and again after Hearth changes it: the Setup page shows it and
+	// the tray's "Start at logon" changes it through it.
+	Logon *autostart.LogonState
 	// UI runs the ui tool's work on its one serialized worker.
 	UI *uia.Service
 	// Screen runs ui.screenshot and the clipboard primitives.
@@ -226,7 +230,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		Config: cfg, DataDir: opts.DataDir, DB: db, Log: log, Ledger: led,
 		FS: &fsops.Engine{DB: db, Roots: roots, SpillDir: filepath.Join(opts.DataDir, "receipts"), Replacer: atomicfile.Replacer{Remove: fsops.MoveToTrash},
 			Writes: gov.Writes, Startup: gov.Startup, Documents: document.Reader{CacheDir: filepath.Join(opts.DataDir, "cache", "pdf")}},
-		Wake: wk, Tunnel: tun, Gov: gov,
+		Wake: wk, Tunnel: tun, Logon: autostart.NewLogonState(), Gov: gov,
 		Artifacts: arts, UI: ui, Screen: scr, Runs: newRuns(db, log, cfg, wk, arrivals), Sessions: sessions, Opened: proc.NewStarted(),
 		cfgFile: cfgFile, ready: make(chan struct{}), budgetEvery: opts.BudgetEvery, backupEvery: opts.BackupEvery,
 		explicitMCP: opts.MCPAddr != "", explicitPanel: opts.PanelAddr != "",

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"runtime"
 
-	"github.com/hearth-dev/hearth/internal/autostart"
 	"github.com/hearth-dev/hearth/web"
 	"github.com/hearth-dev/hearth/web/session"
 	"github.com/hearth-dev/hearth/web/status"
@@ -42,7 +41,7 @@ func (a *App) PanelDeps() web.Deps {
 	if runtime.GOOS == "windows" {
 		// The logon task exists only on Windows; elsewhere the Setup page
 		// says where start-at-logon is available instead.
-		d.StartAtLogon = autostart.Enabled
+		d.StartAtLogon = a.Logon.Enabled
 	}
 	return d
 }

@@ -125,22 +125,42 @@ func writeAtomic(path string, data []byte) error {
 }
 
 // SetNestedString sets one string at the key path keys (for instance
-// tunnel, client_sha256: the update's re-pin) and, like SetStrings, leaves
-// every other byte of the file as it was; a missing key on the path is
-// added (as an object holding the rest of the path). The result must load,
-// or nothing is written; the file is replaced atomically.
+// tunnel, client_sha256: the update's re-pin) as SetNested does.
 func SetNestedString(path string, keys []string, value string) error {
-	if len(keys) == 0 || !topKeys()[keys[0]] {
-		return &Error{File: path, Key: strings.Join(keys, "."), Msg: "unknown key"}
-	}
+	return SetNested(path, Setting{Keys: keys, Value: value})
+}
+
+// Setting is one value SetNested writes: its key path (tunnel, autostart)
+// and its value, any value encoding/json encodes.
+type Setting struct {
+	Keys  []string
+	Value any
+}
+
+// SetNested writes each setting at its key path and, like SetStrings,
+// leaves every other byte of the file as it was (the user's other keys,
+// their order, spacing and values: never every default of the running
+// version); a missing key on a path is added (as an object holding the
+// rest of the path). The result must load, or nothing is written; the
+// file is replaced atomically, once for all the settings.
+func SetNested(path string, settings ...Setting) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("update config %s: %w", path, err)
 	}
-	v, _ := json.Marshal(value)
-	out, err := setNested(data, keys, v)
-	if err != nil {
-		return &Error{File: path, Key: strings.Join(keys, "."), Msg: err.Error()}
+	out := data
+	for _, st := range settings {
+		name := strings.Join(st.Keys, ".")
+		if len(st.Keys) == 0 || !topKeys()[st.Keys[0]] {
+			return &Error{File: path, Key: name, Msg: "unknown key"}
+		}
+		v, err := json.Marshal(st.Value)
+		if err != nil {
+			return &Error{File: path, Key: name, Msg: err.Error()}
+		}
+		if out, err = setNested(out, st.Keys, v); err != nil {
+			return &Error{File: path, Key: name, Msg: err.Error()}
+		}
 	}
 	if _, err := Parse(path, out); err != nil {
 		return fmt.Errorf("update config %s: the result would not load: %w", path, err)

@@ -19,7 +19,7 @@ import (
 
 const hostInfoCall = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"machine","arguments":{"operation":"host_info"},"_meta":{"hearth/conversation":"bench"}}}`
 
-func post(b *testing.B, client *http.Client, url, body string) {
+func post(b testing.TB, client *http.Client, url, body string) {
 	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")

@@ -10,8 +10,6 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/hearth-dev/hearth/internal/jsonx"
 )
 
 // The fast path answers a plain stateless tools/call itself instead of
@@ -20,8 +18,10 @@ import (
 //
 // It sits behind guard and fingerprint (Host/Origin checks, the body
 // bound, the JSON and UTF-8 refusals and the request fingerprint all run
-// first, unchanged) and calls the same tool handler the SDK calls, with
-// the same request context, so governance, conversation routing,
+// first, unchanged), as the callHandler fingerprint hands the request it
+// read (the wireRequest: the fast path reads no body of its own), and
+// calls the same answer the SDK's tool handler calls, with the same
+// request context, so governance, conversation routing,
 // at-least-once delivery and the invalid-UTF-8 refusal are the ones of
 // the SDK path. It answers what the SDK would answer for the same
 // request: the same JSON-RPC response, status and headers.
@@ -51,7 +51,7 @@ const (
 // fastPath is the middleware; next is the SDK.
 type fastPath struct {
 	s         *Server
-	next      http.Handler
+	next      callHandler
 	tools     map[string]string // each tool it answers, by its name
 	protocols []string
 	// serverInfo is the encoded implementation() of a 2026-07-28 result's
@@ -59,7 +59,7 @@ type fastPath struct {
 	serverInfo []byte
 }
 
-func (s *Server) fastPath(next http.Handler) *fastPath {
+func (s *Server) fastPath(next callHandler) *fastPath {
 	f := &fastPath{s: s, next: next, tools: map[string]string{}}
 	for _, t := range tools {
 		if len(s.Registry.Operations(t.Name)) > 0 {
@@ -76,26 +76,23 @@ func (s *Server) fastPath(next http.Handler) *fastPath {
 	return f
 }
 
-// plainCall is a request the fast path answers.
-type plainCall struct {
-	id        json.RawMessage
-	tool      string
-	arguments json.RawMessage
-	meta      callMeta
-	modern    bool // the 2026-07-28 wire
+// serveWire answers a plain call (take) itself and hands anything else to
+// next.
+func (f *fastPath) serveWire(w http.ResponseWriter, r *http.Request, wire wireRequest) {
+	if f.take(r, &wire) {
+		f.serve(w, r, wire)
+		return
+	}
+	f.next.serveWire(w, r, wire)
 }
 
-// ServeHTTP hands the request to the SDK: fingerprint, which has read and
-// checked the body, gives the fast path its plain calls (take and serve).
-func (f *fastPath) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.next.ServeHTTP(w, r) }
-
-// take reports whether the request with this (checked) body is a plain
-// call the fast path answers.
-func (f *fastPath) take(r *http.Request, body []byte) (plainCall, bool) {
-	if r.Method != http.MethodPost || !f.plainHeaders(r) {
-		return plainCall{}, false
+// take reports whether wire is a plain call the fast path answers, and
+// sets what its answer needs (its tool, its _meta, the 2026-07-28 wire).
+func (f *fastPath) take(r *http.Request, wire *wireRequest) bool {
+	if r.Method != http.MethodPost || !wire.split || !f.plainHeaders(r) {
+		return false
 	}
-	return f.plain(r, body)
+	return f.plain(r, wire)
 }
 
 // plainHeaders reports whether the headers are ones the SDK accepts for a
@@ -183,58 +180,38 @@ func plainLoopbackHost(hostport string) bool {
 	return host == "127.0.0.1" || host == "localhost" || host == "::1"
 }
 
-// plain parses body as a plain tools/call, or reports false.
-func (f *fastPath) plain(r *http.Request, body []byte) (plainCall, bool) {
-	var c plainCall
-	var topBuf, paramsBuf, metaBuf [8]member
-	top, ok := objectFields(body, topBuf[:0])
-	if !ok || len(top) != 4 || string(top.get("jsonrpc")) != `"2.0"` || string(top.get("method")) != `"tools/call"` {
-		return c, false
+// plain reports whether wire, split from its body, is a plain tools/call.
+func (f *fastPath) plain(r *http.Request, wire *wireRequest) bool {
+	if wire.members != 4 || string(wire.version) != `"2.0"` || string(wire.method) != `"tools/call"` || !plainID(wire.ID) ||
+		!wire.paramsObject || wire.paramsUnknown {
+		return false
 	}
-	if c.id = top.get("id"); !plainID(c.id) {
-		return c, false
+	if !plainString(wire.name) {
+		return false
 	}
-	params, ok := objectFields(top.get("params"), paramsBuf[:0])
-	if !ok {
-		return c, false
+	if wire.Tool = f.tools[string(wire.name[1:len(wire.name)-1])]; wire.Tool == "" {
+		return false
 	}
-	for _, m := range params {
-		if k := string(m.key); k != "name" && k != "arguments" && k != "_meta" {
-			return c, false
-		}
-	}
-	name := params.get("name")
-	if !plainString(name) {
-		return c, false
-	}
-	if c.tool = f.tools[string(name[1:len(name)-1])]; c.tool == "" {
-		return c, false
-	}
-	if a := params.get("arguments"); a != nil {
-		if a[0] != '{' {
-			return c, false
-		}
-		c.arguments = a
+	if a := wire.Arguments; a != nil && a[0] != '{' {
+		return false
 	}
 	pv := firstValue(r.Header, hdrProtocol)
-	c.modern = pv == protoModern
-	if c.modern && (firstValue(r.Header, hdrMethod) != "tools/call" || firstValue(r.Header, hdrName) != c.tool) {
-		return c, false
+	wire.modern = pv == protoModern
+	if wire.modern && (firstValue(r.Header, hdrMethod) != "tools/call" || firstValue(r.Header, hdrName) != wire.Tool) {
+		return false
 	}
-	rawMeta := params.get("_meta")
-	if rawMeta == nil {
+	if wire.meta == nil {
 		// The 2026-07-28 wire requires its _meta triple; without it the SDK
 		// answers an error.
-		return c, !c.modern
+		return !wire.modern
 	}
-	meta, ok := objectFields(rawMeta, metaBuf[:0])
-	if !ok || !plainMeta(meta, pv, c.modern) {
-		return c, false
+	var metaBuf [8]member
+	meta, ok := objectFields(wire.meta, metaBuf[:0])
+	if !ok || !plainMeta(meta, pv, wire.modern) {
+		return false
 	}
-	if c.meta, ok = metaFrom(meta); !ok {
-		return c, false
-	}
-	return c, true
+	wire.Meta, ok = metaFrom(meta)
+	return ok
 }
 
 // metaFrom is the callMeta of the request's _meta members, each value as
@@ -365,49 +342,6 @@ func plainCapabilities(raw json.RawMessage) bool {
 		}
 	}
 	return true
-}
-
-// members are a JSON object's members, in order.
-type members []member
-
-type member struct {
-	key []byte // as written (never with escapes)
-	val json.RawMessage
-}
-
-// get is the value of key, or nil.
-func (ms members) get(key string) json.RawMessage {
-	for _, m := range ms {
-		if string(m.key) == key {
-			return m.val
-		}
-	}
-	return nil
-}
-
-// maxMembers bounds the objects objectFields splits: a larger one is not
-// plain (and its repeated-key check would grow with the square).
-const maxMembers = 64
-
-// objectFields splits a JSON object into its members, appended to buf,
-// refusing anything else, any key written with escapes, any object with a
-// repeated key (decoders disagree on those) and any with more than
-// maxMembers. raw must be part of a body fingerprint has checked to be
-// valid JSON.
-func objectFields(raw json.RawMessage, buf members) (members, bool) {
-	fields := buf[:0]
-	it := jsonx.WalkObject(raw)
-	for it.Next() {
-		key := it.Key()
-		if len(fields) == maxMembers || fields.get(string(key)) != nil {
-			return nil, false
-		}
-		fields = append(fields, member{key: key, val: it.Value()})
-	}
-	if !it.OK() {
-		return nil, false
-	}
-	return fields, true
 }
 
 // plainString: a JSON string without escapes.

@@ -27,19 +27,19 @@ var (
 
 // serve runs the tool call the SDK's handler would run and writes the
 // SDK's answer: one JSON-RPC response, 200, application/json.
-func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, c plainCall, ri requestInfo) {
+func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, wire wireRequest) {
 	f.s.fastCalls.Add(1)
-	env, probe := f.s.answer(r.Context(), ri, c.tool, c.meta, c.arguments)
+	env, probe := f.s.answer(r.Context(), &wire)
 	bufs := getAnswerBufs()
 	defer putAnswerBufs(bufs)
-	out, err := f.encode(c, env, probe, bufs)
+	out, err := f.encode(&wire, env, probe, bufs)
 	h := w.Header()
 	h["Cache-Control"], h["Content-Type"] = noCache, contentJSON
 	if err != nil {
 		// The SDK answers a handler's error as a JSON-RPC error without a
 		// code (render fails only when the envelope cannot be encoded).
 		msg, _ := json.Marshal(err.Error())
-		out = []byte(`{"jsonrpc":"2.0","id":` + string(c.id) + `,"error":{"code":0,"message":` + string(msg) + `}}`)
+		out = []byte(`{"jsonrpc":"2.0","id":` + string(wire.ID) + `,"error":{"code":0,"message":` + string(msg) + `}}`)
 	}
 	w.Write(out)
 }
@@ -48,7 +48,7 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, c plainCall, ri
 // encoding the envelope once: the same members (on the 2026-07-28 wire
 // the server's info in _meta and resultType "complete"), the text content
 // holding the same text.
-func (f *fastPath) encode(c plainCall, env *dispatch.Envelope, probe *RouteProbe, bufs *answerBufs) ([]byte, error) {
+func (f *fastPath) encode(wire *wireRequest, env *dispatch.Envelope, probe *RouteProbe, bufs *answerBufs) ([]byte, error) {
 	b, ok := appendEnvelope(bufs.env[:0], env, probe)
 	if bufs.env = b; !ok {
 		var err error
@@ -60,9 +60,9 @@ func (f *fastPath) encode(c plainCall, env *dispatch.Envelope, probe *RouteProbe
 	out := slices.Grow(bufs.out[:0], 2*len(b)+2*len(summary)+len(f.serverInfo)+160)
 	defer func() { bufs.out = out }()
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
-	out = append(out, c.id...)
+	out = append(out, wire.ID...)
 	out = append(out, `,"result":{`...)
-	if c.modern {
+	if wire.modern {
 		out = append(out, `"_meta":{"`+mcp.MetaKeyServerInfo+`":`...)
 		out = append(out, f.serverInfo...)
 		out = append(out, `},`...)
@@ -100,7 +100,7 @@ func (f *fastPath) encode(c plainCall, env *dispatch.Envelope, probe *RouteProbe
 	if env.IsError() {
 		out = append(out, `,"isError":true`...)
 	}
-	if c.modern {
+	if wire.modern {
 		out = append(out, `,"resultType":"complete"`...)
 	}
 	return append(out, "}}"...), nil

@@ -4,11 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/hearth-dev/hearth/internal/jsonx"
 )
 
 // TestObjectFieldsAgreesWithDecoder: where objectFields splits an object,
@@ -87,8 +86,8 @@ func manyMembers(n int) string {
 }
 
 // TestPlainFingerprintMatchesDecoder: the fingerprint of a plain call,
-// taken from the fast path's split of the body, is the one fingerprint
-// derives from the decoder for the same body, so that a retry is
+// taken from the split of its body the fast path answers from, is the one
+// derived from the decoder for the same body, so that a retry is
 // recognised whichever path served the first request.
 func TestPlainFingerprintMatchesDecoder(t *testing.T) {
 	f := &fastPath{tools: map[string]string{"fs": "fs"}, protocols: []string{"2025-06-18"}}
@@ -102,16 +101,12 @@ func TestPlainFingerprintMatchesDecoder(t *testing.T) {
 	for _, body := range bodies {
 		r, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
 		r.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-		c, ok := f.plain(r, []byte(body))
-		if !ok {
+		wire := readRequest([]byte(body))
+		if !f.plain(r, &wire) {
 			t.Errorf("%s: not plain", body)
 			continue
 		}
-		ri, ok := plainInfo(c, jsonx.Scan([]byte(body), MaxJSONDepth))
-		if !ok {
-			t.Errorf("%s: refused", body)
-			continue
-		}
+		wire.fingerprinted()
 		var msg struct {
 			ID     json.RawMessage `json:"id"`
 			Params struct {
@@ -122,9 +117,100 @@ func TestPlainFingerprintMatchesDecoder(t *testing.T) {
 		if err := json.Unmarshal([]byte(body), &msg); err != nil {
 			t.Fatal(err)
 		}
-		if want := callFingerprint(msg.ID, msg.Params.Name, msg.Params.Arguments); ri.FP != want {
-			t.Errorf("%s: fingerprint %s from the split, %s from the decoder", body, ri.FP, want)
+		if want := callFingerprint(msg.ID, []byte(msg.Params.Name), msg.Params.Arguments); wire.FP != want || want == "" {
+			t.Errorf("%s: fingerprint %s from the split, %s from the decoder", body, wire.FP, want)
 		}
+	}
+}
+
+// TestSplitRequestMatchesDecoder: where readRequest splits a body, it reads
+// what encoding/json decodes of it (id, method, the tool's name and
+// arguments, a reply's members, a shape the decoder refuses, and so the
+// fingerprint); where it cannot (a key repeated, escaped or in another
+// case), it decodes.
+func TestSplitRequestMatchesDecoder(t *testing.T) {
+	cases := []struct {
+		body  string
+		split bool
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs","arguments":{"operation":"stat"}}}`, true},
+		{`{"jsonrpc":"2.0","id":"a","method":"tools/list"}`, true},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, true},
+		{`{"jsonrpc":"2.0","id":1,"result":{}}`, true},
+		{`{"jsonrpc":"2.0","id":1,"error":null}`, true},
+		{`{"jsonrpc":"2.0","id":null,"method":null}`, true},
+		{`{"jsonrpc":"2.0","id":1}`, true},
+		{`{}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"f\u0073","arguments":{}}}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":7}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"x"}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":null}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5,"arguments":{}}}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":null,"arguments":[1],"other":1,"_meta":{}}}`, true},
+		{`{"jsonrpc":"2.0","ID":1,"method":"tools/call","params":{"name":"fs"}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"Method":"tools/call","params":{"name":"fs"}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","PARAMS":{"name":"fs"}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"Name":"fs","arguments":{}}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs","ARGUMENTS":{}}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call"}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs","name":"task"}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"m\u0065thod":"tools/call"}`, false},
+		{`[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + manyMembers(maxMembers+1) + `}}`, false},
+	}
+	for _, c := range cases {
+		got := readRequest([]byte(c.body))
+		if got.split != c.split {
+			t.Errorf("%s: split %v, want %v", c.body, got.split, c.split)
+		}
+		want := decodeRequest([]byte(c.body))
+		if string(got.ID) != string(want.ID) || got.Method != want.Method || got.malformed != want.malformed || got.reply != want.reply ||
+			string(got.Arguments) != string(want.Arguments) {
+			t.Errorf("%s:\nsplit   id %s method %q malformed %v reply %v arguments %s\ndecoder id %s method %q malformed %v reply %v arguments %s",
+				c.body, got.ID, got.Method, got.malformed, got.reply, got.Arguments, want.ID, want.Method, want.malformed, want.reply, want.Arguments)
+		}
+		if !got.malformed && string(got.toolName()) != string(want.toolName()) {
+			t.Errorf("%s: tool name %q from the split, %q from the decoder", c.body, got.toolName(), want.toolName())
+		}
+		got.fingerprinted()
+		want.fingerprinted()
+		if got.FP != want.FP {
+			t.Errorf("%s: fingerprint %q from the split, %q from the decoder", c.body, got.FP, want.FP)
+		}
+	}
+}
+
+// wireRecorder is a callHandler that keeps what it was given.
+type wireRecorder struct{ got []wireRequest }
+
+func (c *wireRecorder) serveWire(w http.ResponseWriter, r *http.Request, wire wireRequest) {
+	c.got = append(c.got, wire)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// TestFingerprintHandsOnWhatItRead: fingerprint hands whatever handler
+// follows it the request it read (no second reading), fingerprinted, with
+// the field of invalid UTF-8 in the arguments named; a request it refuses
+// reaches no handler.
+func TestFingerprintHandsOnWhatItRead(t *testing.T) {
+	rec := &wireRecorder{}
+	h := (&Server{}).fingerprint(rec)
+	send := func(body string) int {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body)))
+		return w.Code
+	}
+	call := `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"fs","arguments":{"operation":"write","path":"/a","content":"x\ud800"}}}`
+	if code := send(call); code != http.StatusNoContent || len(rec.got) != 1 {
+		t.Fatalf("status %d, %d requests handed on", code, len(rec.got))
+	}
+	wire := rec.got[0]
+	if string(wire.body) != call || string(wire.ID) != "4" || wire.Method != "tools/call" || !wire.split || wire.FP == "" || wire.BadUTF8 != "content" {
+		t.Errorf("handed on %+v", wire)
+	}
+	if code := send(`{"jsonrpc":"2.0","id":5,"method":"x\ud800"}`); code != http.StatusBadRequest || len(rec.got) != 1 {
+		t.Errorf("a method of invalid UTF-8: status %d, %d requests handed on", code, len(rec.got))
 	}
 }
 

@@ -2,9 +2,6 @@ package mcpserver
 
 import (
 	"bytes"
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,35 +17,6 @@ import (
 // MaxBodyBytes bounds one MCP request body (the go-sdk default).
 const MaxBodyBytes = 4 << 20
 
-type requestInfoKey struct{}
-
-// requestInfo is what the HTTP layer learns about a request before the SDK
-// sees it.
-type requestInfo struct {
-	// FP fingerprints the JSON-RPC request id together with the tool name
-	// and arguments, so a retry of the same request is recognised without
-	// storing the raw id.
-	FP string
-	// BadUTF8 names the first field of the tool's arguments that is not
-	// valid UTF-8 (Go's decoder would have replaced it with U+FFFD).
-	BadUTF8 string
-}
-
-// infoFrom is the requestInfo withInfo gave the SDK's handlers (the fast
-// path hands its own to answer).
-func infoFrom(ctx context.Context) requestInfo {
-	ri, _ := ctx.Value(requestInfoKey{}).(requestInfo)
-	return ri
-}
-
-// withInfo gives r's handlers ri, in a new context.
-func withInfo(r *http.Request, ri requestInfo) *http.Request {
-	if ri == (requestInfo{}) {
-		return r
-	}
-	return r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, ri))
-}
-
 // Handler returns the MCP HTTP surface: POST /mcp only (the SDK answers
 // 405 for other methods on /mcp), 404 elsewhere, with Host and Origin
 // checks in front of the SDK's own DNS-rebinding protection.
@@ -58,11 +26,11 @@ func (s *Server) Handler() http.Handler { return s.handler(true) }
 // tools/call requests (fastpath.go); without it every request reaches
 // the SDK.
 func (s *Server) handler(fast bool) http.Handler {
-	var mcpH http.Handler = s.sdk
+	var calls callHandler = sdkCalls{s.sdk}
 	if fast {
-		mcpH = s.fastPath(s.sdk)
+		calls = s.fastPath(calls)
 	}
-	endpoint := rpcErrors(s.guard(s.fingerprint(mcpH)))
+	endpoint := rpcErrors(s.guard(s.fingerprint(calls)))
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", endpoint)
 	mux.Handle("/.well-known/", s.guard(http.HandlerFunc(wellKnownNotFound)))
@@ -149,15 +117,6 @@ func loopbackOrigin(origin string) bool {
 	return loopbackHost(u.Host)
 }
 
-// rpcStateOf is the state of the rpcErrors answering w, where the body's
-// reading leaves what an error answer needs (nil when w is not one).
-func rpcStateOf(w http.ResponseWriter) *rpcState {
-	if iw, ok := w.(*rpcErrorWriter); ok {
-		return &iw.state
-	}
-	return nil
-}
-
 // readBody reads the (bounded) body: into exactly its length when known,
 // so that a 4 MiB body costs 4 MiB, not the doublings of io.ReadAll.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
@@ -172,16 +131,41 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return io.ReadAll(body)
 }
 
+// A callHandler serves a request after fingerprint, given what
+// fingerprint read of it (a zero wireRequest when it read no body: not a
+// POST). It is all fingerprint knows of what comes next: the fast path
+// and the SDK each are one.
+type callHandler interface {
+	serveWire(w http.ResponseWriter, r *http.Request, wire wireRequest)
+}
+
+// sdkCalls hands a request to the go-sdk: the body fingerprint read, again,
+// and what the tool handler needs of it (handle) in the context.
+type sdkCalls struct{ sdk http.Handler }
+
+func (c sdkCalls) serveWire(w http.ResponseWriter, r *http.Request, wire wireRequest) {
+	if wire.body != nil {
+		r.Body = io.NopCloser(bytes.NewReader(wire.body))
+	}
+	c.sdk.ServeHTTP(w, withWire(r, wire))
+}
+
+// requestNoter is a ResponseWriter that wants the request's id and method
+// for the error answers it writes (rpcErrors' writer).
+type requestNoter interface {
+	noteRequest(id json.RawMessage, method string)
+}
+
 // fingerprint reads the (bounded) body, refuses what the SDK would answer
 // in plain text or silently alter (not JSON, not a request object, nested
 // too deep, invalid UTF-8 outside a tool's arguments) with a JSON-RPC
-// error, derives the request fingerprint, and hands the SDK an identical
-// body. Invalid UTF-8 inside a tool's arguments is left to the tool call,
-// which refuses it as invalid_input naming the field.
-func (s *Server) fingerprint(next http.Handler) http.Handler {
+// error, reads the request once (readRequest) with its fingerprint, and
+// hands it to next. Invalid UTF-8 inside a tool's arguments is left to
+// the tool call, which refuses it as invalid_input naming the field.
+func (s *Server) fingerprint(next callHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
-			next.ServeHTTP(w, r)
+			next.serveWire(w, r, wireRequest{})
 			return
 		}
 		body, err := readBody(w, r)
@@ -208,82 +192,25 @@ func (s *Server) fingerprint(next http.Handler) http.Handler {
 			writeRPCError(w, http.StatusBadRequest, nil, codeParseError, fmt.Sprintf("Parse error: JSON nested deeper than %d levels", MaxJSONDepth))
 			return
 		}
-		if f, ok := next.(*fastPath); ok {
-			if call, ok := f.take(r, body); ok {
-				if ri, ok := plainInfo(call, scan); ok {
-					if st := rpcStateOf(w); st != nil {
-						st.ID, st.Method = call.id, "tools/call"
-					}
-					f.serve(w, r, call, ri)
-					return
-				}
-			}
+		wire := readRequest(body)
+		if n, ok := w.(requestNoter); ok && !wire.malformed {
+			n.noteRequest(wire.ID, wire.Method)
 		}
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				Name      string          `json:"name"`
-				Arguments json.RawMessage `json:"arguments"`
-			} `json:"params"`
-			Result json.RawMessage `json:"result"`
-			Error  json.RawMessage `json:"error"`
-		}
-		err = json.Unmarshal(body, &msg)
-		if st := rpcStateOf(w); st != nil && err == nil {
-			st.ID, st.Method = msg.ID, msg.Method
-		}
-		if trimmed[0] == '{' && (err != nil || msg.Method == "" && msg.Result == nil && msg.Error == nil) {
+		if trimmed[0] == '{' && (wire.malformed || wire.Method == "" && !wire.reply) {
 			// Neither a request, a notification nor a response (the SDK
 			// would take it for a response and answer 202).
-			writeRPCError(w, http.StatusBadRequest, msg.ID, codeInvalidRequest, `Invalid request: a JSON-RPC request needs "jsonrpc":"2.0" and a string "method"`)
+			writeRPCError(w, http.StatusBadRequest, wire.ID, codeInvalidRequest, `Invalid request: a JSON-RPC request needs "jsonrpc":"2.0" and a string "method"`)
 			return
 		}
-		ri := requestInfo{}
-		if scan.BadPath != nil {
-			p := scan.BadPath
-			if err == nil && msg.Method == "tools/call" && len(p) > 2 && p[0] == "params" && p[1] == "arguments" {
-				ri.BadUTF8 = fieldPath(p[2:])
-			} else {
-				writeRPCError(w, http.StatusBadRequest, msg.ID, codeInvalidParams,
+		if p := scan.BadPath; p != nil {
+			if wire.malformed || wire.Method != "tools/call" || len(p) <= 2 || p[0] != "params" || p[1] != "arguments" {
+				writeRPCError(w, http.StatusBadRequest, wire.ID, codeInvalidParams,
 					fmt.Sprintf("Invalid params: field %q is not valid UTF-8 (invalid bytes or a lone surrogate escape such as \\ud800)", fieldPath(p)))
 				return
 			}
+			wire.BadUTF8 = fieldPath(p[2:])
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		if err == nil && len(msg.ID) > 0 && msg.Method == "tools/call" {
-			ri.FP = callFingerprint(msg.ID, msg.Params.Name, msg.Params.Arguments)
-		}
-		next.ServeHTTP(w, withInfo(r, ri))
+		wire.fingerprinted()
+		next.serveWire(w, r, wire)
 	})
-}
-
-// callFingerprint is a tools/call request's FP.
-func callFingerprint(id json.RawMessage, tool string, arguments json.RawMessage) string {
-	// One buffer on the stack for a call of ordinary size, hashed at once.
-	var stack [1024]byte
-	b := stack[:0]
-	if n := len(id) + len(tool) + len(arguments) + 2; n > len(stack) {
-		b = make([]byte, 0, n)
-	}
-	b = append(append(append(append(append(b, id...), 0), tool...), 0), arguments...)
-	sum := sha256.Sum256(b)
-	var text [2 * sha256.Size]byte
-	return string(hex.AppendEncode(text[:0], sum[:]))
-}
-
-// plainInfo is what fingerprint learns about a plain call from the fast
-// path's split of its body, the same as from the decoder (the id and the
-// arguments as they were sent, the tool's name without escapes); ok is
-// false for invalid UTF-8 outside the tool's arguments, which fingerprint
-// refuses.
-func plainInfo(c plainCall, scan jsonx.ScanResult) (requestInfo, bool) {
-	ri := requestInfo{FP: callFingerprint(c.id, c.tool, c.arguments)}
-	if p := scan.BadPath; p != nil {
-		if len(p) <= 2 || p[0] != "params" || p[1] != "arguments" {
-			return ri, false
-		}
-		ri.BadUTF8 = fieldPath(p[2:])
-	}
-	return ri, true
 }

@@ -132,7 +132,7 @@ func statCall(path string) string {
 }
 
 // statFile writes the small file the read calls stat.
-func statFile(b *testing.B, dir string) string {
+func statFile(b testing.TB, dir string) string {
 	path := filepath.Join(dir, "notes.txt")
 	if err := os.WriteFile(path, []byte("a small file to stat\n"), 0o600); err != nil {
 		b.Fatal(err)

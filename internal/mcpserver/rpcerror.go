@@ -110,6 +110,12 @@ func (w *rpcErrorWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
+// noteRequest keeps the request's id and method for an error answer
+// (requestNoter).
+func (w *rpcErrorWriter) noteRequest(id json.RawMessage, method string) {
+	w.state.ID, w.state.Method = id, method
+}
+
 // Unwrap lets http.ResponseController reach the connection.
 func (w *rpcErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 

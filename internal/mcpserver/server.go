@@ -238,32 +238,38 @@ func (m callMeta) commandIDText() string {
 	return v
 }
 
+// handle is the SDK's tool handler for tool: the call is the wireRequest
+// fingerprint read (its fingerprint and UTF-8 check) with the tool,
+// arguments and _meta of the SDK's own decode, which it answers.
 func (s *Server) handle(tool string) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return render(s.answer(ctx, infoFrom(ctx), tool, metaOf(req.Params.Meta), req.Params.Arguments))
+	return func(ctx context.Context, sdkReq *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		wire := wireFrom(ctx)
+		wire.Tool, wire.Arguments, wire.Meta = tool, sdkReq.Params.Arguments, metaOf(sdkReq.Params.Meta)
+		return render(s.answer(ctx, &wire))
 	}
 }
 
 // answer runs one tool call (both the SDK's handler and the fast path
 // call it) and returns its envelope, with the arrivals it carries, and
-// the route probe of its answer. ri is what fingerprint learned of the
-// request; arguments are valid JSON or empty: they are a value of a body
-// fingerprint has checked whole.
-func (s *Server) answer(ctx context.Context, ri requestInfo, tool string, meta callMeta, arguments json.RawMessage) (*dispatch.Envelope, *RouteProbe) {
+// the route probe of its answer. The call's arguments are valid JSON or
+// empty: they are a value of a body fingerprint has checked whole. It
+// decodes the call into the engine's dispatch.Request.
+func (s *Server) answer(ctx context.Context, wire *wireRequest) (*dispatch.Envelope, *RouteProbe) {
+	meta := wire.Meta
 	if meta.session != nil && s.OnOpenAISession != nil {
 		s.OnOpenAISession(ctx)
 	}
-	route := meta.route()
-	var env *dispatch.Envelope
-	spec, input, detach, err := s.Registry.DecodeValid(tool, arguments)
-	if bad := ri.BadUTF8; bad != "" {
-		err = badUTF8(tool, spec, bad)
+	req := dispatch.Request{Route: meta.route(), CommandID: meta.commandIDText()}
+	var err error
+	req.Spec, req.Input, req.Detach, err = s.Registry.DecodeValid(wire.Tool, wire.Arguments)
+	if bad := wire.BadUTF8; bad != "" {
+		err = badUTF8(wire.Tool, req.Spec, bad)
 	}
-	if err == nil && meta.commandIDText() != "" && strings.HasPrefix(route, dispatch.AnonymousPrefix) {
+	if err == nil && req.CommandID != "" && strings.HasPrefix(req.Route, dispatch.AnonymousPrefix) {
 		err = fmt.Errorf(`_meta["hearth/command_id"]: a command id is remembered per conversation; send _meta["hearth/conversation"] with it`)
 	}
 	deliver := func() []dispatch.Arrival {
-		arr, derr := s.Dispatcher.Deliver(ctx, route, ri.FP)
+		arr, derr := s.Dispatcher.Deliver(ctx, req.Route, wire.FP)
 		if derr != nil {
 			s.Log.Error("deliver arrivals", "err", derr)
 			arr = []dispatch.Arrival{}
@@ -274,20 +280,21 @@ func (s *Server) answer(ctx context.Context, ri requestInfo, tool string, meta c
 	// arrivals are taken before it starts (its result arrives on a
 	// later call), and a call that went pending at the inline budget
 	// but finished before the delivery is answered completed inline.
+	var env *dispatch.Envelope
 	var arr []dispatch.Arrival
 	if err != nil {
-		env = dispatch.ErrorEnvelope(tool, primitive.Failed("invalid_input", "%s", err.Error()))
+		env = dispatch.ErrorEnvelope(wire.Tool, primitive.Failed("invalid_input", "%s", err.Error()))
 		arr = deliver()
-	} else if detach {
+	} else if req.Detach {
 		arr = deliver()
-		env = s.Dispatcher.Call(ctx, dispatch.Request{Route: route, Spec: spec, Input: input, Detach: detach, CommandID: meta.commandIDText()})
+		env = s.Dispatcher.Call(ctx, req)
 	} else {
-		env = s.Dispatcher.Call(ctx, dispatch.Request{Route: route, Spec: spec, Input: input, Detach: detach, CommandID: meta.commandIDText()})
+		env = s.Dispatcher.Call(ctx, req)
 		arr = deliver()
 		env, arr = settleOwn(env, arr)
 	}
 	env.Arrivals = arr
-	return env, s.probe(meta, route, env)
+	return env, s.probe(meta, req.Route, env)
 }
 
 // settleOwn answers a pending call whose own result is already among the

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -375,10 +376,36 @@ func (s *Supervisor) check(cfg config.Tunnel) (missing []string, changed *Client
 // some fields of the settings in effect, use UpdateConfig, which cannot
 // undo a change made meanwhile.
 func (s *Supervisor) SetConfig(t config.Tunnel) error {
-	return s.UpdateConfig(func(c *config.Tunnel) error {
+	return s.updateConfig(func(c *config.Tunnel) error {
 		*c = t
 		return nil
-	})
+	}, true)
+}
+
+// saveTunnel writes to config.json the tunnel settings that differ
+// between old and t (every one of them with every), each one key of its
+// "tunnel" object, and nothing else (config.SetNested): turning
+// tunnel.autostart off or pinning a file never writes every default of
+// this version into the person's file, nor undoes an edit of another key
+// made there meanwhile. A missing file is created from the defaults first
+// (config.Load).
+func saveTunnel(path string, old, t config.Tunnel, every bool) error {
+	if _, err := config.Load(path); err != nil {
+		return err
+	}
+	var sets []config.Setting
+	ov, nv, typ := reflect.ValueOf(old), reflect.ValueOf(t), reflect.TypeOf(t)
+	for i := range typ.NumField() {
+		if !every && reflect.DeepEqual(ov.Field(i).Interface(), nv.Field(i).Interface()) {
+			continue
+		}
+		key, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		sets = append(sets, config.Setting{Keys: []string{"tunnel", key}, Value: nv.Field(i).Interface()})
+	}
+	if len(sets) == 0 {
+		return nil
+	}
+	return config.SetNested(path, sets...)
 }
 
 // UpdateConfig applies change to the settings in effect now and saves the
@@ -389,11 +416,18 @@ func (s *Supervisor) SetConfig(t config.Tunnel) error {
 // must not call the Supervisor's methods. When change or the validation
 // of its result fails, nothing changes.
 func (s *Supervisor) UpdateConfig(change func(*config.Tunnel) error) error {
+	return s.updateConfig(change, false)
+}
+
+// updateConfig is UpdateConfig; every writes all the tunnel settings into
+// config.json (SetConfig), not only those change changed.
+func (s *Supervisor) updateConfig(change func(*config.Tunnel) error, every bool) error {
 	s.life.Lock()
 	defer s.life.Unlock()
 	s.mu.Lock()
-	t := s.cfg
+	old := s.cfg
 	s.mu.Unlock()
+	t := old
 	if err := change(&t); err != nil {
 		return err
 	}
@@ -401,20 +435,11 @@ func (s *Supervisor) UpdateConfig(change func(*config.Tunnel) error) error {
 		return err
 	}
 	if s.configPath != "" {
-		c, err := config.Load(s.configPath)
-		if err != nil {
-			return err
-		}
-		c.Tunnel = t
-		if err := c.Validate(); err != nil {
-			return err
-		}
-		if err := config.Write(s.configPath, c); err != nil {
+		if err := saveTunnel(s.configPath, old, t, every); err != nil {
 			return err
 		}
 	}
 	s.mu.Lock()
-	old := s.cfg
 	s.cfg = t
 	s.mu.Unlock()
 	if old.TunnelID != t.TunnelID || old.Profile != t.Profile {

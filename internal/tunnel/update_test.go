@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -130,5 +131,48 @@ func TestUpdateConfigRefusalChangesNothing(t *testing.T) {
 	}
 	if s.Config() != before || stat() != file {
 		t.Errorf("a refused update changed the settings: %+v", s.Config())
+	}
+}
+
+// TestUpdateConfigWritesOnlyItsKeys: a change of the tunnel settings
+// (Stop's "don't connect at start", a pin) writes the keys it changed
+// into config.json and leaves every other byte of the person's file as it
+// was: no default of this version added, their spacing, order and other
+// keys kept.
+func TestUpdateConfigWritesOnlyItsKeys(t *testing.T) {
+	s, _, _ := newSupervisorConfig(t, config.Tunnel{TunnelID: testTunnelID, Autostart: true}, testKey(t))
+	path := filepath.Join(t.TempDir(), "config.json")
+	mine := "{\n  \"policy\": {\"mode\": \"ask\"},\n\n  \"tunnel\": {\"tunnel_id\": \"" + testTunnelID + "\",   \"autostart\": true}\n}\n"
+	if err := os.WriteFile(path, []byte(mine), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.configPath = path
+	if err := s.UpdateConfig(func(c *config.Tunnel) error { c.Autostart = false; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Replace(mine, `"autostart": true`, `"autostart": false`, 1); string(got) != want {
+		t.Fatalf("config.json after turning tunnel.autostart off:\n%s\nwant:\n%s", got, want)
+	}
+	if s.Config().Autostart {
+		t.Fatal("the setting in effect is still on")
+	}
+	// Two keys at once, one of them missing from the file: both written,
+	// nothing else.
+	if err := s.UpdateConfig(func(c *config.Tunnel) error { c.Autostart, c.Profile = true, "mine"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Tunnel.Autostart || c.Tunnel.Profile != "mine" || c.Tunnel.TunnelID != testTunnelID {
+		t.Fatalf("config.json's tunnel after two changes: %+v", c.Tunnel)
+	}
+	if b, _ := os.ReadFile(path); strings.Contains(string(b), "client_path") || strings.Contains(string(b), "storage_budget_bytes") {
+		t.Fatalf("config.json got keys nobody changed:\n%s", b)
 	}
 }

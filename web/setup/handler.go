@@ -400,13 +400,32 @@ func (h *Handler) start(w http.ResponseWriter, r *http.Request) {
 	h.ok(w, r, "Connecting… This page shows when OpenAI accepts the connection.")
 }
 
+// stop stops the tunnel and says whether that lasts past Hearth's next
+// start. With at_start=off ("Stop and don't connect at start") it also
+// turns tunnel.autostart off (one key of config.json), so that it does;
+// without it, "Stop for now" lasts until Hearth next starts, when
+// tunnel.autostart connects again.
 func (h *Handler) stop(w http.ResponseWriter, r *http.Request) {
 	if !h.Tunnel.Running() {
 		h.refuse(w, r, "The connection is not running.")
 		return
 	}
+	if r.PostFormValue("at_start") == "off" {
+		err := h.Tunnel.UpdateConfig(func(t *config.Tunnel) error {
+			t.Autostart = false
+			return nil
+		})
+		if err != nil {
+			h.failed(w, r, "turn tunnel.autostart off", err, "Hearth did not stop the connection: it could not save that it should not connect at start.")
+			return
+		}
+	}
 	h.Stop()
-	h.ok(w, r, "Connection stopped.")
+	if h.Tunnel.Config().Autostart {
+		h.ok(w, r, "Connection stopped for now. Hearth connects again when it next starts (after a restart of the computer, too).")
+		return
+	}
+	h.ok(w, r, "Connection stopped. Hearth will not connect by itself when it starts; connect here when you need it.")
 }
 
 func (h *Handler) restart(w http.ResponseWriter, r *http.Request) {

@@ -149,7 +149,9 @@ func (h *Handler) load(client bool) View {
 	if present {
 		v.KeyPresent, v.KeyHint = true, h.Tunnel.KeyHint()
 	}
-	if h.StartAtLogon != nil {
+	// Only the full page shows it (under Details): a live refresh never
+	// asks Task Scheduler, which starts schtasks.exe each time.
+	if client && h.StartAtLogon != nil {
 		on, err := h.StartAtLogon()
 		if err != nil {
 			h.Kit.Log.Error("panel: read start at logon", "err", err)
