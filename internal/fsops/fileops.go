@@ -417,7 +417,8 @@ func (e *Engine) lockPair(paths ...string) func() {
 //     there is replaced only with overwrite or its expected_sha256; a
 //     folder there never);
 //  2. insert the receipt 'pending' (post: the source's fingerprint);
-//  3. a replaced file goes to the bin (its place recorded);
+//  3. a replaced file goes to the bin, its place there recorded first
+//     (replaceToBin);
 //  4. a move within a volume is one rename; across volumes, and every
 //     copy, copies beside the destination under a temporary name,
 //     verifies size and SHA-256, renames it into place (and for a move
@@ -501,14 +502,11 @@ func (e *Engine) carryDo(ctx context.Context, c *carried) error {
 	p := c.p
 	c.res.ReceiptID = c.id
 	if c.existed {
-		where, err := trashItem(p.dst)
+		where, err := e.replaceToBin(ctx, c.id, p.dst)
 		if err != nil {
-			return fmt.Errorf("put the file %s replaces in the bin: %w", p.dst, err)
-		}
-		c.res.Replaced = where
-		if err := e.setReceipt(ctx, c.id, "replaced_bin", where); err != nil {
 			return err
 		}
+		c.res.Replaced = where
 	}
 	cross := p.action == ActionCopy
 	if p.action == ActionMove {
@@ -625,6 +623,44 @@ func (e *Engine) carryBatch(ctx context.Context, ps []plan, fail []error) []Item
 	}
 	return out
 }
+
+// replaceToBin puts the file at dst, which an overwrite replaces, in the
+// bin, its place there recorded in receipt id before it moves, so that a
+// crash at any point leaves the file at dst or in the bin at a place the
+// receipt names (Recover then takes it back). Where the bin chooses the
+// place itself (the Recycle Bin), the receipt records first that the file
+// is on its way there (step "replacing"), and Recover looks for it there.
+func (e *Engine) replaceToBin(ctx context.Context, id, dst string) (string, error) {
+	slot, err := reserveTrash(dst)
+	if err != nil {
+		return "", fmt.Errorf("put the file %s replaces in the bin: %w", dst, err)
+	}
+	column, value := "replaced_bin", slot.Where
+	if value == "" {
+		column, value = "step", stepReplacing
+	}
+	if err := e.setReceipt(ctx, id, column, value); err != nil {
+		slot.release()
+		return "", err
+	}
+	where, err := slot.put(dst)
+	if err != nil {
+		var kept *keptError
+		if !errors.As(err, &kept) {
+			return "", fmt.Errorf("put the file %s replaces in the bin: %w", dst, err)
+		}
+	}
+	if where != slot.Where {
+		if err := e.setReceipt(ctx, id, "replaced_bin", where); err != nil {
+			return where, err
+		}
+	}
+	return where, nil
+}
+
+// stepReplacing is the step of a receipt whose overwritten file is on its
+// way to a bin that chooses its place there itself.
+const stepReplacing = "replacing"
 
 // trashSource puts the source of a move across volumes in the bin, with
 // a few tries for a file another program holds.

@@ -4,6 +4,7 @@ package fsops
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"os/exec"
@@ -227,5 +228,187 @@ func TestMoveTreeAcrossVolumes(t *testing.T) {
 	}
 	if _, err := os.Lstat(link); err == nil || mustRead(t, filepath.Join(dst, "a.jpg")) != "a" {
 		t.Fatal("the link is still at its source, or its target changed")
+	}
+}
+
+// The crash contract of an overwrite: a move replacing a file (here
+// across volumes, so the replaced file is away while the new one is
+// copied) is killed with SIGKILL right after each of its receipt's
+// writes. The parent holds the database's write lock once it sees the
+// k-th commit since the pending receipt (several writes the child makes
+// in quick succession may count as one), so the child runs on until its
+// next write and waits there; the parent waits for the destination to
+// be gone if it goes, then kills it. Before the receipt recorded where
+// the replaced file goes, the child put it in the bin and then waited
+// to record it: killed there, nothing said where the file was. After recovery the replaced file is
+// at the destination (the receipt void) or in the bin where the receipt
+// says (committed), never lost.
+
+const overwriteCrashEnv = "HEARTH_FSOPS_OVERWRITE_CRASH"
+
+// TestOverwriteCrashChild is the child process of TestOverwriteSurvivesKill.
+func TestOverwriteCrashChild(t *testing.T) {
+	spec := os.Getenv(overwriteCrashEnv)
+	if spec == "" {
+		t.Skip("helper process for TestOverwriteSurvivesKill")
+	}
+	disk, shm, _ := strings.Cut(spec, "|")
+	e, db := moveCrashEngine(t, disk, shm)
+	defer db.Close()
+	if _, err := e.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.FileOp(context.Background(), "r:crash", ActionMove, FileOpInput{FileOpItem: FileOpItem{
+		From: filepath.Join(shm, "report.pdf"), To: filepath.Join(disk, "root", "report.pdf"), Overwrite: true}})
+	if err != nil || res.Status != "completed" {
+		t.Fatalf("move: %+v %v", res, err)
+	}
+}
+
+func TestOverwriteSurvivesKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills child processes")
+	}
+	disk, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat("/dev/shm"); err != nil || devOf(t, "/dev/shm") == devOf(t, disk) {
+		t.Skip("no /dev/shm on a volume of its own: the replaced file is never away long enough")
+	}
+	for gate := range 4 {
+		t.Run(fmt.Sprint("after commit ", gate+1), func(t *testing.T) {
+			shm, err := os.MkdirTemp("/dev/shm", "hearth-crash-")
+			if err != nil {
+				t.Skip("cannot write /dev/shm")
+			}
+			t.Cleanup(func() { os.RemoveAll(shm) })
+			t.Setenv("XDG_DATA_HOME", filepath.Join(disk, fmt.Sprint("xdg", gate)))
+			base := filepath.Join(disk, fmt.Sprint(gate))
+			src, dst := filepath.Join(shm, "report.pdf"), filepath.Join(base, "root", "report.pdf")
+			oldBody, newBody := "%PDF-1.4 the old report", "%PDF-1.7 "+strings.Repeat("the new report ", 2<<20)
+			writeFile(t, dst, oldBody)
+			writeFile(t, src, newBody)
+			oldSHA, newSHA := hashBytes([]byte(oldBody)), hashBytes([]byte(newBody))
+			os.MkdirAll(filepath.Join(base, "data"), 0o700)
+			_, db := moveCrashEngine(t, base, shm) // made and migrated before the child
+			db.Close()
+
+			// The lock: a connection of its own that never waits.
+			raw, err := sql.Open("sqlite", "file:"+filepath.Join(base, "data", "hearth.db")+"?_pragma=busy_timeout(0)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer raw.Close()
+			ctx := context.Background()
+			conn, err := raw.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			version := func() (v int64) {
+				if err := conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
+					t.Fatal(err)
+				}
+				return v
+			}
+
+			cmd := exec.Command(os.Args[0], "-test.run=^TestOverwriteCrashChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), overwriteCrashEnv+"="+base+"|"+shm)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			deadline := time.Now().Add(60 * time.Second)
+			gone := func() bool {
+				select {
+				case err := <-exited:
+					exited <- err
+					return true
+				default:
+					return time.Now().After(deadline)
+				}
+			}
+			// lock takes the write lock as soon as the child's write in
+			// progress commits; it reports false when the child ended.
+			lock := func() bool {
+				for !gone() {
+					if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err == nil {
+						return true
+					}
+				}
+				return false
+			}
+			// next lets the child make its next write, then locks again.
+			next := func() bool {
+				v := version()
+				conn.ExecContext(ctx, "ROLLBACK")
+				for version() == v {
+					if gone() {
+						return false
+					}
+				}
+				return lock()
+			}
+			held, writes := false, -1
+			if lock() {
+				held = true
+				for held && writes < gate {
+					held = next()
+					var n int
+					conn.QueryRowContext(ctx, `SELECT count(*) FROM fs_receipts WHERE action = 'move'`).Scan(&n)
+					if n > 0 {
+						writes++
+					}
+				}
+			}
+			killed := false
+			if held {
+				// The child runs on to its next write: wait for the
+				// destination to go, if it goes before it.
+				for until := time.Now().Add(time.Second); time.Now().Before(until) && exists(dst); {
+					time.Sleep(100 * time.Microsecond)
+				}
+				cmd.Process.Signal(syscall.SIGKILL)
+				<-exited
+				killed = true
+				conn.ExecContext(ctx, "ROLLBACK")
+			}
+			t.Logf("killed: %v after commit %d; destination there: %v", killed, writes+1, exists(dst))
+
+			e, db := moveCrashEngine(t, base, shm)
+			defer db.Close()
+			if _, err := e.Recover(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var state, replaced string
+			if err := db.R.QueryRow(`SELECT state, COALESCE(replaced_bin, '') FROM fs_receipts WHERE action = 'move'`).Scan(&state, &replaced); err != nil {
+				t.Fatal(err)
+			}
+			has := func(p, sha string) bool {
+				got, ok, err := fileHash(p)
+				return err == nil && ok && got == sha
+			}
+			switch state {
+			case "committed":
+				if !has(dst, newSHA) || exists(src) {
+					t.Fatal("committed, but the new file is not in place, or still at its source")
+				}
+				if !has(replaced, oldSHA) {
+					t.Fatalf("committed, but the replaced file is not in the bin where the receipt says (%q)", replaced)
+				}
+			case "void":
+				if !has(dst, oldSHA) {
+					t.Fatal("void, but the replaced file is not back at its place: lost to the bin")
+				}
+				if !has(src, newSHA) {
+					t.Fatal("void, but the new file is not at its source")
+				}
+			default:
+				t.Fatalf("receipt %s after recovery", state)
+			}
+			t.Logf("state %s", state)
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // recoverAction settles a file operation's receipt a crash left pending,
@@ -22,9 +23,10 @@ func (e *Engine) recoverAction(ctx context.Context, id string) (committed bool, 
 		path, action, undoes, from, bin, replaced, step string
 		post                                            sql.NullString
 	}
+	var created int64
 	err = e.DB.R.QueryRowContext(ctx, `SELECT path, action, COALESCE(undoes, ''), COALESCE(from_path, ''), COALESCE(bin_path, ''),
-		COALESCE(replaced_bin, ''), COALESCE(step, ''), post_sha256 FROM fs_receipts WHERE id = ?`, id).
-		Scan(&r.path, &r.action, &r.undoes, &r.from, &r.bin, &r.replaced, &r.step, &r.post)
+		COALESCE(replaced_bin, ''), COALESCE(step, ''), post_sha256, created_at FROM fs_receipts WHERE id = ?`, id).
+		Scan(&r.path, &r.action, &r.undoes, &r.from, &r.bin, &r.replaced, &r.step, &r.post, &created)
 	if err != nil {
 		return false, fmt.Errorf("settle fs receipt %s: %w", id, err)
 	}
@@ -50,8 +52,17 @@ func (e *Engine) recoverAction(ctx context.Context, id string) (committed bool, 
 				}
 			}
 		}
-		if !done && r.replaced != "" && absent(r.path) {
-			restoreFromTrash(r.replaced, r.path)
+		if !done && r.replaced == "" && r.step == stepReplacing && absent(r.path) {
+			// On its way to a bin that chose its place: found there.
+			r.replaced = findTrashed(r.path, time.UnixMilli(created).Add(-2*time.Second))
+		}
+		if !done && r.replaced != "" {
+			if absent(r.path) {
+				restoreFromTrash(r.replaced, r.path)
+			} else if info := trashInfoOf(r.replaced); info != "" && absent(r.replaced) {
+				// Its place in the bin was reserved, the file never went.
+				os.Remove(info)
+			}
 		}
 	case ActionTrash, ActionRmdir:
 		done = absent(r.path)

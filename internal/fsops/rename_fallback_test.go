@@ -6,6 +6,9 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
 	"testing"
 )
 
@@ -40,5 +43,58 @@ func TestRenameClaimedNeverReplaces(t *testing.T) {
 	}
 	if err := renameClaimed(env.path("d"), env.path("f")); err != nil || mustRead(t, env.path("f", "in.txt")) != "d" || exists(env.path("d")) {
 		t.Fatalf("folder to a free name: %v", err)
+	}
+}
+
+// Renames of several files racing for one free name, through the rename
+// that claims the name first: exactly one wins, the name holds the
+// winner's file, and every other file is still at its own place. A look
+// before a plain rename (what this replaced) lets two renames both find
+// the name free, and the second replaces the first's file: lost.
+func TestRenameClaimedRaceHasOneWinner(t *testing.T) {
+	env := newTestEngine(t)
+	const racers = 8
+	for round := range 150 {
+		dir := env.path(strconv.Itoa(round))
+		to := filepath.Join(dir, "report.pdf")
+		srcs := make([]string, racers)
+		for i := range srcs {
+			srcs[i] = filepath.Join(dir, "copy"+strconv.Itoa(i)+".pdf")
+			writeFile(t, srcs[i], "version "+strconv.Itoa(i))
+		}
+		start := make(chan struct{})
+		errs := make([]error, racers)
+		var wg sync.WaitGroup
+		for i := range srcs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				errs[i] = renameClaimed(srcs[i], to)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		winner := -1
+		for i, err := range errs {
+			switch {
+			case err == nil && winner >= 0:
+				t.Fatalf("round %d: both %s and %s were renamed to %s: one replaced the other", round, srcs[winner], srcs[i], to)
+			case err == nil:
+				winner = i
+			case !errors.Is(err, fs.ErrExist):
+				t.Fatalf("round %d: %s: %v", round, srcs[i], err)
+			default:
+				if got := mustRead(t, srcs[i]); got != "version "+strconv.Itoa(i) {
+					t.Fatalf("round %d: the loser %s now holds %q", round, srcs[i], got)
+				}
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("round %d: no rename won", round)
+		}
+		if got := mustRead(t, to); got != "version "+strconv.Itoa(winner) || exists(srcs[winner]) {
+			t.Fatalf("round %d: %s holds %q, want the winner's (copy%d)", round, to, got, winner)
+		}
 	}
 }

@@ -136,6 +136,10 @@ func restoreFromTrash(where, path string) error {
 	return nil
 }
 
+// findTrashed gives "": here the place in the trash is reserved, and
+// recorded, before an item goes there.
+func findTrashed(string, time.Time) string { return "" }
+
 // trashInfoOf is the .trashinfo of an item in the trash, "" when where is
 // not in a trash's files/ folder.
 func trashInfoOf(where string) string {

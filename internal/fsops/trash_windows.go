@@ -122,6 +122,10 @@ func findInBin(path string, since time.Time) string {
 	return best
 }
 
+// findTrashed is the item of the Recycle Bin that was at path, put there
+// at or after since ("" when the bin does not say).
+func findTrashed(path string, since time.Time) string { return findInBin(path, since) }
+
 // userBin is the calling user's folder of the Recycle Bin on path's drive.
 func userBin(path string) (string, error) {
 	tok := windows.GetCurrentProcessToken()
