@@ -118,7 +118,7 @@ type ErrorBody struct {
 }
 
 // StoppedByKey names, in a cancelled envelope's error details, what
-// stopped the call: StoppedByEStop or StoppedByShutdown. Work Hearth
+// stopped the call: StoppedByEStop, StoppedByShutdown or StoppedByCancel. Work Hearth
 // stopped itself has a known end, recorded as stopped (the journal's
 // outcome "stopped"), never as UNKNOWN.
 const StoppedByKey = "stopped_by"
@@ -127,6 +127,8 @@ const StoppedByKey = "stopped_by"
 const (
 	StoppedByEStop    = "estop"
 	StoppedByShutdown = "shutdown"
+	// StoppedByCancel: task.cancel stopped a running job.
+	StoppedByCancel = "cancel"
 )
 
 // IsError reports whether the envelope should set MCP isError.

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/internal/jobs"
@@ -34,7 +35,7 @@ func halt(ctx context.Context, gov *govern.Governor, engine *dispatch.Dispatcher
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	engine.Hold(jobs.Class, EStopJobReason)
+	engine.Hold(jobs.Class, dispatch.Stop{By: callpath.StoppedByEStop, Why: EStopJobReason})
 	engine.CancelRunning(dispatch.ErrEStop)
 	sessions.CloseAll(ctx, session.ReasonEStop)
 	n, err := opened.Kill()

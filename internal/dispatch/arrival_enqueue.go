@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
+	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -43,11 +44,15 @@ func (d *Arrivals) Payload(ctx context.Context, route, id string, env *Envelope)
 	if len(payload) > d.MaxResultBytes && d.Artifacts != nil {
 		meta, aerr := d.Artifacts.Put(ctx, route, id+".json", "application/json", env.Primitive, payload, false)
 		if aerr == nil {
-			// The error's code and message stay; its details (a recipe's
-			// per-step results) are in the artifact with the rest.
+			// The error's code and message stay, and what stopped it; its
+			// other details (a recipe's per-step results) are in the
+			// artifact with the rest.
 			var short *ErrorBody
 			if env.Error != nil {
 				short = &ErrorBody{Code: env.Error.Code, Message: env.Error.Message}
+				if by, ok := env.Error.Details[callpath.StoppedByKey]; ok {
+					short.Details = map[string]any{callpath.StoppedByKey: by}
+				}
 			}
 			spilled := &Envelope{State: env.State, Primitive: env.Primitive, FutureID: id, Error: short, Artifact: &meta,
 				Result: map[string]any{"spilled": true, "note": "result larger than max_result_bytes; read it with artifact.read"}}

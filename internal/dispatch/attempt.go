@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
 
@@ -36,8 +37,11 @@ func (c *scheduler) run(s claimed) {
 		c.wake()
 	}()
 	name := a.Spec.Name()
-	stopped := func(why string) *Envelope {
-		return &Envelope{State: primitive.StateCancelled, Primitive: name, Error: &ErrorBody{Code: "cancelled", Message: why}}
+	// stopped is the end of an attempt stopped on purpose: known, so the
+	// journal records it as stopped, by what (never UNKNOWN).
+	stopped := func(why Stop) *Envelope {
+		return &Envelope{State: primitive.StateCancelled, Primitive: name, Error: &ErrorBody{Code: "cancelled", Message: why.Why,
+			Details: map[string]any{callpath.StoppedByKey: why.By}}}
 	}
 	// refuse ends an attempt that did not run: refused by the gate, or
 	// stopped on purpose while it was being admitted. One stopped by a

@@ -139,11 +139,16 @@ type classRun struct {
 	cancel context.CancelFunc
 	// why, when set, says who stopped the run on purpose (task.cancel,
 	// the e-stop); a run stopped without it was stopped by a shutdown.
-	why  atomic.Pointer[string]
+	why  atomic.Pointer[Stop]
 	done chan struct{}
 }
 
-func (r *classRun) stop(why string) {
+// Stop is why a scheduled run was stopped on purpose: By is what stopped
+// it, for the journal (callpath.StoppedByEStop, StoppedByCancel), Why the
+// words its end reports.
+type Stop struct{ By, Why string }
+
+func (r *classRun) stop(why Stop) {
 	r.why.CompareAndSwap(nil, &why)
 	r.cancel()
 }
@@ -178,8 +183,8 @@ func (d *Dispatcher) Wake(class string) {
 }
 
 // Hold stops class from starting anything and stops every running future
-// of it, which ends cancelled with reason why. Only Resume releases it.
-func (d *Dispatcher) Hold(class, why string) {
+// of it, which ends cancelled, stopped by why. Only Resume releases it.
+func (d *Dispatcher) Hold(class string, why Stop) {
 	c := d.classes[class]
 	if c == nil {
 		return
@@ -206,12 +211,12 @@ func (d *Dispatcher) Resume(class string) {
 	}
 }
 
-// StopRun stops the running scheduled future id of class with reason why
+// StopRun stops the running scheduled future id of class, stopped by why,
 // and waits, within ctx, until its end is recorded, or until the claim it
 // found is given up (its transaction did not commit: the future is queued
 // again, and the caller may cancel it as queued). It reports whether the
 // future was running here.
-func (d *Dispatcher) StopRun(ctx context.Context, class, id, why string) bool {
+func (d *Dispatcher) StopRun(ctx context.Context, class, id string, why Stop) bool {
 	c := d.classes[class]
 	if c == nil {
 		return false

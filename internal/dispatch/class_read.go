@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/hearth-dev/hearth/internal/callpath"
 )
 
 // Querier is where a class reads its futures: a transaction (a read-only
@@ -29,15 +31,22 @@ type ClassFuture struct {
 	CreatedAt     int64
 	StartedAt     sql.NullInt64
 	FinishedAt    sql.NullInt64
+	// StoppedBy says what stopped a cancelled future on purpose
+	// (callpath.StoppedByKey of its answer), "" for anything else.
+	StoppedBy string
 }
 
+// stoppedBySQL is a future's StoppedBy, read from its answer (result).
+const stoppedBySQL = `CASE WHEN state = 'cancelled' AND json_valid(result)
+	THEN COALESCE(json_extract(result, '$.error.details.` + callpath.StoppedByKey + `'), '') ELSE '' END`
+
 const classFutureCols = `id, route, state, COALESCE(on_interrupt, 'requeue'), COALESCE(outcome, ''), attempts, interruptions,
-	COALESCE(run_at, created_at), created_at, started_at, finished_at`
+	COALESCE(run_at, created_at), created_at, started_at, finished_at, ` + stoppedBySQL
 
 func scanClassFuture(sc interface{ Scan(...any) error }) (ClassFuture, error) {
 	var f ClassFuture
 	err := sc.Scan(&f.ID, &f.Route, &f.State, &f.OnInterrupt, &f.Outcome, &f.Attempts, &f.Interruptions,
-		&f.RunAt, &f.CreatedAt, &f.StartedAt, &f.FinishedAt)
+		&f.RunAt, &f.CreatedAt, &f.StartedAt, &f.FinishedAt, &f.StoppedBy)
 	return f, err
 }
 

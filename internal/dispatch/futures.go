@@ -239,8 +239,11 @@ type Future struct {
 	Result     json.RawMessage `json:"result,omitempty"`
 	CreatedAt  time.Time       `json:"created_at"`
 	FinishedAt *time.Time      `json:"finished_at,omitempty"`
-	route      string
-	class      string // of a scheduled future
+	// StoppedBy says what stopped a cancelled call on purpose (the
+	// e-stop, a shutdown); only the panel's list reads it.
+	StoppedBy string `json:"-"`
+	route     string
+	class     string // of a scheduled future
 }
 
 // ErrNoFuture is returned for an unknown future or one of another
@@ -328,7 +331,7 @@ func (d *Dispatcher) ListFutures(ctx context.Context, route string, limit int) (
 // listFutures reads futures matching where (args, then the limit), newest
 // first, without their results.
 func (d *Dispatcher) listFutures(ctx context.Context, what, where string, args ...any) ([]Future, error) {
-	rows, err := d.DB.R.QueryContext(ctx, `SELECT id, route, primitive, state, detached, outcome, created_at, finished_at
+	rows, err := d.DB.R.QueryContext(ctx, `SELECT id, route, primitive, state, detached, outcome, created_at, finished_at, `+stoppedBySQL+`
 		FROM futures `+where+` ORDER BY created_at DESC, rowid DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -341,7 +344,7 @@ func (d *Dispatcher) listFutures(ctx context.Context, what, where string, args .
 		var outcome sql.NullString
 		var created int64
 		var finished sql.NullInt64
-		if err := rows.Scan(&f.ID, &f.route, &f.Primitive, &f.State, &det, &outcome, &created, &finished); err != nil {
+		if err := rows.Scan(&f.ID, &f.route, &f.Primitive, &f.State, &det, &outcome, &created, &finished, &f.StoppedBy); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		f.Detached = det != 0

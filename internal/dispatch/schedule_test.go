@@ -483,7 +483,7 @@ func TestStopRunOfAClaimThatDidNotCommit(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	returned := make(chan bool, 1)
-	go func() { returned <- f.d.StopRun(ctx, "probe", "fut_x", "cancelled by the test") }()
+	go func() { returned <- f.d.StopRun(ctx, "probe", "fut_x", Stop{Why: "cancelled by the test"}) }()
 	for deadline := time.Now().Add(20 * time.Second); out[0].ctx.Err() == nil; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("StopRun never stopped the registered claim")

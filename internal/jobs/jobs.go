@@ -47,7 +47,8 @@
 //     only their names are.
 //   - A graceful stop kills running jobs and leaves them running in the
 //     database, so a stop is an interruption exactly like a crash.
-//   - Hold (the e-stop) kills running jobs, recording them cancelled, and
+//   - Hold (the e-stop) kills running jobs, recording them cancelled and
+//     stopped by the e-stop (stopped_by, in the journal too), and
 //     starts nothing until Resume; a reset of the e-stop alone does not
 //     restart the queue.
 package jobs
@@ -172,6 +173,9 @@ type Job struct {
 	CreatedAt     time.Time       `json:"created_at"`
 	StartedAt     *time.Time      `json:"started_at,omitempty"`
 	FinishedAt    *time.Time      `json:"finished_at,omitempty"`
+	// StoppedBy says what stopped a cancelled job while it ran: "estop"
+	// (the emergency stop) or "cancel" (task.cancel).
+	StoppedBy string `json:"stopped_by,omitempty"`
 }
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/callpath"
+	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
@@ -567,10 +569,19 @@ func TestHoldAndResume(t *testing.T) {
 		with(sh("true"), "dependencies", []any{0}),
 	)
 	e.waitState(route, ids[0], jobs.StateRunning)
-	e.d.Hold(jobs.Class, "cancelled by the e-stop")
+	e.d.Hold(jobs.Class, dispatch.Stop{By: callpath.StoppedByEStop, Why: "cancelled by the e-stop"})
 	killed := e.wait(route, ids[0])
-	if killed.State != jobs.StateCancelled || killed.Reason != "cancelled by the e-stop" {
-		t.Fatalf("running job under hold: %s %q", killed.State, killed.Reason)
+	if killed.State != jobs.StateCancelled || killed.Reason != "cancelled by the e-stop" || killed.StoppedBy != callpath.StoppedByEStop {
+		t.Fatalf("running job under hold: %s %q, stopped by %q", killed.State, killed.Reason, killed.StoppedBy)
+	}
+	ls, err := e.q.ListAllJobs(context.Background(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range ls {
+		if want := map[bool]string{true: callpath.StoppedByEStop}[l.ID == ids[0]]; l.StoppedBy != want {
+			t.Fatalf("the jobs' list says %s was stopped by %q, want %q", l.ID, l.StoppedBy, want)
+		}
 	}
 	if dep := e.wait(route, ids[1]); dep.State != jobs.StateBlocked {
 		t.Fatalf("dependent: %s", dep.State)

@@ -24,7 +24,7 @@ func (q *Queue) ListAllJobs(ctx context.Context, limit int) ([]Listed, error) {
 	for _, r := range rs {
 		runAt := r.RunAt
 		out = append(out, Listed{Route: r.route, Summary: Summary{Kind: "job", ID: r.ID, State: r.State, Command: r.Command,
-			Attempts: r.Attempts, ExitCode: r.ExitCode, Reason: r.Reason, Outcome: r.Outcome, RunAt: &runAt,
+			Attempts: r.Attempts, ExitCode: r.ExitCode, Reason: r.Reason, Outcome: r.Outcome, StoppedBy: r.StoppedBy, RunAt: &runAt,
 			CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt}})
 	}
 	return out, nil

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/primitive"
 )
@@ -45,6 +46,7 @@ func scanJob(f dispatch.ClassFuture, sc interface{ Scan(...any) error }) (*jobRo
 		return nil, err
 	}
 	r.ID, r.route, r.OnInterrupt, r.Attempts, r.Interruptions, r.Outcome = f.ID, f.Route, f.OnInterrupt, f.Attempts, f.Interruptions, f.Outcome
+	r.StoppedBy = f.StoppedBy
 	r.State = viewState(f.State)
 	if err := json.Unmarshal([]byte(args), &r.Args); err != nil {
 		return nil, fmt.Errorf("job %s: decode args: %w", r.ID, err)
@@ -206,7 +208,7 @@ func (q *Queue) Cancel(ctx context.Context, e *dispatch.Dispatcher, route, id st
 			}
 			fallthrough // claimed meanwhile
 		case StateRunning:
-			e.StopRun(ctx, Class, id, "cancelled by task.cancel while running; its process tree was killed")
+			e.StopRun(ctx, Class, id, dispatch.Stop{By: callpath.StoppedByCancel, Why: "cancelled by task.cancel while running; its process tree was killed"})
 			j, err = q.Get(context.WithoutCancel(ctx), route, id)
 			if err != nil {
 				return nil, false, err
@@ -233,6 +235,7 @@ type Summary struct {
 	ExitCode   *int       `json:"exit_code,omitempty"`
 	Reason     string     `json:"reason,omitempty"`
 	Outcome    string     `json:"outcome,omitempty"`
+	StoppedBy  string     `json:"stopped_by,omitempty"`
 	RunAt      *time.Time `json:"run_at,omitempty"`
 	CreatedAt  time.Time  `json:"created_at"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
@@ -248,7 +251,7 @@ func (q *Queue) ListJobs(ctx context.Context, route string, limit int) ([]Summar
 	for _, r := range rs {
 		runAt := r.RunAt
 		out = append(out, Summary{Kind: "job", ID: r.ID, State: r.State, Command: r.Command, Attempts: r.Attempts, ExitCode: r.ExitCode,
-			Reason: r.Reason, Outcome: r.Outcome, RunAt: &runAt, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt})
+			Reason: r.Reason, Outcome: r.Outcome, StoppedBy: r.StoppedBy, RunAt: &runAt, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt})
 	}
 	return out, nil
 }

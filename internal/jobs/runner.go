@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/machine"
 	"github.com/hearth-dev/hearth/internal/primitive"
@@ -74,6 +75,9 @@ func (r runner) Ended(ctx context.Context, id string, env *dispatch.Envelope, re
 		}
 		if env.Error.Code == OutcomeUnknown {
 			j.Outcome = OutcomeUnknown
+		}
+		if by, ok := env.Error.Details[callpath.StoppedByKey].(string); ok && env.State == StateCancelled {
+			j.StoppedBy = by
 		}
 	}
 	var exit, result any

@@ -219,6 +219,8 @@ func (d describer) Summary(kind string, raw json.RawMessage) string {
 				return "Stopped by the emergency stop: " + what
 			case callpath.StoppedByShutdown:
 				return "Stopped because Hearth was closing: " + what
+			case callpath.StoppedByCancel:
+				return "Cancelled while it ran: " + what
 			}
 			return "Stopped by Hearth: " + what
 		}

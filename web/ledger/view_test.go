@@ -55,6 +55,7 @@ func TestEntrySummaries(t *testing.T) {
 		{"outcome", `{"command_id":"c","outcome":"unknown"}`, "Interrupted when Hearth stopped: a call (check what happened)"},
 		{"outcome", `{"command_id":"c","outcome":"stopped","stopped_by":"estop","state":"cancelled"}`, "Stopped by the emergency stop: a call"},
 		{"outcome", `{"command_id":"c","outcome":"stopped","stopped_by":"shutdown","state":"cancelled"}`, "Stopped because Hearth was closing: a call"},
+		{"outcome", `{"command_id":"c","outcome":"stopped","stopped_by":"cancel","state":"cancelled"}`, "Cancelled while it ran: a call"},
 		{"changes_undo", `{"operator":"Ann","action":"undo_all","route":"r"}`, "Ann asked to undo all the changes a chat made to files"},
 		{"changes_undone", `{"operator":"Ann","action":"undo_all","files":[{"path":"a"},{"path":"b"}]}`, "Ann undid a chat's changes: 2 files (the Changes page says what happened to each)"},
 		{"changes_undone", `{"operator":"Ann","action":"redo","files":[{"path":"a"}]}`, "Ann brought back a chat's version: 1 file (the Changes page says what happened to each)"},

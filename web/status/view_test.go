@@ -59,9 +59,11 @@ func TestStatusSentence(t *testing.T) {
 }
 
 // TestModeLabelSaysWhatAsks: the Status page's line for each mode says
-// what the risk table makes that mode do with programs and with the
-// writes that are not ordinary (hidden files, programs, persistence
-// places), so "asks before it runs a program" alone cannot come back.
+// what the risk table makes that mode do with programs, with documents,
+// with code and settings in a workspace, and with every other write
+// (code, settings, hidden files, programs, persistence places), so
+// "asks before it runs a program" alone, or a line that hides that
+// writes of anything but documents ask, cannot come back.
 func TestModeLabelSaysWhatAsks(t *testing.T) {
 	for _, mode := range risk.Modes {
 		var b strings.Builder
@@ -80,8 +82,10 @@ func TestModeLabelSaysWhatAsks(t *testing.T) {
 			words []string
 		}{
 			{risk.CaseExec, []string{"program"}},
-			{risk.CaseUnusual, []string{"hidden", "program", "writes"}},
+			{risk.CaseUnusual, []string{"anything but a document", "code", "settings", "hidden", "program", "writes"}},
 			{risk.CasePersist, []string{"start by itself"}},
+			{risk.CaseWrite, []string{"documents in your folders"}},
+			{risk.CaseWriteOK, []string{"workspaces"}},
 		} {
 			v := risk.CaseOf(c.id).Verdict(mode)
 			switch v {
@@ -95,8 +99,18 @@ func TestModeLabelSaysWhatAsks(t *testing.T) {
 					}
 				}
 			case risk.Runs:
-				if strings.HasPrefix(line, "asks") || !strings.Contains(line, "without asking") {
+				if !strings.Contains(line, "without asking") {
 					t.Errorf("%s: the table runs %s without asking, the line says %q", mode, c.id, line)
+				}
+				// A mode that asks for some things names what it does not
+				// ask for; one that asks for nothing says so at once.
+				if !strings.HasPrefix(line, "asks") {
+					break
+				}
+				for _, w := range c.words {
+					if !strings.Contains(line, w) {
+						t.Errorf("%s: the table runs %s without asking, the line %q does not name %q", mode, c.id, line, w)
+					}
 				}
 			case risk.Refused:
 				if !strings.Contains(line, "changes nothing") {

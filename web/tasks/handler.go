@@ -22,6 +22,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/web/ui"
@@ -62,6 +63,9 @@ type Row struct {
 	RunAt *time.Time
 	// Outcome is "unknown" for work interrupted by a crash.
 	Outcome string
+	// StoppedBy says what stopped cancelled work on purpose (the
+	// e-stop, a shutdown, task.cancel), "" when nothing did.
+	StoppedBy string
 	// Chat labels Conversation for people.
 	Chat string
 }
@@ -104,7 +108,13 @@ func (r Row) StateWords(now time.Time) string {
 	case jobs.StateBlocked:
 		return "not allowed"
 	case jobs.StateCancelled:
-		return "cancelled"
+		switch r.StoppedBy {
+		case callpath.StoppedByEStop:
+			return "stopped by the emergency stop" + finished(r.FinishedAt, now)
+		case callpath.StoppedByShutdown:
+			return "stopped because Hearth was closing" + finished(r.FinishedAt, now)
+		}
+		return "cancelled" + finished(r.FinishedAt, now)
 	}
 	return r.State
 }
@@ -169,7 +179,8 @@ func Rows(js []jobs.Listed, fs []dispatch.Future) []Row {
 			d = append(d, j.Reason)
 		}
 		out = append(out, Row{Kind: "job", ID: j.ID, Conversation: j.Route, What: j.Command, State: j.State,
-			Detail: strings.Join(d, "; "), CreatedAt: j.CreatedAt, FinishedAt: j.FinishedAt, RunAt: j.RunAt, Outcome: j.Outcome})
+			Detail: strings.Join(d, "; "), CreatedAt: j.CreatedAt, FinishedAt: j.FinishedAt, RunAt: j.RunAt, Outcome: j.Outcome,
+			StoppedBy: j.StoppedBy})
 	}
 	for _, f := range fs {
 		var d []string
@@ -180,7 +191,8 @@ func Rows(js []jobs.Listed, fs []dispatch.Future) []Row {
 			d = append(d, "outcome "+f.Outcome)
 		}
 		out = append(out, Row{Kind: "future", ID: f.ID, Conversation: f.Route(), What: f.Primitive, State: f.State,
-			Detail: strings.Join(d, "; "), CreatedAt: f.CreatedAt, FinishedAt: f.FinishedAt, Outcome: f.Outcome})
+			Detail: strings.Join(d, "; "), CreatedAt: f.CreatedAt, FinishedAt: f.FinishedAt, Outcome: f.Outcome,
+			StoppedBy: f.StoppedBy})
 	}
 	slices.SortStableFunc(out, func(a, b Row) int { return b.CreatedAt.Compare(a.CreatedAt) })
 	if len(out) > Limit {

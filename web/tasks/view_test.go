@@ -53,6 +53,9 @@ func TestRowSummaries(t *testing.T) {
 		{Row{Kind: "job", What: "make", State: "completed", FinishedAt: &done}, "Job make — done at 13:59"},
 		{Row{Kind: "future", What: "machine.exec", State: "running"}, "ChatGPT's call to run a program — still running; the result will come"},
 		{Row{Kind: "future", What: "machine.exec", State: "permit"}, "ChatGPT's call to run a program — waiting for your approval (Permits page)"},
+		{Row{Kind: "job", What: "sleep", State: "cancelled", StoppedBy: "estop", FinishedAt: &done}, "Job sleep — stopped by the emergency stop at 13:59"},
+		{Row{Kind: "future", What: "machine.exec", State: "cancelled", StoppedBy: "shutdown"}, "ChatGPT's call to run a program — stopped because Hearth was closing"},
+		{Row{Kind: "job", What: "sleep", State: "cancelled", StoppedBy: "cancel"}, "Job sleep — cancelled"},
 		{Row{Kind: "future", What: "fs.write", State: "failed", Outcome: "unknown"}, "ChatGPT's call to write a file — interrupted when Hearth stopped: check what happened, then tell Hearth on the Safety page"},
 	} {
 		if got := c.r.Summary(now); got != c.want {
