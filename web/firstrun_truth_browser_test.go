@@ -1,6 +1,8 @@
 package web_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
@@ -26,7 +28,12 @@ import (
 // leaves it) and the tunnel ready.
 func connectedHearth(t *testing.T) (in *hearthtest.Instance, client string) {
 	t.Helper()
-	dir := besideHearth(t)
+	return connectedHearthIn(t, besideHearth(t))
+}
+
+// connectedHearthIn is connectedHearth with the program folder dir.
+func connectedHearthIn(t *testing.T, dir string) (in *hearthtest.Instance, client string) {
+	t.Helper()
 	in = hearthtest.StartWith(t, nil, func(o *app.Options) { o.TunnelProgramDir = dir })
 	sup := in.App.Tunnel
 	if err := sup.SetKey(newRuntimeKey(t)); err != nil {
@@ -302,5 +309,63 @@ func TestSetupLiveDoesNotAskTaskScheduler(t *testing.T) {
 	defer mu.Unlock()
 	if reads != full {
 		t.Fatalf("40 live refreshes read the logon task %d times", reads-full)
+	}
+}
+
+// TestNewVersionFolderRunsItsOwnClient: a new version of Hearth unpacked
+// into a new folder, with its package's own tunnel-client beside it, no
+// longer runs the tunnel-client beside the old copy it was pinned in: at
+// start it trusts and runs the one beside it (as on first run), and Setup
+// says so, naming both folders. A pin of a file that lies beside no
+// hearth-tray (the person's own choice) is kept.
+func TestNewVersionFolderRunsItsOwnClient(t *testing.T) {
+	oldDir := besideHearth(t)
+	if err := os.WriteFile(filepath.Join(oldDir, "hearth-tray"), []byte("an older hearth-tray"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	in, oldClient := connectedHearthIn(t, oldDir)
+	in.Stop()
+
+	newDir := besideHearth(t)
+	newClient := filepath.Join(newDir, filepath.Base(oldClient))
+	f, err := os.OpenFile(newClient, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("the version of the new package"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	in2 := hearthtest.StartHomeWith(t, in.Home, nil, func(o *app.Options) { o.TunnelProgramDir = newDir })
+	awaitTunnel(t, in2.App.Tunnel, tunnel.StateReady)
+	if pin, _ := in2.App.Tunnel.Pinned(); pin.Path != newClient {
+		t.Fatalf("the new version runs %s, want the one beside it, %s", pin.Path, newClient)
+	}
+	fx := fixtureOf(t, in2)
+	b := fx.login(t)
+	page := fx.get(t, b, "/setup")
+	if !strings.Contains(page, `data-testid="program-moved"`) || !strings.Contains(page, newDir) || !strings.Contains(page, oldDir) {
+		t.Fatalf("Setup does not say which connection program runs now:\n%s", page)
+	}
+	in2.Stop()
+
+	// The person pins a file beside no hearth-tray: the next start keeps it.
+	mine := filepath.Join(t.TempDir(), filepath.Base(oldClient))
+	data, err := os.ReadFile(oldClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mine, data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	in3 := hearthtest.StartHomeWith(t, in.Home, nil, func(o *app.Options) { o.TunnelProgramDir = newDir })
+	sum := sha256.Sum256(data)
+	if _, err := in3.App.Tunnel.PinClient(mine, hex.EncodeToString(sum[:])); err != nil {
+		t.Fatal(err)
+	}
+	in3.Stop()
+	in4 := hearthtest.StartHomeWith(t, in.Home, nil, func(o *app.Options) { o.TunnelProgramDir = newDir })
+	if pin, _ := in4.App.Tunnel.Pinned(); pin.Path != mine {
+		t.Fatalf("a start replaced the person's own pin %s with %s", mine, pin.Path)
 	}
 }

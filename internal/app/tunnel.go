@@ -50,8 +50,10 @@ func newTunnel(cfg config.Config, opts Options, led *ledger.Ledger, log *slog.Lo
 // whether it could run (not_configured says what is missing). A tunnel
 // set up before pinning existed (a tunnel ID and a key, nothing pinned)
 // first gets the tunnel-client beside hearth-tray pinned, and only that
-// one (tunnel.AutoPin), so that it keeps starting unattended.
-// tunnel-client's profile follows the MCP endpoint's real address
+// one (tunnel.AutoPin), so that it keeps starting unattended. A pin of
+// the tunnel-client beside an older copy of hearth-tray (a new version
+// unpacked into a new folder) moves to the one beside this hearth-tray
+// (tunnel.PreferBesideExe). tunnel-client's profile follows the MCP endpoint's real address
 // (tunnel.Supervisor.SetMCPURL).
 func (a *App) startTunnel(ctx context.Context) {
 	a.tunnelServe.mu.Lock()
@@ -65,6 +67,11 @@ func (a *App) startTunnel(ctx context.Context) {
 		a.Log.Warn("secure mcp tunnel: pin the tunnel-client beside hearth-tray", "err", err)
 	} else if ok {
 		a.Log.Info("secure mcp tunnel: pinned the tunnel-client beside hearth-tray (set up before pinning existed)", "path", pin.Path, "sha256", pin.SHA256)
+	}
+	if from, ok, err := a.Tunnel.PreferBesideExe(); err != nil {
+		a.Log.Warn("secure mcp tunnel: pin the tunnel-client beside this hearth-tray", "err", err)
+	} else if ok {
+		a.Log.Info("secure mcp tunnel: runs the tunnel-client beside this hearth-tray now, not the one beside an older copy", "was", from, "now", a.Tunnel.Config().ClientPath)
 	}
 	if !a.Tunnel.Config().Autostart {
 		a.Tunnel.Check("not started: tunnel.autostart is off (start it from the control panel)")

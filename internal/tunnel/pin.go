@@ -32,8 +32,8 @@ import (
 // the model could have written it; the operator pins one by its path and
 // the hash the page showed (PinClient), so a file swapped after the page
 // was drawn is refused. The only file Hearth pins by itself (PinBesideExe,
-// AutoPin) is the tunnel-client beside hearth-tray, which the fs tool is
-// denied (app's deniedPaths). Every pinned file is denied to the fs tool
+// AutoPin, PreferBesideExe) is the tunnel-client beside hearth-tray, which
+// the fs tool is denied (app's deniedPaths). Every pinned file is denied to the fs tool
 // from the moment it is pinned (Options.OnPinned), so that the model
 // cannot stop the tunnel by rewriting it.
 
@@ -239,6 +239,58 @@ func (s *Supervisor) AutoPin() (Pin, bool, error) {
 		return Pin{}, false, err
 	}
 	return s.PinBesideExe("Hearth at start: the tunnel was set up but nothing was pinned (an upgrade); only the tunnel-client beside hearth-tray is pinned this way")
+}
+
+// PreferBesideExe is Hearth's start-up step after a new version was
+// unpacked into a folder of its own: the pin names the tunnel-client
+// beside an older copy of hearth-tray (another folder that holds
+// hearth-tray), while this hearth-tray has its package's own beside it.
+// It pins the one beside this hearth-tray, the copy Hearth trusts by
+// itself (as on first run), records that in the ledger and the log, and
+// remembers the old path for the Setup page (PinMovedFrom). A pin of a
+// file elsewhere (not beside any hearth-tray) is the operator's choice and
+// stays. It reports the old path and whether it pinned.
+func (s *Supervisor) PreferBesideExe() (from string, pinned bool, err error) {
+	s.pinMu.Lock()
+	defer s.pinMu.Unlock()
+	cur, ok := s.Pinned()
+	beside := s.besideExe()
+	if !ok || beside == "" || !isFile(beside) || samePath(cur.Path, beside) {
+		return "", false, nil
+	}
+	oldDir := filepath.Dir(cur.Path)
+	if !isFile(filepath.Join(oldDir, hearthName())) {
+		return "", false, nil
+	}
+	sum, err := hashPath(beside)
+	if err != nil {
+		return "", false, err
+	}
+	how := "Hearth at start: the tunnel-client beside this hearth-tray, in place of the one beside an older hearth-tray in " + oldDir
+	if _, err := s.savePin(Pin{Path: beside, SHA256: sum}, how); err != nil {
+		return "", false, err
+	}
+	s.mu.Lock()
+	s.movedFrom = cur.Path
+	s.mu.Unlock()
+	return cur.Path, true, nil
+}
+
+// PinMovedFrom is the tunnel-client PreferBesideExe replaced at this
+// start ("" when it replaced none): the Setup page says which file Hearth
+// runs now instead.
+func (s *Supervisor) PinMovedFrom() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.movedFrom
+}
+
+// hearthName is hearth-tray's file name on this OS.
+func hearthName() string {
+	if runtime.GOOS == "windows" {
+		return "hearth-tray.exe"
+	}
+	return "hearth-tray"
 }
 
 // savePin saves pin as the configuration (changing only the pin's two

@@ -174,6 +174,8 @@ type Supervisor struct {
 	firstCallLoaded bool
 	// mcpURL is Hearth's MCP endpoint as it listens now (SetMCPURL).
 	mcpURL string
+	// movedFrom is the pin PreferBesideExe replaced at start ("": none).
+	movedFrom string
 	// keyGen counts the keys saved (SetKey, under keyMu too): a child
 	// started with an earlier key no longer reports the key refused.
 	keyGen uint64

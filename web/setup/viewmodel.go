@@ -103,6 +103,10 @@ type View struct {
 	// ProgramDir is hearth-tray's folder, where the connection program
 	// belongs.
 	ProgramDir string
+	// MovedFrom is the tunnel-client Hearth ran before this start, beside
+	// an older copy of hearth-tray; it runs the one beside it now
+	// (tunnel.PreferBesideExe). "": none.
+	MovedFrom string
 	// Stamp is the tunnel-client files' fingerprint when the full page
 	// was drawn (tunnel.FilesStamp): while the program step waits, the
 	// page polls it and reloads when a file appears, goes or changes.
@@ -137,6 +141,7 @@ func (h *Handler) load(client bool) View {
 	}
 	_, v.Pinned = h.Tunnel.Pinned()
 	v.PinGone = pinGone(h.Tunnel)
+	v.MovedFrom = h.Tunnel.PinMovedFrom()
 	v.BesideExe = !v.Pinned && h.Tunnel.HasBesideExe()
 	if client {
 		v.Client, v.Stamp = cl, h.Tunnel.FilesStamp()
