@@ -2,9 +2,13 @@ package fsops
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +17,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/atomicfile"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/risk"
 )
 
 // The file operations: move (a rename is a move within a folder), copy,
@@ -100,18 +105,23 @@ func (e *Engine) FileOp(ctx context.Context, route, action string, in FileOpInpu
 	if err != nil {
 		return FileOpResult{}, err
 	}
+	// Each source is resolved once: for the budget of entries here, and
+	// for a batch's moves and copies below.
+	srcs := make([]string, len(items))
+	srcErrs := make([]error, len(items))
 	if action != ActionMkdir {
-		var srcs []string
-		for _, it := range items {
+		var folders []string
+		for i, it := range items {
 			field, p := "from", it.From
 			if action == ActionTrash {
 				field, p = "path", it.Path
 			}
-			if real, err := e.resolveSource(p, field, action != ActionCopy); err == nil {
-				srcs = append(srcs, real)
+			var info fs.FileInfo
+			if srcs[i], info, srcErrs[i] = e.resolveSourceInfo(p, field, action != ActionCopy); srcErrs[i] == nil && info.IsDir() {
+				folders = append(folders, srcs[i])
 			}
 		}
-		if entriesOver(srcs) {
+		if entriesOver(folders) {
 			return FileOpResult{}, tooManyEntries(in)
 		}
 	}
@@ -127,7 +137,8 @@ func (e *Engine) FileOp(ctx context.Context, route, action string, in FileOpInpu
 		for i, it := range items {
 			ps[i] = plan{route: route, action: action, op: "write", src: it.From, dst: it.To, callBatch: batch,
 				overwrite: it.Overwrite, expect: it.ExpectedSHA256}
-			if ps[i].src, fail[i] = e.resolveSource(it.From, "from", action == ActionMove); fail[i] != nil {
+			// Resolved above: a move carries a link itself, a copy refuses it.
+			if ps[i].src, fail[i] = srcs[i], srcErrs[i]; fail[i] != nil {
 				ps[i].src = it.From
 				continue
 			}
@@ -289,27 +300,44 @@ func (e *Engine) fileOpItem(ctx context.Context, route, action, batch string, it
 // The path is looked at as given, its last name not followed: Resolve
 // follows it.
 func (e *Engine) resolveSource(p, field string, own bool) (string, error) {
-	if info, err := os.Lstat(filepath.Clean(p)); err == nil && isLink(info) && own {
-		return e.Roots.ResolveOwn(p)
+	real, _, err := e.resolveSourceInfo(p, field, own)
+	return real, err
+}
+
+// resolveSourceInfo is resolveSource with what an lstat of the item
+// says.
+func (e *Engine) resolveSourceInfo(p, field string, own bool) (string, fs.FileInfo, error) {
+	clean := filepath.Clean(p)
+	info, err := os.Lstat(clean)
+	if err == nil && isLink(info) && own {
+		real, err := e.Roots.ResolveOwn(p)
+		if err != nil {
+			return "", nil, err
+		}
+		return real, info, nil
 	}
-	real, err := e.Roots.Resolve(p)
-	if err != nil {
-		return "", err
+	real, rerr := e.Roots.Resolve(p)
+	if rerr != nil {
+		return "", nil, rerr
 	}
-	info, err := os.Lstat(filepath.Clean(p))
 	switch {
 	case err != nil || info.Mode().IsRegular() || info.IsDir():
 	case isLink(info):
-		return "", &InputError{Field: field, Message: fmt.Sprintf("%s is a link (a shortcut to %s), not the file itself; Hearth copies plain files and folders only: give the file's own path", p, real)}
+		return "", nil, &InputError{Field: field, Message: fmt.Sprintf("%s is a link (a shortcut to %s), not the file itself; Hearth copies plain files and folders only: give the file's own path", p, real)}
 	default:
-		return "", &InputError{Field: field, Message: fmt.Sprintf("%s is a %s; Hearth moves, copies and trashes plain files, folders and links only", p, typeOf(info.Mode()))}
+		return "", nil, &InputError{Field: field, Message: fmt.Sprintf("%s is a %s; Hearth moves, copies and trashes plain files, folders and links only", p, typeOf(info.Mode()))}
 	}
-	if _, err := os.Lstat(real); errors.Is(err, fs.ErrNotExist) {
-		return "", &InputError{Field: field, Message: fmt.Sprintf("%s does not exist", real)}
+	if err != nil || real != clean {
+		// The path as given is not the item itself (or was not there a
+		// moment ago): look at the item.
+		info, err = os.Lstat(real)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil, &InputError{Field: field, Message: fmt.Sprintf("%s does not exist", real)}
 	} else if err != nil {
-		return "", fmt.Errorf("look at %s: %w", real, err)
+		return "", nil, fmt.Errorf("look at %s: %w", real, err)
 	}
-	return real, nil
+	return real, info, nil
 }
 
 // itemType is the type of an item by its fingerprint.
@@ -431,7 +459,7 @@ func (e *Engine) lockPair(paths ...string) func() {
 func (e *Engine) carry(ctx context.Context, p plan) (ItemResult, error) {
 	unlock := e.lockPair(p.src, p.dst)
 	defer unlock()
-	c, err := e.carryPrepare(ctx, p)
+	c, err := e.carryPrepare(ctx, p, nil, nil)
 	if err != nil {
 		return c.res, err
 	}
@@ -463,9 +491,13 @@ type carried struct {
 
 // carryPrepare checks one move or copy (steps 1 of carry) under its
 // locks, changing nothing but the destination's parent folders.
-func (e *Engine) carryPrepare(ctx context.Context, p plan) (carried, error) {
+//
+// made and cc are nil for an item alone; for a batch's, the folders it
+// has made sure of so far (a batch of files into one folder makes sure
+// of it once), and the checks its items share.
+func (e *Engine) carryPrepare(ctx context.Context, p plan, made map[string]bool, cc *callChecks) (carried, error) {
 	c := carried{p: p, res: ItemResult{From: p.src, Path: p.dst}, id: newReceiptID()}
-	fp, dir, files, err := fingerprint(p.src)
+	fp, dir, files, start, err := carriedPrint(p.src)
 	if errors.Is(err, fs.ErrNotExist) {
 		return c, &InputError{Field: "from", Message: fmt.Sprintf("%s does not exist", p.src)}
 	}
@@ -477,23 +509,71 @@ func (e *Engine) carryPrepare(ctx context.Context, p plan) (carried, error) {
 	if c.pre, c.existed, err = e.destination(p); err != nil {
 		return c, err
 	}
+	checked := checkedOf(ctx)
 	left := leaves{folder: true}
-	if !dir {
+	switch {
+	case dir || !checked.Ordinary: // only the check of an ordinary write reads it
+	case start != nil: // a plain file, read once
+		left = fileLeavesFrom(start, p.src, p.dst)
+	default: // a link: what it points to
 		left = carriedLeaves(p.src, p.dst)
 	}
-	checked := checkedOf(ctx)
-	if err := e.checkOrdinary(checked, p.dst, left); err != nil {
+	if err := e.checkOrdinaryIn(checked, p.dst, left, cc); err != nil {
 		return c, err
 	}
 	if p.action == ActionMove && !dir {
-		if err := e.checkOrdinary(checked, p.src, leaves{link: c.res.Type == TypeSymlink}); err != nil {
+		if err := e.checkOrdinaryIn(checked, p.src, leaves{link: c.res.Type == TypeSymlink}, cc); err != nil {
 			return c, err
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(p.dst), 0o755); err != nil {
-		return c, fmt.Errorf("create the folder for %s: %w", p.dst, err)
+	if parent := filepath.Dir(p.dst); !made[parent] {
+		if err := os.MkdirAll(parent, 0o755); err != nil {
+			return c, fmt.Errorf("create the folder for %s: %w", p.dst, err)
+		}
+		if made != nil {
+			made[parent] = true
+		}
 	}
 	return c, nil
+}
+
+// carriedPrint is the fingerprint of the item a move or copy carries,
+// with a file's start (what the check of an ordinary write needs of it,
+// fileLeaves) read on the way: a file is opened and read once.
+func carriedPrint(p string) (fp string, dir bool, files int, start []byte, err error) {
+	info, err := os.Lstat(p)
+	if err != nil {
+		return "", false, 0, nil, err
+	}
+	if !info.Mode().IsRegular() {
+		fp, dir, files, err = fingerprint(p)
+		return fp, dir, files, nil, err
+	}
+	f, err := openRead(p)
+	if err != nil {
+		return "", false, 0, nil, err
+	}
+	defer f.Close()
+	// A buffer the size of the file (small documents are most of a batch),
+	// 64 KiB at most.
+	buf := make([]byte, min(max(info.Size()+1, 512), 64<<10))
+	h := sha256.New()
+	var first [risk.HeadSize]byte
+	got := 0
+	for {
+		n, rerr := f.Read(buf)
+		if got < len(first) {
+			got += copy(first[got:], buf[:n])
+		}
+		h.Write(buf[:n])
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return "", false, 0, nil, rerr
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), false, 1, append([]byte{}, first[:got]...), nil
 }
 
 // carryDo does one move or copy whose receipt is pending (steps 3 and 4
@@ -569,13 +649,15 @@ func (e *Engine) carryBatch(ctx context.Context, ps []plan, fail []error) []Item
 	out := make([]ItemResult, len(ps))
 	cs := make([]*carried, len(ps))
 	var pending []*carried
+	made := map[string]bool{}
+	cc := e.newCallChecks(checkedOf(ctx))
 	for i, p := range ps {
 		if fail[i] != nil {
 			out[i] = ItemResult{From: p.src, Path: p.dst}
 			out[i].Outcome, out[i].Code, out[i].Error = itemFailure(fail[i])
 			continue
 		}
-		c, err := e.carryPrepare(ctx, p)
+		c, err := e.carryPrepare(ctx, p, made, cc)
 		cs[i] = &c
 		if err != nil {
 			cs[i] = nil
@@ -932,7 +1014,6 @@ func (e *Engine) insertActions(ctx context.Context, cs []*carried) error {
 		return nil
 	}
 	err := e.DB.InTx(ctx, func(tx *sql.Tx) error {
-		// One statement for every row: a batch is up to 1,000 of them.
 		stmts := map[string]*sql.Stmt{}
 		defer func() {
 			for _, st := range stmts {
@@ -940,9 +1021,20 @@ func (e *Engine) insertActions(ctx context.Context, cs []*carried) error {
 			}
 		}()
 		ptx := preparedTx{tx: tx, stmts: stmts}
-		for _, c := range cs {
-			if err := e.insertActionTx(ctx, ptx, c.id, c.p, c.existed, c.pre, c.fp, c.dir); err != nil {
+		// A batch is up to 1,000 rows: they go receiptsPerInsert to a
+		// statement, and each folder is recorded once.
+		touched := map[string]bool{}
+		rows := make([]receiptRow, 0, receiptsPerInsert)
+		for i, c := range cs {
+			r := e.newReceiptRow(ctx, c.id, c.p, c.existed, c.pre, c.fp, c.dir)
+			if err := touchDirTx(ctx, ptx, filepath.Dir(c.p.dst), r.created, touched); err != nil {
 				return err
+			}
+			if rows = append(rows, r); len(rows) == receiptsPerInsert || i == len(cs)-1 {
+				if err := insertReceiptsTx(ctx, ptx, rows); err != nil {
+					return err
+				}
+				rows = rows[:0]
 			}
 		}
 		return nil
@@ -968,14 +1060,34 @@ func (e *Engine) settleActions(ctx context.Context, cs []*carried, done map[stri
 			}
 		}()
 		ptx := preparedTx{tx: tx, stmts: stmts}
+		// The done in one statement, the others in another: the ids go as
+		// one JSON array each.
+		var committed, void []string
 		for _, c := range cs {
-			q, args := `UPDATE fs_receipts SET state = 'void' WHERE id = ?`, []any{c.id}
 			if done[c.id] {
-				q, args = `UPDATE fs_receipts SET state = 'committed', committed_at = ? WHERE id = ?`, []any{at, c.id}
+				committed = append(committed, c.id)
+			} else {
+				void = append(void, c.id)
 			}
-			if _, err := ptx.ExecContext(ctx, q, args...); err != nil {
+		}
+		settle := func(q string, ids []string, args ...any) error {
+			if len(ids) == 0 {
+				return nil
+			}
+			list, err := json.Marshal(ids)
+			if err != nil {
 				return err
 			}
+			_, err = tx.ExecContext(ctx, q, append(args, string(list))...)
+			return err
+		}
+		if err := settle(`UPDATE fs_receipts SET state = 'committed', committed_at = ? WHERE id IN (SELECT value FROM json_each(?))`, committed, at); err != nil {
+			return err
+		}
+		if err := settle(`UPDATE fs_receipts SET state = 'void' WHERE id IN (SELECT value FROM json_each(?))`, void); err != nil {
+			return err
+		}
+		for _, c := range cs {
 			if done[c.id] && c.p.undoes != "" {
 				if _, err := ptx.ExecContext(ctx, `UPDATE fs_receipts SET undone_at = ?, undone_by = ? WHERE id = ?`, at, c.id, c.p.undoes); err != nil {
 					return err
@@ -1023,25 +1135,71 @@ func (p preparedTx) ExecContext(ctx context.Context, query string, args ...any) 
 	return st.ExecContext(ctx, args...)
 }
 
+// insertActionTx inserts one pending receipt in tx, and records the
+// folder it may leave a temporary copy in (fs_touched_dirs).
 func (e *Engine) insertActionTx(ctx context.Context, tx preparedTx, id string, p plan, existed bool, pre, post string, dir bool) error {
-	created := e.now().UnixMilli()
-	{
-		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO fs_touched_dirs(dir, touched_at) VALUES (?, ?)
-			 ON CONFLICT(dir) DO UPDATE SET touched_at = excluded.touched_at`,
-			filepath.Dir(p.dst), created); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx,
-			`INSERT INTO fs_receipts(id, route, op, path, existed_before, pre_sha256, post_sha256, prior_size, undoes, state,
-			   created_at, future_id, operator, batch, action, from_path, is_dir, bin_path, call_batch)
-			 VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			id, p.route, p.op, p.dst, existed, nullIf(pre == "", pre), nullIf(post == "", post), nullIf(p.undoes == "", p.undoes),
-			created, nullIf(p.operator != "" || futureOf(ctx) == "", futureOf(ctx)), nullIf(p.operator == "", p.operator),
-			nullIf(p.batch == "", p.batch), p.action, nullIf(p.src == "", p.src), dir, nullIf(p.bin == "", p.bin),
-			nullIf(p.callBatch == "", p.callBatch))
+	r := e.newReceiptRow(ctx, id, p, existed, pre, post, dir)
+	if err := touchDirTx(ctx, tx, filepath.Dir(p.dst), r.created, nil); err != nil {
 		return err
 	}
+	return insertReceiptsTx(ctx, tx, []receiptRow{r})
+}
+
+// receiptsPerInsert is how many pending receipts one INSERT writes: a
+// statement per row costs a batch of 1,000 more than the rows do.
+const receiptsPerInsert = 100
+
+// receiptRow is one pending receipt of a file operation, as inserted.
+type receiptRow struct {
+	created int64
+	args    []any
+}
+
+// newReceiptRow is the pending receipt id of p.
+func (e *Engine) newReceiptRow(ctx context.Context, id string, p plan, existed bool, pre, post string, dir bool) receiptRow {
+	created := e.now().UnixMilli()
+	return receiptRow{created: created, args: []any{
+		id, p.route, p.op, p.dst, existed, nullIf(pre == "", pre), nullIf(post == "", post), nullIf(p.undoes == "", p.undoes),
+		created, nullIf(p.operator != "" || futureOf(ctx) == "", futureOf(ctx)), nullIf(p.operator == "", p.operator),
+		nullIf(p.batch == "", p.batch), p.action, nullIf(p.src == "", p.src), dir, nullIf(p.bin == "", p.bin),
+		nullIf(p.callBatch == "", p.callBatch)}}
+}
+
+// insertReceiptsTx inserts rows in one statement.
+func insertReceiptsTx(ctx context.Context, tx preparedTx, rows []receiptRow) error {
+	const one = `(?, ?, ?, ?, ?, ?, ?, 0, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	var q strings.Builder
+	q.WriteString(`INSERT INTO fs_receipts(id, route, op, path, existed_before, pre_sha256, post_sha256, prior_size, undoes, state,
+	   created_at, future_id, operator, batch, action, from_path, is_dir, bin_path, call_batch) VALUES `)
+	args := make([]any, 0, len(rows)*len(rows[0].args))
+	for i, r := range rows {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString(one)
+		args = append(args, r.args...)
+	}
+	_, err := tx.ExecContext(ctx, q.String(), args...)
+	return err
+}
+
+// touchDirTx records dir as a folder a file operation may leave a
+// temporary copy in (the start-up sweep looks there), unless touched (nil,
+// or the folders tx has recorded) has it.
+func touchDirTx(ctx context.Context, tx preparedTx, dir string, at int64, touched map[string]bool) error {
+	if touched[dir] {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO fs_touched_dirs(dir, touched_at) VALUES (?, ?)
+		 ON CONFLICT(dir) DO UPDATE SET touched_at = excluded.touched_at`,
+		dir, at); err != nil {
+		return err
+	}
+	if touched != nil {
+		touched[dir] = true
+	}
+	return nil
 }
 
 // setReceipt records one step of a pending file operation.

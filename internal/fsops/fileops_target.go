@@ -34,6 +34,7 @@ func (e *Engine) fileOpTarget(_ context.Context, action string, raw json.RawMess
 	// so a call carrying more than it can judge is refused whole (as it
 	// is when it runs, tooManyEntries), never judged in part.
 	budget := MaxTreeEntries
+	folders := map[string]string{} // the folders items go in, resolved once
 	for i, it := range items {
 		n := len(t.Files)
 		switch action {
@@ -42,7 +43,7 @@ func (e *Engine) fileOpTarget(_ context.Context, action string, raw json.RawMess
 			if err != nil {
 				continue
 			}
-			dst, err := e.resolveDest(src, it.To)
+			dst, err := e.resolveDestIn(src, it.To, folders)
 			if err != nil {
 				continue
 			}

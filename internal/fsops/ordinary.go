@@ -142,7 +142,13 @@ func leavesBytes(path string, data []byte) leaves {
 // leaves at dst: src's start, and for an Office or OpenDocument name at
 // dst whether src is a package free of macros.
 func fileLeaves(src, dst string) leaves {
-	l := leaves{head: fileHead(src)}
+	return fileLeavesFrom(fileHead(src), src, dst)
+}
+
+// fileLeavesFrom is fileLeaves with src's start already read (nil: it
+// could not be).
+func fileLeavesFrom(start []byte, src, dst string) leaves {
+	l := leaves{head: head(start)}
 	if l.head == nil {
 		l.head = []byte{}
 	}
@@ -258,9 +264,37 @@ func peekHead(src io.ReadCloser) (io.ReadCloser, []byte, error) {
 // file, now that it is opened for the replace, is not at a path admission
 // found, is reached through a link, or is not an ordinary file.
 func (e *Engine) checkOrdinary(c primitive.Checked, path string, l leaves) error {
+	return e.checkOrdinaryIn(c, path, l, nil)
+}
+
+// callChecks is what the checks of one call's items share (nil: an item
+// checked alone): the paths admission found, as a set, and the allowlist
+// for the call's files (risk.CallWrites). Each item is still checked on
+// its own.
+type callChecks struct {
+	admitted map[string]bool
+	writes   *risk.CallWrites
+}
+
+// newCallChecks returns the checks of one call admitted with c.
+func (e *Engine) newCallChecks(c primitive.Checked) *callChecks {
+	cc := &callChecks{admitted: make(map[string]bool, len(c.Paths))}
+	for _, p := range c.Paths {
+		cc.admitted[p] = true
+	}
+	if c.Ordinary {
+		cc.writes = e.writes().ForCall()
+	}
+	return cc
+}
+
+// checkOrdinaryIn is checkOrdinary for one item of a call (cc: its
+// shared checks, or nil).
+func (e *Engine) checkOrdinaryIn(c primitive.Checked, path string, l leaves, cc *callChecks) error {
 	if !c.Ordinary {
 		return nil
 	}
+	admitted := cc != nil && cc.admitted[path] || cc == nil && slices.Contains(c.Paths, path)
 	// Admission found no path (one that led outside the roots then): the
 	// path now is not one it checked.
 	real := RealPrefix(path)
@@ -271,7 +305,7 @@ func (e *Engine) checkOrdinary(c primitive.Checked, path string, l leaves) error
 			real = RealPrefix(path)
 		}
 	}
-	if real != path || !slices.Contains(c.Paths, path) {
+	if real != path || !admitted {
 		return &NotOrdinaryError{Path: path, Admitted: c.Paths}
 	}
 	// A persistence place is never ordinary and no folder rule covers
@@ -294,7 +328,11 @@ func (e *Engine) checkOrdinary(c primitive.Checked, path string, l leaves) error
 		// A folder rule covered it at admission, at this very path.
 		return nil
 	}
-	if why, ok := e.writes().Classify(e.facts(path, l)); !ok {
+	classify := e.writes().Classify
+	if cc != nil {
+		classify = cc.writes.Classify
+	}
+	if why, ok := classify(e.facts(path, l)); !ok {
 		return &NotOrdinaryError{Path: path, Admitted: c.Paths, Why: why}
 	}
 	return nil

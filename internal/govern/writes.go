@@ -49,8 +49,11 @@ func (g *Governor) judgeWrites(ctx context.Context, t primitive.Target, a *callp
 		a.Subject = t.Paths[0]
 	}
 	id := risk.CaseWrite
+	// Each file on its own, the folders on the way to them looked at
+	// once for all (a batch's files share them).
+	writes := g.writes().ForCall()
 	for _, f := range t.Files {
-		said, covered, err := g.unusualSaid(ctx, f)
+		said, covered, err := g.unusualSaid(ctx, writes, f)
 		if err != nil {
 			return "", err
 		}
@@ -80,9 +83,10 @@ func (g *Governor) persistSaid(p string) (string, bool) {
 }
 
 // unusualSaid says why the write of f is not ordinary ("" when it is),
-// and whether a workspace covers it (then it does not ask).
-func (g *Governor) unusualSaid(ctx context.Context, f risk.FileFacts) (said string, covered bool, err error) {
-	why, ok := g.writes().Classify(f)
+// and whether a workspace covers it (then it does not ask); writes is the
+// allowlist for the call's files.
+func (g *Governor) unusualSaid(ctx context.Context, writes *risk.CallWrites, f risk.FileFacts) (said string, covered bool, err error) {
+	why, ok := writes.Classify(f)
 	if ok {
 		return "", false, nil
 	}
@@ -101,12 +105,13 @@ func (g *Governor) unusualSaid(ctx context.Context, f risk.FileFacts) (said stri
 // first; it runs only for a call that asks.
 func (g *Governor) itemAsks(ctx context.Context, t primitive.Target) ([]callpath.Ask, error) {
 	var out []callpath.Ask
+	writes := g.writes().ForCall()
 	for i, f := range t.Files {
 		item := t.Item[i]
 		if n := len(out); n > 0 && out[n-1].Item == item {
 			continue // this item already asks
 		}
-		said, err := g.fileAsks(ctx, f)
+		said, err := g.fileAsks(ctx, writes, f)
 		if err != nil {
 			return nil, err
 		}
@@ -118,11 +123,11 @@ func (g *Governor) itemAsks(ctx context.Context, t primitive.Target) ([]callpath
 }
 
 // fileAsks says why writing (or removing) the file f asks, or "" when
-// it does not.
-func (g *Governor) fileAsks(ctx context.Context, f risk.FileFacts) (string, error) {
+// it does not (writes: the allowlist for the call's files).
+func (g *Governor) fileAsks(ctx context.Context, writes *risk.CallWrites, f risk.FileFacts) (string, error) {
 	if said, ok := g.persistSaid(f.Path); ok {
 		return said, nil
 	}
-	said, _, err := g.unusualSaid(ctx, f)
+	said, _, err := g.unusualSaid(ctx, writes, f)
 	return said, err
 }

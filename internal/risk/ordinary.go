@@ -205,6 +205,47 @@ func WindowsAreas(env func(string) string) []string {
 // Classify says whether the write f describes is of an ordinary file,
 // and when not, why (the first reason found).
 func (w *Writes) Classify(f FileFacts) (Why, bool) {
+	return w.classify(f, w.exists)
+}
+
+// CallWrites is the allowlist for the files of one call. Each file is
+// classified on its own, as Classify does; what the classification looks
+// at on the way to a file (the marks of a Python environment, in every
+// folder above it) is looked at once per path for all of the call's
+// files, so a batch of 1,000 files in one folder walks the folders above
+// it once, not 1,000 times. It lives for one call (one admission, one
+// run) and is not safe for concurrent use: a folder changed after it
+// looked counts at the next call.
+type CallWrites struct {
+	w    *Writes
+	seen map[string]bool
+}
+
+// ForCall returns the allowlist for the files of one call.
+func (w *Writes) ForCall() *CallWrites {
+	return &CallWrites{w: w, seen: map[string]bool{}}
+}
+
+// Classify is Writes.Classify.
+func (c *CallWrites) Classify(f FileFacts) (Why, bool) {
+	if c.w.exists == nil {
+		return c.w.classify(f, nil)
+	}
+	return c.w.classify(f, c.exists)
+}
+
+// exists is Writes.exists, asked once per path.
+func (c *CallWrites) exists(p string) bool {
+	v, ok := c.seen[p]
+	if !ok {
+		v = c.w.exists(p)
+		c.seen[p] = v
+	}
+	return v
+}
+
+// classify is Classify, looking at paths with exists (nil: not at all).
+func (w *Writes) classify(f FileFacts, exists func(string) bool) (Why, bool) {
 	path := w.norm(f.Path)
 	res := w.folders()
 	home, areas := res[0], res[1:]
@@ -219,7 +260,7 @@ func (w *Writes) Classify(f FileFacts) (Why, bool) {
 	}
 	// Before the hidden names: a folder rule covers a hidden file, never
 	// a program area (a project's .venv).
-	if why := w.programArea(f.Path); why != "" {
+	if why := w.programArea(f.Path, exists); why != "" {
 		return why, false
 	}
 	base := w.norm(f.Root)
@@ -272,7 +313,7 @@ func (w *Writes) Opens() *Opens { return w.opens }
 // WhyInstalled when p is inside perl5/lib (local::lib) or a
 // google-cloud-sdk folder; "" otherwise. It reads two names per folder
 // on the way, nothing else.
-func (w *Writes) programArea(p string) Why {
+func (w *Writes) programArea(p string, exists func(string) bool) Why {
 	seps := "/"
 	if w.windows {
 		seps = `/\`
@@ -289,7 +330,7 @@ func (w *Writes) programArea(p string) Why {
 			return WhyInstalled
 		}
 	}
-	if w.exists == nil {
+	if exists == nil {
 		return ""
 	}
 	for dir := p; strings.ContainsAny(dir, seps); {
@@ -297,7 +338,7 @@ func (w *Writes) programArea(p string) Why {
 		sep := dir[i : i+1]
 		// dir becomes the folder: "" for / and "C:" for C:\ (the roots).
 		dir = dir[:i]
-		if w.exists(dir+sep+"pyvenv.cfg") || w.exists(dir+sep+"conda-meta") {
+		if exists(dir+sep+"pyvenv.cfg") || exists(dir+sep+"conda-meta") {
 			return WhyPythonEnv
 		}
 	}
