@@ -221,7 +221,8 @@ func trayHearth(a *app.App, started time.Time) tray.Hearth {
 	return tray.Hearth{
 		Status: a.Gov.Status, Permits: a.PendingPermits,
 		Tunnel: a.Tunnel.Status, StartTunnel: a.StartTunnel, StopTunnel: a.StopTunnel,
-		EStop: a.Operator.EStop, OpenChatGPT: a.OpenChatGPT, LoginURL: a.LoginURL,
+		TunnelAutostart: func() bool { return a.Tunnel.Config().Autostart },
+		EStop:           a.Operator.EStop, OpenChatGPT: a.OpenChatGPT, LoginURL: a.LoginURL,
 		Lowered: a.Gov.Lowered, Started: started,
 		Update: func() string {
 			if st := a.Updates.State(); st.Offer != nil && st.Offer.Blocked == "" {

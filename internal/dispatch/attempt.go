@@ -102,11 +102,11 @@ func (c *scheduler) unstarted(a *Admission) {
 	env := &Envelope{State: primitive.StateCancelled, Primitive: a.Spec.Name(), CommandID: a.CommandID, Error: &ErrorBody{Code: "cancelled",
 		Message: "Hearth stopped before this attempt started; it runs again as a new attempt when Hearth starts"}}
 	err := d.DB.InTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE futures SET state = 'queued', started_at = NULL WHERE id = ? AND state = 'running'`, a.FutureID)
+		n, err := toQueued(ctx, inTx(tx), queueMove{id: a.FutureID, from: "running"})
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if n == 0 {
 			return errNotRunning
 		}
 		return d.Gov.Finish(ctx, tx, a, env)
@@ -133,7 +133,7 @@ func (c *scheduler) park(a *Admission) {
 	d := c.d
 	ctx := context.WithoutCancel(d.ctx)
 	_, err := d.Gov.RequestPermit(ctx, a, func(ctx context.Context, tx *sql.Tx, pid string) error {
-		if err := parkTx(ctx, tx, a.FutureID, ", attempts = attempts - 1, started_at = NULL"); err != nil {
+		if err := toPermit(ctx, tx, a.FutureID, true); err != nil {
 			return err
 		}
 		return c.Runner.Parked(ctx, tx, a.FutureID, pid)
@@ -212,11 +212,10 @@ func (c *scheduler) settleWith(id, route string, began *Admission, env *Envelope
 			// A scheduled dependent whose dependencies have now all
 			// completed is released in this commit (it needs no reference
 			// resolved); the others are settled by releaseDependents.
-			res, err := d.DB.TxExec(ctx, tx, releaseQuery, id)
+			released, err = toQueued(ctx, futureWrite{db: d.DB, tx: tx}, queueMove{dependentsOf: id})
 			if err != nil {
 				return fmt.Errorf("release the dependents of %s: %w", id, err)
 			}
-			released, _ = res.RowsAffected()
 		}
 		// Not after an outcome that opens an UNKNOWN: the hand-off's gate
 		// reads committed state and would not see the gate this commit
@@ -243,11 +242,3 @@ func (c *scheduler) settleWith(id, route string, began *Admission, env *Envelope
 	}
 	d.releaseDependents(id)
 }
-
-// releaseQuery queues the waiting scheduled dependents of a completed
-// future whose dependencies all completed. The unary + keeps SQLite from
-// reaching them through futures_state (every waiting future) rather than
-// through the future's own dependents (future_deps_dep).
-const releaseQuery = `UPDATE futures SET state = 'queued' WHERE id IN (SELECT future_id FROM future_deps WHERE dep_id = ?)
-	AND +state = 'waiting' AND +class IS NOT NULL
-	AND NOT EXISTS (SELECT 1 FROM future_deps fd CROSS JOIN futures g ON g.id = fd.dep_id WHERE fd.future_id = futures.id AND g.state != 'completed')`

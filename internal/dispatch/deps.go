@@ -415,13 +415,12 @@ func (d *Dispatcher) tryRelease(id string) bool {
 		return blocked(primitive.Failed("invalid_input", "after resolving references: %v", err))
 	}
 	sum := sha256.Sum256(raw)
-	res, err := d.DB.W.ExecContext(context.WithoutCancel(d.ctx), `UPDATE futures SET state = 'queued', input = ?, input_sha256 = ? WHERE id = ? AND state = 'waiting'`,
-		string(raw), hex.EncodeToString(sum[:]), id)
+	n, err := toQueued(context.WithoutCancel(d.ctx), alone(d.DB), queueMove{id: id, from: StateWaiting, input: raw, digest: hex.EncodeToString(sum[:])})
 	if err != nil {
 		d.Log.Error("release future", "future", id, "err", err)
 		return false
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if n == 0 {
 		return true // another release won
 	}
 	d.startQueued(id, Request{Route: route, Spec: spec, Input: raw, Detach: true, CommandID: cmd.String}, false)
@@ -478,12 +477,12 @@ func (d *Dispatcher) releaseScheduled(c *scheduler, id, route, prim string, deps
 			return true
 		}
 	}
-	res, err := d.DB.W.ExecContext(context.WithoutCancel(d.ctx), `UPDATE futures SET state = 'queued' WHERE id = ? AND state = 'waiting'`, id)
+	n, err := toQueued(context.WithoutCancel(d.ctx), alone(d.DB), queueMove{id: id, from: StateWaiting})
 	if err != nil {
 		d.Log.Error("release future", "future", id, "err", err)
 		return false
 	}
-	if n, _ := res.RowsAffected(); n > 0 {
+	if n > 0 {
 		d.wake(id)
 		c.wake()
 	}

@@ -122,12 +122,12 @@ func (d *Dispatcher) runQueued(id string, req Request, approved bool) {
 		}
 		defer func() { <-d.slots }()
 	}
-	res, err := d.DB.W.ExecContext(d.ctx, `UPDATE futures SET state = 'running', started_at = ? WHERE id = ? AND state = 'queued'`, time.Now().UnixMilli(), id)
+	claimed, err := toRunning(d.ctx, alone(d.DB), id, time.Now(), "")
 	if err != nil {
 		d.Log.Error("claim future", "future", id, "err", err)
 		return
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if !claimed {
 		return // cancelled before it started
 	}
 	a := NewAdmission(req, id)
@@ -163,7 +163,7 @@ func (d *Dispatcher) runQueued(id string, req Request, approved bool) {
 // The permit request and the state change are one commit.
 func (d *Dispatcher) reparkForPermit(a *Admission) {
 	_, err := d.Gov.RequestPermit(d.ctx, a, func(ctx context.Context, tx *sql.Tx, _ string) error {
-		return parkTx(ctx, tx, a.FutureID, "")
+		return toPermit(ctx, tx, a.FutureID, false)
 	})
 	if errors.Is(err, errNotRunning) {
 		return // stopped or settled meanwhile; nothing was asked
@@ -171,22 +171,6 @@ func (d *Dispatcher) reparkForPermit(a *Admission) {
 	if err != nil {
 		d.settleFuture(a.FutureID, a.Route, ErrorEnvelope(a.Spec.Name(), err))
 	}
-}
-
-// errNotRunning says a future to park was no longer running.
-var errNotRunning = errors.New("the future is no longer running")
-
-// parkTx moves running future id to 'permit' inside tx (with extra SET
-// clauses when given), or fails with errNotRunning.
-func parkTx(ctx context.Context, tx *sql.Tx, id, extra string) error {
-	res, err := tx.ExecContext(ctx, `UPDATE futures SET state = 'permit'`+extra+` WHERE id = ? AND state = 'running'`, id)
-	if err != nil {
-		return fmt.Errorf("park future %s: %w", id, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return errNotRunning
-	}
-	return nil
 }
 
 // ReleaseApproved releases a future parked for a permit the operator
@@ -217,11 +201,11 @@ func (d *Dispatcher) ReleaseApproved(ctx context.Context, futureID string) error
 	errGone := fmt.Errorf("future %s is not waiting for a permit (cancelled or settled)", futureID)
 	wctx := context.WithoutCancel(ctx) // an approval is carried out whole, whatever its request does
 	err = d.DB.InTx(wctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(wctx, `UPDATE futures SET state = 'queued' WHERE id = ? AND state = 'permit'`, futureID)
+		n, err := toQueued(wctx, inTx(tx), queueMove{id: futureID, from: "permit"})
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if n == 0 {
 			return errGone
 		}
 		if c != nil {

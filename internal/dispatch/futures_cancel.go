@@ -39,14 +39,13 @@ func (d *Dispatcher) CancelQueued(ctx context.Context, route, id string) (Future
 			}
 		}
 		env, _ := json.Marshal(cancelled)
-		var n int64
+		var done bool
 		err := d.DB.InTx(wctx, func(tx *sql.Tx) error {
-			res, err := tx.ExecContext(wctx, `UPDATE futures SET state = 'cancelled', result = ?, finished_at = ? WHERE id = ? AND route = ? AND state IN ('queued', 'waiting', 'permit', 'held')`,
-				string(env), time.Now().UnixMilli(), id, route)
-			if err != nil {
+			var err error
+			if done, err = toCancelled(wctx, tx, id, route, env, time.Now()); err != nil {
 				return err
 			}
-			if n, _ = res.RowsAffected(); n > 0 && update != nil {
+			if done && update != nil {
 				return update(wctx, tx)
 			}
 			return nil
@@ -54,7 +53,7 @@ func (d *Dispatcher) CancelQueued(ctx context.Context, route, id string) (Future
 		if err != nil {
 			return Future{}, fmt.Errorf("cancel future %s: %w", id, err)
 		}
-		if n > 0 {
+		if done {
 			// The operator is no longer asked. Withdrawn whatever state was
 			// read before the update: the future may have parked meanwhile.
 			d.Gov.CancelPermitsOf(ctx, id)

@@ -50,14 +50,11 @@ func (d *Dispatcher) CallOf(ctx context.Context, id string) (route, prim, input 
 // once it has finished nothing reads it again (results are reported from
 // the result, replays compare input_sha256).
 func (d *Dispatcher) DropFinishedInputs(ctx context.Context, kept int) (int, error) {
-	res, err := d.DB.W.ExecContext(ctx, `UPDATE futures SET input = '{}'
-		WHERE finished_at IS NOT NULL AND length(input) > ? AND rowid IN (
-			SELECT rowid FROM futures WHERE finished_at IS NOT NULL AND length(input) > ? LIMIT 1000)`, kept, kept)
+	n, err := emptyFinishedInputs(ctx, alone(d.DB), kept)
 	if err != nil {
 		return 0, fmt.Errorf("drop the inputs of finished futures: %w", err)
 	}
-	n, err := res.RowsAffected()
-	return int(n), err
+	return int(n), nil
 }
 
 // Undelivered returns how many terminal arrivals conversation route has

@@ -45,12 +45,8 @@ func (c *scheduler) hold(a *Admission, unknown string) bool {
 	d := c.d
 	ctx := context.WithoutCancel(d.ctx)
 	err := d.DB.InTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE futures SET state = 'held', attempts = attempts - 1, started_at = NULL WHERE id = ? AND state = 'running'`, a.FutureID)
-		if err != nil {
+		if err := toHeld(ctx, tx, a.FutureID); err != nil {
 			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return errNotRunning
 		}
 		return c.Runner.Held(ctx, tx, a.FutureID, unknown)
 	})
@@ -75,12 +71,9 @@ func (d *Dispatcher) ReleaseHeld(ctx context.Context) (int, error) {
 	for _, c := range d.classes {
 		var n int64
 		err := d.DB.InTx(wctx, func(tx *sql.Tx) error {
-			res, err := tx.ExecContext(wctx, `UPDATE futures SET state = 'queued' WHERE state = 'held' AND class = ?`, c.Name)
-			if err != nil {
-				return err
-			}
-			n, _ = res.RowsAffected()
-			return nil
+			var err error
+			n, err = toQueued(wctx, inTx(tx), queueMove{heldOf: c.Name})
+			return err
 		})
 		if err != nil {
 			return total, fmt.Errorf("release futures held for an UNKNOWN: %w", err)

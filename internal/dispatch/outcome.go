@@ -109,13 +109,9 @@ func (d *Dispatcher) settleCall(a *Admission, env *Envelope, journaled bool, lin
 // already ended, cancelled meanwhile, and nothing was written). With db
 // set, its writes go through db's prepared writer statements.
 func settleTx(ctx context.Context, db *store.DB, tx *sql.Tx, id, route, envState string, payload []byte, now time.Time) (bool, error) {
-	res, err := txExec(ctx, db, tx, `UPDATE futures SET state = ?, result = ?, finished_at = ? WHERE id = ? AND state IN ('queued','running','permit','waiting','held')`,
-		futureState(envState), string(payload), now.UnixMilli(), id)
-	if err != nil {
+	ended, err := toEnded(ctx, db, tx, id, envState, payload, now)
+	if err != nil || !ended {
 		return false, err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return false, nil
 	}
 	return true, enqueueArrival(ctx, db, tx, route, id, payload, now)
 }

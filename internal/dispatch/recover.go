@@ -74,13 +74,13 @@ func (d *Dispatcher) recover(ctx context.Context) error {
 		switch {
 		case never:
 			// A call's future has no attempts to uncount (0 stays 0).
-			_, err = d.DB.W.ExecContext(ctx, `UPDATE futures SET state = 'queued', attempts = MAX(attempts - 1, 0), started_at = NULL WHERE id = ? AND state = 'running'`, f.id)
+			_, err = toQueued(ctx, alone(d.DB), queueMove{id: f.id, from: "running", uncount: true})
 			if err == nil {
 				d.Log.Info("requeued a future that never started", "future", f.id, "command", f.cmd)
 			}
 		case c != nil && f.rule == OnInterruptRequeue:
 			err = d.DB.InTx(ctx, func(tx *sql.Tx) error {
-				if _, err := tx.ExecContext(ctx, `UPDATE futures SET state = 'queued', interruptions = interruptions + 1, started_at = NULL WHERE id = ? AND state = 'running'`, f.id); err != nil {
+				if _, err := toQueued(ctx, inTx(tx), queueMove{id: f.id, from: "running", interrupted: true}); err != nil {
 					return err
 				}
 				return c.Runner.Requeued(ctx, tx, f.id, f.attempts)
@@ -93,7 +93,7 @@ func (d *Dispatcher) recover(ctx context.Context) error {
 				env.CommandID, interruptions = f.cmd, 1
 				env.Error.Message = fmt.Sprintf("Hearth stopped while attempt %d was running; not replayed (on_interrupt: block). Re-read what it may have changed before resubmitting.", f.attempts)
 			}
-			if _, err = d.DB.W.ExecContext(ctx, `UPDATE futures SET outcome = 'unknown', interruptions = interruptions + ? WHERE id = ?`, interruptions, f.id); err != nil {
+			if err = markUnknown(ctx, alone(d.DB), f.id, interruptions); err != nil {
 				break
 			}
 			d.settle(c, f.id, f.route, env)
@@ -103,7 +103,7 @@ func (d *Dispatcher) recover(ctx context.Context) error {
 		}
 	}
 	for _, c := range d.classes {
-		if _, err := d.DB.W.ExecContext(ctx, `UPDATE futures SET state = 'queued' WHERE state = 'held' AND class = ?`, c.Name); err != nil {
+		if _, err := toQueued(ctx, alone(d.DB), queueMove{heldOf: c.Name}); err != nil {
 			return fmt.Errorf("release %s futures held for an UNKNOWN: %w", c.Name, err)
 		}
 	}

@@ -214,12 +214,11 @@ func (c *scheduler) claimTx(ctx context.Context, tx *sql.Tx, now int64, n int, o
 	if len(ds) == 0 {
 		return nil
 	}
-	started := time.Now().UnixMilli()
+	started := time.Now()
 	var as []claimed
 	for _, x := range ds {
 		cmd := RunCommandID(x.id, x.attempts+1)
-		if _, err := d.DB.TxExec(ctx, tx, `UPDATE futures SET state = 'running', attempts = attempts + 1, started_at = ?, command_id = ? WHERE id = ? AND state = 'queued'`,
-			started, cmd, x.id); err != nil {
+		if _, err := toRunning(ctx, futureWrite{db: d.DB, tx: tx}, x.id, started, cmd); err != nil {
 			return fmt.Errorf("claim future %s: %w", x.id, err)
 		}
 		spec, ok := d.Registry.Lookup(x.prim)

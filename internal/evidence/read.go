@@ -183,10 +183,10 @@ func (s *Service) readPermit(ctx context.Context, route, id string) (Content, er
 		return Content{}, noRecord(err, "permit")
 	}
 	out := map[string]any{
-		"permit_id": id, "primitive": p.Primitive, "input": jsonText(sql.NullString{String: p.Input, Valid: true}), "input_sha256": p.InputSHA256,
+		"permit_id": id, "primitive": p.Primitive, "input": jsonText(sql.NullString{String: p.Input, Valid: true}), "input_sha256": p.Digest,
 		"future_id": p.FutureID, "command_id": p.CommandID, "state": p.State,
-		"created_at": millis(sql.NullInt64{Int64: p.CreatedAt, Valid: true}), "expires_at": millis(sql.NullInt64{Int64: p.ExpiresAt, Valid: true}),
-		"decided_at": millis(p.DecidedAt),
+		"created_at": millis(sql.NullInt64{Int64: p.CreatedAt.UnixMilli(), Valid: true}), "expires_at": millis(sql.NullInt64{Int64: p.ExpiresAt.UnixMilli(), Valid: true}),
+		"decided_at": millis(sql.NullInt64{Int64: p.DecidedAt.UnixMilli(), Valid: !p.DecidedAt.IsZero()}),
 	}
 	if p.DecidedBy.Valid {
 		out["decided_by"] = p.DecidedBy.String

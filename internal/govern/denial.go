@@ -29,15 +29,7 @@ func (g *Governor) deniedRepeat(ctx context.Context, a *callpath.Admission) erro
 	if a.Scheduled || a.Approved {
 		return nil
 	}
-	st, err := g.DB.ReadStmt(ctx, `SELECT id, decided_at FROM permits
-		WHERE route = ? AND primitive = ? AND input_sha256 = ? AND state = 'denied' AND decided_at >= ? AND ask_again_at IS NULL
-		ORDER BY decided_at DESC LIMIT 1`)
-	if err != nil {
-		return fmt.Errorf("look up an earlier denial of this call: %w", err)
-	}
-	var id string
-	var at int64
-	err = st.QueryRowContext(ctx, a.Route, a.Spec.Name(), a.Digest, g.now().Add(-DenialHold).UnixMilli()).Scan(&id, &at)
+	id, at, err := g.heldDenial(ctx, a.Route, a.Spec.Name(), a.Digest, g.now().Add(-DenialHold))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
@@ -54,13 +46,6 @@ func (g *Governor) deniedRepeat(ctx context.Context, a *callpath.Admission) erro
 		WithDetails(map[string]any{"permit_id": id, "denied_at": denied.UTC().Format(time.RFC3339), "asks_again_at": until.UTC().Format(time.RFC3339)})
 }
 
-// Denials lists the denials that still answer their call again (denied
-// within DenialHold, Ask again not chosen), newest first.
-func (o *Decisions) Denials(ctx context.Context) ([]Permit, error) {
-	return o.list(ctx, ` WHERE state = 'denied' AND decided_at >= ? AND ask_again_at IS NULL ORDER BY decided_at DESC`,
-		o.G.now().Add(-DenialHold).UnixMilli())
-}
-
 // AskAgain ends a denial's hold: the next identical call asks the
 // operator again.
 func (o *Decisions) AskAgain(ctx context.Context, permitID, operator string) error {
@@ -69,12 +54,11 @@ func (o *Decisions) AskAgain(ctx context.Context, permitID, operator string) err
 	}
 	g := o.G
 	return g.DB.InTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE permits SET ask_again_at = ?, ask_again_by = ? WHERE id = ? AND state = 'denied' AND ask_again_at IS NULL`,
-			g.now().UnixMilli(), operator, permitID)
+		ok, err := askAgainPermit(ctx, tx, permitID, operator, g.now())
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if !ok {
 			return fmt.Errorf("permit %s: %w", permitID, ErrNotDenied)
 		}
 		_, err = g.Ledger.AppendTx(ctx, tx, "permit_ask_again", map[string]any{"permit_id": permitID, "operator": operator})

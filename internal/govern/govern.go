@@ -13,12 +13,15 @@
 // caller, internal/control, which holds the engines.
 //
 // By responsibility: govern.go is the admission choke point and the
-// operator-controlled settings; estop.go the latch; policy.go the mode and
-// allow-rules; permits.go permit requests, expiry and the decisions they
-// leave to carry out; journal.go intent, outcome, UNKNOWN and recovery;
-// replay.go command-id replay; scheduled.go the named differences of a
-// scheduled future's (a durable job's) runs; operator.go the operator's
-// decisions.
+// operator-controlled settings; estop.go the latch, its reset and the
+// queue hold; policy.go the mode; rules.go the allow-rules; permits.go the
+// permit row and every statement on the permits table; decisions.go
+// permit requests, the operator's approvals and denials, expiry and the
+// decisions they leave to carry out; denial.go a denial's hold;
+// unknowns.go open UNKNOWN outcomes and their reconciliation; journal.go
+// intent, outcome, UNKNOWN and recovery; replay.go command-id replay;
+// scheduled.go the named differences of a scheduled future's (a durable
+// job's) runs.
 package govern
 
 import (

@@ -3,18 +3,18 @@ package govern
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"time"
 
 	"github.com/hearth-dev/hearth/internal/callpath"
+	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/ledger"
 )
 
-// The policy mode and the operator's allow-rules: which calls need a
-// permit.
+// The policy mode and what the operator's allow-rules let run: which
+// calls need a permit. The rules themselves are rules.go's.
 
 // loaderEnv are variables that make any program load or run other code
 // (a recipe may not fill one from a placeholder; an allow-rule covers a
@@ -90,61 +90,6 @@ func IsInterpreter(program string) bool {
 	return false
 }
 
-// Rule is an operator allow-rule: a program (absolute path, base name or
-// glob), the arguments a call must begin with (the ones the permit card
-// showed; none for a rule made before rules kept them) and an optional
-// working-directory root. What it covers is ruleAllows's (execrules.go).
-type Rule struct {
-	ID          string    `json:"id"`
-	Program     string    `json:"program"`
-	Args        []string  `json:"args,omitempty"`
-	CwdRoot     string    `json:"cwd_root,omitempty"`
-	Interpreter bool      `json:"interpreter"`
-	CreatedBy   string    `json:"created_by"`
-	CreatedAt   time.Time `json:"created_at"`
-	// Pins are the files the rule pinned when it was made (rulepins.go);
-	// nil for a rule made before rules pinned files.
-	Pins *RulePins `json:"pins,omitempty"`
-	// Narrowed is set for a rule with no arguments made before rules
-	// kept the card's arguments: it covers the program with no
-	// arguments only.
-	Narrowed bool `json:"narrowed,omitempty"`
-}
-
-// Rules lists the allow-rules.
-func (g *Governor) Rules(ctx context.Context) ([]Rule, error) {
-	rows, err := g.DB.R.QueryContext(ctx, `SELECT id, program, args, cwd_root, interpreter, created_by, created_at, pins, narrowed FROM rules ORDER BY created_at`)
-	if err != nil {
-		return nil, fmt.Errorf("read rules: %w", err)
-	}
-	defer rows.Close()
-	var out []Rule
-	for rows.Next() {
-		var r Rule
-		var interp int
-		var at int64
-		var args string
-		var pins sql.NullString
-		var narrowed int
-		if err := rows.Scan(&r.ID, &r.Program, &args, &r.CwdRoot, &interp, &r.CreatedBy, &at, &pins, &narrowed); err != nil {
-			return nil, err
-		}
-		if pins.Valid {
-			if err := json.Unmarshal([]byte(pins.String), &r.Pins); err != nil {
-				return nil, fmt.Errorf("read rule %s: its pinned files: %w", r.ID, err)
-			}
-		}
-		r.Narrowed = narrowed != 0
-		if err := json.Unmarshal([]byte(args), &r.Args); err != nil {
-			return nil, fmt.Errorf("read rule %s: its arguments: %w", r.ID, err)
-		}
-		r.Interpreter = interp != 0
-		r.CreatedAt = time.UnixMilli(at).UTC()
-		out = append(out, r)
-	}
-	return out, rows.Err()
-}
-
 func foldPath(p string) string {
 	p = filepath.Clean(p)
 	if runtime.GOOS == "windows" {
@@ -152,3 +97,77 @@ func foldPath(p string) string {
 	}
 	return p
 }
+
+// SetPolicy changes the policy mode: kept in config.json first (SaveMode),
+// then in the database and the ledger in one transaction, so that the
+// mode the operator set is the one config.json, doctor, host_info, the
+// tools' descriptions and the tray show.
+func (o *Decisions) SetPolicy(ctx context.Context, operator, mode string) error {
+	if err := checkOperator(operator); err != nil {
+		return err
+	}
+	switch mode {
+	case config.ModeAsk, config.ModeTrusted, config.ModeReadOnly:
+	default:
+		return fmt.Errorf("policy mode %q is not one of ask, trusted, read-only", mode)
+	}
+	g := o.G
+	from := g.Mode(ctx)
+	if g.SaveMode != nil {
+		if err := g.SaveMode(mode); err != nil {
+			return fmt.Errorf("keep policy mode %s in the config file: %w", mode, err)
+		}
+	}
+	return g.DB.InTx(ctx, func(tx *sql.Tx) error {
+		return g.setPolicyTx(ctx, tx, from, mode, operator, "switched to trusted mode (ChatGPT's changes run without asking)")
+	})
+}
+
+// setPolicyTx puts mode in force and journals the change from from, in
+// tx; a switch to trusted is a lowering (noteLowered), announced in the
+// words trusted, however it was made.
+func (g *Governor) setPolicyTx(ctx context.Context, tx *sql.Tx, from, mode, operator, trusted string) error {
+	if err := putSetting(ctx, tx, keyPolicy, mode); err != nil {
+		return err
+	}
+	data := map[string]any{"from": from, "to": mode, "operator": operator}
+	if mode == config.ModeTrusted && from != config.ModeTrusted {
+		return g.noteLowered(ctx, tx, ledger.KindPolicyChange, data, trusted, operator)
+	}
+	_, err := g.Ledger.AppendTx(ctx, tx, ledger.KindPolicyChange, journalFields(ctx, data))
+	return err
+}
+
+// AdoptConfigMode makes the configured mode (config.json's policy.mode,
+// read at start) the one in force: a mode an earlier Hearth kept only in
+// the database, or a config file edited by hand since, would otherwise
+// leave doctor and host_info disagreeing. A change is journaled as made
+// by the config file (operator ConfigFileOperator), and a switch to
+// trusted is announced as one made in the panel is (a lowering: the
+// panel's banner, the tray's notification), so that an edit of
+// config.json by another program is seen.
+func (g *Governor) AdoptConfigMode(ctx context.Context) error {
+	var m string
+	if _, err := getSetting(ctx, g.DB.R, keyPolicy, &m); err != nil {
+		return err
+	}
+	if m == g.DefaultMode {
+		return nil
+	}
+	if m == "" {
+		// No mode kept yet (a first start, or none since Hearth began
+		// keeping it): the configured one is recorded as the one in
+		// force, so that an edit of config.json before a later start is
+		// seen as the change it is. Nothing changed, so nothing is
+		// journaled.
+		return g.DB.InTx(ctx, func(tx *sql.Tx) error { return putSetting(ctx, tx, keyPolicy, g.DefaultMode) })
+	}
+	return g.DB.InTx(ctx, func(tx *sql.Tx) error {
+		return g.setPolicyTx(ctx, tx, m, g.DefaultMode, ConfigFileOperator,
+			"switched to trusted mode in config.json, read when Hearth started (ChatGPT's changes run without asking)")
+	})
+}
+
+// ConfigFileOperator is the operator a mode change read from config.json
+// at start is recorded under.
+const ConfigFileOperator = "config.json"

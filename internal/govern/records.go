@@ -35,11 +35,6 @@ func (g *Governor) ListCommands(ctx context.Context, route string, after *Record
 	return g.listRecords(ctx, `SELECT command_id, created_at, primitive, state FROM commands`, "command_id", route, after, limit)
 }
 
-// ListPermits is ListCommands for route's permits.
-func (g *Governor) ListPermits(ctx context.Context, route string, after *RecordKey, limit int) ([]Record, error) {
-	return g.listRecords(ctx, `SELECT id, created_at, primitive, state FROM permits`, "id", route, after, limit)
-}
-
 func (g *Governor) listRecords(ctx context.Context, query, idCol, route string, after *RecordKey, limit int) ([]Record, error) {
 	cond, arg := primitive.RouteMatch("route", route)
 	q, args := query+` WHERE `+cond, []any{arg}
@@ -75,11 +70,6 @@ func (g *Governor) listRecords(ctx context.Context, query, idCol, route string, 
 // ledger entries that name them.
 func (g *Governor) CommandIDs(ctx context.Context, route string) (map[string]bool, error) {
 	return g.recordIDs(ctx, `SELECT command_id FROM commands WHERE `, route)
-}
-
-// PermitIDs is CommandIDs for route's permits.
-func (g *Governor) PermitIDs(ctx context.Context, route string) (map[string]bool, error) {
-	return g.recordIDs(ctx, `SELECT id FROM permits WHERE `, route)
 }
 
 func (g *Governor) recordIDs(ctx context.Context, query, route string) (map[string]bool, error) {
@@ -129,34 +119,12 @@ func (g *Governor) CommandOf(ctx context.Context, route, id string) (CommandReco
 	return c, nil
 }
 
-// PermitRecord is one permit: the exact input it was asked for, its
-// digest, and the operator's decision (DecidedAt and DecidedBy Valid once
-// decided).
-type PermitRecord struct {
-	Primitive   string
-	Input       string
-	InputSHA256 string
-	FutureID    string
-	CommandID   string
-	State       string
-	CreatedAt   int64
-	ExpiresAt   int64
-	DecidedAt   sql.NullInt64
-	DecidedBy   sql.NullString
-}
-
-// PermitOf returns permit id of route's scope, or ErrNoRecord.
-func (g *Governor) PermitOf(ctx context.Context, route, id string) (PermitRecord, error) {
-	cond, arg := primitive.RouteMatch("route", route)
-	var p PermitRecord
-	err := g.DB.R.QueryRowContext(ctx, `SELECT primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at, decided_at, decided_by
-		FROM permits WHERE id = ? AND `+cond, id, arg).
-		Scan(&p.Primitive, &p.Input, &p.InputSHA256, &p.FutureID, &p.CommandID, &p.State, &p.CreatedAt, &p.ExpiresAt, &p.DecidedAt, &p.DecidedBy)
-	if errors.Is(err, sql.ErrNoRows) {
-		return PermitRecord{}, ErrNoRecord
+// CommandCall returns the future command id ran as ("" when it has none)
+// and its primitive: the panel describes ledger entries by the calls they
+// name.
+func (g *Governor) CommandCall(ctx context.Context, commandID string) (future, prim string, err error) {
+	if err := g.DB.R.QueryRowContext(ctx, `SELECT COALESCE(future_id, ''), primitive FROM commands WHERE command_id = ?`, commandID).Scan(&future, &prim); err != nil {
+		return "", "", fmt.Errorf("read command %s: %w", commandID, err)
 	}
-	if err != nil {
-		return PermitRecord{}, fmt.Errorf("read permit %s: %w", id, err)
-	}
-	return p, nil
+	return future, prim, nil
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/hearth-dev/hearth/internal/callpath"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/risk"
-	"github.com/hearth-dev/hearth/internal/store"
 )
 
 // One approval, one result: a model that is told "pending, waiting for a
@@ -45,25 +44,19 @@ func (g *Governor) replayRepeat(ctx context.Context, a *callpath.Admission) (*ca
 		return nil, nil
 	}
 	// The newest such permit whose future the engine still has.
-	type approved struct{ pid, futureID, commandID string }
-	rows, err := g.DB.R.QueryContext(ctx, `SELECT p.id, p.future_id, p.command_id FROM permits p
-		WHERE p.route = ? AND p.primitive = ? AND p.input_sha256 = ? AND p.state = 'approved' AND p.created_at >= ?
-		  AND NOT EXISTS (SELECT 1 FROM commands c WHERE c.future_id = p.future_id AND c.command_id <> p.command_id)
-		ORDER BY p.created_at DESC`,
-		a.Route, a.Spec.Name(), a.Digest, g.now().Add(-g.PermitTTL).UnixMilli())
-	cands, err := store.Collect(rows, err, func(r *sql.Rows) (c approved, err error) { return c, r.Scan(&c.pid, &c.futureID, &c.commandID) })
+	cands, err := g.approvedRepeats(ctx, a.Route, a.Spec.Name(), a.Digest, g.now().Add(-g.PermitTTL))
 	if err != nil {
 		return nil, fmt.Errorf("look up an earlier permit for this call: %w", err)
 	}
 	var pid, futureID, commandID, futureState string
 	var result sql.NullString
 	for _, c := range cands {
-		f, ok, err := g.Futures.Future(ctx, c.futureID)
+		f, ok, err := g.Futures.Future(ctx, c.FutureID)
 		if err != nil {
 			return nil, fmt.Errorf("look up an earlier permit for this call: %w", err)
 		}
 		if ok {
-			pid, futureID, commandID, futureState, result = c.pid, c.futureID, c.commandID, f.State, f.Result
+			pid, futureID, commandID, futureState, result = c.ID, c.FutureID, c.CommandID, f.State, f.Result
 			break
 		}
 	}

@@ -186,9 +186,8 @@ func (g *Governor) Journaled(ctx context.Context, commandID, futureID string) (b
 }
 
 func (g *Governor) replayPermit(ctx context.Context, a *callpath.Admission) (*callpath.Envelope, error) {
-	var route, prim, digest, futureID, pid, state string
-	err := g.DB.R.QueryRowContext(ctx, `SELECT route, primitive, input_sha256, future_id, id, state FROM permits WHERE command_id = ? ORDER BY created_at DESC LIMIT 1`, a.CommandID).
-		Scan(&route, &prim, &digest, &futureID, &pid, &state)
+	p, route, err := g.latestPermitOfCommand(ctx, a.CommandID)
+	prim, digest, futureID, pid := p.Primitive, p.Digest, p.FutureID, p.ID
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

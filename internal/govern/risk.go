@@ -206,15 +206,11 @@ func (g *Governor) target(ctx context.Context, a *callpath.Admission) (primitive
 // primitive) in the conversation route: approved a permit of a call of
 // case there that named it.
 func (g *Governor) granted(ctx context.Context, route string, c risk.CaseID, subject string) (bool, error) {
-	stmt, err := g.DB.ReadStmt(ctx, `SELECT EXISTS (SELECT 1 FROM permits WHERE route = ? AND risk_case = ? AND subject = ? AND state = 'approved')`)
+	ok, err := g.approvedIn(ctx, route, c, subject)
 	if err != nil {
-		return false, err
-	}
-	var n int
-	if err := stmt.QueryRowContext(ctx, route, string(c), subject).Scan(&n); err != nil {
 		return false, fmt.Errorf("look up the operator's approval of %s in this conversation: %w", subject, err)
 	}
-	return n > 0, nil
+	return ok, nil
 }
 
 // saidOf is what a call of case id would do, completing "ChatGPT wants

@@ -264,8 +264,7 @@ const SaidPinChanged = "run a program whose rule pinned a file that changed sinc
 // card's program, else in r's folder.
 func (g *Governor) pinsOfPermit(ctx context.Context, permitID string, r Rule) (*RulePins, error) {
 	cwd := r.CwdRoot
-	var prim, input string
-	if err := g.DB.R.QueryRowContext(ctx, `SELECT primitive, input FROM permits WHERE id = ?`, permitID).Scan(&prim, &input); err == nil {
+	if prim, input, err := g.PermitCall(ctx, permitID); err == nil {
 		if f := g.Programs[prim]; f != nil {
 			for _, u := range f([]byte(input)) {
 				if u.Command == r.Program {

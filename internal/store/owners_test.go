@@ -171,7 +171,12 @@ func checkUses(uses []sqlUse, schema map[string]bool) (bad []string, seen map[st
 	seen = map[string]bool{}
 	testCounts = map[string]int{}
 	var overflow []sqlUse
+	once := map[string]bool{} // a string naming a table twice (INSERT … SELECT) is one use
 	for _, u := range uses {
+		if once[u.pos+" "+u.table] {
+			continue
+		}
+		once[u.pos+" "+u.table] = true
 		owner, known := owners[u.table]
 		if !known && !schema[u.table] && u.table != "sqlite_master" {
 			continue // a word after FROM in a sentence, not a table
@@ -211,6 +216,89 @@ func checkUses(uses []sqlUse, schema map[string]bool) (bad []string, seen map[st
 // package named …test below the owner (internal/dispatch/dispatchtest).
 func isFixturePackage(pkg, owner string) bool {
 	return owner != "" && strings.HasPrefix(pkg, owner+"/") && strings.HasSuffix(pkg, "test")
+}
+
+// ownerFiles names, for a table whose owner keeps some of its SQL in
+// one file, that file: "table" for every statement on the table, "table
+// CLAUSE" for the statements whose CLAUSE (UPDATE, INSERT's INTO, …)
+// names it. Inside the owner a table's row type, insert, lookups and list
+// live together (govern/permits.go), and each move of a future's state is
+// written once (dispatch/futures_state.go), not as an UPDATE repeated in
+// every file that needs it. The owner's tests are free to set up rows.
+var ownerFiles = map[string]string{
+	"permits":        "internal/govern/permits.go",
+	"futures UPDATE": "internal/dispatch/futures_state.go",
+}
+
+// TestOwnerKeepsTableSQLInOneFile: within a table's owner, the SQL that
+// ownerFiles places in one file is in no other of its files (tests aside).
+func TestOwnerKeepsTableSQLInOneFile(t *testing.T) {
+	bad, seen := checkOwnerFiles(sqlUses(t, filepath.Join("..", "..")))
+	for _, b := range bad {
+		t.Error(b)
+	}
+	for key, file := range ownerFiles {
+		if !seen[key] {
+			t.Errorf("ownerFiles places %q in %s, which has no such SQL: the scan or the list is out of date", key, file)
+		}
+	}
+}
+
+// checkOwnerFiles returns the uses of the owner's production files that
+// ownerFiles places in another file (as messages), and the ownerFiles
+// keys whose file was seen holding its SQL.
+func checkOwnerFiles(uses []sqlUse) (bad []string, seen map[string]bool) {
+	seen = map[string]bool{}
+	for _, u := range uses {
+		if u.test || u.pkg != owners[u.table] {
+			continue
+		}
+		for _, key := range []string{u.table, u.table + " " + u.clause} {
+			file, ok := ownerFiles[key]
+			if !ok {
+				continue
+			}
+			if u.file == file {
+				seen[key] = true
+				continue
+			}
+			what := "SQL on " + u.table
+			if key != u.table {
+				what = u.clause + " of " + u.table
+			}
+			bad = append(bad, u.pos+": "+what+" belongs in "+file+": call a function there (add one if none fits) instead")
+		}
+	}
+	sort.Strings(bad)
+	return bad, seen
+}
+
+// TestOwnerFilesSeeAStrayStatement: an UPDATE of futures, or any SQL on
+// permits, in another file of its owner is refused, in whatever form the
+// scan reads; a read of futures elsewhere is not.
+func TestOwnerFilesSeeAStrayStatement(t *testing.T) {
+	src := map[string]string{
+		"internal/dispatch/stray.go": "package dispatch\n\nvar _ = []string{\n\t\"update futures set state = 'queued' where id = ?\",\n\t\"SELECT id FROM futures\",\n}\n",
+		"internal/govern/stray.go":   "package govern\n\nvar _ = \"SELECT id FROM \" + \"main.permits\"\n",
+	}
+	dir := t.TempDir()
+	for name, text := range src {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bad, _ := checkOwnerFiles(scanUses(t, dir))
+	want := []string{
+		"internal/dispatch/stray.go:4: UPDATE of futures belongs in internal/dispatch/futures_state.go: call a function there (add one if none fits) instead",
+		"internal/govern/stray.go:3: SQL on permits belongs in internal/govern/permits.go: call a function there (add one if none fits) instead",
+	}
+	if strings.Join(bad, "\n") != strings.Join(want, "\n") {
+		t.Errorf("refused:\n%s\nwant:\n%s", strings.Join(bad, "\n"), strings.Join(want, "\n"))
+	}
 }
 
 // TestOwnerTableInDocs: docs/ARCHITECTURE.md's owner table is ownerList,
@@ -313,10 +401,11 @@ func lineOf(pos string) int {
 	return n
 }
 
-// sqlUse is one table named by one SQL string.
+// sqlUse is one table named by one SQL string, after clause (FROM,
+// JOIN, INTO, UPDATE or TABLE, in capitals).
 type sqlUse struct {
-	pkg, table, pos, file string
-	test                  bool
+	pkg, table, clause, pos, file string
+	test                          bool
 }
 
 // sqlUses returns the tables named by the SQL strings of the Go sources
@@ -409,12 +498,12 @@ func scanPackage(root, pkg string, files []string) ([]sqlUse, error) {
 		seen := map[string]bool{}
 		s.found = func(at token.Pos, text string) {
 			pos := file + ":" + strconv.Itoa(fset.Position(at).Line)
-			for _, table := range tablesIn(text) {
-				if seen[pos+" "+table] {
+			for _, ref := range tablesIn(text) {
+				if seen[pos+" "+ref.clause+" "+ref.table] {
 					continue
 				}
-				seen[pos+" "+table] = true
-				out = append(out, sqlUse{pkg: pkg, table: table, pos: pos, file: file, test: test})
+				seen[pos+" "+ref.clause+" "+ref.table] = true
+				out = append(out, sqlUse{pkg: pkg, table: ref.table, clause: ref.clause, pos: pos, file: file, test: test})
 			}
 		}
 		ast.Inspect(f, s.visit)
@@ -554,35 +643,39 @@ const (
 )
 
 var (
-	// tableRef matches the table a clause names, in any case, quoted or
+	// tableRefRE matches the table a clause names, in any case, quoted or
 	// not, qualified by main. or not.
-	tableRef = regexp.MustCompile(`(?i)\b(FROM|JOIN|INTO|UPDATE|TABLE)\s+` + schema + quote + "(" + ident + ")" + quote)
+	tableRefRE = regexp.MustCompile(`(?i)\b(FROM|JOIN|INTO|UPDATE|TABLE)\s+` + schema + quote + "(" + ident + ")" + quote)
 	// moreTables matches one more table of a FROM list after a comma.
 	moreTables = regexp.MustCompile(`^(?:\s+(?i:AS\s+)?` + ident + `)?\s*,\s*` + schema + quote + "(" + ident + ")" + quote)
 	// looksLikeSQL tells SQL written in lower case from a sentence.
 	looksLikeSQL = regexp.MustCompile(`(?is)^\s*(?:select|insert|update|delete|replace|with|create|drop|alter|pragma)\b|\bwhere\b|\bvalues\s*\(|\bset\s+` + ident + `\s*=`)
 )
 
+// tableRef is a table as a clause of SQL names it.
+type tableRef struct{ table, clause string }
+
 // tablesIn returns the tables text names as SQL. A keyword in capitals
 // is SQL (Hearth writes SQL so, and a fragment joined to others is found
 // too); one in lower case only when the text reads as a statement.
-func tablesIn(text string) []string {
-	var out []string
+func tablesIn(text string) []tableRef {
+	var out []tableRef
 	sqlish := looksLikeSQL.MatchString(text)
-	for _, m := range tableRef.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range tableRefRE.FindAllStringSubmatchIndex(text, -1) {
 		kw := text[m[2]:m[3]]
 		if kw != strings.ToUpper(kw) && !sqlish {
 			continue
 		}
-		out = append(out, strings.ToLower(text[m[4]:m[5]]))
-		if up := strings.ToUpper(kw); up == "FROM" || up == "JOIN" {
+		up := strings.ToUpper(kw)
+		out = append(out, tableRef{strings.ToLower(text[m[4]:m[5]]), up})
+		if up == "FROM" || up == "JOIN" {
 			rest := text[m[1]:]
 			for {
 				mm := moreTables.FindStringSubmatchIndex(rest)
 				if mm == nil {
 					break
 				}
-				out = append(out, strings.ToLower(rest[mm[2]:mm[3]]))
+				out = append(out, tableRef{strings.ToLower(rest[mm[2]:mm[3]]), up})
 				rest = rest[mm[1]:]
 			}
 		}

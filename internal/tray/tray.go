@@ -44,6 +44,10 @@ type Hearth struct {
 	Tunnel      func() tunnel.Status
 	StartTunnel func() error
 	StopTunnel  func()
+	// TunnelAutostart reports tunnel.autostart ("connect whenever Hearth
+	// starts"): Stop then lasts only until Hearth next starts, and says so.
+	// nil: off.
+	TunnelAutostart func() bool
 	// EStop latches the emergency stop, journaled as operator's.
 	EStop func(ctx context.Context, operator, reason string) error
 	// OpenChatGPT opens Hearth's own ChatGPT window (internal/wake).
@@ -187,6 +191,9 @@ func (t *Tray) snapshot(ctx context.Context) Snapshot {
 	s.Mode = st.Mode
 	s.Pending = len(perms)
 	s.Tunnel = t.Hearth.Tunnel()
+	if t.Hearth.TunnelAutostart != nil {
+		s.TunnelAutostart = t.Hearth.TunnelAutostart()
+	}
 	if t.Hearth.Update != nil {
 		s.Update = t.Hearth.Update()
 	}

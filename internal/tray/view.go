@@ -23,6 +23,9 @@ type Snapshot struct {
 	// host_info show).
 	Mode   string
 	Tunnel tunnel.Status
+	// TunnelAutostart is tunnel.autostart: a Stop lasts only until
+	// Hearth next starts.
+	TunnelAutostart bool
 	// Autostart is the "Start at logon" state.
 	Autostart AutostartState
 	// LastError is the tray's own last failed action, shown in the tooltip
@@ -168,7 +171,7 @@ func Render(s Snapshot) View {
 			Action:  ActEStop,
 		}
 	}
-	v.Entries[ItemTunnel] = tunnelEntry(s.Tunnel.State)
+	v.Entries[ItemTunnel] = tunnelEntry(s.Tunnel.State, s.TunnelAutostart)
 	v.Entries[ItemAutostart] = Entry{
 		Title: "Start at logon", Checkbox: true,
 		Checked:  s.Autostart.Known && s.Autostart.Enabled,
@@ -194,7 +197,7 @@ func Render(s Snapshot) View {
 
 // tunnelEntry is the tunnel's menu entry: its action follows the state,
 // its title names both.
-func tunnelEntry(st tunnel.State) Entry {
+func tunnelEntry(st tunnel.State, autostart bool) Entry {
 	switch st {
 	case tunnel.StateNotConfigured:
 		return Entry{Title: "Set up the tunnel…", Tooltip: "Enter the tunnel key and ID in the control panel", Action: ActOpenPanel, Page: "/setup"}
@@ -203,7 +206,12 @@ func tunnelEntry(st tunnel.State) Entry {
 	case tunnel.StateClientChanged:
 		return Entry{Title: "tunnel-client changed: check it…", Tooltip: "Check tunnel-client and pin it again on the control panel's Setup page", Action: ActOpenPanel, Page: "/setup"}
 	case tunnel.StateStarting, tunnel.StateReady, tunnel.StateUnhealthy, tunnel.StateBackoff:
-		return Entry{Title: "Stop tunnel (" + tunnelPhrase(st) + ")", Tooltip: "Disconnect ChatGPT from Hearth", Action: ActStopTunnel}
+		tip := "Disconnect ChatGPT from Hearth"
+		if autostart {
+			// Stop does not touch "connect whenever Hearth starts".
+			tip += " until Hearth next starts (to stop for good: Setup, Details)"
+		}
+		return Entry{Title: "Stop tunnel (" + tunnelPhrase(st) + ")", Tooltip: tip, Action: ActStopTunnel}
 	default:
 		return Entry{Title: "Start tunnel (" + tunnelPhrase(st) + ")", Tooltip: "Connect ChatGPT to Hearth through the Secure MCP Tunnel", Action: ActStartTunnel}
 	}

@@ -143,3 +143,18 @@ func TestRenderShowsTheMode(t *testing.T) {
 		t.Fatalf("tooltip: %q", v.Tooltip)
 	}
 }
+
+// TestStopTunnelSaysHowLong: with tunnel.autostart on, the tray's Stop
+// says it lasts only until Hearth next starts, and where to stop for
+// good; with it off it says nothing of the kind.
+func TestStopTunnelSaysHowLong(t *testing.T) {
+	s := ready()
+	s.TunnelAutostart = true
+	if e := Render(s).Entries[ItemTunnel]; e.Action != ActStopTunnel || !strings.Contains(e.Tooltip, "until Hearth next starts") {
+		t.Fatalf("Stop with autostart on: %+v", e)
+	}
+	s.TunnelAutostart = false
+	if e := Render(s).Entries[ItemTunnel]; strings.Contains(e.Tooltip, "next starts") {
+		t.Fatalf("Stop with autostart off: %+v", e)
+	}
+}
