@@ -76,8 +76,10 @@ func killAdopted(gov *govern.Governor, log *slog.Logger) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	sweep := func() {
-		n, err := proc.KillAdopted()
+	// Each sweep takes only what started before its look at the latch:
+	// a reset just after that look must not cost what runs after it.
+	sweep := func(cutoff time.Time) {
+		n, err := proc.KillAdopted(cutoff)
 		if n > 0 {
 			log.Warn("e-stop: killed processes that had left the programs Hearth ran", "count", n)
 		}
@@ -85,7 +87,7 @@ func killAdopted(gov *govern.Governor, log *slog.Logger) {
 			log.Error("e-stop: kill the processes Hearth adopted", "err", err)
 		}
 	}
-	sweep()
+	sweep(time.Now())
 	first, err := gov.EStop(context.Background())
 	if err != nil || !first.Latched {
 		return
@@ -102,11 +104,12 @@ func killAdopted(gov *govern.Governor, log *slog.Logger) {
 			last = d
 			// A reset meanwhile ends the sweeps: what runs after it
 			// was started after it. A later press runs its own.
+			looked := time.Now()
 			st, err := gov.EStop(context.Background())
 			if err != nil || !st.Latched || !st.At.Equal(first.At) || len(st.Later)+st.Dropped != presses {
 				return
 			}
-			sweep()
+			sweep(looked)
 		}
 	}()
 }

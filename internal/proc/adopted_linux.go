@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,12 +27,14 @@ import (
 // is stopped by its owner. Each process is held by a pidfd of its own
 // before it is judged and signalled through it (killAdoptedTree), so a
 // pid that ended and was reused meanwhile — by a tunnel-client restart —
-// is never signalled. Each walk kills what it finds; it stops when a walk
-// finds none, after maxWalks at most. It reports how many processes it
-// killed. Where this process cannot tell its own children from adopted
+// is never signalled. Only a process that started by the tick of
+// cutoff is taken (with everything it started since): a later sweep of a
+// stop that the operator reset meanwhile must not kill what ran after the
+// reset. Each walk kills what it finds; it stops when a walk takes none,
+// after maxWalks at most. It reports how many processes it killed. Where this process cannot tell its own children from adopted
 // ones (Go holds no pidfds for its children here), it kills nothing and
 // says so.
-func KillAdopted() (int, error) {
+func KillAdopted(cutoff time.Time) (int, error) {
 	if !pidfdsWork() {
 		return 0, errors.New("kill adopted processes: Go holds no pidfds for its children on this system, so Hearth cannot tell which of its children it adopted")
 	}
@@ -42,33 +46,68 @@ func KillAdopted() (int, error) {
 		if err != nil {
 			return killed, err
 		}
-		if len(adopted) == 0 {
-			break
-		}
+		before := bootTicks(cutoff)
+		took := false
 		for _, pid := range adopted {
-			n, err := killAdoptedTree(pid, self)
+			n, ok, err := killAdoptedTree(pid, self, before)
 			killed += n
+			took = took || ok
 			if err != nil {
 				errs = append(errs, err)
 			}
+		}
+		if !took {
+			break
 		}
 	}
 	return killed, errors.Join(errs...)
 }
 
 // killAdoptedTree kills pid, if it is still a live child of self that
-// self did not start, and its descendants, the way Kill kills a tree
-// (stopped first, so none forks a child the walk would miss, then
-// killed), but each process through a pidfd opened before it is judged:
-// its parent is read after the pidfd holds it, and a signal through the
-// pidfd reaches that process or none, never one that took its pid.
-func killAdoptedTree(pid, self int) (int, error) {
+// self did not start and that started by the boot-clock tick before,
+// and its descendants, the way Kill kills a tree (stopped first, so none
+// forks a child the walk would miss, then killed), but each process
+// through a pidfd opened before it is judged: its parent and start are
+// read after the pidfd holds it, and a signal through the pidfd reaches
+// that process or none, never one that took its pid. ok says whether it
+// took pid.
+func killAdoptedTree(pid, self int, before int64) (n int, ok bool, err error) {
 	held, hold := treeHolder()
 	defer closeHeld(held)
-	if pid == self || !hold(pid, func(pp int) bool { return pp == self }) {
-		return 0, nil
+	if pid == self || !hold(pid, func(pp int) bool { return pp == self && startedBefore(pid, before) }) {
+		return 0, false, nil
 	}
-	return killHeldTree(self, held, hold)
+	n, err = killHeldTree(self, held, hold)
+	return n, true, err
+}
+
+// userHZ is the unit of a process's start time in /proc/<pid>/stat (the
+// kernel's USER_HZ, 100 on every architecture Go runs Linux on).
+const userHZ = 100
+
+// bootTicks is t on the clock of a process's start time: USER_HZ ticks of
+// CLOCK_BOOTTIME (time since boot, suspend included), measured from now.
+func bootTicks(t time.Time) int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
+		return math.MaxInt64 // no clock to compare with: every process counts as before
+	}
+	return (ts.Nano() - time.Since(t).Nanoseconds()) / (int64(time.Second) / userHZ)
+}
+
+// startedBefore reports whether pid started by the boot-clock tick before
+// (its stat's starttime, field 22): within that 10 ms tick counts as
+// before, so a program that started just ahead of the cutoff is taken at
+// once, and only one that starts in the same tick after it is taken with
+// it. A start that cannot be read counts as before: the e-stop errs on the
+// side of killing what was adopted.
+func startedBefore(pid int, before int64) bool {
+	_, fields, err := statFields(pid)
+	if err != nil || len(fields) < 20 {
+		return true
+	}
+	start, err := strconv.ParseInt(fields[19], 10, 64)
+	return err != nil || start <= before
 }
 
 // treeHolder returns the pidfds of a tree kill (pid → its pidfd) and

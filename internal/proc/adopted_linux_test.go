@@ -76,7 +76,7 @@ func TestKillAdoptedSparesOwnChildren(t *testing.T) {
 			t.Fatalf("process %d was not adopted here (parent %d)", pid, pp)
 		}
 	}
-	n, err := KillAdopted()
+	n, err := KillAdopted(time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,6 +93,39 @@ func TestKillAdoptedSparesOwnChildren(t *testing.T) {
 	}
 }
 
+// TestKillAdoptedSparesWhatStartedAfter: a sweep takes only what started
+// before its cutoff (the sweep's look at the e-stop's latch): a program
+// adopted after it, as one a call started after the operator's reset, is
+// left alone; a sweep with a later cutoff takes it.
+func TestKillAdoptedSparesWhatStartedAfter(t *testing.T) {
+	subreaper(t)
+	cutoff := time.Now()
+	// More than one boot-clock tick (10 ms): the programs start after the
+	// cutoff's tick, not within it.
+	time.Sleep(50 * time.Millisecond)
+	later := leaveSetsid(t, 2)
+	n, err := KillAdopted(cutoff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range later {
+		if !alive(pid) {
+			t.Fatalf("process %d, started after the cutoff, was killed (%d killed)", pid, n)
+		}
+	}
+	if n, err = KillAdopted(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if n < len(later) {
+		t.Errorf("a sweep with a later cutoff killed %d processes, want at least %d", n, len(later))
+	}
+	for _, pid := range later {
+		if alive(pid) {
+			t.Errorf("process %d still runs after a sweep with a later cutoff", pid)
+		}
+	}
+}
+
 // BenchmarkKillAdopted measures the e-stop's kill of 10 adopted
 // processes: from the call until none of them runs.
 func BenchmarkKillAdopted(b *testing.B) {
@@ -101,7 +134,7 @@ func BenchmarkKillAdopted(b *testing.B) {
 		b.StopTimer()
 		pids := leaveSetsid(b, 10)
 		b.StartTimer()
-		if _, err := KillAdopted(); err != nil {
+		if _, err := KillAdopted(time.Now()); err != nil {
 			b.Fatal(err)
 		}
 		for _, pid := range pids {
