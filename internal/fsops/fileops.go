@@ -308,7 +308,7 @@ func (e *Engine) resolveSource(p, field string, own bool) (string, error) {
 // says.
 func (e *Engine) resolveSourceInfo(p, field string, own bool) (string, fs.FileInfo, error) {
 	clean := filepath.Clean(p)
-	info, err := os.Lstat(clean)
+	info, err := lstatItem(clean)
 	if err == nil && isLink(info) && own {
 		real, err := e.Roots.ResolveOwn(p)
 		if err != nil {
@@ -330,7 +330,7 @@ func (e *Engine) resolveSourceInfo(p, field string, own bool) (string, fs.FileIn
 	if err != nil || real != clean {
 		// The path as given is not the item itself (or was not there a
 		// moment ago): look at the item.
-		info, err = os.Lstat(real)
+		info, err = lstatItem(real)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil, &InputError{Field: field, Message: fmt.Sprintf("%s does not exist", real)}
@@ -361,7 +361,9 @@ func fileSHA(fp string, dir bool) string {
 }
 
 // isLink reports whether info is a link's own: a symlink, or a junction
-// (which Go sees as irregular).
+// (which Go sees as irregular). info is from lstatItem or plainInfo: a
+// Windows reparse point that is not a link (a OneDrive file) is irregular
+// no more.
 func isLink(info fs.FileInfo) bool { return info.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0 }
 
 // resolveDest resolves where src goes: to itself, or into to when to is
@@ -541,7 +543,7 @@ func (e *Engine) carryPrepare(ctx context.Context, p plan, made map[string]bool,
 // with a file's start (what the check of an ordinary write needs of it,
 // fileLeaves) read on the way: a file is opened and read once.
 func carriedPrint(p string) (fp string, dir bool, files int, start []byte, err error) {
-	info, err := os.Lstat(p)
+	info, err := lstatItem(p)
 	if err != nil {
 		return "", false, 0, nil, err
 	}
@@ -772,7 +774,7 @@ func (e *Engine) putBackReplaced(dst, where string, err error) error {
 // replace (overwrite, or expected_sha256 of it). It returns the replaced
 // file's SHA-256.
 func (e *Engine) destination(p plan) (pre string, existed bool, err error) {
-	di, err := os.Lstat(p.dst)
+	di, err := lstatItem(p.dst)
 	if errors.Is(err, fs.ErrNotExist) {
 		if p.expect.Set && !p.expect.Null {
 			return "", false, &ConflictError{Path: p.dst, Reason: ReasonMissing, Replacement: -1, Expected: p.expect.String(),

@@ -99,7 +99,7 @@ func (e *Engine) carryTarget(t *primitive.Target, src, dst string, remove bool, 
 			e.addFacts(t, e.facts(s, leaves{folder: info.IsDir(), link: link}))
 		}
 	}
-	info, err := os.Lstat(src)
+	info, err := lstatItem(src)
 	if err != nil {
 		return
 	}
@@ -118,6 +118,7 @@ func (e *Engine) carryTarget(t *primitive.Target, src, dst string, remove bool, 
 		if err != nil {
 			return nil
 		}
+		info = plainInfo(q, info)
 		rel, _ := filepath.Rel(src, q)
 		to := ""
 		if dst != "" {

@@ -189,7 +189,7 @@ func packageMacrosOf(src io.ReadCloser) bool {
 // real, which the call leaves with l.
 func (e *Engine) facts(real string, l leaves) risk.FileFacts {
 	f := risk.FileFacts{Path: real, Root: e.Roots.rootOf(real), NewHead: l.head, NewMacros: l.macros, Folder: l.folder, Marked: markedOnTheWay(real)}
-	info, err := os.Lstat(real)
+	info, err := lstatItem(real)
 	if err != nil {
 		return f
 	}
@@ -301,7 +301,7 @@ func (e *Engine) checkOrdinaryIn(c primitive.Checked, path string, l leaves, cc 
 	if l.link {
 		// The link itself, never what it points to.
 		real = filepath.Join(RealPrefix(filepath.Dir(path)), filepath.Base(path))
-		if info, err := os.Lstat(path); err == nil && !isLink(info) {
+		if info, err := lstatItem(path); err == nil && !isLink(info) {
 			real = RealPrefix(path)
 		}
 	}

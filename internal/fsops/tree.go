@@ -93,7 +93,7 @@ func entriesOver(paths []string) bool {
 // refused: the file operations carry plain files and folders, and a link
 // itself.
 func fingerprint(p string) (fp string, dir bool, files int, err error) {
-	info, err := os.Lstat(p)
+	info, err := lstatItem(p)
 	if err != nil {
 		return "", false, 0, err
 	}
@@ -128,6 +128,7 @@ func fingerprint(p string) (fp string, dir bool, files int, err error) {
 		if err != nil {
 			return err
 		}
+		info = plainInfo(q, info)
 		if !info.Mode().IsRegular() && !info.IsDir() {
 			return &InputError{Field: "path", Message: fmt.Sprintf("%s holds %s, a %s; Hearth moves, copies and trashes plain files and folders only", p, q, typeOf(info.Mode()))}
 		}
@@ -150,7 +151,7 @@ func fingerprint(p string) (fp string, dir bool, files int, err error) {
 // copyTree copies the file or folder src to dst (which must not exist),
 // keeping permissions and modification times; every file is synced.
 func copyTree(src, dst string) error {
-	info, err := os.Lstat(src)
+	info, err := lstatItem(src)
 	if err != nil {
 		return err
 	}
@@ -187,6 +188,7 @@ func copyTree(src, dst string) error {
 		if err != nil {
 			return err
 		}
+		info = plainInfo(q, info)
 		switch {
 		case info.IsDir():
 			if err := os.Mkdir(to, info.Mode().Perm()|0o700); err != nil {
@@ -253,7 +255,7 @@ type copiedEntry struct {
 // files, each file of the same size and SHA-256. It returns what it
 // checked, parents before what they hold.
 func verifyTree(a, b string) ([]copiedEntry, error) {
-	ia, err := os.Lstat(a)
+	ia, err := lstatItem(a)
 	if err != nil {
 		return nil, err
 	}
@@ -285,6 +287,7 @@ func verifyTree(a, b string) ([]copiedEntry, error) {
 		if err != nil {
 			return err
 		}
+		info = plainInfo(q, info)
 		if info.IsDir() {
 			oi, err := os.Lstat(other)
 			if err != nil || !oi.IsDir() {
@@ -302,7 +305,7 @@ func verifyTree(a, b string) ([]copiedEntry, error) {
 
 // verifyFile checks that b has a's size and SHA-256, and returns it.
 func verifyFile(a, b string, ia fs.FileInfo) (string, error) {
-	ib, err := os.Lstat(b)
+	ib, err := lstatItem(b)
 	if err != nil || !ib.Mode().IsRegular() || ib.Size() != ia.Size() {
 		return "", fmt.Errorf("the copy of %s is not the same size", a)
 	}
@@ -375,7 +378,7 @@ func removeCopied(from string, copied []copiedEntry) (kept []string, err error) 
 			}
 			continue
 		}
-		info, lerr := os.Lstat(p)
+		info, lerr := lstatItem(p)
 		if errors.Is(lerr, fs.ErrNotExist) {
 			continue
 		}
