@@ -280,14 +280,25 @@ func (h *Handler) ChatView(ctx context.Context, key string, now time.Time) (Chat
 			c.Later, c.ChangedSince = true, cs
 			continue
 		}
-		// The newest change of a file's content: is the file still as
-		// it left it? (A file operation's undo checks its items itself.)
-		if c.Action == "" && !c.Dir && c.Kept {
+		// The newest change of a file: is it still as that change left
+		// it, as its undo requires? A write's file by its content; a
+		// moved, copied or restored item at its new place by the
+		// fingerprint its receipt holds; a trashed item by still being
+		// in the bin with nothing else at its old place. (A made or
+		// removed folder is left to its undo, which names what it
+		// leaves alone.)
+		switch {
+		case !c.Kept:
+		case c.Action == "" && !c.Dir:
 			size := int64(-1)
 			if b, ok := known[c.Post]; ok {
 				size = int64(len(b))
 			}
 			c.ChangedSince = since.Changed(c.Path, c.Post, size)
+		case c.Action == fsops.ActionMove || c.Action == fsops.ActionCopy || c.Action == fsops.ActionRestore:
+			c.ChangedSince = since.ItemChanged(c.Path, c.Post, c.Dir)
+		case c.Action == fsops.ActionTrash:
+			c.ChangedSince = since.TrashChanged(c.Path, c.Bin)
 		}
 		changed[c.Path] = c.ChangedSince
 	}
@@ -303,6 +314,10 @@ func (h *Handler) ChatView(ctx context.Context, key string, now time.Time) (Chat
 			g := &grouped[i]
 			g.Members = append(g.Members, c.ChatChange)
 			g.InEffect = g.InEffect || c.InEffect
+			// The call's undo leaves its changed items alone and puts
+			// the others back: the change is changed since only when
+			// every item is.
+			g.ChangedSince = g.ChangedSince && c.ChangedSince
 			continue
 		}
 		at[c.CallBatch] = len(grouped)
