@@ -102,7 +102,7 @@ type ChatChange struct {
 	// did several items at once (one change on the page), Bin where a
 	// trash put the item ("" when not known).
 	Action, From, CallBatch, Bin string
-	Dir                     bool
+	Dir                          bool
 }
 
 // MaxChatChanges bounds the changes of one conversation the page reads.

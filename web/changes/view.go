@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/document"
@@ -149,7 +148,7 @@ func (c ChangeRow) actionWords() string {
 		return plural(files, "file") + " and " + plural(dirs, "folder")
 	}
 	into := func(dirs []string) string {
-		if d, one := commonDir(dirs); one {
+		if d, one := ui.ThisPC().Common(dirs); one {
 			return "to " + shortDir(d)
 		} else if d != "" {
 			return "into folders under " + shortDir(d)
@@ -182,34 +181,11 @@ func (c ChangeRow) actionWords() string {
 
 // firstDir is the folder dirs share, or the first of them.
 func firstDir(dirs []string) string {
-	d, _ := commonDir(dirs)
+	d, _ := ui.ThisPC().Common(dirs)
 	if d == "" && len(dirs) > 0 {
 		return dirs[0]
 	}
 	return d
-}
-
-// commonDir is the deepest folder every one of dirs is in, and whether
-// they are all that one folder.
-func commonDir(dirs []string) (string, bool) {
-	if len(dirs) == 0 {
-		return "", false
-	}
-	common, same := dirs[0], true
-	for _, d := range dirs[1:] {
-		if d != common {
-			same = false
-		}
-		for common != "" && d != common && !strings.HasPrefix(d, common+string(filepath.Separator)) {
-			up := filepath.Dir(common)
-			if up == common {
-				common = ""
-				break
-			}
-			common = up
-		}
-	}
-	return common, same
 }
 
 // shortDir names a folder as the person knows it (ui.Folders): a known
