@@ -121,12 +121,11 @@ func NewBatch(primitive, input string, asks []callpath.Ask, names ui.Folders, di
 			// Where it goes, as fs decides: into a folder the call
 			// names as one (a trailing separator, or the "to" of several
 			// items) or that is there now, else to that new path.
+			// Its folders are named as fs resolves them ("..", "."),
+			// never by a prefix that ".." walks out of.
 			into, as := names.Dir(it.to), names.Base(it.to)
 			if strings.HasSuffix(it.to, "/") || strings.HasSuffix(it.to, names.Sep()) || tos[it.to] > 1 || dir(it.to) {
-				into, as = strings.TrimRight(it.to, "/"+names.Sep()), name
-				if into == "" {
-					into = it.to
-				}
+				into, as = names.Path(it.to), name
 			}
 			intos = append(intos, into)
 			bi.To = join(names, into, as)

@@ -88,6 +88,17 @@ func TestBatchSentence(t *testing.T) {
 		{"sorted into folders", "fs.move", win, winDirs, []move{
 			{`D:\Downloads\a.pdf`, invoices + `\2023\`}, {`D:\Downloads\b.pdf`, invoices + `\2024\`}}, false, nil,
 			`move 2 files from Downloads to 2 folders in Documents\Invoices`, ""},
+		{"one sent out of its folder with ..", "fs.move", win, winDirs, []move{
+			{`D:\Downloads\a.pdf`, invoices + `\2023\`}, {`D:\Downloads\b.exe`, invoices + `\..\..\..\AppData\Roaming\Microsoft\Windows\Start Menu\Programs\Startup\`}}, false, nil,
+			`move 2 files from Downloads to 2 folders in your home folder`, ""},
+		{"one sent out of its folder with .. and /", "fs.move", win, winDirs, []move{
+			{`D:\Downloads\.\b.exe`, invoices + `/../../../AppData/Roaming/Microsoft/Windows/Start Menu/Programs/Startup/`}}, false, nil,
+			`move b.exe from Downloads to AppData\Roaming\Microsoft\Windows\Start Menu\Programs\Startup`, ""},
+		{"on Linux, one sent out of its folder with ..", "fs.move", linux, linuxDirs, []move{
+			{"/home/ann/Downloads/a.pdf", "/home/ann/Documents/Invoices/2024/"}, {"/home/ann/Downloads/b.sh", "/home/ann/Documents/Invoices/../../.config/autostart/"}}, false, nil,
+			`move 2 files from Downloads to 2 folders in your home folder`, ""},
+		{"on Linux, .. above the root", "fs.copy", linux, linuxDirs, []move{{"/home/ann/Downloads/b.sh", "/home/ann/Documents/../../../../etc/profile.d/"}}, false, nil,
+			`copy b.sh from Downloads to /etc/profile.d`, ""},
 		{"to the bin", "fs.trash", win, winDirs, batch(`D:\Downloads`, 2, "", "setup.exe"), true,
 			[]callpath.Ask{{Item: 2, Path: `D:\Downloads\setup.exe`, Said: "change a program that other programs start"}},
 			`put 3 files from Downloads in the Recycle Bin, including setup.exe`, "setup.exe: it would change a program that other programs start."},
