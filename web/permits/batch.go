@@ -67,9 +67,34 @@ type fileOpInput struct {
 }
 
 // BatchOf is the card of permit p when it is a file operation's, read
-// with this computer's folders and file system.
+// with this computer's folders and file system. It reads the disk (up to
+// an item's folder-ness each): a render computes it once per permit.
 func BatchOf(p govern.Permit) (Batch, bool) {
-	return NewBatch(p.Primitive, p.Input, p.Asks, ui.ThisPC(), isDir, changes.TrashName())
+	names := ui.ThisPC()
+	b, ok := NewBatch(p.Primitive, p.Input, p.Asks, names, isDir, changes.TrashName())
+	if ok {
+		b.fallBackWhy(names, p.Said, p.Subject)
+	}
+	return b, ok
+}
+
+// fallBackWhy gives the card the permit's own reason, what the call
+// would do (said) to what (subject), when it knows no item that asks: a
+// permit made before the items that ask were kept, or one that kept none.
+// Without it the card would say what the call does and never why Hearth
+// asks.
+func (b *Batch) fallBackWhy(names ui.Folders, said, subject string) {
+	if b.Why != "" || said == "" {
+		return
+	}
+	label := "one of the items"
+	switch {
+	case subject != "":
+		label = names.Base(subject)
+	case len(b.Items) == 1:
+		label = names.Base(b.Items[0].From)
+	}
+	b.Why = label + ": it would " + said + "."
 }
 
 // isDir reports whether a folder is at path now.
