@@ -8,48 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/windows/registry"
-
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/risk"
+	"github.com/hearth-dev/hearth/internal/startup/startuptest"
 )
-
-// setUserValue sets a string value of an HKCU key for the test, putting
-// the old value back (or removing it) after it.
-func setUserValue(t *testing.T, key, name, value string, expand bool) {
-	t.Helper()
-	k, _, err := registry.CreateKey(registry.CURRENT_USER, key, registry.QUERY_VALUE|registry.SET_VALUE)
-	if err != nil {
-		t.Fatalf("open %s: %v", key, err)
-	}
-	defer k.Close()
-	old, oldType, err := k.GetStringValue(name)
-	had := err == nil
-	if expand {
-		err = k.SetExpandStringValue(name, value)
-	} else {
-		err = k.SetStringValue(name, value)
-	}
-	if err != nil {
-		t.Fatalf("set %s\\%s: %v", key, name, err)
-	}
-	t.Cleanup(func() {
-		k, err := registry.OpenKey(registry.CURRENT_USER, key, registry.SET_VALUE)
-		if err != nil {
-			return
-		}
-		defer k.Close()
-		switch {
-		case !had:
-			k.DeleteValue(name)
-		case oldType == registry.EXPAND_SZ:
-			k.SetExpandStringValue(name, old)
-		default:
-			k.SetStringValue(name, old)
-		}
-	})
-}
 
 // TestWindowsStartupEntriesAsk: on the real Windows build, through the
 // MCP server, dispatcher and governance, in ask mode: writing the .ahk
@@ -81,7 +44,7 @@ func TestWindowsStartupEntriesAsk(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(tidy), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	setUserValue(t, `Software\Microsoft\Windows\CurrentVersion\Run`, "HearthTestTidy", `AutoHotkey.exe `+tidy, false)
+	startuptest.SetUserValue(t, `Software\Microsoft\Windows\CurrentVersion\Run`, "HearthTestTidy", `AutoHotkey.exe `+tidy, false)
 	time.Sleep(300 * time.Millisecond)
 	if r := write(tidy); r.State() != "pending" {
 		t.Errorf("the script a Run value starts must ask: %s", r.Raw)
@@ -93,7 +56,7 @@ func TestWindowsStartupEntriesAsk(t *testing.T) {
 	if err := os.MkdirAll(moved, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	setUserValue(t, `Software\Microsoft\Windows\CurrentVersion\Explorer\User Shell Folders`, "Startup", moved, true)
+	startuptest.SetUserValue(t, `Software\Microsoft\Windows\CurrentVersion\Explorer\User Shell Folders`, "Startup", moved, true)
 	time.Sleep(300 * time.Millisecond)
 	late := filepath.Join(moved, "late.ahk")
 	if r := write(late); r.State() != "pending" {

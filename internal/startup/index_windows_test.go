@@ -98,7 +98,7 @@ func TestStartupFolderMovedWhileRunning(t *testing.T) {
 	if err := os.MkdirAll(moved, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(moved, "Tidy.lnk"), lnk(`C:\Program Files\AutoHotkey\AutoHotkey.exe`, `"`+script+`"`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(moved, "Tidy.lnk"), startup.Lnk(`C:\Program Files\AutoHotkey\AutoHotkey.exe`, `"`+script+`"`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := x.Match(script); ok {

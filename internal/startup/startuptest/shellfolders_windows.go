@@ -14,20 +14,33 @@ const shellFolders = `Software\Microsoft\Windows\CurrentVersion\Explorer\User Sh
 // dir for the test, putting the old value back after it.
 func Redirect(t testing.TB, name, dir string) {
 	t.Helper()
-	k, err := registry.OpenKey(registry.CURRENT_USER, shellFolders, registry.QUERY_VALUE|registry.SET_VALUE)
+	SetUserValue(t, shellFolders, name, dir, true)
+}
+
+// SetUserValue sets a string value (REG_EXPAND_SZ when expand) of an HKCU
+// key for the test, making the key when missing, and puts the old value
+// back (or removes it) after it.
+func SetUserValue(t testing.TB, key, name, value string, expand bool) {
+	t.Helper()
+	k, _, err := registry.CreateKey(registry.CURRENT_USER, key, registry.QUERY_VALUE|registry.SET_VALUE)
 	if err != nil {
-		t.Fatalf("open User Shell Folders: %v", err)
+		t.Fatalf("open %s: %v", key, err)
 	}
 	defer k.Close()
 	old, oldType, err := k.GetStringValue(name)
 	had := err == nil
-	if err := k.SetExpandStringValue(name, dir); err != nil {
-		t.Fatalf("redirect %s: %v", name, err)
+	if expand {
+		err = k.SetExpandStringValue(name, value)
+	} else {
+		err = k.SetStringValue(name, value)
+	}
+	if err != nil {
+		t.Fatalf("set %s\\%s: %v", key, name, err)
 	}
 	t.Cleanup(func() {
-		k, err := registry.OpenKey(registry.CURRENT_USER, shellFolders, registry.SET_VALUE)
+		k, err := registry.OpenKey(registry.CURRENT_USER, key, registry.SET_VALUE)
 		if err != nil {
-			t.Errorf("put back %s: %v", name, err)
+			t.Errorf("put back %s\\%s: %v", key, name, err)
 			return
 		}
 		defer k.Close()
