@@ -67,9 +67,34 @@ type fileOpInput struct {
 }
 
 // BatchOf is the card of permit p when it is a file operation's, read
-// with this computer's folders and file system.
+// with this computer's folders and file system. It reads the disk (up to
+// an item's folder-ness each): a render computes it once per permit.
 func BatchOf(p govern.Permit) (Batch, bool) {
-	return NewBatch(p.Primitive, p.Input, p.Asks, ui.ThisPC(), isDir, changes.TrashName())
+	names := ui.ThisPC()
+	b, ok := NewBatch(p.Primitive, p.Input, p.Asks, names, isDir, changes.TrashName())
+	if ok {
+		b.fallBackWhy(names, p.Said, p.Subject)
+	}
+	return b, ok
+}
+
+// fallBackWhy gives the card the permit's own reason, what the call
+// would do (said) to what (subject), when it knows no item that asks: a
+// permit made before the items that ask were kept, or one that kept none.
+// Without it the card would say what the call does and never why Hearth
+// asks.
+func (b *Batch) fallBackWhy(names ui.Folders, said, subject string) {
+	if b.Why != "" || said == "" {
+		return
+	}
+	label := "one of the items"
+	switch {
+	case subject != "":
+		label = names.Base(subject)
+	case len(b.Items) == 1:
+		label = names.Base(b.Items[0].From)
+	}
+	b.Why = label + ": it would " + said + "."
 }
 
 // isDir reports whether a folder is at path now.
@@ -121,12 +146,11 @@ func NewBatch(primitive, input string, asks []callpath.Ask, names ui.Folders, di
 			// Where it goes, as fs decides: into a folder the call
 			// names as one (a trailing separator, or the "to" of several
 			// items) or that is there now, else to that new path.
+			// Its folders are named as fs resolves them ("..", "."),
+			// never by a prefix that ".." walks out of.
 			into, as := names.Dir(it.to), names.Base(it.to)
 			if strings.HasSuffix(it.to, "/") || strings.HasSuffix(it.to, names.Sep()) || tos[it.to] > 1 || dir(it.to) {
-				into, as = strings.TrimRight(it.to, "/"+names.Sep()), name
-				if into == "" {
-					into = it.to
-				}
+				into, as = names.Path(it.to), name
 			}
 			intos = append(intos, into)
 			bi.To = join(names, into, as)

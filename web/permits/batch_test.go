@@ -3,10 +3,14 @@ package permits
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hearth-dev/hearth/internal/callpath"
+	"github.com/hearth-dev/hearth/internal/govern"
 	"github.com/hearth-dev/hearth/web/ui"
 )
 
@@ -88,6 +92,17 @@ func TestBatchSentence(t *testing.T) {
 		{"sorted into folders", "fs.move", win, winDirs, []move{
 			{`D:\Downloads\a.pdf`, invoices + `\2023\`}, {`D:\Downloads\b.pdf`, invoices + `\2024\`}}, false, nil,
 			`move 2 files from Downloads to 2 folders in Documents\Invoices`, ""},
+		{"one sent out of its folder with ..", "fs.move", win, winDirs, []move{
+			{`D:\Downloads\a.pdf`, invoices + `\2023\`}, {`D:\Downloads\b.exe`, invoices + `\..\..\..\AppData\Roaming\Microsoft\Windows\Start Menu\Programs\Startup\`}}, false, nil,
+			`move 2 files from Downloads to 2 folders in your home folder`, ""},
+		{"one sent out of its folder with .. and /", "fs.move", win, winDirs, []move{
+			{`D:\Downloads\.\b.exe`, invoices + `/../../../AppData/Roaming/Microsoft/Windows/Start Menu/Programs/Startup/`}}, false, nil,
+			`move b.exe from Downloads to AppData\Roaming\Microsoft\Windows\Start Menu\Programs\Startup`, ""},
+		{"on Linux, one sent out of its folder with ..", "fs.move", linux, linuxDirs, []move{
+			{"/home/ann/Downloads/a.pdf", "/home/ann/Documents/Invoices/2024/"}, {"/home/ann/Downloads/b.sh", "/home/ann/Documents/Invoices/../../.config/autostart/"}}, false, nil,
+			`move 2 files from Downloads to 2 folders in your home folder`, ""},
+		{"on Linux, .. above the root", "fs.copy", linux, linuxDirs, []move{{"/home/ann/Downloads/b.sh", "/home/ann/Documents/../../../../etc/profile.d/"}}, false, nil,
+			`copy b.sh from Downloads to /etc/profile.d`, ""},
 		{"to the bin", "fs.trash", win, winDirs, batch(`D:\Downloads`, 2, "", "setup.exe"), true,
 			[]callpath.Ask{{Item: 2, Path: `D:\Downloads\setup.exe`, Said: "change a program that other programs start"}},
 			`put 3 files from Downloads in the Recycle Bin, including setup.exe`, "setup.exe: it would change a program that other programs start."},
@@ -148,4 +163,51 @@ func sepOf(dir string) string {
 		return `\`
 	}
 	return "/"
+}
+
+// TestBatchReasonWithoutAsks: a file operation's permit that kept no
+// item that asks (one made before they were kept, or one whose items
+// governance did not list) still says why Hearth asks, from the permit's
+// own reason and subject, on the card's main line; one that kept them
+// says theirs.
+func TestBatchReasonWithoutAsks(t *testing.T) {
+	dir := t.TempDir()
+	sorted := filepath.Join(dir, "sorted")
+	in, _ := json.Marshal(map[string]any{"items": []map[string]string{
+		{"from": filepath.Join(dir, "a.pdf"), "to": sorted + string(filepath.Separator)},
+		{"from": filepath.Join(dir, "setup.exe"), "to": sorted + string(filepath.Separator)},
+	}})
+	p := govern.Permit{ID: "pmt_1", Primitive: "fs.move", Input: string(in), Digest: strings.Repeat("ab", 32),
+		CreatedAt: time.Now(), ExpiresAt: time.Now().Add(15 * time.Minute),
+		Said: "write a new program", Subject: filepath.Join(sorted, "setup.exe")}
+	for _, c := range []struct {
+		name string
+		p    func(govern.Permit) govern.Permit
+		why  string
+	}{
+		{"its subject", func(p govern.Permit) govern.Permit { return p }, "setup.exe: it would write a new program."},
+		{"no subject", func(p govern.Permit) govern.Permit { p.Subject = ""; return p }, "one of the items: it would write a new program."},
+		{"one item, no subject", func(p govern.Permit) govern.Permit {
+			p.Subject, p.Input = "", `{"from":`+strconv.Quote(filepath.Join(dir, "run.sh"))+`,"to":`+strconv.Quote(sorted+string(filepath.Separator))+`}`
+			return p
+		}, "run.sh: it would write a new program."},
+		{"the items that ask", func(p govern.Permit) govern.Permit {
+			p.Asks = []callpath.Ask{{Item: 0, Path: filepath.Join(sorted, "a.pdf"), Said: "change a hidden file"}}
+			return p
+		}, "a.pdf: it would change a hidden file."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			it := NewItem(c.p(p))
+			if it.Batch == nil {
+				t.Fatal("not a file operation's card")
+			}
+			if it.Batch.Why != c.why {
+				t.Errorf("why\n got %q\nwant %q", it.Batch.Why, c.why)
+			}
+			html := render(t, View{Pending: []Item{it}})
+			if !strings.Contains(html, `data-testid="permit-why">Hearth asks because of `+c.why+"<") {
+				t.Errorf("the card does not say why it asks (%q)", c.why)
+			}
+		})
+	}
 }

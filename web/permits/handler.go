@@ -173,11 +173,15 @@ func NewItem(p govern.Permit) Item {
 	if p.Said == govern.SaidPinChanged {
 		it.Changed = p.Subject
 	}
-	it.Verb, it.What, it.Where = Describe(p)
-	it.Note = askOnceNotes[p.Primitive]
-	if b, ok := BatchOf(p); ok {
+	// The card of a file operation is read once per render: it asks
+	// the disk about each of up to 1,000 items.
+	b, ok := BatchOf(p)
+	if ok {
 		it.Batch = &b
-	} else if p.Case == string(risk.CasePersist) && p.Subject != "" {
+	}
+	it.Verb, it.What, it.Where = describe(p, it.Batch)
+	it.Note = askOnceNotes[p.Primitive]
+	if !ok && p.Case == string(risk.CasePersist) && p.Subject != "" {
 		it.Change = persistChange(p)
 	}
 	if p.Case == string(risk.CaseOpen) {
@@ -196,6 +200,18 @@ func interruptedWhy(u *govern.Unknown) string {
 // Describe says what a call waiting for a permit would do: a verb and
 // its object ("run", "ls -la"), and where when that is known.
 func Describe(p govern.Permit) (verb, what, where string) {
+	if b, ok := BatchOf(p); ok {
+		return describe(p, &b)
+	}
+	return describe(p, nil)
+}
+
+// describe is Describe of p whose file operation's card is b (nil when
+// it is not a file operation's).
+func describe(p govern.Permit, b *Batch) (verb, what, where string) {
+	if b != nil {
+		return b.Sentence, "", ""
+	}
 	var in struct {
 		Command string   `json:"command"`
 		Args    []string `json:"args"`
@@ -204,9 +220,6 @@ func Describe(p govern.Permit) (verb, what, where string) {
 		URL     string   `json:"url"`
 	}
 	_ = json.Unmarshal([]byte(p.Input), &in)
-	if b, ok := BatchOf(p); ok {
-		return b.Sentence, "", ""
-	}
 	switch {
 	case (p.Case == string(risk.CasePersist) || p.Case == string(risk.CaseUnusual)) && p.Subject != "":
 		return p.Said + ":", p.Subject, ""

@@ -64,8 +64,15 @@ func (f Folders) Sep() string {
 }
 
 // clean drops the prefix of a Windows long path (\\?\), turns '/' into
-// '\' on Windows and drops trailing separators (a root keeps its own).
+// '\' on Windows, and resolves the path lexically as the file operations
+// do (filepath.Clean): "." and repeated separators go, ".." takes off the
+// name before it (never the root), and trailing separators go (a root
+// keeps its own). So a folder is named by where the call really reaches,
+// never by a prefix that "..\.." walks out of.
 func (f Folders) clean(p string) string {
+	if p == "" {
+		return ""
+	}
 	if f.Windows {
 		p = strings.ReplaceAll(p, "/", `\`)
 		if rest, ok := strings.CutPrefix(p, `\\?\UNC\`); ok {
@@ -75,11 +82,32 @@ func (f Folders) clean(p string) string {
 		}
 	}
 	sep := f.Sep()
-	for len(p) > len(f.root(p)) && strings.HasSuffix(p, sep) {
-		p = strings.TrimSuffix(p, sep)
+	root := f.root(p)
+	var names []string
+	for _, n := range strings.Split(p[len(root):], sep) {
+		switch {
+		case n == "" || n == ".":
+		case n != "..":
+			names = append(names, n)
+		case len(names) > 0 && names[len(names)-1] != "..":
+			names = names[:len(names)-1]
+		case root == "":
+			// A relative path keeps the ".." it starts with.
+			names = append(names, n)
+		}
 	}
-	return p
+	if root != "" && len(names) == 0 {
+		return root
+	}
+	if len(names) == 0 {
+		return "."
+	}
+	return root + strings.Join(names, sep)
 }
+
+// Path is p as the file operations resolve it: its separators, "." and
+// ".." resolved, no trailing separator.
+func (f Folders) Path(p string) string { return f.clean(p) }
 
 // root is the root p starts with: "/", `C:\`, `\\server\share\`, or "".
 func (f Folders) root(p string) string {
