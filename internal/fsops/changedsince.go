@@ -58,3 +58,42 @@ func (s *SinceCheck) Changed(path, post string, postSize int64) bool {
 	sha, err := s.e.hashes.sum(path, info, f)
 	return err == nil && sha != post
 }
+
+// ItemChanged reports whether the item a move, copy or restore left at
+// path is no longer as it left it: fp is its fingerprint then, dir that
+// it was a folder. It answers as the undo's own check would: an item no
+// longer there, or of another kind, counts as changed; a plain file is
+// compared as Changed compares it (within the budget); a link by its
+// target. A folder that is still a folder counts as unchanged: its
+// fingerprint reads its whole tree, too much for a page (the undo checks
+// it, and names it when it leaves it alone).
+func (s *SinceCheck) ItemChanged(path, fp string, dir bool) bool {
+	info, err := os.Lstat(path)
+	switch {
+	case err != nil:
+		return errors.Is(err, fs.ErrNotExist)
+	case dir:
+		return !info.IsDir()
+	case isLink(info):
+		lp, err := linkPrint(path)
+		return err == nil && lp != fp
+	}
+	return s.Changed(path, fp, -1)
+}
+
+// TrashChanged reports whether a trash can no longer be undone as it
+// stands, from two looks and no read: the item is no longer where the
+// bin put it (bin; "" when Hearth does not know, which counts as
+// unchanged: the undo says so itself), or something else is at its old
+// place (path). Whether the item in the bin changed is left to the undo,
+// which checks its fingerprint and names it when it leaves it there.
+func (s *SinceCheck) TrashChanged(path, bin string) bool {
+	if bin == "" {
+		return false
+	}
+	if _, err := os.Lstat(bin); errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	_, err := os.Lstat(path)
+	return err == nil
+}

@@ -99,9 +99,10 @@ type ChatChange struct {
 	// Action is the file operation (move, copy, mkdir, trash, restore,
 	// rmdir; "" for a write, patch or undo of content), From where the
 	// item was before, Dir that it is a folder, CallBatch the call that
-	// did several items at once (one change on the page).
-	Action, From, CallBatch string
-	Dir                     bool
+	// did several items at once (one change on the page), Bin where a
+	// trash put the item ("" when not known).
+	Action, From, CallBatch, Bin string
+	Dir                          bool
 }
 
 // MaxChatChanges bounds the changes of one conversation the page reads.
@@ -116,7 +117,7 @@ func (e *Engine) ChatChanges(ctx context.Context, key string) ([]ChatChange, err
 		SELECT id, path, op, created_at, existed_before, COALESCE(pre_sha256, ''), COALESCE(post_sha256, ''), prior_size,
 		  COALESCE(undone_by, ''), COALESCE(undoes, ''), COALESCE(operator, ''), COALESCE(batch, ''), COALESCE(future_id, ''),
 		  prior_sha256 IS NOT NULL OR prior_file IS NOT NULL OR prior IS NOT NULL OR existed_before = 0 OR action IS NOT NULL,
-		  COALESCE(action, ''), COALESCE(from_path, ''), COALESCE(call_batch, ''), is_dir, rowid AS seq
+		  COALESCE(action, ''), COALESCE(from_path, ''), COALESCE(call_batch, ''), COALESCE(bin_path, ''), is_dir, rowid AS seq
 		FROM fs_receipts WHERE `+cond+` AND state = 'committed' ORDER BY created_at DESC, seq DESC LIMIT ?)
 		ORDER BY 4, seq`, arg, MaxChatChanges)
 	if err != nil {
@@ -128,7 +129,7 @@ func (e *Engine) ChatChanges(ctx context.Context, key string) ([]ChatChange, err
 		var c ChatChange
 		var at int64
 		if err := rows.Scan(&c.ID, &c.Path, &c.Op, &at, &c.Existed, &c.Pre, &c.Post, &c.PriorSize,
-			&c.UndoneBy, &c.Undoes, &c.Operator, &c.Batch, &c.FutureID, &c.Kept, &c.Action, &c.From, &c.CallBatch, &c.Dir, new(int64)); err != nil {
+			&c.UndoneBy, &c.Undoes, &c.Operator, &c.Batch, &c.FutureID, &c.Kept, &c.Action, &c.From, &c.CallBatch, &c.Bin, &c.Dir, new(int64)); err != nil {
 			return nil, fmt.Errorf("list a conversation's changes: %w", err)
 		}
 		c.At = time.UnixMilli(at)

@@ -90,3 +90,60 @@ func BenchmarkChangesPageOf1000Moves(b *testing.B) {
 		render(b, v)
 	}
 }
+
+// TestMovedAndEditedIsNotOfferedAnUndo: a file the chat moved and the
+// person edited afterwards, at its new place, is neither counted nor
+// offered an Undo (the undo would leave it alone), and the page says so;
+// the same for a trashed file the person took out of the bin. Before,
+// only writes were checked, and the page offered an undo that did
+// nothing.
+func TestMovedAndEditedIsNotOfferedAnUndo(t *testing.T) {
+	e, root := newEngine(t)
+	t.Setenv("HOME", root)
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	ctx := context.Background()
+	h := &Handler{FS: e, KeptDays: 30}
+	moved := filepath.Join(root, "Documents", "Invoices", "invoice 0000.pdf")
+	if err := os.MkdirAll(filepath.Dir(moved), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	moveBatch(t, e, root, "r:chat", 1)
+	v, err := h.ChatView(ctx, "r:chat", time.Now())
+	if err != nil || v.Undoable != 1 {
+		t.Fatalf("before any edit %d changes can be undone (%v), want 1", v.Undoable, err)
+	}
+	if err := os.WriteFile(moved, []byte("%PDF-1.4 the person's invoice"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v, err = h.ChatView(ctx, "r:chat", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := render(t, v)
+	if v.Undoable != 0 || strings.Contains(page, `data-testid="undo-one-button"`) || !strings.Contains(page, `data-testid="change-changed-since"`) {
+		t.Fatalf("after the person edited the moved file: %d undoable, want 0, no Undo button and the note:\n%s", v.Undoable, page)
+	}
+
+	gone := filepath.Join(root, "gone.txt")
+	if err := os.WriteFile(gone, []byte("old notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.FileOp(ctx, "r:bin", fsops.ActionTrash, fsops.FileOpInput{Items: []fsops.FileOpItem{{Path: gone}}})
+	if err != nil || res.Status != "completed" {
+		t.Fatalf("trash: %+v %v", res.Status, err)
+	}
+	if v, err = h.ChatView(ctx, "r:bin", time.Now()); err != nil || v.Undoable != 1 || len(v.Changes) != 1 || v.Changes[0].Bin == "" {
+		t.Fatalf("before the bin was emptied %d changes can be undone (%v), want 1 that knows its place in the bin", v.Undoable, err)
+	}
+	if err := os.RemoveAll(v.Changes[0].Bin); err != nil {
+		t.Fatal(err)
+	}
+	v, err = h.ChatView(ctx, "r:bin", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	page = render(t, v)
+	if v.Undoable != 0 || strings.Contains(page, `data-testid="undo-one-button"`) || !strings.Contains(page, `data-testid="change-changed-since"`) {
+		t.Fatalf("after the person emptied the bin: %d undoable, want 0, no Undo button and the note:\n%s", v.Undoable, page)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/document"
@@ -149,7 +148,7 @@ func (c ChangeRow) actionWords() string {
 		return plural(files, "file") + " and " + plural(dirs, "folder")
 	}
 	into := func(dirs []string) string {
-		if d, one := commonDir(dirs); one {
+		if d, one := ui.ThisPC().Common(dirs); one {
 			return "to " + shortDir(d)
 		} else if d != "" {
 			return "into folders under " + shortDir(d)
@@ -182,34 +181,11 @@ func (c ChangeRow) actionWords() string {
 
 // firstDir is the folder dirs share, or the first of them.
 func firstDir(dirs []string) string {
-	d, _ := commonDir(dirs)
+	d, _ := ui.ThisPC().Common(dirs)
 	if d == "" && len(dirs) > 0 {
 		return dirs[0]
 	}
 	return d
-}
-
-// commonDir is the deepest folder every one of dirs is in, and whether
-// they are all that one folder.
-func commonDir(dirs []string) (string, bool) {
-	if len(dirs) == 0 {
-		return "", false
-	}
-	common, same := dirs[0], true
-	for _, d := range dirs[1:] {
-		if d != common {
-			same = false
-		}
-		for common != "" && d != common && !strings.HasPrefix(d, common+string(filepath.Separator)) {
-			up := filepath.Dir(common)
-			if up == common {
-				common = ""
-				break
-			}
-			common = up
-		}
-	}
-	return common, same
 }
 
 // shortDir names a folder as the person knows it (ui.Folders): a known
@@ -280,14 +256,25 @@ func (h *Handler) ChatView(ctx context.Context, key string, now time.Time) (Chat
 			c.Later, c.ChangedSince = true, cs
 			continue
 		}
-		// The newest change of a file's content: is the file still as
-		// it left it? (A file operation's undo checks its items itself.)
-		if c.Action == "" && !c.Dir && c.Kept {
+		// The newest change of a file: is it still as that change left
+		// it, as its undo requires? A write's file by its content; a
+		// moved, copied or restored item at its new place by the
+		// fingerprint its receipt holds; a trashed item by still being
+		// in the bin with nothing else at its old place. (A made or
+		// removed folder is left to its undo, which names what it
+		// leaves alone.)
+		switch {
+		case !c.Kept:
+		case c.Action == "" && !c.Dir:
 			size := int64(-1)
 			if b, ok := known[c.Post]; ok {
 				size = int64(len(b))
 			}
 			c.ChangedSince = since.Changed(c.Path, c.Post, size)
+		case c.Action == fsops.ActionMove || c.Action == fsops.ActionCopy || c.Action == fsops.ActionRestore:
+			c.ChangedSince = since.ItemChanged(c.Path, c.Post, c.Dir)
+		case c.Action == fsops.ActionTrash:
+			c.ChangedSince = since.TrashChanged(c.Path, c.Bin)
 		}
 		changed[c.Path] = c.ChangedSince
 	}
@@ -303,6 +290,10 @@ func (h *Handler) ChatView(ctx context.Context, key string, now time.Time) (Chat
 			g := &grouped[i]
 			g.Members = append(g.Members, c.ChatChange)
 			g.InEffect = g.InEffect || c.InEffect
+			// The call's undo leaves its changed items alone and puts
+			// the others back: the change is changed since only when
+			// every item is.
+			g.ChangedSince = g.ChangedSince && c.ChangedSince
 			continue
 		}
 		at[c.CallBatch] = len(grouped)
