@@ -110,6 +110,9 @@ func TestBrowserTrustAgainConnects(t *testing.T) {
 		t.Fatalf("Setup tells someone who finished to finish setting up: %s", s)
 	}
 	b.shot("setup-program-changed")
+	if s, err := textOf(b.ctx, `[data-testid="trust-button"]`); err != nil || !strings.Contains(s, "Trust this file and connect") {
+		t.Fatalf("the trust button, which also connects, says %q (%v)", s, err)
+	}
 	b.run("trust the new file", chromedp.Click(chromedp.CSS(`[data-testid="trust-button"]`)))
 	b.waitFor("connected by itself", `(function () {
 	  var e = document.querySelector('[data-testid="connect-state"]');
@@ -131,8 +134,9 @@ func TestBrowserTrustAgainConnects(t *testing.T) {
 // disappears (Hearth, at its next start, finds it gone) and comes back
 // unchanged while Setup is open. "Check again" is a button that says
 // what Hearth sees; the open page sees the file come back by itself,
-// with no click and no reload by the person, no longer asks for it, and
-// offers the one next step: Connect, which connects.
+// with no reload by the person, and says so (looking changes nothing);
+// "Check again" then takes it, and the page offers the one next step:
+// Connect, which connects.
 func TestBrowserProgramBackUnchanged(t *testing.T) {
 	in, client := connectedHearth(t)
 	in.App.StopTunnel()
@@ -165,7 +169,14 @@ func TestBrowserProgramBackUnchanged(t *testing.T) {
 	if err := os.Rename(away, client); err != nil {
 		t.Fatal(err)
 	}
-	b.waitFor("the page sees the file back and offers Connect",
+	// The page sees the file back by itself; only the person's "Check
+	// again" (a POST) lifts what stopped the tunnel.
+	b.run("the page sees the file back", chromedp.WaitVisible(chromedp.CSS(`#step-program [data-testid="client-back-seen"]`)))
+	if st := in.App.Tunnel.Status(); st.State != tunnel.StateClientChanged {
+		t.Fatalf("looking at Setup changed the tunnel's state: %+v", st)
+	}
+	b.run("check again", chromedp.Click(chromedp.CSS(`[data-testid="check-again"]`)))
+	b.waitFor("the page offers Connect",
 		`!!document.querySelector('#step-program[data-step-state="done"]') && !!document.querySelector('#step-connect[data-step-state="current"] [data-testid="connect-button"]')`)
 	b.shot("program-back")
 	s := b.text()
@@ -367,5 +378,90 @@ func TestNewVersionFolderRunsItsOwnClient(t *testing.T) {
 	in4 := hearthtest.StartHomeWith(t, in.Home, nil, func(o *app.Options) { o.TunnelProgramDir = newDir })
 	if pin, _ := in4.App.Tunnel.Pinned(); pin.Path != mine {
 		t.Fatalf("a start replaced the person's own pin %s with %s", mine, pin.Path)
+	}
+}
+
+// TestSetupLookingLeavesProgramBackToCheckAgain: the trusted connection
+// program went away (the tunnel is client_changed) and is back as it
+// was. Opening Setup shows that, but changes nothing (a GET never
+// changes Hearth's state); "Check again" lifts it.
+func TestSetupLookingLeavesProgramBackToCheckAgain(t *testing.T) {
+	in, client := connectedHearth(t)
+	in.App.StopTunnel()
+	away := client + ".away"
+	if err := os.Rename(client, away); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.App.StartTunnel(); err == nil {
+		t.Fatal("a gone file was started")
+	}
+	awaitTunnel(t, in.App.Tunnel, tunnel.StateClientChanged)
+	if err := os.Rename(away, client); err != nil {
+		t.Fatal(err)
+	}
+	fx := fixtureOf(t, in)
+	b := fx.login(t)
+	page := fx.get(t, b, "/setup")
+	if st := in.App.Tunnel.Status(); st.State != tunnel.StateClientChanged {
+		t.Fatalf("a GET of /setup changed the tunnel's state: %+v", st)
+	}
+	if !strings.Contains(page, `data-testid="client-back-seen"`) {
+		t.Fatalf("Setup does not say the program is back:\n%s", page)
+	}
+	if r := fx.post(t, b, "/setup/program/check"); r.StatusCode != 303 {
+		t.Fatalf("Check again: %d\n%s", r.StatusCode, r.body)
+	}
+	if st := in.App.Tunnel.Status(); st.State != tunnel.StateStopped || st.Reason != tunnel.ReasonClientBack {
+		t.Fatalf("the tunnel after Check again: %+v", st)
+	}
+}
+
+// TestSetupNewVersionInFilesKeepsPin: a new version of Hearth unzipped
+// into a folder ChatGPT can write to through Hearth (an fs root) does not
+// switch to the tunnel-client beside it by itself: the model could have
+// put that file there. The old pin keeps running; Setup offers the new
+// file to trust and says why, and trusting it pins it.
+func TestSetupNewVersionInFilesKeepsPin(t *testing.T) {
+	oldDir := besideHearth(t)
+	if err := os.WriteFile(filepath.Join(oldDir, "hearth-tray"), []byte("an older hearth-tray"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	in, oldClient := connectedHearthIn(t, oldDir)
+	in.Stop()
+
+	// Unzipped in a folder of the fs root (say, Downloads).
+	newDir := filepath.Join(in.Root, "Downloads", "hearth-new")
+	if err := os.MkdirAll(newDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	newClient := filepath.Join(newDir, filepath.Base(oldClient))
+	data, err := os.ReadFile(oldClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = append(data, "written by whoever could write there"...)
+	if err := os.WriteFile(newClient, data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	in2 := hearthtest.StartHomeWith(t, in.Home, nil, func(o *app.Options) { o.TunnelProgramDir = newDir })
+	awaitTunnel(t, in2.App.Tunnel, tunnel.StateReady)
+	if pin, _ := in2.App.Tunnel.Pinned(); pin.Path != oldClient {
+		t.Fatalf("the new version in an fs root switched by itself to %s, want the old pin %s", pin.Path, oldClient)
+	}
+	fx := fixtureOf(t, in2)
+	b := fx.login(t)
+	page := fx.get(t, b, "/setup")
+	if !strings.Contains(page, `data-testid="program-held"`) || !strings.Contains(page, newDir) || !strings.Contains(page, "ChatGPT can write to") {
+		t.Fatalf("Setup does not offer the new version's program, saying why:\n%s", page)
+	}
+	sum := sha256.Sum256(data)
+	if r := fx.post(t, b, "/setup/pin", "client_path", newClient, "client_sha256", hex.EncodeToString(sum[:])); r.StatusCode != 303 {
+		t.Fatalf("trust the new file: %d\n%s", r.StatusCode, r.body)
+	}
+	if pin, _ := in2.App.Tunnel.Pinned(); pin.Path != newClient {
+		t.Fatalf("after Trust this file the pin is %s, want %s", pin.Path, newClient)
+	}
+	if page := fx.get(t, b, "/setup"); strings.Contains(page, `data-testid="program-held"`) {
+		t.Fatalf("Setup still offers the file once it is trusted:\n%s", page)
 	}
 }

@@ -53,7 +53,8 @@ func newTunnel(cfg config.Config, opts Options, led *ledger.Ledger, log *slog.Lo
 // one (tunnel.AutoPin), so that it keeps starting unattended. A pin of
 // the tunnel-client beside an older copy of hearth-tray (a new version
 // unpacked into a new folder) moves to the one beside this hearth-tray
-// (tunnel.PreferBesideExe). tunnel-client's profile follows the MCP endpoint's real address
+// (tunnel.PreferBesideExe), unless this folder lies in an fs root: then
+// the operator trusts it on the Setup page. tunnel-client's profile follows the MCP endpoint's real address
 // (tunnel.Supervisor.SetMCPURL).
 func (a *App) startTunnel(ctx context.Context) {
 	a.tunnelServe.mu.Lock()

@@ -607,8 +607,9 @@ func (e *Engine) carryDo(ctx context.Context, c *carried) error {
 	}
 	tmp := filepath.Join(filepath.Dir(p.dst), tempName(c.id))
 	err := copyTree(p.src, tmp)
+	var copied []copiedEntry
 	if err == nil {
-		_, err = verifyTree(p.src, tmp)
+		copied, err = verifyTree(p.src, tmp)
 	}
 	if err == nil {
 		err = renameNoReplace(tmp, p.dst)
@@ -621,10 +622,14 @@ func (e *Engine) carryDo(ctx context.Context, c *carried) error {
 		if err := e.setReceipt(ctx, c.id, "step", "copied"); err != nil {
 			return err
 		}
-		where, err := e.trashSource(p.src)
-		if err != nil {
+		where, kept, err := e.binSource(p.src, copied)
+		switch {
+		case err != nil:
 			// The verified copy is in place; the source stays too.
 			c.res.Error = "the copy is in place, but the original could not go to the bin: " + err.Error()
+		case len(kept) > 0:
+			// What changed or appeared at the source since the copy stayed.
+			c.res.Error = (&keptError{From: p.src, To: p.dst, Kept: kept}).Error()
 		}
 		c.res.Trash = where
 		if err := e.setReceipt(ctx, c.id, "bin_path", where); err != nil {
@@ -746,16 +751,46 @@ func (e *Engine) replaceToBin(ctx context.Context, id, dst string) (string, erro
 // way to a bin that chooses its place there itself.
 const stepReplacing = "replacing"
 
-// trashSource puts the source of a move across volumes in the bin, with
-// a few tries for a file another program holds.
-func (e *Engine) trashSource(p string) (string, error) {
-	var where string
-	_, err := e.Replacer.Retry(func() error {
-		w, err := trashItem(p)
-		where = w
+// binSource puts in the bin what of src, the source of a move across
+// volumes, was copied and verified (copied) and is still so, each file
+// with a few tries for a file another program holds (removeCopied): a
+// file changed or written there since the copy stays at src and is in
+// kept, so the bin never holds a newer version than the destination.
+// Where the bin's place is reserved (the freedesktop trash), the files
+// go there as one item at their paths below it, and where is that item;
+// the Recycle Bin takes them one by one, and where is the item only for
+// a file moved alone.
+func (e *Engine) binSource(src string, copied []copiedEntry) (where string, kept []string, err error) {
+	slot, err := reserveTrash(src)
+	if err != nil {
+		return "", nil, err
+	}
+	dispose := func(p, rel string) error {
+		_, err := e.Replacer.Retry(func() error {
+			if slot.Where == "" {
+				w, err := trashItem(p)
+				if err == nil && rel == "." {
+					where = w
+				}
+				return err
+			}
+			to := filepath.Join(slot.Where, rel)
+			if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+				return err
+			}
+			return moveTree(p, to)
+		})
 		return err
-	})
-	return where, err
+	}
+	kept, err = removeCopied(src, copied, dispose)
+	if slot.Where != "" {
+		if _, lerr := os.Lstat(slot.Where); lerr == nil {
+			where = slot.Where
+		} else {
+			slot.release() // nothing went there
+		}
+	}
+	return where, kept, err
 }
 
 // putBackReplaced takes the file an overwrite put in the bin back to dst

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -410,5 +411,66 @@ func TestOverwriteSurvivesKill(t *testing.T) {
 			}
 			t.Logf("state %s", state)
 		})
+	}
+}
+
+// fs.move across volumes (the disk to a tmpfs) puts in the bin only what
+// it copied and verified: a file changed at the source after the verify
+// stays there, named in the answer, and the bin never holds a version
+// the destination lacks. The test runs carryDo's phases itself, as it
+// runs them, with the edit between the verify and the source's removal.
+func TestMoveAcrossVolumesBinsOnlyWhatItCopied(t *testing.T) {
+	env := newTestEngine(t)
+	t.Setenv("XDG_DATA_HOME", filepath.Join(env.root, ".local", "share")) // the bin on the source's volume
+	shm, err := os.MkdirTemp("/dev/shm", "hearth-move-")
+	if err != nil {
+		t.Skip("cannot write /dev/shm: only one volume here")
+	}
+	t.Cleanup(func() { os.RemoveAll(shm) })
+	if devOf(t, shm) == devOf(t, env.root) {
+		t.Skip("/dev/shm is on the same volume as the temporary folder")
+	}
+	src, dst := env.path("Photos"), filepath.Join(shm, "Photos")
+	writeFile(t, filepath.Join(src, "a.jpg"), "a")
+	writeFile(t, filepath.Join(src, "album", "b.jpg"), "b")
+	if err := renameNoReplace(src, dst); !crossVolume(err) {
+		t.Fatalf("the rename across volumes: %v", err)
+	}
+	if err := copyTree(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	copied, err := verifyTree(src, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another program, after the verify: a changed file, a new one.
+	writeFile(t, filepath.Join(src, "a.jpg"), "a, edited")
+	writeFile(t, filepath.Join(src, "album", "new.jpg"), "new")
+
+	where, kept, err := env.e.binSource(src, copied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, filepath.Join(src, "a.jpg")); got != "a, edited" {
+		t.Fatalf("the file changed after the verify is not at the source: %q", got)
+	}
+	if got := mustRead(t, filepath.Join(src, "album", "new.jpg")); got != "new" {
+		t.Fatalf("the file written after the verify is not at the source: %q", got)
+	}
+	if exists(filepath.Join(src, "album", "b.jpg")) {
+		t.Fatal("b.jpg, copied and unchanged, is still at the source")
+	}
+	if where == "" || mustRead(t, filepath.Join(where, "album", "b.jpg")) != "b" {
+		t.Fatalf("b.jpg is not in the bin at %q", where)
+	}
+	if exists(filepath.Join(where, "a.jpg")) || exists(filepath.Join(where, "album", "new.jpg")) {
+		t.Fatal("the bin holds what changed or appeared after the verify")
+	}
+	slices.Sort(kept)
+	if want := []string{filepath.Join(src, "a.jpg"), filepath.Join(src, "album", "new.jpg")}; !slices.Equal(kept, want) {
+		t.Fatalf("kept %v, want %v", kept, want)
+	}
+	if mustRead(t, filepath.Join(dst, "a.jpg")) != "a" {
+		t.Fatal("the destination lost the verified copy")
 	}
 }

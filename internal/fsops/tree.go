@@ -329,8 +329,8 @@ func verifyFile(a, b string, ia fs.FileInfo) (string, error) {
 // verified, and folders only once empty, so a file another program
 // writes into from meanwhile stays there (a *keptError names it: the
 // move is done, nothing is lost). A failed copy leaves from as it was.
-// The trash and its restore use it; a move the person asked for keeps
-// its source in the bin instead (Engine.carryDo).
+// The trash and its restore use it; a move the person asked for puts
+// what it removes in the bin instead (Engine.binSource).
 func moveTree(from, to string) error {
 	err := renameNoReplace(from, to)
 	if err == nil || !crossVolume(err) {
@@ -350,7 +350,7 @@ func moveTree(from, to string) error {
 		os.RemoveAll(tmp)
 		return err
 	}
-	kept, err := removeCopied(from, copied)
+	kept, err := removeCopied(from, copied, nil)
 	if err != nil {
 		return errors.Join(fmt.Errorf("copied to %s, but %s could not be removed", to, from), err)
 	}
@@ -364,7 +364,13 @@ func moveTree(from, to string) error {
 // elsewhere): each file only while it still has the SHA-256 its copy
 // was verified to have, each folder only once empty. It returns what it
 // left: files changed since the copy, and whatever appeared meanwhile.
-func removeCopied(from string, copied []copiedEntry) (kept []string, err error) {
+// dispose takes such a file (p, and rel its path below from) away: nil
+// removes it; a move the person asked for puts it in the bin instead
+// (Engine.binSource).
+func removeCopied(from string, copied []copiedEntry, dispose func(p, rel string) error) (kept []string, err error) {
+	if dispose == nil {
+		dispose = func(p, _ string) error { return os.Remove(p) }
+	}
 	var errs []error
 	// Backwards: what a folder holds before the folder.
 	for i := len(copied) - 1; i >= 0; i-- {
@@ -401,7 +407,7 @@ func removeCopied(from string, copied []copiedEntry) (kept []string, err error) 
 		if sha != c.sha {
 			continue
 		}
-		if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+		if rerr := dispose(p, c.rel); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 			errs = append(errs, rerr)
 		}
 	}

@@ -31,7 +31,7 @@ func TestMoveAcrossVolumesRemovesOnlyWhatItCopied(t *testing.T) {
 	writeFile(t, filepath.Join(src, "album", "new.jpg"), "new")
 	writeFile(t, filepath.Join(src, "a.jpg"), "a, edited")
 
-	kept, err := removeCopied(src, copied)
+	kept, err := removeCopied(src, copied, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,10 +65,10 @@ func TestMoveAcrossVolumesRemovesOnlyWhatItCopied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kept, err := removeCopied(env.path("one.txt"), copied); err != nil || len(kept) > 0 || exists(env.path("one.txt")) {
+	if kept, err := removeCopied(env.path("one.txt"), copied, nil); err != nil || len(kept) > 0 || exists(env.path("one.txt")) {
 		t.Fatalf("a file copied as it is: kept %v, err %v, still there %v", kept, err, exists(env.path("one.txt")))
 	}
-	if kept, err := removeCopied(src, []copiedEntry{{rel: ".", dir: true}}); err != nil || len(kept) != 2 {
+	if kept, err := removeCopied(src, []copiedEntry{{rel: ".", dir: true}}, nil); err != nil || len(kept) != 2 {
 		t.Fatalf("again: kept %v, err %v", kept, err)
 	}
 }

@@ -487,13 +487,17 @@ func TestSiblingUnknownDoesNotRefuseItsBatch(t *testing.T) {
 	job := func(delay int) map[string]any {
 		return with(sh(`echo ran >> "$1"`, "sh", g.marker), "delay_ms", delay)
 	}
-	r := g.c.Call("task", map[string]any{"operation": "submit", "jobs": []any{job(60000), job(400)}})
+	// The sibling and the other submit's job wait 5 s: the UNKNOWN below
+	// is open before either is due even on a loaded machine (with 400 ms,
+	// the other job once ran before it was opened, and the sibling then
+	// passes without proving anything).
+	r := g.c.Call("task", map[string]any{"operation": "submit", "jobs": []any{job(60000), job(5000)}})
 	ids, _ := r.Get("result.ids").([]any)
 	if len(ids) != 2 {
 		t.Fatalf("submit: %s", r.Raw)
 	}
 	interrupted, sibling := ids[0].(string), ids[1].(string)
-	other := g.submit(400)
+	other := g.submit(5000)
 	err := g.in.App.DB.InTx(context.Background(), func(tx *sql.Tx) error {
 		return governtest.OpenUnknownTx(context.Background(), tx, interrupted, g.route, "task.submit", time.Now())
 	})

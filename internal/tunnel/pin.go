@@ -249,7 +249,11 @@ func (s *Supervisor) AutoPin() (Pin, bool, error) {
 // itself (as on first run), records that in the ledger and the log, and
 // remembers the old path for the Setup page (PinMovedFrom). A pin of a
 // file elsewhere (not beside any hearth-tray) is the operator's choice and
-// stays. It reports the old path and whether it pinned.
+// stays. So does the old pin when this hearth-tray's folder lies in an fs
+// root (a new version unzipped in Downloads, say): the model could write
+// there before this start denied the file, so only the operator trusts
+// it, on the Setup page (HeldBeside). It reports the old path and whether
+// it pinned.
 func (s *Supervisor) PreferBesideExe() (from string, pinned bool, err error) {
 	s.pinMu.Lock()
 	defer s.pinMu.Unlock()
@@ -260,6 +264,13 @@ func (s *Supervisor) PreferBesideExe() (from string, pinned bool, err error) {
 	}
 	oldDir := filepath.Dir(cur.Path)
 	if !isFile(filepath.Join(oldDir, hearthName())) {
+		return "", false, nil
+	}
+	if root := s.rootOf(beside); root != "" {
+		s.log.Warn("tunnel: not switching to the tunnel-client beside this hearth-tray: it lies in an fs root, which the model can write to; the operator trusts it on the Setup page", "path", beside, "root", root, "pinned", cur.Path)
+		s.mu.Lock()
+		s.heldBeside, s.heldRoot = beside, root
+		s.mu.Unlock()
 		return "", false, nil
 	}
 	sum, err := hashPath(beside)
@@ -283,6 +294,20 @@ func (s *Supervisor) PinMovedFrom() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.movedFrom
+}
+
+// HeldBeside is the tunnel-client beside this hearth-tray that
+// PreferBesideExe left unpinned at this start, and the fs root it lies in
+// ("" when none, or once it is the pin): the Setup page offers it to
+// trust and says why Hearth did not switch to it by itself.
+func (s *Supervisor) HeldBeside() (path, root string) {
+	s.mu.Lock()
+	path, root = s.heldBeside, s.heldRoot
+	s.mu.Unlock()
+	if pin, ok := s.Pinned(); path == "" || ok && samePath(pin.Path, path) {
+		return "", ""
+	}
+	return path, root
 }
 
 // hearthName is hearth-tray's file name on this OS.

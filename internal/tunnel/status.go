@@ -45,8 +45,8 @@ const (
 
 // ReasonClientBack is the reason of StateStopped once the pinned
 // tunnel-client, gone for a while, is back with its pinned SHA-256: the
-// Setup page saw it (VerifyClient) and lifted client_changed with Check;
-// nothing was started.
+// operator's "Check again" on the Setup page saw it (VerifyClient) and
+// lifted client_changed with Check; nothing was started.
 const ReasonClientBack = "the pinned tunnel-client is back, unchanged; not started"
 
 // Status is the tunnel's state for the panel, the tray and host_info.

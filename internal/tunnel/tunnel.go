@@ -176,6 +176,10 @@ type Supervisor struct {
 	mcpURL string
 	// movedFrom is the pin PreferBesideExe replaced at start ("": none).
 	movedFrom string
+	// heldBeside is the tunnel-client beside this hearth-tray that
+	// PreferBesideExe did not switch to at start because it lies in an fs
+	// root (heldRoot): the operator trusts it on the Setup page ("": none).
+	heldBeside, heldRoot string
 	// keyGen counts the keys saved (SetKey, under keyMu too): a child
 	// started with an earlier key no longer reports the key refused.
 	keyGen uint64

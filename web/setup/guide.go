@@ -458,11 +458,20 @@ func (h *Handler) programLive(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// checkAgain is the program step's "Check again": the page as it is now,
-// or, when Hearth still sees no connection program to run or trust, a
+// checkAgain is the program step's "Check again": the page as it is now
+// (a pinned file back as it was lifts client_changed, the one state
+// change of this step), or, when Hearth still sees no connection program to run or trust, a
 // sentence saying where it looked.
 func (h *Handler) checkAgain(w http.ResponseWriter, r *http.Request) {
 	v := h.load(true)
+	if v.Client.Back {
+		// The pinned file is back with its pinned SHA-256: nothing is
+		// wrong with it any more (Check hashes it once more).
+		h.Tunnel.Check(tunnel.ReasonClientBack)
+		h.Kit.Log.Info("panel: the pinned tunnel-client is back, unchanged", "path", v.Client.Pinned.Path)
+		http.Redirect(w, r, back, http.StatusSeeOther)
+		return
+	}
 	if _, found := v.firstCandidate(); found || v.ProgramOK() {
 		http.Redirect(w, r, back, http.StatusSeeOther)
 		return
@@ -486,6 +495,21 @@ func (h *Handler) progressLive(w http.ResponseWriter, r *http.Request) {
 func (v View) firstCandidate() (tunnel.Candidate, bool) {
 	for _, c := range v.Client.Candidates {
 		if c.Err == nil && c.SHA256 != "" && !v.Client.IsPin(c) {
+			return c, true
+		}
+	}
+	return tunnel.Candidate{}, false
+}
+
+// heldCandidate is the tunnel-client beside this hearth-tray that Hearth
+// did not switch to by itself at start (tunnel.Supervisor.HeldBeside),
+// hashed, for the program step to offer.
+func (v View) heldCandidate() (tunnel.Candidate, bool) {
+	if v.HeldBeside == "" {
+		return tunnel.Candidate{}, false
+	}
+	for _, c := range v.Client.Candidates {
+		if c.Path == v.HeldBeside && c.Err == nil && c.SHA256 != "" && !v.Client.IsPin(c) {
 			return c, true
 		}
 	}

@@ -26,6 +26,10 @@ type Client struct {
 	// Unreadable: the pinned file could not be read just now (another
 	// program holds it open); not a change, the tunnel tries again.
 	Unreadable bool
+	// Back: the tunnel is client_changed, but the pinned file is there
+	// again with its pinned SHA-256 (the page hashed it). The page only
+	// says so: "Check again" (a POST) lifts client_changed.
+	Back bool
 	// Candidates are the tunnel-client files found (tunnel.Candidates),
 	// each with its SHA-256 and a pin form.
 	Candidates []tunnel.Candidate
@@ -107,6 +111,11 @@ type View struct {
 	// an older copy of hearth-tray; it runs the one beside it now
 	// (tunnel.PreferBesideExe). "": none.
 	MovedFrom string
+	// HeldBeside is the tunnel-client beside this hearth-tray that Hearth
+	// did not switch to at start, since it lies in a folder the model can
+	// write to (tunnel.Supervisor.HeldBeside); the program step offers it
+	// to trust. "": none.
+	HeldBeside string
 	// Stamp is the tunnel-client files' fingerprint when the full page
 	// was drawn (tunnel.FilesStamp): while the program step waits, the
 	// page polls it and reloads when a file appears, goes or changes.
@@ -121,9 +130,9 @@ type View struct {
 // which hashes the pinned file (the full page only, not every live
 // refresh).
 func (h *Handler) load(client bool) View {
-	// The program is looked at first: a pinned file that is back as it
-	// was lifts client_changed (client), which the status read below
-	// then shows.
+	// The program is looked at first (client hashes it), then the
+	// status: a pinned file back as it was shows as such (Client.Back)
+	// while the status still says client_changed.
 	var cl Client
 	if client {
 		cl = h.client()
@@ -142,6 +151,7 @@ func (h *Handler) load(client bool) View {
 	_, v.Pinned = h.Tunnel.Pinned()
 	v.PinGone = pinGone(h.Tunnel)
 	v.MovedFrom = h.Tunnel.PinMovedFrom()
+	v.HeldBeside, _ = h.Tunnel.HeldBeside()
 	v.BesideExe = !v.Pinned && h.Tunnel.HasBesideExe()
 	if client {
 		v.Client, v.Stamp = cl, h.Tunnel.FilesStamp()
@@ -188,9 +198,9 @@ func (h *Handler) client() Client {
 			h.Kit.Log.Error("panel: hash the pinned tunnel-client", "err", err)
 		case h.Tunnel.Status().State == tunnel.StateClientChanged:
 			// The file was gone (or unreadable) and is back with its
-			// pinned SHA-256: nothing is wrong with it any more.
-			h.Tunnel.Check(tunnel.ReasonClientBack)
-			h.Kit.Log.Info("panel: the pinned tunnel-client is back, unchanged", "path", pin.Path)
+			// pinned SHA-256. A GET changes nothing: the page says so and
+			// "Check again" lifts client_changed.
+			c.Back = true
 		}
 	}
 	c.Candidates = h.Tunnel.Candidates()
