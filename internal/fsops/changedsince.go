@@ -30,7 +30,7 @@ func (e *Engine) NewSinceCheck(budget int64) *SinceCheck {
 // replaced by something that is not a file since counts as changed; a
 // file it cannot read, or has no budget left for, as unchanged.
 func (s *SinceCheck) Changed(path, post string, postSize int64) bool {
-	info, err := os.Lstat(path)
+	info, err := lstatItem(path)
 	if post == "" {
 		return err == nil
 	}
@@ -68,7 +68,7 @@ func (s *SinceCheck) Changed(path, post string, postSize int64) bool {
 // fingerprint reads its whole tree, too much for a page (the undo checks
 // it, and names it when it leaves it alone).
 func (s *SinceCheck) ItemChanged(path, fp string, dir bool) bool {
-	info, err := os.Lstat(path)
+	info, err := lstatItem(path)
 	switch {
 	case err != nil:
 		return errors.Is(err, fs.ErrNotExist)
