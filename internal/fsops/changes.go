@@ -75,7 +75,8 @@ type ChangesResult struct {
 }
 
 // Changes lists route's own completed receipts (primitive.RouteMatch
-// scope), newest first, at most in.Limit (DefaultChangesLimit when 0,
+// scope), newest first (receipts of one millisecond in the order they were
+// made, not by their random ids), at most in.Limit (DefaultChangesLimit when 0,
 // clamped to MaxChangesLimit), continuing after in.Cursor.
 func (e *Engine) Changes(ctx context.Context, route string, in ChangesInput) (ChangesResult, error) {
 	limit, err := bound("limit", in.Limit, DefaultChangesLimit, MaxChangesLimit)
@@ -97,8 +98,8 @@ func (e *Engine) Changes(ctx context.Context, route string, in ChangesInput) (Ch
 		`SELECT id, path, COALESCE(action, op), created_at, pre_sha256, post_sha256, undone_by, undoes, operator IS NOT NULL,
 		   prior_sha256 IS NOT NULL OR prior_file IS NOT NULL OR prior IS NOT NULL OR existed_before = 0 OR action IS NOT NULL, `+undoneSQL+`,
 		   COALESCE(from_path, '')
-		 FROM fs_receipts r`+join+`WHERE `+cond+` AND state = 'committed' AND (created_at < ? OR (created_at = ? AND id < ?))
-		 ORDER BY created_at DESC, id DESC LIMIT ?`, arg, arg, at, at, after, limit+1)
+		 FROM fs_receipts r`+join+`WHERE `+cond+` AND state = 'committed' AND (created_at < ? OR (created_at = ? AND r.rowid < COALESCE((SELECT rowid FROM fs_receipts WHERE id = ?), 1 << 62)))
+		 ORDER BY created_at DESC, r.rowid DESC LIMIT ?`, arg, arg, at, at, after, limit+1)
 	if err != nil {
 		return ChangesResult{}, fmt.Errorf("list changes: %w", err)
 	}

@@ -312,14 +312,17 @@ func awaitOwnArrival(t *testing.T, c *hearthtest.Client, want string, first *hea
 func TestSlowCallGoesPendingAndArrivesInCompletionOrder(t *testing.T) {
 	in := hearthtest.Start(t, func(c *config.Config) { trusted(c); hearthtest.ProductionBudget(c) })
 	c := hearthtest.Connect(t, in.URL, "slow")
-	slow := c.Call("machine", map[string]any{"operation": "exec", "command": "sh", "args": []string{"-c", "sleep 0.8; echo slow"}})
+	// 5 s against 0.3 s: the fast call ends first even when a loaded
+	// machine starts it seconds after the slow one (with 0.8 s it once
+	// did not).
+	slow := c.Call("machine", map[string]any{"operation": "exec", "command": "sh", "args": []string{"-c", "sleep 5; echo slow"}})
 	fast := c.Call("machine", map[string]any{"operation": "exec", "command": "sh", "args": []string{"-c", "sleep 0.3; echo fast"}})
 	if slow.State() != "pending" || fast.State() != "pending" {
 		t.Fatalf("calls over the 100 ms budget must go pending: %s / %s", slow.Raw, fast.Raw)
 	}
 	var got []string
 	var seqs []float64
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for len(got) < 2 && time.Now().Before(deadline) {
 		r := c.Call("machine", map[string]any{"operation": "host_info"})
 		for _, a := range r.Arrivals() {
