@@ -91,14 +91,9 @@ var testSQLToConvert = map[string]int{
 	"internal/artifacts/retention_bench_test.go": 13,
 	"internal/artifacts/retention_e2e_test.go":   2,
 	"internal/artifacts/retention_test.go":       22,
-	"internal/dispatch/schedule_test.go":         3,
-	"internal/evidence/evidence_test.go":         2,
 	"internal/govern/entrypoints_test.go":        1,
 	"internal/govern/replay_queued_test.go":      2,
 	"internal/jobs/claim_test.go":                2,
-	"internal/jobs/migrate_test.go":              6,
-	"internal/jobs/rungate_test.go":              1,
-	"internal/primitive/diskfull_test.go":        1,
 }
 
 // TestEveryTableHasOneOwner: every table of a freshly migrated database
