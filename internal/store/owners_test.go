@@ -86,14 +86,10 @@ var sharedTestSQL = map[string]string{
 // and a listed file whose count went down must have its count lowered
 // here.
 var testSQLToConvert = map[string]int{
-	"internal/app/budget_test.go":                1,
-	"internal/app/startup_bench_test.go":         2,
 	"internal/artifacts/retention_bench_test.go": 13,
 	"internal/artifacts/retention_e2e_test.go":   2,
 	"internal/artifacts/retention_test.go":       22,
 	"internal/govern/entrypoints_test.go":        1,
-	"internal/govern/replay_queued_test.go":      2,
-	"internal/jobs/claim_test.go":                2,
 }
 
 // TestEveryTableHasOneOwner: every table of a freshly migrated database
