@@ -1,7 +1,7 @@
-// Package dispatchtest reads the dispatcher's tables for other packages'
-// tests, so that they check a future without naming the dispatcher's
-// tables or columns (dispatch owns them: docs/ARCHITECTURE.md, "Who owns
-// which table").
+// Package dispatchtest reads and writes the dispatcher's tables for other
+// packages' tests, so that they check or set up a future, an arrival or a
+// mailbox's cursor without naming the dispatcher's tables or columns
+// (dispatch owns them: docs/ARCHITECTURE.md, "Who owns which table").
 package dispatchtest
 
 import (
@@ -74,9 +74,5 @@ func ForgetOffered(t testing.TB, db *store.DB, route string) {
 func InsertRunning(t testing.TB, db *store.DB, id, route string) {
 	t.Helper()
 	now := time.Now().UnixMilli()
-	_, err := db.W.Exec(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, detached, created_at, started_at)
-		VALUES (?, ?, 'machine.exec', '{}', '', 'running', 1, ?, ?)`, id, route, now, now)
-	if err != nil {
-		t.Fatalf("insert running future %s: %v", id, err)
-	}
+	InsertFutures(t, db.W, Future{ID: id, Route: route, Primitive: "machine.exec", State: "running", Detached: true, CreatedAt: now, StartedAt: now})
 }
