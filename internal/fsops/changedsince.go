@@ -12,8 +12,10 @@ import (
 // reads at most a budget of bytes in all, so a page of a chat that
 // changed many large files stays cheap: a file it has no budget left for
 // counts as unchanged (the undo still checks it, and names it when it
-// leaves it alone). Files whose hash the engine's cache holds, and files
-// whose size already differs, cost nothing. One check serves one page.
+// leaves it alone), and so does a OneDrive file not on this PC, which a
+// page must not have Windows download. Files whose hash the engine's
+// cache holds, and files whose size already differs, cost nothing. One
+// check serves one page.
 type SinceCheck struct {
 	e    *Engine
 	left int64
@@ -30,7 +32,8 @@ func (e *Engine) NewSinceCheck(budget int64) *SinceCheck {
 // replaced by something that is not a file since counts as changed; a
 // file it cannot read, or has no budget left for, as unchanged.
 func (s *SinceCheck) Changed(path, post string, postSize int64) bool {
-	info, err := lstatItem(path)
+	v := s.e.view()
+	info, err := v.lstat(path)
 	if post == "" {
 		return err == nil
 	}
@@ -46,7 +49,7 @@ func (s *SinceCheck) Changed(path, post string, postSize int64) bool {
 	if sha, ok := s.e.hashes.cached(path, info); ok {
 		return sha != post
 	}
-	if info.Size() > s.left {
+	if info.Size() > s.left || v.offline(path, info) {
 		return false
 	}
 	f, err := os.Open(path)
@@ -68,7 +71,7 @@ func (s *SinceCheck) Changed(path, post string, postSize int64) bool {
 // fingerprint reads its whole tree, too much for a page (the undo checks
 // it, and names it when it leaves it alone).
 func (s *SinceCheck) ItemChanged(path, fp string, dir bool) bool {
-	info, err := lstatItem(path)
+	info, err := s.e.view().lstat(path)
 	switch {
 	case err != nil:
 		return errors.Is(err, fs.ErrNotExist)

@@ -44,3 +44,29 @@ func TestSinceCheckBoundsWhatItReads(t *testing.T) {
 		t.Fatal("a removed or made file is told wrong")
 	}
 }
+
+// TestSinceCheckOfOneDriveFiles: a OneDrive file (Go on Windows marks it
+// irregular; fakeOneDrive) is checked as the file it is: edited since, it
+// is changed; and one not on this PC is not read, which would have
+// Windows download it for a page, so it counts as unchanged, as a file
+// past the budget does (the undo still checks it).
+func TestSinceCheckOfOneDriveFiles(t *testing.T) {
+	env := newTestEngine(t)
+	here, away := env.path("OneDrive", "here.txt"), env.path("OneDrive", "away.txt")
+	writeFiles(t, map[string]string{here: "edited by the person", away: "edited by the person"})
+	env.e.seams.windows = fakeOneDrive{here: {tagCloud, attrsOnPC}, away: {tagCloud, attrsOffline}}
+	left := hashBytes([]byte("written by the chat")) // the same size as the edit
+	c := env.e.NewSinceCheck(1 << 20)
+	if !c.Changed(here, left, -1) || !c.ItemChanged(here, left, false) {
+		t.Error("a OneDrive file edited since counts as unchanged")
+	}
+	if c.Changed(here, hashBytes([]byte("edited by the person")), -1) {
+		t.Error("a OneDrive file as the change left it counts as changed")
+	}
+	if c.Changed(away, left, -1) {
+		t.Error("a OneDrive file not on this PC was read")
+	}
+	if !c.Changed(away, left, 3) {
+		t.Error("a OneDrive file not on this PC of another size than the change left counts as unchanged")
+	}
+}

@@ -34,7 +34,7 @@ import (
 // did (an app execution alias fails to open by itself), and a OneDrive
 // file that is not on this PC (offline) is downloaded by Windows only when
 // a person's read asks for its content (fs.read, a write's snapshot), never
-// for a stat's hash or a search.
+// for a stat's hash, a search or a page's changed-since check.
 //
 // Off Windows Go marks nothing irregular, so the decisions change nothing
 // there; tests make them meet Windows's answers through seams.windows.
