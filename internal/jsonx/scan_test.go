@@ -59,9 +59,10 @@ func checkScan(t *testing.T, data []byte) {
 	if got, want := r.Valid(data), json.Valid(data); got != want {
 		t.Errorf("Scan(%q).Valid = %v (%+v), json.Valid %v", data, got, r, want)
 	}
-	if r.Invalid && (r.TooDeep || r.BadPath != nil) {
+	if r.Invalid && r.TooDeep {
 		t.Errorf("Scan(%q) = %+v: invalid and stopped", data, r)
 	}
+	checkRecords(t, data)
 }
 
 func FuzzScan(f *testing.F) {
