@@ -76,9 +76,14 @@ type Member struct {
 // records are whole only when the walk read everything: the result is
 // neither Invalid nor TooDeep.
 func ScanRecording(data []byte, maxDepth int, records []Record) ScanResult {
-	s := &scanner{data: data, maxDepth: maxDepth, records: records}
-	s.path = s.pathBuf[:0]
-	s.value(0, len(records) > 0)
+	// The path's buffer is beside the scanner, not in it (a scanner
+	// holding a slice of itself goes to the heap); the records go down
+	// the walk as an argument, never into the scanner, whose contents
+	// escape (the path holds slices of data): the caller's buffers stay
+	// where the caller put them.
+	var pathBuf [16]pathElem
+	s := &scanner{data: data, maxDepth: maxDepth, path: pathBuf[:0]}
+	s.value(0, records)
 	if !s.done() {
 		s.next()
 		s.res.Invalid = s.i < len(s.data)
@@ -92,11 +97,8 @@ type scanner struct {
 	maxDepth int
 	// path is where the walk is, as byte ranges of data and array
 	// indexes: made into strings only for a BadPath.
-	path    []pathElem
-	pathBuf [16]pathElem
-	res     ScanResult
-	// records are what the caller asked to record.
-	records []Record
+	path []pathElem
+	res  ScanResult
 }
 
 // pathElem is an object's key (index < 0) or an array's index.
@@ -109,24 +111,24 @@ type pathElem struct {
 func (s *scanner) done() bool { return s.res.Invalid || s.res.TooDeep }
 
 // record is the record of the object at the walk's path, or nil.
-func (s *scanner) record() *Record {
-	for i := range s.records {
-		if r := &s.records[i]; len(r.Path) == len(s.path) && s.under(r.Path) {
+func (s *scanner) record(records []Record) *Record {
+	for i := range records {
+		if r := &records[i]; len(r.Path) == len(s.path) && s.under(r.Path) {
 			return r
 		}
 	}
 	return nil
 }
 
-// watched reports whether the walk's path leads to a record's object
-// (is a prefix of its Path): only there does the walk look for records.
-func (s *scanner) watched() bool {
-	for i := range s.records {
-		if r := &s.records[i]; len(r.Path) >= len(s.path) && s.under(r.Path) {
-			return true
+// watched is records when the walk's path leads to one's object (is a
+// prefix of its Path), else nil: only there does the walk look for them.
+func (s *scanner) watched(records []Record) []Record {
+	for i := range records {
+		if r := &records[i]; len(r.Path) >= len(s.path) && s.under(r.Path) {
+			return records
 		}
 	}
-	return false
+	return nil
 }
 
 // under reports whether the walk's path is the start of path.
@@ -171,9 +173,9 @@ func (s *scanner) next() byte {
 	return 0
 }
 
-// value walks the value at s.i; watched: its path leads to a record's
-// object.
-func (s *scanner) value(depth int, watched bool) {
+// value walks the value at s.i; records are nil unless its path leads to
+// a record's object.
+func (s *scanner) value(depth int, records []Record) {
 	switch c := s.next(); c {
 	case '{':
 		if depth+1 > s.maxDepth {
@@ -181,8 +183,8 @@ func (s *scanner) value(depth int, watched bool) {
 			return
 		}
 		var rec *Record
-		if watched {
-			if rec = s.record(); rec != nil {
+		if records != nil {
+			if rec = s.record(records); rec != nil {
 				rec.Found++
 			}
 		}
@@ -211,7 +213,7 @@ func (s *scanner) value(depth int, watched bool) {
 			s.path = append(s.path, pathElem{key: key, index: -1})
 			s.next()
 			start := s.i // the value's first byte
-			s.value(depth+1, watched && s.watched())
+			s.value(depth+1, s.watched(records))
 			if s.done() {
 				return
 			}
@@ -235,7 +237,7 @@ func (s *scanner) value(depth int, watched bool) {
 		}
 		for n := 0; ; n++ {
 			s.path = append(s.path, pathElem{index: n})
-			s.value(depth+1, false)
+			s.value(depth+1, nil)
 			if s.done() {
 				return
 			}
