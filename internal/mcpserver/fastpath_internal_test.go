@@ -45,10 +45,10 @@ func TestObjectFieldsAgreesWithDecoder(t *testing.T) {
 		}
 		got := map[string]json.RawMessage{}
 		for _, m := range split {
-			got[string(m.key)] = m.val
+			got[string(m.Key)] = m.Value
 		}
 		if len(got) != len(split) {
-			t.Errorf("%s: a key split twice: %q", c.in, split)
+			t.Errorf("%s: a key split twice: %d members", c.in, len(split))
 		}
 		var want map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(c.in), &want); err != nil {
@@ -101,7 +101,7 @@ func TestPlainFingerprintMatchesDecoder(t *testing.T) {
 	for _, body := range bodies {
 		r, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
 		r.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-		wire := readRequest([]byte(body))
+		wire, _ := readRequest([]byte(body))
 		if !f.plain(r, &wire) {
 			t.Errorf("%s: not plain", body)
 			continue
@@ -156,11 +156,19 @@ func TestSplitRequestMatchesDecoder(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call"}`, false},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs","name":"task"}}`, false},
 		{`{"jsonrpc":"2.0","id":1,"m\u0065thod":"tools/call"}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"n\u0061me":"fs"}}`, false},
+		{`{"JSONRPC":"2.0","id":1,"method":"tools/call","params":{"name":"fs"}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs","_META":{}}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs"},"params":{"name":"fs"}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs","_meta":{"a\u0062":1,"a":1,"a":2}}}`, true},
+		{` {"jsonrpc" : "2.0" ,"id":1 , "method" : "tools/call","params" : { "name" : "fs" , "arguments" : { "a" : 1 } } } `, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + manyMembers(maxMembers) + `}}`, true},
+		{`{` + manyMembers(maxMembers+1) + `}`, false},
 		{`[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`, false},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + manyMembers(maxMembers+1) + `}}`, false},
 	}
 	for _, c := range cases {
-		got := readRequest([]byte(c.body))
+		got, _ := readRequest([]byte(c.body))
 		if got.split != c.split {
 			t.Errorf("%s: split %v, want %v", c.body, got.split, c.split)
 		}
@@ -179,6 +187,55 @@ func TestSplitRequestMatchesDecoder(t *testing.T) {
 			t.Errorf("%s: fingerprint %q from the split, %q from the decoder", c.body, got.FP, want.FP)
 		}
 	}
+}
+
+// TestMetaRecorded: the walk's record of params._meta is what the fast
+// path reads, and only when it is one object of members each written
+// once, none with an escape, at most maxMembers.
+func TestMetaRecorded(t *testing.T) {
+	call := func(meta string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs","arguments":{"_meta":{"x":1}},"_meta":` + meta + `}}`
+	}
+	cases := []struct {
+		body   string
+		object bool
+		keys   string
+	}{
+		{call(`{"hearth/conversation":"c","k":[1,{"a":2}]}`), true, "hearth/conversation k"},
+		{call(`{ }`), true, ""},
+		{call(`{"hearth/c\u006fnversation":"c"}`), false, `hearth/c\u006fnversation`},
+		{call(`{"k":1,"k":2}`), false, "k k"},
+		{call(`{"K":1,"k":2}`), true, "K k"},
+		{call(`5`), false, ""},
+		{call(`null`), false, ""},
+		{call(`[{"k":1}]`), false, ""},
+		{call(`{` + manyMembers(maxMembers) + `}`), true, metaKeys(maxMembers)},
+		{call(`{` + manyMembers(maxMembers+1) + `}`), false, metaKeys(maxMembers)},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs"}}`, false, ""},
+	}
+	for _, c := range cases {
+		wire, _ := readRequest([]byte(c.body))
+		if !wire.split {
+			t.Errorf("%s: not split", c.body)
+			continue
+		}
+		var keys []string
+		for _, m := range wire.metaMembers[:wire.metaCount] {
+			keys = append(keys, string(m.Key))
+		}
+		if wire.metaObject != c.object || strings.Join(keys, " ") != c.keys {
+			t.Errorf("%s: meta object %v with keys %q, want %v with %q", c.body, wire.metaObject, strings.Join(keys, " "), c.object, c.keys)
+		}
+	}
+}
+
+// metaKeys is the keys of manyMembers(n), joined with spaces.
+func metaKeys(n int) string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("k%d", i)
+	}
+	return strings.Join(keys, " ")
 }
 
 // wireRecorder is a callHandler that keeps what it was given.
