@@ -96,7 +96,8 @@ func (s *Server) fingerprint(next callHandler) http.Handler {
 		}
 		wire, scan := readRequest(body)
 		trimmed := bytes.TrimSpace(body)
-		if len(trimmed) == 0 || !scan.Valid(trimmed) {
+		// Valid is asked only of a walk that stopped early (too deep).
+		if len(trimmed) == 0 || scan.Invalid || scan.TooDeep && !scan.Valid(trimmed) {
 			writeRPCError(w, http.StatusBadRequest, nil, codeParseError, "Parse error: request body is not valid JSON")
 			return
 		}
