@@ -4,8 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"log/slog"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,6 +66,89 @@ func awaitTunnel(t *testing.T, sup *tunnel.Supervisor, state tunnel.State) {
 	}
 }
 
+// appendTo changes the file at path, as a new version of it would.
+func appendTo(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// takeProgramAway moves the trusted connection program of in (client)
+// away, as if it had been deleted, and has Hearth find it gone as its next
+// start does (the tunnel is client_changed). back puts it back unchanged.
+func takeProgramAway(t *testing.T, in *hearthtest.Instance, client string) (back func()) {
+	t.Helper()
+	in.App.StopTunnel()
+	away := client + ".away"
+	if err := os.Rename(client, away); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.App.StartTunnel(); err == nil {
+		t.Fatal("a gone file was started")
+	}
+	awaitTunnel(t, in.App.Tunnel, tunnel.StateClientChanged)
+	return func() {
+		t.Helper()
+		if err := os.Rename(away, client); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// oldVersionHearth is a connected Hearth, stopped, whose program folder
+// (oldDir, its tunnel-client oldClient) holds an older hearth-tray: what
+// a new version unpacked elsewhere starts from.
+func oldVersionHearth(t *testing.T) (in *hearthtest.Instance, oldDir, oldClient string) {
+	t.Helper()
+	oldDir = besideHearth(t)
+	if err := os.WriteFile(filepath.Join(oldDir, "hearth-tray"), []byte("an older hearth-tray"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	in, oldClient = connectedHearthIn(t, oldDir)
+	in.Stop()
+	return in, oldDir, oldClient
+}
+
+// startAgainIn starts Hearth on home again, as a version whose program
+// folder is dir.
+func startAgainIn(t *testing.T, home, dir string) *hearthtest.Instance {
+	t.Helper()
+	return hearthtest.StartHomeWith(t, home, nil, func(o *app.Options) { o.TunnelProgramDir = dir })
+}
+
+// setupPage is in's Setup page as a browser (b) logged in to a panel (fx)
+// over in reads it.
+func setupPage(t *testing.T, in *hearthtest.Instance) (fx *fixture, b *browser, page string) {
+	t.Helper()
+	fx = fixtureOf(t, in)
+	b = fx.login(t)
+	return fx, b, fx.get(t, b, "/setup")
+}
+
+// waitConnected waits until Setup says Hearth is connected to OpenAI.
+func waitConnected(b *tab, what string) {
+	b.t.Helper()
+	b.waitFor(what, `(function () {
+	  var e = document.querySelector('[data-testid="connect-state"]');
+	  return !!e && /Connected to OpenAI/.test(e.innerText);
+	})()`)
+}
+
+// openDetails opens Setup's Details and waits until the element of
+// testid shows.
+func openDetails(b *tab, what, testid string) {
+	b.t.Helper()
+	b.run(what, chromedp.WaitVisible(chromedp.CSS(`[data-testid="setup-details"] summary`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="setup-details"] summary`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="`+testid+`"]`)))
+}
+
 // TestBrowserTrustAgainConnects: someone who finished setting up gets a
 // new version of the connection program (the file changes; Hearth, at
 // its next start, refuses to run it). Status never tells them to "finish
@@ -78,27 +159,14 @@ func awaitTunnel(t *testing.T, sup *tunnel.Supervisor, state tunnel.State) {
 func TestBrowserTrustAgainConnects(t *testing.T) {
 	in, client := connectedHearth(t)
 	in.App.StopTunnel()
-	f, err := os.OpenFile(client, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString("a newer version"); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	appendTo(t, client, "a newer version")
 	// What Hearth's next start does with "connect whenever Hearth starts".
 	if err := in.App.StartTunnel(); err == nil {
 		t.Fatal("the changed file was started")
 	}
 	awaitTunnel(t, in.App.Tunnel, tunnel.StateClientChanged)
 
-	login, err := in.App.NewLoginURLTo("/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := newTab(t, "trust-again")
-	problems := watchConsole(b.ctx)
-	b.run("open Status", chromedp.Navigate(login), chromedp.WaitVisible(chromedp.CSS(`[data-testid="status-sentence"]`)))
+	b := openTab(t, in, "trust-again", "/", chromedp.WaitVisible(chromedp.CSS(`[data-testid="status-sentence"]`)))
 	b.shot("status-program-changed")
 	s := b.text()
 	if strings.Contains(s, "Finish setting up") || !strings.Contains(s, "ChatGPT cannot reach Hearth: the connection program changed since you trusted it") {
@@ -114,10 +182,7 @@ func TestBrowserTrustAgainConnects(t *testing.T) {
 		t.Fatalf("the trust button, which also connects, says %q (%v)", s, err)
 	}
 	b.run("trust the new file", chromedp.Click(chromedp.CSS(`[data-testid="trust-button"]`)))
-	b.waitFor("connected by itself", `(function () {
-	  var e = document.querySelector('[data-testid="connect-state"]');
-	  return !!e && /Connected to OpenAI/.test(e.innerText);
-	})()`)
+	waitConnected(b, "connected by itself")
 	b.shot("connected-again")
 	if st := in.App.Tunnel.Status(); st.State != tunnel.StateReady {
 		t.Fatalf("the tunnel after the trust: %+v", st)
@@ -125,9 +190,7 @@ func TestBrowserTrustAgainConnects(t *testing.T) {
 	if s := b.text(); strings.Contains(s, "Connect needs") || strings.Contains(s, "Finish setting up") {
 		t.Fatalf("Setup after the trust: %s", s)
 	}
-	if p := problems(); len(p) > 0 {
-		t.Errorf("the browser reported errors:\n%s", strings.Join(p, "\n"))
-	}
+	b.checkConsole()
 }
 
 // TestBrowserProgramBackUnchanged: the trusted connection program
@@ -139,23 +202,9 @@ func TestBrowserTrustAgainConnects(t *testing.T) {
 // Connect, which connects.
 func TestBrowserProgramBackUnchanged(t *testing.T) {
 	in, client := connectedHearth(t)
-	in.App.StopTunnel()
-	away := client + ".away"
-	if err := os.Rename(client, away); err != nil {
-		t.Fatal(err)
-	}
-	if err := in.App.StartTunnel(); err == nil {
-		t.Fatal("a gone file was started")
-	}
-	awaitTunnel(t, in.App.Tunnel, tunnel.StateClientChanged)
+	back := takeProgramAway(t, in, client)
 
-	login, err := in.App.NewLoginURLTo("/setup")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := newTab(t, "program-back")
-	problems := watchConsole(b.ctx)
-	b.run("open Setup", chromedp.Navigate(login), chromedp.WaitVisible(chromedp.CSS(`#step-program[data-step-state="current"] [data-testid="client-missing"]`)))
+	b := openTab(t, in, "program-back", "/setup", chromedp.WaitVisible(chromedp.CSS(`#step-program[data-step-state="current"] [data-testid="client-missing"]`)))
 	b.shot("program-gone")
 	if s := b.text(); !strings.Contains(s, "The connection program Hearth trusted is gone") {
 		t.Fatalf("Setup with the program gone: %s", s)
@@ -166,9 +215,7 @@ func TestBrowserProgramBackUnchanged(t *testing.T) {
 		t.Fatalf("Check again with the file still gone says %q (%v)", s, err)
 	}
 
-	if err := os.Rename(away, client); err != nil {
-		t.Fatal(err)
-	}
+	back()
 	// The page sees the file back by itself; only the person's "Check
 	// again" (a POST) lifts what stopped the tunnel.
 	b.run("the page sees the file back", chromedp.WaitVisible(chromedp.CSS(`#step-program [data-testid="client-back-seen"]`)))
@@ -187,13 +234,8 @@ func TestBrowserProgramBackUnchanged(t *testing.T) {
 		t.Fatalf("%d primary buttons once the program is back, want the one next step", n)
 	}
 	b.run("connect", chromedp.Click(chromedp.CSS(`[data-testid="connect-button"]`)))
-	b.waitFor("connected", `(function () {
-	  var e = document.querySelector('[data-testid="connect-state"]');
-	  return !!e && /Connected to OpenAI/.test(e.innerText);
-	})()`)
-	if p := problems(); len(p) > 0 {
-		t.Errorf("the browser reported errors:\n%s", strings.Join(p, "\n"))
-	}
+	waitConnected(b, "connected")
+	b.checkConsole()
 }
 
 // primaries counts the primary buttons the page shows outside Details.
@@ -216,16 +258,8 @@ func primaries(t *testing.T, b *tab) int {
 func TestBrowserStopSaysHowLong(t *testing.T) {
 	in, _ := connectedHearth(t)
 	cfgPath := filepath.Join(in.Home, "config.json")
-	login, err := in.App.NewLoginURLTo("/setup")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := newTab(t, "stop")
-	problems := watchConsole(b.ctx)
-	b.run("open Setup's details", chromedp.Navigate(login),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="setup-details"] summary`)),
-		chromedp.Click(chromedp.CSS(`[data-testid="setup-details"] summary`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="stop-off-button"]`)))
+	b := openTab(t, in, "stop", "/setup")
+	openDetails(b, "open Setup's details", "stop-off-button")
 	b.shot("stop-choice")
 	if s, err := textOf(b.ctx, `[data-testid="stop-button"]`); err != nil || s != "Stop for now" {
 		t.Fatalf("the stop button says %q (%v)", s, err)
@@ -249,10 +283,8 @@ func TestBrowserStopSaysHowLong(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.run("reload", chromedp.Navigate(strings.TrimSuffix(in.App.PanelURL(), "/")+"/setup"),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="setup-details"] summary`)),
-		chromedp.Click(chromedp.CSS(`[data-testid="setup-details"] summary`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="stop-off-button"]`)))
+	b.run("reload", chromedp.Navigate(strings.TrimSuffix(in.App.PanelURL(), "/")+"/setup"))
+	openDetails(b, "open Setup's details after the reload", "stop-off-button")
 	b.run("stop and don't connect at start", chromedp.Click(chromedp.CSS(`[data-testid="stop-off-button"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
 	b.shot("stopped-for-good")
@@ -269,15 +301,11 @@ func TestBrowserStopSaysHowLong(t *testing.T) {
 	if want := strings.Replace(string(before), `"autostart": true`, `"autostart": false`, 1); string(after) != want || want == string(before) {
 		t.Fatalf("config.json changed more than tunnel.autostart:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
-	b.run("open details again", chromedp.WaitVisible(chromedp.CSS(`[data-testid="setup-details"] summary`)),
-		chromedp.Click(chromedp.CSS(`[data-testid="setup-details"] summary`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="stop-note"]`)))
+	openDetails(b, "open details again", "stop-note")
 	if s, _ := textOf(b.ctx, `[data-testid="stop-note"]`); !strings.Contains(s, "does not connect by itself") {
 		t.Fatalf("the stop's note once autostart is off: %q", s)
 	}
-	if p := problems(); len(p) > 0 {
-		t.Errorf("the browser reported errors:\n%s", strings.Join(p, "\n"))
-	}
+	b.checkConsole()
 }
 
 // TestSetupLiveDoesNotAskTaskScheduler: the Setup page's live refreshes
@@ -288,23 +316,14 @@ func TestSetupLiveDoesNotAskTaskScheduler(t *testing.T) {
 	in, _ := connectedHearth(t)
 	var mu sync.Mutex
 	reads := 0
-	f := &fixture{in: in, clock: &clock{t: time.Now()}, log: &syncBuffer{}, logLevel: &slog.LevelVar{}}
-	deps := in.App.PanelDeps()
-	deps.Now = f.clock.Now
-	deps.Log = slog.New(slog.NewTextHandler(f.log, nil))
-	deps.StartAtLogon = func() (bool, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		reads++
-		return true, nil
-	}
-	p, err := web.New(deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.panel = p
-	f.srv = httptest.NewServer(p.Handler())
-	t.Cleanup(f.srv.Close)
+	f := fixtureOfWith(t, in, func(deps *web.Deps) {
+		deps.StartAtLogon = func() (bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			reads++
+			return true, nil
+		}
+	})
 	b := f.login(t)
 	if page := f.get(t, b, "/setup"); !strings.Contains(page, "on (change it from the tray icon") {
 		t.Fatalf("the full page does not show the logon task's state:\n%s", page)
@@ -330,31 +349,17 @@ func TestSetupLiveDoesNotAskTaskScheduler(t *testing.T) {
 // says so, naming both folders. A pin of a file that lies beside no
 // hearth-tray (the person's own choice) is kept.
 func TestNewVersionFolderRunsItsOwnClient(t *testing.T) {
-	oldDir := besideHearth(t)
-	if err := os.WriteFile(filepath.Join(oldDir, "hearth-tray"), []byte("an older hearth-tray"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	in, oldClient := connectedHearthIn(t, oldDir)
-	in.Stop()
+	in, oldDir, oldClient := oldVersionHearth(t)
 
 	newDir := besideHearth(t)
 	newClient := filepath.Join(newDir, filepath.Base(oldClient))
-	f, err := os.OpenFile(newClient, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString("the version of the new package"); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	in2 := hearthtest.StartHomeWith(t, in.Home, nil, func(o *app.Options) { o.TunnelProgramDir = newDir })
+	appendTo(t, newClient, "the version of the new package")
+	in2 := startAgainIn(t, in.Home, newDir)
 	awaitTunnel(t, in2.App.Tunnel, tunnel.StateReady)
 	if pin, _ := in2.App.Tunnel.Pinned(); pin.Path != newClient {
 		t.Fatalf("the new version runs %s, want the one beside it, %s", pin.Path, newClient)
 	}
-	fx := fixtureOf(t, in2)
-	b := fx.login(t)
-	page := fx.get(t, b, "/setup")
+	_, _, page := setupPage(t, in2)
 	if !strings.Contains(page, `data-testid="program-moved"`) || !strings.Contains(page, newDir) || !strings.Contains(page, oldDir) {
 		t.Fatalf("Setup does not say which connection program runs now:\n%s", page)
 	}
@@ -369,13 +374,13 @@ func TestNewVersionFolderRunsItsOwnClient(t *testing.T) {
 	if err := os.WriteFile(mine, data, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	in3 := hearthtest.StartHomeWith(t, in.Home, nil, func(o *app.Options) { o.TunnelProgramDir = newDir })
+	in3 := startAgainIn(t, in.Home, newDir)
 	sum := sha256.Sum256(data)
 	if _, err := in3.App.Tunnel.PinClient(mine, hex.EncodeToString(sum[:])); err != nil {
 		t.Fatal(err)
 	}
 	in3.Stop()
-	in4 := hearthtest.StartHomeWith(t, in.Home, nil, func(o *app.Options) { o.TunnelProgramDir = newDir })
+	in4 := startAgainIn(t, in.Home, newDir)
 	if pin, _ := in4.App.Tunnel.Pinned(); pin.Path != mine {
 		t.Fatalf("a start replaced the person's own pin %s with %s", mine, pin.Path)
 	}
@@ -387,21 +392,8 @@ func TestNewVersionFolderRunsItsOwnClient(t *testing.T) {
 // changes Hearth's state); "Check again" lifts it.
 func TestSetupLookingLeavesProgramBackToCheckAgain(t *testing.T) {
 	in, client := connectedHearth(t)
-	in.App.StopTunnel()
-	away := client + ".away"
-	if err := os.Rename(client, away); err != nil {
-		t.Fatal(err)
-	}
-	if err := in.App.StartTunnel(); err == nil {
-		t.Fatal("a gone file was started")
-	}
-	awaitTunnel(t, in.App.Tunnel, tunnel.StateClientChanged)
-	if err := os.Rename(away, client); err != nil {
-		t.Fatal(err)
-	}
-	fx := fixtureOf(t, in)
-	b := fx.login(t)
-	page := fx.get(t, b, "/setup")
+	takeProgramAway(t, in, client)()
+	fx, b, page := setupPage(t, in)
 	if st := in.App.Tunnel.Status(); st.State != tunnel.StateClientChanged {
 		t.Fatalf("a GET of /setup changed the tunnel's state: %+v", st)
 	}
@@ -422,12 +414,7 @@ func TestSetupLookingLeavesProgramBackToCheckAgain(t *testing.T) {
 // put that file there. The old pin keeps running; Setup offers the new
 // file to trust and says why, and trusting it pins it.
 func TestSetupNewVersionInFilesKeepsPin(t *testing.T) {
-	oldDir := besideHearth(t)
-	if err := os.WriteFile(filepath.Join(oldDir, "hearth-tray"), []byte("an older hearth-tray"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	in, oldClient := connectedHearthIn(t, oldDir)
-	in.Stop()
+	in, _, oldClient := oldVersionHearth(t)
 
 	// Unzipped in a folder of the fs root (say, Downloads).
 	newDir := filepath.Join(in.Root, "Downloads", "hearth-new")
@@ -443,14 +430,12 @@ func TestSetupNewVersionInFilesKeepsPin(t *testing.T) {
 	if err := os.WriteFile(newClient, data, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	in2 := hearthtest.StartHomeWith(t, in.Home, nil, func(o *app.Options) { o.TunnelProgramDir = newDir })
+	in2 := startAgainIn(t, in.Home, newDir)
 	awaitTunnel(t, in2.App.Tunnel, tunnel.StateReady)
 	if pin, _ := in2.App.Tunnel.Pinned(); pin.Path != oldClient {
 		t.Fatalf("the new version in an fs root switched by itself to %s, want the old pin %s", pin.Path, oldClient)
 	}
-	fx := fixtureOf(t, in2)
-	b := fx.login(t)
-	page := fx.get(t, b, "/setup")
+	fx, b, page := setupPage(t, in2)
 	if !strings.Contains(page, `data-testid="program-held"`) || !strings.Contains(page, newDir) || !strings.Contains(page, "ChatGPT can write to") {
 		t.Fatalf("Setup does not offer the new version's program, saying why:\n%s", page)
 	}

@@ -84,10 +84,20 @@ func newFixtureWith(t *testing.T, edit func(*config.Config), opts func(*app.Opti
 // fixtureOf is a panel over in, a Hearth the test started.
 func fixtureOf(t *testing.T, in *hearthtest.Instance) *fixture {
 	t.Helper()
+	return fixtureOfWith(t, in, nil)
+}
+
+// fixtureOfWith is fixtureOf with the panel's dependencies changed by
+// edit (after the fixture's clock and log are in them).
+func fixtureOfWith(t *testing.T, in *hearthtest.Instance, edit func(*web.Deps)) *fixture {
+	t.Helper()
 	f := &fixture{in: in, clock: &clock{t: time.Now()}, log: &syncBuffer{}, logLevel: &slog.LevelVar{}}
 	deps := in.App.PanelDeps()
 	deps.Now = f.clock.Now
 	deps.Log = slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: f.logLevel}))
+	if edit != nil {
+		edit(&deps)
+	}
 	p, err := web.New(deps)
 	if err != nil {
 		t.Fatal(err)

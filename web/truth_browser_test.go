@@ -22,11 +22,37 @@ type tab struct {
 	ctx   context.Context
 	shots string
 	name  string
+	// problems is what the page reported as errors (openTab's tabs).
+	problems func() []string
 }
 
 func newTab(t *testing.T, name string) *tab {
 	t.Helper()
 	return &tab{t: t, ctx: newBrowser(t, 800, 900), shots: shotDir(t), name: name}
+}
+
+// openTab is a tab named name logged in to in's panel at path, watching
+// the page's console (checkConsole) from the start; ready are the steps
+// after the navigation that make the page ready (a WaitVisible).
+func openTab(t *testing.T, in *hearthtest.Instance, name, path string, ready ...chromedp.Action[chromedp.Void]) *tab {
+	t.Helper()
+	login, err := in.App.NewLoginURLTo(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newTab(t, name)
+	b.problems = watchConsole(b.ctx)
+	b.run("open "+path, append([]chromedp.Action[chromedp.Void]{chromedp.Navigate(login)}, ready...)...)
+	return b
+}
+
+// checkConsole fails the test if the page of an openTab tab reported
+// errors (an exception, a console error, a CSP violation).
+func (b *tab) checkConsole() {
+	b.t.Helper()
+	if p := b.problems(); len(p) > 0 {
+		b.t.Errorf("the browser reported errors:\n%s", strings.Join(p, "\n"))
+	}
 }
 
 func (b *tab) shot(what string) {

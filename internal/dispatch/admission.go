@@ -114,8 +114,8 @@ func (d *Dispatcher) admit(ctx context.Context, a *Admission, o admitOpts) (verd
 	case err != nil:
 		return verdict{refused: err, governed: true}, nil
 	}
-	if o.claimed && d.hooks.Claimed != nil {
-		d.hooks.Claimed(a)
+	if o.claimed && d.seams.hooks.Claimed != nil {
+		d.seams.hooks.Claimed(a)
 	}
 	if o.begin == nil {
 		return verdict{}, nil

@@ -192,8 +192,8 @@ func (c *scheduler) settleWith(id, route string, began *Admission, env *Envelope
 			if err := d.Gov.Finish(ctx, tx, began, env); err != nil {
 				return fmt.Errorf("journal outcome: %w", err)
 			}
-			if d.hooks.AfterFinish != nil {
-				d.hooks.AfterFinish(began)
+			if d.seams.hooks.AfterFinish != nil {
+				d.seams.hooks.AfterFinish(began)
 			}
 		}
 		// The owner's view is written only with the completion: a late

@@ -99,7 +99,7 @@ func New(o Options) (*Dispatcher, error) {
 	}
 	d := &Dispatcher{DB: o.DB, Registry: o.Registry, Artifacts: o.Artifacts, Log: log, Gov: o.Gov,
 		Gates: append([]Gate(nil), o.Gates...), Budget: o.Budget, Arrivals: arrivals,
-		MaxArrivals: o.MaxArrivals, MaxArrivalBytes: o.MaxArrivalBytes, hooks: o.Hooks,
+		MaxArrivals: o.MaxArrivals, MaxArrivalBytes: o.MaxArrivalBytes, seams: seams{hooks: o.Hooks},
 		slots: make(chan struct{}, o.MaxFutures), wakers: map[string][]chan struct{}{}}
 	var err error
 	if d.classes, err = newClasses(d, o.Classes); err != nil {
@@ -129,7 +129,7 @@ type Dispatcher struct {
 	Gates []Gate
 	// Gov governs every call: replay, admission, journaling.
 	Gov   Governor
-	hooks Hooks // seams only tests set (Options.Hooks)
+	seams seams // fortest.go; zero in the program
 	workState
 	mailbox mailboxCache // mailbox.go
 

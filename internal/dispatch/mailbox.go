@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/callpath"
@@ -57,7 +56,7 @@ func (d *Dispatcher) Deliver(ctx context.Context, route, fp string) ([]Arrival, 
 	if err := stmt.QueryRowContext(ctx, route).Scan(&acked, &offered, &waiting); err != nil {
 		return nil, fmt.Errorf("read mailbox: %w", err)
 	}
-	d.mailbox.probes.Add(1)
+	d.seams.probed()
 	if offered == acked && waiting == 0 {
 		if cached {
 			d.mailbox.markEmpty(route, version)
@@ -164,8 +163,6 @@ type mailboxCache struct {
 	versionAt time.Time
 	at        mailboxToken // the token the routes were found empty at
 	routes    map[string]struct{}
-	// probes counts the probes that read the mailbox (for tests).
-	probes atomic.Int64
 }
 
 // mailboxToken is what must not have changed since a probe for its answer

@@ -60,8 +60,8 @@ func (d *Dispatcher) settleCall(a *Admission, env *Envelope, journaled bool, lin
 				if err := d.Gov.Finish(ctx, tx, a, env); err != nil {
 					return fmt.Errorf("journal outcome: %w", err)
 				}
-				if d.hooks.AfterFinish != nil {
-					d.hooks.AfterFinish(a)
+				if d.seams.hooks.AfterFinish != nil {
+					d.seams.hooks.AfterFinish(a)
 				}
 			}
 			if future {

@@ -448,7 +448,7 @@ func TestShutdownDuringAHandOffStartsNothing(t *testing.T) {
 	f.runner.waitStarted(t, a, 1)
 	b := f.schedule(time.Now(), OnInterruptBlock)
 	d := f.d
-	d.hooks.Claimed = func(ad *Admission) {
+	d.seams.hooks.Claimed = func(ad *Admission) {
 		if ad.FutureID == b {
 			d.cancel() // Stop lands while A's end claims B
 		}

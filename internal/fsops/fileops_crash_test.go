@@ -46,18 +46,84 @@ func moveCrashEngine(t testing.TB, disk, shm string) (*Engine, *store.DB) {
 	return &Engine{DB: db, Roots: roots, SpillDir: filepath.Join(data, "fs-undo")}, db
 }
 
-// TestMoveCrashChild is the child process of TestMoveAcrossVolumesSurvivesKill.
-func TestMoveCrashChild(t *testing.T) {
-	spec := os.Getenv(moveCrashEnv)
-	if spec == "" {
-		t.Skip("helper process for TestMoveAcrossVolumesSurvivesKill")
-	}
-	disk, shm, _ := strings.Cut(spec, "|")
+// recovered is an engine on the folders of a crash run (disk and shm),
+// after the recovery a start makes; its database closes with the test.
+func recovered(t testing.TB, disk, shm string) (*Engine, *store.DB) {
+	t.Helper()
 	e, db := moveCrashEngine(t, disk, shm)
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	if _, err := e.Recover(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	return e, db
+}
+
+// crashChild is the start of a crash test's child process (this test
+// binary, re-executed with env naming the run's folders): the engine on
+// them, recovered. Outside a child it skips: the test is parent's helper.
+func crashChild(t *testing.T, env, parent string) (e *Engine, disk, shm string) {
+	t.Helper()
+	spec := os.Getenv(env)
+	if spec == "" {
+		t.Skip("helper process for " + parent)
+	}
+	disk, shm, _ = strings.Cut(spec, "|")
+	e, _ = recovered(t, disk, shm)
+	return e, disk, shm
+}
+
+// crashRun is one child of a crash test, killed somewhere in its move:
+// its folders (shm on a tmpfs, base on the disk with the root and the
+// data) and the child process.
+type crashRun struct {
+	t         *testing.T
+	base, shm string
+	cmd       *exec.Cmd
+	// exited receives the child's end once.
+	exited chan error
+}
+
+// newCrashRun makes the folders of a run named name under disk, with a
+// bin of its own.
+func newCrashRun(t *testing.T, disk, name string) *crashRun {
+	t.Helper()
+	shm, err := os.MkdirTemp("/dev/shm", "hearth-crash-")
+	if err != nil {
+		t.Skip("cannot write /dev/shm: only one volume here")
+	}
+	t.Cleanup(func() { os.RemoveAll(shm) })
+	t.Setenv("XDG_DATA_HOME", filepath.Join(disk, "xdg"+name))
+	base := filepath.Join(disk, name)
+	for _, dir := range []string{"root", "data"} {
+		if err := os.MkdirAll(filepath.Join(base, dir), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &crashRun{t: t, base: base, shm: shm}
+}
+
+// start starts the child, which runs the test child (its crashChild reads
+// env).
+func (r *crashRun) start(child, env string) {
+	r.t.Helper()
+	r.cmd = exec.Command(os.Args[0], "-test.run=^"+child+"$", "-test.count=1")
+	r.cmd.Env = append(os.Environ(), env+"="+r.base+"|"+r.shm)
+	if err := r.cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	r.exited = make(chan error, 1)
+	go func() { r.exited <- r.cmd.Wait() }()
+}
+
+// kill kills the child with SIGKILL and waits for its end.
+func (r *crashRun) kill() {
+	r.cmd.Process.Signal(syscall.SIGKILL)
+	<-r.exited
+}
+
+// TestMoveCrashChild is the child process of TestMoveAcrossVolumesSurvivesKill.
+func TestMoveCrashChild(t *testing.T) {
+	e, disk, shm := crashChild(t, moveCrashEnv, "TestMoveAcrossVolumesSurvivesKill")
 	res, err := e.FileOp(context.Background(), "r:crash", ActionMove, FileOpInput{FileOpItem: FileOpItem{
 		From: filepath.Join(shm, "Photos"), To: filepath.Join(disk, "root", "Archive", "Photos")}})
 	if err != nil || res.Status != "completed" || !res.Items[0].CrossVolume {
@@ -73,7 +139,11 @@ func devOf(t *testing.T, p string) uint64 {
 	return uint64(st.Dev)
 }
 
-func TestMoveAcrossVolumesSurvivesKill(t *testing.T) {
+// crashDisk is the disk side of a crash test, which kills child
+// processes (not with -short) and needs /dev/shm on a volume of its own:
+// what it kills is a move across volumes.
+func crashDisk(t *testing.T) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("kills child processes")
 	}
@@ -81,12 +151,14 @@ func TestMoveAcrossVolumesSurvivesKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat("/dev/shm"); err != nil {
-		t.Skip("no /dev/shm: only one volume here, the crash of a move across volumes cannot be tested")
+	if _, err := os.Stat("/dev/shm"); err != nil || devOf(t, "/dev/shm") == devOf(t, disk) {
+		t.Skip("no /dev/shm on a volume of its own: only one volume here, the crash of a move across volumes cannot be tested")
 	}
-	if devOf(t, "/dev/shm") == devOf(t, disk) {
-		t.Skip("/dev/shm is on the same volume as the temporary folder: only one volume here")
-	}
+	return disk
+}
+
+func TestMoveAcrossVolumesSurvivesKill(t *testing.T) {
+	disk := crashDisk(t)
 	// When the parent kills the child: a condition on the disk it polls.
 	points := []struct {
 		name string
@@ -102,16 +174,9 @@ func TestMoveAcrossVolumesSurvivesKill(t *testing.T) {
 	}
 	for i, pt := range points {
 		t.Run(pt.name, func(t *testing.T) {
-			shm, err := os.MkdirTemp("/dev/shm", "hearth-crash-")
-			if err != nil {
-				t.Skip("cannot write /dev/shm: only one volume here")
-			}
-			t.Cleanup(func() { os.RemoveAll(shm) })
-			t.Setenv("XDG_DATA_HOME", filepath.Join(disk, "xdg"))
-			base := filepath.Join(disk, fmt.Sprint(i))
-			os.MkdirAll(filepath.Join(base, "root"), 0o755)
-			os.MkdirAll(filepath.Join(base, "data"), 0o700)
-			src, dst := filepath.Join(shm, "Photos"), filepath.Join(base, "root", "Archive", "Photos")
+			run := newCrashRun(t, disk, fmt.Sprint(i))
+			shm := run.shm
+			src, dst := filepath.Join(shm, "Photos"), filepath.Join(run.base, "root", "Archive", "Photos")
 			want := map[string]string{}
 			for k := 0; k < crashItems; k++ {
 				rel := filepath.Join(fmt.Sprint("album", k%4), fmt.Sprintf("img%03d.jpg", k))
@@ -119,13 +184,7 @@ func TestMoveAcrossVolumesSurvivesKill(t *testing.T) {
 				writeFile(t, filepath.Join(src, rel), content)
 				want[rel] = hashBytes([]byte(content))
 			}
-			cmd := exec.Command(os.Args[0], "-test.run=^TestMoveCrashChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), moveCrashEnv+"="+base+"|"+shm)
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
+			run.start("TestMoveCrashChild", moveCrashEnv)
 			var delay time.Duration
 			fmt.Sscanf(pt.name, "after %dms", &delay)
 			deadline := time.Now().Add(30 * time.Second)
@@ -133,13 +192,12 @@ func TestMoveAcrossVolumesSurvivesKill(t *testing.T) {
 		poll:
 			for time.Now().Before(deadline) {
 				select {
-				case <-exited:
+				case <-run.exited:
 					break poll
 				default:
 				}
 				if pt.now != nil && pt.now(shm, dst) || pt.now == nil && delay > 0 && time.Since(deadline.Add(-30*time.Second)) > delay*time.Millisecond {
-					cmd.Process.Signal(syscall.SIGKILL)
-					<-exited
+					run.kill()
 					killed = true
 					break
 				}
@@ -147,13 +205,9 @@ func TestMoveAcrossVolumesSurvivesKill(t *testing.T) {
 			}
 			t.Logf("killed: %v; source there: %v, destination there: %v", killed, exists(src), exists(dst))
 
-			e, db := moveCrashEngine(t, base, shm)
-			defer db.Close()
-			if _, err := e.Recover(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			_, db := recovered(t, run.base, shm)
 			var state string
-			err = db.R.QueryRow(`SELECT state FROM fs_receipts WHERE action = 'move'`).Scan(&state)
+			err := db.R.QueryRow(`SELECT state FROM fs_receipts WHERE action = 'move'`).Scan(&state)
 			if err != nil && killed && !exists(dst) {
 				state = "none" // killed before the receipt was written
 			} else if err != nil {
@@ -249,16 +303,7 @@ const overwriteCrashEnv = "HEARTH_FSOPS_OVERWRITE_CRASH"
 
 // TestOverwriteCrashChild is the child process of TestOverwriteSurvivesKill.
 func TestOverwriteCrashChild(t *testing.T) {
-	spec := os.Getenv(overwriteCrashEnv)
-	if spec == "" {
-		t.Skip("helper process for TestOverwriteSurvivesKill")
-	}
-	disk, shm, _ := strings.Cut(spec, "|")
-	e, db := moveCrashEngine(t, disk, shm)
-	defer db.Close()
-	if _, err := e.Recover(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	e, disk, shm := crashChild(t, overwriteCrashEnv, "TestOverwriteSurvivesKill")
 	res, err := e.FileOp(context.Background(), "r:crash", ActionMove, FileOpInput{FileOpItem: FileOpItem{
 		From: filepath.Join(shm, "report.pdf"), To: filepath.Join(disk, "root", "report.pdf"), Overwrite: true}})
 	if err != nil || res.Status != "completed" {
@@ -267,31 +312,16 @@ func TestOverwriteCrashChild(t *testing.T) {
 }
 
 func TestOverwriteSurvivesKill(t *testing.T) {
-	if testing.Short() {
-		t.Skip("kills child processes")
-	}
-	disk, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat("/dev/shm"); err != nil || devOf(t, "/dev/shm") == devOf(t, disk) {
-		t.Skip("no /dev/shm on a volume of its own: the replaced file is never away long enough")
-	}
+	disk := crashDisk(t) // on one volume the replaced file is never away long enough
 	for gate := range 4 {
 		t.Run(fmt.Sprint("after commit ", gate+1), func(t *testing.T) {
-			shm, err := os.MkdirTemp("/dev/shm", "hearth-crash-")
-			if err != nil {
-				t.Skip("cannot write /dev/shm")
-			}
-			t.Cleanup(func() { os.RemoveAll(shm) })
-			t.Setenv("XDG_DATA_HOME", filepath.Join(disk, fmt.Sprint("xdg", gate)))
-			base := filepath.Join(disk, fmt.Sprint(gate))
+			run := newCrashRun(t, disk, fmt.Sprint(gate))
+			base, shm := run.base, run.shm
 			src, dst := filepath.Join(shm, "report.pdf"), filepath.Join(base, "root", "report.pdf")
 			oldBody, newBody := "%PDF-1.4 the old report", "%PDF-1.7 "+strings.Repeat("the new report ", 2<<20)
 			writeFile(t, dst, oldBody)
 			writeFile(t, src, newBody)
 			oldSHA, newSHA := hashBytes([]byte(oldBody)), hashBytes([]byte(newBody))
-			os.MkdirAll(filepath.Join(base, "data"), 0o700)
 			_, db := moveCrashEngine(t, base, shm) // made and migrated before the child
 			db.Close()
 
@@ -314,18 +344,12 @@ func TestOverwriteSurvivesKill(t *testing.T) {
 				return v
 			}
 
-			cmd := exec.Command(os.Args[0], "-test.run=^TestOverwriteCrashChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), overwriteCrashEnv+"="+base+"|"+shm)
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
+			run.start("TestOverwriteCrashChild", overwriteCrashEnv)
 			deadline := time.Now().Add(60 * time.Second)
 			gone := func() bool {
 				select {
-				case err := <-exited:
-					exited <- err
+				case err := <-run.exited:
+					run.exited <- err
 					return true
 				default:
 					return time.Now().After(deadline)
@@ -371,18 +395,13 @@ func TestOverwriteSurvivesKill(t *testing.T) {
 				for until := time.Now().Add(time.Second); time.Now().Before(until) && exists(dst); {
 					time.Sleep(100 * time.Microsecond)
 				}
-				cmd.Process.Signal(syscall.SIGKILL)
-				<-exited
+				run.kill()
 				killed = true
 				conn.ExecContext(ctx, "ROLLBACK")
 			}
 			t.Logf("killed: %v after commit %d; destination there: %v", killed, writes+1, exists(dst))
 
-			e, db := moveCrashEngine(t, base, shm)
-			defer db.Close()
-			if _, err := e.Recover(ctx); err != nil {
-				t.Fatal(err)
-			}
+			_, db = recovered(t, base, shm)
 			var state, replaced string
 			if err := db.R.QueryRow(`SELECT state, COALESCE(replaced_bin, '') FROM fs_receipts WHERE action = 'move'`).Scan(&state, &replaced); err != nil {
 				t.Fatal(err)

@@ -19,3 +19,11 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
+
+// setSeams sets the package's seams (fortest.go) for the rest of t, which
+// must not run in parallel: they are process-wide.
+func setSeams(t *testing.T, s seams) {
+	t.Helper()
+	processSeams = s
+	t.Cleanup(func() { processSeams = seams{} })
+}

@@ -384,7 +384,7 @@ func realPathInfo(p string, stat bool) (string, fs.FileInfo, error) {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return "", nil, err
 		}
-		if li, lerr := lstat(cur); lerr == nil {
+		if li, lerr := processSeams.lstat(cur); lerr == nil {
 			if li.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0 {
 				return "", nil, &ContainmentError{Path: p, Rule: RuleDanglingSymlink,
 					Detail: fmt.Sprintf("%s is a link to something that does not exist", cur)}
@@ -409,10 +409,6 @@ func realPathInfo(p string, stat bool) (string, fs.FileInfo, error) {
 // maxAppeared is how many times realPathInfo walks again when a component
 // the walk found missing is a plain file or directory when it looks at it.
 const maxAppeared = 3
-
-// lstat is os.Lstat (a variable for the test of a path made between the
-// walk and the look).
-var lstat = os.Lstat
 
 // checkShortNames returns the first component of the clean path p that looks
 // like an 8.3 short name (PROGRA~1) and exists under a different long name,

@@ -425,16 +425,14 @@ func TestPathMadeDuringTheWalkIsNotALink(t *testing.T) {
 	}
 	target := filepath.Join(dir, "made.txt")
 	made := 0
-	lstat = func(p string) (os.FileInfo, error) {
+	setSeams(t, seams{look: func(p string) {
 		if p == target && made == 0 {
 			made++
 			if err := os.WriteFile(target, []byte("x"), 0o600); err != nil {
 				t.Fatal(err)
 			}
 		}
-		return os.Lstat(p)
-	}
-	t.Cleanup(func() { lstat = os.Lstat })
+	}})
 	got, err := realPath(target)
 	if err != nil || made != 1 {
 		t.Fatalf("realPath of a file made during the walk = %q, %v (made %d)", got, err, made)

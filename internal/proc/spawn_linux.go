@@ -56,7 +56,7 @@ const spawners = 4
 // setting when the child executes a set-user-ID, set-group-ID or
 // file-capability program, which then outlives Hearth as well.
 func startCmd(ctx context.Context, cmd *exec.Cmd) error {
-	return spawn(ctx, cmd, nil)
+	return spawn(&spawnReq{ctx: ctx, cmd: cmd})
 }
 
 // spawner is process-wide state by nature: the OS threads that fork every
@@ -69,19 +69,17 @@ var spawner struct {
 // spawnReq is one start handed to the spawners; the spawner sets err and
 // closes done.
 type spawnReq struct {
-	ctx context.Context
-	cmd *exec.Cmd
-	// hook, when set (tests only), runs on the spawner thread with the
-	// stage reached: "before" cmd.Start, then "after" it or "skipped"
-	// when ctx had already ended.
-	hook func(stage string)
+	ctx   context.Context
+	cmd   *exec.Cmd
+	seams seams // fortest.go; zero in the program
 
 	err  error
 	done chan struct{}
 }
 
-// spawn is startCmd with a test hook.
-func spawn(ctx context.Context, cmd *exec.Cmd, hook func(stage string)) error {
+// spawn hands r to a spawner and waits for it (startCmd).
+func spawn(r *spawnReq) error {
+	ctx, cmd := r.ctx, r.cmd
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -95,7 +93,7 @@ func spawn(ctx context.Context, cmd *exec.Cmd, hook func(stage string)) error {
 			go spawnLoop(spawner.reqs)
 		}
 	})
-	r := &spawnReq{ctx: ctx, cmd: cmd, hook: hook, done: make(chan struct{})}
+	r.done = make(chan struct{})
 	select {
 	case spawner.reqs <- r:
 	case <-ctx.Done():
@@ -127,20 +125,14 @@ func spawnLoop(reqs <-chan *spawnReq) {
 // serve runs one request on the spawner thread.
 func serve(r *spawnReq) {
 	defer close(r.done)
-	if r.hook != nil {
-		safeHook(r.hook, "before")
-	}
+	r.seams.reached("before")
 	if err := r.ctx.Err(); err != nil {
-		if r.hook != nil {
-			safeHook(r.hook, "skipped")
-		}
+		r.seams.reached("skipped")
 		r.err = err
 		return
 	}
 	r.err = safeStart(r.cmd)
-	if r.hook != nil {
-		safeHook(r.hook, "after")
-	}
+	r.seams.reached("after")
 }
 
 // discard kills and reaps a child whose caller gave up while it was
@@ -164,10 +156,4 @@ func safeStart(cmd *exec.Cmd) (err error) {
 		}
 	}()
 	return cmd.Start()
-}
-
-// safeHook runs a test hook with the same protection.
-func safeHook(hook func(string), stage string) {
-	defer func() { _ = recover() }()
-	hook(stage)
 }

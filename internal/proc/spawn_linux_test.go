@@ -145,8 +145,13 @@ func helperCmd(mode string, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// spawnAt is startCmd with the stage seam set to stage.
+func spawnAt(ctx context.Context, cmd *exec.Cmd, stage func(stage string)) error {
+	return spawn(&spawnReq{ctx: ctx, cmd: cmd, seams: seams{stage: stage}})
+}
+
 // busy holds n spawner threads inside a start, standing in for an exec
-// stuck on a hung mount: each start blocks in its hook on the spawner
+// stuck on a hung mount: each start blocks in its stage seam on the spawner
 // thread until release is called, then starts a child that exits at once.
 // It returns when all n spawners are held.
 func busy(t *testing.T, n int) (release func()) {
@@ -157,7 +162,7 @@ func busy(t *testing.T, n int) (release func()) {
 	for range n {
 		cmd := helperCmd("exit", "0")
 		go func() {
-			err := spawn(context.Background(), cmd, func(stage string) {
+			err := spawnAt(context.Background(), cmd, func(stage string) {
 				if stage == "before" {
 					held <- struct{}{}
 					<-gate
@@ -296,7 +301,7 @@ func TestCallerWaitsForItsSpawner(t *testing.T) {
 	reached, gate, stages := make(chan struct{}), make(chan struct{}), make(chan string, 2)
 	errc := make(chan error, 1)
 	go func() {
-		errc <- spawn(ctx, cmd, func(stage string) {
+		errc <- spawnAt(ctx, cmd, func(stage string) {
 			if stage == "before" {
 				close(reached)
 				<-gate
@@ -344,7 +349,7 @@ func TestStartAbandonedDuringSpawnIsKilled(t *testing.T) {
 	started, gate := make(chan int, 1), make(chan struct{})
 	errc := make(chan error, 1)
 	go func() {
-		errc <- spawn(ctx, cmd, func(stage string) {
+		errc <- spawnAt(ctx, cmd, func(stage string) {
 			if stage == "after" {
 				started <- cmd.Process.Pid
 				<-gate

@@ -48,7 +48,7 @@ const (
 
 // Place is one persistence location.
 type Place struct {
-	// ID names the group, for tests and the ledger (autostart, shell,
+	// ID names the group in the ledger and in tests (autostart, shell,
 	// powershell, git, service, scheduled, ssh, shortcut).
 	ID   string
 	Kind PlaceKind

@@ -196,7 +196,7 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
 func ModeLabel(mode string) string {
 	switch mode {
 	case "ask":
-		return "Asks you before it runs a program or writes anything but a document (code, settings, a hidden file, a program, or a file that makes a program start by itself); " +
+		return "Asks you before it runs a program or writes anything but a document (code, settings, hidden files, anything that would start by itself); " +
 			"it writes documents in your folders, and code and settings in the workspaces you named, without asking"
 	case "read-only":
 		return "Only reads: it changes nothing on this computer"
