@@ -101,14 +101,8 @@ func TestBatchCardSentence(t *testing.T) {
 func TestBrowserBatchCard(t *testing.T) {
 	chromium(t)
 	in, home, c, p := batchHome(t)
-	login, err := in.App.NewLoginURLTo("/permits")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := newTab(t, "batch-card")
-	problems := watchConsole(b.ctx)
 	card := `[data-permit-id="` + p.ID + `"]`
-	b.run("open Permits", chromedp.Navigate(login), chromedp.WaitVisible(chromedp.CSS(card+` [data-testid="permit-summary"]`)))
+	b := openTab(t, in, "batch-card", "/permits", chromedp.WaitVisible(chromedp.CSS(card+` [data-testid="permit-summary"]`)))
 	b.shot("card")
 	visible := func(sel string) string {
 		return b.eval(`(function () { var e = document.querySelector('` + sel + `'); return e && e.checkVisibility() ? e.innerText.replace(/\s+/g, " ").trim() : "(hidden)"; })()`)
@@ -147,7 +141,5 @@ func TestBrowserBatchCard(t *testing.T) {
 	if des, _ := os.ReadDir(downloads); len(des) != 0 {
 		t.Errorf("Downloads still holds %d entries after Allow once", len(des))
 	}
-	if p := problems(); len(p) > 0 {
-		t.Errorf("the browser reported errors:\n%s", strings.Join(p, "\n"))
-	}
+	b.checkConsole()
 }

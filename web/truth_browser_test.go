@@ -116,14 +116,8 @@ func (b *tab) text() string {
 // ChatGPT's call runs.
 func TestBrowserPermitDuringEStop(t *testing.T) {
 	in := hearthtest.Start(t, nil) // ask mode: exec needs a permit
-	login, err := in.App.NewLoginURLTo("/permits")
-	if err != nil {
-		t.Fatal(err)
-	}
 	base := strings.TrimSuffix(in.App.PanelURL(), "/")
-	b := newTab(t, "estop-permit")
-	problems := watchConsole(b.ctx)
-	b.run("open Permits", chromedp.Navigate(login), chromedp.WaitVisible(chromedp.CSS(`[data-testid="permits-empty"]`)))
+	b := openTab(t, in, "estop-permit", "/permits", chromedp.WaitVisible(chromedp.CSS(`[data-testid="permits-empty"]`)))
 	c := hearthtest.Connect(t, in.URL, "conv-estop-browser")
 	pid, fid := execNeedingPermit(t, c, "held")
 	card := `[data-permit-id="` + pid + `"]`
@@ -200,9 +194,7 @@ func TestBrowserPermitDuringEStop(t *testing.T) {
 	if env := await(t, c, fid); env["state"] != "completed" || hearthtest.Get(env, "result.stdout.text") != "held\n" {
 		t.Fatalf("allowed after the reset, the call ended %v", env)
 	}
-	if p := problems(); len(p) > 0 {
-		t.Errorf("the browser reported errors:\n%s", strings.Join(p, "\n"))
-	}
+	b.checkConsole()
 }
 
 // greenWatch runs in every document the Setup tab loads once armed: any
@@ -258,14 +250,8 @@ func TestBrowserRefusedKeyNeverFlashesGreen(t *testing.T) {
 	dir := besideHearth(t)
 	t.Setenv("FAKE_TUNNEL_REFUSE_KEY", "1")
 	in := hearthtest.StartWith(t, nil, func(o *app.Options) { o.TunnelProgramDir = dir })
-	login, err := in.App.NewLoginURLTo("/setup")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := newTab(t, "refused-key")
-	problems := watchConsole(b.ctx)
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
-	b.run("open Setup", chromedp.Navigate(login), chromedp.WaitVisible(css(`#tunnel-key`)))
+	b := openTab(t, in, "refused-key", "/setup", chromedp.WaitVisible(css(`#tunnel-key`)))
 	b.run("save the key", chromedp.SendKeys(css(`#tunnel-key`), newRuntimeKey(t)), chromedp.Click(css(`[data-testid="key-save"]`)),
 		chromedp.WaitVisible(css(`#step-tunnel-id[data-step-state="current"]`)))
 	b.run("save the tunnel ID", chromedp.SendKeys(css(`#tunnel-id`), setupTunnelID), chromedp.Click(css(`[data-testid="tunnel-id-save"]`)),
@@ -325,9 +311,7 @@ func TestBrowserRefusedKeyNeverFlashesGreen(t *testing.T) {
 	if lead := b.text(); !strings.Contains(lead, "refused") {
 		t.Errorf("with the key refused the page says: %s", lead)
 	}
-	if p := problems(); len(p) > 0 {
-		t.Errorf("the browser reported errors:\n%s", strings.Join(p, "\n"))
-	}
+	b.checkConsole()
 }
 
 // TestBrowserDeniedNotAskedAgain: a denied request is not asked again
@@ -339,14 +323,8 @@ func TestBrowserRefusedKeyNeverFlashesGreen(t *testing.T) {
 // call shows its card live.
 func TestBrowserDeniedNotAskedAgain(t *testing.T) {
 	in := hearthtest.Start(t, nil) // ask mode: exec needs a permit
-	login, err := in.App.NewLoginURLTo("/permits")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := newTab(t, "denied")
-	problems := watchConsole(b.ctx)
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
-	b.run("open Permits", chromedp.Navigate(login), chromedp.WaitVisible(css(`[data-testid="permits-empty"]`)))
+	b := openTab(t, in, "denied", "/permits", chromedp.WaitVisible(css(`[data-testid="permits-empty"]`)))
 	c := hearthtest.Connect(t, in.URL, "conv-denied-browser")
 	pid, fid := execNeedingPermit(t, c, "no")
 	card := `[data-testid="permit"][data-permit-id="` + pid + `"]`
@@ -392,9 +370,7 @@ func TestBrowserDeniedNotAskedAgain(t *testing.T) {
 	}
 	b.waitFor("the new card, live", `!!document.querySelector('[data-testid="permit"][data-permit-id="`+newID+`"] [data-testid="approve-once"]')`)
 	b.shot("asked-again")
-	if p := problems(); len(p) > 0 {
-		t.Errorf("the browser reported errors:\n%s", strings.Join(p, "\n"))
-	}
+	b.checkConsole()
 }
 
 // TestBrowserPageKeepsItsWidthWhenItStartsToScroll: the pages update
@@ -405,12 +381,7 @@ func TestBrowserDeniedNotAskedAgain(t *testing.T) {
 // text wrapped onto one more line.
 func TestBrowserPageKeepsItsWidthWhenItStartsToScroll(t *testing.T) {
 	in := hearthtest.Start(t, nil)
-	login, err := in.App.NewLoginURLTo("/permits")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := newTab(t, "gutter")
-	b.run("open Permits", chromedp.Navigate(login), chromedp.WaitVisible(chromedp.CSS(`[data-testid="permits-empty"]`)))
+	b := openTab(t, in, "gutter", "/permits", chromedp.WaitVisible(chromedp.CSS(`[data-testid="permits-empty"]`)))
 	width := `(function () { var m = document.getElementById("content"); return m.getBoundingClientRect().width + "/" + (document.documentElement.scrollHeight > innerHeight); })()`
 	short := b.eval(width)
 	if !strings.HasSuffix(short, "/false") {

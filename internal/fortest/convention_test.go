@@ -44,6 +44,8 @@ type shippedFile struct {
 //     struct holds its seams in one field named seams; a struct field
 //     whose comment says it is for tests is one of a seams type;
 //   - a …ForTest function is in fortest.go and begins with fortest.Must();
+//   - no test of the package replaces a package-level variable of it (a
+//     function variable swapped for a test), the seams aside;
 //   - no fixture package (dispatchtest, hearthtest…) is among them.
 func TestSeamsFollowTheConvention(t *testing.T) {
 	fset := token.NewFileSet()
@@ -64,6 +66,7 @@ func TestSeamsFollowTheConvention(t *testing.T) {
 			bad = append(bad, sf.rel+":"+strconv.Itoa(fset.Position(pos).Line)+": "+msg)
 		})
 	}
+	bad = append(bad, swappedVars(t, fset, filepath.Join("..", ".."), files)...)
 	sort.Strings(bad)
 	for _, b := range bad {
 		t.Error(b)
@@ -117,6 +120,64 @@ func shipped(t *testing.T, fset *token.FileSet, root string) (pkgs []string, fil
 		}
 	}
 	return pkgs, files
+}
+
+// swappedVars lists the assignments, in a package's own tests, to a
+// package-level variable of its program code (a function variable a
+// test replaces, like "var lstat = os.Lstat"): a seam outside the seams.
+// A package-level variable of the seams type is the one exception.
+func swappedVars(t *testing.T, fset *token.FileSet, root string, files []shippedFile) []string {
+	t.Helper()
+	vars := map[string]map[string]bool{} // folder → its package-level variables
+	for _, sf := range files {
+		dir := filepath.Dir(filepath.FromSlash(sf.rel))
+		if vars[dir] == nil {
+			vars[dir] = map[string]bool{}
+		}
+		for _, d := range sf.f.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.VAR {
+				for _, spec := range g.Specs {
+					if vs := spec.(*ast.ValueSpec); !isSeams(vs.Type) {
+						for _, id := range vs.Names {
+							vars[dir][id.Name] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	var bad []string
+	for dir, names := range vars {
+		tests, err := filepath.Glob(filepath.Join(root, dir, "*_test.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range tests {
+			// With object resolution: a name a test file declares itself
+			// resolves; one of another file of the package does not.
+			f, err := parser.ParseFile(fset, p, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasSuffix(f.Name.Name, "_test") {
+				continue
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				as, ok := n.(*ast.AssignStmt)
+				if !ok || as.Tok != token.ASSIGN {
+					return true
+				}
+				for _, lhs := range as.Lhs {
+					if id, ok := lhs.(*ast.Ident); ok && id.Obj == nil && id.Name != "_" && names[id.Name] {
+						rel := filepath.ToSlash(filepath.Join(dir, filepath.Base(p)))
+						bad = append(bad, rel+":"+strconv.Itoa(fset.Position(id.Pos()).Line)+": a test replaces the package-level "+id.Name+": make it a field of the package's seams (fortest.go)")
+					}
+				}
+				return true
+			})
+		}
+	}
+	return bad
 }
 
 // checkFile reports every break of the convention in one shipped file.
