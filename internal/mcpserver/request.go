@@ -76,8 +76,9 @@ type requestNoter interface {
 // in plain text or silently alter (not JSON, not a request object, nested
 // too deep, invalid UTF-8 outside a tool's arguments) with a JSON-RPC
 // error, reads the request in the same walk (readRequest) with its
-// fingerprint, and hands it to next. Invalid UTF-8 inside a tool's arguments is left to
-// the tool call, which refuses it as invalid_input naming the field.
+// fingerprint, and hands it to next. Invalid UTF-8 inside a tool's
+// arguments is left to the tool call, which refuses it as invalid_input
+// naming the field.
 func (s *Server) fingerprint(next callHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
@@ -199,7 +200,7 @@ const maxMembers = 16
 var recordPaths = [...][]string{nil, {"params"}, {"params", "_meta"}}
 
 // The members the split reads, each level's in one list: the value of
-// the i-th key goes to the i-th place splitRequest gives. A key in
+// the i-th key goes to the i-th place splitMembers is given. A key in
 // another case than one of these is not split (the decoder would match
 // it).
 var (
@@ -232,8 +233,8 @@ func readRequest(body []byte) (wire wireRequest, scan jsonx.ScanResult) {
 	return wire, scan
 }
 
-// splitRecords sets the members from the walk's records; false when they cannot
-// stand for the decoder's reading.
+// splitRecords sets the members from the walk's records; false when they
+// cannot stand for the decoder's reading.
 func (wire *wireRequest) splitRecords(recs *[len(recordPaths)]jsonx.Record) bool {
 	top, params, meta := &recs[0], &recs[1], &recs[2]
 	var result, errorMember json.RawMessage
