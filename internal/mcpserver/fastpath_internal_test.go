@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -172,21 +173,75 @@ func TestSplitRequestMatchesDecoder(t *testing.T) {
 		if got.split != c.split {
 			t.Errorf("%s: split %v, want %v", c.body, got.split, c.split)
 		}
-		want := decodeRequest([]byte(c.body))
-		if string(got.ID) != string(want.ID) || got.Method != want.Method || got.malformed != want.malformed || got.reply != want.reply ||
-			string(got.Arguments) != string(want.Arguments) {
-			t.Errorf("%s:\nsplit   id %s method %q malformed %v reply %v arguments %s\ndecoder id %s method %q malformed %v reply %v arguments %s",
-				c.body, got.ID, got.Method, got.malformed, got.reply, got.Arguments, want.ID, want.Method, want.malformed, want.reply, want.Arguments)
-		}
-		if !got.malformed && string(got.toolName()) != string(want.toolName()) {
-			t.Errorf("%s: tool name %q from the split, %q from the decoder", c.body, got.toolName(), want.toolName())
-		}
-		got.fingerprinted()
-		want.fingerprinted()
-		if got.FP != want.FP {
-			t.Errorf("%s: fingerprint %q from the split, %q from the decoder", c.body, got.FP, want.FP)
-		}
+		checkSplitAsDecoder(t, []byte(c.body), got)
 	}
+}
+
+// checkSplitAsDecoder: what readRequest read of body is what the decoder
+// reads of it.
+func checkSplitAsDecoder(t *testing.T, body []byte, got wireRequest) {
+	t.Helper()
+	want := decodeRequest(body)
+	if string(got.ID) != string(want.ID) || got.Method != want.Method || got.malformed != want.malformed || got.reply != want.reply ||
+		string(got.Arguments) != string(want.Arguments) {
+		t.Errorf("%q:\nsplit   id %s method %q malformed %v reply %v arguments %s\ndecoder id %s method %q malformed %v reply %v arguments %s",
+			body, got.ID, got.Method, got.malformed, got.reply, got.Arguments, want.ID, want.Method, want.malformed, want.reply, want.Arguments)
+	}
+	if !got.malformed && string(got.toolName()) != string(want.toolName()) {
+		t.Errorf("%q: tool name %q from the split, %q from the decoder", body, got.toolName(), want.toolName())
+	}
+	got.fingerprinted()
+	want.fingerprinted()
+	if got.FP != want.FP {
+		t.Errorf("%q: fingerprint %q from the split, %q from the decoder", body, got.FP, want.FP)
+	}
+}
+
+// FuzzReadRequest: for any body the walk finds valid (and free of bad
+// strings, which the decoder would alter), the request readRequest reads
+// from the walk's records is the one encoding/json decodes, and the
+// _meta members it records for the fast path are the decoder's.
+func FuzzReadRequest(f *testing.F) {
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs","arguments":{"operation":"stat"},"_meta":{"hearth/conversation":"c"}}}`,
+		` { "id" : "x" , "method" : "tools/call" , "params" : { "name" : "fs" , "arguments" : { "params" : { "_meta" : 1 } } } } `,
+		`{"jsonrpc":"2.0","id":1,"m\u0065thod":"tools/call","params":{"n\u0061me":"fs","_meta":{"k\u0031":1}}}`,
+		`{"id":1,"id":2,"method":"x","params":{"name":"a","name":"b","_meta":{"k":1,"k":2}}}`,
+		`{"ID":1,"Method":"x","params":{"Name":"a","ARGUMENTS":{},"_META":{}}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{},"error":null}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
+		`{"method":"tools/call","params":[1],"id":null}`,
+		`{"method":"tools/call","params":{"name":5,"_meta":5}}`,
+	} {
+		f.Add([]byte(body))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got, scan := readRequest(body)
+		if scan.Invalid || scan.TooDeep || scan.BadPath != nil || len(bytes.TrimSpace(body)) == 0 {
+			return
+		}
+		checkSplitAsDecoder(t, body, got)
+		if !got.metaObject {
+			return
+		}
+		var msg struct {
+			Params struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(body, &msg); err != nil {
+			t.Fatalf("%q: split with a plain _meta, the decoder: %v", body, err)
+		}
+		meta := members(got.metaMembers[:got.metaCount])
+		if len(meta) != len(msg.Params.Meta) {
+			t.Errorf("%q: %d _meta members recorded, the decoder reads %d", body, len(meta), len(msg.Params.Meta))
+		}
+		for k, v := range msg.Params.Meta {
+			if string(meta.get(k)) != string(v) {
+				t.Errorf("%q: _meta %q recorded %s, the decoder reads %s", body, k, meta.get(k), v)
+			}
+		}
+	})
 }
 
 // TestMetaRecorded: the walk's record of params._meta is what the fast
