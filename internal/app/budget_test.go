@@ -10,6 +10,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/dispatch/dispatchtest"
 	"github.com/hearth-dev/hearth/internal/fsops"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 )
@@ -119,13 +120,7 @@ func TestBudgetPassDropsFinishedInputs(t *testing.T) {
 		t.Fatalf("detached write: %s", r.Raw)
 	}
 	c.WaitArrival(fid, r)
-	inputLen := func() int {
-		var n int
-		if err := in.App.DB.R.QueryRow(`SELECT length(input) FROM futures WHERE id = ?`, fid).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	inputLen := func() int { return dispatchtest.InputLen(t, in.App.DB, fid) }
 	if inputLen() < 64*kib {
 		t.Fatalf("the future's input is %d bytes before the pass", inputLen())
 	}

@@ -11,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/artifacts/artifactstest"
+	"github.com/hearth-dev/hearth/internal/dispatch/dispatchtest"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/ledger"
+	"github.com/hearth-dev/hearth/internal/ledger/ledgertest"
 	"github.com/hearth-dev/hearth/internal/secrets"
 	"github.com/hearth-dev/hearth/internal/store"
 )
@@ -89,46 +92,50 @@ func populate(b *testing.B, home string, entries, futures, artifactsN int) {
 		}
 	}
 	now := time.Now().UnixMilli()
-	err = db.InTx(ctx, func(tx *sql.Tx) error {
-		insF, err := tx.Prepare(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, detached, result, created_at, started_at, finished_at)
-			VALUES (?, ?, 'fs.read', '{}', '0', 'completed', 1, '{"state":"completed","result":{}}', ?, ?, ?)`)
+	for done := 0; done < futures; done += batch {
+		err := db.InTx(ctx, func(tx *sql.Tx) error {
+			fs := make([]dispatchtest.Future, 0, batch)
+			for i := done; i < min(futures, done+batch); i++ {
+				t := now - int64(futures-i)
+				fs = append(fs, dispatchtest.Future{ID: fmt.Sprintf("f%08d", i), Route: fmt.Sprintf("route%d", i%50), Primitive: "fs.read",
+					State: "completed", Detached: true, Result: `{"state":"completed","result":{}}`, CreatedAt: t, StartedAt: t, FinishedAt: t})
+			}
+			dispatchtest.InsertFutures(b, tx, fs...)
+			return nil
+		})
 		if err != nil {
-			return err
+			b.Fatal(err)
 		}
-		defer insF.Close()
-		for i := range futures {
-			t := now - int64(futures-i)
-			if _, err := insF.Exec(fmt.Sprintf("f%08d", i), fmt.Sprintf("route%d", i%50), t, t, t); err != nil {
-				return err
-			}
-		}
-		insA, err := tx.Prepare(`INSERT INTO artifacts(id, route, name, mime, size, sha256, file, source, created_at) VALUES (?, ?, 'out.txt', 'text/plain', 3, '0', ?, 'machine.exec', ?)`)
-		if err != nil {
-			return err
-		}
-		defer insA.Close()
-		dir := filepath.Join(home, "artifacts")
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return err
-		}
-		for i := range artifactsN {
-			name := fmt.Sprintf("a%08d", i)
-			if err := os.WriteFile(filepath.Join(dir, name), []byte("out"), 0o600); err != nil {
-				return err
-			}
-			if _, err := insA.Exec(name, fmt.Sprintf("route%d", i%50), name, now-int64(artifactsN-i)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	}
+	dir := filepath.Join(home, "artifacts")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		b.Fatal(err)
 	}
-	for table, want := range map[string]int{"ledger_entries": entries, "futures": futures, "artifacts": artifactsN} {
-		var n int
-		if err := db.R.QueryRow(`SELECT count(*) FROM ` + table).Scan(&n); err != nil || n < want {
-			b.Fatalf("%s holds %d rows (%v), want at least %d", table, n, err, want)
+	for done := 0; done < artifactsN; done += batch {
+		err := db.InTx(ctx, func(tx *sql.Tx) error {
+			as := make([]artifactstest.Artifact, 0, batch)
+			for i := done; i < min(artifactsN, done+batch); i++ {
+				name := fmt.Sprintf("a%08d", i)
+				if err := os.WriteFile(filepath.Join(dir, name), []byte("out"), 0o600); err != nil {
+					return err
+				}
+				as = append(as, artifactstest.Artifact{ID: name, Route: fmt.Sprintf("route%d", i%50), Name: "out.txt", Mime: "text/plain", Size: 3,
+					File: name, Source: "machine.exec", CreatedAt: now - int64(artifactsN-i)})
+			}
+			artifactstest.Insert(b, tx, as...)
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	for what, n := range map[string][2]int{
+		"ledger entries": {ledgertest.Count(b, db), entries},
+		"futures":        {dispatchtest.Count(b, db), futures},
+		"artifacts":      {artifactstest.Count(b, db), artifactsN},
+	} {
+		if n[0] < n[1] {
+			b.Fatalf("the database holds %d %s, want at least %d", n[0], what, n[1])
 		}
 	}
 }

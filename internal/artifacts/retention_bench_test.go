@@ -10,7 +10,11 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
+	"github.com/hearth-dev/hearth/internal/dispatch/dispatchtest"
+	"github.com/hearth-dev/hearth/internal/govern/governtest"
+	"github.com/hearth-dev/hearth/internal/jobs/jobstest"
 	"github.com/hearth-dev/hearth/internal/primitive"
+	"github.com/hearth-dev/hearth/internal/runs/runstest"
 	"github.com/hearth-dev/hearth/internal/store"
 )
 
@@ -22,75 +26,59 @@ const (
 	benchOld      = 400    // old artifacts per pass
 )
 
-// fillHistory writes the finished and live rows of pruneVolume straight
-// into db. Each live kind names one of the returned artifact ids (which the
-// caller inserts as old artifacts), so a correct pass keeps them.
+// fillHistory writes the finished and live rows of pruneVolume into db
+// through the owners' fixtures, in one transaction. Each live kind names
+// one of the returned artifact ids (which the caller inserts as old
+// artifacts), so a correct pass keeps them.
 func fillHistory(tb testing.TB, db *store.DB) (liveRefs []string) {
 	tb.Helper()
-	ctx := context.Background()
 	pad := strings.Repeat("x", 300)
-	err := db.InTx(ctx, func(tx *sql.Tx) error {
-		ex := func(q string, args ...any) error { _, err := tx.ExecContext(ctx, q, args...); return err }
-		var prev string
-		for i := range benchFinished {
-			f := primitive.NewID("fut")
-			if err := ex(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at, result, finished_at)
-				VALUES (?, 'conv', 'machine.exec', ?, '', 'completed', ?, ?, ?)`,
-				f, `{"command":"x","pad":"`+pad+`"}`, i, `{"artifact":{"id":"`+primitive.NewID("art")+`"},"pad":"`+pad+`"}`, i+1); err != nil {
-				return err
-			}
-			if prev != "" {
-				if err := ex(`INSERT INTO future_deps(future_id, dep_id) VALUES (?, ?)`, f, prev); err != nil {
-					return err
-				}
-			}
-			prev = f
-			job := primitive.NewID("job")
-			if err := ex(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at, finished_at, class, run_at, on_interrupt)
-				VALUES (?, 'conv', 'task.submit', '{}', '', 'completed', ?, ?, 'job', 0, 'requeue')`, job, i, i+1); err != nil {
-				return err
-			}
-			if err := ex(`INSERT INTO jobs(id, command, args, timeout_ms, result) VALUES (?, 'x', ?, 1, ?)`,
-				job, `["`+pad+`"]`, `{"stdout":{"artifact":{"id":"`+primitive.NewID("art")+`"}},"pad":"`+pad+`"}`); err != nil {
-				return err
-			}
+	var (
+		futures  []dispatchtest.Future
+		deps     [][2]string // future, the one it waits for
+		jobs     []jobstest.Job
+		permits  []governtest.Permit
+		arrivals []dispatchtest.Arrival
+		runs     []runstest.Run
+	)
+	var prev string
+	for i := range int64(benchFinished) {
+		f := primitive.NewID("fut")
+		futures = append(futures, dispatchtest.Future{ID: f, Route: "conv", Primitive: "machine.exec", Input: `{"command":"x","pad":"` + pad + `"}`,
+			State: "completed", CreatedAt: i, Result: `{"artifact":{"id":"` + primitive.NewID("art") + `"},"pad":"` + pad + `"}`, FinishedAt: i + 1})
+		if prev != "" {
+			deps = append(deps, [2]string{f, prev})
 		}
-		for range benchLive {
-			ref := func() string { a := primitive.NewID("art"); liveRefs = append(liveRefs, a); return a }
-			w := primitive.NewID("fut")
-			if err := ex(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at)
-				VALUES (?, 'conv', 'artifact.read', ?, '', 'waiting', 0)`, w, `{"id":"`+ref()+`"}`); err != nil {
-				return err
-			}
-			dep := primitive.NewID("fut")
-			if err := ex(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at, result, finished_at)
-				VALUES (?, 'conv', 'machine.exec', '{}', '', 'completed', 0, ?, 1)`, dep, `{"artifact":{"id":"`+ref()+`"}}`); err != nil {
-				return err
-			}
-			if err := ex(`INSERT INTO future_deps(future_id, dep_id) VALUES (?, ?)`, w, dep); err != nil {
-				return err
-			}
-			job := primitive.NewID("job")
-			if err := ex(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at, class, run_at, on_interrupt)
-				VALUES (?, 'conv', 'task.submit', '{}', '', 'queued', 0, 'job', 0, 'requeue')`, job); err != nil {
-				return err
-			}
-			if err := ex(`INSERT INTO jobs(id, command, args, timeout_ms) VALUES (?, 'x', ?, 1)`, job, `["`+ref()+`"]`); err != nil {
-				return err
-			}
-			if err := ex(`INSERT INTO permits(id, route, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at)
-				VALUES (?, 'conv', 'machine.exec', ?, '', ?, ?, 'pending', 0, 1)`, primitive.NewID("pmt"), `{"args":["`+ref()+`"]}`, w, primitive.NewID("cmd")); err != nil {
-				return err
-			}
-			if err := ex(`INSERT INTO arrivals(route, future_id, payload, created_at) VALUES ('conv', ?, ?, ?)`,
-				dep, `{"artifact":{"id":"`+ref()+`"}}`, time.Now().UnixMilli()); err != nil {
-				return err
-			}
-			if err := ex(`INSERT INTO runs(id, route, state, objective, summary, created_at, updated_at) VALUES (?, 'conv', 'open', 'o', ?, 0, 0)`,
-				primitive.NewID("run"), "see "+ref()); err != nil {
-				return err
-			}
+		prev = f
+		job := primitive.NewID("job")
+		futures = append(futures, dispatchtest.Future{ID: job, Route: "conv", Primitive: "task.submit", State: "completed", CreatedAt: i, FinishedAt: i + 1,
+			Class: "job", OnInterrupt: "requeue"})
+		jobs = append(jobs, jobstest.Job{ID: job, Command: "x", Args: `["` + pad + `"]`, TimeoutMS: 1,
+			Result: `{"stdout":{"artifact":{"id":"` + primitive.NewID("art") + `"}},"pad":"` + pad + `"}`})
+	}
+	for range benchLive {
+		ref := func() string { a := primitive.NewID("art"); liveRefs = append(liveRefs, a); return a }
+		w, dep, job := primitive.NewID("fut"), primitive.NewID("fut"), primitive.NewID("job")
+		futures = append(futures,
+			dispatchtest.Future{ID: w, Route: "conv", Primitive: "artifact.read", Input: `{"id":"` + ref() + `"}`, State: "waiting"},
+			dispatchtest.Future{ID: dep, Route: "conv", Primitive: "machine.exec", State: "completed", Result: `{"artifact":{"id":"` + ref() + `"}}`, FinishedAt: 1},
+			dispatchtest.Future{ID: job, Route: "conv", Primitive: "task.submit", State: "queued", Class: "job", OnInterrupt: "requeue"})
+		deps = append(deps, [2]string{w, dep})
+		jobs = append(jobs, jobstest.Job{ID: job, Command: "x", Args: `["` + ref() + `"]`, TimeoutMS: 1})
+		permits = append(permits, governtest.Permit{ID: primitive.NewID("pmt"), Route: "conv", Primitive: "machine.exec", Input: `{"args":["` + ref() + `"]}`,
+			FutureID: w, CommandID: primitive.NewID("cmd"), State: "pending", ExpiresAt: 1})
+		arrivals = append(arrivals, dispatchtest.Arrival{Route: "conv", FutureID: dep, Payload: `{"artifact":{"id":"` + ref() + `"}}`, CreatedAt: time.Now().UnixMilli()})
+		runs = append(runs, runstest.Run{ID: primitive.NewID("run"), Route: "conv", State: "open", Objective: "o", Summary: "see " + ref()})
+	}
+	err := db.InTx(context.Background(), func(tx *sql.Tx) error {
+		dispatchtest.InsertFutures(tb, tx, futures...)
+		for _, d := range deps {
+			dispatchtest.InsertDeps(tb, tx, d[0], d[1])
 		}
+		jobstest.InsertJobs(tb, tx, jobs...)
+		governtest.InsertPermits(tb, tx, permits...)
+		dispatchtest.InsertArrivals(tb, tx, arrivals...)
+		runstest.InsertRuns(tb, tx, runs...)
 		return nil
 	})
 	if err != nil {
@@ -137,7 +125,10 @@ func writeProbe(db *store.DB) (stop func() time.Duration) {
 			case <-time.After(time.Millisecond):
 			}
 			t0 := time.Now()
-			db.W.Exec(`INSERT INTO settings(key, value) VALUES ('bench_probe', '1') ON CONFLICT(key) DO UPDATE SET value = excluded.value`)
+			// A young row, which no pass prunes.
+			db.W.Exec(`INSERT INTO artifacts(id, route, name, mime, size, sha256, file, source, created_at)
+				VALUES ('art_probe', 'conv', 'probe', 'text/plain', 0, '', 'art_probe.bin', 'test', ?)
+				ON CONFLICT(id) DO UPDATE SET created_at = excluded.created_at`, time.Now().UnixMilli())
 			mu.Lock()
 			worst = max(worst, time.Since(t0))
 			mu.Unlock()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/config"
+	"github.com/hearth-dev/hearth/internal/fsops/fsopstest"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/store"
@@ -55,8 +56,12 @@ func TestRetentionAtStart(t *testing.T) {
 
 	// Back-date the old rows in the real database file.
 	back := time.Now().Add(-45 * 24 * time.Hour).UnixMilli()
-	sqlExec(t, home, `UPDATE artifacts SET created_at = ? WHERE id = ?`, back, oldArt)
-	sqlExec(t, home, `UPDATE fs_receipts SET created_at = ? WHERE id = ? OR created_at < (SELECT created_at FROM fs_receipts WHERE id = ?)`, back, oldRcpt, oldRcpt)
+	db := openHome(t, home)
+	if _, err := db.W.Exec(`UPDATE artifacts SET created_at = ? WHERE id = ?`, back, oldArt); err != nil {
+		t.Fatal(err)
+	}
+	fsopstest.Backdate(t, db.W, oldRcpt, back)
+	db.Close()
 
 	// Restart: the artifact goes, receipts stay (0 days).
 	in = hearthtest.StartHome(t, home, nil)
@@ -68,9 +73,8 @@ func TestRetentionAtStart(t *testing.T) {
 	if r := c.Call("artifact", map[string]any{"operation": "read", "id": youngArt}); r.IsError {
 		t.Errorf("a recent artifact was pruned: %s", r.Raw)
 	}
-	var n int
-	if err := in.App.DB.R.QueryRow(`SELECT COUNT(*) FROM fs_receipts WHERE id = ?`, oldRcpt).Scan(&n); err != nil || n != 1 {
-		t.Fatalf("receipt_retention_days 0 pruned a receipt (%d, %v)", n, err)
+	if !fsopstest.Kept(t, in.App.DB, oldRcpt) {
+		t.Fatal("receipt_retention_days 0 pruned a receipt")
 	}
 	in.Stop()
 
@@ -114,17 +118,16 @@ func TestRetentionAtStart(t *testing.T) {
 	t.Logf("ledger verifies after pruning: %+v", rep)
 }
 
-// sqlExec runs one statement on the stopped instance's database file.
-func sqlExec(t *testing.T, home, q string, args ...any) {
+// openHome opens the stopped instance's database file; the caller closes
+// it before the instance starts again.
+func openHome(t *testing.T, home string) *store.DB {
 	t.Helper()
 	db, err := store.Open(context.Background(), filepath.Join(home, "hearth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	if _, err := db.W.Exec(q, args...); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 // waitGone waits for the start-up pass (it runs beside serving) to prune id.

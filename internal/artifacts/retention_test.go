@@ -15,9 +15,13 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
 	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/dispatch/dispatchtest"
 	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/govern/governtest"
 	"github.com/hearth-dev/hearth/internal/jobs"
+	"github.com/hearth-dev/hearth/internal/jobs/jobstest"
 	"github.com/hearth-dev/hearth/internal/runs"
+	"github.com/hearth-dev/hearth/internal/runs/runstest"
 )
 
 // pruner is s's pruner asking what Hearth asks (internal/app): each owner
@@ -74,10 +78,11 @@ func TestPruneKeepsWhatIsAlive(t *testing.T) {
 	undelivered := old("undelivered arrival", true)
 	delivered := old("delivered arrival", false)
 	stale := old("abandoned arrival", false)
-	exec(`INSERT INTO arrivals(seq, route, future_id, payload, created_at) VALUES (1, 'conv', 'fut_a', ?, ?)`, `{"artifact":{"id":"`+delivered.ID+`"}}`, now.UnixMilli())
-	exec(`INSERT INTO arrivals(seq, route, future_id, payload, created_at) VALUES (2, 'conv', 'fut_b', ?, ?)`, `{"artifact":{"id":"`+undelivered.ID+`"}}`, now.UnixMilli())
-	exec(`INSERT INTO cursors(route, acked_seq) VALUES ('conv', 1)`)
-	exec(`INSERT INTO arrivals(seq, route, future_id, payload, created_at) VALUES (3, 'gone', 'fut_c', ?, ?)`, `{"artifact":{"id":"`+stale.ID+`"}}`, longAgo)
+	dispatchtest.InsertArrivals(t, db,
+		dispatchtest.Arrival{Seq: 1, Route: "conv", FutureID: "fut_a", Payload: `{"artifact":{"id":"` + delivered.ID + `"}}`, CreatedAt: now.UnixMilli()},
+		dispatchtest.Arrival{Seq: 2, Route: "conv", FutureID: "fut_b", Payload: `{"artifact":{"id":"` + undelivered.ID + `"}}`, CreatedAt: now.UnixMilli()},
+		dispatchtest.Arrival{Seq: 3, Route: "gone", FutureID: "fut_c", Payload: `{"artifact":{"id":"` + stale.ID + `"}}`, CreatedAt: longAgo})
+	dispatchtest.Ack(t, db, "conv", 1)
 
 	// Runs: an open run's checkpoint (summary, next_actions) and its
 	// continuations' prompts keep what they mention; a closed run's do not.
@@ -85,41 +90,42 @@ func TestPruneKeepsWhatIsAlive(t *testing.T) {
 	inNext := old("open run next action", true)
 	inPrompt := old("open run continuation", true)
 	inClosed := old("closed run summary", false)
-	exec(`INSERT INTO runs(id, route, state, objective, summary, next_actions, created_at, updated_at) VALUES ('run_o', 'conv', 'open', 'o', ?, ?, 0, 0)`,
-		"the log is in "+inSummary.ID+".", `["read `+inNext.ID+` again"]`)
-	exec(`INSERT INTO continuations(id, run_id, route, prompt, due_at, state, created_at) VALUES ('cnt_o', 'run_o', 'conv', ?, 0, 'blocked', 0)`,
-		"continue from artifact "+inPrompt.ID)
-	exec(`INSERT INTO runs(id, route, state, objective, summary, created_at, updated_at, closed_at) VALUES ('run_c', 'conv', 'closed', 'o', ?, 0, 0, 0)`,
-		"see "+inClosed.ID)
+	runstest.InsertRuns(t, db,
+		runstest.Run{ID: "run_o", Route: "conv", State: "open", Objective: "o", Summary: "the log is in " + inSummary.ID + ".",
+			NextActions: `["read ` + inNext.ID + ` again"]`},
+		runstest.Run{ID: "run_c", Route: "conv", State: "closed", Objective: "o", Summary: "see " + inClosed.ID})
+	runstest.InsertContinuation(t, db, runstest.Continuation{ID: "cnt_o", RunID: "run_o", Route: "conv", Prompt: "continue from artifact " + inPrompt.ID,
+		State: "blocked"})
 
 	// Permits: one awaiting the operator keeps what its input names.
 	permitIn := old("pending permit", true)
-	exec(`INSERT INTO permits(id, route, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at) VALUES ('pmt_p', 'conv', 'machine.exec', ?, '', 'fut_p', 'cmd_p', 'pending', 0, 1)`,
-		`{"args":["`+permitIn.ID+`"]}`)
+	governtest.InsertPermits(t, db, governtest.Permit{ID: "pmt_p", Route: "conv", Primitive: "machine.exec", Input: `{"args":["` + permitIn.ID + `"]}`,
+		FutureID: "fut_p", CommandID: "cmd_p", State: "pending", ExpiresAt: 1})
 
 	// Futures: unfinished ones keep what their input or result names, and
 	// a waiting future keeps its dependency's spilled result.
 	queuedIn := old("queued future input", true)
 	finished := old("finished future result", false)
 	depResult := old("dependency result", true)
-	exec(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at) VALUES ('fut_q', 'conv', 'artifact.read', ?, '', 'queued', 0)`,
-		`{"id":"`+queuedIn.ID+`"}`)
-	exec(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at, result, finished_at) VALUES ('fut_done', 'conv', 'machine.exec', '{}', '', 'completed', 0, ?, 1)`,
-		`{"artifact":{"id":"`+finished.ID+`"}}`)
-	exec(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at, result, finished_at) VALUES ('fut_dep', 'conv', 'machine.exec', '{}', '', 'completed', 0, ?, 1)`,
-		`{"result":{"spilled":true},"artifact":{"id":"`+depResult.ID+`"}}`)
-	exec(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at) VALUES ('fut_wait', 'conv', 'machine.exec', '{}', '', 'waiting', 0)`)
-	exec(`INSERT INTO future_deps(future_id, dep_id) VALUES ('fut_wait', 'fut_dep')`)
+	dispatchtest.InsertFutures(t, db,
+		dispatchtest.Future{ID: "fut_q", Route: "conv", Primitive: "artifact.read", Input: `{"id":"` + queuedIn.ID + `"}`, State: "queued"},
+		dispatchtest.Future{ID: "fut_done", Route: "conv", Primitive: "machine.exec", State: "completed",
+			Result: `{"artifact":{"id":"` + finished.ID + `"}}`, FinishedAt: 1},
+		dispatchtest.Future{ID: "fut_dep", Route: "conv", Primitive: "machine.exec", State: "completed",
+			Result: `{"result":{"spilled":true},"artifact":{"id":"` + depResult.ID + `"}}`, FinishedAt: 1},
+		dispatchtest.Future{ID: "fut_wait", Route: "conv", Primitive: "machine.exec", State: "waiting"})
+	dispatchtest.InsertDeps(t, db, "fut_wait", "fut_dep")
 
 	// Jobs: a queued or running job keeps what it names; a finished one
 	// does not.
 	runningJob := old("running job", true)
 	doneJob := old("finished job", false)
-	exec(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at, class, run_at, on_interrupt) VALUES ('job_r', 'conv', 'task.submit', '{}', '', 'running', 0, 'job', 0, 'requeue')`)
-	exec(`INSERT INTO jobs(id, command, args, timeout_ms) VALUES ('job_r', 'x', ?, 1)`, `["`+runningJob.ID+`"]`)
-	exec(`INSERT INTO futures(id, route, primitive, input, input_sha256, state, created_at, finished_at, class, run_at, on_interrupt) VALUES ('job_d', 'conv', 'task.submit', '{}', '', 'completed', 0, 1, 'job', 0, 'requeue')`)
-	exec(`INSERT INTO jobs(id, command, args, timeout_ms, result) VALUES ('job_d', 'x', '[]', 1, ?)`,
-		`{"stdout":{"artifact":{"id":"`+doneJob.ID+`"}}}`)
+	dispatchtest.InsertFutures(t, db,
+		dispatchtest.Future{ID: "job_r", Route: "conv", Primitive: "task.submit", State: "running", Class: "job", OnInterrupt: "requeue"},
+		dispatchtest.Future{ID: "job_d", Route: "conv", Primitive: "task.submit", State: "completed", FinishedAt: 1, Class: "job", OnInterrupt: "requeue"})
+	jobstest.InsertJobs(t, db,
+		jobstest.Job{ID: "job_r", Command: "x", Args: `["` + runningJob.ID + `"]`, TimeoutMS: 1},
+		jobstest.Job{ID: "job_d", Command: "x", TimeoutMS: 1, Result: `{"stdout":{"artifact":{"id":"` + doneJob.ID + `"}}}`})
 
 	// Files: an old orphan blob and a stale temporary file go; a fresh
 	// orphan (a Put between its file and its row) stays.
@@ -166,26 +172,15 @@ func TestPruneKeepsWhatIsAlive(t *testing.T) {
 	if rep.Artifacts != 6 || rep.Referenced != 8 || rep.Files != 8 || rep.FileErrors != 0 || rep.Bytes == 0 {
 		t.Errorf("report %+v; want 6 deleted, 8 referenced, 8 files", rep)
 	}
-	var seqs []int
-	rows, err := db.Query(`SELECT seq FROM arrivals ORDER BY seq`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var n int
-		rows.Scan(&n)
-		seqs = append(seqs, n)
-	}
-	rows.Close()
-	if !slices.Equal(seqs, []int{1, 2}) {
+	if seqs := dispatchtest.ArrivalSeqs(t, s.DB); !slices.Equal(seqs, []int64{1, 2}) {
 		t.Errorf("arrivals left %v; want the abandoned one (3) deleted and the others kept", seqs)
 	}
 
 	// Once the references are gone, the next pass takes the rest.
-	exec(`UPDATE cursors SET acked_seq = 2`)
-	exec(`UPDATE futures SET state = 'completed', finished_at = 1 WHERE finished_at IS NULL`)
-	exec(`UPDATE runs SET state = 'closed', closed_at = 1`)
-	exec(`UPDATE permits SET state = 'denied'`)
+	dispatchtest.Ack(t, db, "conv", 2)
+	dispatchtest.CompleteUnfinished(t, db)
+	runstest.CloseAll(t, db)
+	governtest.SetPermitStates(t, db, "denied")
 	rep, err = p.Prune(ctx, now.Add(-30*24*time.Hour))
 	if err != nil || rep.Artifacts != 8 || rep.Referenced != 0 {
 		t.Fatalf("second pass: %+v %v", rep, err)

@@ -38,9 +38,13 @@ func (r *FutureReader) Future(ctx context.Context, id string) (callpath.FutureVi
 	return r.one(ctx, `SELECT `+futureViewCols+` FROM futures WHERE id = ?`, id)
 }
 
+// futureOfCommandQuery reads the first future of a command id; a replay
+// asks it on every retried call, so it reads through futures_command.
+const futureOfCommandQuery = `SELECT ` + futureViewCols + ` FROM futures WHERE command_id = ? ORDER BY created_at, rowid LIMIT 1`
+
 // FutureOfCommand implements callpath.Futures.
 func (r *FutureReader) FutureOfCommand(ctx context.Context, commandID string) (callpath.FutureView, bool, error) {
-	return r.one(ctx, `SELECT `+futureViewCols+` FROM futures WHERE command_id = ? ORDER BY created_at, rowid LIMIT 1`, commandID)
+	return r.one(ctx, futureOfCommandQuery, commandID)
 }
 
 func (r *FutureReader) one(ctx context.Context, query, arg string) (callpath.FutureView, bool, error) {

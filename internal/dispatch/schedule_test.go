@@ -171,25 +171,25 @@ func (f *scheduleFixture) registerClaim(id string) []claimed {
 }
 
 type futureRecord struct {
-	state, outcome                string
-	attempts, interruptions       int
-	commandID                     string
-	startedAt                     sql.NullInt64
-	result                        sql.NullString
-	commandState, commandEnvelope sql.NullString
+	state, outcome          string
+	attempts, interruptions int
+	commandID               string
+	startedAt               sql.NullInt64
+	result                  sql.NullString
+	commandState            string // its journaled command's state, "" when none is
 }
 
 func (f *scheduleFixture) record(id string) futureRecord {
 	f.t.Helper()
 	var r futureRecord
 	var outcome sql.NullString
-	err := f.db.R.QueryRow(`SELECT f.state, f.outcome, f.attempts, f.interruptions, COALESCE(f.command_id, ''), f.started_at, f.result, c.state, c.envelope
-		FROM futures f LEFT JOIN commands c ON c.command_id = f.command_id WHERE f.id = ?`, id).
-		Scan(&r.state, &outcome, &r.attempts, &r.interruptions, &r.commandID, &r.startedAt, &r.result, &r.commandState, &r.commandEnvelope)
+	err := f.db.R.QueryRow(`SELECT state, outcome, attempts, interruptions, COALESCE(command_id, ''), started_at, result FROM futures WHERE id = ?`, id).
+		Scan(&r.state, &outcome, &r.attempts, &r.interruptions, &r.commandID, &r.startedAt, &r.result)
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	r.outcome = outcome.String
+	r.commandState = governtest.CommandState(f.t, f.db, r.commandID)
 	return r
 }
 
@@ -225,7 +225,7 @@ func TestScheduledFutureRunsWhenDue(t *testing.T) {
 	}
 	close(f.runner.release)
 	r := f.waitFor(id, "completed", isState("completed"))
-	if r.attempts != 1 || r.commandID != RunCommandID(id, 1) || r.commandState.String != "completed" {
+	if r.attempts != 1 || r.commandID != RunCommandID(id, 1) || r.commandState != "completed" {
 		t.Fatalf("the completed future: %+v", r)
 	}
 	arr, err := f.d.Deliver(context.Background(), testRoute, "fp-1")
@@ -456,7 +456,7 @@ func TestShutdownDuringAHandOffStartsNothing(t *testing.T) {
 	close(f.runner.release)
 	f.waitFor(a, "completed", isState("completed"))
 	d.Stop()
-	if r := f.record(b); r.state != "queued" || r.attempts != 0 || r.commandState.Valid {
+	if r := f.record(b); r.state != "queued" || r.attempts != 0 || r.commandState != "" {
 		t.Fatalf("B after a shutdown during its claim: %+v", r)
 	}
 	if err := f.gov.Recover(context.Background()); err != nil {
@@ -565,12 +565,8 @@ func TestEStopBetweenTheHoldReadAndTheClaim(t *testing.T) {
 		t.Fatalf("a due future when the e-stop landed before its claim (latched %v): %+v", latched.Load(), r)
 	}
 	// Reset and resume: it runs.
-	if _, err := f.db.W.Exec(`UPDATE settings SET value = '{}' WHERE key = 'estop'`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.db.W.Exec(`UPDATE settings SET value = 'false' WHERE key = 'queue_held'`); err != nil {
-		t.Fatal(err)
-	}
+	governtest.SetSetting(t, f.db.W, "estop", "{}")
+	governtest.SetSetting(t, f.db.W, "queue_held", "false")
 	f.d.Resume("probe")
 	f.runner.waitStarted(t, id, 1)
 	close(f.runner.release)

@@ -15,6 +15,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/dispatch"
 	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/govern/governtest"
 	"github.com/hearth-dev/hearth/internal/ledger"
 	"github.com/hearth-dev/hearth/internal/startup/startuptest"
 	"github.com/hearth-dev/hearth/internal/store"
@@ -75,10 +76,8 @@ func (f *fixture) service(t *testing.T, lim Limits) *Service {
 func (f *fixture) command(t testing.TB, route, id string, at int64) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := f.db.W.ExecContext(ctx, `INSERT INTO commands(command_id, route, primitive, input_sha256, future_id, state, envelope, created_at, finished_at)
-		VALUES (?, ?, 'fs.write', 'digest', 'fut_x', 'completed', '{"state":"completed"}', ?, ?)`, id, route, at, at+1); err != nil {
-		t.Fatal(err)
-	}
+	governtest.InsertCommand(t, f.db.W, governtest.Command{ID: id, Route: route, Primitive: "fs.write", InputSHA256: "digest", FutureID: "fut_x",
+		State: "completed", Envelope: `{"state":"completed"}`, CreatedAt: at, FinishedAt: at + 1})
 	if _, err := f.led.Append(ctx, ledger.KindIntent, map[string]any{"command_id": id, "route": route, "primitive": "fs.write"}); err != nil {
 		t.Fatal(err)
 	}
@@ -90,10 +89,8 @@ func (f *fixture) command(t testing.TB, route, id string, at int64) {
 func (f *fixture) permit(t *testing.T, route, id string, at int64) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := f.db.W.ExecContext(ctx, `INSERT INTO permits(id, route, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at)
-		VALUES (?, ?, 'machine.exec', '{"command":"echo"}', 'digest', 'fut_p', 'cmd_p', 'pending', ?, ?)`, id, route, at, at+1000); err != nil {
-		t.Fatal(err)
-	}
+	governtest.InsertPermits(t, f.db.W, governtest.Permit{ID: id, Route: route, Primitive: "machine.exec", Input: `{"command":"echo"}`, InputSHA256: "digest",
+		FutureID: "fut_p", CommandID: "cmd_p", State: "pending", CreatedAt: at, ExpiresAt: at + 1000})
 	if _, err := f.led.Append(ctx, ledger.KindPermitApproved, map[string]any{"permit_id": id, "operator": "alice"}); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -67,7 +67,7 @@ func TestSeamsFollowTheConvention(t *testing.T) {
 		})
 	}
 	bad = append(bad, swappedVars(t, fset, filepath.Join("..", ".."), files)...)
-	sort.Strings(bad)
+	slices.Sort(bad)
 	for _, b := range bad {
 		t.Error(b)
 	}

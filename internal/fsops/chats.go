@@ -208,7 +208,7 @@ func (e *Engine) Content(ctx context.Context, path, sha string, max int64) (data
 	if path == "" {
 		return nil, false, nil
 	}
-	if info, err := os.Stat(path); err != nil || !info.Mode().IsRegular() || info.Size() > max {
+	if info, err := (itemView{}).stat(path); err != nil || !info.Mode().IsRegular() || info.Size() > max {
 		return nil, false, nil
 	}
 	data, err = os.ReadFile(path)

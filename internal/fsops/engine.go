@@ -80,6 +80,8 @@ type Engine struct {
 	placesOnce sync.Once
 	startOnce  sync.Once
 	startErr   error
+
+	seams seams
 }
 
 func (e *Engine) now() time.Time {
@@ -499,7 +501,7 @@ func (e *Engine) snapshot(path, id string) (snapshot, error) {
 		return snapshot{}, fmt.Errorf("open %s: %w", path, err)
 	}
 	defer f.Close()
-	info, err := f.Stat()
+	info, err := e.view().opened(f)
 	if err != nil {
 		return snapshot{}, fmt.Errorf("stat %s: %w", path, err)
 	}

@@ -867,7 +867,7 @@ func (e *Engine) mkdir(ctx context.Context, p plan) (ItemResult, error) {
 	res := ItemResult{Path: p.dst, Type: TypeDir}
 	unlock := e.lockPair(p.dst)
 	defer unlock()
-	if info, err := os.Lstat(p.dst); err == nil {
+	if info, err := lstatItem(p.dst); err == nil {
 		if info.IsDir() {
 			res.Outcome = ItemUnchanged
 			return res, nil

@@ -77,7 +77,7 @@ func (e *Engine) carryTarget(t *primitive.Target, src, dst string, remove bool, 
 		link := isLink(info)
 		if link {
 			// A link carried itself counts as what it points to.
-			if ti, err := os.Stat(s); err == nil {
+			if ti, err := (itemView{}).stat(s); err == nil {
 				info = ti
 			}
 		}

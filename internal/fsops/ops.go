@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -101,7 +102,8 @@ func (e *Engine) List(ctx context.Context, in ListInput) (ListResult, error) {
 	if err != nil {
 		return ListResult{}, err
 	}
-	if info, err := os.Stat(abs); err == nil && !info.IsDir() {
+	v := e.view()
+	if info, err := v.stat(abs); err == nil && !info.IsDir() {
 		return ListResult{}, &InputError{Field: "path", Message: fmt.Sprintf("%s is a %s, not a directory; use read or stat", abs, typeOf(info.Mode()))}
 	}
 	after, err := listTime("modified_after", in.ModifiedAfter)
@@ -129,6 +131,7 @@ func (e *Engine) List(ctx context.Context, in ListInput) (ListResult, error) {
 			res.Truncated = true
 			break
 		}
+		de = v.entry(filepath.Join(abs, de.Name()), de)
 		ent := Entry{Name: de.Name(), Type: typeOf(de.Type())}
 		if info, err := de.Info(); err == nil {
 			ent.Size, ent.MTime = info.Size(), info.ModTime().UTC()
@@ -221,7 +224,7 @@ func (e *Engine) Read(ctx context.Context, in ReadInput) (ReadResult, error) {
 	if err != nil {
 		return ReadResult{}, err
 	}
-	f, info, err := openRegular(abs)
+	f, info, err := e.openRegular(abs)
 	if err != nil {
 		return ReadResult{}, err
 	}
@@ -367,8 +370,11 @@ func (e *Engine) statPath(in StatInput, quick bool) (StatResult, error) {
 	if err != nil {
 		return StatResult{}, err
 	}
-	if info == nil {
-		info, err = os.Stat(abs)
+	v := e.view()
+	if info != nil {
+		info = v.followed(abs, info)
+	} else {
+		info, err = v.stat(abs)
 		if errors.Is(err, fs.ErrNotExist) {
 			return StatResult{Path: abs}, nil
 		}
@@ -378,7 +384,9 @@ func (e *Engine) statPath(in StatInput, quick bool) (StatResult, error) {
 	}
 	res := StatResult{Path: abs, Exists: true, Type: typeOf(info.Mode()), Size: info.Size(),
 		Mode: info.Mode().Perm().String(), MTime: info.ModTime().UTC()}
-	if info.Mode().IsRegular() && info.Size() <= MaxHashSize {
+	// A OneDrive file not on this PC is not hashed: reading it would have
+	// Windows download it, which a stat does not ask for.
+	if info.Mode().IsRegular() && info.Size() <= MaxHashSize && !v.offline(abs, info) {
 		// A hash remembered for this file as it is now needs no open, when
 		// the stat is the kernel's own (a local filesystem: a network one
 		// may answer from an attribute cache, which the open refreshes).
@@ -393,7 +401,7 @@ func (e *Engine) statPath(in StatInput, quick bool) (StatResult, error) {
 			return StatResult{}, fmt.Errorf("stat %s: %w", abs, err)
 		}
 		defer f.Close()
-		if info, err = f.Stat(); err != nil {
+		if info, err = v.opened(f); err != nil {
 			return StatResult{}, fmt.Errorf("stat %s: %w", abs, err)
 		}
 		if !info.Mode().IsRegular() || info.Size() > MaxHashSize {
@@ -435,13 +443,14 @@ func encoding(s string) (string, error) {
 	return "", &InputError{Field: "encoding", Message: fmt.Sprintf("%q is not one of utf8, base64", s)}
 }
 
-// openRegular opens abs for reading and refuses anything but a regular file.
-func openRegular(abs string) (*os.File, fs.FileInfo, error) {
+// openRegular opens abs for reading and refuses anything but a regular file
+// (a OneDrive file is one: itemView.opened).
+func (e *Engine) openRegular(abs string) (*os.File, fs.FileInfo, error) {
 	f, err := openRead(abs)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open %s: %w", abs, err)
 	}
-	info, err := f.Stat()
+	info, err := e.view().opened(f)
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("stat %s: %w", abs, err)

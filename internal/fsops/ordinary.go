@@ -117,7 +117,7 @@ type leaves struct {
 // carriedLeaves is what carrying the item at src to dst leaves there: a
 // folder, or a file's start; a link counts as what it points to.
 func carriedLeaves(src, dst string) leaves {
-	if info, err := os.Stat(src); err == nil && info.IsDir() {
+	if info, err := (itemView{}).stat(src); err == nil && info.IsDir() {
 		return leaves{folder: true}
 	} else if err != nil || !info.Mode().IsRegular() {
 		return leaves{head: []byte{}}
@@ -197,7 +197,7 @@ func (e *Engine) facts(real string, l leaves) risk.FileFacts {
 	if l.link && isLink(info) {
 		// Judged by what it points to; nothing more is known of a link
 		// to nothing.
-		if info, err = os.Stat(real); err != nil {
+		if info, err = (itemView{}).stat(real); err != nil {
 			return f
 		}
 		f.Folder = f.Folder || info.IsDir()

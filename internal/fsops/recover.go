@@ -170,7 +170,7 @@ func fileHash(p string) (sha string, exists bool, err error) {
 		return "", false, err
 	}
 	defer f.Close()
-	info, err := f.Stat()
+	info, err := itemView{}.opened(f)
 	if err != nil {
 		return "", false, err
 	}

@@ -73,3 +73,100 @@ func TestPlainModeOfAReparsePoint(t *testing.T) {
 		}
 	}
 }
+
+// TestWhatHearthSeesOfAReparsePoint: what Hearth sees of an item that
+// os.Lstat or a directory entry says is mode, with the reparse tag tag,
+// as Go on Windows says since 1.23: a OneDrive file or folder (on this PC
+// or not), a file Windows compressed (CompactOS), an app execution alias
+// are the file or folder they are; a junction stays a link (irregular,
+// "other", isLink), refused and contained as links are.
+func TestWhatHearthSeesOfAReparsePoint(t *testing.T) {
+	const file, dir = fs.ModeIrregular | 0o666, fs.ModeDir | fs.ModeIrregular | 0o777
+	for _, c := range []struct {
+		name string
+		mode fs.FileMode
+		tag  uint32
+		typ  string
+		link bool
+	}{
+		{"OneDrive file", file, 0x9000001A, TypeFile, false},
+		{"OneDrive file (cloud 1)", file, 0x9000101A, TypeFile, false},
+		{"OneDrive file (cloud F)", file, 0x9000F01A, TypeFile, false},
+		{"OneDrive folder", dir, 0x9000001A, TypeDir, false},
+		{"OneDrive folder (cloud 3)", dir, 0x9000301A, TypeDir, false},
+		{"compressed system file (WOF)", file, 0x80000017, TypeFile, false},
+		{"app execution alias", file, 0x8000001B, TypeFile, false},
+		{"junction", file, 0xA0000003, TypeOther, true},
+		{"symbolic link seen irregular", file, 0xA000000C, TypeOther, true},
+	} {
+		m := plainMode(c.mode, c.tag)
+		if got := typeOf(m); got != c.typ {
+			t.Errorf("%s (%v, tag %#x): type %s, want %s", c.name, c.mode, c.tag, got, c.typ)
+		}
+		if got := isLink(modeInfo(m)); got != c.link {
+			t.Errorf("%s (%v, tag %#x): isLink %v, want %v", c.name, c.mode, c.tag, got, c.link)
+		}
+		if m.Perm() != c.mode.Perm() {
+			t.Errorf("%s: permissions %v, want %v", c.name, m.Perm(), c.mode.Perm())
+		}
+	}
+}
+
+// TestWhatHearthSeesOfAnOpenedFile: an item reached following links
+// (os.Stat, an opened file's Stat) that Go says is irregular is the file
+// or folder itself: Windows followed every symbolic link and junction to
+// get there, so only the item's own tag (a OneDrive file's) can mark it.
+// Other types are left as they are.
+func TestWhatHearthSeesOfAnOpenedFile(t *testing.T) {
+	for _, c := range []struct {
+		mode fs.FileMode
+		typ  string
+	}{
+		{fs.ModeIrregular | 0o666, TypeFile},
+		{fs.ModeIrregular | 0o444, TypeFile},
+		{fs.ModeDir | fs.ModeIrregular | 0o777, TypeDir},
+		{0o644, TypeFile},
+		{fs.ModeDir | 0o755, TypeDir},
+		{fs.ModeNamedPipe | 0o666, TypeOther},
+		{fs.ModeDevice | fs.ModeCharDevice | 0o666, TypeOther},
+		{fs.ModeSocket | 0o666, TypeOther},
+	} {
+		m := followedMode(c.mode)
+		if got := typeOf(m); got != c.typ || m.Perm() != c.mode.Perm() {
+			t.Errorf("opened %v: %v (%s), want %s", c.mode, m, got, c.typ)
+		}
+	}
+}
+
+// TestOfflineAttributes: a OneDrive file online only (offline, or recall
+// on data access) is one whose read has Windows download it; one on this
+// PC (kept or just used) is not.
+func TestOfflineAttributes(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		attrs   uint32
+		offline bool
+	}{
+		{"online only", 0x400 | 0x1000 | 0x400000, true},
+		{"recall on data access alone", 0x400 | 0x400000, true},
+		{"offline alone", 0x1000, true},
+		{"on this PC", 0x20 | 0x400, false},
+		{"always keep on this device (pinned)", 0x20 | 0x400 | 0x80000, false},
+		{"folder not yet listed (recall on open)", 0x10 | 0x400 | 0x40000, false},
+		{"plain file", 0x20, false},
+	} {
+		if got := offlineAttributes(c.attrs); got != c.offline {
+			t.Errorf("%s (%#x): offline %v, want %v", c.name, c.attrs, got, c.offline)
+		}
+	}
+}
+
+// modeInfo is a FileInfo of mode m.
+type modeInfo fs.FileMode
+
+func (m modeInfo) Name() string       { return "item" }
+func (m modeInfo) Size() int64        { return 0 }
+func (m modeInfo) ModTime() time.Time { return time.Time{} }
+func (m modeInfo) IsDir() bool        { return fs.FileMode(m).IsDir() }
+func (m modeInfo) Sys() any           { return nil }
+func (m modeInfo) Mode() fs.FileMode  { return fs.FileMode(m) }

@@ -1,6 +1,8 @@
 package fsops
 
 import (
+	"io/fs"
+	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -30,4 +32,13 @@ func reparseTag(p string) (uint32, bool) {
 		return 0, false
 	}
 	return ti.ReparseTag, true
+}
+
+// fileAttributes is the Windows file attributes a stat or a directory
+// entry's info gave (no further look at the file).
+func fileAttributes(info fs.FileInfo) (uint32, bool) {
+	if d, ok := info.Sys().(*syscall.Win32FileAttributeData); ok {
+		return d.FileAttributes, true
+	}
+	return 0, false
 }

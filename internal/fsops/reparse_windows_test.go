@@ -78,3 +78,41 @@ func TestFileOpCarriesAJunctionItself(t *testing.T) {
 	isJunctionTo(to)
 	untouched("undo of the trash")
 }
+
+// TestOfflineFileIsReadOnlyByARead: a file whose attributes say it is
+// not on this PC (as a OneDrive file online only: Windows downloads it
+// when it is read) is stated without its hash and left unread by a search
+// (online_only); fs.read, which a person asked for, reads it. The
+// attributes are Windows's own (fileAttributes), not a fake's; a file
+// system that does not keep the offline attribute skips the test.
+func TestOfflineFileIsReadOnlyByARead(t *testing.T) {
+	ctx := context.Background()
+	env := newTestEngine(t)
+	p := env.path("Documents", "away.txt")
+	writeFile(t, p, "an invoice kept online\n")
+	name, err := windows.UTF16PtrFromString(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := windows.SetFileAttributes(name, windows.FILE_ATTRIBUTE_OFFLINE); err != nil {
+		t.Skipf("cannot mark a file offline here: %v", err)
+	}
+	info, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if attrs, ok := fileAttributes(info); !ok || attrs&windows.FILE_ATTRIBUTE_OFFLINE == 0 {
+		t.Skipf("this file system does not keep the offline attribute (%#x, %v)", attrs, ok)
+	}
+	st, err := env.e.Stat(ctx, StatInput{Path: p})
+	if err != nil || st.Type != TypeFile || st.SHA256 != "" {
+		t.Errorf("fs.stat of a file not on this PC: %+v %v", st, err)
+	}
+	s, err := env.e.Search(ctx, SearchInput{Path: env.path("Documents"), Query: "invoice"})
+	if err != nil || len(s.Matches) != 0 || s.Skipped["online_only"] != 1 {
+		t.Errorf("fs.search of a file not on this PC: %+v %v", s, err)
+	}
+	if r, err := env.e.Read(ctx, ReadInput{Path: p}); err != nil || r.Data != "an invoice kept online\n" {
+		t.Errorf("fs.read of a file not on this PC: %+v %v", r, err)
+	}
+}

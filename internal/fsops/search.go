@@ -59,7 +59,8 @@ type SearchMatch struct {
 // were visited then depends on the parallel walk's timing). Skipped counts
 // the entries left out by reason: ignored (ignore files, .git), hidden,
 // excluded, not_included, denied, symlink, other (not a regular file),
-// large, binary, unreadable.
+// large, binary, unreadable, online_only (a OneDrive file not on this PC,
+// which reading would download).
 type SearchResult struct {
 	Path           string         `json:"path"`
 	Query          string         `json:"query"`
@@ -85,10 +86,11 @@ const (
 	skipLarge
 	skipBinary
 	skipUnreadable
+	skipOnlineOnly
 	numSkipReasons
 )
 
-var skipNames = [numSkipReasons]string{"ignored", "hidden", "excluded", "not_included", "denied", "symlink", "other", "large", "binary", "unreadable"}
+var skipNames = [numSkipReasons]string{"ignored", "hidden", "excluded", "not_included", "denied", "symlink", "other", "large", "binary", "unreadable", "online_only"}
 
 // binarySniffBytes is how much of a file is looked at for a NUL byte.
 const binarySniffBytes = 8192
@@ -109,7 +111,7 @@ func (e *Engine) Search(ctx context.Context, in SearchInput) (SearchResult, erro
 	if err != nil {
 		return SearchResult{}, err
 	}
-	info, err := os.Stat(s.abs)
+	info, err := s.view.stat(s.abs)
 	if err != nil {
 		return SearchResult{}, fmt.Errorf("search %s: %w", s.abs, err)
 	}
@@ -124,7 +126,7 @@ func (e *Engine) Search(ctx context.Context, in SearchInput) (SearchResult, erro
 		err = fastwalk.Walk(&conf, s.abs, s.visit)
 	} else {
 		s.entries.Add(1)
-		err = s.searchFile(s.abs, filepath.Base(s.abs), true)
+		err = s.searchFile(s.abs, filepath.Base(s.abs), true, s.view.offline(s.abs, info))
 	}
 	if err != nil && !errors.Is(err, errStopWalk) {
 		return SearchResult{}, fmt.Errorf("search %s: %w", s.abs, err)
@@ -136,6 +138,7 @@ func (e *Engine) Search(ctx context.Context, in SearchInput) (SearchResult, erro
 // goroutines at once.
 type search struct {
 	e                     *Engine
+	view                  itemView
 	abs                   string
 	m                     *lineMatcher
 	limit, maxEntries     int
@@ -197,7 +200,7 @@ func (e *Engine) newSearch(ctx context.Context, in SearchInput) (*search, error)
 		return nil, err
 	}
 	s := &search{
-		e: e, abs: abs, m: m, limit: limit, maxEntries: maxEntries, contextLines: in.ContextLines,
+		e: e, view: e.view(), abs: abs, m: m, limit: limit, maxEntries: maxEntries, contextLines: in.ContextLines,
 		include: include, exclude: exclude,
 		respectIgnore: in.RespectIgnore == nil || *in.RespectIgnore,
 		hidden:        in.Hidden, namesOnly: in.NamesOnly, documents: in.Documents, ctx: ctx,
@@ -236,6 +239,10 @@ func (s *search) visit(p string, d fs.DirEntry, err error) error {
 		s.entries.Add(1)
 		return nil
 	}
+	// fastwalk goes into what it sees as exactly a folder; a OneDrive
+	// folder (a folder marked irregular) is walked here (walkPlainDir).
+	walked := d.Type() == fs.ModeDir
+	d = s.view.entry(p, d)
 	isDir := d.IsDir()
 	if s.e.Roots.isDenied(p) {
 		return s.skip(skipDenied, isDir)
@@ -281,17 +288,50 @@ func (s *search) visit(p string, d fs.DirEntry, err error) error {
 		if len(s.include) == 0 && s.m.matchName(name) {
 			s.add([]SearchMatch{{Path: p, Kind: "name", Preview: name}})
 		}
+		if !walked && d.Type() == fs.ModeDir {
+			return s.walkPlainDir(p)
+		}
 		return nil
 	}
 	if len(s.include) > 0 && !anyGlob(s.include, rel, name) {
 		return s.skip(skipNotIncluded, false)
 	}
-	return s.searchFile(p, name, d.Type().IsRegular())
+	// Only a reparse point that is no link can be a file not on this PC.
+	offline := false
+	if _, reparse := d.(plainEntry); reparse {
+		if info, err := d.Info(); err == nil {
+			offline = s.view.offline(p, info)
+		}
+	}
+	return s.searchFile(p, name, d.Type().IsRegular(), offline)
+}
+
+// walkPlainDir walks the folder p, which visit has seen, with the same
+// callback: fastwalk does not go into a folder whose type has more than
+// the folder mark (a OneDrive folder, which Go marks irregular too).
+func (s *search) walkPlainDir(p string) error {
+	conf := fastwalk.Config{Follow: false, ToSlash: false, NumWorkers: fastwalk.DefaultNumWorkers()}
+	err := fastwalk.Walk(&conf, p, func(q string, d fs.DirEntry, err error) error {
+		if q != p {
+			return s.visit(q, d, err)
+		}
+		if err != nil {
+			s.skipped[skipUnreadable].Add(1)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStopWalk) && s.ctx.Err() == nil {
+		// The folder went away or cannot be opened: the rest goes on.
+		s.skipped[skipUnreadable].Add(1)
+		return nil
+	}
+	return err
 }
 
 // searchFile matches the name of the file p and, unless names_only, its
-// content.
-func (s *search) searchFile(p, name string, regular bool) error {
+// content; offline is a OneDrive file not on this PC, whose content is not
+// read (it would be downloaded).
+func (s *search) searchFile(p, name string, regular, offline bool) error {
 	var found []SearchMatch
 	if s.m.matchName(name) {
 		found = append(found, SearchMatch{Path: p, Kind: "name", Preview: name})
@@ -306,6 +346,10 @@ func (s *search) searchFile(p, name string, regular bool) error {
 	}
 	if !regular {
 		s.skipped[skipSymlink].Add(1)
+		return nil
+	}
+	if offline {
+		s.skipped[skipOnlineOnly].Add(1)
 		return nil
 	}
 	if s.documents && document.Detect(name) != "" {
@@ -338,6 +382,8 @@ func (s *search) skipUnread(status readStatus) bool {
 		s.skipped[skipOther].Add(1)
 	case readFailed:
 		s.skipped[skipUnreadable].Add(1)
+	case readOffline:
+		s.skipped[skipOnlineOnly].Add(1)
 	default:
 		return false
 	}

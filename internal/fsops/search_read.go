@@ -8,6 +8,7 @@ const (
 	readLarge                 // over the size cap
 	readNotRegular            // a symlink, directory, device or pipe by the time it was opened
 	readFailed                // missing or unreadable
+	readOffline               // a OneDrive file not on this PC (Windows)
 )
 
 // grow returns *buf resized to n bytes, reallocating only when it is too

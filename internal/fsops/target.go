@@ -77,7 +77,7 @@ func patched(real string, reps []Replacement) leaves {
 		return leaves{}
 	}
 	defer f.Close()
-	info, err := f.Stat()
+	info, err := itemView{}.opened(f)
 	if err != nil || !info.Mode().IsRegular() || info.Size() > MaxInMemory {
 		return leaves{}
 	}

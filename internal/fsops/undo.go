@@ -126,7 +126,7 @@ func (e *Engine) binCopyOf(r receipt) string {
 	if r.post.Valid || !r.existed || !r.pre.Valid || r.binPath == "" || !inTrash(r.binPath) {
 		return ""
 	}
-	info, err := os.Lstat(r.binPath)
+	info, err := lstatItem(r.binPath)
 	if err != nil || !info.Mode().IsRegular() {
 		return ""
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/govern/governtest"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/jobs"
+	"github.com/hearth-dev/hearth/internal/ledger/ledgertest"
 	"github.com/hearth-dev/hearth/internal/mcpserver"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/recipes"
@@ -193,26 +194,14 @@ func (m *matrix) journal(cmd string, wait bool) (intent, outcome int64, intentDa
 	m.t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		intent, outcome = 0, 0
-		rows, err := m.in.App.DB.R.Query(`SELECT seq, kind, json_extract(body, '$.data') FROM ledger_entries
-			WHERE kind IN ('intent', 'outcome') AND json_extract(body, '$.data.command_id') = ? ORDER BY seq`, cmd)
-		if err != nil {
-			m.t.Fatal(err)
-		}
-		for rows.Next() {
-			var seq int64
-			var kind, data string
-			if err := rows.Scan(&seq, &kind, &data); err != nil {
-				m.t.Fatal(err)
-			}
+		for _, e := range ledgertest.OfCommand(m.t, m.in.App.DB, cmd) {
 			switch {
-			case kind == "intent" && intent == 0:
-				intent = seq
-				_ = json.Unmarshal([]byte(data), &intentData)
-			case kind == "outcome" && !strings.Contains(data, `"in_flight"`):
-				outcome = seq
+			case e.Kind == "intent" && intent == 0:
+				intent, intentData = e.Seq, e.Data
+			case e.Kind == "outcome" && e.Data["outcome"] != "in_flight":
+				outcome = e.Seq
 			}
 		}
-		rows.Close()
 		if !wait || outcome != 0 || time.Now().After(deadline) {
 			return intent, outcome, intentData
 		}

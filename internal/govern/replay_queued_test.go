@@ -16,6 +16,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/app"
 	"github.com/hearth-dev/hearth/internal/config"
 	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/dispatch/dispatchtest"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/mcpserver"
 )
@@ -207,9 +208,8 @@ func TestConcurrentFirstCallsShareOneFuture(t *testing.T) {
 			t.Fatalf("calls with one command id got futures %v, want one", ids)
 		}
 	}
-	var futures int
-	if err := in.App.DB.R.QueryRow(`SELECT count(*) FROM futures WHERE command_id = 'cmd-race'`).Scan(&futures); err != nil || futures != 1 {
-		t.Fatalf("futures recorded for the command id: %d (%v), want 1", futures, err)
+	if futures := dispatchtest.CountOfCommand(t, in.App.DB, "cmd-race"); futures != 1 {
+		t.Fatalf("futures recorded for the command id: %d, want 1", futures)
 	}
 	release()
 	if arr := c.WaitArrival(ids[0]); hearthtest.Get(arr, "envelope.state") != "completed" {
@@ -251,13 +251,13 @@ func TestRetryOfACancelledQueuedCall(t *testing.T) {
 	}
 }
 
-// TestReplayLookupsUseIndexes: the replay lookups by command id (futures,
-// permits) are index searches, not scans of every future and permit.
+// TestReplayLookupsUseIndexes: the replay's lookup of a command id's
+// permit is an index search, not a scan of every permit (dispatch's tests
+// check the lookup of its future).
 func TestReplayLookupsUseIndexes(t *testing.T) {
 	in := hearthtest.Start(t, nil)
 	for q, index := range map[string]string{
-		`SELECT id FROM futures WHERE command_id = ? ORDER BY created_at, rowid LIMIT 1`: "futures_command",
-		`SELECT id FROM permits WHERE command_id = ? ORDER BY created_at DESC LIMIT 1`:   "permits_command",
+		`SELECT id FROM permits WHERE command_id = ? ORDER BY created_at DESC LIMIT 1`: "permits_command",
 	} {
 		plan, err := in.App.DB.QueryPlan(bg, q, "cmd")
 		if err != nil {

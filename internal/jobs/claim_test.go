@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/dispatch"
+	"github.com/hearth-dev/hearth/internal/dispatch/dispatchtest"
+	"github.com/hearth-dev/hearth/internal/govern/governtest"
 	"github.com/hearth-dev/hearth/internal/hearthtest"
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/mcpserver"
@@ -61,14 +63,12 @@ func TestClaimCommitsTheIntent(t *testing.T) {
 			return
 		default:
 		}
-		var n int
-		err := in.App.DB.R.QueryRowContext(ctx, `SELECT count(*) FROM futures f WHERE f.class = 'job' AND f.state = 'running'
-			AND NOT EXISTS (SELECT 1 FROM commands c WHERE c.command_id = f.command_id)`).Scan(&n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n > 0 {
-			t.Fatalf("sample %d: %d running jobs without their journaled command", samples, n)
+		// A command, once journaled, stays: read after the futures, it is
+		// there if it was when they were read.
+		for id, cmd := range dispatchtest.Running(t, in.App.DB, "job") {
+			if cmd == "" || governtest.CommandState(t, in.App.DB, cmd) == "" {
+				t.Fatalf("sample %d: job %s is running without its journaled command (%q)", samples, id, cmd)
+			}
 		}
 		samples++
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/artifacts"
 	"github.com/hearth-dev/hearth/internal/control"
 	"github.com/hearth-dev/hearth/internal/govern"
+	"github.com/hearth-dev/hearth/internal/govern/governtest"
 	"github.com/hearth-dev/hearth/internal/jobs"
 	"github.com/hearth-dev/hearth/internal/proc"
 	"github.com/hearth-dev/hearth/internal/session"
@@ -128,8 +129,8 @@ func TestMigrationCarriesOldJobs(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	var leftover int
-	if err := db.R.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE name = 'job_deps'`).Scan(&leftover); err != nil || leftover != 0 {
-		t.Fatalf("job_deps survived the migration: %d %v", leftover, err)
+	if err := db.R.QueryRow(`SELECT COUNT(*) FROM job_deps`).Scan(&leftover); err == nil || !strings.Contains(err.Error(), "no such table") {
+		t.Fatalf("job_deps survived the migration: %d rows (%v)", leftover, err)
 	}
 	e := &env{t: t, dir: dir, db: db, opts: envOpts{maxJobs: 4, maxFutures: 4}}
 	e.start()
@@ -214,9 +215,8 @@ func TestMigrationCarriesOldJobs(t *testing.T) {
 	if n := readLines(t, marker); !slices.Contains(n, "approved:a&b<c>") {
 		t.Fatalf("the approved job's run wrote %v", n)
 	}
-	var asked int
-	if err := db.R.QueryRow(`SELECT COUNT(*) FROM permits WHERE future_id = 'job_apprapprapprapprappr'`).Scan(&asked); err != nil || asked != 1 {
-		t.Fatalf("permits of the approved job after the migration: %d (%v), want only the old one", asked, err)
+	if asked := governtest.PermitsOf(t, db, "job_apprapprapprapprappr"); asked != 1 {
+		t.Fatalf("permits of the approved job after the migration: %d, want only the old one", asked)
 	}
 	// task.list lists every job, newest first, and nothing twice.
 	out := e.call(route, map[string]any{"operation": "list", "limit": 50})
@@ -265,16 +265,17 @@ func buildOldDatabase(t *testing.T, path string, old []oldJob, now int64) {
 			exec(`INSERT INTO job_deps(job_id, dep_id) VALUES (?,?)`, o.id, d)
 		}
 	}
-	exec(`INSERT INTO commands(command_id, route, primitive, input_sha256, future_id, state, created_at) VALUES (?,?,?,?,?,'running',?)`,
-		jobs.RunCommandID("job_runnrunnrunnrunnrunn", 1), route, "task.submit", "x", "job_runnrunnrunnrunnrunn", now-3999)
-	exec(`INSERT INTO permits(id, route, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at)
-		VALUES ('pmt_oldoldoldoldoldoldold', ?, 'task.submit', '{}', 'x', 'job_parkparkparkparkpark', ?, 'pending', ?, ?)`,
-		route, jobs.RunCommandID("job_parkparkparkparkpark", 1), now-1400, now+3_600_000)
-	// Denied by the operator just before the old queue stopped, before it
-	// blocked the job: the decision is carried out after the migration.
-	exec(`INSERT INTO permits(id, route, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at, decided_at)
-		VALUES ('pmt_denieddenieddeniedd', ?, 'task.submit', '{}', 'x', 'job_denydenydenydenydeny', ?, 'denied', ?, ?, ?)`,
-		route, jobs.RunCommandID("job_denydenydenydenydeny", 1), now-1100, now+3_600_000, now-1000)
+	governtest.InsertCommand(t, raw, governtest.Command{ID: jobs.RunCommandID("job_runnrunnrunnrunnrunn", 1), Route: route, Primitive: "task.submit",
+		InputSHA256: "x", FutureID: "job_runnrunnrunnrunnrunn", State: "running", CreatedAt: now - 3999})
+	governtest.InsertPermits(t, raw, governtest.Permit{ID: "pmt_oldoldoldoldoldoldold", Route: route, Primitive: "task.submit", Input: "{}", InputSHA256: "x",
+		FutureID: "job_parkparkparkparkpark", CommandID: jobs.RunCommandID("job_parkparkparkparkpark", 1), State: "pending",
+		CreatedAt: now - 1400, ExpiresAt: now + 3_600_000},
+		// Denied by the operator just before the old queue stopped, before
+		// it blocked the job: the decision is carried out after the
+		// migration.
+		governtest.Permit{ID: "pmt_denieddenieddeniedd", Route: route, Primitive: "task.submit", Input: "{}", InputSHA256: "x",
+			FutureID: "job_denydenydenydenydeny", CommandID: jobs.RunCommandID("job_denydenydenydenydeny", 1), State: "denied",
+			CreatedAt: now - 1100, ExpiresAt: now + 3_600_000, DecidedAt: now - 1000})
 	// The old code asked for the approved job's permit with the run's
 	// input as Go encodes it (jobs' runInput).
 	input, err := json.Marshal(map[string]any{"job": map[string]any{"command": "sh", "args": approvedArgList(old), "cwd": "",
@@ -286,9 +287,9 @@ func buildOldDatabase(t *testing.T, path string, old []oldJob, now int64) {
 		t.Fatalf("the approved job's input does not exercise Go's escaping: %s", input)
 	}
 	sum := sha256.Sum256(input)
-	exec(`INSERT INTO permits(id, route, primitive, input, input_sha256, future_id, command_id, state, created_at, expires_at, decided_at)
-		VALUES ('pmt_approvedapprovedappr', ?, 'task.submit', ?, ?, 'job_apprapprapprapprappr', ?, 'approved', ?, ?, ?)`,
-		route, string(input), hex.EncodeToString(sum[:]), jobs.RunCommandID("job_apprapprapprapprappr", 1), now-850, now+3_600_000, now-800)
+	governtest.InsertPermits(t, raw, governtest.Permit{ID: "pmt_approvedapprovedappr", Route: route, Primitive: "task.submit", Input: string(input),
+		InputSHA256: hex.EncodeToString(sum[:]), FutureID: "job_apprapprapprapprappr", CommandID: jobs.RunCommandID("job_apprapprapprapprappr", 1),
+		State: "approved", CreatedAt: now - 850, ExpiresAt: now + 3_600_000, DecidedAt: now - 800})
 	var n int
 	if err := raw.QueryRow(`SELECT COUNT(*) FROM jobs`).Scan(&n); err != nil || n != len(old) {
 		t.Fatal(fmt.Errorf("old database holds %d jobs (%v)", n, err))

@@ -426,9 +426,7 @@ func TestHeldJobReleasedAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.waitHeld(id)
-	if _, err := g.in.App.DB.W.Exec(`UPDATE unknowns SET reconciled_at = 1, reconciled_by = 'test' WHERE command_id = ?`, unknown); err != nil {
-		t.Fatal(err)
-	}
+	governtest.MarkUnknownReconciled(t, g.in.App.DB.W, unknown)
 	home := g.in.Home
 	g.in.Stop()
 	g.in = hearthtest.StartHome(t, home, nil)

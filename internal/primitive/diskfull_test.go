@@ -2,15 +2,14 @@ package primitive_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/store"
+	"github.com/hearth-dev/hearth/internal/store/storetest"
 )
 
 // TestAsErrorSaysAFullDiskInWords: a write refused for lack of room
@@ -24,17 +23,7 @@ func TestAsErrorSaysAFullDiskInWords(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var pages int
-	if err := db.W.QueryRow("PRAGMA page_count").Scan(&pages); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.W.Exec("PRAGMA max_page_count = " + strconv.Itoa(pages)); err != nil {
-		t.Fatal(err)
-	}
-	werr := db.InTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO store_probe(b) VALUES (zeroblob(1000000))`)
-		return err
-	})
+	werr := storetest.FullDiskError(t, db)
 	if !store.IsFull(werr) {
 		t.Fatalf("the write did not fail for lack of room: %v", werr)
 	}

@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -79,36 +80,16 @@ var sharedTestSQL = map[string]string{
 	"internal/store": "the migrations' tests build and read rows of every table as an earlier schema had them",
 }
 
-// testSQLToConvert lists the test files that still write or read another
-// package's tables in raw SQL, with how many times each names such a
-// table. It only shrinks: a test file not listed may name no other
-// package's table (use the owner's fixture package, its …test package),
-// and a listed file whose count went down must have its count lowered
-// here.
-var testSQLToConvert = map[string]int{
-	"internal/app/budget_test.go":                1,
-	"internal/app/startup_bench_test.go":         2,
-	"internal/artifacts/retention_bench_test.go": 13,
-	"internal/artifacts/retention_e2e_test.go":   2,
-	"internal/artifacts/retention_test.go":       22,
-	"internal/dispatch/schedule_test.go":         3,
-	"internal/evidence/evidence_test.go":         2,
-	"internal/govern/entrypoints_test.go":        1,
-	"internal/govern/replay_queued_test.go":      2,
-	"internal/jobs/claim_test.go":                2,
-	"internal/jobs/migrate_test.go":              6,
-	"internal/jobs/rungate_test.go":              1,
-	"internal/primitive/diskfull_test.go":        1,
-}
-
 // TestEveryTableHasOneOwner: every table of a freshly migrated database
 // has an owning package (ownerList), and no Go source outside that
-// package — its tests included, and the code under internal/store — has
-// an SQL string naming it, unless sharedSQL says why (or, for a test file,
-// testSQLToConvert still lists it). The scan sees SQL in any case, table
-// names quoted or qualified by main., and SQL built by joining strings
-// (+, fmt.Sprintf, strings.Join of constants). A change to one table's
-// meaning then means reading one package.
+// package and its fixture package — tests included, and the code under
+// internal/store — has an SQL string naming it, unless sharedSQL says why
+// (or, for internal/store's migration tests, sharedTestSQL). Another
+// package's test sets up and checks the owner's rows through the owner's
+// fixture package. The scan sees SQL in any case, table names quoted or
+// qualified by main., and SQL built by joining strings (+, fmt.Sprintf,
+// strings.Join of constants). A change to one table's meaning then means
+// reading one package.
 func TestEveryTableHasOneOwner(t *testing.T) {
 	ctx := context.Background()
 	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "hearth.db"))
@@ -145,7 +126,7 @@ func TestEveryTableHasOneOwner(t *testing.T) {
 		}
 	}
 
-	bad, seen, testCounts := checkUses(sqlUses(t, filepath.Join("..", "..")), schema)
+	bad, seen := checkUses(sqlUses(t, filepath.Join("..", "..")), schema)
 	for _, b := range bad {
 		t.Error(b)
 	}
@@ -157,20 +138,12 @@ func TestEveryTableHasOneOwner(t *testing.T) {
 	if len(sharedSQL) > 5 {
 		t.Errorf("sharedSQL has %d entries; a table's SQL belongs in its owner", len(sharedSQL))
 	}
-	for file, n := range testSQLToConvert {
-		if testCounts[file] < n {
-			t.Errorf("testSQLToConvert counts %d names of other packages' tables in the SQL of %s, which now has %d: lower its count (remove the file at 0)", n, file, testCounts[file])
-		}
-	}
 }
 
-// checkUses sorts the uses into the refused ones (bad, as messages), the
-// sharedSQL keys that were needed, and per listed test file how many
-// foreign SQL strings it has.
-func checkUses(uses []sqlUse, schema map[string]bool) (bad []string, seen map[string]bool, testCounts map[string]int) {
+// checkUses sorts the uses into the refused ones (bad, as messages) and
+// the sharedSQL keys that were needed.
+func checkUses(uses []sqlUse, schema map[string]bool) (bad []string, seen map[string]bool) {
 	seen = map[string]bool{}
-	testCounts = map[string]int{}
-	var overflow []sqlUse
 	once := map[string]bool{} // a string naming a table twice (INSERT … SELECT) is one use
 	for _, u := range uses {
 		if once[u.pos+" "+u.table] {
@@ -193,23 +166,22 @@ func checkUses(uses []sqlUse, schema map[string]bool) (bad []string, seen map[st
 			if _, ok := sharedTestSQL[u.pkg]; ok {
 				continue
 			}
-			if _, ok := testSQLToConvert[u.file]; ok {
-				testCounts[u.file]++
-				overflow = append(overflow, u)
-				continue
-			}
-			bad = append(bad, u.pos+": the test names table "+u.table+" in SQL; its owner is "+owner+": use the owner's fixture package (or add a function to it) instead of raw SQL")
+			bad = append(bad, u.pos+": the test names table "+u.table+" in SQL; its owner is "+owner+": use "+fixturePackage(owner)+" (add a function to it if none fits) instead of raw SQL")
 			continue
 		}
 		bad = append(bad, u.pos+": "+u.pkg+" names table "+u.table+" in SQL; its owner is "+owner+": ask it through a method")
 	}
-	for _, u := range overflow {
-		if testCounts[u.file] > testSQLToConvert[u.file] {
-			bad = append(bad, u.pos+": the test names table "+u.table+" in SQL; "+u.file+" may only lose its raw SQL on other packages' tables (testSQLToConvert): use "+owners[u.table]+"'s fixture package")
-		}
-	}
 	sort.Strings(bad)
-	return bad, seen, testCounts
+	return bad, seen
+}
+
+// fixturePackage names the owner's fixture package
+// (internal/dispatch/dispatchtest for internal/dispatch).
+func fixturePackage(owner string) string {
+	if owner == "" {
+		return "the owner's fixture package"
+	}
+	return owner + "/" + path.Base(owner) + "test"
 }
 
 // isFixturePackage reports whether pkg is the owner's fixture package: a
@@ -295,6 +267,42 @@ func TestOwnerFilesSeeAStrayStatement(t *testing.T) {
 	want := []string{
 		"internal/dispatch/stray.go:4: UPDATE of futures belongs in internal/dispatch/futures_state.go: call a function there (add one if none fits) instead",
 		"internal/govern/stray.go:3: SQL on permits belongs in internal/govern/permits.go: call a function there (add one if none fits) instead",
+	}
+	if strings.Join(bad, "\n") != strings.Join(want, "\n") {
+		t.Errorf("refused:\n%s\nwant:\n%s", strings.Join(bad, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestTestsGoThroughFixtures: a test's raw SQL on another package's
+// table is refused like shipped code's, with the fixture package to use
+// instead; the owner's own tests, its fixture package and the migration
+// tests of internal/store are not.
+func TestTestsGoThroughFixtures(t *testing.T) {
+	src := map[string]string{
+		"internal/web/panel_test.go":                   "package web\n\nvar _ = \"UPDATE futures SET state = 'queued'\"\n",
+		"internal/dispatch/futures_test.go":            "package dispatch\n\nvar _ = \"UPDATE futures SET state = 'queued'\"\n",
+		"internal/dispatch/dispatchtest/rows.go":       "package dispatchtest\n\nvar _ = \"INSERT INTO futures(id) VALUES (?)\"\n",
+		"internal/dispatch/dispatchtest/rows_other.go": "package dispatchtest\n\nvar _ = \"INSERT INTO permits(id) VALUES (?)\"\n",
+		"internal/store/migrate_test.go":               "package store\n\nvar _ = \"INSERT INTO permits(id) VALUES (?)\"\n",
+	}
+	dir := t.TempDir()
+	for name, text := range src {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	schema := map[string]bool{}
+	for name := range owners {
+		schema[name] = true
+	}
+	bad, _ := checkUses(scanUses(t, dir), schema)
+	want := []string{
+		"internal/dispatch/dispatchtest/rows_other.go:3: internal/dispatch/dispatchtest names table permits in SQL; its owner is internal/govern: ask it through a method",
+		"internal/web/panel_test.go:3: the test names table futures in SQL; its owner is internal/dispatch: use internal/dispatch/dispatchtest (add a function to it if none fits) instead of raw SQL",
 	}
 	if strings.Join(bad, "\n") != strings.Join(want, "\n") {
 		t.Errorf("refused:\n%s\nwant:\n%s", strings.Join(bad, "\n"), strings.Join(want, "\n"))

@@ -1,7 +1,7 @@
-// Package governtest reads the governor's tables for other packages'
-// tests, so that they check a command, a permit or an UNKNOWN without
-// naming the governor's tables or columns (govern owns them:
-// docs/ARCHITECTURE.md, "Who owns which table").
+// Package governtest reads and writes the governor's tables for other
+// packages' tests, so that they check or set up a command, a permit, a
+// setting or an UNKNOWN without naming the governor's tables or columns
+// (govern owns them: docs/ARCHITECTURE.md, "Who owns which table").
 package governtest
 
 import (

@@ -82,3 +82,39 @@ func Outcome(t testing.TB, db *store.DB, id string) map[string]any {
 	}
 	return data
 }
+
+// Entry is one journaled entry: its place in the ledger, its kind and its
+// data.
+type Entry struct {
+	Seq  int64
+	Kind string
+	Data map[string]any
+}
+
+// OfCommand returns the intent and outcome entries journaled for command
+// id, in the ledger's order, failing the test on an error.
+func OfCommand(t testing.TB, db *store.DB, id string) []Entry {
+	t.Helper()
+	rows, err := db.R.Query(`SELECT seq, kind, json_extract(CAST(body AS TEXT), '$.data') FROM ledger_entries
+		WHERE kind IN ('intent', 'outcome') AND json_extract(CAST(body AS TEXT), '$.data.command_id') = ? ORDER BY seq`, id)
+	if err != nil {
+		t.Fatalf("read the entries of command %s: %v", id, err)
+	}
+	defer rows.Close()
+	var out []Entry
+	for rows.Next() {
+		var e Entry
+		var data string
+		if err := rows.Scan(&e.Seq, &e.Kind, &data); err != nil {
+			t.Fatalf("read the entries of command %s: %v", id, err)
+		}
+		if err := json.Unmarshal([]byte(data), &e.Data); err != nil {
+			t.Fatalf("read the entries of command %s: %v", id, err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("read the entries of command %s: %v", id, err)
+	}
+	return out
+}
