@@ -4,10 +4,11 @@ import "bytes"
 
 // JSON text is read here without decoding it: where a value ends, and the
 // members of an object, as byte ranges of the input. It is what the MCP
-// fast path (a plain tools/call) and the one-pass decode of a call's
-// arguments split objects with; both keep their own rules on top (a bound
-// on members, repeated keys, UTF-8) and hand anything they do not accept
-// to encoding/json.
+// fast path splits the small objects inside a call's _meta with (the
+// request's own members come from Scan's records) and what the one-pass
+// decode of a call's arguments splits them with; both keep their own
+// rules on top (a bound on members, repeated keys, UTF-8) and hand
+// anything they do not accept to encoding/json.
 
 // SkipSpace returns the index of the first byte at or after i that is not
 // JSON whitespace.

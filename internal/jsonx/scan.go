@@ -1,6 +1,7 @@
 package jsonx
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
@@ -16,25 +17,73 @@ type ScanResult struct {
 	// BadPath is the path of the first string (a key or a value) that is
 	// not valid UTF-8 or holds an escaped lone surrogate (\ud800): Go's
 	// decoder would silently turn it into U+FFFD. Nil when there is none.
+	// The walk goes on past it (the grammar and the records are still
+	// read to the end).
 	BadPath []string
 }
 
 // Valid reports what json.Valid(data) reports, for the data Scan walked:
-// a walk that stopped early (too deep, a bad string) has not read the
-// rest, which json.Valid then reads.
+// a walk that stopped early (too deep) has not read the rest, which
+// json.Valid then reads.
 func (r ScanResult) Valid(data []byte) bool {
 	if r.Invalid {
 		return false
 	}
-	return !r.TooDeep && r.BadPath == nil || json.Valid(data)
+	return !r.TooDeep || json.Valid(data)
 }
 
 // Scan walks data once: its grammar, its depth (nesting deeper than
 // maxDepth stops it) and its strings.
-func Scan(data []byte, maxDepth int) ScanResult {
-	s := &scanner{data: data, maxDepth: maxDepth}
-	s.path = s.pathBuf[:0]
-	s.value(0)
+func Scan(data []byte, maxDepth int) ScanResult { return ScanRecording(data, maxDepth, nil) }
+
+// A Record asks ScanRecording to note the members of the object at Path
+// as it walks them, so that a caller that needs a few objects' members
+// does not walk the text again. Members is the caller's buffer: the walk
+// fills it up to its capacity and never allocates.
+type Record struct {
+	// Path is the keys, as written, from the top-level value to the
+	// object (empty: the top-level value itself). A path through an array
+	// is never recorded.
+	Path []string
+	// Members are the object's members in order, as many as fit in
+	// cap(Members).
+	Members []Member
+	// Found counts the objects the walk met at Path: 0 when there is none
+	// (absent, or not an object), more than 1 when an object on the way
+	// repeats a key; the members of all of them are in Members.
+	Found int
+	// Full: the object had more members than cap(Members); those past it
+	// are not in Members.
+	Full bool
+	// Repeated: a key was written twice (byte for byte) among Members.
+	Repeated bool
+	// Escaped: a key among Members is written with an escape.
+	Escaped bool
+}
+
+// A Member is one recorded member of an object, as written.
+type Member struct {
+	// Key is the bytes between the key's quotes (escapes as written).
+	Key []byte
+	// Escaped: Key holds an escape (its bytes are not its text).
+	Escaped bool
+	// Value is the member's value as written, without the whitespace
+	// around it.
+	Value []byte
+}
+
+// ScanRecording is Scan that also fills records (see Record). The
+// records are whole only when the walk read everything: the result is
+// neither Invalid nor TooDeep.
+func ScanRecording(data []byte, maxDepth int, records []Record) ScanResult {
+	// The path's buffer is beside the scanner, not in it (a scanner
+	// holding a slice of itself goes to the heap); the records go down
+	// the walk as an argument, never into the scanner, whose contents
+	// escape (the path holds slices of data): the caller's buffers stay
+	// where the caller put them.
+	var pathBuf [16]pathElem
+	s := &scanner{data: data, maxDepth: maxDepth, path: pathBuf[:0]}
+	s.value(0, records)
 	if !s.done() {
 		s.next()
 		s.res.Invalid = s.i < len(s.data)
@@ -48,9 +97,8 @@ type scanner struct {
 	maxDepth int
 	// path is where the walk is, as byte ranges of data and array
 	// indexes: made into strings only for a BadPath.
-	path    []pathElem
-	pathBuf [16]pathElem
-	res     ScanResult
+	path []pathElem
+	res  ScanResult
 }
 
 // pathElem is an object's key (index < 0) or an array's index.
@@ -59,7 +107,57 @@ type pathElem struct {
 	index int
 }
 
-func (s *scanner) done() bool { return s.res.Invalid || s.res.TooDeep || s.res.BadPath != nil }
+// done: the walk stops (a bad string does not stop it).
+func (s *scanner) done() bool { return s.res.Invalid || s.res.TooDeep }
+
+// record is the record of the object at the walk's path, or nil.
+func (s *scanner) record(records []Record) *Record {
+	for i := range records {
+		if r := &records[i]; len(r.Path) == len(s.path) && s.under(r.Path) {
+			return r
+		}
+	}
+	return nil
+}
+
+// watched is records when the walk's path leads to one's object (is a
+// prefix of its Path), else nil: only there does the walk look for them.
+func (s *scanner) watched(records []Record) []Record {
+	for i := range records {
+		if r := &records[i]; len(r.Path) >= len(s.path) && s.under(r.Path) {
+			return records
+		}
+	}
+	return nil
+}
+
+// under reports whether the walk's path is the start of path.
+func (s *scanner) under(path []string) bool {
+	for i, e := range s.path {
+		if e.index >= 0 || string(e.key) != path[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// note adds a member to rec, within its buffer.
+func (rec *Record) note(key, value []byte) {
+	escaped := bytes.IndexByte(key, '\\') >= 0
+	rec.Escaped = rec.Escaped || escaped
+	n := len(rec.Members)
+	if n == cap(rec.Members) {
+		rec.Full = true
+		return
+	}
+	for _, m := range rec.Members {
+		if string(m.Key) == string(key) {
+			rec.Repeated = true
+		}
+	}
+	rec.Members = rec.Members[:n+1]
+	rec.Members[n] = Member{Key: key, Escaped: escaped, Value: value}
+}
 
 // next skips whitespace and returns the byte there, 0 at the end (a NUL
 // is never valid outside a string: every caller refuses a 0).
@@ -75,12 +173,20 @@ func (s *scanner) next() byte {
 	return 0
 }
 
-func (s *scanner) value(depth int) {
+// value walks the value at s.i; records are nil unless its path leads to
+// a record's object.
+func (s *scanner) value(depth int, records []Record) {
 	switch c := s.next(); c {
 	case '{':
 		if depth+1 > s.maxDepth {
 			s.res.TooDeep = true
 			return
+		}
+		var rec *Record
+		if records != nil {
+			if rec = s.record(records); rec != nil {
+				rec.Found++
+			}
 		}
 		s.i++
 		if s.next() == '}' {
@@ -96,9 +202,8 @@ func (s *scanner) value(depth int) {
 			if s.done() {
 				return
 			}
-			if !ok {
+			if !ok && s.res.BadPath == nil {
 				s.fail(key)
-				return
 			}
 			if s.next() != ':' {
 				s.res.Invalid = true
@@ -106,9 +211,14 @@ func (s *scanner) value(depth int) {
 			}
 			s.i++
 			s.path = append(s.path, pathElem{key: key, index: -1})
-			s.value(depth + 1)
+			s.next()
+			start := s.i // the value's first byte
+			s.value(depth+1, s.watched(records))
 			if s.done() {
 				return
+			}
+			if rec != nil {
+				rec.note(key, s.data[start:s.i])
 			}
 			s.path = s.path[:len(s.path)-1]
 			if !s.more('}') {
@@ -127,7 +237,7 @@ func (s *scanner) value(depth int) {
 		}
 		for n := 0; ; n++ {
 			s.path = append(s.path, pathElem{index: n})
-			s.value(depth + 1)
+			s.value(depth+1, nil)
 			if s.done() {
 				return
 			}
@@ -137,7 +247,7 @@ func (s *scanner) value(depth int) {
 			}
 		}
 	case '"':
-		if _, ok := s.str(); !ok && !s.done() {
+		if _, ok := s.str(); !ok && !s.done() && s.res.BadPath == nil {
 			s.fail(nil)
 		}
 	case 't':

@@ -59,9 +59,10 @@ func checkScan(t *testing.T, data []byte) {
 	if got, want := r.Valid(data), json.Valid(data); got != want {
 		t.Errorf("Scan(%q).Valid = %v (%+v), json.Valid %v", data, got, r, want)
 	}
-	if r.Invalid && (r.TooDeep || r.BadPath != nil) {
+	if r.Invalid && r.TooDeep {
 		t.Errorf("Scan(%q) = %+v: invalid and stopped", data, r)
 	}
+	checkRecords(t, data)
 }
 
 func FuzzScan(f *testing.F) {
@@ -69,6 +70,11 @@ func FuzzScan(f *testing.F) {
 		f.Add([]byte(c))
 	}
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs","arguments":{"operation":"stat","path":"/a"},"_meta":{"k":[1.5e3,-0,true,null]}}}`))
+	// The record tests' paths (the top level, p, p.m), with what the
+	// records flag: escapes, repeats, more members than a buffer holds.
+	f.Add([]byte(`{"a":1,"p":{"x":"y","m":{"k":[1,2],"j":{"m":{}}}},"q":[{"p":{"m":{}}}]}`))
+	f.Add([]byte(`{"p\u0041":1,"p":{"m\n":2,"m":{"k\"":3,"k\"":4}},"p":{"m":5}}`))
+	f.Add([]byte(" { \"p\" : { \"m\" : { \"a\" : \"\xff\" , \"b\" : [ ] } } } "))
 	f.Fuzz(func(t *testing.T, data []byte) { checkScan(t, data) })
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hearth-dev/hearth/internal/jsonx"
 )
 
 // The fast path answers a plain stateless tools/call itself instead of
@@ -205,11 +207,11 @@ func (f *fastPath) plain(r *http.Request, wire *wireRequest) bool {
 		// answers an error.
 		return !wire.modern
 	}
-	var metaBuf [8]member
-	meta, ok := objectFields(wire.meta, metaBuf[:0])
-	if !ok || !plainMeta(meta, pv, wire.modern) {
+	meta := members(wire.metaMembers[:wire.metaCount])
+	if !wire.metaObject || !plainMeta(meta, pv, wire.modern) {
 		return false
 	}
+	var ok bool
 	wire.Meta, ok = metaFrom(meta)
 	return ok
 }
@@ -223,7 +225,7 @@ func metaFrom(meta members) (callMeta, bool) {
 	var m callMeta
 	for _, x := range meta {
 		var dst *any
-		switch string(x.key) {
+		switch string(x.Key) {
 		case metaSession:
 			dst = &m.session
 		case metaConversation:
@@ -232,14 +234,14 @@ func metaFrom(meta members) (callMeta, bool) {
 			dst = &m.commandID
 		}
 		switch {
-		case plainString(x.val):
+		case plainString(x.Value):
 			if dst != nil {
-				*dst = string(x.val[1 : len(x.val)-1])
+				*dst = string(x.Value[1 : len(x.Value)-1])
 			}
-		case bytes.HasPrefix(x.key, []byte(metaPrefix)):
+		case bytes.HasPrefix(x.Key, []byte(metaPrefix)):
 		default:
 			var v any
-			if err := json.Unmarshal(x.val, &v); err != nil {
+			if err := json.Unmarshal(x.Value, &v); err != nil {
 				return m, false
 			}
 			if dst != nil {
@@ -261,7 +263,7 @@ func plainMeta(meta members, header string, modern bool) bool {
 		return false
 	}
 	for _, m := range meta {
-		k, v := string(m.key), m.val
+		k, v := string(m.Key), m.Value
 		if !strings.HasPrefix(k, metaPrefix) {
 			continue
 		}
@@ -293,13 +295,13 @@ func plainMeta(meta members, header string, modern bool) bool {
 
 // plainClientInfo: an object of plain string fields of an Implementation.
 func plainClientInfo(raw json.RawMessage) bool {
-	var buf [8]member
+	var buf [8]jsonx.Member
 	info, ok := objectFields(raw, buf[:0])
 	if !ok {
 		return false
 	}
 	for _, m := range info {
-		switch v := m.val; string(m.key) {
+		switch v := m.Value; string(m.Key) {
 		case "name", "title", "description", "version", "websiteUrl":
 			if !plainString(v) {
 				return false
@@ -315,20 +317,20 @@ func plainClientInfo(raw json.RawMessage) bool {
 // decoder reads alike: roots with at most a boolean listChanged,
 // experimental and extensions as objects, sampling and elicitation empty.
 func plainCapabilities(raw json.RawMessage) bool {
-	var buf, fieldsBuf [8]member
+	var buf, fieldsBuf [8]jsonx.Member
 	caps, ok := objectFields(raw, buf[:0])
 	if !ok {
 		return false
 	}
 	for _, m := range caps {
-		fields, ok := objectFields(m.val, fieldsBuf[:0])
+		fields, ok := objectFields(m.Value, fieldsBuf[:0])
 		if !ok {
 			return false
 		}
-		switch string(m.key) {
+		switch string(m.Key) {
 		case "roots":
 			for _, f := range fields {
-				if string(f.key) != "listChanged" || (string(f.val) != "true" && string(f.val) != "false") {
+				if string(f.Key) != "listChanged" || (string(f.Value) != "true" && string(f.Value) != "false") {
 					return false
 				}
 			}
@@ -372,4 +374,40 @@ func plainID(raw json.RawMessage) bool {
 		}
 	}
 	return true
+}
+
+// members are a JSON object's members, in order, as written (never with
+// escapes: the walk and the split refuse those).
+type members []jsonx.Member
+
+// get is the value of key, or nil.
+func (ms members) get(key string) json.RawMessage {
+	for _, m := range ms {
+		if string(m.Key) == key {
+			return m.Value
+		}
+	}
+	return nil
+}
+
+// objectFields splits a small JSON object the fast path checks inside
+// _meta (clientInfo, capabilities: the body's walk records no deeper)
+// into its members, appended to buf, refusing anything else, any key
+// written with escapes, any object with a repeated key (decoders disagree
+// on those) and any with more than maxMembers. raw must be part of a body
+// fingerprint has checked to be valid JSON.
+func objectFields(raw json.RawMessage, buf members) (members, bool) {
+	fields := buf[:0]
+	it := jsonx.WalkObject(raw)
+	for it.Next() {
+		key := it.Key()
+		if len(fields) == maxMembers || fields.get(string(key)) != nil {
+			return nil, false
+		}
+		fields = append(fields, jsonx.Member{Key: key, Value: it.Value()})
+	}
+	if !it.OK() {
+		return nil, false
+	}
+	return fields, true
 }

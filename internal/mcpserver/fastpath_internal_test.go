@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -45,10 +46,10 @@ func TestObjectFieldsAgreesWithDecoder(t *testing.T) {
 		}
 		got := map[string]json.RawMessage{}
 		for _, m := range split {
-			got[string(m.key)] = m.val
+			got[string(m.Key)] = m.Value
 		}
 		if len(got) != len(split) {
-			t.Errorf("%s: a key split twice: %q", c.in, split)
+			t.Errorf("%s: a key split twice: %d members", c.in, len(split))
 		}
 		var want map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(c.in), &want); err != nil {
@@ -101,7 +102,7 @@ func TestPlainFingerprintMatchesDecoder(t *testing.T) {
 	for _, body := range bodies {
 		r, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
 		r.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-		wire := readRequest([]byte(body))
+		wire, _ := readRequest([]byte(body))
 		if !f.plain(r, &wire) {
 			t.Errorf("%s: not plain", body)
 			continue
@@ -156,29 +157,140 @@ func TestSplitRequestMatchesDecoder(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call"}`, false},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs","name":"task"}}`, false},
 		{`{"jsonrpc":"2.0","id":1,"m\u0065thod":"tools/call"}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"n\u0061me":"fs"}}`, false},
+		{`{"JSONRPC":"2.0","id":1,"method":"tools/call","params":{"name":"fs"}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs","_META":{}}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs"},"params":{"name":"fs"}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs","_meta":{"a\u0062":1,"a":1,"a":2}}}`, true},
+		{` {"jsonrpc" : "2.0" ,"id":1 , "method" : "tools/call","params" : { "name" : "fs" , "arguments" : { "a" : 1 } } } `, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + manyMembers(maxMembers) + `}}`, true},
+		{`{` + manyMembers(maxMembers+1) + `}`, false},
 		{`[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`, false},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + manyMembers(maxMembers+1) + `}}`, false},
 	}
 	for _, c := range cases {
-		got := readRequest([]byte(c.body))
+		got, _ := readRequest([]byte(c.body))
 		if got.split != c.split {
 			t.Errorf("%s: split %v, want %v", c.body, got.split, c.split)
 		}
-		want := decodeRequest([]byte(c.body))
-		if string(got.ID) != string(want.ID) || got.Method != want.Method || got.malformed != want.malformed || got.reply != want.reply ||
-			string(got.Arguments) != string(want.Arguments) {
-			t.Errorf("%s:\nsplit   id %s method %q malformed %v reply %v arguments %s\ndecoder id %s method %q malformed %v reply %v arguments %s",
-				c.body, got.ID, got.Method, got.malformed, got.reply, got.Arguments, want.ID, want.Method, want.malformed, want.reply, want.Arguments)
+		checkSplitAsDecoder(t, []byte(c.body), got)
+	}
+}
+
+// checkSplitAsDecoder: what readRequest read of body is what the decoder
+// reads of it.
+func checkSplitAsDecoder(t *testing.T, body []byte, got wireRequest) {
+	t.Helper()
+	want := decodeRequest(body)
+	if string(got.ID) != string(want.ID) || got.Method != want.Method || got.malformed != want.malformed || got.reply != want.reply ||
+		string(got.Arguments) != string(want.Arguments) {
+		t.Errorf("%q:\nsplit   id %s method %q malformed %v reply %v arguments %s\ndecoder id %s method %q malformed %v reply %v arguments %s",
+			body, got.ID, got.Method, got.malformed, got.reply, got.Arguments, want.ID, want.Method, want.malformed, want.reply, want.Arguments)
+	}
+	if !got.malformed && string(got.toolName()) != string(want.toolName()) {
+		t.Errorf("%q: tool name %q from the split, %q from the decoder", body, got.toolName(), want.toolName())
+	}
+	got.fingerprinted()
+	want.fingerprinted()
+	if got.FP != want.FP {
+		t.Errorf("%q: fingerprint %q from the split, %q from the decoder", body, got.FP, want.FP)
+	}
+}
+
+// FuzzReadRequest: for any body the walk finds valid (and free of bad
+// strings, which the decoder would alter), the request readRequest reads
+// from the walk's records is the one encoding/json decodes, and the
+// _meta members it records for the fast path are the decoder's.
+func FuzzReadRequest(f *testing.F) {
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs","arguments":{"operation":"stat"},"_meta":{"hearth/conversation":"c"}}}`,
+		` { "id" : "x" , "method" : "tools/call" , "params" : { "name" : "fs" , "arguments" : { "params" : { "_meta" : 1 } } } } `,
+		`{"jsonrpc":"2.0","id":1,"m\u0065thod":"tools/call","params":{"n\u0061me":"fs","_meta":{"k\u0031":1}}}`,
+		`{"id":1,"id":2,"method":"x","params":{"name":"a","name":"b","_meta":{"k":1,"k":2}}}`,
+		`{"ID":1,"Method":"x","params":{"Name":"a","ARGUMENTS":{},"_META":{}}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{},"error":null}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
+		`{"method":"tools/call","params":[1],"id":null}`,
+		`{"method":"tools/call","params":{"name":5,"_meta":5}}`,
+	} {
+		f.Add([]byte(body))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got, scan := readRequest(body)
+		if scan.Invalid || scan.TooDeep || scan.BadPath != nil || len(bytes.TrimSpace(body)) == 0 {
+			return
 		}
-		if !got.malformed && string(got.toolName()) != string(want.toolName()) {
-			t.Errorf("%s: tool name %q from the split, %q from the decoder", c.body, got.toolName(), want.toolName())
+		checkSplitAsDecoder(t, body, got)
+		if !got.metaObject {
+			return
 		}
-		got.fingerprinted()
-		want.fingerprinted()
-		if got.FP != want.FP {
-			t.Errorf("%s: fingerprint %q from the split, %q from the decoder", c.body, got.FP, want.FP)
+		var msg struct {
+			Params struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(body, &msg); err != nil {
+			t.Fatalf("%q: split with a plain _meta, the decoder: %v", body, err)
+		}
+		meta := members(got.metaMembers[:got.metaCount])
+		if len(meta) != len(msg.Params.Meta) {
+			t.Errorf("%q: %d _meta members recorded, the decoder reads %d", body, len(meta), len(msg.Params.Meta))
+		}
+		for k, v := range msg.Params.Meta {
+			if string(meta.get(k)) != string(v) {
+				t.Errorf("%q: _meta %q recorded %s, the decoder reads %s", body, k, meta.get(k), v)
+			}
+		}
+	})
+}
+
+// TestMetaRecorded: the walk's record of params._meta is what the fast
+// path reads, and only when it is one object of members each written
+// once, none with an escape, at most maxMembers.
+func TestMetaRecorded(t *testing.T) {
+	call := func(meta string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs","arguments":{"_meta":{"x":1}},"_meta":` + meta + `}}`
+	}
+	cases := []struct {
+		body   string
+		object bool
+		keys   string
+	}{
+		{call(`{"hearth/conversation":"c","k":[1,{"a":2}]}`), true, "hearth/conversation k"},
+		{call(`{ }`), true, ""},
+		{call(`{"hearth/c\u006fnversation":"c"}`), false, `hearth/c\u006fnversation`},
+		{call(`{"k":1,"k":2}`), false, "k k"},
+		{call(`{"K":1,"k":2}`), true, "K k"},
+		{call(`5`), false, ""},
+		{call(`null`), false, ""},
+		{call(`[{"k":1}]`), false, ""},
+		{call(`{` + manyMembers(maxMembers) + `}`), true, metaKeys(maxMembers)},
+		{call(`{` + manyMembers(maxMembers+1) + `}`), false, metaKeys(maxMembers)},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs"}}`, false, ""},
+	}
+	for _, c := range cases {
+		wire, _ := readRequest([]byte(c.body))
+		if !wire.split {
+			t.Errorf("%s: not split", c.body)
+			continue
+		}
+		var keys []string
+		for _, m := range wire.metaMembers[:wire.metaCount] {
+			keys = append(keys, string(m.Key))
+		}
+		if wire.metaObject != c.object || strings.Join(keys, " ") != c.keys {
+			t.Errorf("%s: meta object %v with keys %q, want %v with %q", c.body, wire.metaObject, strings.Join(keys, " "), c.object, c.keys)
 		}
 	}
+}
+
+// metaKeys is the keys of manyMembers(n), joined with spaces.
+func metaKeys(n int) string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("k%d", i)
+	}
+	return strings.Join(keys, " ")
 }
 
 // wireRecorder is a callHandler that keeps what it was given.

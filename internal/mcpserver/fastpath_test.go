@@ -216,6 +216,40 @@ func fpCorpus(t *testing.T, in *hearthtest.Instance) []fpCase {
 		{name: "fs.search", body: toolCall("37", "fs", `{"operation":"search","path":`+jsonString(in.Root)+`,"query":"two"}`, ""), fast: true},
 		{name: "artifact read unknown", body: toolCall("38", "artifact", `{"operation":"read","artifact_id":"art_nosuch"}`, ""), fast: true},
 		{name: "task wait unknown future", body: toolCall("39", "task", `{"operation":"wait","future_id":"fut_nosuch","timeout_ms":1}`, ""), fast: true},
+		// What the body's one walk records (the request's, params' and
+		// _meta's members) at each level: escaped, repeated and
+		// case-folded keys, nesting at the bound, bad strings in keys,
+		// whitespace, shapes that are not objects, look-alikes deeper.
+		{name: "escaped top-level key", body: strings.Replace(toolCall("41", "fs", stat, ""), `"method"`, `"m\u0065thod"`, 1)},
+		{name: "escaped params key", body: strings.Replace(toolCall("41", "fs", stat, ""), `"arguments"`, `"argum\u0065nts"`, 1)},
+		{name: "escaped _meta key", body: toolCall("41", "fs", stat, `"hearth/c\u006fnversation":"diff-conv"`)},
+		{name: "escaped _meta key of the SDK's", body: toolCall("41", "fs", stat, `"io.modelcontextprotocol\/progressToken":"p"`)},
+		{name: "repeated top-level key", body: strings.Replace(toolCall("42", "fs", stat, ""), `"id":42`, `"id":42,"id":43`, 1)},
+		{name: "repeated params key", body: strings.Replace(toolCall("42", "fs", stat, ""), `"name":"fs"`, `"name":"fs","arguments":{},"arguments":`+stat, 1)},
+		{name: "repeated params", body: `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"machine"},"params":{"name":"fs","arguments":` + stat + `}}`},
+		{name: "repeated _meta", body: strings.Replace(toolCall("42", "fs", stat, conv), `"name":"fs"`, `"name":"fs","_meta":{"progressToken":"p"}`, 1)},
+		{name: "case-folded top-level key", body: strings.Replace(toolCall("43", "fs", stat, ""), `"method"`, `"METHOD"`, 1)},
+		{name: "case-folded and exact top-level keys", body: strings.Replace(toolCall("43", "fs", stat, ""), `"id":43`, `"id":43,"Id":44`, 1)},
+		{name: "case-folded jsonrpc", body: strings.Replace(toolCall("43", "fs", stat, ""), `"jsonrpc"`, `"JSONRPC"`, 1)},
+		{name: "case-folded params key", body: strings.Replace(toolCall("43", "fs", stat, ""), `"name"`, `"Name"`, 1)},
+		{name: "case-folded _meta", body: strings.Replace(toolCall("43", "fs", stat, conv), `"_meta"`, `"_META"`, 1)},
+		{name: "case-folded _meta key", body: toolCall("43", "fs", stat, `"Hearth/Conversation":"diff-conv"`), fast: true},
+		{name: "nested to the depth bound", body: toolCall("44", "machine", `{"operation":"host_info","x":`+strings.Repeat("[", mcpserver.MaxJSONDepth-3)+strings.Repeat("]", mcpserver.MaxJSONDepth-3)+`}`, ""), fast: true},
+		{name: "nested one past the depth bound", body: toolCall("44", "machine", `{"operation":"host_info","x":`+strings.Repeat("[", mcpserver.MaxJSONDepth-2)+strings.Repeat("]", mcpserver.MaxJSONDepth-2)+`}`, "")},
+		{name: "_meta nested to the depth bound", body: toolCall("44", "fs", stat, `"x":`+strings.Repeat("[", mcpserver.MaxJSONDepth-3)+strings.Repeat("]", mcpserver.MaxJSONDepth-3)), fast: true},
+		{name: "invalid UTF-8 in an arguments key", body: toolCall("45", "fs", `{"operation":"stat","pa`+"\xff"+`th":`+path+`}`, ""), fast: true},
+		{name: "invalid UTF-8 in a params key", body: strings.Replace(toolCall("45", "fs", stat, ""), `"name":"fs"`, `"name":"fs","x`+"\xff"+`":1`, 1)},
+		{name: "invalid UTF-8 in a top-level key", body: strings.Replace(toolCall("45", "fs", stat, ""), `"id":45`, `"id":45,"x`+"\xff"+`":1`, 1)},
+		{name: "invalid UTF-8 in a _meta key", body: toolCall("45", "fs", stat, `"x`+"\xff"+`":1`)},
+		{name: "invalid UTF-8 in arguments, then _meta", body: toolCall("45", "fs", `{"operation":"stat","path":"a`+"\xff"+`"}`, conv), fast: true},
+		{name: "whitespace everywhere", body: " {\n \"jsonrpc\" :\t\"2.0\" ,\r\n \"id\" : 46 , \"method\" : \"tools/call\" , \"params\" : {\n  \"name\" : \"fs\" ,\n  \"arguments\" : { \"operation\" : \"stat\" , \"path\" : " + path + " } ,\n  \"_meta\" : { \"hearth/conversation\" : \"diff-conv\" , \"hearth/command_id\" : \"w1\" }\n }\n}\n ", fast: true},
+		{name: "_meta an array", body: `{"jsonrpc":"2.0","id":47,"method":"tools/call","params":{"name":"fs","arguments":` + stat + `,"_meta":[{"progressToken":1}]}}`},
+		{name: "_meta a string", body: `{"jsonrpc":"2.0","id":47,"method":"tools/call","params":{"name":"fs","arguments":` + stat + `,"_meta":"x"}}`},
+		{name: "params a string", body: `{"jsonrpc":"2.0","id":47,"method":"tools/call","params":"fs"}`},
+		{name: "params a number", body: `{"jsonrpc":"2.0","id":47,"method":"tools/call","params":5}`},
+		{name: "params and _meta inside the arguments", body: toolCall("48", "fs", `{"operation":"stat","path":`+path+`,"params":{"_meta":{"progressToken":"p"}}}`, ""), fast: true},
+		{name: "_meta of many members", body: toolCall("48", "fs", stat, manyMetaKeys(20))},
+		{name: "_meta of members at the bound", body: toolCall("48", "fs", stat, manyMetaKeys(16)), fast: true},
 	}
 	// Every operation of every tool, with a field it does not take.
 	for _, ti := range mcpserver.Tools() {
@@ -228,6 +262,15 @@ func fpCorpus(t *testing.T, in *hearthtest.Instance) []fpCase {
 		}
 	}
 	return cs
+}
+
+// manyMetaKeys is n _meta members "k0":0,"k1":1,...
+func manyMetaKeys(n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf(`"k%d":%d`, i, i)
+	}
+	return strings.Join(parts, ",")
 }
 
 func jsonString(s string) string {

@@ -1,17 +1,11 @@
 package mcpserver
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/hearth-dev/hearth/internal/jsonx"
 )
 
 // MaxBodyBytes bounds one MCP request body (the go-sdk default).
@@ -65,7 +59,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			http.Error(w, "Forbidden: Host must be a loopback address", http.StatusForbidden)
 			return
 		}
-		if origin := firstValue(r.Header, hdrOrigin); origin != "" && !loopbackOrigin(origin) {
+		if origin := r.Header[hdrOrigin]; len(origin) > 0 && origin[0] != "" && !loopbackOrigin(origin[0]) {
 			http.Error(w, "Forbidden: cross-origin request", http.StatusForbidden)
 			return
 		}
@@ -115,102 +109,4 @@ func loopbackOrigin(origin string) bool {
 		return false
 	}
 	return loopbackHost(u.Host)
-}
-
-// readBody reads the (bounded) body: into exactly its length when known,
-// so that a 4 MiB body costs 4 MiB, not the doublings of io.ReadAll.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	body := http.MaxBytesReader(w, r.Body, MaxBodyBytes)
-	if r.ContentLength >= 0 && r.ContentLength <= MaxBodyBytes {
-		buf := make([]byte, r.ContentLength)
-		if _, err := io.ReadFull(body, buf); err != nil {
-			return nil, err
-		}
-		return buf, nil
-	}
-	return io.ReadAll(body)
-}
-
-// A callHandler serves a request after fingerprint, given what
-// fingerprint read of it (a zero wireRequest when it read no body: not a
-// POST). It is all fingerprint knows of what comes next: the fast path
-// and the SDK each are one.
-type callHandler interface {
-	serveWire(w http.ResponseWriter, r *http.Request, wire wireRequest)
-}
-
-// sdkCalls hands a request to the go-sdk: the body fingerprint read, again,
-// and what the tool handler needs of it (handle) in the context.
-type sdkCalls struct{ sdk http.Handler }
-
-func (c sdkCalls) serveWire(w http.ResponseWriter, r *http.Request, wire wireRequest) {
-	if wire.body != nil {
-		r.Body = io.NopCloser(bytes.NewReader(wire.body))
-	}
-	c.sdk.ServeHTTP(w, withWire(r, wire))
-}
-
-// requestNoter is a ResponseWriter that wants the request's id and method
-// for the error answers it writes (rpcErrors' writer).
-type requestNoter interface {
-	noteRequest(id json.RawMessage, method string)
-}
-
-// fingerprint reads the (bounded) body, refuses what the SDK would answer
-// in plain text or silently alter (not JSON, not a request object, nested
-// too deep, invalid UTF-8 outside a tool's arguments) with a JSON-RPC
-// error, reads the request once (readRequest) with its fingerprint, and
-// hands it to next. Invalid UTF-8 inside a tool's arguments is left to
-// the tool call, which refuses it as invalid_input naming the field.
-func (s *Server) fingerprint(next callHandler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Body == nil {
-			next.serveWire(w, r, wireRequest{})
-			return
-		}
-		body, err := readBody(w, r)
-		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				writeRPCError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, fmt.Sprintf("Invalid request: body larger than %d bytes", MaxBodyBytes))
-				return
-			}
-			writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest, "Invalid request: the body could not be read")
-			return
-		}
-		trimmed := bytes.TrimSpace(body)
-		scan := jsonx.Scan(trimmed, MaxJSONDepth)
-		if len(trimmed) == 0 || !scan.Valid(trimmed) {
-			writeRPCError(w, http.StatusBadRequest, nil, codeParseError, "Parse error: request body is not valid JSON")
-			return
-		}
-		if trimmed[0] != '{' && trimmed[0] != '[' {
-			writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest, "Invalid request: the body must be a JSON-RPC request object")
-			return
-		}
-		if scan.TooDeep {
-			writeRPCError(w, http.StatusBadRequest, nil, codeParseError, fmt.Sprintf("Parse error: JSON nested deeper than %d levels", MaxJSONDepth))
-			return
-		}
-		wire := readRequest(body)
-		if n, ok := w.(requestNoter); ok && !wire.malformed {
-			n.noteRequest(wire.ID, wire.Method)
-		}
-		if trimmed[0] == '{' && (wire.malformed || wire.Method == "" && !wire.reply) {
-			// Neither a request, a notification nor a response (the SDK
-			// would take it for a response and answer 202).
-			writeRPCError(w, http.StatusBadRequest, wire.ID, codeInvalidRequest, `Invalid request: a JSON-RPC request needs "jsonrpc":"2.0" and a string "method"`)
-			return
-		}
-		if p := scan.BadPath; p != nil {
-			if wire.malformed || wire.Method != "tools/call" || len(p) <= 2 || p[0] != "params" || p[1] != "arguments" {
-				writeRPCError(w, http.StatusBadRequest, wire.ID, codeInvalidParams,
-					fmt.Sprintf("Invalid params: field %q is not valid UTF-8 (invalid bytes or a lone surrogate escape such as \\ud800)", fieldPath(p)))
-				return
-			}
-			wire.BadUTF8 = fieldPath(p[2:])
-		}
-		wire.fingerprinted()
-		next.serveWire(w, r, wire)
-	})
 }

@@ -6,6 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
@@ -28,6 +31,105 @@ func fieldPath(p []string) string {
 		b.WriteString(strings.ToValidUTF8(e, "\uFFFD"))
 	}
 	return b.String()
+}
+
+// readBody reads the (bounded) body: into exactly its length when known,
+// so that a 4 MiB body costs 4 MiB, not the doublings of io.ReadAll.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body := http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	if r.ContentLength >= 0 && r.ContentLength <= MaxBodyBytes {
+		buf := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(body, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	return io.ReadAll(body)
+}
+
+// A callHandler serves a request after fingerprint, given what
+// fingerprint read of it (a zero wireRequest when it read no body: not a
+// POST). It is all fingerprint knows of what comes next: the fast path
+// and the SDK each are one.
+type callHandler interface {
+	serveWire(w http.ResponseWriter, r *http.Request, wire wireRequest)
+}
+
+// sdkCalls hands a request to the go-sdk: the body fingerprint read, again,
+// and what the tool handler needs of it (handle) in the context.
+type sdkCalls struct{ sdk http.Handler }
+
+func (c sdkCalls) serveWire(w http.ResponseWriter, r *http.Request, wire wireRequest) {
+	if wire.body != nil {
+		r.Body = io.NopCloser(bytes.NewReader(wire.body))
+	}
+	c.sdk.ServeHTTP(w, withWire(r, wire))
+}
+
+// requestNoter is a ResponseWriter that wants the request's id and method
+// for the error answers it writes (rpcErrors' writer).
+type requestNoter interface {
+	noteRequest(id json.RawMessage, method string)
+}
+
+// fingerprint reads the (bounded) body, refuses what the SDK would answer
+// in plain text or silently alter (not JSON, not a request object, nested
+// too deep, invalid UTF-8 outside a tool's arguments) with a JSON-RPC
+// error, reads the request in the same walk (readRequest) with its
+// fingerprint, and hands it to next. Invalid UTF-8 inside a tool's
+// arguments is left to the tool call, which refuses it as invalid_input
+// naming the field.
+func (s *Server) fingerprint(next callHandler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil {
+			next.serveWire(w, r, wireRequest{})
+			return
+		}
+		body, err := readBody(w, r)
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				writeRPCError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, fmt.Sprintf("Invalid request: body larger than %d bytes", MaxBodyBytes))
+				return
+			}
+			writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest, "Invalid request: the body could not be read")
+			return
+		}
+		wire, scan := readRequest(body)
+		trimmed := bytes.TrimSpace(body)
+		// Valid is asked only of a walk that stopped early (too deep).
+		if len(trimmed) == 0 || scan.Invalid || scan.TooDeep && !scan.Valid(trimmed) {
+			writeRPCError(w, http.StatusBadRequest, nil, codeParseError, "Parse error: request body is not valid JSON")
+			return
+		}
+		if trimmed[0] != '{' && trimmed[0] != '[' {
+			writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest, "Invalid request: the body must be a JSON-RPC request object")
+			return
+		}
+		if scan.TooDeep {
+			writeRPCError(w, http.StatusBadRequest, nil, codeParseError, fmt.Sprintf("Parse error: JSON nested deeper than %d levels", MaxJSONDepth))
+			return
+		}
+		if n, ok := w.(requestNoter); ok && !wire.malformed {
+			n.noteRequest(wire.ID, wire.Method)
+		}
+		if trimmed[0] == '{' && (wire.malformed || wire.Method == "" && !wire.reply) {
+			// Neither a request, a notification nor a response (the SDK
+			// would take it for a response and answer 202).
+			writeRPCError(w, http.StatusBadRequest, wire.ID, codeInvalidRequest, `Invalid request: a JSON-RPC request needs "jsonrpc":"2.0" and a string "method"`)
+			return
+		}
+		if p := scan.BadPath; p != nil {
+			if wire.malformed || wire.Method != "tools/call" || len(p) <= 2 || p[0] != "params" || p[1] != "arguments" {
+				writeRPCError(w, http.StatusBadRequest, wire.ID, codeInvalidParams,
+					fmt.Sprintf("Invalid params: field %q is not valid UTF-8 (invalid bytes or a lone surrogate escape such as \\ud800)", fieldPath(p)))
+				return
+			}
+			wire.BadUTF8 = fieldPath(p[2:])
+		}
+		wire.fingerprinted()
+		next.serveWire(w, r, wire)
+	})
 }
 
 // wireRequest is one JSON-RPC message as the HTTP edge read it: the one
@@ -76,55 +178,71 @@ type wireRequest struct {
 	version, method, params     json.RawMessage
 	name, meta                  json.RawMessage
 	paramsObject, paramsUnknown bool
+	// metaMembers[:metaCount] are _meta's members as the body's walk
+	// recorded them; metaObject: they are all of them, _meta being one
+	// object of at most maxMembers members, none written with an escape
+	// or twice (what the fast path reads; anything else goes to the SDK).
+	metaMembers [maxMembers]jsonx.Member
+	metaCount   int
+	metaObject  bool
 	// modern: the fast path took it on the 2026-07-28 wire.
 	modern bool
 }
 
-// The message members the decoder reads (it matches keys in any case).
+// maxMembers bounds the objects the edge splits (the request, its params
+// and their _meta, the fast path's small objects): a larger one is
+// decoded instead (and its repeated-key check would grow with the
+// square). Their members are kept in buffers of this size, on the stack.
+const maxMembers = 16
+
+// The objects whose members the body's walk records: the request, its
+// params and params' _meta.
+var recordPaths = [...][]string{nil, {"params"}, {"params", "_meta"}}
+
+// The members the split reads, each level's in one list: the value of
+// the i-th key goes to the i-th place splitMembers is given. A key in
+// another case than one of these is not split (the decoder would match
+// it).
 var (
-	topKeys    = [...]string{"id", "method", "params", "result", "error"}
-	paramsKeys = [...]string{"name", "arguments"}
+	topKeys    = [...]string{"jsonrpc", "id", "method", "params", "result", "error"}
+	paramsKeys = [...]string{"name", "arguments", "_meta"}
 )
 
-// readRequest reads a body that Scan found valid JSON: split by the
-// members as written when it can read them as encoding/json would,
-// decoded otherwise (a key repeated, escaped or written in another case,
-// more than maxMembers members).
-func readRequest(body []byte) wireRequest {
-	if wire, ok := splitRequest(body); ok {
-		return wire
+// readRequest reads a body in one walk (jsonx.ScanRecording): its
+// grammar, depth and strings (what fingerprint refuses), and the members
+// of the request, of its params and of their _meta, as written. A valid
+// body is split by those members when they read as encoding/json reads
+// them, and decoded otherwise (a key repeated, escaped or written in
+// another case, more than maxMembers members, not an object).
+func readRequest(body []byte) (wire wireRequest, scan jsonx.ScanResult) {
+	trimmed := bytes.TrimSpace(body)
+	var topBuf, paramsBuf [maxMembers]jsonx.Member
+	recs := [len(recordPaths)]jsonx.Record{
+		{Path: recordPaths[0], Members: topBuf[:0]},
+		{Path: recordPaths[1], Members: paramsBuf[:0]},
+		{Path: recordPaths[2], Members: wire.metaMembers[:0]},
 	}
-	return decodeRequest(body)
+	scan = jsonx.ScanRecording(trimmed, MaxJSONDepth, recs[:])
+	if len(trimmed) == 0 || scan.Invalid || scan.TooDeep {
+		return wireRequest{body: body}, scan // fingerprint refuses it
+	}
+	wire.body = body
+	if !wire.splitRecords(&recs) {
+		return decodeRequest(body), scan
+	}
+	return wire, scan
 }
 
-// splitRequest is readRequest's split; ok is false when it cannot stand
-// for the decoder's reading.
-func splitRequest(body []byte) (wire wireRequest, ok bool) {
-	wire.body, wire.split = body, true
-	var topBuf [8]member
-	top, ok := objectFields(body, topBuf[:0])
-	if !ok {
-		return wire, false
+// splitRecords sets the members from the walk's records; false when they
+// cannot stand for the decoder's reading.
+func (wire *wireRequest) splitRecords(recs *[len(recordPaths)]jsonx.Record) bool {
+	top, params, meta := &recs[0], &recs[1], &recs[2]
+	var result, errorMember json.RawMessage
+	if _, ok := splitMembers(top, topKeys[:], &wire.version, &wire.ID, &wire.method, &wire.params, &result, &errorMember); !ok {
+		return false
 	}
-	wire.members = len(top)
-	for _, m := range top {
-		switch string(m.key) {
-		case "jsonrpc":
-			wire.version = m.val
-		case "id":
-			wire.ID = m.val
-		case "method":
-			wire.method = m.val
-		case "params":
-			wire.params = m.val
-		case "result", "error":
-			wire.reply = true
-		default:
-			if foldsTo(m.key, topKeys[:]) {
-				return wire, false
-			}
-		}
-	}
+	wire.split, wire.members, wire.reply = true, len(top.Members), result != nil || errorMember != nil
+	var ok bool
 	if wire.Method, ok = stringMember(wire.method); !ok {
 		wire.malformed = true
 	}
@@ -133,32 +251,42 @@ func splitRequest(body []byte) (wire wireRequest, ok bool) {
 	case wire.params[0] != '{':
 		wire.malformed = true
 	default:
-		var paramsBuf [8]member
-		params, ok := objectFields(wire.params, paramsBuf[:0])
-		if !ok {
-			return wire, false
+		if wire.paramsUnknown, ok = splitMembers(params, paramsKeys[:], &wire.name, &wire.Arguments, &wire.meta); !ok {
+			return false
 		}
 		wire.paramsObject = true
-		for _, m := range params {
-			switch string(m.key) {
-			case "name":
-				wire.name = m.val
-			case "arguments":
-				wire.Arguments = m.val
-			case "_meta":
-				wire.meta = m.val
-			default:
-				if foldsTo(m.key, paramsKeys[:]) {
-					return wire, false
-				}
-				wire.paramsUnknown = true
-			}
-		}
 		if n := wire.name; n != nil && string(n) != "null" && n[0] != '"' {
 			wire.malformed = true // the decoder reads the name into a string
 		}
 	}
-	return wire, true
+	wire.metaCount = len(meta.Members)
+	wire.metaObject = wire.meta != nil && meta.Found == 1 && !meta.Full && !meta.Repeated && !meta.Escaped
+	return true
+}
+
+// splitMembers reads one recorded object: the value of keys[i] into
+// *dst[i]; unknown reports a member of another key. ok is false when the
+// record cannot stand for the decoder's reading: not one object, more
+// members than it holds, a key escaped or repeated, or written in another
+// case than one of keys.
+func splitMembers(rec *jsonx.Record, keys []string, dst ...*json.RawMessage) (unknown, ok bool) {
+	if rec.Found != 1 || rec.Full || rec.Escaped || rec.Repeated {
+		return false, false
+	}
+next:
+	for _, m := range rec.Members {
+		for i, k := range keys {
+			if string(m.Key) == k {
+				*dst[i] = m.Value
+				continue next
+			}
+		}
+		if foldsTo(m.Key, keys) {
+			return false, false
+		}
+		unknown = true
+	}
+	return unknown, true
 }
 
 // foldsTo reports whether key is one of keys in another case (the
@@ -228,11 +356,16 @@ func (wire *wireRequest) fingerprinted() {
 
 type wireRequestKey struct{}
 
+// wireNote is what the SDK path's tool handler needs of the wireRequest
+// fingerprint read (the rest it reads from the SDK's decode): small, as
+// it is put in the context of every call on that path.
+type wireNote struct{ fp, badUTF8 string }
+
 // wireFrom is the wireRequest the SDK path put in the context of a tool
 // handler (zero when there is none).
 func wireFrom(ctx context.Context) wireRequest {
-	wire, _ := ctx.Value(wireRequestKey{}).(wireRequest)
-	return wire
+	note, _ := ctx.Value(wireRequestKey{}).(wireNote)
+	return wireRequest{FP: note.fp, BadUTF8: note.badUTF8}
 }
 
 // withWire gives r's handlers what fingerprint learned of wire, in a new
@@ -241,7 +374,7 @@ func withWire(r *http.Request, wire wireRequest) *http.Request {
 	if wire.FP == "" && wire.BadUTF8 == "" {
 		return r
 	}
-	return r.WithContext(context.WithValue(r.Context(), wireRequestKey{}, wireRequest{FP: wire.FP, BadUTF8: wire.BadUTF8}))
+	return r.WithContext(context.WithValue(r.Context(), wireRequestKey{}, wireNote{fp: wire.FP, badUTF8: wire.BadUTF8}))
 }
 
 // callFingerprint is a tools/call request's FP.
@@ -256,47 +389,4 @@ func callFingerprint(id json.RawMessage, tool []byte, arguments json.RawMessage)
 	sum := sha256.Sum256(b)
 	var text [2 * sha256.Size]byte
 	return string(hex.AppendEncode(text[:0], sum[:]))
-}
-
-// members are a JSON object's members, in order.
-type members []member
-
-type member struct {
-	key []byte // as written (never with escapes)
-	val json.RawMessage
-}
-
-// get is the value of key, or nil.
-func (ms members) get(key string) json.RawMessage {
-	for _, m := range ms {
-		if string(m.key) == key {
-			return m.val
-		}
-	}
-	return nil
-}
-
-// maxMembers bounds the objects objectFields splits: a larger one is not
-// plain (and its repeated-key check would grow with the square).
-const maxMembers = 64
-
-// objectFields splits a JSON object into its members, appended to buf,
-// refusing anything else, any key written with escapes, any object with a
-// repeated key (decoders disagree on those) and any with more than
-// maxMembers. raw must be part of a body fingerprint has checked to be
-// valid JSON.
-func objectFields(raw json.RawMessage, buf members) (members, bool) {
-	fields := buf[:0]
-	it := jsonx.WalkObject(raw)
-	for it.Next() {
-		key := it.Key()
-		if len(fields) == maxMembers || fields.get(string(key)) != nil {
-			return nil, false
-		}
-		fields = append(fields, member{key: key, val: it.Value()})
-	}
-	if !it.OK() {
-		return nil, false
-	}
-	return fields, true
 }

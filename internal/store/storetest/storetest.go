@@ -1,6 +1,7 @@
 // Package storetest builds databases as an earlier Hearth left them, for
-// tests of the migrations that carry them forward, and checks that an
-// owner's queries read through indexes.
+// tests of the migrations that carry them forward; checks that an owner's
+// queries read through indexes; makes a database's disk look full; and
+// names what the owners' fixture packages write through (Execer).
 package storetest
 
 import (

@@ -2,11 +2,58 @@ package dispatchtest
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/hearth-dev/hearth/internal/store"
 	"github.com/hearth-dev/hearth/internal/store/storetest"
 )
+
+// State returns the state of future id, failing the test when there is
+// no such future.
+func State(t testing.TB, db *store.DB, id string) string {
+	t.Helper()
+	var st string
+	if err := db.R.QueryRow(`SELECT state FROM futures WHERE id = ?`, id).Scan(&st); err != nil {
+		t.Fatalf("read the state of future %s: %v", id, err)
+	}
+	return st
+}
+
+// Route returns the stored route of future id, "" when there is no such
+// future.
+func Route(t testing.TB, db *store.DB, id string) string {
+	t.Helper()
+	var route string
+	err := db.R.QueryRow(`SELECT route FROM futures WHERE id = ?`, id).Scan(&route)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ""
+	}
+	if err != nil {
+		t.Fatalf("read the route of future %s: %v", id, err)
+	}
+	return route
+}
+
+// Count returns how many futures db holds.
+func Count(t testing.TB, db *store.DB) int {
+	t.Helper()
+	var n int
+	if err := db.R.QueryRow(`SELECT COUNT(*) FROM futures`).Scan(&n); err != nil {
+		t.Fatalf("count the futures: %v", err)
+	}
+	return n
+}
+
+// InsertRunning records a detached machine.exec future id of route as
+// running since now, as one whose result has not arrived yet.
+func InsertRunning(t testing.TB, db *store.DB, id, route string) {
+	t.Helper()
+	now := time.Now().UnixMilli()
+	InsertFutures(t, db.W, Future{ID: id, Route: route, Primitive: "machine.exec", State: "running", Detached: true, CreatedAt: now, StartedAt: now})
+}
 
 // Future is a future's row, as InsertFutures writes it.
 type Future struct {
@@ -120,63 +167,6 @@ func Running(t testing.TB, db *store.DB, class string) map[string]string {
 		t.Fatalf("read the running futures of %s: %v", class, err)
 	}
 	return out
-}
-
-// Arrival is an arrival's row, as InsertArrival writes it.
-type Arrival struct {
-	// Seq is the arrival's place in the mailbox; 0 takes the next one.
-	Seq             int64
-	Route, FutureID string
-	Payload         string // JSON
-	CreatedAt       int64  // unix milliseconds
-}
-
-// InsertArrivals puts as in their routes' mailboxes.
-func InsertArrivals(t testing.TB, ex storetest.Execer, as ...Arrival) {
-	t.Helper()
-	for _, a := range as {
-		var seq any
-		if a.Seq != 0 {
-			seq = a.Seq
-		}
-		if _, err := ex.ExecContext(context.Background(), `INSERT INTO arrivals(seq, route, future_id, payload, created_at) VALUES (?, ?, ?, ?, ?)`,
-			seq, a.Route, a.FutureID, a.Payload, a.CreatedAt); err != nil {
-			t.Fatalf("insert the arrival of %s: %v", a.FutureID, err)
-		}
-	}
-}
-
-// ArrivalSeqs returns the seq of every arrival still kept, in order.
-func ArrivalSeqs(t testing.TB, db *store.DB) []int64 {
-	t.Helper()
-	rows, err := db.R.Query(`SELECT seq FROM arrivals ORDER BY seq`)
-	if err != nil {
-		t.Fatalf("read the arrivals: %v", err)
-	}
-	defer rows.Close()
-	var seqs []int64
-	for rows.Next() {
-		var n int64
-		if err := rows.Scan(&n); err != nil {
-			t.Fatalf("read the arrivals: %v", err)
-		}
-		seqs = append(seqs, n)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("read the arrivals: %v", err)
-	}
-	return seqs
-}
-
-// Ack records that route's conversation acknowledged its arrivals up to
-// seq, as its next call does.
-func Ack(t testing.TB, ex storetest.Execer, route string, seq int64) {
-	t.Helper()
-	_, err := ex.ExecContext(context.Background(), `INSERT INTO cursors(route, acked_seq) VALUES (?, ?)
-		ON CONFLICT(route) DO UPDATE SET acked_seq = excluded.acked_seq`, route, seq)
-	if err != nil {
-		t.Fatalf("acknowledge the arrivals of %s up to %d: %v", route, seq, err)
-	}
 }
 
 // nullText is s, or NULL when s is empty.
