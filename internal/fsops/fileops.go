@@ -619,10 +619,10 @@ func (e *Engine) carryDo(ctx context.Context, c *carried) error {
 		return e.putBackReplaced(p.dst, c.res.Replaced, fmt.Errorf("%s %s to %s: %w", p.action, p.src, p.dst, err))
 	}
 	if p.action == ActionMove {
-		if err := e.setReceipt(ctx, c.id, "step", "copied"); err != nil {
+		if err := e.setReceipt(ctx, c.id, "step", stepCopied); err != nil {
 			return err
 		}
-		where, kept, err := e.binSource(p.src, copied)
+		where, kept, err := e.binSource(p.src, copied, "", func(w string) error { return e.setReceipt(ctx, c.id, "bin_path", w) })
 		switch {
 		case err != nil:
 			// The verified copy is in place; the source stays too.
@@ -747,9 +747,14 @@ func (e *Engine) replaceToBin(ctx context.Context, id, dst string) (string, erro
 	return where, nil
 }
 
-// stepReplacing is the step of a receipt whose overwritten file is on its
-// way to a bin that chooses its place there itself.
-const stepReplacing = "replacing"
+// The steps a receipt records on the way: stepReplacing, its overwritten
+// file is on its way to a bin that chooses its place there itself;
+// stepCopied, the verified copy of a move across volumes is in place and
+// the source is going to the bin.
+const (
+	stepReplacing = "replacing"
+	stepCopied    = "copied"
+)
 
 // binSource puts in the bin what of src, the source of a move across
 // volumes, was copied and verified (copied) and is still so, each file
@@ -760,11 +765,25 @@ const stepReplacing = "replacing"
 // go there as one item at their paths below it, and where is that item;
 // the Recycle Bin takes them one by one, and where is the item only for
 // a file moved alone.
-func (e *Engine) binSource(src string, copied []copiedEntry) (where string, kept []string, err error) {
-	slot, err := reserveTrash(src)
-	if err != nil {
+//
+// The place reserved in the bin is told to record before anything goes
+// there (the receipt's bin_path), so that a start after a crash in the
+// middle finds it: into is that place, given back by recovery, which
+// puts what is still at src, as verified, in the same item.
+func (e *Engine) binSource(src string, copied []copiedEntry, into string, record func(where string) error) (where string, kept []string, err error) {
+	var slot trashSlot
+	if into != "" {
+		slot = reservedTrash(into)
+	} else if slot, err = reserveTrash(src); err != nil {
 		return "", nil, err
 	}
+	if slot.Where != "" && slot.Where != into && record != nil {
+		if err := record(slot.Where); err != nil {
+			slot.release()
+			return "", nil, err
+		}
+	}
+	n := 0
 	dispose := func(p, rel string) error {
 		_, err := e.Replacer.Retry(func() error {
 			if slot.Where == "" {
@@ -780,6 +799,9 @@ func (e *Engine) binSource(src string, copied []copiedEntry) (where string, kept
 			}
 			return moveTree(p, to)
 		})
+		if n++; err == nil && e.seams.disposed != nil {
+			e.seams.disposed(n)
+		}
 		return err
 	}
 	kept, err = removeCopied(src, copied, dispose)

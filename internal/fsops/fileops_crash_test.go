@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -29,7 +30,10 @@ import (
 
 const (
 	moveCrashEnv = "HEARTH_FSOPS_MOVE_CRASH"
-	crashItems   = 120
+	// moveDieEnv tells the child to kill itself once it has put that many
+	// items of the source in the bin.
+	moveDieEnv = "HEARTH_FSOPS_MOVE_DIE_AFTER"
+	crashItems = 120
 )
 
 func moveCrashEngine(t testing.TB, disk, shm string) (*Engine, *store.DB) {
@@ -124,6 +128,14 @@ func (r *crashRun) kill() {
 // TestMoveCrashChild is the child process of TestMoveAcrossVolumesSurvivesKill.
 func TestMoveCrashChild(t *testing.T) {
 	e, disk, shm := crashChild(t, moveCrashEnv, "TestMoveAcrossVolumesSurvivesKill")
+	if after, _ := strconv.Atoi(os.Getenv(moveDieEnv)); after > 0 {
+		e.seams.disposed = func(n int) {
+			if n == after {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {} // the signal ends the process
+			}
+		}
+	}
 	res, err := e.FileOp(context.Background(), "r:crash", ActionMove, FileOpInput{FileOpItem: FileOpItem{
 		From: filepath.Join(shm, "Photos"), To: filepath.Join(disk, "root", "Archive", "Photos")}})
 	if err != nil || res.Status != "completed" || !res.Items[0].CrossVolume {
@@ -170,11 +182,17 @@ func TestMoveAcrossVolumesSurvivesKill(t *testing.T) {
 		}},
 		{"copy in place", func(shm, dst string) bool { return exists(dst) }},
 		{"source in the bin", func(shm, dst string) bool { return exists(dst) && !exists(filepath.Join(shm, "Photos")) }},
+		// The child kills itself halfway through the source's way to the
+		// bin: the next start puts the rest in the same item of the bin.
+		{"half the source in the bin", nil},
 		{"after 5ms", nil}, {"after 20ms", nil}, {"after 60ms", nil},
 	}
 	for i, pt := range points {
 		t.Run(pt.name, func(t *testing.T) {
 			run := newCrashRun(t, disk, fmt.Sprint(i))
+			if pt.name == "half the source in the bin" {
+				t.Setenv(moveDieEnv, fmt.Sprint(crashItems/2))
+			}
 			shm := run.shm
 			src, dst := filepath.Join(shm, "Photos"), filepath.Join(run.base, "root", "Archive", "Photos")
 			want := map[string]string{}
@@ -466,7 +484,7 @@ func TestMoveAcrossVolumesBinsOnlyWhatItCopied(t *testing.T) {
 	writeFile(t, filepath.Join(src, "a.jpg"), "a, edited")
 	writeFile(t, filepath.Join(src, "album", "new.jpg"), "new")
 
-	where, kept, err := env.e.binSource(src, copied)
+	where, kept, err := env.e.binSource(src, copied, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,12 +43,26 @@ func (e *Engine) recoverAction(ctx context.Context, id string) (committed bool, 
 	switch r.action {
 	case ActionMove, ActionCopy:
 		done = at(r.path)
-		if done && r.action == ActionMove && !absent(r.from) && at(r.from) {
-			// The verified copy is in place, the source still there.
-			where, terr := trashItem(r.from)
-			if terr == nil {
-				if err := e.setReceipt(ctx, id, "bin_path", where); err != nil {
+		record := func(w string) error { return e.setReceipt(ctx, id, "bin_path", w) }
+		switch {
+		case !done || r.action != ActionMove || absent(r.from):
+		case r.bin == "" && at(r.from):
+			// The verified copy is in place, the source still there whole,
+			// and no place in the bin taken for it yet.
+			if where, terr := trashItem(r.from); terr == nil {
+				if err := record(where); err != nil {
 					return false, err
+				}
+			}
+		case r.step == stepCopied:
+			// Killed while the source went to the bin: what of it is still
+			// as the copy follows what went before, into the same item of
+			// the bin; what differs stays, as it would have.
+			if copied, verr := verifyTree(r.path, r.path); verr == nil {
+				if where, _, berr := e.binSource(r.from, copied, r.bin, record); berr == nil && where != r.bin {
+					if err := record(where); err != nil {
+						return false, err
+					}
 				}
 			}
 		}

@@ -24,6 +24,11 @@ type seams struct {
 	// filter driver; neither Linux nor Wine has one). The engine's view
 	// (itemView) consults it instead of the OS for reparse points.
 	windows windowsItems
+
+	// disposed, an engine's, runs after each item of a source that a
+	// move across volumes put in the bin (binSource), with how many so
+	// far: the crash test kills its child there, halfway through.
+	disposed func(n int)
 }
 
 // processSeams is the package's one set of seams. What they reach (path

@@ -99,6 +99,10 @@ func (s trashSlot) put(path string) (string, error) {
 	return s.Where, nil
 }
 
+// reservedTrash is the slot reserveTrash gave, found again by its place
+// in the trash (where).
+func reservedTrash(where string) trashSlot { return trashSlot{Where: where, info: trashInfoOf(where)} }
+
 // release gives the reservation up (the item was not moved).
 func (s trashSlot) release() {
 	if s.info != "" {

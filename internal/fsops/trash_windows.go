@@ -78,6 +78,10 @@ func reserveTrash(string) (trashSlot, error) { return trashSlot{}, nil }
 
 func (trashSlot) release() {}
 
+// reservedTrash: the Recycle Bin reserves no place, so none is found
+// again; what is left goes there one by one.
+func reservedTrash(string) trashSlot { return trashSlot{} }
+
 // put moves the item at path to the Recycle Bin through the shell and
 // returns where it is there ("" when the bin does not say, as under an
 // emulator whose bin is elsewhere: it is there, but an undo cannot take
