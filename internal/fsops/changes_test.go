@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestChangesListsOwnReceiptsWithCursor(t *testing.T) {
@@ -193,6 +194,55 @@ func TestUndoChatRestoresTrashesSkipsAndRedoes(t *testing.T) {
 	}
 	if byOp != 9 {
 		t.Fatalf("%d operator receipts listed, want 9", byOp)
+	}
+}
+
+// TestUndoChatOfChangesInOneMillisecond: a chat's changes made within one
+// millisecond (a fast machine, a stopped clock here) are told apart by the
+// order they were made in, not by their random ids: Undo all sees a file
+// patched twice as the chat left it, and undoes both.
+func TestUndoChatOfChangesInOneMillisecond(t *testing.T) {
+	if os.Getenv("WINELOADER") != "" || filepath.Separator == '\\' {
+		t.Skip("the freedesktop trash is checked on Linux")
+	}
+	env, _ := trashEngine(t)
+	at := time.UnixMilli(1_800_000_000_000)
+	env.e.Now = func() time.Time { return at }
+	ctx := context.Background()
+	const chat = "r:chat"
+	// Several files, so that ids in the wrong order are all but certain
+	// to show on one of them.
+	var paths []string
+	for i := range 8 {
+		p := env.path(fmt.Sprintf("f%d.txt", i))
+		paths = append(paths, p)
+		writeFile(t, p, "one\n")
+		for _, r := range []Replacement{{Old: "one", New: "two"}, {Old: "two", New: "three"}, {Old: "three", New: "four"}} {
+			if _, err := env.e.Patch(ctx, chat, PatchInput{Path: p, Replacements: []Replacement{r}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rep, err := env.e.UndoChat(ctx, "Ann", chat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Count(OutcomeRestored) != len(paths) || rep.Count(OutcomeChanged) != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	for _, p := range paths {
+		if got := mustRead(t, p); got != "one\n" {
+			t.Fatalf("%s holds %q after Undo all, want its content before the chat", p, got)
+		}
+	}
+	redo, err := env.e.Redo(ctx, "Ann", chat, rep.Batch)
+	if err != nil || redo.Count(OutcomeRestored) != len(paths) {
+		t.Fatalf("redo %+v %v", redo, err)
+	}
+	for _, p := range paths {
+		if got := mustRead(t, p); got != "four\n" {
+			t.Fatalf("%s holds %q after the redo, want the chat's last content", p, got)
+		}
 	}
 }
 

@@ -71,7 +71,7 @@ func (e *Engine) Chats(ctx context.Context) ([]ChatSummary, error) {
 		cond, arg := primitive.RouteMatch("route", out[i].Key)
 		var existed bool
 		err := e.DB.R.QueryRowContext(ctx, `SELECT path, op, existed_before FROM fs_receipts
-			WHERE `+cond+` AND state = 'committed' AND operator IS NULL ORDER BY created_at, id LIMIT 1`, arg).
+			WHERE `+cond+` AND state = 'committed' AND operator IS NULL ORDER BY created_at, rowid LIMIT 1`, arg).
 			Scan(&out[i].FirstPath, &out[i].FirstOp, &existed)
 		if err != nil {
 			return nil, fmt.Errorf("first change of a conversation: %w", err)

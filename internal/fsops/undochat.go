@@ -221,7 +221,7 @@ func (e *Engine) leftBy(ctx context.Context, key, path string, last ChatChange) 
 	cond, arg := primitive.RouteMatch("route", key)
 	var post string
 	err := e.DB.R.QueryRowContext(ctx, `SELECT COALESCE(post_sha256, '') FROM fs_receipts
-		WHERE path = ? AND `+cond+` AND state = 'committed' ORDER BY created_at DESC, id DESC LIMIT 1`, path, arg).Scan(&post)
+		WHERE path = ? AND `+cond+` AND state = 'committed' ORDER BY created_at DESC, rowid DESC LIMIT 1`, path, arg).Scan(&post)
 	if errors.Is(err, sql.ErrNoRows) {
 		return last.Post, nil
 	}
@@ -271,7 +271,7 @@ func (e *Engine) changedBy(ctx context.Context, key, path string) (string, time.
 	var route string
 	var at int64
 	err := e.DB.R.QueryRowContext(ctx, `SELECT route, created_at FROM fs_receipts
-		WHERE path = ? AND state = 'committed' ORDER BY created_at DESC, id DESC LIMIT 1`, path).Scan(&route, &at)
+		WHERE path = ? AND state = 'committed' ORDER BY created_at DESC, rowid DESC LIMIT 1`, path).Scan(&route, &at)
 	if err != nil || ChatKey(route) == key {
 		return "", time.Time{}
 	}
@@ -325,7 +325,7 @@ func (e *Engine) Redo(ctx context.Context, operator, key, batch string) (UndoRep
 	}
 	cond, arg := primitive.RouteMatch("route", key)
 	rows, err := e.DB.R.QueryContext(ctx, `SELECT id, path, existed_before FROM fs_receipts
-		WHERE batch = ? AND `+cond+` AND state = 'committed' AND operator IS NOT NULL ORDER BY created_at DESC, id DESC`, batch, arg)
+		WHERE batch = ? AND `+cond+` AND state = 'committed' AND operator IS NOT NULL ORDER BY created_at DESC, rowid DESC`, batch, arg)
 	if err != nil {
 		return UndoReport{}, fmt.Errorf("list the receipts of %s: %w", batch, err)
 	}
