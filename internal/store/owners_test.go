@@ -253,16 +253,7 @@ func TestOwnerFilesSeeAStrayStatement(t *testing.T) {
 		"internal/dispatch/stray.go": "package dispatch\n\nvar _ = []string{\n\t\"update futures set state = 'queued' where id = ?\",\n\t\"SELECT id FROM futures\",\n}\n",
 		"internal/govern/stray.go":   "package govern\n\nvar _ = \"SELECT id FROM \" + \"main.permits\"\n",
 	}
-	dir := t.TempDir()
-	for name, text := range src {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := sourceTree(t, src)
 	bad, _ := checkOwnerFiles(scanUses(t, dir))
 	want := []string{
 		"internal/dispatch/stray.go:4: UPDATE of futures belongs in internal/dispatch/futures_state.go: call a function there (add one if none fits) instead",
@@ -285,16 +276,7 @@ func TestTestsGoThroughFixtures(t *testing.T) {
 		"internal/dispatch/dispatchtest/rows_other.go": "package dispatchtest\n\nvar _ = \"INSERT INTO permits(id) VALUES (?)\"\n",
 		"internal/store/migrate_test.go":               "package store\n\nvar _ = \"INSERT INTO permits(id) VALUES (?)\"\n",
 	}
-	dir := t.TempDir()
-	for name, text := range src {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := sourceTree(t, src)
 	schema := map[string]bool{}
 	for name := range owners {
 		schema[name] = true
@@ -381,13 +363,7 @@ var _ = []string{
 
 var prose = "could not read from permits"
 `
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "internal", "web"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "internal", "web", "p.go"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := sourceTree(t, map[string]string{"internal/web/p.go": src})
 	lines := map[int]bool{}
 	for _, u := range scanUses(t, dir) {
 		if u.table == "permits" {
@@ -402,6 +378,23 @@ var prose = "could not read from permits"
 	if lines[24] {
 		t.Error("the scan took prose (\"could not read from permits\") for SQL")
 	}
+}
+
+// sourceTree writes src (slash-separated path → Go source) into a new
+// temporary folder, as a repository's files, and returns the folder.
+func sourceTree(t *testing.T, src map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range src {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 func lineOf(pos string) int {

@@ -96,8 +96,8 @@ func InsertFutures(t testing.TB, ex storetest.Execer, fs ...Future) {
 		if f.Class != "" {
 			runAt = f.RunAt
 		}
-		if _, err := st.ExecContext(ctx, f.ID, f.Route, f.Primitive, input, f.State, f.Detached, nullText(f.Result), nullText(f.CommandID),
-			nullText(f.Class), runAt, nullText(f.OnInterrupt), f.CreatedAt, nullTime(f.StartedAt), nullTime(f.FinishedAt)); err != nil {
+		if _, err := st.ExecContext(ctx, f.ID, f.Route, f.Primitive, input, f.State, f.Detached, storetest.NullText(f.Result), storetest.NullText(f.CommandID),
+			storetest.NullText(f.Class), runAt, storetest.NullText(f.OnInterrupt), f.CreatedAt, storetest.NullTime(f.StartedAt), storetest.NullTime(f.FinishedAt)); err != nil {
 			t.Fatalf("insert future %s: %v", f.ID, err)
 		}
 	}
@@ -167,20 +167,4 @@ func Running(t testing.TB, db *store.DB, class string) map[string]string {
 		t.Fatalf("read the running futures of %s: %v", class, err)
 	}
 	return out
-}
-
-// nullText is s, or NULL when s is empty.
-func nullText(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-// nullTime is ms, or NULL when it is 0 (not yet).
-func nullTime(ms int64) any {
-	if ms == 0 {
-		return nil
-	}
-	return ms
 }

@@ -25,7 +25,7 @@ func InsertCommand(t testing.TB, ex storetest.Execer, c Command) {
 	t.Helper()
 	_, err := ex.ExecContext(context.Background(), `INSERT INTO commands(command_id, route, primitive, input_sha256, future_id, state, envelope, created_at, finished_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		c.ID, c.Route, c.Primitive, c.InputSHA256, c.FutureID, c.State, nullText(c.Envelope), c.CreatedAt, nullTime(c.FinishedAt))
+		c.ID, c.Route, c.Primitive, c.InputSHA256, c.FutureID, c.State, storetest.NullText(c.Envelope), c.CreatedAt, storetest.NullTime(c.FinishedAt))
 	if err != nil {
 		t.Fatalf("insert command %s: %v", c.ID, err)
 	}
@@ -56,7 +56,7 @@ func InsertPermits(t testing.TB, ex storetest.Execer, ps ...Permit) {
 	defer st.Close()
 	for _, p := range ps {
 		if _, err := st.ExecContext(ctx, p.ID, p.Route, p.Primitive, p.Input, p.InputSHA256, p.FutureID, p.CommandID, p.State,
-			p.CreatedAt, p.ExpiresAt, nullTime(p.DecidedAt)); err != nil {
+			p.CreatedAt, p.ExpiresAt, storetest.NullTime(p.DecidedAt)); err != nil {
 			t.Fatalf("insert permit %s: %v", p.ID, err)
 		}
 	}
@@ -96,20 +96,4 @@ func MarkUnknownReconciled(t testing.TB, ex storetest.Execer, id string) {
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		t.Fatalf("mark the UNKNOWN of %s reconciled: %d rows (%v)", id, n, err)
 	}
-}
-
-// nullText is s, or NULL when s is empty.
-func nullText(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-// nullTime is ms, or NULL when it is 0 (not yet).
-func nullTime(ms int64) any {
-	if ms == 0 {
-		return nil
-	}
-	return ms
 }

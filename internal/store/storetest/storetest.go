@@ -55,3 +55,21 @@ func (db *DB) MustExec(q string, args ...any) {
 		db.t.Fatalf("%s: %v", q, err)
 	}
 }
+
+// NullText is s for a query's argument, or NULL when s is empty (a
+// fixture's field left unset).
+func NullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// NullTime is the milliseconds ms for a query's argument, or NULL when it
+// is 0 (a time not reached yet).
+func NullTime(ms int64) any {
+	if ms == 0 {
+		return nil
+	}
+	return ms
+}
