@@ -208,7 +208,10 @@ func (e *Engine) Content(ctx context.Context, path, sha string, max int64) (data
 	if path == "" {
 		return nil, false, nil
 	}
-	if info, err := (itemView{}).stat(path); err != nil || !info.Mode().IsRegular() || info.Size() > max {
+	// A OneDrive file not on this PC is not read to show a change: that
+	// would have Windows download it.
+	v := e.view()
+	if info, err := v.stat(path); err != nil || !info.Mode().IsRegular() || info.Size() > max || v.offline(path, info) {
 		return nil, false, nil
 	}
 	data, err = os.ReadFile(path)

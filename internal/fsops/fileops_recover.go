@@ -59,7 +59,7 @@ func (e *Engine) recoverAction(ctx context.Context, id string) (committed bool, 
 			// as the copy follows what went before, into the same item of
 			// the bin; what differs stays, as it would have.
 			if copied, verr := verifyTree(r.path, r.path); verr == nil {
-				if where, _, berr := e.binSource(r.from, copied, r.bin, record); berr == nil && where != r.bin {
+				if where, _, berr := e.binSource(r.from, copied, r.bin, record); berr == nil && where != r.bin && (where != "" || absent(r.bin)) {
 					if err := record(where); err != nil {
 						return false, err
 					}

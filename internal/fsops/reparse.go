@@ -39,14 +39,6 @@ import (
 // Off Windows Go marks nothing irregular, so the decisions change nothing
 // there; tests make them meet Windows's answers through seams.windows.
 
-// The reparse tags that make a Windows item a link: a symbolic link and
-// a mount point (a junction). Named here, not taken from x/sys/windows,
-// so the decision below is the same, and tested, on every system.
-const (
-	reparseTagSymlink    = 0xA000000C
-	reparseTagMountPoint = 0xA0000003
-)
-
 // The file attributes of a OneDrive file that is not on this PC: reading
 // its content has Windows download it first.
 const (
@@ -58,12 +50,21 @@ const (
 // Since Go 1.23 os.Lstat marks every Windows reparse point irregular but
 // a symbolic link (and a deduplicated file): a junction, and as well a
 // OneDrive file (a cloud placeholder, tags 0x9000001A and its kin), an
-// app execution alias or a file of another file-system filter. Only the
-// first two point somewhere; the others are the file or folder itself,
-// carried, copied and trashed as such.
+// app execution alias or a file of another file-system filter. A link is
+// a tag Windows calls a name surrogate (its bit 0x20000000), as os.Stat
+// does when it decides what to follow: a symbolic link, a junction, and
+// as well a WSL symbolic link (0xA000001D) or a container's link
+// (0xA0001027), which Hearth cannot follow but must not take for the file
+// itself. The others are the file or folder itself, carried, copied and
+// trashed as such.
 func linkTag(tag uint32) bool {
-	return tag == reparseTagSymlink || tag == reparseTagMountPoint
+	return tag&reparseTagNameSurrogate != 0
 }
+
+// reparseTagNameSurrogate is the bit of a reparse tag that says the item
+// stands for another name. Named here, not taken from x/sys/windows, so
+// the decision is the same, and tested, on every system.
+const reparseTagNameSurrogate = 0x20000000
 
 // plainMode is the mode of an item that os.Lstat (or its directory entry)
 // says is mode and whose reparse tag is tag: irregular no more unless the

@@ -159,6 +159,15 @@ func TestOneDriveItemsThroughTheEngine(t *testing.T) {
 		t.Errorf("fs.search read the file online only, or did not say it skipped it: %+v", s)
 	}
 
+	// The Changes page shows a change from the file as it is now, but
+	// never reads a file online only for it (Windows would download it).
+	if data, ok, err := env.e.Content(ctx, note, hashBytes([]byte("the invoice from the plumber\n")), 1<<20); err != nil || !ok || string(data) != "the invoice from the plumber\n" {
+		t.Errorf("the content of a OneDrive file on this PC: %q %v %v", data, ok, err)
+	}
+	if data, ok, err := env.e.Content(ctx, away, hashBytes([]byte("an invoice kept online\n")), 1<<20); err != nil || ok {
+		t.Errorf("the content of a OneDrive file online only was read: %q %v %v", data, ok, err)
+	}
+
 	w, err := env.e.Write(ctx, "r:chat", WriteInput{Path: note, Data: "paid\n"})
 	if err != nil || w.PreviousSHA256 == nil || *w.PreviousSHA256 != hashBytes([]byte("the invoice from the plumber\n")) {
 		t.Fatalf("fs.write over a OneDrive file: %+v %v", w, err)

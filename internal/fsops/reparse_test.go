@@ -6,10 +6,11 @@ import (
 	"time"
 )
 
-// TestLinkTag: of the reparse tags, only a symbolic link's and a mount
-// point's (a junction's) make a link that a move or a trash carries
-// itself; a OneDrive file (a cloud placeholder), an app execution alias,
-// a deduplicated file are the file itself.
+// TestLinkTag: of the reparse tags, the name surrogates — a symbolic
+// link's, a mount point's (a junction's), a WSL symbolic link's — make a
+// link that a move or a trash carries itself and that a read or a search
+// does not take for the file; a OneDrive file (a cloud placeholder), an
+// app execution alias, a deduplicated file are the file itself.
 func TestLinkTag(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -22,7 +23,7 @@ func TestLinkTag(t *testing.T) {
 		{"OneDrive file (cloud 3)", 0x9000301A, false},
 		{"app execution alias", 0x8000001B, false},
 		{"deduplicated file", 0x80000013, false},
-		{"WSL symbolic link", 0xA000001D, false},
+		{"WSL symbolic link", 0xA000001D, true},
 	} {
 		if got := linkTag(c.tag); got != c.link {
 			t.Errorf("linkTag(%#x) (%s) = %v, want %v", c.tag, c.name, got, c.link)
@@ -98,6 +99,9 @@ func TestWhatHearthSeesOfAReparsePoint(t *testing.T) {
 		{"app execution alias", file, 0x8000001B, TypeFile, false},
 		{"junction", file, 0xA0000003, TypeOther, true},
 		{"symbolic link seen irregular", file, 0xA000000C, TypeOther, true},
+		{"WSL symbolic link", file, 0xA000001D, TypeOther, true},
+		{"container's link", file, 0xA0001027, TypeOther, true},
+		{"another name surrogate", file, 0xA0000019, TypeOther, true},
 	} {
 		m := plainMode(c.mode, c.tag)
 		if got := typeOf(m); got != c.typ {

@@ -310,7 +310,10 @@ func (s *search) visit(p string, d fs.DirEntry, err error) error {
 // callback: fastwalk does not go into a folder whose type has more than
 // the folder mark (a OneDrive folder, which Go marks irregular too).
 func (s *search) walkPlainDir(p string) error {
-	conf := fastwalk.Config{Follow: false, ToSlash: false, NumWorkers: fastwalk.DefaultNumWorkers()}
+	// One worker: this walk runs inside a worker of the walk that met p,
+	// and OneDrive folders nest, so a walk of its own per folder with the
+	// default workers would multiply goroutines and open folders by depth.
+	conf := fastwalk.Config{Follow: false, ToSlash: false, NumWorkers: 1}
 	err := fastwalk.Walk(&conf, p, func(q string, d fs.DirEntry, err error) error {
 		if q != p {
 			return s.visit(q, d, err)

@@ -324,6 +324,13 @@ func TestFingerprintHandsOnWhatItRead(t *testing.T) {
 	if code := send(`{"jsonrpc":"2.0","id":5,"method":"x\ud800"}`); code != http.StatusBadRequest || len(rec.got) != 1 {
 		t.Errorf("a method of invalid UTF-8: status %d, %d requests handed on", code, len(rec.got))
 	}
+	// Invalid UTF-8 in the arguments does not end the walk: nesting past
+	// the bound after it is still refused.
+	deep := `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"fs","arguments":{"operation":"write","path":"/a","content":"x\ud800","x":` +
+		strings.Repeat("[", MaxJSONDepth+2) + strings.Repeat("]", MaxJSONDepth+2) + `}}}`
+	if code := send(deep); code != http.StatusBadRequest || len(rec.got) != 1 {
+		t.Errorf("nesting past the bound after invalid UTF-8: status %d, %d requests handed on", code, len(rec.got))
+	}
 }
 
 // TestHeaderKeysAreCanonical: the fast path indexes the header map with
