@@ -87,10 +87,10 @@ type Options struct {
 	// selftest's, whose data directory is removed when it stops, needs no
 	// backup, and one still being written would hold a file there open).
 	BackupEvery time.Duration
-	// DispatchHooks are the dispatcher's seams for crash tests (which kill
-	// the process at a point in a future's life); production leaves them
-	// zero.
-	DispatchHooks dispatch.Hooks
+	// DispatchHooksForTest are the dispatcher's seams for crash tests
+	// (which kill the process at a point in a future's life); a program
+	// leaves them zero (dispatch.New stops one that does not).
+	DispatchHooksForTest dispatch.Hooks
 }
 
 // App is a running Hearth.
@@ -277,7 +277,7 @@ func Open(ctx context.Context, opts Options) (_ *App, err error) {
 		MaxArrivalBytes: cfg.MaxArrivalBytes,
 		MaxFutures:      cfg.MaxConcurrentFutures,
 		Classes:         []dispatch.Class{jobClass},
-		Hooks:           opts.DispatchHooks,
+		HooksForTest:    opts.DispatchHooksForTest,
 	})
 	if err != nil {
 		return nil, err

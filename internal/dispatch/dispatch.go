@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/artifacts"
+	"github.com/hearth-dev/hearth/internal/fortest"
 	"github.com/hearth-dev/hearth/internal/primitive"
 	"github.com/hearth-dev/hearth/internal/store"
 )
@@ -54,14 +55,15 @@ type Options struct {
 	// Classes are the kinds of scheduled futures (class.go), each with
 	// its own slots and runner.
 	Classes []Class
-	// Hooks are seams for crash and shutdown tests; production leaves
-	// them zero.
-	Hooks Hooks
+	// HooksForTest are seams for crash and shutdown tests, which start a
+	// whole Hearth with them; a program leaves them zero, and New stops a
+	// program that sets them (fortest.Must).
+	HooksForTest Hooks
 }
 
 // Hooks are the points in a future's life where a crash or shutdown test
 // acts (kills the process, stops the dispatcher). Only tests set them,
-// through Options.Hooks; a nil hook does nothing.
+// through Options.HooksForTest; a nil hook does nothing.
 type Hooks struct {
 	// AfterFinish is called inside the transaction that journals a call's
 	// outcome, after Governor.Finish and before the call's future is
@@ -81,6 +83,9 @@ type Hooks struct {
 // dispatcher without a governor would run calls ungoverned, so it is
 // refused.
 func New(o Options) (*Dispatcher, error) {
+	if o.HooksForTest.AfterFinish != nil || o.HooksForTest.Claimed != nil {
+		fortest.Must()
+	}
 	switch {
 	case o.Gov == nil:
 		return nil, errors.New("build the dispatcher: a governor is required")
@@ -99,7 +104,7 @@ func New(o Options) (*Dispatcher, error) {
 	}
 	d := &Dispatcher{DB: o.DB, Registry: o.Registry, Artifacts: o.Artifacts, Log: log, Gov: o.Gov,
 		Gates: append([]Gate(nil), o.Gates...), Budget: o.Budget, Arrivals: arrivals,
-		MaxArrivals: o.MaxArrivals, MaxArrivalBytes: o.MaxArrivalBytes, seams: seams{hooks: o.Hooks},
+		MaxArrivals: o.MaxArrivals, MaxArrivalBytes: o.MaxArrivalBytes, seams: seams{hooks: o.HooksForTest},
 		slots: make(chan struct{}, o.MaxFutures), wakers: map[string][]chan struct{}{}}
 	var err error
 	if d.classes, err = newClasses(d, o.Classes); err != nil {

@@ -3,10 +3,10 @@ package dispatch
 import "sync/atomic"
 
 // seams are the points where tests step into a Dispatcher; all are zero
-// in the program. hooks come from Options.Hooks: the crash tests of other
-// packages start a whole Hearth with them (app.Options.DispatchHooks) and
-// kill it there. The rest the package's own tests set
-// (mailbox_export_test.go).
+// in the program. hooks come from Options.HooksForTest: the crash tests
+// of other packages start a whole Hearth with them
+// (app.Options.DispatchHooksForTest) and kill it there. The rest the
+// package's own tests set (mailbox_export_test.go).
 type seams struct {
 	hooks Hooks
 	// probes, when set, counts the calls whose mailbox Deliver read

@@ -82,7 +82,7 @@ func TestOutcomeCrashChild(t *testing.T) {
 			crashNow(home, a.FutureID)
 		}
 	}
-	in := hearthtest.StartHomeWith(t, home, edit, func(o *app.Options) { o.DispatchHooks.AfterFinish = afterFinish })
+	in := hearthtest.StartHomeWith(t, home, edit, func(o *app.Options) { o.DispatchHooksForTest.AfterFinish = afterFinish })
 	ctx := context.Background()
 	tool, args := crashCall(scenario, in.Root)
 	raw, err := json.Marshal(args)

@@ -286,7 +286,7 @@ func TestClaimCrashChild(t *testing.T) {
 			crashNow(home, a.FutureID)
 		}
 	}
-	in := hearthtest.StartHomeWith(t, home, hearthtest.Trusted, func(o *app.Options) { o.DispatchHooks.Claimed = claimed })
+	in := hearthtest.StartHomeWith(t, home, hearthtest.Trusted, func(o *app.Options) { o.DispatchHooksForTest.Claimed = claimed })
 	raw, err := json.Marshal(appendExec(filepath.Join(in.Root, "claim-counter"), true))
 	if err != nil {
 		t.Fatal(err)
