@@ -111,14 +111,21 @@ func (v itemView) lstat(p string) (fs.FileInfo, error) {
 // the irregular mark taken off when p is a reparse point that is not a
 // link (plainMode).
 func (v itemView) plain(p string, info fs.FileInfo) fs.FileInfo {
-	if info.Mode()&fs.ModeIrregular == 0 {
-		return info
-	}
-	tag, ok := v.tag(p)
-	if !ok || plainMode(info.Mode(), tag) == info.Mode() {
+	if !v.unmarked(p, info.Mode()) {
 		return info
 	}
 	return plainItem{info}
+}
+
+// unmarked reports whether the item p, which an lstat or its directory
+// entry says is of mode, loses its irregular mark (plainMode): it has
+// one, and its reparse tag is not a link's.
+func (v itemView) unmarked(p string, mode fs.FileMode) bool {
+	if mode&fs.ModeIrregular == 0 {
+		return false
+	}
+	tag, ok := v.tag(p)
+	return ok && plainMode(mode, tag) != mode
 }
 
 // stat is os.Stat of p as Hearth sees it (followed).
@@ -159,11 +166,7 @@ func (v itemView) entry(p string, de fs.DirEntry) fs.DirEntry {
 	if v.win != nil {
 		de = v.win.entry(p, de)
 	}
-	if de.Type()&fs.ModeIrregular == 0 {
-		return de
-	}
-	tag, ok := v.tag(p)
-	if !ok || plainMode(de.Type(), tag) == de.Type() {
+	if !v.unmarked(p, de.Type()) {
 		return de
 	}
 	return plainEntry{de}
